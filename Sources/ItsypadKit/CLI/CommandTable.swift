@@ -1,0 +1,171 @@
+/// The one table of commands. Parsing, help, completions and man pages are all
+/// generated from it.
+public enum CommandTable {
+    static let json = OptionSpec("json", help: "Print JSON (stable; see itsypad(1) for the fields).")
+    static let languages = CompletionKind.dynamic(.languages)
+
+    public static let root = CommandSpec(
+        "itsypad",
+        abstract: "A scratchpad and clipboard history for the shell, synced through a shared directory.",
+        discussion: "Scratch tabs, a clipboard history and settings live in a local data directory; "
+            + "'itsypad sync' keeps them the same on every machine that shares a sync backend directory.",
+        options: [
+            OptionSpec("data-dir", value: "DIR", help: "Use DIR as the data directory (default: $ITSYPAD_DATA_DIR, $XDG_DATA_HOME/itsypad or ~/.local/share/itsypad).", completion: .directory),
+            OptionSpec("quiet", short: "q", help: "Print nothing but errors on standard error."),
+            OptionSpec("version", help: "Show the version."),
+            OptionSpec("help", short: "h", help: "Show help information."),
+        ],
+        subcommands: [tab, clip, settings, exportCommand, importCommand, help, completions, complete],
+        examples: [
+            Example("echo hello | itsypad clip add", "Add a clipboard entry from a pipe."),
+            Example("itsypad clip ls | fzf | cut -f1 | xargs itsypad clip show", "Pick an entry with fzf and print it."),
+        ]
+    )
+
+    static let tab = CommandSpec(
+        "tab", abstract: "Create, list, show, edit and remove scratch tabs.",
+        subcommands: [
+            CommandSpec("new", abstract: "Create a tab and print its id.",
+                        discussion: "The content comes from TEXT, else from standard input when it is not a terminal, else from your editor ($VISUAL, $EDITOR) on an empty file. Without --name the tab is named after its first line (30 characters) or \"Untitled\".",
+                        arguments: [ArgumentSpec("text", .variadic, help: "The content (words are joined with spaces).")],
+                        options: [
+                            OptionSpec("name", value: "NAME", help: "Name the tab (the name then sticks)."),
+                            OptionSpec("language", value: "LANG", help: "Set and lock the language instead of detecting it.", completion: languages),
+                            OptionSpec("file", value: "PATH", help: "Back the tab by PATH: its content lives in that file and it never syncs.", completion: .file),
+                        ],
+                        examples: [Example("itsypad tab new 'buy milk'", "A tab named \"buy milk\"."),
+                                   Example("curl -s https://example.com | itsypad tab new --name page --language html", "A tab from a pipe.")],
+                        action: TabCommands.new),
+            CommandSpec("ls", abstract: "List tabs, most recently modified first.",
+                        discussion: "One line per tab: SHORTID, NAME, LANGUAGE and LASTMODIFIED, separated by tabs.",
+                        options: [json], examples: [Example("itsypad tab ls", "List tabs.")], action: TabCommands.list),
+            CommandSpec("show", abstract: "Print a tab's content exactly as stored.",
+                        arguments: [ArgumentSpec("tab", help: "The tab's id, unique id prefix (4+ characters) or exact name.", completion: .dynamic(.tabs))],
+                        options: [json], examples: [Example("itsypad tab show notes > notes.txt", "Save the tab named notes.")],
+                        action: TabCommands.show),
+            CommandSpec("edit", abstract: "Change a tab's content, name or language.",
+                        discussion: "New content comes from TEXT or piped standard input; with neither, on a terminal, your editor opens on the current content. An edit that changes nothing changes nothing.",
+                        arguments: [ArgumentSpec("tab", help: "The tab's id, unique id prefix or exact name.", completion: .dynamic(.tabs)),
+                                    ArgumentSpec("text", .variadic, help: "The new content.")],
+                        options: [
+                            OptionSpec("name", value: "NAME", help: "Rename the tab."),
+                            OptionSpec("language", value: "LANG", help: "Set and lock the language.", completion: languages),
+                            OptionSpec("auto-language", help: "Unlock the language and detect it from the content."),
+                        ],
+                        examples: [Example("itsypad tab edit notes", "Edit the tab named notes in $EDITOR."),
+                                   Example("date | itsypad tab edit notes", "Replace its content.")],
+                        action: TabCommands.edit),
+            CommandSpec("rm", abstract: "Remove tabs.",
+                        arguments: [ArgumentSpec("tab", .requiredVariadic, help: "Ids, id prefixes or names.", completion: .dynamic(.tabs))],
+                        examples: [Example("itsypad tab rm 3f2a", "Remove the tab whose id starts with 3f2a.")],
+                        action: TabCommands.remove),
+        ])
+
+    static let clip = CommandSpec(
+        "clip", abstract: "Keep and search a clipboard history.",
+        subcommands: [
+            CommandSpec("add", abstract: "Add text to the clipboard history and print its id.",
+                        discussion: "Empty, whitespace-only or invalid UTF-8 input is refused (exit 1). Adding the text of the newest entry again adds nothing and prints that entry's id. The history keeps at most clipboard.maxEntries entries: the oldest unpinned ones are evicted.",
+                        arguments: [ArgumentSpec("text", .variadic, help: "The text; read from standard input when omitted.")],
+                        options: [OptionSpec("local", help: "Never sync this entry.")],
+                        examples: [Example("wl-paste --watch itsypad clip add", "Record every Wayland clipboard change."),
+                                   Example("itsypad clip add --local \"$TOKEN\"", "Keep a secret on this machine only.")],
+                        action: ClipCommands.add),
+            CommandSpec("ls", abstract: "List entries, newest first.",
+                        discussion: "One line per entry: SHORTID, a tab, and a one-line preview (whitespace collapsed, cut with \"…\").",
+                        options: [
+                            OptionSpec("limit", short: "n", value: "N", help: "Show at most N entries."),
+                            OptionSpec("search", short: "s", value: "TEXT", help: "Only entries containing TEXT (case-insensitive)."),
+                            OptionSpec("pinned", help: "Only pinned entries."),
+                            json,
+                        ],
+                        examples: [Example("itsypad clip ls -n 20", "The 20 newest entries."),
+                                   Example("itsypad clip ls | fzf | cut -f1 | xargs itsypad clip show", "Pick one with fzf.")],
+                        action: ClipCommands.list),
+            CommandSpec("show", abstract: "Print an entry's text exactly as stored.",
+                        arguments: [ArgumentSpec("id", help: "The entry's id or unique prefix (4+ characters).", completion: .dynamic(.clips))],
+                        examples: [Example("itsypad clip show 3f2a | wl-copy", "Copy an entry back.")],
+                        action: ClipCommands.show),
+            CommandSpec("rm", abstract: "Remove entries.",
+                        arguments: [ArgumentSpec("id", .requiredVariadic, help: "Ids or unique prefixes.", completion: .dynamic(.clips))],
+                        examples: [Example("itsypad clip rm 3f2a 9c1e", "Remove two entries.")],
+                        action: ClipCommands.remove),
+            CommandSpec("pin", abstract: "Pin an entry: never pruned, evicted or cleared (except by clear --all).",
+                        arguments: [ArgumentSpec("id", help: "The entry's id or unique prefix.", completion: .dynamic(.clips))],
+                        examples: [Example("itsypad clip pin 3f2a", "Keep it.")],
+                        action: { try ClipCommands.pin($0, true) }),
+            CommandSpec("unpin", abstract: "Unpin an entry.",
+                        arguments: [ArgumentSpec("id", help: "The entry's id or unique prefix.", completion: .dynamic(.clips))],
+                        examples: [Example("itsypad clip unpin 3f2a", "Let it go.")],
+                        action: { try ClipCommands.pin($0, false) }),
+            CommandSpec("clear", abstract: "Remove every unpinned entry.",
+                        options: [OptionSpec("all", help: "Remove pinned entries too.")],
+                        examples: [Example("itsypad clip clear", "Keep only pinned entries.")],
+                        action: ClipCommands.clear),
+            CommandSpec("prune", abstract: "Remove old entries (pinned ones are kept).",
+                        discussion: "Defaults come from the settings clipboard.retention and clipboard.maxEntries. Durations: 90s, 30m, 12h, 7d, 2w or never.",
+                        options: [
+                            OptionSpec("older-than", value: "DURATION", help: "Remove entries older than DURATION.", completion: .values(RetentionDuration.examples)),
+                            OptionSpec("keep", value: "N", help: "Keep at most N entries."),
+                        ],
+                        examples: [Example("itsypad clip prune --older-than 7d", "Forget last week."),
+                                   Example("0 * * * * itsypad clip prune", "A crontab line.")],
+                        action: ClipCommands.prune),
+        ])
+
+    static let settings = CommandSpec(
+        "settings", abstract: "List, get and change settings.",
+        discussion: "Synced settings travel to your other devices; device settings never leave this one.",
+        options: [json],
+        subcommands: [
+            CommandSpec("list", abstract: "List every setting with its value and scope.", options: [json],
+                        examples: [Example("itsypad settings list", "key=value lines.")], action: SettingsCommands.list),
+            CommandSpec("get", abstract: "Print a setting's value.",
+                        arguments: [ArgumentSpec("key", help: "The setting.", completion: .dynamic(.settingKeys))],
+                        examples: [Example("itsypad settings get clipboard.maxEntries", "Prints 1000 by default.")],
+                        action: SettingsCommands.get),
+            CommandSpec("set", abstract: "Change a setting.",
+                        arguments: [ArgumentSpec("key", help: "The setting.", completion: .dynamic(.settingKeys)),
+                                    ArgumentSpec("value", .requiredVariadic, help: "The value (several for a list).")],
+                        examples: [Example("itsypad settings set clipboard.retention 7d", "Prune after a week."),
+                                   Example("itsypad settings set clipboard.ignore '^otpauth://' 'password'", "Keep matching clips local-only.")],
+                        action: SettingsCommands.set),
+            CommandSpec("unset", abstract: "Return a setting to its default.",
+                        arguments: [ArgumentSpec("key", help: "The setting.", completion: .dynamic(.settingKeys))],
+                        examples: [Example("itsypad settings unset clipboard.retention", "Back to never.")],
+                        action: SettingsCommands.unset),
+        ],
+        examples: [Example("itsypad settings", "Same as settings list.")],
+        action: SettingsCommands.list)
+
+    static let exportCommand = CommandSpec(
+        "export", abstract: "Write all tabs, clips and settings as one JSON document to standard output.",
+        examples: [Example("itsypad export > backup.json", "Back up everything.")],
+        action: TransferCommands.export)
+
+    static let importCommand = CommandSpec(
+        "import", abstract: "Merge an export (or a legacy iCloud key-value dump) into the data directory.",
+        discussion: "Items merge by id; the newer lastModified wins. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured.",
+        arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.", completion: .file)],
+        options: [OptionSpec("kvs", help: "Read the legacy iCloud key-value layout.")],
+        examples: [Example("itsypad export | itsypad --data-dir /tmp/copy import -", "Copy a data directory.")],
+        action: TransferCommands.importFile)
+
+    static let help = CommandSpec(
+        "help", abstract: "Show help for a command.",
+        arguments: [ArgumentSpec("command", .variadic, help: "The command, e.g. 'clip add'.")],
+        examples: [Example("itsypad help clip add", "Help for clip add.")],
+        action: HelpCommands.help)
+
+    static let completions = CommandSpec(
+        "completions", abstract: "Print a shell completion script (bash, zsh or fish).",
+        arguments: [ArgumentSpec("shell", help: "bash, zsh or fish.", completion: .values(Shell.allCases.map(\.rawValue)))],
+        examples: [Example("itsypad completions bash > ~/.local/share/bash-completion/completions/itsypad", "Install for bash.")],
+        action: HelpCommands.completions)
+
+    /// Called back by the completion scripts for ids, names and keys.
+    static let complete = CommandSpec(
+        "__complete", abstract: "Print completion candidates (used by the completion scripts).",
+        arguments: [ArgumentSpec("kind", help: "tabs, clips, setting-keys or languages.")],
+        hidden: true, action: HelpCommands.complete)
+}

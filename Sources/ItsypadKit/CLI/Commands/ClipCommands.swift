@@ -1,0 +1,110 @@
+/// `itsypad clip …`
+enum ClipCommands {
+    static let previewLength = 100
+
+    static func add(_ invocation: Invocation) throws -> Int32 {
+        let text: String
+        if !invocation.arguments.isEmpty {
+            text = invocation.arguments.joined(separator: " ")
+        } else if let piped = try invocation.pipedText(what: "the input") {
+            text = piped
+        } else {
+            throw invocation.usage("No text: pass TEXT or pipe it on standard input.")
+        }
+        guard !Text.isBlank(text) else {
+            throw ItsypadError.failure("nothing to add: the input is empty or only whitespace")
+        }
+        let store = try invocation.store()
+        let outcome = try store.addClip(text, local: invocation.flag("local"), now: invocation.context.now())
+        invocation.out.line(outcome.entry.id)
+        return ExitCode.success
+    }
+
+    static func list(_ invocation: Invocation) throws -> Int32 {
+        let limit = try invocation.integer("limit", in: 0...Int.max)
+        let store = try invocation.store()
+        if limit == 0 { return ExitCode.success }
+        let search = invocation.value("search")
+        let entries = try store.clips().entries(limit: limit, pinnedOnly: invocation.flag("pinned"),
+                                                matching: search.map { query in { $0.text.localizedStandardContainsCompat(query) } })
+        if invocation.flag("json") {
+            let states = try store.syncStates()
+            invocation.printJSON(.array(entries.map { JSONForms.clip($0, syncState: JSONForms.clipState($0, states)) }))
+            return ExitCode.success
+        }
+        for entry in entries {
+            invocation.out.line(Identifier.short(entry.id) + "\t" + Text.preview(entry.text, limit: previewLength))
+        }
+        return ExitCode.success
+    }
+
+    static func show(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        invocation.out.write(try resolve(invocation.arguments[0], store, invocation).text)
+        return ExitCode.success
+    }
+
+    static func remove(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        let entries = try invocation.arguments.map { try resolve($0, store, invocation) }
+        try store.removeClips(entries.map(\.id))
+        return ExitCode.success
+    }
+
+    static func pin(_ invocation: Invocation, _ pinned: Bool) throws -> Int32 {
+        let store = try invocation.store()
+        let entry = try resolve(invocation.arguments[0], store, invocation)
+        if try !store.setClipPinned(entry, pinned) {
+            invocation.note("\(Identifier.short(entry.id)) was already \(pinned ? "pinned" : "unpinned")")
+        }
+        return ExitCode.success
+    }
+
+    static func clear(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        let all = invocation.flag("all")
+        let victims = try store.clips().entries().filter { all || !$0.pinned }
+        let removed = try store.removeClips(victims.map(\.id))
+        invocation.note("removed \(removed.count) \(removed.count == 1 ? "entry" : "entries")")
+        return ExitCode.success
+    }
+
+    static func prune(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        let settings = try store.settings()
+        let retentionText = invocation.value("older-than") ?? settings.string("clipboard.retention") ?? "never"
+        guard let retention = RetentionDuration(retentionText) else {
+            throw invocation.usage("'\(retentionText)' is not a duration: use 90s, 30m, 12h, 7d, 2w or never.")
+        }
+        let keep = try invocation.integer("keep", in: 0...Int.max) ?? settings.int("clipboard.maxEntries") ?? 1000
+        let now = invocation.context.now()
+        // Newest first; pinned entries never go.
+        let unpinned = try store.clips().entries().filter { !$0.pinned }
+        let total = try store.clips().count
+        var victims = Set<String>()
+        if let age = retention.milliseconds {
+            for entry in unpinned where entry.timestamp < now - age { victims.insert(entry.id) }
+        }
+        var remaining = total - victims.count
+        for entry in unpinned.reversed() where remaining > keep && !victims.contains(entry.id) {
+            victims.insert(entry.id)
+            remaining -= 1
+        }
+        let removed = try store.removeClips(unpinned.filter { victims.contains($0.id) }.map(\.id))
+        invocation.note("pruned \(removed.count) \(removed.count == 1 ? "entry" : "entries")")
+        return ExitCode.success
+    }
+
+    static func resolve(_ reference: String, _ store: DataStore, _ invocation: Invocation) throws -> ClipEntry {
+        try invocation.unique(try store.clips().resolve(reference), reference, kind: "clip") {
+            "\($0.id)  \(Text.preview($0.text, limit: 50))"
+        }
+    }
+}
+
+extension String {
+    /// Case-insensitive substring search (Itsypad's search), without Foundation.
+    func localizedStandardContainsCompat(_ query: String) -> Bool {
+        query.isEmpty || lowercased().contains(query.lowercased())
+    }
+}

@@ -1,0 +1,147 @@
+/// `itsypad tab …`
+enum TabCommands {
+    static func new(_ invocation: Invocation) throws -> Int32 {
+        let language = try invocation.value("language").map { try canonicalLanguage($0, invocation) }
+        let fileURL = invocation.value("file").map(FileSystem.absolute)
+        var content: String
+        if !invocation.arguments.isEmpty {
+            content = invocation.arguments.joined(separator: " ")
+        } else if let piped = try invocation.pipedText(what: "standard input") {
+            content = piped
+        } else if let fileURL, FileSystem.exists(fileURL) {
+            content = ""
+        } else {
+            guard let edited = try Editor(invocation: invocation).edit("", name: "new-tab") else {
+                throw ItsypadError.failure("the editor exited with an error; no tab was created")
+            }
+            content = edited
+        }
+        // A file-backed tab adopts its file when no content was given.
+        if let fileURL, content.isEmpty, let bytes = try FileSystem.read(fileURL) {
+            guard let text = Text.decodeUTF8(bytes) else { throw ItsypadError.failure("\(fileURL) is not valid UTF-8 text") }
+            content = text
+        }
+        let store = try invocation.store()
+        let tab = try store.createTab(content: content, name: invocation.value("name"), language: language,
+                                      fileURL: fileURL, now: invocation.context.now())
+        invocation.out.line(tab.id)
+        return ExitCode.success
+    }
+
+    static func list(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        let tabs = try store.tabs.all()
+        if invocation.flag("json") {
+            let states = try store.syncStates()
+            invocation.printJSON(.array(try tabs.map { JSONForms.tab(try store.loadContentLeniently($0), syncState: JSONForms.tabState($0, states)) }))
+            return ExitCode.success
+        }
+        for tab in tabs {
+            invocation.out.line([Identifier.short(tab.id), Text.preview(tab.name, limit: 60), tab.language,
+                                 Time.iso8601(tab.lastModified)].joined(separator: "\t"))
+        }
+        return ExitCode.success
+    }
+
+    static func show(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        let tab = try store.loadContent(try resolve(invocation.arguments[0], store, invocation))
+        if invocation.flag("json") {
+            invocation.printJSON(JSONForms.tab(tab, syncState: JSONForms.tabState(tab, try store.syncStates())))
+        } else {
+            invocation.out.write(tab.content)
+        }
+        return ExitCode.success
+    }
+
+    static func edit(_ invocation: Invocation) throws -> Int32 {
+        let reference = invocation.arguments[0]
+        let words = invocation.arguments.dropFirst()
+        if invocation.flag("language") && invocation.flag("auto-language") {
+            throw invocation.usage("'--language' and '--auto-language' cannot be used together.")
+        }
+        let language = try invocation.value("language").map { try canonicalLanguage($0, invocation) }
+        let changesMetadata = invocation.flag("name") || language != nil || invocation.flag("auto-language")
+        var store = try invocation.store()
+        var original = try store.loadContent(try resolve(reference, store, invocation))
+
+        var content: String?
+        if !words.isEmpty {
+            content = words.joined(separator: " ")
+        } else if !changesMetadata, let piped = try invocation.pipedText(what: "standard input") {
+            guard !piped.isEmpty else {
+                throw ItsypadError.failure("standard input was empty; the tab was left as it was (to empty it, pass '' as TEXT)")
+            }
+            content = piped
+        } else if !changesMetadata {
+            // Nobody else should wait on our lock while a person is typing.
+            invocation.close()
+            guard let edited = try Editor(invocation: invocation).edit(original.content, name: original.name) else {
+                throw ItsypadError.failure("the editor exited with an error; the tab was left as it was")
+            }
+            store = try invocation.store()
+            guard let current = try store.tabs.tab(id: original.id) else {
+                let copy = try store.createTab(content: edited, name: original.name, language: nil, fileURL: nil, now: invocation.context.now())
+                invocation.warn("the tab was removed while you edited it; your text was saved as a new tab \(copy.id)")
+                return ExitCode.success
+            }
+            if current.clock != original.clock {
+                let copy = try store.createTab(content: edited, name: "\(original.name) (edited copy)", language: nil,
+                                               fileURL: nil, now: invocation.context.now())
+                invocation.warn("the tab changed while you edited it; your text was saved as a new tab \(copy.id)")
+                return ExitCode.success
+            }
+            original = try store.loadContent(current)
+            content = edited
+        }
+        try store.updateTab(original, now: invocation.context.now()) { tab in
+            if let content, content != tab.content {
+                tab.content = content
+                tab.contentDidChange()
+            }
+            if let name = invocation.value("name") {
+                tab.name = name
+                tab.nameLocked = true
+            }
+            if let language {
+                tab.language = language
+                tab.languageLocked = true
+            } else if invocation.flag("auto-language") {
+                tab.languageLocked = false
+                tab.language = LanguageDetector.detect(tab.content)
+            }
+        }
+        return ExitCode.success
+    }
+
+    static func remove(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        // Resolve everything first: one bad reference removes nothing.
+        let tabs = try invocation.arguments.map { try resolve($0, store, invocation) }
+        var removed = Set<String>()
+        for tab in tabs where removed.insert(tab.id).inserted { try store.removeTab(tab) }
+        return ExitCode.success
+    }
+
+    static func resolve(_ reference: String, _ store: DataStore, _ invocation: Invocation) throws -> Tab {
+        try invocation.unique(try store.resolveTab(reference), reference, kind: "tab") {
+            "\($0.id)  \($0.name)"
+        }
+    }
+
+    static func canonicalLanguage(_ name: String, _ invocation: Invocation) throws -> String {
+        guard let language = LanguageDetector.canonical(name) else {
+            var message = "Unknown language '\(name)'."
+            if let suggestion = Text.suggestion(for: name, among: LanguageDetector.languages) { message += " Did you mean '\(suggestion)'?" }
+            throw invocation.usage(message + " Known: " + LanguageDetector.languages.joined(separator: ", ") + ".")
+        }
+        return language
+    }
+}
+
+extension DataStore {
+    /// For listings: a file-backed tab whose file is gone shows empty content rather than failing the whole list.
+    func loadContentLeniently(_ tab: Tab) throws -> Tab {
+        (try? loadContent(tab)) ?? tab
+    }
+}

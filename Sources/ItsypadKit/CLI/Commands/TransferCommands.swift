@@ -1,0 +1,188 @@
+/// `itsypad export` and `itsypad import`.
+enum TransferCommands {
+    static let formatName = "itsypad-export"
+    static let formatVersion: Int64 = 1
+
+    static func export(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        let states = try store.syncStates()
+        let tabs = try store.tabs.all().map { tab -> JSONValue in
+            let loaded = try store.loadContentLeniently(tab)
+            guard case .object(var members) = JSONForms.tab(loaded, syncState: JSONForms.tabState(tab, states)) else { return .null }
+            members += [("nameLocked", .bool(tab.nameLocked)), ("clock", .string(tab.clock.description))]
+            return .object(members)
+        }
+        let clips = try store.clips().entries().map { entry -> JSONValue in
+            guard case .object(var members) = JSONForms.clip(entry, syncState: JSONForms.clipState(entry, states)) else { return .null }
+            members.append(("localReason", entry.localOnly.map { .string($0.rawValue) } ?? .null))
+            return .object(members)
+        }
+        let settings = try store.settings().entries.sorted { $0.key < $1.key }.map { key, entry in
+            JSONValue.object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])
+        }
+        invocation.printJSON(.object([
+            ("format", .string(formatName)),
+            ("version", .integer(formatVersion)),
+            ("exportedAt", .string(Time.iso8601(invocation.context.now()))),
+            ("tabs", .array(tabs)),
+            ("clips", .array(clips)),
+            ("settings", .array(settings)),
+        ]))
+        return ExitCode.success
+    }
+
+    static func importFile(_ invocation: Invocation) throws -> Int32 {
+        let source = invocation.arguments[0]
+        let bytes: [UInt8]
+        if source == "-" {
+            bytes = try invocation.context.standardInput()
+        } else {
+            guard let read = try FileSystem.read(FileSystem.absolute(source)) else { throw ItsypadError.failure("no such file: \(source)") }
+            bytes = read
+        }
+        guard !bytes.isEmpty else { throw ItsypadError.failure("\(source) is empty; nothing was imported") }
+        let document: JSONValue
+        do { document = try JSONValue.parse(bytes) } catch {
+            throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
+        }
+        let store = try invocation.store()
+        let summary = try withInterruptsDeferred {
+            invocation.flag("kvs") ? try importKVS(document, into: store) : try importExport(document, into: store)
+        }
+        invocation.note(summary.description)
+        return ExitCode.success
+    }
+
+    struct Summary: CustomStringConvertible {
+        var tabs = 0, clips = 0, settings = 0, deleted = 0
+        var description: String {
+            "imported \(tabs) tabs, \(clips) clips, \(settings) settings" + (deleted > 0 ? "; removed \(deleted) tombstoned items" : "")
+        }
+    }
+
+    /// Validates everything before changing anything, so a bad file imports nothing.
+    static func importExport(_ document: JSONValue, into store: DataStore) throws -> Summary {
+        guard document["format"]?.stringValue == formatName, let version = document["version"]?.int64Value else {
+            throw ItsypadError.failure("not an itsypad export (use --kvs for Itsypad's key-value layout); nothing was imported")
+        }
+        guard version <= formatVersion else {
+            throw ItsypadError.failure("the export was written by a newer itsypad (version \(version)); upgrade to import it")
+        }
+        let tabs = try (document["tabs"]?.arrayValue ?? []).enumerated().map { index, json -> Tab in
+            guard let tab = decodeTab(json, device: store.deviceID) else { throw ItsypadError.failure("tab \(index + 1) in the export is invalid; nothing was imported") }
+            return tab
+        }
+        let clips = try (document["clips"]?.arrayValue ?? []).enumerated().map { index, json -> ClipEntry in
+            guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
+                  let timestamp = json["timestamp"]?.stringValue.flatMap(Time.parseISO8601) else {
+                throw ItsypadError.failure("clip \(index + 1) in the export is invalid; nothing was imported")
+            }
+            let reason = json["localReason"]?.stringValue.flatMap(LocalOnlyReason.init(rawValue:))
+                ?? (json["localOnly"]?.boolValue == true ? .requested : nil)
+            return ClipEntry(id: id, text: text, timestamp: timestamp, pinned: json["pinned"]?.boolValue ?? false, localOnly: reason)
+        }
+        let settings = try (document["settings"]?.arrayValue ?? []).map { json -> (String, SettingsStore.Entry) in
+            guard let key = json["key"]?.stringValue, let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init) else {
+                throw ItsypadError.failure("a setting in the export is invalid; nothing was imported")
+            }
+            let value = json["value"].flatMap { $0 == .null ? nil : $0 }
+            if let value, let definition = Settings.definition(key), definition.kind.decode(value) == nil {
+                throw ItsypadError.failure("the export's value for \(key) is invalid; nothing was imported")
+            }
+            return (key, SettingsStore.Entry(value: value, clock: clock))
+        }
+
+        var summary = Summary()
+        for tab in tabs where try mergeTab(tab, into: store) { summary.tabs += 1 }
+        summary.clips = try addClips(clips, to: store)
+        for (key, entry) in settings where try store.settings().merge(key, entry) {
+            summary.settings += 1
+            if Settings.definition(key)?.scope == .synced { try store.pending().enqueue(.save, RecordKey(.setting, key)) }
+        }
+        return summary
+    }
+
+    static func decodeTab(_ json: JSONValue, device: String) -> Tab? {
+        guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id),
+              let content = json["content"]?.stringValue,
+              let modified = json["lastModified"]?.stringValue.flatMap(Time.parseISO8601) else { return nil }
+        let name = json["name"]?.stringValue ?? Tab.derivedName(for: content)
+        let language = json["language"]?.stringValue.flatMap(LanguageDetector.canonical) ?? LanguageDetector.detect(content)
+        let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init) ?? HybridTimestamp(physical: modified, device: device)
+        return Tab(id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? true, content: content, language: language,
+                   languageLocked: json["languageLocked"]?.boolValue ?? false, lastModified: modified,
+                   fileURL: json["fileURL"]?.stringValue, clock: clock)
+    }
+
+    /// Keeps the newer of the local and imported tab; returns whether the import changed anything.
+    static func mergeTab(_ incoming: Tab, into store: DataStore) throws -> Bool {
+        var tab = incoming
+        if let fileURL = tab.fileURL, !FileSystem.exists(fileURL) {
+            // The file lives on another machine: keep the text as a scratch tab.
+            tab.fileURL = nil
+        }
+        if let local = try store.tabs.tab(id: tab.id) {
+            guard (tab.lastModified, tab.clock) > (local.lastModified, local.clock) else { return false }
+        }
+        if tab.fileURL != nil {
+            // Adopt the existing file as it is; never overwrite a user's file from an import.
+            try store.tabs.save(tab)
+        } else {
+            try store.saveTab(tab)
+        }
+        return true
+    }
+
+    static func addClips(_ clips: [ClipEntry], to store: DataStore) throws -> Int {
+        let added = try store.clips().insert(clips)
+        try store.pending().enqueue(.save, added.filter { $0.localOnly == nil }.map { RecordKey(.clip, $0.id) })
+        return added.count
+    }
+
+    // MARK: Legacy key-value layout (seed 001)
+
+    /// Seconds since 2001-01-01 (JSONEncoder's default Date form) to Unix milliseconds.
+    static func legacyDate(_ value: JSONValue?) -> Milliseconds? {
+        value?.doubleValue.map { Milliseconds((($0 + 978_307_200) * 1000).rounded()) }
+    }
+
+    static func importKVS(_ document: JSONValue, into store: DataStore) throws -> Summary {
+        guard case .object = document, document["tabs"] != nil || document["clipboard"] != nil else {
+            throw ItsypadError.failure("not an Itsypad key-value dump (no tabs or clipboard key); nothing was imported")
+        }
+        let deletedTabs = Set((document["deletedTabIDs"]?.arrayValue ?? []).compactMap { $0.stringValue?.lowercased() })
+        let deletedClips = Set((document["deletedClipboardIDs"]?.arrayValue ?? []).compactMap { $0.stringValue?.lowercased() })
+        let tabs = try (document["tabs"]?.arrayValue ?? []).compactMap { json -> Tab? in
+            guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let content = json["content"]?.stringValue,
+                  let modified = legacyDate(json["lastModified"]) else {
+                throw ItsypadError.failure("a tab in the key-value dump is invalid; nothing was imported")
+            }
+            // Only scratch tabs were ever synced through the key-value store.
+            guard json["fileURL"]?.stringValue == nil, !deletedTabs.contains(id) else { return nil }
+            let language = json["language"]?.stringValue.flatMap(LanguageDetector.canonical) ?? "plain"
+            return Tab(id: id, name: json["name"]?.stringValue ?? Tab.derivedName(for: content), nameLocked: false,
+                       content: content, language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
+                       lastModified: modified, fileURL: nil, clock: HybridTimestamp(physical: modified, device: store.deviceID))
+        }
+        let clips = try (document["clipboard"]?.arrayValue ?? []).compactMap { json -> ClipEntry? in
+            guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
+                  let timestamp = legacyDate(json["timestamp"]) else {
+                throw ItsypadError.failure("a clipboard entry in the key-value dump is invalid; nothing was imported")
+            }
+            guard !deletedClips.contains(id), !Text.isBlank(text) else { return nil }
+            return ClipEntry(id: id, text: text, timestamp: timestamp, localOnly: try store.localOnlyReason(for: text, requested: false))
+        }
+
+        var summary = Summary()
+        for tombstoned in deletedTabs {
+            if let tab = try store.tabs.tab(id: tombstoned) {
+                try store.removeTab(tab)
+                summary.deleted += 1
+            }
+        }
+        summary.deleted += try store.removeClips(Array(deletedClips)).count
+        for tab in tabs where try mergeTab(tab, into: store) { summary.tabs += 1 }
+        summary.clips = try addClips(clips, to: store)
+        return summary
+    }
+}

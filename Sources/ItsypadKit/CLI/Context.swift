@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where command output goes: a file descriptor, or memory for in-process tests.
+/// Output is buffered and written with write(2) in order, so stdout and stderr
+/// are never interleaved mid-line and nothing is lost on exit.
+public final class OutputBuffer {
+    private let fd: Int32?
+    private var pending: [UInt8] = []
+    /// Everything written, when capturing in memory.
+    public private(set) var captured: [UInt8] = []
+
+    public init(fd: Int32) { self.fd = fd }
+    public init() { fd = nil }
+
+    public var text: String { String(decoding: captured, as: UTF8.self) }
+
+    public func write(_ string: String) {
+        write(Array(string.utf8))
+    }
+
+    public func write(_ bytes: [UInt8]) {
+        guard fd != nil else { captured += bytes; return }
+        pending += bytes
+        if pending.count >= 1 << 16 { flush() }
+    }
+
+    public func line(_ string: String) { write(string + "\n") }
+
+    public func flush() {
+        guard let fd, !pending.isEmpty else { return }
+        // A closed pipe (`itsypad clip ls | head -1`) ends the process quietly via SIGPIPE, as git does.
+        try? pending.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: "output") }
+        pending.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Everything a command may touch outside the data directory: environment,
+/// standard streams and the clock. Tests build one in memory.
+public final class Context {
+    public let environment: [String: String]
+    public let stdinIsTerminal: Bool
+    public let stdoutIsTerminal: Bool
+    public let stderrIsTerminal: Bool
+    public let standardOutput: OutputBuffer
+    public let standardError: OutputBuffer
+    private let readInput: () throws -> [UInt8]
+    public let now: () -> Milliseconds
+
+    public init(environment: [String: String], stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
+                standardOutput: OutputBuffer, standardError: OutputBuffer,
+                readInput: @escaping () throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now) {
+        self.environment = environment
+        self.stdinIsTerminal = stdinIsTerminal
+        self.stdoutIsTerminal = stdoutIsTerminal
+        self.stderrIsTerminal = stderrIsTerminal
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+        self.readInput = readInput
+        self.now = now
+    }
+
+    /// The process's real environment and streams.
+    public static func process() -> Context {
+        var environment: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let pair = String(cString: entry)
+            if let equals = pair.firstIndex(of: "=") {
+                environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return Context(environment: environment, stdinIsTerminal: isatty(0) == 1, stdoutIsTerminal: isatty(1) == 1,
+                       stderrIsTerminal: isatty(2) == 1, standardOutput: OutputBuffer(fd: 1),
+                       standardError: OutputBuffer(fd: 2), readInput: { try FileSystem.readAll(fd: 0) })
+    }
+
+    /// An in-memory context for tests.
+    public static func memory(environment: [String: String] = [:], stdin: [UInt8]? = nil, stdinIsTerminal: Bool = false,
+                              now: @escaping () -> Milliseconds = Time.now) -> Context {
+        Context(environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: false, stderrIsTerminal: false,
+                standardOutput: OutputBuffer(), standardError: OutputBuffer(), readInput: { stdin ?? [] }, now: now)
+    }
+
+    private var consumedInput: [UInt8]?
+
+    /// All of standard input (read once).
+    public func standardInput() throws -> [UInt8] {
+        if let consumedInput { return consumedInput }
+        let bytes = try readInput()
+        consumedInput = bytes
+        return bytes
+    }
+
+    /// Help and messages wrap to COLUMNS, else the terminal's width, else 80.
+    public var columns: Int {
+        if let value = environment["COLUMNS"].flatMap(Int.init), value > 20 { return value }
+        if stdoutIsTerminal {
+            var size = winsize()
+            if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
+        }
+        return 80
+    }
+
+    /// Colour only on a terminal, never with NO_COLOR or TERM=dumb.
+    public var stderrUsesColor: Bool {
+        stderrIsTerminal && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+    }
+}

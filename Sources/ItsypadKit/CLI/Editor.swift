@@ -1,0 +1,82 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs the user's editor on a private temp file and returns what was saved.
+struct Editor {
+    let invocation: Invocation
+
+    /// The editor command: the `editor` setting, else $VISUAL, else $EDITOR, else vi.
+    func command() -> String {
+        let environment = invocation.context.environment
+        if let configured = try? invocation.store().settings().string("editor") { return configured }
+        for name in ["VISUAL", "EDITOR"] {
+            if let value = environment[name], !value.isEmpty { return value }
+        }
+        return "vi"
+    }
+
+    /// nil when the editor failed (non-zero exit): the caller then changes nothing.
+    func edit(_ initial: String, name: String) throws -> String? {
+        let editorCommand = command()
+        invocation.close()
+        let directory = invocation.context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((directory + "/itsypad-XXXXXX.txt").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 4) }
+        if fd < 0 { throw FileSystem.fail("create a temporary file in", directory) }
+        let path = String(cString: template)
+        try Array(initial.utf8).withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: path) }
+        close(fd)
+
+        let status = try run(editorCommand, path: path)
+        guard status == 0 else {
+            unlink(path)
+            return nil
+        }
+        let bytes = try FileSystem.read(path) ?? []
+        guard let text = Text.decodeUTF8(bytes) else {
+            throw ItsypadError.failure("the edited text is not valid UTF-8; it was kept in \(path)")
+        }
+        unlink(path)
+        return text
+    }
+
+    /// Runs `sh -c 'EDITOR "$1"' sh FILE` on the terminal, ignoring Ctrl-C in
+    /// itsypad meanwhile (the editor handles it), as git does.
+    private func run(_ editor: String, path: String) throws -> Int32 {
+        let arguments = ["/bin/sh", "-c", editor + " \"$1\"", "sh", path]
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var environment = invocation.context.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { environment.forEach { free($0) } }
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGQUIT)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+
+        let previousInt = signal(SIGINT, SIG_IGN)
+        let previousQuit = signal(SIGQUIT, SIG_IGN)
+        defer {
+            signal(SIGINT, previousInt)
+            signal(SIGQUIT, previousQuit)
+        }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, "/bin/sh", nil, &attributes, &argv, &environment)
+        guard spawned == 0 else {
+            throw ItsypadError.failure("cannot start the editor '\(editor)': \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { throw ItsypadError.failure("lost track of the editor process") }
+        }
+        // WIFEXITED / WEXITSTATUS by hand: Glibc's macros are not imported into Swift.
+        let exited = status & 0x7F == 0
+        return exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+}

@@ -1,0 +1,58 @@
+/// The command-line entry point: parses, dispatches through the command table,
+/// reports errors with sysexits codes. The executable only calls `main`.
+public enum Itsypad {
+    public static let version = "0.1.0"
+
+    /// Runs with the process's real streams and returns the exit status.
+    public static func main(_ argv: [String]) -> Int32 {
+        let context = Context.process()
+        let status = run(Array(argv.dropFirst()), context: context)
+        context.standardOutput.flush()
+        context.standardError.flush()
+        return status
+    }
+
+    /// Runs one command line in `context` (in-process tests call this).
+    public static func run(_ arguments: [String], context: Context) -> Int32 {
+        let root = CommandTable.root
+        var names: [String] = []
+        do {
+            let parsed = try Parser(root: root).parse(arguments)
+            names = parsed.names
+            if parsed.path.count == 1, parsed.options["version"] != nil, !parsed.wantsHelp {
+                context.standardOutput.line(version)
+                return ExitCode.success
+            }
+            guard !parsed.wantsHelp, let action = parsed.command.action else {
+                context.standardOutput.write(HelpRenderer(root: root, width: context.columns).render(parsed.path))
+                return ExitCode.success
+            }
+            let invocation = Invocation(parsed: parsed, context: context)
+            defer { invocation.close() }
+            return try action(invocation)
+        } catch let error as ItsypadError {
+            report(error, names: names, context: context)
+            return error.exitCode
+        } catch let error as FileSystemError {
+            report(.from(error), names: names, context: context)
+            return ExitCode.failure
+        } catch {
+            report(.failure("\(error)"), names: names, context: context)
+            return ExitCode.failure
+        }
+    }
+
+    static func report(_ error: ItsypadError, names: [String], context: Context) {
+        let err = context.standardError
+        let label = context.stderrUsesColor ? "\u{1B}[1;31mError:\u{1B}[0m" : "Error:"
+        err.line("\(label) \(error.message)")
+        guard case .usage(_, let command) = error else { return }
+        var path = [CommandTable.root]
+        for name in command {
+            guard let next = path.last?.subcommand(name) else { break }
+            path.append(next)
+        }
+        err.line("Usage: " + HelpRenderer.usage(path))
+        err.line("  See '\(HelpRenderer.fullName(path)) --help' for more information.")
+    }
+}

@@ -1,0 +1,63 @@
+/// The documented `--json` and export forms. Field order is fixed: scripts may
+/// rely on it, and new fields are only ever appended.
+enum JSONForms {
+    static func tab(_ tab: Tab, syncState: SyncState) -> JSONValue {
+        .object([
+            ("id", .string(tab.id)),
+            ("name", .string(tab.name)),
+            ("content", .string(tab.content)),
+            ("language", .string(tab.language)),
+            ("languageLocked", .bool(tab.languageLocked)),
+            ("lastModified", .string(Time.iso8601(tab.lastModified))),
+            ("fileURL", tab.fileURL.map { .string($0) } ?? .null),
+            ("syncState", .string(syncState.rawValue)),
+        ])
+    }
+
+    static func clip(_ entry: ClipEntry, syncState: SyncState) -> JSONValue {
+        .object([
+            ("id", .string(entry.id)),
+            ("text", .string(entry.text)),
+            ("timestamp", .string(Time.iso8601(entry.timestamp))),
+            ("pinned", .bool(entry.pinned)),
+            ("localOnly", .bool(entry.localOnly != nil)),
+            ("syncState", .string(syncState.rawValue)),
+        ])
+    }
+
+    static func tabState(_ tab: Tab, _ states: (RecordKey) -> SyncState) -> SyncState {
+        tab.isFileBacked ? .localOnly : states(RecordKey(.tab, tab.id))
+    }
+
+    static func clipState(_ entry: ClipEntry, _ states: (RecordKey) -> SyncState) -> SyncState {
+        entry.localOnly != nil ? .localOnly : states(RecordKey(.clip, entry.id))
+    }
+}
+
+extension Invocation {
+    /// Prints pretty JSON and a newline.
+    func printJSON(_ value: JSONValue) {
+        out.line(value.prettySerialized())
+    }
+
+    /// Reads piped standard input as UTF-8 text; nil when stdin is a terminal.
+    func pipedText(what: String) throws -> String? {
+        guard !context.stdinIsTerminal else { return nil }
+        let bytes = try context.standardInput()
+        guard let text = Text.decodeUTF8(bytes) else {
+            throw ItsypadError.failure("\(what) is not valid UTF-8 text; nothing was stored")
+        }
+        return text
+    }
+
+    /// Turns a resolution into the item or a clear error naming the candidates.
+    func unique<Item>(_ resolution: Resolution<Item>, _ reference: String, kind: String, describe: (Item) -> String) throws -> Item {
+        switch resolution {
+        case .found(let item): return item
+        case .notFound: throw ItsypadError.failure("no \(kind) matches '\(reference)'")
+        case .ambiguous(let items):
+            throw ItsypadError.failure("'\(reference)' matches several \(kind)s; use more characters:\n"
+                + items.map { "  " + describe($0) }.joined(separator: "\n"))
+        }
+    }
+}

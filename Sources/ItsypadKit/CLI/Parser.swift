@@ -1,0 +1,174 @@
+/// The result of parsing a command line against the command table.
+public struct ParsedCommand {
+    /// Root first, the command to run last.
+    public var path: [CommandSpec]
+    /// Option values by long name; a flag given once has one empty value.
+    public var options: [String: [String]] = [:]
+    public var arguments: [String] = []
+    public var wantsHelp = false
+
+    public var command: CommandSpec { path[path.count - 1] }
+    /// The command names after the root, e.g. ["clip", "add"].
+    public var names: [String] { path.dropFirst().map(\.name) }
+}
+
+/// Parses argv against the command table: git-style subcommands, `--long`,
+/// `--long=value`, `-s value`, clustered short flags, `--` to end options.
+/// Global options (those of the root command) are accepted at any depth.
+public struct Parser {
+    public let root: CommandSpec
+
+    public init(root: CommandSpec) { self.root = root }
+
+    public func parse(_ tokens: [String]) throws -> ParsedCommand {
+        var parsed = ParsedCommand(path: [root])
+        var index = 0
+        var endOfOptions = false
+        while index < tokens.count {
+            let token = tokens[index]
+            index += 1
+            if endOfOptions || token == "-" || !token.hasPrefix("-") {
+                let command = parsed.command
+                if !endOfOptions, parsed.arguments.isEmpty, let sub = command.subcommand(token) {
+                    parsed.path.append(sub)
+                } else if !command.subcommands.isEmpty, command.arguments.isEmpty, parsed.arguments.isEmpty, !parsed.wantsHelp {
+                    let names = command.visibleSubcommands.map(\.name)
+                    var message = "Unknown command '\(token)'."
+                    if let suggestion = Text.suggestion(for: token, among: names) { message += " Did you mean '\(suggestion)'?" }
+                    throw ItsypadError.usage(message, command: parsed.names)
+                } else {
+                    parsed.arguments.append(token)
+                }
+                continue
+            }
+            if token == "--" { endOfOptions = true; continue }
+            if token.hasPrefix("--") {
+                var name = String(token.dropFirst(2))
+                var inline: String?
+                if let equals = name.firstIndex(of: "=") {
+                    inline = String(name[name.index(after: equals)...])
+                    name = String(name[..<equals])
+                }
+                let option = try lookup(long: name, in: parsed)
+                try record(option, inline: inline, tokens: tokens, index: &index, into: &parsed)
+            } else {
+                var characters = Array(token.dropFirst())
+                while !characters.isEmpty {
+                    let letter = characters.removeFirst()
+                    let option = try lookup(short: letter, in: parsed)
+                    if option.isFlag {
+                        try record(option, inline: nil, tokens: tokens, index: &index, into: &parsed)
+                    } else {
+                        try record(option, inline: characters.isEmpty ? nil : String(characters), tokens: tokens, index: &index, into: &parsed)
+                        characters = []
+                    }
+                }
+            }
+        }
+        if !parsed.wantsHelp { try checkArguments(parsed) }
+        return parsed
+    }
+
+    private func candidates(_ parsed: ParsedCommand) -> [OptionSpec] {
+        parsed.path.count > 1 ? parsed.command.options + root.options : root.options
+    }
+
+    private func lookup(long name: String, in parsed: ParsedCommand) throws -> OptionSpec {
+        let options = candidates(parsed)
+        if let option = options.first(where: { $0.long == name }) { return option }
+        var message = "Unknown option '--\(name)'."
+        if let suggestion = Text.suggestion(for: name, among: options.map(\.long)) { message += " Did you mean '--\(suggestion)'?" }
+        throw ItsypadError.usage(message, command: parsed.names)
+    }
+
+    private func lookup(short letter: Character, in parsed: ParsedCommand) throws -> OptionSpec {
+        if let option = candidates(parsed).first(where: { $0.short == letter }) { return option }
+        throw ItsypadError.usage("Unknown option '-\(letter)'.", command: parsed.names)
+    }
+
+    private func record(_ option: OptionSpec, inline: String?, tokens: [String], index: inout Int, into parsed: inout ParsedCommand) throws {
+        if option.long == "help" { parsed.wantsHelp = true; return }
+        if option.isFlag {
+            if inline != nil { throw ItsypadError.usage("The flag '--\(option.long)' takes no value.", command: parsed.names) }
+            parsed.options[option.long, default: []].append("")
+            return
+        }
+        if let inline {
+            parsed.options[option.long, default: []].append(inline)
+        } else if index < tokens.count {
+            parsed.options[option.long, default: []].append(tokens[index])
+            index += 1
+        } else {
+            throw ItsypadError.usage("Missing value for '\(option.synopsis)'.", command: parsed.names)
+        }
+    }
+
+    private func checkArguments(_ parsed: ParsedCommand) throws {
+        let specs = parsed.command.arguments
+        let required = specs.filter { $0.arity == .required || $0.arity == .requiredVariadic }
+        if parsed.arguments.count < required.count {
+            let missing = required[parsed.arguments.count]
+            throw ItsypadError.usage("Missing expected argument '\(missing.synopsis)'.", command: parsed.names)
+        }
+        let unbounded = specs.contains { $0.arity == .variadic || $0.arity == .requiredVariadic }
+        if !unbounded, parsed.arguments.count > specs.count {
+            let extra = parsed.arguments[specs.count]
+            throw ItsypadError.usage("Unexpected argument '\(extra)'.", command: parsed.names)
+        }
+    }
+}
+
+/// A parsed command line with its context: what a command's action receives.
+public final class Invocation {
+    public let parsed: ParsedCommand
+    public let context: Context
+    private var openedStore: DataStore?
+
+    init(parsed: ParsedCommand, context: Context) {
+        self.parsed = parsed
+        self.context = context
+    }
+
+    public var arguments: [String] { parsed.arguments }
+    public func flag(_ name: String) -> Bool { parsed.options[name] != nil }
+    /// The last value given for an option.
+    public func value(_ name: String) -> String? { parsed.options[name]?.last }
+
+    /// An integer option within `range`; a usage error otherwise.
+    public func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let number = Int(text), range.contains(number) else {
+            throw usage("'--\(name)' takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'.")
+        }
+        return number
+    }
+
+    public func usage(_ message: String) -> ItsypadError { .usage(message, command: parsed.names) }
+
+    public var quiet: Bool { flag("quiet") }
+
+    public var out: OutputBuffer { context.standardOutput }
+
+    /// A message for a person on stderr: only on a terminal and without -q,
+    /// so that cron mails only failures.
+    public func note(_ message: String) {
+        if !quiet && context.stderrIsTerminal { context.standardError.line(message) }
+    }
+
+    public func warn(_ message: String) { context.standardError.line("warning: " + message) }
+
+    /// The data directory, opened and locked on first use.
+    public func store() throws -> DataStore {
+        if let openedStore { return openedStore }
+        guard let path = value("data-dir") ?? DataStore.defaultPath(environment: context.environment) else {
+            throw ItsypadError.failure("no data directory: set HOME, ITSYPAD_DATA_DIR or pass --data-dir")
+        }
+        let timeout = context.environment["ITSYPAD_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
+        let store = try DataStore(path: FileSystem.absolute(path), lockTimeout: timeout)
+        openedStore = store
+        return store
+    }
+
+    /// Releases the data directory's lock.
+    func close() { openedStore = nil }
+}

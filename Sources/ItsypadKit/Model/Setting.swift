@@ -1,0 +1,151 @@
+/// Whether a setting travels to other devices (seed 002's synced vs device-only).
+public enum SettingScope: String, Sendable {
+    case synced, device
+}
+
+/// A typed setting value.
+public enum SettingValue: Equatable, Sendable, CustomStringConvertible {
+    case bool(Bool)
+    case int(Int)
+    case string(String)
+    case list([String])
+
+    /// How `settings get` prints it: lists one item per line.
+    public var description: String {
+        switch self {
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .string(let s): return s
+        case .list(let items): return items.joined(separator: "\n")
+        }
+    }
+
+    public var json: JSONValue {
+        switch self {
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .integer(Int64(i))
+        case .string(let s): return .string(s)
+        case .list(let items): return .array(items.map { .string($0) })
+        }
+    }
+}
+
+/// The kinds of value a setting takes; each parses and validates user input.
+public enum SettingKind: Sendable, Equatable {
+    case bool
+    case integer(ClosedRange<Int>)
+    case duration
+    case path
+    case text
+    case patternList
+
+    public var summary: String {
+        switch self {
+        case .bool: return "true or false"
+        case .integer(let range): return "a whole number from \(range.lowerBound) to \(range.upperBound)"
+        case .duration: return "a duration such as 90s, 30m, 12h, 7d, 2w or never"
+        case .path: return "a directory path"
+        case .text: return "text"
+        case .patternList: return "one or more regular expressions"
+        }
+    }
+
+    /// Values for shell completion.
+    public var suggestions: [String] {
+        switch self {
+        case .bool: return ["true", "false"]
+        case .duration: return RetentionDuration.examples
+        default: return []
+        }
+    }
+
+    /// Parses the words given to `settings set`; nil when they are not valid.
+    public func parse(_ words: [String]) -> SettingValue? {
+        switch self {
+        case .patternList:
+            guard !words.isEmpty, words.allSatisfy(Self.isValidPattern) else { return nil }
+            return .list(words)
+        default:
+            guard words.count == 1, let word = words.first else { return nil }
+            return parse(word)
+        }
+    }
+
+    func parse(_ word: String) -> SettingValue? {
+        switch self {
+        case .bool:
+            switch word.lowercased() {
+            case "true", "yes", "on", "1": return .bool(true)
+            case "false", "no", "off", "0": return .bool(false)
+            default: return nil
+            }
+        case .integer(let range):
+            guard let value = Int(word), range.contains(value) else { return nil }
+            return .int(value)
+        case .duration:
+            return RetentionDuration(word).map { .string($0.description) }
+        case .path:
+            return word.isEmpty ? nil : .string(word)
+        case .text:
+            return word.isEmpty ? nil : .string(word)
+        case .patternList:
+            return Self.isValidPattern(word) ? .list([word]) : nil
+        }
+    }
+
+    /// Reads a stored JSON value, rejecting one of the wrong type.
+    public func decode(_ json: JSONValue) -> SettingValue? {
+        switch (self, json) {
+        case (.bool, .bool(let b)): return .bool(b)
+        case (.integer(let range), _):
+            guard let value = json.int64Value, range.contains(Int(value)) else { return nil }
+            return .int(Int(value))
+        case (.duration, .string(let s)): return RetentionDuration(s) == nil ? nil : .string(s)
+        case (.path, .string(let s)), (.text, .string(let s)): return .string(s)
+        case (.patternList, .array(let items)):
+            let strings = items.compactMap(\.stringValue)
+            return strings.count == items.count && strings.allSatisfy(Self.isValidPattern) ? .list(strings) : nil
+        default: return nil
+        }
+    }
+
+    static func isValidPattern(_ pattern: String) -> Bool {
+        (try? Regex(pattern)) != nil
+    }
+}
+
+/// One known setting: its key, type, default, scope and help.
+public struct SettingDefinition: Sendable {
+    public let key: String
+    public let kind: SettingKind
+    public let scope: SettingScope
+    public let help: String
+    /// nil: no default (unset until the user sets it), or computed at run time.
+    public let defaultValue: SettingValue?
+}
+
+/// The table of every setting itsypad knows.
+public enum Settings {
+    public static let all: [SettingDefinition] = [
+        SettingDefinition(key: "clipboard.ignore", kind: .patternList, scope: .synced,
+                          help: "Regular expressions; matching clips are stored but never synced.", defaultValue: .list([])),
+        SettingDefinition(key: "clipboard.ignoreSecrets", kind: .bool, scope: .synced,
+                          help: "Keep clips that look like private keys or API tokens local-only.", defaultValue: .bool(true)),
+        SettingDefinition(key: "clipboard.maxEntries", kind: .integer(1...10_000_000), scope: .synced,
+                          help: "Most clipboard entries kept; clip add evicts the oldest unpinned ones.", defaultValue: .int(1000)),
+        SettingDefinition(key: "clipboard.retention", kind: .duration, scope: .synced,
+                          help: "Default age for clip prune (never, 90s, 30m, 12h, 7d, 2w).", defaultValue: .string("never")),
+        SettingDefinition(key: "device.name", kind: .text, scope: .device,
+                          help: "This device's name in sync status and conflict copies (default: the host name).", defaultValue: nil),
+        SettingDefinition(key: "editor", kind: .text, scope: .device,
+                          help: "Editor command for tab new/edit (default: $VISUAL, then $EDITOR, then vi).", defaultValue: nil),
+        SettingDefinition(key: "sync.backend", kind: .path, scope: .device,
+                          help: "The sync backend directory shared by your devices.", defaultValue: nil),
+        SettingDefinition(key: "sync.enabled", kind: .bool, scope: .device,
+                          help: "Whether this device syncs.", defaultValue: .bool(false)),
+    ]
+
+    public static var keys: [String] { all.map(\.key) }
+
+    public static func definition(_ key: String) -> SettingDefinition? { all.first { $0.key == key } }
+}

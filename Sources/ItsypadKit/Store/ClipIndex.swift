@@ -1,0 +1,192 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One entry's place in the clipboard log, as the index keeps it: 48 bytes on
+/// disk (id 16, timestamp 8, offset 8, length 8, flags 1, padding 7).
+struct ClipSlot: Equatable {
+    static let size = 48
+    static let deleted: UInt8 = 1
+    static let pinned: UInt8 = 2
+    static let localOnly: UInt8 = 4
+
+    var id: [UInt8]          // 16 bytes
+    var timestamp: Int64
+    var offset: UInt64       // where the add line starts in the log
+    var length: UInt32       // its length without the newline
+    var flags: UInt8
+
+    var isDeleted: Bool { flags & ClipSlot.deleted != 0 }
+    var isPinned: Bool { flags & ClipSlot.pinned != 0 }
+    var isLive: Bool { !isDeleted }
+    var idString: String { Identifier.format(id) }
+
+    /// The index order: by time, ties broken by id.
+    func sortsBefore(_ other: ClipSlot) -> Bool {
+        timestamp != other.timestamp ? timestamp < other.timestamp : id.lexicographicallyPrecedes(other.id)
+    }
+
+    func encoded(into bytes: inout [UInt8]) {
+        bytes.append(contentsOf: id)
+        Binary.append(UInt64(bitPattern: timestamp), to: &bytes)
+        Binary.append(offset, to: &bytes)
+        Binary.append(UInt64(length), to: &bytes)
+        bytes.append(flags)
+        bytes.append(contentsOf: [0, 0, 0, 0, 0, 0, 0])
+    }
+
+    init(id: [UInt8], timestamp: Int64, offset: UInt64, length: UInt32, flags: UInt8) {
+        self.id = id
+        self.timestamp = timestamp
+        self.offset = offset
+        self.length = length
+        self.flags = flags
+    }
+
+    init(decoding bytes: ArraySlice<UInt8>) {
+        let base = bytes.startIndex
+        id = Array(bytes[base..<base + 16])
+        timestamp = Int64(bitPattern: Binary.read(bytes, at: base + 16))
+        offset = Binary.read(bytes, at: base + 24)
+        length = UInt32(truncatingIfNeeded: Binary.read(bytes, at: base + 32))
+        flags = bytes[base + 40]
+    }
+}
+
+/// Little-endian integers and a checksum for the binary index.
+enum Binary {
+    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+
+    static func read(_ bytes: ArraySlice<UInt8>, at index: Int) -> UInt64 {
+        var value: UInt64 = 0
+        for i in (0..<8).reversed() { value = value << 8 | UInt64(bytes[index + i]) }
+        return value
+    }
+
+    /// FNV-1a, 64 bit: enough to detect a torn or stale header.
+    static func checksum<C: Collection>(_ bytes: C) -> UInt64 where C.Element == UInt8 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01b3 }
+        return hash
+    }
+}
+
+/// The index header: what part of the log the index covers, and counts that
+/// let `clip add` work without reading the whole history.
+struct ClipIndexHeader: Equatable {
+    static let size = 64
+    static let magic: [UInt8] = Array("ITSYIDX1".utf8)
+
+    var logSize: UInt64 = 0
+    var logInode: UInt64 = 0
+    var slotCount: UInt64 = 0
+    var liveCount: UInt64 = 0
+    /// Every slot before it is deleted or pinned: eviction starts here.
+    var evictCursor: UInt64 = 0
+    /// Log lines that are not live adds (rm, pin, deleted adds): drives compaction.
+    var deadLines: UInt64 = 0
+
+    func encoded() -> [UInt8] {
+        var bytes = ClipIndexHeader.magic
+        for value in [logSize, logInode, slotCount, liveCount, evictCursor, deadLines] { Binary.append(value, to: &bytes) }
+        Binary.append(Binary.checksum(bytes), to: &bytes)
+        return bytes
+    }
+
+    init() {}
+
+    /// nil when the bytes are not a valid header (torn, foreign or damaged).
+    init?(decoding bytes: [UInt8]) {
+        guard bytes.count >= ClipIndexHeader.size, Array(bytes[0..<8]) == ClipIndexHeader.magic,
+              Binary.checksum(bytes[0..<56]) == Binary.read(bytes[...], at: 56) else { return nil }
+        let slice = bytes[...]
+        logSize = Binary.read(slice, at: 8)
+        logInode = Binary.read(slice, at: 16)
+        slotCount = Binary.read(slice, at: 24)
+        liveCount = Binary.read(slice, at: 32)
+        evictCursor = Binary.read(slice, at: 40)
+        deadLines = Binary.read(slice, at: 48)
+    }
+}
+
+/// The index file: a header and fixed-size slots sorted by (timestamp, id).
+/// It is a cache derived from the log: written without fsync, validated
+/// against the log's size and inode on open, and rebuilt when it does not match.
+final class ClipIndexFile {
+    let path: String
+    let fd: Int32
+    var header: ClipIndexHeader
+
+    init(path: String, header: ClipIndexHeader, fd: Int32) {
+        self.path = path
+        self.header = header
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Opens an existing index; nil when missing or invalid.
+    static func open(path: String) throws -> ClipIndexFile? {
+        let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw FileSystem.fail("open", path)
+        }
+        let bytes = try FileSystem.read(fd: fd, offset: 0, count: ClipIndexHeader.size, path: path)
+        guard let header = ClipIndexHeader(decoding: bytes),
+              (FileSystem.fileSize(path) ?? 0) >= ClipIndexHeader.size + Int(header.slotCount) * ClipSlot.size else {
+            close(fd)
+            return nil
+        }
+        return ClipIndexFile(path: path, header: header, fd: fd)
+    }
+
+    /// Writes a complete index (header + slots) by atomic replacement.
+    static func create(path: String, header: ClipIndexHeader, slots: [ClipSlot]) throws -> ClipIndexFile {
+        var bytes = header.encoded()
+        bytes.reserveCapacity(ClipIndexHeader.size + slots.count * ClipSlot.size)
+        for slot in slots { slot.encoded(into: &bytes) }
+        try FileSystem.writeAtomically(path, bytes)
+        guard let file = try open(path: path) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
+        return file
+    }
+
+    func slots(_ range: Range<Int>) throws -> [ClipSlot] {
+        guard !range.isEmpty else { return [] }
+        let bytes = try FileSystem.read(fd: fd, offset: ClipIndexHeader.size + range.lowerBound * ClipSlot.size,
+                                        count: range.count * ClipSlot.size, path: path)
+        return stride(from: 0, to: bytes.count - ClipSlot.size + 1, by: ClipSlot.size).map {
+            ClipSlot(decoding: bytes[$0..<$0 + ClipSlot.size])
+        }
+    }
+
+    func allSlots() throws -> [ClipSlot] { try slots(0..<Int(header.slotCount)) }
+
+    func write(_ slots: [ClipSlot], at index: Int) throws {
+        var bytes: [UInt8] = []
+        for slot in slots { slot.encoded(into: &bytes) }
+        try pwriteAll(bytes, at: ClipIndexHeader.size + index * ClipSlot.size)
+    }
+
+    func writeFlags(_ flags: UInt8, at index: Int) throws {
+        try pwriteAll([flags], at: ClipIndexHeader.size + index * ClipSlot.size + 40)
+    }
+
+    func writeHeader() throws { try pwriteAll(header.encoded(), at: 0) }
+
+    private func pwriteAll(_ bytes: [UInt8], at offset: Int) throws {
+        try bytes.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let wrote = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
+                if wrote < 0 {
+                    if errno == EINTR { continue }
+                    throw FileSystem.fail("write", path)
+                }
+                done += wrote
+            }
+        }
+    }
+}

@@ -1,0 +1,396 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The clipboard history.
+///
+/// `clips/log` is the source of truth: an append-only log, one JSON object a
+/// line (`add` with the entry, `rm`, `pin`), each change committed by append +
+/// fdatasync. `clips/index` is a derived cache of fixed-size slots sorted by
+/// time, so that `clip add` and `clip ls --limit N` touch a few slots instead of
+/// the whole history: their cost stays flat as the history grows. The log is
+/// compacted (rewritten atomically with only live entries) once dead lines
+/// outnumber live ones, which keeps the amortised cost per change constant.
+public final class ClipStore {
+    public let directory: String
+    private var log: AppendFile
+    private var index: ClipIndexFile
+
+    var logPath: String { directory + "/log" }
+    var indexPath: String { directory + "/index" }
+
+    init(directory: String) throws {
+        self.directory = directory
+        try storeOperation { try FileSystem.makeDirectory(directory) }
+        let log = try storeOperation { try AppendFile(path: directory + "/log") }
+        self.log = log
+        index = try storeOperation {
+            let current = try ClipIndexFile.open(path: directory + "/index")
+            if let current, current.header.logSize == UInt64(log.size), current.header.logInode == ClipStore.inode(of: log) {
+                return current
+            }
+            return try ClipStore.buildIndex(log: log, indexPath: directory + "/index")
+        }
+    }
+
+    private static func inode(of file: AppendFile) -> UInt64 {
+        var info = stat()
+        return fstat(file.fd, &info) == 0 ? UInt64(info.st_ino) : 0
+    }
+
+    private func logInode() -> UInt64 { ClipStore.inode(of: log) }
+
+    // MARK: Reading
+
+    public var count: Int { Int(index.header.liveCount) }
+
+    /// Live entries, newest first, stopping after `limit` matches.
+    public func entries(limit: Int? = nil, pinnedOnly: Bool = false, matching: ((ClipEntry) -> Bool)? = nil) throws -> [ClipEntry] {
+        var result: [ClipEntry] = []
+        try storeOperation {
+            try forEachSlotNewestFirst { _, slot in
+                guard slot.isLive, !pinnedOnly || slot.isPinned else { return true }
+                let entry = try self.entry(slot)
+                if matching?(entry) ?? true { result.append(entry) }
+                return limit.map { result.count < $0 } ?? true
+            }
+        }
+        return result
+    }
+
+    /// Walks slots from the newest, reading the index in small chunks.
+    private func forEachSlotNewestFirst(_ body: (Int, ClipSlot) throws -> Bool) throws {
+        var end = Int(index.header.slotCount)
+        var chunk = 64
+        while end > 0 {
+            let start = max(0, end - chunk)
+            for (offset, slot) in try index.slots(start..<end).enumerated().reversed() {
+                if try !body(start + offset, slot) { return }
+            }
+            end = start
+            chunk = min(chunk * 4, 16384)
+        }
+    }
+
+    func entry(_ slot: ClipSlot) throws -> ClipEntry {
+        let bytes = try FileSystem.read(fd: log.fd, offset: Int(slot.offset), count: Int(slot.length), path: logPath)
+        guard let json = try? JSONValue.parse(bytes), let text = json["text"]?.stringValue else {
+            throw ItsypadError.corrupt(logPath, "unreadable entry at byte \(slot.offset)")
+        }
+        let local = json["local"]?.stringValue.map { LocalOnlyReason(rawValue: $0) ?? .requested }
+        return ClipEntry(id: slot.idString, text: text, timestamp: slot.timestamp, pinned: slot.isPinned, localOnly: local)
+    }
+
+    /// The newest live entry, if any.
+    public func newest() throws -> ClipEntry? { try entries(limit: 1).first }
+
+    /// Finds the entry for a full id or a unique prefix of 4+ characters.
+    public func resolve(_ reference: String) throws -> Resolution<ClipEntry> {
+        let wanted = reference.lowercased().filter { $0 != "-" }
+        guard Identifier.isPrefixCandidate(reference), wanted.allSatisfy(\.isHexDigit) else { return .notFound }
+        let nibbles = wanted.map { UInt8($0.hexDigitValue!) }
+        let matches = try storeOperation { try index.allSlots() }.filter { slot in
+            slot.isLive && nibbles.enumerated().allSatisfy { i, nibble in
+                let byte = slot.id[i / 2]
+                return (i % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibble
+            }
+        }
+        switch matches.count {
+        case 0: return .notFound
+        case 1: return .found(try storeOperation { try entry(matches[0]) })
+        default: return .ambiguous(try storeOperation { try matches.prefix(10).map(entry) })
+        }
+    }
+
+    public func contains(id: String) throws -> Bool {
+        guard let bytes = Identifier.bytes(id) else { return false }
+        return try storeOperation { try index.allSlots() }.contains { $0.id == bytes && $0.isLive }
+    }
+
+    // MARK: Writing
+
+    /// What `add` did.
+    public struct AddOutcome: Equatable {
+        public var entry: ClipEntry
+        /// True when the text repeated the newest entry and nothing was added.
+        public var duplicate: Bool
+        /// Entries removed to stay within the limit.
+        public var evicted: [String]
+    }
+
+    /// Adds an entry (unless it repeats the newest one) and evicts the oldest
+    /// unpinned entries beyond `maxEntries`: one log append covers both.
+    public func add(_ entry: ClipEntry, maxEntries: Int) throws -> AddOutcome {
+        try storeOperation {
+            if let newest = try newest(), newest.text == entry.text {
+                return AddOutcome(entry: newest, duplicate: true, evicted: [])
+            }
+            var lines = ClipStore.addLine(entry)
+            let evictions = try evictionCandidates(keeping: maxEntries - 1)
+            for victim in evictions.slots { lines += ClipStore.removeLine(victim.slot.idString) }
+            let offset = try log.append(Array(lines.utf8))
+
+            let line = ClipStore.addLine(entry)
+            let slot = ClipSlot(id: Identifier.bytes(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
+                                length: UInt32(line.utf8.count - 1), flags: ClipStore.flags(for: entry))
+            var header = index.header
+            for victim in evictions.slots {
+                try index.writeFlags(victim.slot.flags | ClipSlot.deleted, at: victim.index)
+            }
+            header.evictCursor = UInt64(evictions.cursor)
+            header.liveCount -= UInt64(evictions.slots.count)
+            header.deadLines += UInt64(evictions.slots.count * 2)
+            try insert([slot], header: header)
+            try compactIfNeeded()
+            return AddOutcome(entry: entry, duplicate: false, evicted: evictions.slots.map(\.slot.idString))
+        }
+    }
+
+    /// Adds entries that came from elsewhere (sync, import), skipping ids already present.
+    public func insert(_ entries: [ClipEntry]) throws -> [ClipEntry] {
+        try storeOperation {
+            var known = Set(try index.allSlots().map(\.id))
+            var fresh: [ClipEntry] = []
+            for entry in entries {
+                guard let bytes = Identifier.bytes(entry.id), known.insert(bytes).inserted else { continue }
+                fresh.append(entry)
+            }
+            guard !fresh.isEmpty else { return [] }
+            fresh.sort { ($0.timestamp, $0.id) < ($1.timestamp, $1.id) }
+            var lines = ""
+            var slots: [ClipSlot] = []
+            let base = log.size
+            for entry in fresh {
+                let line = ClipStore.addLine(entry)
+                slots.append(ClipSlot(id: Identifier.bytes(entry.id)!, timestamp: entry.timestamp,
+                                      offset: UInt64(base + lines.utf8.count), length: UInt32(line.utf8.count - 1),
+                                      flags: ClipStore.flags(for: entry)))
+                lines += line
+            }
+            try log.append(Array(lines.utf8))
+            try insert(slots, header: index.header)
+            return fresh
+        }
+    }
+
+    /// Puts new slots into the index: appended when they are the newest (the
+    /// usual case, O(1)), otherwise by rebuilding the index in time order.
+    private func insert(_ slots: [ClipSlot], header: ClipIndexHeader) throws {
+        var header = header
+        let count = Int(header.slotCount)
+        let last = count > 0 ? try index.slots(count - 1..<count).first : nil
+        if let last, let first = slots.first, first.sortsBefore(last) {
+            try rebuildIndex()
+            return
+        }
+        header.logSize = UInt64(log.size)
+        header.logInode = logInode()
+        try index.write(slots, at: count)
+        header.slotCount += UInt64(slots.count)
+        header.liveCount += UInt64(slots.filter(\.isLive).count)
+        index.header = header
+        try index.writeHeader()
+    }
+
+    /// Removes entries by id; returns the ids that were present.
+    @discardableResult
+    public func remove(ids: [String]) throws -> [String] {
+        try storeOperation {
+            let wanted = Set(ids.compactMap(Identifier.bytes))
+            let slots = try index.allSlots()
+            let victims = slots.enumerated().filter { $0.element.isLive && wanted.contains($0.element.id) }
+            guard !victims.isEmpty else { return [] }
+            try log.append(Array(victims.map { ClipStore.removeLine($0.element.idString) }.joined().utf8))
+            var header = index.header
+            for (position, slot) in victims { try index.writeFlags(slot.flags | ClipSlot.deleted, at: position) }
+            header.liveCount -= UInt64(victims.count)
+            header.deadLines += UInt64(victims.count * 2)
+            header.logSize = UInt64(log.size)
+            index.header = header
+            try index.writeHeader()
+            try compactIfNeeded()
+            return victims.map(\.element.idString)
+        }
+    }
+
+    /// Pins or unpins an entry; returns false when it already was.
+    @discardableResult
+    public func setPinned(id: String, _ pinned: Bool) throws -> Bool {
+        try storeOperation {
+            guard let bytes = Identifier.bytes(id) else { return false }
+            let slots = try index.allSlots()
+            guard let position = slots.firstIndex(where: { $0.id == bytes && $0.isLive }) else { return false }
+            let slot = slots[position]
+            if slot.isPinned == pinned { return false }
+            let line = JSONValue.object([("op", .string("pin")), ("id", .string(id)), ("pinned", .bool(pinned))]).serialized() + "\n"
+            try log.append(Array(line.utf8))
+            try index.writeFlags(pinned ? slot.flags | ClipSlot.pinned : slot.flags & ~ClipSlot.pinned, at: position)
+            var header = index.header
+            // An unpinned entry before the cursor must become evictable again.
+            if !pinned { header.evictCursor = min(header.evictCursor, UInt64(position)) }
+            header.deadLines += 1
+            header.logSize = UInt64(log.size)
+            index.header = header
+            try index.writeHeader()
+            return true
+        }
+    }
+
+    /// The oldest unpinned live slots to remove so that at most `keeping` remain,
+    /// found by walking forward from the eviction cursor.
+    private func evictionCandidates(keeping: Int) throws -> (slots: [(index: Int, slot: ClipSlot)], cursor: Int) {
+        let excess = Int(index.header.liveCount) - max(keeping, 0)
+        var cursor = Int(index.header.evictCursor)
+        guard excess > 0 else { return ([], cursor) }
+        var victims: [(index: Int, slot: ClipSlot)] = []
+        var position = cursor
+        var advancing = true
+        let total = Int(index.header.slotCount)
+        while position < total, victims.count < excess {
+            let chunk = try index.slots(position..<min(total, position + 256))
+            for slot in chunk {
+                if slot.isLive && !slot.isPinned {
+                    victims.append((position, slot))
+                    if victims.count == excess { break }
+                } else if slot.isLive {
+                    advancing = false
+                }
+                position += 1
+                if advancing { cursor = position }
+            }
+        }
+        if advancing { cursor = position }
+        return (victims, cursor)
+    }
+
+    // MARK: Log format
+
+    static func addLine(_ entry: ClipEntry) -> String {
+        var members: [(String, JSONValue)] = [
+            ("op", .string("add")), ("id", .string(entry.id)), ("ts", .integer(entry.timestamp)),
+            ("pinned", .bool(entry.pinned)),
+        ]
+        if let local = entry.localOnly { members.append(("local", .string(local.rawValue))) }
+        members.append(("text", .string(entry.text)))
+        return JSONValue.object(members).serialized() + "\n"
+    }
+
+    static func removeLine(_ id: String) -> String {
+        JSONValue.object([("op", .string("rm")), ("id", .string(id))]).serialized() + "\n"
+    }
+
+    static func flags(for entry: ClipEntry) -> UInt8 {
+        (entry.pinned ? ClipSlot.pinned : 0) | (entry.localOnly != nil ? ClipSlot.localOnly : 0)
+    }
+
+    // MARK: Rebuild and compaction
+
+    /// Replays the whole log into a fresh index. Runs after a crash left the
+    /// index behind the log, or after an out-of-order insert.
+    private func rebuildIndex() throws {
+        index = try ClipStore.buildIndex(log: log, indexPath: indexPath)
+    }
+
+    private static func buildIndex(log: AppendFile, indexPath: String) throws -> ClipIndexFile {
+        let logPath = log.path
+        var slots: [ClipSlot] = []
+        var positions: [[UInt8]: Int] = [:]
+        var deadLines: UInt64 = 0
+        try forEachLine(of: log) { offset, line in
+            guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
+                  let id = json["id"]?.stringValue, let idBytes = Identifier.bytes(id) else {
+                throw ItsypadError.corrupt(logPath, "unreadable line at byte \(offset)")
+            }
+            switch op {
+            case "add":
+                guard let timestamp = json["ts"]?.int64Value, json["text"]?.stringValue != nil else {
+                    throw ItsypadError.corrupt(logPath, "incomplete entry at byte \(offset)")
+                }
+                if let previous = positions[idBytes], slots[previous].isLive { deadLines += 1; return }
+                let local = json["local"] != nil
+                let flags = (json["pinned"]?.boolValue == true ? ClipSlot.pinned : 0) | (local ? ClipSlot.localOnly : 0)
+                positions[idBytes] = slots.count
+                slots.append(ClipSlot(id: idBytes, timestamp: timestamp, offset: UInt64(offset),
+                                      length: UInt32(line.count), flags: flags))
+            case "rm":
+                deadLines += 2
+                if let position = positions[idBytes] { slots[position].flags |= ClipSlot.deleted }
+            case "pin":
+                deadLines += 1
+                if let position = positions[idBytes] {
+                    if json["pinned"]?.boolValue == true { slots[position].flags |= ClipSlot.pinned } else { slots[position].flags &= ~ClipSlot.pinned }
+                }
+            default:
+                throw ItsypadError.corrupt(logPath, "unknown operation \(op) at byte \(offset)")
+            }
+        }
+        // Entries removed before the last compaction are gone; deleted slots
+        // still in the log stay (as deleted) until the next compaction.
+        slots.sort { $0.sortsBefore($1) }
+        var header = ClipIndexHeader()
+        header.logSize = UInt64(log.size)
+        header.logInode = inode(of: log)
+        header.slotCount = UInt64(slots.count)
+        header.liveCount = UInt64(slots.filter(\.isLive).count)
+        header.deadLines = deadLines
+        header.evictCursor = 0
+        return try ClipIndexFile.create(path: indexPath, header: header, slots: slots)
+    }
+
+    /// Streams complete lines of the log with their offsets, in bounded memory.
+    private static func forEachLine(of log: AppendFile, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
+        let logPath = log.path
+        let size = log.size
+        var offset = 0
+        var carry: [UInt8] = []
+        var carryOffset = 0
+        while offset < size {
+            let chunk = try FileSystem.read(fd: log.fd, offset: offset, count: min(1 << 20, size - offset), path: logPath)
+            if chunk.isEmpty { break }
+            offset += chunk.count
+            var buffer = carry + chunk
+            var start = 0
+            while let newline = buffer[start...].firstIndex(of: 0x0A) {
+                try body(carryOffset + start, buffer[start..<newline])
+                start = newline + 1
+            }
+            carryOffset += start
+            buffer.removeSubrange(0..<start)
+            carry = buffer
+        }
+    }
+
+    private func compactIfNeeded() throws {
+        let header = index.header
+        guard header.deadLines > max(1024, header.liveCount) else { return }
+        try compact()
+    }
+
+    /// Rewrites the log with only live entries (current pins folded in), then the index.
+    func compact() throws {
+        let temp = directory + "/.log.compact"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if fd < 0 { throw FileSystem.fail("write", temp) }
+        do {
+            var buffer: [UInt8] = []
+            for slot in try index.allSlots() where slot.isLive {
+                buffer += Array(ClipStore.addLine(try entry(slot)).utf8)
+                if buffer.count > 1 << 20 {
+                    try buffer.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: temp) }
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            try buffer.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: temp) }
+            if fsync(fd) != 0 { throw FileSystem.fail("sync", temp) }
+            close(fd)
+        } catch {
+            close(fd)
+            unlink(temp)
+            throw error
+        }
+        if rename(temp, logPath) != 0 { throw FileSystem.fail("rename", logPath) }
+        try FileSystem.syncDirectory(directory)
+        log = try AppendFile(path: logPath)
+        try rebuildIndex()
+    }
+}

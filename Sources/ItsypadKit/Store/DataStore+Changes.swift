@@ -1,0 +1,141 @@
+/// The local mutations. Each one changes the store and records, in the same
+/// locked run, what the sync engine must send (deletions included, so that
+/// evictions, clears and prunes reach other devices).
+extension DataStore {
+    // MARK: Clips
+
+    /// Why a clip stays on this device, from the flag and the settings.
+    public func localOnlyReason(for text: String, requested: Bool) throws -> LocalOnlyReason? {
+        if requested { return .requested }
+        let settings = try settings()
+        let patterns = settings.list("clipboard.ignore")
+        if !patterns.isEmpty {
+            for pattern in patterns {
+                if let regex = try? Regex(pattern), text.contains(regex) { return .ignored }
+            }
+        }
+        if settings.bool("clipboard.ignoreSecrets"), SecretDetector.looksSecret(text) { return .secret }
+        if text.utf8.count > ClipLimits.maxSyncedBytes { return .oversized }
+        return nil
+    }
+
+    /// Adds a clip, evicting beyond `clipboard.maxEntries`.
+    public func addClip(_ text: String, local: Bool, now: Milliseconds) throws -> ClipStore.AddOutcome {
+        let reason = try localOnlyReason(for: text, requested: local)
+        let entry = ClipEntry(id: Identifier.make(), text: text, timestamp: now, localOnly: reason)
+        let maxEntries = try settings().int("clipboard.maxEntries") ?? 1000
+        let outcome = try clips().add(entry, maxEntries: maxEntries)
+        guard !outcome.duplicate else { return outcome }
+        let pending = try pending()
+        if reason == nil { try pending.enqueue(.save, RecordKey(.clip, entry.id)) }
+        try pending.enqueue(.delete, outcome.evicted.map { RecordKey(.clip, $0) })
+        return outcome
+    }
+
+    /// Removes clips by id and queues their deletion.
+    @discardableResult
+    public func removeClips(_ ids: [String]) throws -> [String] {
+        let removed = try clips().remove(ids: ids)
+        try pending().enqueue(.delete, removed.map { RecordKey(.clip, $0) })
+        return removed
+    }
+
+    public func setClipPinned(_ entry: ClipEntry, _ pinned: Bool) throws -> Bool {
+        guard try clips().setPinned(id: entry.id, pinned) else { return false }
+        if entry.localOnly == nil { try pending().enqueue(.save, RecordKey(.clip, entry.id)) }
+        return true
+    }
+
+    // MARK: Tabs
+
+    /// Creates a tab from content; name and language follow the content unless given.
+    public func createTab(content: String, name: String?, language: String?, fileURL: String?, now: Milliseconds) throws -> Tab {
+        var tab = Tab(id: Identifier.make(), name: name ?? Tab.derivedName(for: content), nameLocked: name != nil,
+                      content: content, language: language ?? LanguageDetector.detect(content),
+                      languageLocked: language != nil, lastModified: now, fileURL: fileURL,
+                      clock: HybridTimestamp(physical: now, device: deviceID))
+        if name == nil { tab.name = Tab.derivedName(for: content) }
+        try saveTab(tab)
+        return tab
+    }
+
+    /// Stores a changed tab with a new clock, unless nothing changed. Returns whether it changed.
+    @discardableResult
+    public func updateTab(_ original: Tab, now: Milliseconds, change: (inout Tab) -> Void) throws -> Bool {
+        var tab = original
+        change(&tab)
+        guard tab != original else { return false }
+        tab.lastModified = now
+        tab.clock = HybridTimestamp.next(after: original.clock, now: now, device: deviceID)
+        try saveTab(tab)
+        return true
+    }
+
+    /// Writes a tab (its file content too when file-backed) and queues it.
+    public func saveTab(_ tab: Tab) throws {
+        if let fileURL = tab.fileURL {
+            try storeOperation { try FileSystem.writeAtomically(fileURL, Array(tab.content.utf8), mode: 0o600) }
+        }
+        try tabs.save(tab)
+        if !tab.isFileBacked { try pending().enqueue(.save, RecordKey(.tab, tab.id)) }
+    }
+
+    public func removeTab(_ tab: Tab) throws {
+        try tabs.remove(id: tab.id)
+        if !tab.isFileBacked { try pending().enqueue(.delete, RecordKey(.tab, tab.id)) }
+    }
+
+    /// A tab with a file-backed tab's content read from its file.
+    public func loadContent(_ tab: Tab) throws -> Tab {
+        guard let fileURL = tab.fileURL else { return tab }
+        guard let bytes = try storeOperation({ try FileSystem.read(fileURL) }) else {
+            throw ItsypadError.failure("the file behind tab '\(tab.name)' is missing: \(fileURL)")
+        }
+        guard let text = Text.decodeUTF8(bytes) else {
+            throw ItsypadError.failure("the file behind tab '\(tab.name)' is not valid UTF-8: \(fileURL)")
+        }
+        var loaded = tab
+        loaded.content = text
+        return loaded
+    }
+
+    /// Finds a tab by id, exact name or unique id prefix.
+    public func resolveTab(_ reference: String) throws -> Resolution<Tab> {
+        let all = try tabs.all()
+        if let tab = all.first(where: { $0.id == reference.lowercased() }) { return .found(tab) }
+        let named = all.filter { $0.name == reference }
+        if named.count == 1 { return .found(named[0]) }
+        if named.count > 1 { return .ambiguous(named) }
+        guard Identifier.isPrefixCandidate(reference) else { return .notFound }
+        let prefixed = all.filter { $0.id.hasPrefix(reference.lowercased()) }
+        switch prefixed.count {
+        case 0: return .notFound
+        case 1: return .found(prefixed[0])
+        default: return .ambiguous(prefixed)
+        }
+    }
+
+    // MARK: Settings
+
+    /// Sets or unsets a key; synced keys are queued for sending.
+    public func changeSetting(_ definition: SettingDefinition, to value: SettingValue?, now: Milliseconds) throws {
+        let settings = try settings()
+        let previous = settings.entries[definition.key]?.clock
+        try settings.set(definition.key, value, clock: HybridTimestamp.next(after: previous, now: now, device: deviceID))
+        if definition.scope == .synced { try pending().enqueue(.save, RecordKey(.setting, definition.key)) }
+    }
+
+    // MARK: Sync state
+
+    /// syncState for listings: localOnly, else pending while a change waits, else synced.
+    public func syncStates() throws -> (RecordKey) -> SyncState {
+        let waiting = Set(try pending().changes().map(\.key))
+        return { waiting.contains($0) ? .pending : .synced }
+    }
+}
+
+/// Sizes that match CloudKit's limits.
+public enum ClipLimits {
+    /// A record may not exceed 1 MiB; leave room for the record's other fields.
+    public static let maxSyncedBytes = 1_000_000
+}

@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The local data directory: its layout, format version, device identity and
+/// lock. Commands open it, work, and close it; every command holds the lock
+/// for its whole run so that two processes never interleave their writes.
+///
+/// Layout (format 1):
+/// - `meta.json`: format version, device id, creation time
+/// - `lock`: the lock file (flock)
+/// - `tabs/<id>.json`: one file per tab
+/// - `clips/log`, `clips/index`: the clipboard history (see ``ClipStore``)
+/// - `settings.json`: stored settings
+/// - `sync/pending.log`: the queue of changes to send (see ``PendingQueue``)
+public final class DataStore {
+    public static let format = 1
+
+    public let path: String
+    public let deviceID: String
+    private let lock: FileLock
+    private var openedClips: ClipStore?
+    private var openedSettings: SettingsStore?
+    private var openedPending: PendingQueue?
+
+    /// Opens (creating if needed) the data directory and takes its lock, waiting up to `lockTimeout` seconds.
+    public init(path: String, lockTimeout: Double = 10) throws {
+        self.path = path
+        do {
+            try FileSystem.makeDirectory(path)
+            guard let lock = try FileLock(path: path + "/lock", mode: .exclusive, timeout: lockTimeout) else {
+                throw ItsypadError.temporary("the data directory \(path) is locked by another itsypad process; try again later")
+            }
+            self.lock = lock
+            deviceID = try DataStore.readOrCreateMeta(path + "/meta.json")
+        } catch let error as FileSystemError {
+            throw ItsypadError.from(error)
+        }
+    }
+
+    /// Reads meta.json, refusing a newer format; creates it on first use.
+    private static func readOrCreateMeta(_ metaPath: String) throws -> String {
+        if let bytes = try FileSystem.read(metaPath) {
+            let meta: JSONValue
+            do { meta = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(metaPath, "\(error)") }
+            guard let format = meta["format"]?.int64Value, let device = meta["deviceID"]?.stringValue else {
+                throw ItsypadError.corrupt(metaPath, "missing format or deviceID")
+            }
+            if format > Int64(DataStore.format) {
+                throw ItsypadError.failure("the data directory was written by a newer itsypad (format \(format); this one reads format \(DataStore.format)); upgrade itsypad to use it")
+            }
+            return device
+        }
+        let device = Identifier.make()
+        let meta = JSONValue.object([
+            ("format", .integer(Int64(DataStore.format))),
+            ("deviceID", .string(device)),
+            ("created", .string(Time.iso8601(Time.now()))),
+        ])
+        try FileSystem.writeAtomically(metaPath, Array((meta.prettySerialized() + "\n").utf8))
+        return device
+    }
+
+    public var tabs: TabStore { TabStore(directory: path + "/tabs") }
+
+    public func clips() throws -> ClipStore {
+        if let openedClips { return openedClips }
+        let store = try ClipStore(directory: path + "/clips")
+        openedClips = store
+        return store
+    }
+
+    public func settings() throws -> SettingsStore {
+        if let openedSettings { return openedSettings }
+        let store = try SettingsStore(path: path + "/settings.json")
+        openedSettings = store
+        return store
+    }
+
+    public func pending() throws -> PendingQueue {
+        if let openedPending { return openedPending }
+        let queue = try PendingQueue(path: path + "/sync/pending.log")
+        openedPending = queue
+        return queue
+    }
+
+    /// The directory a data dir lives in when none is named: `$ITSYPAD_DATA_DIR`,
+    /// else `$XDG_DATA_HOME/itsypad`, else `~/.local/share/itsypad`.
+    public static func defaultPath(environment: [String: String]) -> String? {
+        if let dir = environment["ITSYPAD_DATA_DIR"], !dir.isEmpty { return dir }
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/itsypad" }
+        if let home = environment["HOME"], !home.isEmpty { return home + "/.local/share/itsypad" }
+        return nil
+    }
+}
+
+/// Maps file system failures to user-facing errors around a block of store work.
+func storeOperation<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let error as FileSystemError { throw ItsypadError.from(error) }
+}

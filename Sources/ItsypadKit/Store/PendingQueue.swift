@@ -1,0 +1,156 @@
+/// The record types that sync, named as on the backend.
+public enum RecordType: String, Sendable, CaseIterable {
+    case tab = "ScratchTab"
+    case clip = "ClipboardEntry"
+    case setting = "Setting"
+}
+
+/// Identifies one synced record.
+public struct RecordKey: Hashable, Sendable {
+    public let type: RecordType
+    public let name: String
+
+    public init(_ type: RecordType, _ name: String) {
+        self.type = type
+        self.name = name
+    }
+}
+
+/// A change waiting to be sent.
+public struct PendingChange: Equatable, Sendable {
+    public enum Operation: String, Sendable { case save, delete }
+
+    public let key: RecordKey
+    public var operation: Operation
+    /// Grows with every enqueue of this record: a send confirms only the version it sent.
+    public var version: Int
+}
+
+/// The durable, ordered, de-duplicated queue of changes to send, with
+/// CKSyncEngine's rules: save A, save B, save A → [A, B]; save A, delete A →
+/// [delete A]. Every local mutation of a syncable item appends here, whether
+/// sync is enabled or not, so a deletion made while sync was off is still sent
+/// later. Stored as an append-only log (`sync/pending.log`), one JSON object a
+/// line; `confirm` appends a confirmation rather than rewriting, and the log is
+/// compacted when it grows.
+public final class PendingQueue {
+    public let path: String
+    private var file: AppendFile?
+    private var loaded: [PendingChange]?
+
+    /// Compact once the log passes this many bytes.
+    static let compactionThreshold = 4 << 20
+
+    init(path: String) throws {
+        self.path = path
+    }
+
+    private func appendFile() throws -> AppendFile {
+        if let file { return file }
+        try storeOperation { try FileSystem.makeDirectory(FileSystem.directoryName(path)) }
+        let opened = try storeOperation { try AppendFile(path: path) }
+        file = opened
+        return opened
+    }
+
+    /// Records that `keys` must be saved or deleted on the backend.
+    public func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey]) throws {
+        guard !keys.isEmpty else { return }
+        var lines = ""
+        for key in keys {
+            lines += JSONValue.object([("op", .string(operation.rawValue)), ("type", .string(key.type.rawValue)),
+                                       ("id", .string(key.name))]).serialized() + "\n"
+        }
+        let file = try appendFile()
+        try storeOperation { try file.append(Array(lines.utf8)) }
+        loaded = nil
+    }
+
+    public func enqueue(_ operation: PendingChange.Operation, _ key: RecordKey) throws {
+        try enqueue(operation, [key])
+    }
+
+    /// The queue in order.
+    public func changes() throws -> [PendingChange] {
+        if let loaded { return loaded }
+        var replay = Replay()
+        let bytes = try storeOperation { try FileSystem.read(path) } ?? []
+        for line in bytes.split(separator: 0x0A) {
+            // A line that does not parse can only be a torn tail: it was never committed.
+            guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
+                  let type = json["type"]?.stringValue.flatMap(RecordType.init(rawValue:)),
+                  let id = json["id"]?.stringValue else { continue }
+            let key = RecordKey(type, id)
+            if op == "done", let sent = json["v"]?.int64Value {
+                replay.confirm(key, version: Int(sent))
+            } else if let operation = PendingChange.Operation(rawValue: op) {
+                replay.apply(operation, key, version: json["v"]?.int64Value.map(Int.init))
+            }
+        }
+        loaded = replay.ordered
+        return replay.ordered
+    }
+
+    public func contains(_ key: RecordKey) throws -> Bool { try changes().contains { $0.key == key } }
+
+    /// Folds log lines into the queue in one pass (a dictionary, so replay stays linear).
+    struct Replay {
+        var entries: [RecordKey: (change: PendingChange, position: Int)] = [:]
+        var version = 0
+
+        /// Compaction writes each change's version so that numbering survives it.
+        mutating func apply(_ operation: PendingChange.Operation, _ key: RecordKey, version explicit: Int?) {
+            version = max(version + 1, explicit ?? 0)
+            if var entry = entries[key] {
+                entry.change.operation = operation
+                entry.change.version = version
+                entries[key] = entry
+            } else {
+                entries[key] = (PendingChange(key: key, operation: operation, version: version), version)
+            }
+        }
+
+        mutating func confirm(_ key: RecordKey, version sent: Int) {
+            if let entry = entries[key], entry.change.version <= sent { entries[key] = nil }
+        }
+
+        var ordered: [PendingChange] { entries.values.sorted { $0.position < $1.position }.map(\.change) }
+    }
+
+    /// Marks the given versions as sent. A change re-enqueued after its batch
+    /// was built has a higher version and stays pending.
+    public func confirm(_ sent: [PendingChange]) throws {
+        guard !sent.isEmpty else { return }
+        _ = try changes()
+        var lines = ""
+        for change in sent {
+            lines += JSONValue.object([("op", .string("done")), ("type", .string(change.key.type.rawValue)),
+                                       ("id", .string(change.key.name)), ("v", .integer(Int64(change.version)))]).serialized() + "\n"
+        }
+        let file = try appendFile()
+        try storeOperation { try file.append(Array(lines.utf8)) }
+        loaded?.removeAll { change in sent.contains { $0.key == change.key && $0.version >= change.version } }
+    }
+
+    /// Rewrites the log as the current queue, dropping deletions of records the
+    /// backend never had (nothing to delete there).
+    public func compact(knownToBackend: (RecordKey) -> Bool) throws {
+        var changes = try changes()
+        changes.removeAll { $0.operation == .delete && !knownToBackend($0.key) }
+        var text = ""
+        for change in changes {
+            text += JSONValue.object([("op", .string(change.operation.rawValue)), ("type", .string(change.key.type.rawValue)),
+                                      ("id", .string(change.key.name)), ("v", .integer(Int64(change.version)))]).serialized() + "\n"
+        }
+        try storeOperation {
+            try FileSystem.makeDirectory(FileSystem.directoryName(path))
+            try FileSystem.writeAtomically(path, Array(text.utf8))
+        }
+        file = nil
+        loaded = nil
+        _ = try self.changes()
+    }
+
+    /// Whether the log has grown enough to be worth compacting.
+    public var needsCompaction: Bool { (FileSystem.fileSize(path) ?? 0) > PendingQueue.compactionThreshold }
+}

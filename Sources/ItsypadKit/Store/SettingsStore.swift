@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Stored settings in `settings.json`. Each key keeps the clock of its last
+/// change so that synced keys merge per key, last writer wins; an unset
+/// synced key keeps a tombstone so that the unset travels too.
+public final class SettingsStore {
+    /// A stored value (nil value = unset tombstone) and when it was set.
+    public struct Entry: Equatable, Sendable {
+        public var value: JSONValue?
+        public var clock: HybridTimestamp
+    }
+
+    public let path: String
+    public private(set) var entries: [String: Entry] = [:]
+
+    init(path: String) throws {
+        self.path = path
+        guard let bytes = try storeOperation({ try FileSystem.read(path) }) else { return }
+        let json: JSONValue
+        do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
+        guard case .object(let values)? = json["values"] else { throw ItsypadError.corrupt(path, "no values object") }
+        for (key, stored) in values {
+            guard let clock = stored["clock"]?.stringValue.flatMap(HybridTimestamp.init) else {
+                throw ItsypadError.corrupt(path, "setting \(key) has no clock")
+            }
+            let value = stored["value"].flatMap { $0 == .null ? nil : $0 }
+            entries[key] = Entry(value: value, clock: clock)
+        }
+    }
+
+    /// The effective value: stored, else the default (device.name defaults to the host name).
+    public func value(_ key: String) -> SettingValue? {
+        guard let definition = Settings.definition(key) else { return nil }
+        if let stored = entries[key]?.value, let value = definition.kind.decode(stored) { return value }
+        if key == "device.name" { return .string(SettingsStore.hostName()) }
+        return definition.defaultValue
+    }
+
+    public func isSet(_ key: String) -> Bool { entries[key]?.value != nil }
+
+    public func bool(_ key: String) -> Bool { if case .bool(let b)? = value(key) { return b }; return false }
+    public func int(_ key: String) -> Int? { if case .int(let i)? = value(key) { return i }; return nil }
+    public func string(_ key: String) -> String? { if case .string(let s)? = value(key) { return s }; return nil }
+    public func list(_ key: String) -> [String] { if case .list(let l)? = value(key) { return l }; return [] }
+
+    /// Sets (or with nil, unsets) a key and writes the file.
+    public func set(_ key: String, _ value: SettingValue?, clock: HybridTimestamp) throws {
+        entries[key] = Entry(value: value?.json, clock: clock)
+        try write()
+    }
+
+    /// Applies an entry from elsewhere (import or sync) when it is newer; returns whether it changed anything.
+    @discardableResult
+    public func merge(_ key: String, _ entry: Entry) throws -> Bool {
+        if let current = entries[key], current.clock >= entry.clock { return false }
+        entries[key] = entry
+        try write()
+        return true
+    }
+
+    func write() throws {
+        let values = entries.keys.sorted().map { key -> (String, JSONValue) in
+            let entry = entries[key]!
+            return (key, .object([("value", entry.value ?? .null), ("clock", .string(entry.clock.description))]))
+        }
+        let json = JSONValue.object([("format", .integer(1)), ("values", .object(values))])
+        try storeOperation { try FileSystem.writeAtomically(path, Array((json.prettySerialized() + "\n").utf8)) }
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(cString: buffer)
+    }
+}

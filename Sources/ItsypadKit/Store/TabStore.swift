@@ -1,0 +1,78 @@
+/// Tabs, one JSON file each under `tabs/`, replaced atomically on every change.
+/// A file-backed tab's content lives in its own file, not here.
+public struct TabStore {
+    public let directory: String
+
+    func filePath(_ id: String) -> String { directory + "/" + id + ".json" }
+
+    /// Every tab, most recently modified first.
+    public func all() throws -> [Tab] {
+        try storeOperation {
+            try FileSystem.list(directory)
+                .filter { $0.hasSuffix(".json") }
+                .map { try load(directory + "/" + $0) }
+                .sorted { ($0.lastModified, $0.id) > ($1.lastModified, $1.id) }
+        }
+    }
+
+    public func tab(id: String) throws -> Tab? {
+        try storeOperation {
+            FileSystem.exists(filePath(id)) ? try load(filePath(id)) : nil
+        }
+    }
+
+    private func load(_ path: String) throws -> Tab {
+        guard let bytes = try FileSystem.read(path) else { throw ItsypadError.failure("\(path) vanished while reading") }
+        let json: JSONValue
+        do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
+        guard let tab = TabStore.decode(json) else { throw ItsypadError.corrupt(path, "missing or invalid fields") }
+        return tab
+    }
+
+    public func save(_ tab: Tab) throws {
+        try storeOperation {
+            try FileSystem.makeDirectory(directory)
+            try FileSystem.writeAtomically(filePath(tab.id), Array((TabStore.encode(tab).prettySerialized() + "\n").utf8))
+        }
+    }
+
+    public func remove(id: String) throws {
+        try storeOperation {
+            try FileSystem.remove(filePath(id))
+            try FileSystem.syncDirectory(directory)
+        }
+    }
+
+    /// The on-disk form (content omitted for file-backed tabs).
+    static func encode(_ tab: Tab) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("id", .string(tab.id)),
+            ("name", .string(tab.name)),
+            ("nameLocked", .bool(tab.nameLocked)),
+            ("language", .string(tab.language)),
+            ("languageLocked", .bool(tab.languageLocked)),
+            ("lastModified", .integer(tab.lastModified)),
+            ("clock", .string(tab.clock.description)),
+        ]
+        if let fileURL = tab.fileURL {
+            members.append(("fileURL", .string(fileURL)))
+        } else {
+            members.append(("content", .string(tab.content)))
+        }
+        return .object(members)
+    }
+
+    static func decode(_ json: JSONValue) -> Tab? {
+        guard let id = json["id"]?.stringValue, Identifier.isValid(id),
+              let name = json["name"]?.stringValue,
+              let language = json["language"]?.stringValue,
+              let lastModified = json["lastModified"]?.int64Value,
+              let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init)
+        else { return nil }
+        let fileURL = json["fileURL"]?.stringValue
+        guard let content = json["content"]?.stringValue ?? (fileURL == nil ? nil : "") else { return nil }
+        return Tab(id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? false, content: content,
+                   language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
+                   lastModified: lastModified, fileURL: fileURL, clock: clock)
+    }
+}

@@ -1,0 +1,270 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure of the file system, with the path and the system's reason.
+public struct FileSystemError: Error, CustomStringConvertible, Equatable {
+    public let path: String
+    public let code: Int32
+    public let operation: String
+
+    public var description: String { "cannot \(operation) \(path): \(String(cString: strerror(code)))" }
+    /// A full disk or quota: reported as such, never as corruption.
+    public var isDiskFull: Bool { code == ENOSPC || code == EDQUOT }
+}
+
+/// Thin, synchronous POSIX file helpers. Every write that must survive a crash
+/// goes through `writeAtomically` (temp + fsync + rename + directory fsync) or
+/// `append` (write + fdatasync); nothing here buffers behind the caller's back.
+public enum FileSystem {
+    static func fail(_ operation: String, _ path: String) -> FileSystemError {
+        FileSystemError(path: path, code: errno, operation: operation)
+    }
+
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    public static func fileSize(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
+    }
+
+    /// Creates `path` and its missing parents with `mode` (0700 by default).
+    public static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws {
+        if isDirectory(path) { return }
+        let parent = directoryName(path)
+        if parent != path, !parent.isEmpty, !isDirectory(parent) { try makeDirectory(parent, mode: mode) }
+        if mkdir(path, mode) != 0 && errno != EEXIST { throw fail("create directory", path) }
+    }
+
+    /// Reads a whole file; nil when it does not exist.
+    public static func read(_ path: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw fail("read", path)
+        }
+        defer { close(fd) }
+        return try readAll(fd: fd, path: path)
+    }
+
+    public static func readAll(fd: Int32, path: String = "standard input") throws -> [UInt8] {
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw fail("read", path)
+            }
+            if count == 0 { return result }
+            result.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Reads `count` bytes at `offset` (fewer at end of file).
+    public static func read(fd: Int32, offset: Int, count: Int, path: String) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw fail("read", path)
+            }
+            if got == 0 { break }
+            done += got
+        }
+        if done < count { buffer.removeSubrange(done...) }
+        return buffer
+    }
+
+    public static func writeAll(fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let wrote = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if wrote < 0 {
+                if errno == EINTR { continue }
+                throw fail("write", path)
+            }
+            done += wrote
+        }
+    }
+
+    /// Replaces `path` with `bytes` so that a crash leaves either the old or the
+    /// new file, never a torn one.
+    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws {
+        let temp = directoryName(path) + "/." + baseName(path) + ".tmp-\(getpid())"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        if fd < 0 { throw fail("write", temp) }
+        do {
+            try bytes.withUnsafeBytes { try writeAll(fd: fd, $0, path: temp) }
+            if fsync(fd) != 0 { throw fail("sync", temp) }
+            close(fd)
+        } catch {
+            close(fd)
+            unlink(temp)
+            throw error
+        }
+        if rename(temp, path) != 0 {
+            let failure = fail("rename", path)
+            unlink(temp)
+            throw failure
+        }
+        try syncDirectory(directoryName(path))
+    }
+
+    public static func syncDirectory(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { throw fail("open", path) }
+        defer { close(fd) }
+        if fsync(fd) != 0 && errno != EINVAL { throw fail("sync", path) }
+    }
+
+    public static func remove(_ path: String) throws {
+        if unlink(path) != 0 && errno != ENOENT { throw fail("remove", path) }
+    }
+
+    /// Names in a directory, sorted (readdir order is arbitrary on Linux);
+    /// hidden names (temp files) are skipped.
+    public static func list(_ path: String) throws -> [String] {
+        guard let dir = opendir(path) else {
+            if errno == ENOENT { return [] }
+            throw fail("list", path)
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    public static func directoryName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    public static func baseName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// Makes a relative path absolute against the working directory.
+    public static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let cwd = String(cString: buffer)
+        return path == "." ? cwd : cwd + "/" + path
+    }
+}
+
+/// An append-only file: each `append` is one `write` followed by `fdatasync`, so
+/// a record is committed once `append` returns. A crash mid-write leaves a torn
+/// last line, which `openForAppend` cuts off (it was never committed).
+public final class AppendFile {
+    public let path: String
+    public let fd: Int32
+
+    /// Opens (creating with 0600) and truncates a torn tail that lacks its final newline.
+    public init(path: String, repairTail: Bool = true) throws {
+        self.path = path
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0 { throw FileSystem.fail("open", path) }
+        self.fd = fd
+        if repairTail { try cutTornTail() }
+    }
+
+    deinit { close(fd) }
+
+    public var size: Int {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    private func cutTornTail() throws {
+        let length = size
+        guard length > 0 else { return }
+        let last = try FileSystem.read(fd: fd, offset: length - 1, count: 1, path: path)
+        if last == [0x0A] { return }
+        // Walk back to the last newline: everything after it was never committed.
+        var end = length
+        while end > 0 {
+            let start = max(0, end - 4096)
+            let chunk = try FileSystem.read(fd: fd, offset: start, count: end - start, path: path)
+            if let newline = chunk.lastIndex(of: 0x0A) {
+                end = start + newline + 1
+                break
+            }
+            end = start
+        }
+        if ftruncate(fd, off_t(end)) != 0 { throw FileSystem.fail("repair", path) }
+    }
+
+    /// Appends bytes (one or more complete lines) and makes them durable.
+    /// Returns the offset they were written at.
+    @discardableResult
+    public func append(_ bytes: [UInt8]) throws -> Int {
+        let offset = size
+        do {
+            try bytes.withUnsafeBytes { raw in
+                var done = 0
+                while done < raw.count {
+                    let wrote = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
+                    if wrote < 0 {
+                        if errno == EINTR { continue }
+                        throw FileSystem.fail("write", path)
+                    }
+                    done += wrote
+                }
+            }
+            if fdatasync(fd) != 0 { throw FileSystem.fail("sync", path) }
+        } catch {
+            // A partial write (disk full) must not stay as a torn record.
+            _ = ftruncate(fd, off_t(offset))
+            throw error
+        }
+        return offset
+    }
+}
+
+/// An advisory `flock` on a dedicated lock file, taken with a bounded wait.
+/// (Locking a data file is useless once it is replaced by rename.)
+public final class FileLock {
+    private let fd: Int32
+
+    public enum Mode { case shared, exclusive }
+
+    /// Waits up to `timeout` seconds; returns nil when the lock stayed busy.
+    public init?(path: String, mode: Mode, timeout: Double) throws {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0 { throw FileSystem.fail("open", path) }
+        let operation = (mode == .shared ? LOCK_SH : LOCK_EX) | LOCK_NB
+        var waited = 0.0
+        var pause = 0.002
+        while flock(fd, operation) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, waited < timeout else {
+                close(fd)
+                if errno == EWOULDBLOCK || errno == EINTR { return nil }
+                throw FileSystem.fail("lock", path)
+            }
+            usleep(useconds_t(pause * 1_000_000))
+            waited += pause
+            pause = min(pause * 2, 0.05)
+        }
+        self.fd = fd
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}

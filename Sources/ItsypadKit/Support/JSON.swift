@@ -1,0 +1,340 @@
+/// A JSON value with object keys kept in order, so that output is stable and
+/// documented field order survives a round trip. Small and dependency-free:
+/// it parses a clipboard log line in microseconds without Foundation.
+public enum JSONValue: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case integer(Int64)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.number(a), .number(b)): return a == b
+        case let (.integer(a), .integer(b)): return a == b
+        case let (.integer(a), .number(b)), let (.number(b), .integer(a)): return Double(a) == b
+        case let (.string(a), .string(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.object(a), .object(b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.0 == key }?.1
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
+    public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
+    public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
+    public var int64Value: Int64? {
+        switch self {
+        case .integer(let i): return i
+        case .number(let d) where d.rounded() == d && abs(d) < 9.2e18: return Int64(d)
+        default: return nil
+        }
+    }
+    public var doubleValue: Double? {
+        switch self {
+        case .integer(let i): return Double(i)
+        case .number(let d): return d
+        default: return nil
+        }
+    }
+}
+
+// MARK: - Serialising
+
+extension JSONValue {
+    /// Compact JSON on one line (log records, `--json` arrays use `pretty`).
+    public func serialized() -> String {
+        var out = ""
+        write(to: &out, indent: nil, level: 0)
+        return out
+    }
+
+    /// Two-space indented JSON, the form `--json` and `export` print.
+    public func prettySerialized() -> String {
+        var out = ""
+        write(to: &out, indent: "  ", level: 0)
+        return out
+    }
+
+    private func write(to out: inout String, indent: String?, level: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .integer(let i): out += String(i)
+        case .number(let d):
+            if d.isFinite, d.rounded() == d, abs(d) < 1e15 { out += String(Int64(d)) } else if d.isFinite { out += "\(d)" } else { out += "null" }
+        case .string(let s): JSONValue.writeString(s, to: &out)
+        case .array(let items):
+            if items.isEmpty { out += "[]"; return }
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                newline(&out, indent, level + 1)
+                item.write(to: &out, indent: indent, level: level + 1)
+            }
+            newline(&out, indent, level)
+            out += "]"
+        case .object(let members):
+            if members.isEmpty { out += "{}"; return }
+            out += "{"
+            for (index, (key, value)) in members.enumerated() {
+                if index > 0 { out += "," }
+                newline(&out, indent, level + 1)
+                JSONValue.writeString(key, to: &out)
+                out += indent == nil ? ":" : ": "
+                value.write(to: &out, indent: indent, level: level + 1)
+            }
+            newline(&out, indent, level)
+            out += "}"
+        }
+    }
+
+    private func newline(_ out: inout String, _ indent: String?, _ level: Int) {
+        guard let indent else { return }
+        out += "\n"
+        for _ in 0..<level { out += indent }
+    }
+
+    static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        var plainStart = s.utf8.startIndex
+        let utf8 = s.utf8
+        var index = utf8.startIndex
+        // Copy runs of characters that need no escaping in one go.
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            if byte == 0x22 || byte == 0x5C || byte < 0x20 {
+                out += String(s[plainStart..<index])
+                switch byte {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0x0A: out += "\\n"
+                case 0x0D: out += "\\r"
+                case 0x09: out += "\\t"
+                default:
+                    let hex = String(byte, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                }
+                plainStart = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        out += String(s[plainStart..<utf8.endIndex])
+        out += "\""
+    }
+}
+
+// MARK: - Parsing
+
+/// Why a JSON text could not be read; `offset` is a byte offset into the input.
+public struct JSONParseError: Error, Equatable, CustomStringConvertible {
+    public let message: String
+    public let offset: Int
+    public var description: String { "\(message) at byte \(offset)" }
+}
+
+extension JSONValue {
+    /// Parses one complete JSON text. Invalid UTF-8 in strings is an error.
+    public static func parse(_ text: String) throws -> JSONValue {
+        var text = text
+        return try text.withUTF8 { try parse(bytes: $0) }
+    }
+
+    public static func parse<C: Collection>(_ bytes: C) throws -> JSONValue where C.Element == UInt8 {
+        if let value = try bytes.withContiguousStorageIfAvailable({ try parse(bytes: $0) }) { return value }
+        let copy = Array(bytes)
+        return try copy.withUnsafeBufferPointer { try parse(bytes: $0) }
+    }
+
+    static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.position == bytes.count else { throw parser.error("unexpected data after the JSON value") }
+        return value
+    }
+}
+
+private struct JSONParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var position = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    func error(_ message: String) -> JSONParseError { JSONParseError(message: message, offset: position) }
+
+    mutating func skipWhitespace() {
+        while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
+    }
+
+    mutating func parseValue(depth: Int) throws -> JSONValue {
+        guard depth < 512 else { throw error("nesting too deep") }
+        guard position < bytes.count else { throw error("unexpected end of input") }
+        switch bytes[position] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth)
+        case UInt8(ascii: "["): return try parseArray(depth: depth)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectWord("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("unexpected character")
+        }
+    }
+
+    mutating func expectWord(_ word: String) throws {
+        let expected = Array(word.utf8)
+        guard position + expected.count <= bytes.count else { throw error("unexpected end of input") }
+        for (i, byte) in expected.enumerated() where bytes[position + i] != byte { throw error("invalid literal") }
+        position += expected.count
+    }
+
+    mutating func parseObject(depth: Int) throws -> JSONValue {
+        position += 1
+        var members: [(String, JSONValue)] = []
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "}") { position += 1; return .object(members) }
+        while true {
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let key = try parseString()
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
+            position += 1
+            skipWhitespace()
+            members.append((key, try parseValue(depth: depth + 1)))
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end of input") }
+            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
+            if bytes[position] == UInt8(ascii: "}") { position += 1; return .object(members) }
+            throw error("expected ',' or '}'")
+        }
+    }
+
+    mutating func parseArray(depth: Int) throws -> JSONValue {
+        position += 1
+        var items: [JSONValue] = []
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "]") { position += 1; return .array(items) }
+        while true {
+            skipWhitespace()
+            items.append(try parseValue(depth: depth + 1))
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end of input") }
+            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
+            if bytes[position] == UInt8(ascii: "]") { position += 1; return .array(items) }
+            throw error("expected ',' or ']'")
+        }
+    }
+
+    mutating func parseNumber() throws -> JSONValue {
+        let start = position
+        var isInteger = true
+        if bytes[position] == UInt8(ascii: "-") { position += 1 }
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte >= 0x30 && byte <= 0x39 { position += 1; continue }
+            if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") {
+                isInteger = false
+                position += 1
+                continue
+            }
+            break
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        if isInteger, let value = Int64(text) { return .integer(value) }
+        guard let value = Double(text) else { position = start; throw error("invalid number") }
+        return .number(value)
+    }
+
+    mutating func parseString() throws -> String {
+        position += 1
+        let start = position
+        // Fast path: no escapes.
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
+                position += 1
+                guard let string = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
+                return string
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            position += 1
+        }
+        var scalars: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<position]))
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                position += 1
+                guard let string = String(validating: scalars, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
+                return string
+            }
+            if byte < 0x20 { throw error("control character in string") }
+            if byte != UInt8(ascii: "\\") { scalars.append(byte); position += 1; continue }
+            position += 1
+            guard position < bytes.count else { break }
+            let escape = bytes[position]
+            position += 1
+            switch escape {
+            case UInt8(ascii: "\""): scalars.append(0x22)
+            case UInt8(ascii: "\\"): scalars.append(0x5C)
+            case UInt8(ascii: "/"): scalars.append(0x2F)
+            case UInt8(ascii: "b"): scalars.append(0x08)
+            case UInt8(ascii: "f"): scalars.append(0x0C)
+            case UInt8(ascii: "n"): scalars.append(0x0A)
+            case UInt8(ascii: "r"): scalars.append(0x0D)
+            case UInt8(ascii: "t"): scalars.append(0x09)
+            case UInt8(ascii: "u"):
+                var code = try parseHex4()
+                if (0xD800...0xDBFF).contains(code) {
+                    guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                        throw error("unpaired surrogate")
+                    }
+                    position += 2
+                    let low = try parseHex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate") }
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(code) {
+                    throw error("unpaired surrogate")
+                }
+                guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }
+                scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
+            default: throw error("invalid escape")
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    mutating func parseHex4() throws -> UInt32 {
+        guard position + 4 <= bytes.count else { throw error("truncated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            guard let digit = hexDigit(bytes[position]) else { throw error("invalid \\u escape") }
+            value = value << 4 | UInt32(digit)
+            position += 1
+        }
+        return value
+    }
+
+    func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte - 0x30
+        case 0x41...0x46: return byte - 0x41 + 10
+        case 0x61...0x66: return byte - 0x61 + 10
+        default: return nil
+        }
+    }
+}

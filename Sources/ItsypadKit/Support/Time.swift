@@ -1,0 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Milliseconds since the Unix epoch: the one time unit the store, the JSON
+/// output and the sync records share.
+public typealias Milliseconds = Int64
+
+public enum Time {
+    /// The wall clock now, in milliseconds.
+    public static func now() -> Milliseconds {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Milliseconds(spec.tv_sec) * 1000 + Milliseconds(spec.tv_nsec / 1_000_000)
+    }
+
+    /// ISO 8601 in UTC with milliseconds, e.g. `2026-11-21T22:46:05.123Z`.
+    public static func iso8601(_ ms: Milliseconds) -> String {
+        let seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+        let millis = Int(ms - seconds * 1000)
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let secondOfDay = Int(seconds - days * 86400)
+        let (year, month, day) = civilDate(fromDays: days)
+        return pad(Int(year), 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
+            + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+            + "." + pad(millis, 3) + "Z"
+    }
+
+    /// Parses ISO 8601 UTC (`Z` or `±hh:mm`), with or without fractional seconds.
+    public static func parseISO8601(_ text: String) -> Milliseconds? {
+        let chars = Array(text.utf8)
+        func number(_ from: Int, _ count: Int) -> Int? {
+            guard from + count <= chars.count else { return nil }
+            var value = 0
+            for c in chars[from..<from + count] {
+                guard c >= 0x30 && c <= 0x39 else { return nil }
+                value = value * 10 + Int(c - 0x30)
+            }
+            return value
+        }
+        guard chars.count >= 20, chars[4] == 0x2D, chars[7] == 0x2D, chars[10] == 0x54 || chars[10] == 0x20,
+              chars[13] == 0x3A, chars[16] == 0x3A,
+              let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var index = 19
+        var millis = 0
+        if index < chars.count, chars[index] == 0x2E {
+            index += 1
+            var digits = 0
+            while index < chars.count, chars[index] >= 0x30, chars[index] <= 0x39 {
+                if digits < 3 { millis = millis * 10 + Int(chars[index] - 0x30) }
+                digits += 1
+                index += 1
+            }
+            guard digits > 0 else { return nil }
+            for _ in digits..<max(digits, 3) { millis *= 10 }
+        }
+        var offsetSeconds = 0
+        guard index < chars.count else { return nil }
+        if chars[index] == 0x5A {
+            index += 1
+        } else if chars[index] == 0x2B || chars[index] == 0x2D, let h = number(index + 1, 2), let m = number(index + 4, 2) {
+            offsetSeconds = (h * 3600 + m * 60) * (chars[index] == 0x2D ? -1 : 1)
+            index += 6
+        } else {
+            return nil
+        }
+        guard index == chars.count else { return nil }
+        let days = daysFromCivil(year: Int64(year), month: month, day: day)
+        let seconds = days * 86400 + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
+        return seconds * 1000 + Int64(millis)
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    }
+
+    // Howard Hinnant's civil-from-days algorithms: exact for the proleptic Gregorian calendar.
+    static func civilDate(fromDays days: Int64) -> (Int64, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = Int(dayOfYear - (153 * mp + 2) / 5 + 1)
+        let month = Int(mp < 10 ? mp + 3 : mp - 9)
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    static func daysFromCivil(year: Int64, month: Int, day: Int) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let m = Int64(month)
+        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+/// A retention period as users write it: `90s`, `30m`, `12h`, `7d`, `2w` or `never`.
+public struct RetentionDuration: Equatable, Sendable, CustomStringConvertible {
+    /// nil means never.
+    public let milliseconds: Milliseconds?
+    public let description: String
+
+    public static let never = RetentionDuration(milliseconds: nil, description: "never")
+    public static let examples = ["never", "90s", "30m", "12h", "1d", "7d", "2w"]
+
+    private init(milliseconds: Milliseconds?, description: String) {
+        self.milliseconds = milliseconds
+        self.description = description
+    }
+
+    public init?(_ text: String) {
+        let text = text.lowercased()
+        if text == "never" { self = .never; return }
+        guard let unit = text.last, let count = Int64(text.dropLast()), count > 0, count < 1_000_000 else { return nil }
+        let scale: Milliseconds
+        switch unit {
+        case "s": scale = 1000
+        case "m": scale = 60_000
+        case "h": scale = 3_600_000
+        case "d": scale = 86_400_000
+        case "w": scale = 604_800_000
+        default: return nil
+        }
+        self.init(milliseconds: count * scale, description: text)
+    }
+}
