@@ -170,5 +170,8 @@ public final class Invocation {
     }
 
     /// Releases the data directory's lock.
-    func close() { openedStore = nil }
+    func close() {
+        openedStore?.close()
+        openedStore = nil
+    }
 }

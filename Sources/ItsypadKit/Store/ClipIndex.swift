@@ -21,9 +21,9 @@ struct ClipSlot: Equatable {
     var isLive: Bool { !isDeleted }
     var idString: String { Identifier.format(id) }
 
-    /// The index order: by time, ties broken by id.
+    /// The index order: by time, ties (entries added within one millisecond) by arrival.
     func sortsBefore(_ other: ClipSlot) -> Bool {
-        timestamp != other.timestamp ? timestamp < other.timestamp : id.lexicographicallyPrecedes(other.id)
+        timestamp != other.timestamp ? timestamp < other.timestamp : offset < other.offset
     }
 
     func encoded(into bytes: inout [UInt8]) {

@@ -18,7 +18,7 @@ public final class DataStore {
 
     public let path: String
     public let deviceID: String
-    private let lock: FileLock
+    private var lock: FileLock?
     private var openedClips: ClipStore?
     private var openedSettings: SettingsStore?
     private var openedPending: PendingQueue?
@@ -59,6 +59,15 @@ public final class DataStore {
         ])
         try FileSystem.writeAtomically(metaPath, Array((meta.prettySerialized() + "\n").utf8))
         return device
+    }
+
+    /// Releases the lock (for example while a person is in an editor). The
+    /// store must not be used afterwards; open a new one.
+    public func close() {
+        openedClips = nil
+        openedSettings = nil
+        openedPending = nil
+        lock = nil
     }
 
     public var tabs: TabStore { TabStore(directory: path + "/tabs") }

@@ -1,0 +1,123 @@
+import Testing
+@testable import ItsypadKit
+
+@Suite struct ClipCommandTests {
+    let device = Device()
+
+    func add(_ text: String, _ extra: [String] = []) -> String {
+        let (status, out, err) = device.inProcess(["clip", "add"] + extra, stdin: text)
+        #expect(status == 0, "clip add failed: \(err)")
+        return out.trimmingNewline
+    }
+
+    func ids(_ arguments: [String] = []) -> [String] {
+        device.inProcess(["clip", "ls"] + arguments).1.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+    }
+
+    @Test func addListShowRoundTrip() {
+        let id = add("  two\n\twords  \n")
+        let (status, out, _) = device.inProcess(["clip", "ls"])
+        #expect(status == 0)
+        #expect(out == "\(id.prefix(8))\ttwo words\n")
+        #expect(device.inProcess(["clip", "show", String(id.prefix(4))]).1 == "  two\n\twords  \n")
+    }
+
+    @Test func repeatingTheNewestAddsNothing() {
+        let first = add("same")
+        #expect(add("same") == first)
+        _ = add("other")
+        #expect(add("same") != first)
+        #expect(ids().count == 3)
+    }
+
+    @Test(arguments: ["", "   \n\t "])
+    func refusesBlankInput(_ text: String) {
+        let (status, _, err) = device.inProcess(["clip", "add"], stdin: text)
+        #expect(status == 1)
+        #expect(err.contains("empty"))
+        #expect(ids().isEmpty)
+    }
+
+    @Test func refusesInvalidUTF8() throws {
+        let result = try device.runArguments(["clip", "add"], stdin: [0x66, 0x6F, 0xFF, 0x0A])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("UTF-8"))
+        #expect(ids().isEmpty)
+    }
+
+    @Test func listFiltersAndLimits() {
+        let pinned = add("Alpha one")
+        _ = add("beta two")
+        _ = add("ALPHA three")
+        #expect(device.inProcess(["clip", "pin", pinned]).0 == 0)
+        #expect(ids(["--search", "alpha"]).count == 2)
+        #expect(ids(["--limit", "1"]).count == 1)
+        #expect(ids(["--pinned"]) == [String(pinned.prefix(8))])
+        #expect(device.inProcess(["clip", "ls", "--limit", "x"]).0 == 64)
+    }
+
+    @Test func jsonListingHasTheDocumentedFields() throws {
+        _ = add("hello")
+        _ = add("secret", ["--local"])
+        let json = try JSONValue.parse(device.inProcess(["clip", "ls", "--json"]).1)
+        let items = try #require(json.arrayValue)
+        #expect(items.count == 2)
+        guard case .object(let members) = items[0] else { Issue.record("not an object"); return }
+        #expect(members.map(\.0) == ["id", "text", "timestamp", "pinned", "localOnly", "syncState"])
+        #expect(items[0]["syncState"] == .string("localOnly"))
+        #expect(items[1]["syncState"] == .string("pending"))
+        #expect(items[1]["timestamp"]?.stringValue.flatMap(Time.parseISO8601) != nil)
+    }
+
+    @Test func secretsAndIgnoredPatternsStayLocal() throws {
+        #expect(device.inProcess(["settings", "set", "clipboard.ignore", "^otpauth://", "hunter2"]).0 == 0)
+        _ = add("otpauth://totp/x?secret=abc")
+        _ = add("-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n")
+        _ = add("just text")
+        let states = try #require(try JSONValue.parse(device.inProcess(["clip", "ls", "--json"]).1).arrayValue)
+            .map { $0["localOnly"] }
+        #expect(states == [.bool(false), .bool(true), .bool(true)])
+    }
+
+    @Test func removeClearAndPinnedEntries() {
+        let a = add("a"), b = add("b"), c = add("c")
+        #expect(device.inProcess(["clip", "pin", a]).0 == 0)
+        #expect(device.inProcess(["clip", "rm", b]).0 == 0)
+        #expect(device.inProcess(["clip", "rm", "ffffffff"]).0 == 1)
+        #expect(device.inProcess(["clip", "clear"]).0 == 0)
+        #expect(ids() == [String(a.prefix(8))])
+        _ = c
+        #expect(device.inProcess(["clip", "clear", "--all"]).0 == 0)
+        #expect(ids().isEmpty)
+    }
+
+    @Test func pruneHonoursAgeKeepAndPins() {
+        let day: Int64 = 86_400_000
+        let now: Int64 = 100 * day
+        for (age, text) in [(10, "old"), (9, "old pinned"), (1, "recent"), (0, "newest")] {
+            let (status, out, _) = device.inProcess(["clip", "add", text], now: now - Int64(age) * day)
+            #expect(status == 0)
+            if text == "old pinned" { #expect(device.inProcess(["clip", "pin", out.trimmingNewline]).0 == 0) }
+        }
+        #expect(device.inProcess(["clip", "prune", "--older-than", "7d"], now: now).0 == 0)
+        #expect(device.inProcess(["clip", "ls"]).1.contains("old pinned"))
+        #expect(!device.inProcess(["clip", "ls"]).1.contains("\told\n"))
+        // Keeping one entry removes every unpinned one: the pinned entry stays.
+        #expect(device.inProcess(["clip", "prune", "--keep", "1"], now: now).0 == 0)
+        #expect(ids().count == 1)
+        #expect(device.inProcess(["clip", "prune", "--older-than", "soon"]).0 == 64)
+    }
+
+    @Test func historyNeverExceedsMaxEntriesAndEvictionsAreQueued() throws {
+        #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "3"]).0 == 0)
+        let first = add("1")
+        for text in ["2", "3", "4", "5"] { _ = add(text) }
+        #expect(ids().count == 3)
+        let pending = try PendingQueue(path: device.dataDir + "/sync/pending.log").changes()
+        #expect(pending.contains { $0.key == RecordKey(.clip, first) && $0.operation == .delete })
+    }
+}
+
+extension String {
+    var trimmingNewline: String { hasSuffix("\n") ? String(dropLast()) : self }
+}

@@ -1,0 +1,51 @@
+import Testing
+@testable import ItsypadKit
+
+@Suite struct HelpTests {
+    let device = Device()
+
+    @Test(arguments: [[], ["-h"], ["--help"], ["help"]])
+    func topLevelHelp(_ arguments: [String]) {
+        let (status, out, err) = device.inProcess(arguments)
+        #expect(status == 0)
+        #expect(err.isEmpty)
+        #expect(out.hasPrefix("OVERVIEW: "))
+        for section in ["USAGE: itsypad", "OPTIONS:", "SUBCOMMANDS:", "See 'itsypad help <subcommand>' for detailed help."] {
+            #expect(out.contains(section))
+        }
+    }
+
+    @Test(arguments: [["help", "clip", "add"], ["clip", "add", "--help"], ["clip", "add", "-h"]])
+    func commandHelp(_ arguments: [String]) {
+        let (status, out, _) = device.inProcess(arguments)
+        #expect(status == 0)
+        #expect(out.contains("USAGE: itsypad clip add [--local] [<text> ...]"))
+        #expect(out.contains("  --local                 Never sync this entry."))
+        #expect(out.contains("EXAMPLES:"))
+    }
+
+    @Test func wrapsToColumns() {
+        let context = Context.memory(environment: ["COLUMNS": "50"])
+        _ = Itsypad.run(["help", "clip", "add"], context: context)
+        #expect(context.standardOutput.text.split(separator: "\n").allSatisfy { $0.count <= 50 })
+    }
+
+    @Test(arguments: [
+        (["clpi"], "Unknown command 'clpi'. Did you mean 'clip'?", "Usage: itsypad [--data-dir <dir>] [--quiet] [--version] <subcommand>"),
+        (["clip", "ls", "--jsn"], "Unknown option '--jsn'. Did you mean '--json'?", "Usage: itsypad clip ls"),
+        (["clip", "show"], "Missing expected argument '<id>'.", "See 'itsypad clip show --help' for more information."),
+        (["tab", "new", "--name"], "Missing value for '--name <name>'.", "Usage: itsypad tab new"),
+        (["settings", "get", "a", "b"], "Unexpected argument 'b'.", "Usage: itsypad settings get <key>"),
+    ])
+    func usageErrors(_ arguments: [String], _ message: String, _ usage: String) {
+        let (status, out, err) = device.inProcess(arguments)
+        #expect(status == 64)
+        #expect(out.isEmpty)
+        #expect(err.hasPrefix("Error: " + message), "\(err)")
+        #expect(err.contains(usage), "\(err)")
+    }
+
+    @Test func version() {
+        #expect(device.inProcess(["--version"]).1 == Itsypad.version + "\n")
+    }
+}

@@ -1,0 +1,107 @@
+import Testing
+@testable import ItsypadKit
+
+@Suite struct SettingsCommandTests {
+    let device = Device()
+
+    @Test func setGetUnset() {
+        #expect(device.inProcess(["settings", "get", "clipboard.maxEntries"]).1 == "1000\n")
+        #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "50"]).0 == 0)
+        #expect(device.inProcess(["settings", "get", "clipboard.maxEntries"]).1 == "50\n")
+        #expect(device.inProcess(["settings"]).1.contains("clipboard.maxEntries=50\n"))
+        #expect(device.inProcess(["settings", "unset", "clipboard.maxEntries"]).0 == 0)
+        #expect(device.inProcess(["settings", "get", "clipboard.maxEntries"]).1 == "1000\n")
+    }
+
+    @Test(arguments: [
+        (["settings", "set", "clipboard.maxEntry", "5"], "Did you mean 'clipboard.maxEntries'?"),
+        (["settings", "set", "clipboard.maxEntries", "lots"], "a whole number"),
+        (["settings", "set", "clipboard.retention", "soon"], "duration"),
+        (["settings", "set", "clipboard.ignore", "(unclosed"], "regular expression"),
+        (["settings", "set", "sync.enabled", "maybe"], "true or false"),
+        (["settings", "get", "nope"], "Unknown setting"),
+    ])
+    func rejectsBadKeysAndValues(_ arguments: [String], _ message: String) {
+        let (status, _, err) = device.inProcess(arguments)
+        #expect(status == 64)
+        #expect(err.contains(message), "\(err)")
+    }
+
+    @Test func onlySyncedKeysAreQueued() throws {
+        #expect(device.inProcess(["settings", "set", "device.name", "laptop"]).0 == 0)
+        #expect(device.inProcess(["settings", "set", "clipboard.retention", "7d"]).0 == 0)
+        let keys = try PendingQueue(path: device.dataDir + "/sync/pending.log").changes().map(\.key)
+        #expect(keys == [RecordKey(.setting, "clipboard.retention")])
+    }
+
+    @Test func jsonListsEveryKeyWithScope() throws {
+        let items = try #require(try JSONValue.parse(device.inProcess(["settings", "list", "--json"]).1).arrayValue)
+        #expect(items.compactMap { $0["key"]?.stringValue } == Settings.keys)
+        #expect(items.first { $0["key"] == .string("sync.enabled") }?["scope"] == .string("device"))
+    }
+}
+
+@Suite struct TransferCommandTests {
+    let source = Device()
+    let copy = Device()
+
+    /// The export without its timestamp, for comparison.
+    func export(_ device: Device) throws -> JSONValue {
+        guard case .object(let members) = try JSONValue.parse(device.inProcess(["export"]).1) else { return .null }
+        return .object(members.filter { $0.0 != "exportedAt" })
+    }
+
+    @Test func exportImportReproducesTheData() throws {
+        _ = source.inProcess(["tab", "new", "--name", "Fixed", "content\nlines"])
+        _ = source.inProcess(["tab", "new", "plain tab"])
+        let clip = source.inProcess(["clip", "add", "pinned clip"]).1.trimmingNewline
+        _ = source.inProcess(["clip", "pin", clip])
+        _ = source.inProcess(["clip", "add", "--local", "local clip"])
+        _ = source.inProcess(["settings", "set", "clipboard.retention", "2w"])
+        let document = source.inProcess(["export"]).1
+        let (status, _, err) = copy.inProcess(["import", "-"], stdin: document)
+        #expect(status == 0, "\(err)")
+        #expect(try export(copy) == export(source))
+        // Importing again changes nothing.
+        #expect(copy.inProcess(["import", "-"], stdin: document).0 == 0)
+        #expect(try export(copy) == export(source))
+    }
+
+    @Test func newerLocalTabWins() throws {
+        let id = source.inProcess(["tab", "new", "old text"], now: 1_000).1.trimmingNewline
+        let document = source.inProcess(["export"]).1
+        _ = source.inProcess(["tab", "edit", id, "newer text"], now: 2_000)
+        #expect(source.inProcess(["import", "-"], stdin: document).0 == 0)
+        #expect(source.inProcess(["tab", "show", id]).1 == "newer text")
+    }
+
+    @Test(arguments: ["", "not json", "{\"format\":\"itsypad-export\",\"version\":99}", "{\"format\":\"other\"}",
+                      "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[{\"id\":\"bad\"}]}"])
+    func refusesBadDocumentsAndImportsNothing(_ document: String) {
+        let (status, _, _) = copy.inProcess(["import", "-"], stdin: document)
+        #expect(status == 1)
+        #expect(copy.inProcess(["tab", "ls"]).1.isEmpty)
+        #expect(copy.inProcess(["clip", "ls"]).1.isEmpty)
+    }
+
+    @Test func importsTheLegacyKeyValueLayoutWithTombstones() throws {
+        let keep = "6F9619FF-8B86-D011-B42D-00C04FC964FF"
+        let gone = "7F9619FF-8B86-D011-B42D-00C04FC964FF"
+        let localVictim = copy.inProcess(["tab", "new", "doomed"]).1.trimmingNewline
+        let clipKeep = "8F9619FF-8B86-D011-B42D-00C04FC964FF"
+        let clipGone = "9F9619FF-8B86-D011-B42D-00C04FC964FF"
+        let dump = """
+        {"tabs":[{"id":"\(keep)","name":"Kept","content":"print(1)","language":"python","languageLocked":false,"isDirty":false,"cursorPosition":0,"lastModified":754000000.5},
+                 {"id":"\(gone)","name":"Gone","content":"x","language":"plain","languageLocked":false,"lastModified":754000000}],
+         "deletedTabIDs":["\(gone)","\(localVictim.uppercased())"],
+         "clipboard":[{"id":"\(clipKeep)","text":"kept clip","timestamp":754000001},{"id":"\(clipGone)","text":"gone clip","timestamp":754000002}],
+         "deletedClipboardIDs":["\(clipGone)"]}
+        """
+        let (status, _, err) = copy.inProcess(["import", "--kvs", "-"], stdin: dump)
+        #expect(status == 0, "\(err)")
+        let tabs = copy.inProcess(["tab", "ls"]).1
+        #expect(tabs.contains("Kept") && !tabs.contains("Gone") && !tabs.contains("doomed"))
+        #expect(copy.inProcess(["tab", "show", keep.lowercased(), "--json"]).1.contains("2024-11-22T20:26:40.500Z"))
+        #expect(copy.inProcess(["clip", "ls"]).1 == "8f9619ff\tkept clip\n")
+    }
+}

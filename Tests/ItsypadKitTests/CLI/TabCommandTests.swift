@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadKit
+
+@Suite struct TabCommandTests {
+    let device = Device()
+
+    func new(_ arguments: [String], stdin: String? = nil) -> String {
+        let (status, out, err) = device.inProcess(["tab", "new"] + arguments, stdin: stdin)
+        #expect(status == 0, "tab new failed: \(err)")
+        return out.trimmingNewline
+    }
+
+    func tab(_ reference: String) throws -> JSONValue {
+        try JSONValue.parse(device.inProcess(["tab", "show", reference, "--json"]).1)
+    }
+
+    @Test func createsFromTextOrStdinAndShowsExactBytes() throws {
+        let fromText = new(["hello", "world"])
+        #expect(device.inProcess(["tab", "show", fromText]).1 == "hello world")
+        let content = "#!/usr/bin/env python3\nprint('hi')\n\n"
+        let fromStdin = new([], stdin: content)
+        #expect(device.inProcess(["tab", "show", fromStdin]).1 == content)
+        #expect(try tab(fromStdin)["language"] == .string("python"))
+        #expect(try tab(fromStdin)["name"] == .string("#!/usr/bin/env python3"))
+    }
+
+    @Test func explicitNameAndLanguageStick() throws {
+        let id = new(["--name", "Notes", "--language", "md", "first line"])
+        #expect(try tab("Notes")["language"] == .string("markdown"))
+        #expect(device.inProcess(["tab", "edit", "Notes", "{\"a\": 1}"]).0 == 0)
+        let edited = try tab(id)
+        #expect(edited["name"] == .string("Notes"))
+        #expect(edited["language"] == .string("markdown"))
+        #expect(edited["languageLocked"] == .bool(true))
+        #expect(device.inProcess(["tab", "edit", id, "--auto-language"]).0 == 0)
+        #expect(try tab(id)["language"] == .string("json"))
+        #expect(device.inProcess(["tab", "new", "--language", "klingon", "x"]).0 == 64)
+    }
+
+    @Test func unchangedEditKeepsLastModified() throws {
+        let id = new(["same text"])
+        let before = try tab(id)["lastModified"]
+        #expect(device.inProcess(["tab", "edit", id, "same", "text"], now: Time.now() + 60_000).0 == 0)
+        #expect(try tab(id)["lastModified"] == before)
+        #expect(device.inProcess(["tab", "edit", id, "new text"], now: Time.now() + 60_000).0 == 0)
+        #expect(try tab(id)["lastModified"] != before)
+        #expect(try tab(id)["name"] == .string("new text"))
+    }
+
+    @Test func emptyPipedEditIsRefused() {
+        let id = new(["keep me"])
+        let (status, _, err) = device.inProcess(["tab", "edit", id], stdin: "")
+        #expect(status == 1)
+        #expect(err.contains("empty"))
+        #expect(device.inProcess(["tab", "show", id]).1 == "keep me")
+    }
+
+    @Test func editorDrivesNewAndEdit() throws {
+        let script = device.directory.file("editor.sh")
+        device.directory.write("editor.sh", "#!/bin/sh\nprintf 'written by editor\\n' >> \"$1\"\n", mode: 0o755)
+        let context = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir, "EDITOR": script, "TMPDIR": device.directory.path],
+                                     stdinIsTerminal: true)
+        #expect(Itsypad.run(["tab", "new"], context: context) == 0)
+        let id = context.standardOutput.text.trimmingNewline
+        #expect(device.inProcess(["tab", "show", id]).1 == "written by editor\n")
+        let edit = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir, "VISUAL": script, "TMPDIR": device.directory.path],
+                                  stdinIsTerminal: true)
+        #expect(Itsypad.run(["tab", "edit", id], context: edit) == 0)
+        #expect(device.inProcess(["tab", "show", id]).1 == "written by editor\nwritten by editor\n")
+        // A failing editor changes nothing.
+        let failing = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir, "EDITOR": "false", "TMPDIR": device.directory.path],
+                                     stdinIsTerminal: true)
+        #expect(Itsypad.run(["tab", "edit", id], context: failing) == 1)
+        #expect(device.inProcess(["tab", "show", id]).1 == "written by editor\nwritten by editor\n")
+    }
+
+    @Test func fileBackedTabsLiveInTheirFileAndStayLocal() throws {
+        device.directory.write("notes.txt", "from the file\n")
+        let id = new(["--file", device.directory.file("notes.txt")])
+        #expect(device.inProcess(["tab", "show", id]).1 == "from the file\n")
+        #expect(device.inProcess(["tab", "edit", id, "changed"]).0 == 0)
+        #expect(device.directory.read("notes.txt") == "changed")
+        #expect(try tab(id)["syncState"] == .string("localOnly"))
+        #expect(try PendingQueue(path: device.dataDir + "/sync/pending.log").changes().isEmpty)
+    }
+
+    @Test func listsNewestFirstAndResolvesReferences() throws {
+        let older = new(["older"])
+        let newer = new(["newer"])
+        let lines = device.inProcess(["tab", "ls"]).1.split(separator: "\n")
+        #expect(lines.map { String($0.prefix(8)) } == [String(newer.prefix(8)), String(older.prefix(8))])
+        #expect(device.inProcess(["tab", "show", "older"]).1 == "older")
+        #expect(device.inProcess(["tab", "show", "nothing-like-it"]).0 == 1)
+        #expect(device.inProcess(["tab", "rm", "older", "nothing-like-it"]).0 == 1)
+        #expect(device.inProcess(["tab", "ls"]).1.split(separator: "\n").count == 2)
+        #expect(device.inProcess(["tab", "rm", "older", "newer"]).0 == 0)
+        #expect(device.inProcess(["tab", "ls"]).1.isEmpty)
+    }
+
+    @Test func ambiguousNamesNameTheCandidates() {
+        _ = new(["--name", "dup", "one"])
+        _ = new(["--name", "dup", "two"])
+        let (status, _, err) = device.inProcess(["tab", "show", "dup"])
+        #expect(status == 1)
+        #expect(err.contains("several"))
+        #expect(err.split(separator: "\n").count == 3)
+    }
+}

@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadKit
+
+@Suite struct ClipStoreTests {
+    let directory = TemporaryDirectory()
+    var path: String { directory.path + "/clips" }
+
+    func entry(_ text: String, at time: Int64, pinned: Bool = false) -> ClipEntry {
+        ClipEntry(id: Identifier.make(), text: text, timestamp: time, pinned: pinned)
+    }
+
+    @Test func addsNewestFirstAndDeduplicatesOnlyTheNewest() throws {
+        let store = try ClipStore(directory: path)
+        let a = try store.add(entry("a", at: 1), maxEntries: 10)
+        _ = try store.add(entry("b", at: 2), maxEntries: 10)
+        let again = try store.add(entry("b", at: 3), maxEntries: 10)
+        #expect(again.duplicate)
+        _ = try store.add(entry("a", at: 4), maxEntries: 10)
+        #expect(try store.entries().map(\.text) == ["a", "b", "a"])
+        #expect(try store.entries().last?.id == a.entry.id)
+    }
+
+    @Test func evictsOldestUnpinnedBeyondTheLimit() throws {
+        let store = try ClipStore(directory: path)
+        let first = try store.add(entry("1", at: 1), maxEntries: 3).entry
+        _ = try store.add(entry("2", at: 2), maxEntries: 3)
+        try store.setPinned(id: first.id, true)
+        _ = try store.add(entry("3", at: 3), maxEntries: 3)
+        let outcome = try store.add(entry("4", at: 4), maxEntries: 3)
+        #expect(outcome.evicted.count == 1)
+        #expect(try store.entries().map(\.text) == ["4", "3", "1"])
+        // Unpinning makes the old entry evictable again.
+        try store.setPinned(id: first.id, false)
+        _ = try store.add(entry("5", at: 5), maxEntries: 3)
+        #expect(try store.entries().map(\.text) == ["5", "4", "3"])
+        #expect(try ClipStore(directory: path).entries().map(\.text) == ["5", "4", "3"])
+    }
+
+    @Test func survivesAStaleOrMissingIndex() throws {
+        do {
+            let store = try ClipStore(directory: path)
+            for i in 0..<20 { _ = try store.add(entry("entry \(i)", at: Int64(i)), maxEntries: 100) }
+            try store.remove(ids: try store.entries(limit: 2).map(\.id))
+        }
+        // A crash between the log append and the index update leaves the index behind.
+        let log = try #require(try FileSystem.read(path + "/log"))
+        let extra = ClipStore.addLine(entry("written before the crash", at: 100))
+        try FileSystem.writeAtomically(path + "/log", log + Array(extra.utf8))
+        #expect(try ClipStore(directory: path).entries(limit: 1).map(\.text) == ["written before the crash"])
+        try FileSystem.remove(path + "/index")
+        let rebuilt = try ClipStore(directory: path)
+        #expect(rebuilt.count == 19)
+        #expect(try rebuilt.entries(limit: 2).map(\.text) == ["written before the crash", "entry 17"])
+    }
+
+    @Test func ignoresATornLastLine() throws {
+        do {
+            let store = try ClipStore(directory: path)
+            _ = try store.add(entry("kept", at: 1), maxEntries: 10)
+        }
+        let log = try #require(try FileSystem.read(path + "/log"))
+        try FileSystem.writeAtomically(path + "/log", log + Array("{\"op\":\"add\",\"id\":\"tor".utf8))
+        let store = try ClipStore(directory: path)
+        #expect(try store.entries().map(\.text) == ["kept"])
+        _ = try store.add(entry("after", at: 2), maxEntries: 10)
+        #expect(try ClipStore(directory: path).entries().map(\.text) == ["after", "kept"])
+    }
+
+    @Test func reportsACorruptLogWithoutTouchingIt() throws {
+        try FileSystem.makeDirectory(path)
+        let garbage = Array("this is not json\n".utf8)
+        try FileSystem.writeAtomically(path + "/log", garbage)
+        #expect(throws: ItsypadError.self) { try ClipStore(directory: path) }
+        #expect(try FileSystem.read(path + "/log") == garbage)
+    }
+
+    @Test func compactsOnceDeadLinesOutnumberLiveOnes() throws {
+        let store = try ClipStore(directory: path)
+        for i in 0..<3000 { _ = try store.add(entry("entry \(i)", at: Int64(i)), maxEntries: 10) }
+        #expect(store.count == 10)
+        let lines = try #require(try FileSystem.read(path + "/log")).filter { $0 == 0x0A }.count
+        #expect(lines < 2200, "the log was never compacted: \(lines) lines")
+        #expect(try ClipStore(directory: path).entries().map(\.text) == (2990..<3000).reversed().map { "entry \($0)" })
+    }
+
+    @Test func insertsOlderEntriesInTimeOrderAndSkipsKnownIds() throws {
+        let store = try ClipStore(directory: path)
+        let newest = try store.add(entry("new", at: 100), maxEntries: 10).entry
+        let old = entry("old", at: 50)
+        #expect(try store.insert([old, newest]).map(\.id) == [old.id])
+        #expect(try store.entries().map(\.text) == ["new", "old"])
+        #expect(try ClipStore(directory: path).entries().map(\.text) == ["new", "old"])
+    }
+
+    @Test func resolvesPrefixes() throws {
+        let store = try ClipStore(directory: path)
+        let added = try store.add(entry("x", at: 1), maxEntries: 10).entry
+        guard case .found(let found) = try store.resolve(String(added.id.prefix(6)).uppercased()) else {
+            Issue.record("prefix did not resolve")
+            return
+        }
+        #expect(found.id == added.id)
+        #expect({ if case .notFound = try? store.resolve("abc") { return true }; return false }())
+    }
+
+    @Test func keepsFilesPrivate() throws {
+        let store = try ClipStore(directory: path)
+        _ = try store.add(entry("secret", at: 1), maxEntries: 10)
+        var info = stat()
+        stat(path + "/log", &info)
+        #expect(info.st_mode & 0o777 == 0o600)
+    }
+}
