@@ -15,7 +15,7 @@ public enum CommandTable {
             OptionSpec("version", help: "Show the version."),
             OptionSpec("help", short: "h", help: "Show help information."),
         ],
-        subcommands: [tab, clip, settings, exportCommand, importCommand, help, completions, complete],
+        subcommands: [tab, clip, settings, sync, exportCommand, importCommand, help, completions, complete],
         examples: [
             Example("echo hello | itsypad clip add", "Add a clipboard entry from a pipe."),
             Example("itsypad clip ls | fzf | cut -f1 | xargs itsypad clip show", "Pick an entry with fzf and print it."),
@@ -137,6 +137,29 @@ public enum CommandTable {
         ],
         examples: [Example("itsypad settings", "Same as settings list.")],
         action: SettingsCommands.list)
+
+    static let sync = CommandSpec(
+        "sync", abstract: "Sync tabs, clips and synced settings through a shared backend directory.",
+        discussion: "Without a subcommand: pull, then push, then pull. Quiet on success unless standard output is a terminal, so cron mails only failures. Exit status 75 means the backend was locked or unreachable: try again later; nothing pending is lost.",
+        subcommands: [
+            CommandSpec("enable", abstract: "Start syncing through DIR (created if needed) and run a first sync that merges both ways.",
+                        arguments: [ArgumentSpec("dir", .optional, help: "The backend directory (default: the sync.backend setting).", completion: .directory)],
+                        examples: [Example("itsypad sync enable /mnt/usb/itsypad", "Sync through a USB disk.")],
+                        action: SyncCommands.enable),
+            CommandSpec("disable", abstract: "Stop syncing; local data stays and changes are still recorded for later.",
+                        examples: [Example("itsypad sync disable", "Work offline.")], action: SyncCommands.disable),
+            CommandSpec("push", abstract: "Send pending changes.", examples: [Example("itsypad sync push", "Send only.")], action: SyncCommands.push),
+            CommandSpec("pull", abstract: "Fetch and apply changes from other devices.", examples: [Example("itsypad sync pull", "Fetch only.")], action: SyncCommands.pull),
+            CommandSpec("status", abstract: "Show sync state: backend, device, last push and pull, pending and failed items.",
+                        options: [json], examples: [Example("itsypad sync status", "Is everything sent?")], action: SyncCommands.status),
+            CommandSpec("log", abstract: "Show the activity log of sync attempts.",
+                        options: [OptionSpec("limit", short: "n", value: "N", help: "Show the newest N attempts."), json],
+                        examples: [Example("itsypad sync log -n 5", "The last five attempts.")], action: SyncCommands.log),
+            CommandSpec("compact", abstract: "Shrink the backend's change journal (devices far behind then re-fetch everything).",
+                        examples: [Example("itsypad sync compact", "Run monthly from cron.")], action: SyncCommands.compact),
+        ],
+        examples: [Example("*/5 * * * * itsypad sync", "A crontab line: sync every five minutes.")],
+        action: SyncCommands.run)
 
     static let exportCommand = CommandSpec(
         "export", abstract: "Write all tabs, clips and settings as one JSON document to standard output.",

@@ -12,6 +12,8 @@ public struct Tab: Equatable, Sendable {
     public var fileURL: String?
     /// Orders edits across devices without trusting their clocks.
     public var clock: HybridTimestamp
+    /// What the sync engine last agreed with the backend: nil until first synced.
+    public var sync: TabSyncMetadata? = nil
 
     public var isFileBacked: Bool { fileURL != nil }
 
@@ -28,6 +30,14 @@ public struct Tab: Equatable, Sendable {
         if !nameLocked { name = Tab.derivedName(for: content) }
         if !languageLocked { language = LanguageDetector.detect(content) }
     }
+}
+
+/// A tab's sync bookkeeping: the backend's change tag for the version this
+/// device last saw, and that version's content (the common ancestor for a
+/// three-way merge).
+public struct TabSyncMetadata: Equatable, Sendable {
+    public var tag: String
+    public var ancestor: String
 }
 
 /// Where a clip or tab stands with respect to sync, as `--json` shows it.

@@ -82,7 +82,7 @@ extension DataStore {
 
     public func removeTab(_ tab: Tab) throws {
         try tabs.remove(id: tab.id)
-        if !tab.isFileBacked { try pending().enqueue(.delete, RecordKey(.tab, tab.id)) }
+        if !tab.isFileBacked { try pending().enqueue(.delete, RecordKey(.tab, tab.id), tag: tab.sync?.tag) }
     }
 
     /// A tab with a file-backed tab's content read from its file.
@@ -127,10 +127,12 @@ extension DataStore {
 
     // MARK: Sync state
 
-    /// syncState for listings: localOnly, else pending while a change waits, else synced.
+    /// syncState for listings (local-only items are decided by the caller):
+    /// failed after repeated failures, pending while a change waits, else synced.
     public func syncStates() throws -> (RecordKey) -> SyncState {
         let waiting = Set(try pending().changes().map(\.key))
-        return { waiting.contains($0) ? .pending : .synced }
+        let failed = try EngineState.load(from: self).failedKeys
+        return { failed.contains($0) ? .failed : waiting.contains($0) ? .pending : .synced }
     }
 }
 

@@ -24,6 +24,15 @@ public struct PendingChange: Equatable, Sendable {
     public var operation: Operation
     /// Grows with every enqueue of this record: a send confirms only the version it sent.
     public var version: Int
+    /// For a delete: the change tag last seen, so the delete fails if someone edited the record since.
+    public var tag: String? = nil
+
+    var line: JSONValue {
+        var members: [(String, JSONValue)] = [("op", .string(operation.rawValue)), ("type", .string(key.type.rawValue)),
+                                              ("id", .string(key.name)), ("v", .integer(Int64(version)))]
+        if let tag { members.append(("tag", .string(tag))) }
+        return .object(members)
+    }
 }
 
 /// The durable, ordered, de-duplicated queue of changes to send, with
@@ -54,20 +63,22 @@ public final class PendingQueue {
     }
 
     /// Records that `keys` must be saved or deleted on the backend.
-    public func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey]) throws {
+    public func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil) throws {
         guard !keys.isEmpty else { return }
         var lines = ""
         for key in keys {
-            lines += JSONValue.object([("op", .string(operation.rawValue)), ("type", .string(key.type.rawValue)),
-                                       ("id", .string(key.name))]).serialized() + "\n"
+            var members: [(String, JSONValue)] = [("op", .string(operation.rawValue)), ("type", .string(key.type.rawValue)),
+                                                  ("id", .string(key.name))]
+            if let tag { members.append(("tag", .string(tag))) }
+            lines += JSONValue.object(members).serialized() + "\n"
         }
         let file = try appendFile()
         try storeOperation { try file.append(Array(lines.utf8)) }
         loaded = nil
     }
 
-    public func enqueue(_ operation: PendingChange.Operation, _ key: RecordKey) throws {
-        try enqueue(operation, [key])
+    public func enqueue(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil) throws {
+        try enqueue(operation, [key], tag: tag)
     }
 
     /// The queue in order.
@@ -84,7 +95,7 @@ public final class PendingQueue {
             if op == "done", let sent = json["v"]?.int64Value {
                 replay.confirm(key, version: Int(sent))
             } else if let operation = PendingChange.Operation(rawValue: op) {
-                replay.apply(operation, key, version: json["v"]?.int64Value.map(Int.init))
+                replay.apply(operation, key, version: json["v"]?.int64Value.map(Int.init), tag: json["tag"]?.stringValue)
             }
         }
         loaded = replay.ordered
@@ -99,14 +110,15 @@ public final class PendingQueue {
         var version = 0
 
         /// Compaction writes each change's version so that numbering survives it.
-        mutating func apply(_ operation: PendingChange.Operation, _ key: RecordKey, version explicit: Int?) {
+        mutating func apply(_ operation: PendingChange.Operation, _ key: RecordKey, version explicit: Int?, tag: String?) {
             version = max(version + 1, explicit ?? 0)
             if var entry = entries[key] {
                 entry.change.operation = operation
                 entry.change.version = version
+                entry.change.tag = tag
                 entries[key] = entry
             } else {
-                entries[key] = (PendingChange(key: key, operation: operation, version: version), version)
+                entries[key] = (PendingChange(key: key, operation: operation, version: version, tag: tag), version)
             }
         }
 
@@ -138,10 +150,7 @@ public final class PendingQueue {
         var changes = try changes()
         changes.removeAll { $0.operation == .delete && !knownToBackend($0.key) }
         var text = ""
-        for change in changes {
-            text += JSONValue.object([("op", .string(change.operation.rawValue)), ("type", .string(change.key.type.rawValue)),
-                                      ("id", .string(change.key.name)), ("v", .integer(Int64(change.version)))]).serialized() + "\n"
-        }
+        for change in changes { text += change.line.serialized() + "\n" }
         try storeOperation {
             try FileSystem.makeDirectory(FileSystem.directoryName(path))
             try FileSystem.writeAtomically(path, Array(text.utf8))

@@ -10,6 +10,8 @@ public final class SettingsStore {
     public struct Entry: Equatable, Sendable {
         public var value: JSONValue?
         public var clock: HybridTimestamp
+        /// The backend's change tag for the version last synced.
+        public var tag: String? = nil
     }
 
     public let path: String
@@ -26,7 +28,7 @@ public final class SettingsStore {
                 throw ItsypadError.corrupt(path, "setting \(key) has no clock")
             }
             let value = stored["value"].flatMap { $0 == .null ? nil : $0 }
-            entries[key] = Entry(value: value, clock: clock)
+            entries[key] = Entry(value: value, clock: clock, tag: stored["tag"]?.stringValue)
         }
     }
 
@@ -47,7 +49,13 @@ public final class SettingsStore {
 
     /// Sets (or with nil, unsets) a key and writes the file.
     public func set(_ key: String, _ value: SettingValue?, clock: HybridTimestamp) throws {
-        entries[key] = Entry(value: value?.json, clock: clock)
+        entries[key] = Entry(value: value?.json, clock: clock, tag: entries[key]?.tag)
+        try write()
+    }
+
+    /// Stores an entry as it is (sync bookkeeping included).
+    public func replace(_ key: String, _ entry: Entry) throws {
+        entries[key] = entry
         try write()
     }
 
@@ -55,7 +63,7 @@ public final class SettingsStore {
     @discardableResult
     public func merge(_ key: String, _ entry: Entry) throws -> Bool {
         if let current = entries[key], current.clock >= entry.clock { return false }
-        entries[key] = entry
+        entries[key] = Entry(value: entry.value, clock: entry.clock, tag: entries[key]?.tag)
         try write()
         return true
     }
@@ -63,7 +71,9 @@ public final class SettingsStore {
     func write() throws {
         let values = entries.keys.sorted().map { key -> (String, JSONValue) in
             let entry = entries[key]!
-            return (key, .object([("value", entry.value ?? .null), ("clock", .string(entry.clock.description))]))
+            var members: [(String, JSONValue)] = [("value", entry.value ?? .null), ("clock", .string(entry.clock.description))]
+            if let tag = entry.tag { members.append(("tag", .string(tag))) }
+            return (key, .object(members))
         }
         let json = JSONValue.object([("format", .integer(1)), ("values", .object(values))])
         try storeOperation { try FileSystem.writeAtomically(path, Array((json.prettySerialized() + "\n").utf8)) }

@@ -59,6 +59,9 @@ public struct TabStore {
         } else {
             members.append(("content", .string(tab.content)))
         }
+        if let sync = tab.sync {
+            members.append(("sync", .object([("tag", .string(sync.tag)), ("ancestor", .string(sync.ancestor))])))
+        }
         return .object(members)
     }
 
@@ -71,8 +74,12 @@ public struct TabStore {
         else { return nil }
         let fileURL = json["fileURL"]?.stringValue
         guard let content = json["content"]?.stringValue ?? (fileURL == nil ? nil : "") else { return nil }
+        var sync: TabSyncMetadata?
+        if let tag = json["sync"]?["tag"]?.stringValue, let ancestor = json["sync"]?["ancestor"]?.stringValue {
+            sync = TabSyncMetadata(tag: tag, ancestor: ancestor)
+        }
         return Tab(id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? false, content: content,
                    language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
-                   lastModified: lastModified, fileURL: fileURL, clock: clock)
+                   lastModified: lastModified, fileURL: fileURL, clock: clock, sync: sync)
     }
 }

@@ -1,0 +1,186 @@
+/// A record in CloudKit Web Services record-dictionary form, as stored in
+/// `records/<recordType>/<recordName>.json` and in the journal.
+public struct BackendRecord: Equatable, Sendable, Codable {
+    /// Unique within the record type; also the file name: 1–250 characters of [A-Za-z0-9._-], not starting with ".".
+    public var recordName: String
+    /// e.g. "ScratchTab"; also a directory name, same characters as `recordName`.
+    public var recordType: String
+    /// Tag of this version: the journal seq of the change that wrote it. nil before the first save.
+    public var recordChangeTag: String?
+    public var fields: [String: FieldValue]
+    /// Set by the backend on the first save and kept afterwards.
+    public var created: Stamp?
+    /// Set by the backend on every save.
+    public var modified: Stamp?
+
+    public init(
+        recordName: String,
+        recordType: String,
+        recordChangeTag: String? = nil,
+        fields: [String: FieldValue] = [:],
+        created: Stamp? = nil,
+        modified: Stamp? = nil
+    ) {
+        self.recordName = recordName
+        self.recordType = recordType
+        self.recordChangeTag = recordChangeTag
+        self.fields = fields
+        self.created = created
+        self.modified = modified
+    }
+
+    /// The record's identity.
+    public var id: RecordID { RecordID(recordType: recordType, recordName: recordName) }
+}
+
+/// When and by which device a record version was written.
+public struct Stamp: Equatable, Sendable, Codable {
+    /// Milliseconds since 1970.
+    public var timestamp: Int64
+    /// The `device` passed to `modify`.
+    public var deviceID: String
+
+    public init(timestamp: Int64, deviceID: String) {
+        self.timestamp = timestamp
+        self.deviceID = deviceID
+    }
+}
+
+/// A content-addressed blob stored under `assets/<fileChecksum>`.
+public struct AssetReference: Hashable, Sendable, Codable {
+    /// Lowercase hex SHA-256 of the content.
+    public var fileChecksum: String
+    /// Length in bytes.
+    public var size: Int
+
+    public init(fileChecksum: String, size: Int) {
+        self.fileChecksum = fileChecksum
+        self.size = size
+    }
+
+    /// True if the checksum is 64 lowercase hex digits (and so also a safe file name).
+    public var hasValidChecksum: Bool {
+        fileChecksum.utf8.count == 64 && fileChecksum.utf8.allSatisfy { byte in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+        }
+    }
+}
+
+/// A field value. Encoded like CloudKit Web Services: `{"value": …, "type": "STRING"}`.
+public enum FieldValue: Equatable, Sendable, Codable {
+    /// STRING
+    case string(String)
+    /// INT64
+    case int64(Int64)
+    /// DOUBLE; must be finite.
+    case double(Double)
+    /// TIMESTAMP, milliseconds since 1970.
+    case timestamp(Int64)
+    /// STRING_LIST
+    case stringList([String])
+    /// ASSETID: a blob stored with `putAsset`. It does not count towards the record size limit.
+    case asset(AssetReference)
+
+    private enum CodingKeys: String, CodingKey {
+        case value, type
+    }
+
+    /// The Web Services type name.
+    public var typeName: String {
+        switch self {
+        case .string: "STRING"
+        case .int64: "INT64"
+        case .double: "DOUBLE"
+        case .timestamp: "TIMESTAMP"
+        case .stringList: "STRING_LIST"
+        case .asset: "ASSETID"
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let type = try container.decode(String.self, forKey: .type)
+        switch type {
+        case "STRING": self = .string(try container.decode(String.self, forKey: .value))
+        case "INT64": self = .int64(try container.decode(Int64.self, forKey: .value))
+        case "DOUBLE": self = .double(try container.decode(Double.self, forKey: .value))
+        case "TIMESTAMP": self = .timestamp(try container.decode(Int64.self, forKey: .value))
+        case "STRING_LIST": self = .stringList(try container.decode([String].self, forKey: .value))
+        case "ASSETID": self = .asset(try container.decode(AssetReference.self, forKey: .value))
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown field type \(type)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(typeName, forKey: .type)
+        switch self {
+        case .string(let value): try container.encode(value, forKey: .value)
+        case .int64(let value): try container.encode(value, forKey: .value)
+        case .double(let value): try container.encode(value, forKey: .value)
+        case .timestamp(let value): try container.encode(value, forKey: .value)
+        case .stringList(let value): try container.encode(value, forKey: .value)
+        case .asset(let value): try container.encode(value, forKey: .value)
+        }
+    }
+}
+
+/// Naming rules that keep record names and types usable as file names on every file system.
+enum NameRules {
+    /// Longest record name: "<name>.json" must fit in 255 bytes.
+    static let maxRecordNameLength = 250
+    static let maxRecordTypeLength = 255
+
+    /// 1…maxLength characters of [A-Za-z0-9._-], not starting with "." (dot files are temporary files).
+    static func isSafeFileName(_ name: String, maxLength: Int) -> Bool {
+        let bytes = name.utf8
+        guard (1...maxLength).contains(bytes.count), bytes.first != UInt8(ascii: ".") else { return false }
+        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    }
+
+    /// CloudKit field names: a letter, then letters, digits or "_", at most 255 characters.
+    static func isFieldName(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard (1...255).contains(bytes.count), let first = bytes.first, isLetter(first) else { return false }
+        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") }
+    }
+
+    /// Why `id` cannot be used, or nil if it can.
+    static func problem(with id: RecordID) -> String? {
+        if !isSafeFileName(id.recordType, maxLength: maxRecordTypeLength) {
+            return "record type '\(id.recordType)' must be 1–\(maxRecordTypeLength) characters of A-Z a-z 0-9 . _ - and not start with '.'"
+        }
+        if !isSafeFileName(id.recordName, maxLength: maxRecordNameLength) {
+            return "record name '\(id.recordName)' must be 1–\(maxRecordNameLength) characters of A-Z a-z 0-9 . _ - and not start with '.'"
+        }
+        return nil
+    }
+
+    /// Why the record's names or fields cannot be stored, or nil if they can. Asset existence is checked by the backend.
+    static func problem(with record: BackendRecord) -> String? {
+        if let problem = problem(with: record.id) { return problem }
+        for (name, value) in record.fields {
+            guard isFieldName(name) else {
+                return "field name '\(name)' must start with a letter and contain only A-Z a-z 0-9 _"
+            }
+            switch value {
+            case .double(let number) where !number.isFinite:
+                return "field '\(name)' is not a finite number"
+            case .asset(let reference) where !reference.hasValidChecksum || reference.size < 0:
+                return "field '\(name)' has an invalid asset reference"
+            default:
+                continue
+            }
+        }
+        return nil
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+}

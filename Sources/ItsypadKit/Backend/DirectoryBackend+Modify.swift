@@ -1,0 +1,156 @@
+extension DirectoryBackend {
+    public func modify(saves: [RecordSave], deletes: [RecordDelete], device: String) throws -> ModifyResult {
+        try Self.checkRequestLimits(saves: saves, deletes: deletes)
+        _ = try readZone()
+        if saves.isEmpty && deletes.isEmpty {
+            return ModifyResult(saved: [], deleted: [], failures: [])
+        }
+        return try withWriteLock {
+            // The zone may have been replaced or upgraded while this writer waited for the lock.
+            _ = try readZone()
+            let (tail, state) = try prepareForWrite()
+            let firstSeq = max(tail.latestSeq, state.appliedSeq) + 1
+            let plan = try planBatch(saves: saves, deletes: deletes, device: device, firstSeq: firstSeq, time: now())
+            if plan.hasFailures {
+                return plan.failedResult
+            }
+            if !plan.changes.isEmpty {
+                let batch = JournalBatch(seq: firstSeq, device: device, time: plan.time, changes: plan.changes)
+                try journal.append(batch, after: tail)
+                // Committed. If updating records/ fails now, readers still see the batch through the
+                // journal and the next writer rolls it forward, so this call must not report a failure.
+                try? apply(batch.changes)
+                try? BackendState(appliedSeq: batch.lastSeq, compactedThrough: state.compactedThrough).write(to: layout.stateFile)
+                compactIfJournalOutgrewRecords()
+            }
+            return ModifyResult(saved: plan.saved, deleted: plan.deleted, failures: [])
+        }
+    }
+
+    /// Request-wide limits, checked before anything is read or written so the engine can split and retry.
+    static func checkRequestLimits(saves: [RecordSave], deletes: [RecordDelete]) throws {
+        let count = saves.count + deletes.count
+        guard count <= BackendLimits.maxRecordsPerRequest else { throw BackendError.limitExceeded }
+        // One oversized record gets the per-record error instead: splitting cannot help it.
+        guard count > 1 else { return }
+        var totalBytes = 0
+        for save in saves {
+            totalBytes += (try? JSONCoding.encode(save.record).count) ?? 0
+            guard totalBytes <= BackendLimits.maxRequestBytes else { throw BackendError.limitExceeded }
+        }
+    }
+
+    /// Checks every save and delete against the current records (ifServerRecordUnchanged) and
+    /// builds the journal changes. Nothing is written here.
+    private func planBatch(saves: [RecordSave], deletes: [RecordDelete], device: String, firstSeq: Int64, time: Int64) throws -> BatchPlan {
+        var plan = BatchPlan(time: time)
+        var seen = Set<RecordID>()
+        var nextSeq = firstSeq
+        for save in saves {
+            let id = save.record.id
+            if let error = try saveError(save.record, isDuplicate: !seen.insert(id).inserted) {
+                plan.outcomes.append((id, error))
+                continue
+            }
+            let current = try records.record(id)
+            if let error = Self.conflict(sentTag: save.record.recordChangeTag, current: current) {
+                plan.outcomes.append((id, error))
+                continue
+            }
+            var stored = save.record
+            stored.recordChangeTag = String(nextSeq)
+            stored.created = current?.created ?? Stamp(timestamp: time, deviceID: device)
+            stored.modified = Stamp(timestamp: time, deviceID: device)
+            guard try JSONCoding.encode(stored).count <= BackendLimits.maxRecordBytes else {
+                plan.outcomes.append((id, .limitExceeded))
+                continue
+            }
+            plan.changes.append(.save(stored, seq: nextSeq))
+            plan.saved.append(stored)
+            plan.outcomes.append((id, nil))
+            nextSeq += 1
+        }
+        for delete in deletes {
+            let id = RecordID(recordType: delete.recordType, recordName: delete.recordName)
+            if let problem = NameRules.problem(with: id) {
+                plan.outcomes.append((id, .invalid(problem)))
+                continue
+            }
+            guard seen.insert(id).inserted else {
+                plan.outcomes.append((id, .invalid("\(id) appears more than once in the request")))
+                continue
+            }
+            let current = try records.record(id)
+            if let current, let ifTag = delete.ifTag, ifTag != current.recordChangeTag {
+                plan.outcomes.append((id, .serverRecordChanged(server: current)))
+                continue
+            }
+            plan.outcomes.append((id, nil))
+            plan.deleted.append(id)
+            // A record that is already gone needs no journal entry: deleting is idempotent.
+            if let current {
+                plan.changes.append(.delete(id, removedTag: current.recordChangeTag, seq: nextSeq))
+                nextSeq += 1
+            }
+        }
+        return plan
+    }
+
+    /// A problem with the record itself (not its tag), or nil.
+    private func saveError(_ record: BackendRecord, isDuplicate: Bool) throws -> RecordError? {
+        if let problem = NameRules.problem(with: record) {
+            return .invalid(problem)
+        }
+        if isDuplicate {
+            return .invalid("\(record.id) appears more than once in the request")
+        }
+        if let problem = try missingAsset(in: record) {
+            return .invalid(problem)
+        }
+        return nil
+    }
+
+    /// CloudKit's ifServerRecordUnchanged rule for a save carrying `sentTag`.
+    static func conflict(sentTag: String?, current: BackendRecord?) -> RecordError? {
+        switch (sentTag, current) {
+        case (nil, nil):
+            return nil
+        case (nil, let current?):
+            return .serverRecordChanged(server: current)
+        case (_?, nil):
+            return .unknownItem
+        case (let sentTag?, let current?):
+            return sentTag == current.recordChangeTag ? nil : .serverRecordChanged(server: current)
+        }
+    }
+
+    /// Called under the lock after a commit. Errors are ignored: the batch is already committed and
+    /// compaction will be tried again after the next one.
+    private func compactIfJournalOutgrewRecords() {
+        guard tuning.autoCompaction,
+              let journalSize = try? journal.totalSize(), journalSize > tuning.autoCompactionThreshold,
+              let recordsSize = try? records.totalSize(), journalSize > recordsSize
+        else { return }
+        _ = try? compactHoldingLock()
+    }
+}
+
+/// The checked form of one `modify` call.
+private struct BatchPlan {
+    let time: Int64
+    var changes: [JournalChange] = []
+    var saved: [BackendRecord] = []
+    var deleted: [RecordID] = []
+    /// Every save and delete in request order, with its error if it failed.
+    var outcomes: [(id: RecordID, error: RecordError?)] = []
+
+    var hasFailures: Bool { outcomes.contains { $0.error != nil } }
+
+    /// Atomic zone: one failure fails the batch; the others report `.batchRequestFailed`.
+    var failedResult: ModifyResult {
+        let failures = outcomes.map { outcome in
+            RecordFailure(recordType: outcome.id.recordType, recordName: outcome.id.recordName, error: outcome.error ?? .batchRequestFailed)
+        }
+        return ModifyResult(saved: [], deleted: [], failures: failures)
+    }
+}

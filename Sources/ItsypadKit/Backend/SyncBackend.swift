@@ -1,0 +1,266 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A store that several devices share, with CloudKit's semantics for one atomic record zone:
+/// change tags with `ifServerRecordUnchanged` saves, all-or-nothing batches, change tokens,
+/// and content-addressed assets.
+public protocol SyncBackend: Sendable {
+    /// Creates the zone (zone.json and its folders) if absent; returns it.
+    func createZoneIfNeeded() throws -> ZoneInfo
+
+    /// The existing zone. Throws `.zoneNotFound` if it was never created.
+    func zone() throws -> ZoneInfo
+
+    /// Changes after `token`, oldest first, at most `limit` per page.
+    ///
+    /// A nil token returns every current record as a save and no deletions (as CloudKit does:
+    /// the caller finds deletions by comparing with what it has). Keep calling with the returned
+    /// token while `moreComing` is true; each page's token stays valid on its own.
+    func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ChangesPage
+
+    /// Saves and deletes committed as ONE all-or-nothing batch under the lock.
+    /// Per-record problems are reported in `ModifyResult.failures`; when there is any,
+    /// nothing was committed and every other record fails with `.batchRequestFailed`.
+    func modify(saves: [RecordSave], deletes: [RecordDelete], device: String) throws -> ModifyResult
+
+    /// Stores a blob (up to `BackendLimits.maxAssetBytes`) under its SHA-256 and returns the reference to put in a field.
+    func putAsset(_ data: Data) throws -> AssetReference
+
+    /// Reads a blob back, verifying its size and checksum.
+    func readAsset(_ reference: AssetReference) throws -> Data
+
+    /// Drops journal entries already applied to the record files (the records stay).
+    /// Tokens older than the compaction point then fail with `.tokenExpired`.
+    /// Also removes unreferenced assets and abandoned temporary files.
+    func compact() throws -> CompactionReport
+}
+
+/// CloudKit's practical request limits, enforced by the backend.
+public enum BackendLimits {
+    /// Saves plus deletes in one `modify` call.
+    public static let maxRecordsPerRequest = 400
+    /// Total encoded size of the saved records in one `modify` call.
+    public static let maxRequestBytes = 2 * 1024 * 1024
+    /// Encoded size of one record, assets excluded.
+    public static let maxRecordBytes = 1024 * 1024
+    /// Size of one asset.
+    public static let maxAssetBytes = 50 * 1024 * 1024
+}
+
+/// The backend's single record zone.
+public struct ZoneInfo: Equatable, Sendable {
+    /// Random identity of the zone; a different one means the backend was replaced.
+    public let zoneID: String
+    /// On-disk format version.
+    public let format: Int
+    /// Creation time, milliseconds since 1970.
+    public let created: Int64
+
+    public init(zoneID: String, format: Int, created: Int64) {
+        self.zoneID = zoneID
+        self.format = format
+        self.created = created
+    }
+}
+
+/// An opaque position in the zone's change history. Store it and pass it back; do not parse it.
+public struct ChangeToken: Hashable, Sendable, Codable {
+    public let rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// Encoded as a plain JSON string.
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// One page of `fetchChanges`.
+public struct ChangesPage: Sendable {
+    /// Changes in commit order. A record may appear more than once; the later change wins.
+    public let changes: [Change]
+    /// Token to fetch the next page (or, when `moreComing` is false, later changes).
+    public let token: ChangeToken
+    /// True if more changes are available right now.
+    public let moreComing: Bool
+
+    public init(changes: [Change], token: ChangeToken, moreComing: Bool) {
+        self.changes = changes
+        self.token = token
+        self.moreComing = moreComing
+    }
+}
+
+/// One change reported by `fetchChanges`.
+public enum Change: Sendable, Equatable {
+    /// The record as that change wrote it (a later change in the same fetch may supersede it).
+    case saved(BackendRecord)
+    /// The record was deleted. Not reported by a full fetch (nil token).
+    case deleted(recordType: String, recordName: String)
+}
+
+/// Identifies a record within the zone.
+public struct RecordID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    /// e.g. "ScratchTab".
+    public let recordType: String
+    /// Unique within the type.
+    public let recordName: String
+
+    public init(recordType: String, recordName: String) {
+        self.recordType = recordType
+        self.recordName = recordName
+    }
+
+    public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
+        (lhs.recordType, lhs.recordName) < (rhs.recordType, rhs.recordName)
+    }
+
+    public var description: String { "\(recordType)/\(recordName)" }
+}
+
+/// A record to save. `record.recordChangeTag` is the tag this device last saw, nil to create.
+public struct RecordSave: Sendable {
+    /// The record to store; the backend sets its tag and stamps.
+    public let record: BackendRecord
+
+    public init(record: BackendRecord) {
+        self.record = record
+    }
+}
+
+/// A record to delete. With `ifTag` set, the delete only succeeds if the record still has that tag.
+public struct RecordDelete: Sendable {
+    /// Type of the record to delete.
+    public let recordType: String
+    /// Name of the record to delete.
+    public let recordName: String
+    /// nil deletes unconditionally.
+    public let ifTag: String?
+
+    public init(recordType: String, recordName: String, ifTag: String? = nil) {
+        self.recordType = recordType
+        self.recordName = recordName
+        self.ifTag = ifTag
+    }
+}
+
+/// Outcome of `modify`.
+public struct ModifyResult: Sendable {
+    /// Saved records as stored, with their new change tags (empty if the batch failed).
+    public let saved: [BackendRecord]
+    /// Deleted records, including ones that were already gone (empty if the batch failed).
+    public let deleted: [RecordID]
+    /// Per-record failures; non-empty means nothing was committed.
+    public let failures: [RecordFailure]
+
+    public init(saved: [BackendRecord], deleted: [RecordID], failures: [RecordFailure]) {
+        self.saved = saved
+        self.deleted = deleted
+        self.failures = failures
+    }
+}
+
+/// Why one record of a `modify` call was not committed.
+public struct RecordFailure: Sendable, Equatable {
+    /// Type of the failed record.
+    public let recordType: String
+    /// Name of the failed record.
+    public let recordName: String
+    /// What went wrong.
+    public let error: RecordError
+
+    public init(recordType: String, recordName: String, error: RecordError) {
+        self.recordType = recordType
+        self.recordName = recordName
+        self.error = error
+    }
+}
+
+/// Per-record errors, named after their CloudKit counterparts.
+public enum RecordError: Sendable, Equatable {
+    /// The record's tag does not match the stored one (or it exists but the save meant to create it).
+    /// Merge into `server`, which carries the current tag, and save that.
+    case serverRecordChanged(server: BackendRecord)
+    /// The save carried a tag but the record no longer exists. Clear the tag and save again to re-create it.
+    case unknownItem
+    /// The encoded record exceeds `BackendLimits.maxRecordBytes`.
+    case limitExceeded
+    /// The record is malformed (bad name, field, number or asset reference); retrying will not help.
+    case invalid(String)
+    /// This record was fine, but another record in the same atomic batch failed. Send it again.
+    case batchRequestFailed
+}
+
+/// Errors that fail a whole call.
+public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The backend directory cannot be reached (unmounted disk, broken share, no permission). Retry later.
+    case unavailable(String)
+    /// Another writer held the lock for longer than the lock time-out. Retry later.
+    case locked
+    /// zone.json does not exist: call `createZoneIfNeeded()`, then send everything again.
+    case zoneNotFound
+    /// The token belongs to a different zone: the backend was replaced. Drop sync state and fetch from nil.
+    case zoneChanged
+    /// The token points before the last compaction (or cannot be used). Fetch from nil.
+    case tokenExpired
+    /// The backend was written by a newer itsypad; nothing is written to it.
+    case newerFormat(found: Int)
+    /// A file could not be parsed. It is left untouched.
+    case corrupt(path: String, reason: String)
+    /// The request has too many records or bytes: split it and send the halves.
+    case limitExceeded
+    /// The disk or quota is full.
+    case quotaExceeded(String)
+    /// An asset with this checksum is not stored.
+    case assetNotFound(String)
+    /// Any other I/O failure.
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .unavailable(let reason): "sync backend unavailable: \(reason)"
+        case .locked: "sync backend is locked by another writer"
+        case .zoneNotFound: "sync backend has no zone (zone.json is missing)"
+        case .zoneChanged: "sync backend was replaced (different zone ID)"
+        case .tokenExpired: "change token expired; a full fetch is needed"
+        case .newerFormat(let found): "sync backend uses format \(found), newer than this version understands"
+        case .corrupt(let path, let reason): "corrupt file \(path): \(reason)"
+        case .limitExceeded: "request exceeds \(BackendLimits.maxRecordsPerRequest) records or \(BackendLimits.maxRequestBytes) bytes"
+        case .quotaExceeded(let reason): "sync backend is full: \(reason)"
+        case .assetNotFound(let checksum): "asset \(checksum) not found"
+        case .io(let reason): "sync backend I/O error: \(reason)"
+        }
+    }
+}
+
+/// What `compact()` removed.
+public struct CompactionReport: Sendable, Equatable {
+    /// Tokens for changes before this seq now fail with `.tokenExpired`.
+    public let compactedThrough: Int64
+    /// Journal segment files deleted.
+    public let segmentsRemoved: Int
+    /// Their total size.
+    public let journalBytesRemoved: Int
+    /// Unreferenced assets deleted (only those older than an hour).
+    public let assetsRemoved: Int
+    /// Abandoned temporary files deleted (only those older than an hour).
+    public let temporaryFilesRemoved: Int
+
+    public init(compactedThrough: Int64, segmentsRemoved: Int, journalBytesRemoved: Int, assetsRemoved: Int, temporaryFilesRemoved: Int) {
+        self.compactedThrough = compactedThrough
+        self.segmentsRemoved = segmentsRemoved
+        self.journalBytesRemoved = journalBytesRemoved
+        self.assetsRemoved = assetsRemoved
+        self.temporaryFilesRemoved = temporaryFilesRemoved
+    }
+}

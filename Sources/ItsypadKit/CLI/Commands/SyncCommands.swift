@@ -1,0 +1,170 @@
+/// `itsypad sync …`
+enum SyncCommands {
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        try withEngine(invocation, direction: "sync") { try $0.sync() }
+    }
+
+    static func push(_ invocation: Invocation) throws -> Int32 {
+        try withEngine(invocation, direction: "push") { try $0.push() }
+    }
+
+    static func pull(_ invocation: Invocation) throws -> Int32 {
+        try withEngine(invocation, direction: "pull") { try $0.pull() }
+    }
+
+    static func enable(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        let now = invocation.context.now()
+        if let directory = invocation.arguments.first {
+            try store.changeSetting(Settings.definition("sync.backend")!, to: .string(FileSystem.absolute(directory)), now: now)
+        }
+        guard let path = try store.settings().string("sync.backend") else {
+            throw invocation.usage("No backend directory: pass DIR or set sync.backend.")
+        }
+        let backend = DirectoryBackend(path: path, lockTimeout: lockTimeout(invocation))
+        do { _ = try backend.createZoneIfNeeded() } catch let error as BackendError { throw mapped(error) }
+        try store.changeSetting(Settings.definition("sync.enabled")!, to: .bool(true), now: now)
+        return try run(invocation)
+    }
+
+    static func disable(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        // The queue and the sync metadata stay, so re-enabling sends what changed meanwhile, deletions included.
+        try store.changeSetting(Settings.definition("sync.enabled")!, to: .bool(false), now: invocation.context.now())
+        invocation.note("sync disabled; local data kept, changes are still recorded for later")
+        return ExitCode.success
+    }
+
+    static func compact(_ invocation: Invocation) throws -> Int32 {
+        let backend = try configuredBackend(invocation)
+        do {
+            let report = try backend.compact()
+            invocation.note("compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes) and \(report.assetsRemoved) assets")
+        } catch let error as BackendError {
+            throw mapped(error)
+        }
+        return ExitCode.success
+    }
+
+    static func status(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        let settings = try store.settings()
+        let state = try EngineState.load(from: store)
+        let pending = try store.pending().changes()
+        let localClips = try store.clips().entries().filter { $0.localOnly != nil }.count
+        let fileTabs = try store.tabs.all().filter(\.isFileBacked).count
+        let counts = RecordType.allCases.map { type in (type, pending.filter { $0.key.type == type }.count) }
+        let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
+        func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
+        if invocation.flag("json") {
+            invocation.printJSON(.object([
+                ("enabled", .bool(settings.bool("sync.enabled"))),
+                ("backend", settings.string("sync.backend").map { .string($0) } ?? .null),
+                ("deviceID", .string(store.deviceID)),
+                ("deviceName", .string(settings.string("device.name") ?? "")),
+                ("lastPush", time(state.lastPush)),
+                ("lastPull", time(state.lastPull)),
+                ("pending", .object(counts.map { ($0.0.rawValue, .integer(Int64($0.1))) })),
+                ("failed", .array(failed.map {
+                    .object([("type", .string($0.key.type.rawValue)), ("id", .string($0.key.name)),
+                             ("attempts", .integer(Int64($0.value.attempts))), ("error", .string($0.value.error))])
+                })),
+                ("localOnly", .integer(Int64(localClips + fileTabs))),
+                ("lastError", state.lastError.map { .string($0) } ?? .null),
+            ]))
+            return ExitCode.success
+        }
+        let out = invocation.out
+        out.line("enabled:    \(settings.bool("sync.enabled") ? "yes" : "no")")
+        out.line("backend:    \(settings.string("sync.backend") ?? "(none)")")
+        out.line("device:     \(settings.string("device.name") ?? "") (\(store.deviceID))")
+        out.line("last push:  \(state.lastPush.map(Time.iso8601) ?? "never")")
+        out.line("last pull:  \(state.lastPull.map(Time.iso8601) ?? "never")")
+        out.line("pending:    " + counts.map { "\($0.1) \($0.0.rawValue)" }.joined(separator: ", "))
+        out.line("failed:     \(failed.count)")
+        for (key, failure) in failed {
+            out.line("  \(key.type.rawValue)/\(key.name): \(failure.error) (\(failure.attempts) attempts)")
+        }
+        out.line("local-only: \(localClips + fileTabs)")
+        out.line("last error: \(state.lastError ?? "none")")
+        return ExitCode.success
+    }
+
+    static func log(_ invocation: Invocation) throws -> Int32 {
+        let store = try invocation.store()
+        var entries = try ActivityLog(store: store).entries()
+        if let limit = try invocation.integer("limit", in: 0...Int.max) { entries = Array(entries.suffix(limit)) }
+        if invocation.flag("json") {
+            invocation.printJSON(.array(entries.map(\.json)))
+            return ExitCode.success
+        }
+        for entry in entries {
+            var line = "\(Time.iso8601(entry.time))\t\(entry.direction)\tpulled \(entry.pulled)\tpushed \(entry.pushed)\tconflicts \(entry.conflicts)\t\(entry.result)"
+            if let error = entry.error { line += "\t\(error)" }
+            invocation.out.line(line)
+        }
+        return ExitCode.success
+    }
+
+    // MARK: Running the engine
+
+    static func lockTimeout(_ invocation: Invocation) -> Double {
+        invocation.context.environment["ITSYPAD_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
+    }
+
+    static func configuredBackend(_ invocation: Invocation) throws -> DirectoryBackend {
+        let settings = try invocation.store().settings()
+        guard let path = settings.string("sync.backend") else {
+            throw ItsypadError.failure("no sync backend: run 'itsypad sync enable DIR'")
+        }
+        // Each of the engine's attempts waits a fifth of the lock time-out.
+        return DirectoryBackend(path: path, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
+    }
+
+    /// Runs the engine, logs the attempt, and maps the outcome to an exit status:
+    /// 0 (conflicts resolved count as success), 1 (items failed), 75 (backend busy or unreachable).
+    static func withEngine(_ invocation: Invocation, direction: String, _ body: (SyncEngine) throws -> Void) throws -> Int32 {
+        let store = try invocation.store()
+        guard try store.settings().bool("sync.enabled") else {
+            throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
+        }
+        let backend = try configuredBackend(invocation)
+        let engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
+        var failure: ItsypadError?
+        do {
+            try body(engine)
+        } catch let error as BackendError {
+            failure = mapped(error)
+        } catch let error as ItsypadError {
+            failure = error
+        }
+        let report = engine.report
+        var state = try EngineState.load(from: store)
+        if let failure {
+            state.lastError = failure.message
+        } else if !report.failed.isEmpty {
+            state.lastError = report.failed.values.sorted().first
+        } else {
+            state.lastError = nil
+        }
+        try state.save(to: store)
+        let result = failure.map { $0.exitCode == ExitCode.temporary ? "temporary failure" : "failed" }
+            ?? (report.failed.isEmpty ? "ok" : "failed")
+        try ActivityLog(store: store).append(ActivityLog.Entry(time: invocation.context.now(), direction: direction, pulled: report.pulled,
+                                                             pushed: report.pushed, conflicts: report.conflicts, result: result,
+                                                             error: failure?.message ?? state.lastError))
+        if let failure { throw failure }
+        if invocation.context.stdoutIsTerminal && !invocation.quiet {
+            invocation.out.line("pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts")
+        }
+        guard report.failed.isEmpty else {
+            invocation.context.standardError.line("Error: \(report.failed.count) item(s) failed to sync; see 'itsypad sync status'")
+            return ExitCode.failure
+        }
+        return ExitCode.success
+    }
+
+    static func mapped(_ error: BackendError) -> ItsypadError {
+        error.isTransient ? .temporary(error.description + "; try again later") : .failure(error.description)
+    }
+}

@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# clip-bench.sh: itsypad's clipboard-history performance targets, measured in
+# one run against Debian's clipman on the same machine.
+#
+#   1. `clip add` median wall time at 1,000 entries no slower than clipman.
+#   2. `clip add` median at 100,000 entries at least 5x faster than clipman.
+#   3. `clip add` at 100,000 entries within 1.3x of itsypad's own at 1,000.
+#   4. `clip ls --limit 20` at 100,000 entries within 1.3x of its own at 1,000.
+#   5. Peak memory (max RSS) under 64 MiB for every listed command at 100,000.
+#
+# Usage: Tests/Benchmarks/clip-bench.sh
+# Environment:
+#   ITSYPAD    itsypad binary (default: <repo>/.build/release/itsypad); never built here
+#   CLIPMAN    clipman binary (default: clipman from PATH)
+#   RUNS       hyperfine runs per command (default 40)
+#   WARMUP     hyperfine warmup runs per command (default 3)
+#   BENCH_OUT  directory to keep the hyperfine JSON, memory TSV and summary in
+#              (default: none; everything lives in a temporary directory that
+#              is removed on exit)
+# Exit status: 0 when every target passes, 1 when one fails, 2 on a setup error.
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
+CLIPMAN=${CLIPMAN:-clipman}
+RUNS=${RUNS:-40}
+WARMUP=${WARMUP:-3}
+BENCH_OUT=${BENCH_OUT:-}
+
+SMALL=1000
+LARGE=100000
+MAX_ITEMS=200000        # history cap for both tools, so nothing is evicted
+MEM_LIMIT_KIB=65536     # 64 MiB
+GNU_TIME=/usr/bin/time
+
+die() { printf 'clip-bench: %s\n' "$*" >&2; exit 2; }
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+# --- Prerequisites -----------------------------------------------------------
+
+if [[ ! -x $ITSYPAD ]]; then
+    cat >&2 <<EOF
+clip-bench: no itsypad binary at $ITSYPAD
+Build it first (this script builds nothing):
+    cd $repo_root && swift build -c release --static-swift-stdlib
+or point ITSYPAD at a binary:
+    ITSYPAD=/path/to/itsypad $0
+EOF
+    exit 2
+fi
+case $ITSYPAD in /*) ;; *) ITSYPAD=$PWD/$ITSYPAD ;; esac
+
+command -v hyperfine >/dev/null || die "hyperfine not found (apt-get install -y hyperfine)"
+CLIPMAN=$(command -v "$CLIPMAN") || die "clipman not found (apt-get install -y clipman)"
+command -v python3 >/dev/null || die "python3 not found"
+[[ -x $GNU_TIME ]] || die "$GNU_TIME not found (apt-get install -y time)"
+"$GNU_TIME" -f %M -o /dev/null true 2>/dev/null || die "$GNU_TIME is not GNU time (needs -f %M -o FILE)"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/clip-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+results=${BENCH_OUT:-$work/results}
+mkdir -p "$results"
+
+# --- Seeding -----------------------------------------------------------------
+
+# Writes, for N entries, an itsypad export ($2/itsypad-N.json), a clipman
+# history ($2/clipman-N.json, oldest first) with the same texts, and the ids
+# ($2/ids-N.txt, oldest first). Texts are deterministic, distinct and 20-200
+# characters: prose, URLs, shell commands, code, multi-line snippets.
+generate() {
+    python3 - "$1" "$2" <<'PY'
+import json, random, sys, time, uuid
+n, out = int(sys.argv[1]), sys.argv[2]
+rng = random.Random(20260101 + n)
+words = ("the a of to and in is for on with as at by from this that meeting notes todo fix bug "
+         "release build deploy server client token cache index query result error warning "
+         "coffee lunch tomorrow review branch merge commit draft invoice address phone "
+         "café naïve résumé über straße").split()
+hosts = ["github.com", "example.org", "docs.swift.org", "news.ycombinator.com", "en.wikipedia.org"]
+cmds = ["git log --oneline -n {n}", "kubectl get pods -n {w}", "ssh {w}@10.0.{n}.{m}",
+        "docker run --rm -it {w}:{n}", "grep -rn '{w}' src/", "curl -s https://{h}/api/{w}?page={n}",
+        "find . -name '*.{w}' -mtime -{n}", "rsync -av {w}/ backup/{w}-{n}/"]
+code = ["let {w} = try store.{w}({n})", "func {w}(_ x: Int) -> Int {{ x * {n} }}",
+        "if ({w} > {n}) {{ return {m}; }}", "SELECT * FROM {w} WHERE id = {n} LIMIT {m};",
+        "{w} = [x for x in range({n}) if x % {m}]", "console.log('{w}', {n}, {m});"]
+
+def sentence(k):
+    s = " ".join(rng.choice(words) for _ in range(k))
+    return s[0].upper() + s[1:] + rng.choice([".", "!", "?", ""])
+
+def fill(t):
+    return t.format(w=rng.choice(words[20:]), n=rng.randint(1, 999), m=rng.randint(1, 255), h=rng.choice(hosts))
+
+def text():
+    kind = rng.random()
+    if kind < 0.40:
+        t = sentence(rng.randint(4, 30))
+    elif kind < 0.55:
+        t = "https://{}/{}/{}?id={}".format(rng.choice(hosts), rng.choice(words[20:]), rng.choice(words[20:]), rng.randint(1, 10**9))
+    elif kind < 0.70:
+        t = fill(rng.choice(cmds))
+    elif kind < 0.85:
+        t = fill(rng.choice(code))
+    else:
+        t = "\n".join(fill(rng.choice(code + cmds)) for _ in range(rng.randint(2, 4)))
+    if len(t) < 20:
+        t += " " + sentence(6)
+    return t[:200].strip()
+
+texts, seen = [], set()
+while len(texts) < n:
+    t = text()
+    if len(t) >= 20 and t not in seen:
+        seen.add(t)
+        texts.append(t)
+
+base = 1767225600  # 2026-01-01T00:00:00Z; one entry a second, oldest first
+ids, clips = [], []
+for i, t in enumerate(texts):
+    cid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    ids.append(cid)
+    s = base + i
+    stamp = "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.000Z".format(*time.gmtime(s)[:6])
+    clips.append({"id": cid, "text": t, "timestamp": stamp, "pinned": False, "localOnly": False})
+doc = {"format": "itsypad-export", "version": 1, "tabs": [], "clips": clips, "settings": []}
+with open(f"{out}/itsypad-{n}.json", "w", encoding="utf-8") as f:
+    json.dump(doc, f, ensure_ascii=False)
+with open(f"{out}/clipman-{n}.json", "w", encoding="utf-8") as f:
+    json.dump(texts, f, ensure_ascii=False)
+with open(f"{out}/ids-{n}.txt", "w") as f:
+    f.write("\n".join(ids) + "\n")
+PY
+}
+
+# seed N: itsypad data dir $work/itsypad-N and clipman history $work/clipman-N.json
+seed() {
+    local n=$1 dir=$work/itsypad-$1
+    generate "$n" "$work"
+    "$ITSYPAD" --data-dir "$dir" --quiet settings set clipboard.maxEntries "$MAX_ITEMS"
+    "$ITSYPAD" --data-dir "$dir" --quiet import "$work/itsypad-$n.json"
+    local got
+    got=$("$ITSYPAD" --data-dir "$dir" clip ls | wc -l)
+    [[ $got -eq $n ]] || die "itsypad history has $got entries after seeding, expected $n"
+    got=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$work/clipman-$n.json")
+    [[ $got -eq $n ]] || die "clipman history has $got entries after seeding, expected $n"
+}
+
+step "Seeding histories of $SMALL and $LARGE entries"
+seed "$SMALL"
+seed "$LARGE"
+# Pristine copy of the large itsypad history for the memory measurements.
+cp -a "$work/itsypad-$LARGE" "$work/itsypad-$LARGE-pristine"
+
+# --- Timing ------------------------------------------------------------------
+
+# Every run adds a distinct text: the prepare step writes a fresh one (both
+# tools skip a repeat of the newest entry). Both tools read it on stdin through
+# the same shell (hyperfine subtracts the shell's own start-up time).
+text_file=$work/text
+prepare="printf 'bench entry %s %s' \"\$EPOCHREALTIME\" \"\$RANDOM\" > $(printf %q "$text_file")"
+hyperfine_common=(--style basic --warmup "$WARMUP" --runs "$RUNS")
+
+add_bench() {
+    local n=$1 it_cmd cm_cmd
+    printf -v it_cmd '%q --data-dir %q clip add < %q' "$ITSYPAD" "$work/itsypad-$n" "$text_file"
+    printf -v cm_cmd '%q --histpath %q store --max-items %q -P < %q' "$CLIPMAN" "$work/clipman-$n.json" "$MAX_ITEMS" "$text_file"
+    step "clip add at $n entries: itsypad vs clipman"
+    hyperfine "${hyperfine_common[@]}" --shell=bash --prepare "$prepare" \
+        --export-json "$results/add-$n.json" \
+        -n "itsypad clip add @$n" "$it_cmd" \
+        -n "clipman store @$n" "$cm_cmd"
+}
+
+ls_bench() {
+    local n=$1
+    step "clip ls --limit 20 at $n entries"
+    hyperfine "${hyperfine_common[@]}" -N \
+        --export-json "$results/ls-$n.json" \
+        -n "itsypad clip ls --limit 20 @$n" \
+        "$(printf '%q --data-dir %q clip ls --limit 20' "$ITSYPAD" "$work/itsypad-$n")"
+}
+
+add_bench "$SMALL"
+add_bench "$LARGE"
+ls_bench "$SMALL"
+ls_bench "$LARGE"
+
+# --- Peak memory -------------------------------------------------------------
+
+step "Peak memory (max RSS) at $LARGE entries"
+mem_tsv=$results/memory.tsv
+printf 'command\tkib\tstatus\n' >"$mem_tsv"
+mem_dir=$work/itsypad-mem
+cp -a "$work/itsypad-$LARGE-pristine" "$mem_dir"
+cp -a "$work/itsypad-$LARGE-pristine" "$work/itsypad-prune"
+mapfile -t ids <"$work/ids-$LARGE.txt"
+show_id=${ids[LARGE / 2]:0:8}
+rm_id=${ids[LARGE / 3]:0:8}
+printf 'bench memory entry %s' "$EPOCHREALTIME" >"$work/mem-text"
+
+# measure LABEL STDIN CMD...: runs CMD once under GNU time, output discarded.
+measure() {
+    local label=$1 input=$2 status=0 kib
+    shift 2
+    "$GNU_TIME" -f %M -o "$work/rss" "$@" <"$input" >/dev/null 2>"$work/mem-stderr" || status=$?
+    kib=$(tail -n 1 "$work/rss")
+    printf '%s\t%s\t%s\n' "$label" "$kib" "$status" >>"$mem_tsv"
+    printf '  %-32s %8s KiB  exit %s\n' "$label" "$kib" "$status" >&2
+    if [[ $status -ne 0 ]]; then sed 's/^/    /' "$work/mem-stderr" >&2; fi
+}
+
+it=("$ITSYPAD" --data-dir "$mem_dir")
+measure "clip add" "$work/mem-text" "${it[@]}" clip add
+measure "clip ls --limit 20" /dev/null "${it[@]}" clip ls --limit 20
+measure "clip ls" /dev/null "${it[@]}" clip ls
+measure "clip ls --search x" /dev/null "${it[@]}" clip ls --search x
+measure "clip ls --json" /dev/null "${it[@]}" clip ls --json
+measure "clip show" /dev/null "${it[@]}" clip show "$show_id"
+measure "clip rm" /dev/null "${it[@]}" clip rm "$rm_id"
+measure "clip prune --keep 99000" /dev/null "$ITSYPAD" --data-dir "$work/itsypad-prune" clip prune --keep 99000
+measure "export" /dev/null "${it[@]}" export
+measure "tab ls" /dev/null "${it[@]}" tab ls
+# For reference only (no target): clipman storing one entry at the same size.
+printf 'bench memory entry clipman %s' "$EPOCHREALTIME" >"$work/mem-text"
+measure "(ref) clipman store" "$work/mem-text" "$CLIPMAN" --histpath "$work/clipman-$LARGE.json" store --max-items "$MAX_ITEMS" -P
+
+pruned=$("$ITSYPAD" --data-dir "$work/itsypad-prune" clip ls | wc -l)
+[[ $pruned -eq 99000 ]] || printf 'clip-bench: warning: prune left %s entries, expected 99000\n' "$pruned" >&2
+
+# --- Summary -----------------------------------------------------------------
+
+step "Summary"
+machine="$(nproc) cores, $(uname -srm); $("$ITSYPAD" --version 2>/dev/null | head -n 1 || echo '?'); $(hyperfine --version)"
+status=0
+python3 - "$results" "$SMALL" "$LARGE" "$MEM_LIMIT_KIB" "$RUNS" "$WARMUP" "$machine" <<'PY' | tee "$results/summary.txt" || status=$?
+import json, sys
+res, small, large, limit_kib, runs, warmup, machine = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
+
+med = {}
+for name in (f"add-{small}", f"add-{large}", f"ls-{small}", f"ls-{large}"):
+    for r in json.load(open(f"{res}/{name}.json"))["results"]:
+        med[r["command"]] = (r["median"], r["min"], r["max"], r["stddev"] or 0.0)
+
+def ms(s): return f"{s * 1000:.2f} ms"
+print(f"clip-bench: {machine}; {runs} runs + {warmup} warmup per command")
+print()
+print(f"{'median wall time':34} {'median':>11} {'min':>11} {'max':>11} {'stddev':>10}")
+for cmd, (m, lo, hi, sd) in med.items():
+    print(f"{cmd:34} {ms(m):>11} {ms(lo):>11} {ms(hi):>11} {ms(sd):>10}")
+
+it_add_s, it_add_l = med[f"itsypad clip add @{small}"][0], med[f"itsypad clip add @{large}"][0]
+cm_add_s, cm_add_l = med[f"clipman store @{small}"][0], med[f"clipman store @{large}"][0]
+ls_s, ls_l = med[f"itsypad clip ls --limit 20 @{small}"][0], med[f"itsypad clip ls --limit 20 @{large}"][0]
+
+targets = [
+    (f"add @{small}: clipman / itsypad", cm_add_s / it_add_s, ">=", 1.0),
+    (f"add @{large}: clipman / itsypad", cm_add_l / it_add_l, ">=", 5.0),
+    (f"add flat: itsypad @{large} / @{small}", it_add_l / it_add_s, "<=", 1.3),
+    (f"ls -n 20 flat: @{large} / @{small}", ls_l / ls_s, "<=", 1.3),
+]
+failed = 0
+print()
+print(f"{'target':42} {'ratio':>8} {'needed':>9}  result")
+for name, value, op, bound in targets:
+    ok = value >= bound if op == ">=" else value <= bound
+    failed += not ok
+    print(f"{name:42} {value:>7.2f}x {op + ' ' + format(bound, '.1f') + 'x':>9}  {'PASS' if ok else 'FAIL'}")
+
+print()
+print(f"{'peak memory @' + str(large) + ' (max RSS)':34} {'MiB':>8} {'needed':>9}  result")
+for line in open(f"{res}/memory.tsv").read().splitlines()[1:]:
+    label, kib, code = line.split("\t")
+    kib, code = int(kib), int(code)
+    ref = label.startswith("(ref)")
+    ok = code == 0 and kib < limit_kib
+    if not ref: failed += not ok
+    result = "info" if ref else ("PASS" if ok else ("FAIL" if code == 0 else f"FAIL (exit {code})"))
+    print(f"{label:34} {kib / 1024:>8.1f} {'-' if ref else '< ' + str(limit_kib // 1024):>9}  {result}")
+print()
+print("all targets met" if failed == 0 else f"{failed} target(s) not met")
+sys.exit(1 if failed else 0)
+PY
+if [[ -n $BENCH_OUT ]]; then printf '\nresults kept in %s\n' "$BENCH_OUT" >&2; fi
+exit "$status"

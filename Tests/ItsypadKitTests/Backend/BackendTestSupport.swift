@@ -1,0 +1,155 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadKit
+
+/// Fixed clock for the tests: 2024-11-21.
+let testNow: Int64 = 1_732_200_000_000
+
+/// A backend directory inside a fresh temporary directory. Call `remove()` (in a `defer`) when done.
+struct TemporaryBackend {
+    /// The temporary parent directory.
+    let parent: String
+    /// The backend directory, `<parent>/backend`.
+    let path: String
+    let backend: DirectoryBackend
+
+    init(lockTimeout: Double = 5, now: Int64 = testNow, tuning: BackendTuning = BackendTuning(), createZone: Bool = true) throws {
+        parent = FileManager.default.temporaryDirectory.path + "/itsypad-backend-tests-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        path = parent + "/backend"
+        backend = DirectoryBackend(path: path, lockTimeout: lockTimeout, now: { now }, tuning: tuning)
+        if createZone {
+            _ = try backend.createZoneIfNeeded()
+        }
+    }
+
+    /// Another backend instance on the same directory (a second device, or a different clock).
+    func sibling(lockTimeout: Double = 5, now: Int64 = testNow, tuning: BackendTuning = BackendTuning()) -> DirectoryBackend {
+        DirectoryBackend(path: path, lockTimeout: lockTimeout, now: { now }, tuning: tuning)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: parent)
+    }
+
+    var layout: BackendLayout { BackendLayout(root: path) }
+
+    func segmentPaths() throws -> [String] {
+        try Journal(directory: layout.journalDirectory, segmentSizeLimit: .max).segments().map(\.path)
+    }
+
+    func state() throws -> BackendState {
+        try BackendState.read(from: layout.stateFile)
+    }
+
+    func recordFile(_ type: String, _ name: String) -> String {
+        path + "/records/" + type + "/" + name + ".json"
+    }
+}
+
+// MARK: Records
+
+func tab(_ name: String, text: String = "hello", tag: String? = nil) -> BackendRecord {
+    BackendRecord(
+        recordName: name,
+        recordType: "ScratchTab",
+        recordChangeTag: tag,
+        fields: ["name": .string(text), "lastModified": .timestamp(testNow), "languageLocked": .int64(0)]
+    )
+}
+
+extension DirectoryBackend {
+    /// Saves records and expects success; returns the stored versions.
+    @discardableResult
+    func save(_ records: BackendRecord..., device: String = "deviceA") throws -> [BackendRecord] {
+        let result = try modify(saves: records.map(RecordSave.init(record:)), deletes: [], device: device)
+        #expect(result.failures == [])
+        return result.saved
+    }
+
+    /// Every page from `token` on.
+    func fetchAll(since token: ChangeToken?, limit: Int = 1000) throws -> (changes: [Change], token: ChangeToken, pages: Int) {
+        var changes: [Change] = []
+        var token = token
+        var pages = 0
+        while true {
+            let page = try fetchChanges(since: token, limit: limit)
+            changes += page.changes
+            token = page.token
+            pages += 1
+            if !page.moreComing {
+                return (changes, page.token, pages)
+            }
+        }
+    }
+
+    /// Token after every current change.
+    func currentToken() throws -> ChangeToken {
+        try fetchAll(since: nil).token
+    }
+}
+
+extension Change {
+    var savedRecord: BackendRecord? {
+        if case .saved(let record) = self { return record }
+        return nil
+    }
+
+    var recordName: String {
+        switch self {
+        case .saved(let record): record.recordName
+        case .deleted(_, let recordName): recordName
+        }
+    }
+}
+
+// MARK: Files
+
+func readBytes(_ path: String) throws -> [UInt8] {
+    try #require(try FileIO.readFileIfExists(path))
+}
+
+func readText(_ path: String) throws -> String {
+    String(decoding: try readBytes(path), as: UTF8.self)
+}
+
+func writeText(_ text: String, to path: String) throws {
+    try FileIO.writeAtomically(Array(text.utf8), to: path)
+}
+
+func appendText(_ text: String, to path: String) throws {
+    let descriptor = open(path, O_WRONLY | O_APPEND)
+    try #require(descriptor >= 0)
+    defer { close(descriptor) }
+    try FileIO.writeAll(descriptor, Array(text.utf8), path: path)
+}
+
+func permissions(_ path: String) throws -> UInt32 {
+    try #require(try FileIO.status(path)).permissions
+}
+
+/// Sets a file's modification time `age` milliseconds before `testNow`.
+func age(_ path: String, by age: Int64) throws {
+    let seconds = (testNow - age) / 1000
+    var times = [timespec(tv_sec: Int(seconds), tv_nsec: 0), timespec(tv_sec: Int(seconds), tv_nsec: 0)]
+    try #require(utimensat(AT_FDCWD, path, &times, 0) == 0)
+}
+
+/// Every file and directory under `root`, relative, sorted.
+func treeListing(_ root: String) throws -> [String] {
+    var result: [String] = []
+    for name in try FileIO.listDirectory(root) ?? [] {
+        result.append(name)
+        if try FileIO.status(root + "/" + name)?.isDirectory == true {
+            result += try treeListing(root + "/" + name).map { name + "/" + $0 }
+        }
+    }
+    return result.sorted()
+}
