@@ -157,14 +157,19 @@ public final class Invocation {
 
     public func warn(_ message: String) { context.standardError.line("warning: " + message) }
 
-    /// The data directory, opened and locked on first use.
-    public func store() throws -> DataStore {
-        if let openedStore { return openedStore }
+    /// The data directory's path, as given or by default.
+    public func dataDirectory() throws -> String {
         guard let path = value("data-dir") ?? DataStore.defaultPath(environment: context.environment) else {
             throw ItsypadError.failure("no data directory: set HOME, ITSYPAD_DATA_DIR or pass --data-dir")
         }
-        let timeout = context.environment["ITSYPAD_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
-        let store = try DataStore(path: FileSystem.absolute(path), lockTimeout: timeout)
+        return FileSystem.absolute(path)
+    }
+
+    /// The data directory, opened and locked on first use (`lockTimeout` overrides ITSYPAD_LOCK_TIMEOUT).
+    public func store(lockTimeout: Double? = nil) throws -> DataStore {
+        if let openedStore { return openedStore }
+        let timeout = lockTimeout ?? context.environment["ITSYPAD_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
+        let store = try DataStore(path: try dataDirectory(), lockTimeout: timeout)
         openedStore = store
         return store
     }

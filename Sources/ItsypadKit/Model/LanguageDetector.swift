@@ -36,7 +36,7 @@ public enum LanguageDetector {
         guard !body.isEmpty else { return "plain" }
 
         if let id = shebangLanguage(body) { return id }
-        if looksLikeJSON(body) { return "json" }
+        if looksLikeJSON(body, truncated: content.utf8.count > scanLimit) { return "json" }
         if let id = markupLanguage(body) { return id }
         return scoredLanguage(bytes)
     }
@@ -77,9 +77,9 @@ extension LanguageDetector {
     /// Reads `#!/usr/bin/env python3` or `#!/bin/bash`; `nil` when there is no
     /// shebang or the interpreter is unknown, so scoring gets its chance.
     static func shebangLanguage(_ body: ArraySlice<UInt8>) -> String? {
-        guard body.hasPrefix(Array("#!".utf8)) else { return nil }
+        guard body.hasPrefix("#!") else { return nil }
         let firstLine = body.dropFirst(2).prefix { $0 != .newline }
-        var words = firstLine.split(whereSeparator: isASCIIWhitespace).map { String(decoding: $0, as: UTF8.self) }
+        var words = firstLine.split(whereSeparator: \.isASCIIWhitespace).map { String(decoding: $0, as: UTF8.self) }
         guard !words.isEmpty else { return nil }
         if words[0].split(separator: "/").last == "env" {
             // `env -S deno run` or `env FOO=1 node`: skip options and variables.
@@ -93,11 +93,13 @@ extension LanguageDetector {
     /// A light structural JSON check: one top-level object or array, balanced
     /// brackets outside strings, and only JSON literals between them. It
     /// rejects TOML `[section]` headers and JavaScript object literals, which
-    /// also start with a bracket.
-    static func looksLikeJSON(_ body: ArraySlice<UInt8>) -> Bool {
-        guard let first = body.first, first == .openBrace || first == .openBracket,
-              let last = body.last, last == .closeBrace || last == .closeBracket
-        else { return false }
+    /// also start with a bracket. A `truncated` document (longer than
+    /// ``scanLimit``) only has to be valid so far, so big JSON pastes count.
+    static func looksLikeJSON(_ body: ArraySlice<UInt8>, truncated: Bool) -> Bool {
+        guard let first = body.first, first == .openBrace || first == .openBracket else { return false }
+        if !truncated {
+            guard let last = body.last, last == .closeBrace || last == .closeBracket else { return false }
+        }
 
         var open: [UInt8] = []
         var i = body.startIndex
@@ -109,7 +111,7 @@ extension LanguageDetector {
                 while i < body.endIndex, body[i] != .quote {
                     i += body[i] == .backslash ? 2 : 1
                 }
-                guard i < body.endIndex else { return false }
+                guard i < body.endIndex else { return truncated }
             case .openBrace, .openBracket:
                 open.append(byte == .openBrace ? .closeBrace : .closeBracket)
             case .closeBrace, .closeBracket:
@@ -119,38 +121,39 @@ extension LanguageDetector {
             case .comma, .colon, .space, .tab, .newline, .carriageReturn:
                 break
             case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
-                while i + 1 < body.endIndex, isNumberByte(body[i + 1]) { i += 1 }
+                while i + 1 < body.endIndex, body[i + 1].isNumberByte { i += 1 }
             case UInt8(ascii: "a")...UInt8(ascii: "z"):
-                let word = body[i...].prefix { UInt8(ascii: "a")...UInt8(ascii: "z") ~= $0 }
-                guard jsonLiterals.contains(where: { $0.elementsEqual(word) }) else { return false }
+                let word = body[i...].prefix(while: \.isASCIILowercase)
+                guard word.isOneOf("true", "false", "null") else { return false }
                 i += word.count - 1
             default:
                 return false
             }
             i += 1
         }
-        return open.isEmpty
+        return open.isEmpty || truncated
     }
-
-    static let jsonLiterals = ["true", "false", "null"].map { Array($0.utf8) }
 
     /// Tag names that only HTML uses; markup containing none of them is XML.
     static let htmlTags: Set<String> = [
-        "a", "body", "br", "button", "div", "footer", "form", "h1", "h2", "h3",
-        "head", "header", "img", "input", "li", "link", "meta", "nav", "ol", "p",
-        "script", "section", "span", "style", "table", "title", "ul",
+        "a", "article", "aside", "b", "body", "br", "button", "canvas", "code",
+        "div", "em", "footer", "form", "h1", "h2", "h3", "h4", "head", "header",
+        "hr", "i", "iframe", "img", "input", "label", "li", "link", "main", "meta",
+        "nav", "ol", "option", "p", "pre", "script", "section", "select", "span",
+        "strong", "style", "table", "td", "textarea", "th", "title", "tr", "ul",
     ]
 
     /// Recognises PHP, XML and HTML from their opening bytes and tag names.
     static func markupLanguage(_ body: ArraySlice<UInt8>) -> String? {
-        let lower = body.prefix(64).map(lowercasedASCII)[...]
-        if lower.hasPrefix(Array("<?php".utf8)) { return "php" }
-        if lower.hasPrefix(Array("<?xml".utf8)) { return "xml" }
-        if lower.hasPrefix(Array("<!doctype html".utf8)) || lower.hasPrefix(Array("<html".utf8)) {
+        let lower = body.prefix(64).map(\.asciiLowercased)[...]
+        if lower.hasPrefix("<?php") { return "php" }
+        if lower.hasPrefix("<?xml") { return "xml" }
+        if lower.hasPrefix("<!doctype html") || lower.hasPrefix("<html") {
             return "html"
         }
-        guard body.count > 1, body.first == .lessThan, isASCIILetter(body[body.startIndex + 1]) || body[body.startIndex + 1] == .bang
-        else { return nil }
+        guard body.count > 1, body.first == .lessThan else { return nil }
+        let second = body[body.startIndex + 1]
+        guard second.isASCIILetter || second == .bang else { return nil }
 
         var sawClosingTag = false
         var i = body.startIndex
@@ -160,11 +163,11 @@ extension LanguageDetector {
                 sawClosingTag = true
                 nameStart += 1
             }
-            let name = body[nameStart...].prefix { isASCIILetter($0) || isASCIIDigit($0) }
-            if htmlTags.contains(String(decoding: name.map(lowercasedASCII), as: UTF8.self)) { return "html" }
+            let name = body[nameStart...].prefix { $0.isASCIILetter || $0.isASCIIDigit }
+            if htmlTags.contains(String(decoding: name.map(\.asciiLowercased), as: UTF8.self)) { return "html" }
             i = lt + 1
         }
-        let selfClosing = body.contains(Array("/>".utf8))
+        let selfClosing = body.contains("/>")
         return sawClosingTag || selfClosing ? "xml" : nil
     }
 }
@@ -172,11 +175,21 @@ extension LanguageDetector {
 // MARK: - Scoring
 
 extension LanguageDetector {
-    /// Sums rule weights per language over all lines and picks a clear winner.
+    /// Picks the language with a clear, strong enough lead in ``scores(_:)``.
     static func scoredLanguage(_ bytes: [UInt8]) -> String {
-        let lowered = bytes.map(lowercasedASCII)
+        let scores = scores(bytes)
+        guard let best = scores.max(), best >= threshold,
+              scores.filter({ $0 == best }).count == 1,
+              let winner = scores.firstIndex(of: best)
+        else { return "plain" }
+        return profiles[winner].id
+    }
+
+    /// Sums rule weights per language (indexed like ``profiles``) over all lines.
+    static func scores(_ bytes: [UInt8]) -> [Int] {
+        let lowered = bytes.map(\.asciiLowercased)
         var scores = [Int](repeating: 0, count: profiles.count)
-        var hits = profiles.map { [Int](repeating: 0, count: $0.rules.count) }
+        var hits = [Int](repeating: 0, count: allRules.count)
         var previous: ArraySlice<UInt8> = []
         var insideFence = false
 
@@ -188,15 +201,16 @@ extension LanguageDetector {
 
             // Code inside a Markdown fence belongs to the Markdown document;
             // only the fence lines themselves are scored.
-            let isFence = text.hasPrefix(Array("```".utf8)) || text.hasPrefix(Array("~~~".utf8))
+            let isFence = text.hasPrefix("```") || text.hasPrefix("~~~")
             if isFence { insideFence.toggle() } else if insideFence { continue }
 
             let line = Line(raw: rawLine, text: text, lower: lowered[text.indices], previous: previous)
-            for (p, profile) in profiles.enumerated() {
-                for (r, rule) in profile.rules.enumerated()
-                where hits[p][r] < maxHitsPerRule && rule.pattern.matches(line) {
-                    hits[p][r] += 1
-                    scores[p] += rule.weight
+            allRules.withUnsafeBufferPointer { rules in
+                for candidates in [unanchoredRules, anchoredRules[Int(text[text.startIndex])]] {
+                    for i in candidates where hits[i] < maxHitsPerRule && rules[i].rule.matches(line) {
+                        hits[i] += 1
+                        scores[rules[i].profile] += rules[i].rule.weight
+                    }
                 }
             }
         }
@@ -209,107 +223,161 @@ extension LanguageDetector {
                 scores[p] += own[b]
             }
         }
-
-        guard let best = scores.max(), best >= threshold,
-              scores.filter({ $0 == best }).count == 1,
-              let winner = scores.firstIndex(of: best)
-        else { return "plain" }
-        return profiles[winner].id
+        return scores
     }
+
+    /// Every profile's rules in one flat array tagged with the profile index,
+    /// so the per-line loop walks one contiguous buffer.
+    static let allRules: [(profile: Int, rule: Rule)] = profiles.indices.flatMap { p in
+        profiles[p].rules.map { (p, $0) }
+    }
+
+    /// Indices into ``allRules`` of the rules anchored at the start of the
+    /// trimmed line, by the byte they need there. About half of all rules are
+    /// anchored, so a line only tries the few that can match its first byte.
+    static let anchoredRules: [[Int]] = {
+        var table = [[Int]](repeating: [], count: 256)
+        for (i, entry) in allRules.enumerated() {
+            for byte in entry.rule.match.firstBytes ?? [] { table[Int(byte)].append(i) }
+        }
+        return table
+    }()
+
+    /// Indices into ``allRules`` of the rules that can match anywhere in a line.
+    static let unanchoredRules: [Int] = allRules.indices.filter { allRules[$0].rule.match.firstBytes == nil }
 }
 
-/// One line of input as the rules see it.
-struct Line {
-    /// The line without its line break.
-    let raw: ArraySlice<UInt8>
-    /// `raw` without leading and trailing whitespace.
-    let text: ArraySlice<UInt8>
-    /// `text` with ASCII letters lowercased, for case-insensitive keywords.
-    let lower: ArraySlice<UInt8>
-    /// The raw line just above, for rules that depend on context.
-    let previous: ArraySlice<UInt8>
-}
+extension LanguageDetector {
+    /// One line of input as the rules see it.
+    struct Line {
+        /// The line without its line break.
+        let raw: ArraySlice<UInt8>
+        /// `raw` without leading and trailing whitespace.
+        let text: ArraySlice<UInt8>
+        /// `text` with ASCII letters lowercased, for case-insensitive keywords.
+        let lower: ArraySlice<UInt8>
+        /// The raw line just above, for rules that depend on context.
+        let previous: ArraySlice<UInt8>
+        /// Which bytes occur in `lower`: most substring rules can be rejected
+        /// by checking their first and last byte here instead of scanning.
+        let present: ByteSet
 
-/// A cheap test on one line; most compare bytes of the trimmed text.
-struct Pattern: Sendable {
-    let matches: @Sendable (Line) -> Bool
+        init(raw: ArraySlice<UInt8>, text: ArraySlice<UInt8>, lower: ArraySlice<UInt8>, previous: ArraySlice<UInt8>) {
+            self.raw = raw
+            self.text = text
+            self.lower = lower
+            self.previous = previous
+            present = ByteSet(lower)
+        }
 
-    static func prefix(_ s: String) -> Pattern {
-        let p = Array(s.utf8)
-        return Pattern { $0.text.hasPrefix(p) }
+        /// Whether `needle` occurs in the text (or its lowercased copy).
+        func contains(_ needle: StaticString, ignoringCase: Bool = false) -> Bool {
+            let ends = needle.withUTF8Buffer { ($0.first.map(\.asciiLowercased), $0.last.map(\.asciiLowercased)) }
+            guard let first = ends.0, let last = ends.1, present.contains(first), present.contains(last) else {
+                return needle.utf8CodeUnitCount == 0
+            }
+            return ignoringCase ? lower.contains(needle) : text.contains(needle)
+        }
     }
 
-    static func suffix(_ s: String) -> Pattern {
-        let p = Array(s.utf8)
-        return Pattern { $0.text.hasSuffix(p) }
+    /// One cheap test on a line, most of them on its trimmed text.
+    ///
+    /// Every case is a plain value (static strings, no closures), so the loop
+    /// that runs hundreds of rules per line does no reference counting.
+    enum Match: Sendable {
+        case prefix(StaticString)
+        case suffix(StaticString)
+        case contains(StaticString)
+        /// The whole trimmed line equals the string (block enders such as `fi`).
+        case line(StaticString)
+        /// Case-insensitive prefix; the string must be lowercase.
+        case prefixCI(StaticString)
+        /// Case-insensitive substring; the string must be lowercase.
+        case containsCI(StaticString)
+        /// Prefix of the untrimmed line, where indentation itself is the signal.
+        case rawPrefix(StaticString)
+        /// The line contains at least one of the given bytes.
+        case containsAnyOf(StaticString)
+        /// The line starts with one of the given bytes.
+        case startsWithAnyOf(StaticString)
+
+        // Shapes too structured for a prefix or substring; each is described at
+        // the function of the same name.
+        case typedBinding, rustFunction, cssSelector, cssDeclaration, yamlPair
+        case tomlTable, tomlPair, makeTarget, afterMakeTarget, makeVariable, shellVariable
+
+        /// The bytes a trimmed line must start with for this match to succeed,
+        /// or `nil` when it may match a line starting with anything.
+        var firstBytes: [UInt8]? {
+            switch self {
+            case .prefix(let s), .line(let s): s.withUTF8Buffer { $0.first.map { [$0] } }
+            case .prefixCI(let s): s.withUTF8Buffer { $0.first.map { [$0, $0.asciiUppercased] } }
+            default: nil
+            }
+        }
+
+        func matches(_ line: Line) -> Bool {
+            switch self {
+            case .prefix(let s): line.text.hasPrefix(s)
+            case .suffix(let s): line.text.hasSuffix(s)
+            case .contains(let s): line.contains(s)
+            case .line(let s): line.text.count == s.utf8CodeUnitCount && line.text.hasPrefix(s)
+            case .prefixCI(let s): line.lower.hasPrefix(s)
+            case .containsCI(let s): line.contains(s, ignoringCase: true)
+            case .rawPrefix(let s): line.raw.hasPrefix(s)
+            case .containsAnyOf(let s): line.text.contains(where: ByteSet(s).contains)
+            case .startsWithAnyOf(let s): line.text.first.map(ByteSet(s).contains) ?? false
+            case .typedBinding: LanguageDetector.isTypedBinding(line.text)
+            case .rustFunction: LanguageDetector.isRustFunction(line.text)
+            case .cssSelector: LanguageDetector.isCSSSelector(line.text)
+            case .cssDeclaration: LanguageDetector.isCSSDeclaration(line.text)
+            case .yamlPair: LanguageDetector.isYAMLPair(line.text)
+            case .tomlTable: LanguageDetector.isTOMLTable(line.text)
+            case .tomlPair: LanguageDetector.isTOMLPair(line.text)
+            case .makeTarget: LanguageDetector.isMakeTarget(line.raw)
+            case .afterMakeTarget: LanguageDetector.isMakeTarget(line.previous)
+            case .makeVariable: LanguageDetector.isMakeVariable(line.raw)
+            case .shellVariable: LanguageDetector.hasShellVariable(line.text)
+            }
+        }
     }
 
-    static func contains(_ s: String) -> Pattern {
-        let p = Array(s.utf8)
-        return Pattern { $0.text.contains(p) }
+    /// A match (optionally narrowed by a second match and an exclusion) and how
+    /// much it says about the language; negative weights are evidence against.
+    struct Rule: Sendable {
+        let match: Match
+        let also: Match?
+        let unless: Match?
+        let weight: Int
+
+        init(_ match: Match, and also: Match? = nil, unless: Match? = nil, _ weight: Int) {
+            self.match = match
+            self.also = also
+            self.unless = unless
+            self.weight = weight
+        }
+
+        func matches(_ line: Line) -> Bool {
+            guard match.matches(line) else { return false }
+            if let also, !also.matches(line) { return false }
+            if let unless, unless.matches(line) { return false }
+            return true
+        }
     }
 
-    /// The whole trimmed line equals `s` (block enders like `fi`, `end`).
-    static func line(_ s: String) -> Pattern {
-        let p = Array(s.utf8)
-        return Pattern { $0.text.elementsEqual(p) }
-    }
+    /// The scoring rules of one language.
+    struct Profile: Sendable {
+        let id: String
+        /// A language whose score is added once this one has evidence of its
+        /// own, for supersets such as TypeScript over JavaScript and C++ over C.
+        let base: String?
+        let rules: [Rule]
 
-    /// Case-insensitive prefix; `s` must be lowercase.
-    static func prefixCI(_ s: String) -> Pattern {
-        let p = Array(s.utf8)
-        return Pattern { $0.lower.hasPrefix(p) }
-    }
-
-    /// Case-insensitive substring; `s` must be lowercase.
-    static func containsCI(_ s: String) -> Pattern {
-        let p = Array(s.utf8)
-        return Pattern { $0.lower.contains(p) }
-    }
-
-    /// Prefix of the untrimmed line, where indentation itself is the signal.
-    static func rawPrefix(_ s: String) -> Pattern {
-        let p = Array(s.utf8)
-        return Pattern { $0.raw.hasPrefix(p) }
-    }
-
-    static func when(_ test: @escaping @Sendable (Line) -> Bool) -> Pattern {
-        Pattern(matches: test)
-    }
-
-    func and(_ other: Pattern) -> Pattern {
-        Pattern { matches($0) && other.matches($0) }
-    }
-
-    func andNot(_ other: Pattern) -> Pattern {
-        Pattern { matches($0) && !other.matches($0) }
-    }
-}
-
-/// A pattern and how much a match says about the language; negative weights
-/// are evidence against it.
-struct Rule: Sendable {
-    let pattern: Pattern
-    let weight: Int
-
-    init(_ pattern: Pattern, _ weight: Int) {
-        self.pattern = pattern
-        self.weight = weight
-    }
-}
-
-/// The scoring rules of one language.
-struct Profile: Sendable {
-    let id: String
-    /// A language whose rules also apply, for supersets such as
-    /// TypeScript over JavaScript and C++ over C.
-    let base: String?
-    let rules: [Rule]
-
-    init(_ id: String, base: String? = nil, _ rules: [Rule]) {
-        self.id = id
-        self.base = base
-        self.rules = rules
+        init(_ id: String, base: String? = nil, _ rules: [Rule]) {
+            self.id = id
+            self.base = base
+            self.rules = rules
+        }
     }
 }
 
@@ -327,7 +395,7 @@ extension LanguageDetector {
             Rule(.contains("func "), 2),
             Rule(.contains("guard "), 3),
             Rule(.contains("if let "), 2),
-            Rule(.when(isTypedBinding), 2),
+            Rule(.typedBinding, 2),
             Rule(.prefix("extension "), 3),
             Rule(.contains("protocol "), 3),
             Rule(.contains("\\("), 2),
@@ -337,41 +405,42 @@ extension LanguageDetector {
             Rule(.suffix(";"), -1),
         ]),
         Profile("python", [
-            Rule(.prefix("def ").and(.suffix(":")), 4),
-            Rule(.prefix("import ").andNot(.contains(";")).andNot(.contains("\"")).andNot(.contains("'"))
-                .andNot(.contains(" from ")).andNot(.contains("{")), 2),
-            Rule(.prefix("from ").and(.contains(" import ")), 4),
+            Rule(.prefix("def "), and: .suffix(":"), 4),
+            // A bare `import name`: Go, Java and JavaScript imports carry quotes, `;` or braces.
+            Rule(.prefix("import "), unless: .containsAnyOf(";\"'{"), 2),
+            Rule(.prefix("from "), and: .contains(" import "), 4),
             Rule(.prefix("elif "), 4),
             Rule(.contains("self."), 2),
-            Rule(.prefix("class ").and(.suffix(":")), 3),
+            Rule(.prefix("class "), and: .suffix(":"), 3),
             Rule(.prefix("if __name__ =="), 5),
             Rule(.prefix("except"), 4),
-            Rule(.prefix("for ").and(.contains(" in ")).and(.suffix(":")), 2),
+            Rule(.prefix("for "), and: .suffix(":"), 2),
             Rule(.prefix("print("), 1),
             Rule(.contains("None"), 1),
             Rule(.suffix(";"), -1),
             Rule(.suffix("{"), -1),
         ]),
         Profile("go", [
-            Rule(.prefix("package ").andNot(.contains(".")).andNot(.contains(";")), 4),
+            // Go package names are single words; Java and Kotlin ones are dotted.
+            Rule(.prefix("package "), unless: .containsAnyOf(".;"), 4),
             Rule(.contains("func main()"), 4),
             Rule(.prefix("func ("), 4),
             Rule(.prefix("func "), 2),
             Rule(.contains(":="), 3),
             Rule(.contains("fmt."), 4),
-            Rule(.prefix("import (").and(.suffix("(")), 4),
+            Rule(.prefix("import ("), 4),
             Rule(.prefix("import \""), 4),
-            Rule(.prefix("type ").and(.suffix(" struct {")), 4),
-            Rule(.prefix("type ").and(.suffix(" interface {")), 4),
+            Rule(.prefix("type "), and: .suffix(" struct {"), 4),
+            Rule(.prefix("type "), and: .suffix(" interface {"), 4),
             Rule(.contains("err != nil"), 5),
             Rule(.prefix("defer "), 3),
         ]),
         Profile("rust", [
             Rule(.contains("fn main()"), 5),
-            Rule(.when(isRustFunction), 3),
+            Rule(.rustFunction, 3),
             Rule(.contains("let mut "), 4),
             Rule(.prefix("impl"), 4),
-            Rule(.prefix("use ").and(.contains("::")), 4),
+            Rule(.prefix("use "), and: .contains("::"), 4),
             Rule(.contains("println!"), 4),
             Rule(.contains("!("), 1),
             Rule(.contains("::"), 1),
@@ -401,7 +470,8 @@ extension LanguageDetector {
         ]),
         Profile("cpp", base: "c", [
             Rule(.prefix("#include <iostream>"), 6),
-            Rule(.prefix("#include <").andNot(.suffix(".h>")), 3),
+            // C++ standard headers have no `.h`.
+            Rule(.prefix("#include <"), unless: .suffix(".h>"), 3),
             Rule(.contains("std::"), 4),
             Rule(.contains("template<"), 5),
             Rule(.contains("template <"), 5),
@@ -417,7 +487,7 @@ extension LanguageDetector {
             Rule(.contains("public static void main("), 6),
             Rule(.contains("System.out.print"), 6),
             Rule(.prefix("import java."), 6),
-            Rule(.prefix("package ").and(.suffix(";")), 2),
+            Rule(.prefix("package "), and: .suffix(";"), 2),
             Rule(.line("@Override"), 3),
             Rule(.contains("private final "), 3),
             Rule(.contains(" implements "), 3),
@@ -430,7 +500,7 @@ extension LanguageDetector {
             Rule(.contains(" fun "), 3),
             Rule(.prefix("val "), 3),
             Rule(.prefix("import kotlin"), 5),
-            Rule(.prefix("package ").and(.contains(".")).andNot(.contains(";")), 3),
+            Rule(.prefix("package "), and: .contains("."), unless: .contains(";"), 3),
             Rule(.contains("data class "), 5),
             Rule(.contains("companion object"), 5),
             Rule(.contains("?.let"), 4),
@@ -440,10 +510,10 @@ extension LanguageDetector {
             Rule(.contains("println("), 2),
         ]),
         Profile("typescript", base: "javascript", [
-            Rule(.prefix("interface ").and(.suffix("{")), 4),
+            Rule(.prefix("interface "), and: .suffix("{"), 4),
             Rule(.prefix("export interface "), 5),
             Rule(.prefix("export type "), 5),
-            Rule(.prefix("type ").and(.contains(" = ")), 4),
+            Rule(.prefix("type "), and: .contains(" = "), 4),
             Rule(.prefix("import type "), 5),
             Rule(.contains(": string"), 3),
             Rule(.contains(": number"), 4),
@@ -455,8 +525,8 @@ extension LanguageDetector {
         ]),
         Profile("javascript", [
             Rule(.contains("function"), 2),
-            Rule(.prefix("const ").and(.contains(" = ")), 2),
-            Rule(.prefix("var ").and(.suffix(";")), 1),
+            Rule(.prefix("const "), and: .contains(" = "), 2),
+            Rule(.prefix("var "), and: .suffix(";"), 1),
             Rule(.contains("=>"), 2),
             Rule(.contains("console.log("), 5),
             Rule(.contains("require("), 4),
@@ -464,7 +534,7 @@ extension LanguageDetector {
             Rule(.contains("document."), 4),
             Rule(.contains("window."), 3),
             Rule(.prefix("export default"), 4),
-            Rule(.prefix("import ").and(.contains(" from ")), 3),
+            Rule(.prefix("import "), and: .contains(" from "), 3),
             Rule(.contains("==="), 3),
             Rule(.contains("!=="), 3),
             Rule(.contains(".then("), 3),
@@ -472,9 +542,9 @@ extension LanguageDetector {
             Rule(.contains("addEventListener("), 4),
         ]),
         Profile("css", [
-            Rule(.when(isCSSSelector), 1),
-            Rule(.when(isCSSSelector).and(.when { [.dot, .hash].contains($0.text.first) }), 2),
-            Rule(.when(isCSSDeclaration), 3),
+            Rule(.cssSelector, 1),
+            Rule(.cssSelector, and: .startsWithAnyOf(".#"), 2),
+            Rule(.cssDeclaration, 3),
             Rule(.prefix("@media "), 5),
             Rule(.prefix("@import "), 2),
             Rule(.contains("!important"), 4),
@@ -492,23 +562,21 @@ extension LanguageDetector {
             Rule(.prefix("* "), 1),
             Rule(.prefix("1. "), 1),
             Rule(.prefix("> "), 1),
-            Rule(.prefix("|").and(.suffix("|")), 2),
+            Rule(.prefix("|"), and: .suffix("|"), 2),
         ]),
         Profile("yaml", [
-            Rule(.when(isYAMLPair), 2),
+            Rule(.yamlPair, 2),
             Rule(.line("---"), 2),
             Rule(.prefix("- "), 1),
-            // YAML forbids tabs for indentation; tab-indented lines mean Go or make.
-            Rule(.rawPrefix("\t"), -2),
         ]),
         Profile("toml", [
-            Rule(.when(isTOMLTable), 3),
-            Rule(.when(isTOMLPair), 2),
+            Rule(.tomlTable, 3),
+            Rule(.tomlPair, 2),
         ]),
         Profile("sql", [
             Rule(.prefixCI("select "), 3),
-            Rule(.prefixCI("select ").and(.containsCI(" from ")), 3),
-            Rule(.prefixCI("from ").andNot(.containsCI(" import ")), 2),
+            Rule(.prefixCI("select "), and: .containsCI(" from "), 3),
+            Rule(.prefixCI("from "), unless: .containsCI(" import "), 2),
             Rule(.prefixCI("where "), 3),
             Rule(.containsCI("group by "), 3),
             Rule(.containsCI("order by "), 3),
@@ -516,7 +584,7 @@ extension LanguageDetector {
             Rule(.prefixCI("create table"), 6),
             Rule(.prefixCI("create index"), 6),
             Rule(.prefixCI("insert into"), 6),
-            Rule(.prefixCI("update ").and(.containsCI(" set ")), 5),
+            Rule(.prefixCI("update "), and: .containsCI(" set "), 5),
             Rule(.prefixCI("delete from"), 6),
             Rule(.prefixCI("alter table"), 6),
             Rule(.prefixCI("drop table"), 6),
@@ -539,10 +607,10 @@ extension LanguageDetector {
             Rule(.prefix("ADD "), 2),
         ]),
         Profile("makefile", [
-            Rule(.when(isMakeTarget), 1),
+            Rule(.makeTarget, 1),
             // A recipe is a tab-indented line right under its target; Go is
             // tab-indented too, so the tab alone proves nothing.
-            Rule(.rawPrefix("\t").and(.when { isMakeTarget(raw: $0.previous) }), 4),
+            Rule(.rawPrefix("\t"), and: .afterMakeTarget, 4),
             Rule(.prefix(".PHONY"), 6),
             Rule(.contains("$@"), 4),
             Rule(.contains("$<"), 4),
@@ -551,7 +619,7 @@ extension LanguageDetector {
             Rule(.prefix("ifeq "), 4),
             Rule(.prefix("ifdef "), 3),
             Rule(.line("endif"), 2),
-            Rule(.when(isMakeVariable), 2),
+            Rule(.makeVariable, 2),
             Rule(.contains("$("), 1),
         ]),
         Profile("lua", [
@@ -559,7 +627,8 @@ extension LanguageDetector {
             Rule(.prefix("local "), 3),
             Rule(.line("end"), 1),
             Rule(.contains("function"), 1),
-            Rule(.contains(" then").andNot(.contains(";")).andNot(.contains("[")), 2),
+            // Shell writes `; then` and `[ … ]`; Lua does neither.
+            Rule(.contains(" then"), unless: .containsAnyOf(";["), 2),
             Rule(.prefix("elseif "), 4),
             Rule(.contains("~="), 4),
             Rule(.contains(" .. "), 4),
@@ -570,7 +639,8 @@ extension LanguageDetector {
             Rule(.suffix(" do"), 1),
         ]),
         Profile("ruby", [
-            Rule(.prefix("def ").andNot(.suffix(":")), 3),
+            // Python's `def` line ends with a colon; Ruby's never does.
+            Rule(.prefix("def "), unless: .suffix(":"), 3),
             Rule(.line("end"), 2),
             Rule(.prefix("puts "), 4),
             Rule(.prefix("require '"), 3),
@@ -578,10 +648,10 @@ extension LanguageDetector {
             Rule(.prefix("attr_"), 5),
             Rule(.prefix("elsif "), 5),
             Rule(.contains(" do |"), 5),
-            Rule(.prefix("@").and(.contains(" = ")), 2),
+            Rule(.prefix("@"), and: .contains(" = "), 2),
             Rule(.contains("#{"), 3),
             Rule(.contains(".each"), 3),
-            Rule(.prefix("class ").and(.contains(" < ")), 4),
+            Rule(.prefix("class "), and: .contains(" < "), 4),
             Rule(.prefix("module "), 3),
             Rule(.prefix("unless "), 4),
             Rule(.contains("nil"), 1),
@@ -589,15 +659,15 @@ extension LanguageDetector {
         Profile("php", [
             Rule(.contains("<?php"), 6),
             Rule(.contains("$this->"), 5),
-            Rule(.prefix("$").and(.contains(" = ")).and(.suffix(";")), 3),
-            Rule(.prefix("namespace ").and(.suffix(";")), 2),
-            Rule(.prefix("use ").and(.contains("\\")), 4),
+            Rule(.prefix("$"), and: .suffix(";"), 3),
+            Rule(.prefix("namespace "), and: .suffix(";"), 2),
+            Rule(.prefix("use "), and: .contains("\\"), 4),
             Rule(.contains("function "), 1),
             Rule(.contains("->"), 1),
         ]),
         Profile("csharp", [
             Rule(.prefix("using System"), 6),
-            Rule(.prefix("using ").and(.suffix(";")), 2),
+            Rule(.prefix("using "), and: .suffix(";"), 2),
             Rule(.prefix("namespace "), 3),
             Rule(.contains("Console.Write"), 6),
             Rule(.contains("static void Main("), 6),
@@ -605,7 +675,7 @@ extension LanguageDetector {
             Rule(.contains("async Task"), 5),
             Rule(.contains("$\""), 3),
             Rule(.contains("foreach ("), 3),
-            Rule(.prefix("var ").and(.contains(" = new ")), 2),
+            Rule(.prefix("var "), and: .contains(" = new "), 2),
             Rule(.contains("public override "), 2),
             Rule(.contains("public class "), 2),
         ]),
@@ -616,11 +686,12 @@ extension LanguageDetector {
             Rule(.line("then"), 3),
             Rule(.contains("; then"), 4),
             Rule(.contains("; do"), 4),
-            Rule(.prefix("if [").or(.prefix("elif [")), 4),
+            Rule(.prefix("if ["), 4),
             Rule(.contains("[[ "), 3),
             Rule(.prefix("echo "), 2),
-            Rule(.when(hasShellVariable), 2),
-            Rule(.prefix("export ").and(.contains("=")).andNot(.contains(" = ")), 4),
+            Rule(.shellVariable, 2),
+            // `export NAME=value`; JavaScript's `export const x = 1` has spaces around `=`.
+            Rule(.prefix("export "), and: .contains("="), unless: .contains(" = "), 4),
             Rule(.prefix("set -"), 4),
             Rule(.contains(">/dev/null"), 4),
             Rule(.contains("2>&1"), 4),
@@ -632,43 +703,45 @@ extension LanguageDetector {
             Rule(.prefix("mkdir "), 2),
             Rule(.prefix("curl "), 2),
             Rule(.prefix("git "), 2),
-            Rule(.prefix("for ").and(.contains(" in ")).andNot(.contains("(")).andNot(.contains(":")), 2),
+            Rule(.prefix("npm "), 2),
+            Rule(.prefix("pip "), 2),
+            Rule(.prefix("brew "), 2),
+            Rule(.prefix("docker "), 2),
+            // `for f in *.txt; do`, unlike `for (…)` loops and Python's `for x in y:`.
+            Rule(.prefix("for "), and: .contains(" in "), unless: .containsAnyOf("(:"), 2),
             Rule(.contains("$("), 1),
         ]),
     ]
 }
 
-// MARK: - Line predicates too shaped for a plain prefix or substring
+// MARK: - Line shapes too structured for a prefix or substring
 
 extension LanguageDetector {
     /// Swift's `let name: Type` / `var name: Type`, also after modifiers.
-    @Sendable static func isTypedBinding(_ line: Line) -> Bool {
-        for keyword in [Array("let ".utf8), Array("var ".utf8)] {
-            guard let start = line.text.firstRange(of: keyword)?.upperBound else { continue }
-            let name = line.text[start...].prefix(while: isIdentifierByte)
-            let rest = line.text[(start + name.count)...]
-            if !name.isEmpty, rest.hasPrefix(Array(": ".utf8)) { return true }
+    static func isTypedBinding(_ text: ArraySlice<UInt8>) -> Bool {
+        for keyword: StaticString in ["let ", "var "] {
+            guard let found = text.firstIndex(of: keyword) else { continue }
+            let start = found + keyword.utf8CodeUnitCount
+            let name = text[start...].prefix(while: \.isIdentifierByte)
+            if !name.isEmpty, text[(start + name.count)...].hasPrefix(": ") { return true }
         }
         return false
     }
 
     /// `fn name(` at the start of a line, after optional `pub`/`async`.
-    @Sendable static func isRustFunction(_ line: Line) -> Bool {
-        let text = line.text
-        for prefix in ["fn ", "pub fn ", "pub(crate) fn ", "async fn ", "pub async fn "] where text.hasPrefix(Array(prefix.utf8)) {
-            return text.contains(.openParen)
-        }
-        return false
+    static func isRustFunction(_ text: ArraySlice<UInt8>) -> Bool {
+        let starts = text.hasPrefix("fn ") || text.hasPrefix("pub fn ") || text.hasPrefix("pub(crate) fn ")
+            || text.hasPrefix("async fn ") || text.hasPrefix("pub async fn ")
+        return starts && text.contains(.openParen)
     }
 
     /// `body {`, `.btn:hover {`, `#main > p {`: a line ending in `{` with
     /// nothing code-like (calls, assignments, statements) before it.
-    @Sendable static func isCSSSelector(_ line: Line) -> Bool {
-        let text = line.text
+    static func isCSSSelector(_ text: ArraySlice<UInt8>) -> Bool {
         guard text.count > 1, text.last == .openBrace, let first = text.first,
-              isASCIILetter(first) || [.dot, .hash, .colon, .star, .openBracket].contains(first)
+              first.isASCIILetter || ByteSet.cssSelectorStart.contains(first)
         else { return false }
-        return !text.contains { [.openParen, .equals, .semicolon, .quote].contains($0) }
+        return !text.contains(where: ByteSet.codePunctuation.contains)
     }
 
     /// Property names that have no dash; dashed names (`font-size`) count anyway.
@@ -681,95 +754,79 @@ extension LanguageDetector {
 
     /// `prop: value;` where `prop` is a known or dashed CSS property; this
     /// keeps C's `default: break;` and TypeScript's `id: number;` out.
-    @Sendable static func isCSSDeclaration(_ line: Line) -> Bool {
-        let text = line.text
+    static func isCSSDeclaration(_ text: ArraySlice<UInt8>) -> Bool {
         guard text.last == .semicolon, let colon = text.firstIndex(of: .colon) else { return false }
         let name = text[..<colon]
-        guard !name.isEmpty, name.allSatisfy({ isASCIILowercase($0) || $0 == .dash }) else { return false }
+        guard !name.isEmpty, name.allSatisfy({ $0.isASCIILowercase || $0 == .dash }) else { return false }
         return name.contains(.dash) || cssProperties.contains(String(decoding: name, as: UTF8.self))
     }
 
     /// `key: value` or `key:` (optionally as a `- ` list item), with a
-    /// single-word key and no statement punctuation that would mean CSS, JSON
-    /// inside code, or a C label.
-    @Sendable static func isYAMLPair(_ line: Line) -> Bool {
-        var text = line.text
-        if text.hasPrefix(Array("- ".utf8)) { text = text.dropFirst(2) }
-        guard let last = text.last, ![.semicolon, .openBrace, .comma, .openParen].contains(last) else { return false }
-        let key = text.prefix { isIdentifierByte($0) || $0 == .dash || $0 == .dot }
+    /// single-word key and no statement punctuation at the end that would
+    /// mean CSS, an object literal in code, or a call.
+    static func isYAMLPair(_ text: ArraySlice<UInt8>) -> Bool {
+        let item = text.hasPrefix("- ") ? text.dropFirst(2) : text
+        guard let last = item.last, !ByteSet.statementEnd.contains(last) else { return false }
+        let key = item.prefix(while: \.isKeyByte)
         guard !key.isEmpty else { return false }
-        let rest = text[(text.startIndex + key.count)...]
-        return rest.elementsEqual([.colon]) || rest.hasPrefix([.colon, .space])
+        let rest = item[(item.startIndex + key.count)...]
+        return rest.count == 1 && rest.first == .colon || rest.hasPrefix(": ")
     }
 
     /// `[section]` or `[[array.of.tables]]`.
-    @Sendable static func isTOMLTable(_ line: Line) -> Bool {
-        var text = line.text
-        while text.first == .openBracket, text.last == .closeBracket {
-            text = text.dropFirst().dropLast()
+    static func isTOMLTable(_ text: ArraySlice<UInt8>) -> Bool {
+        var name = text
+        while name.first == .openBracket, name.last == .closeBracket {
+            name = name.dropFirst().dropLast()
         }
-        guard text.count < line.text.count, !text.isEmpty else { return false }
-        return text.allSatisfy { isIdentifierByte($0) || $0 == .dash || $0 == .dot || $0 == .quote }
+        guard name.count < text.count, !name.isEmpty else { return false }
+        return name.allSatisfy { $0.isKeyByte || $0 == .quote }
     }
 
     /// `key = value` where the value is a TOML literal (string, number,
     /// boolean, array or inline table). Spaces around `=` are required:
     /// shell assignments (`NAME="x"`) have none.
-    @Sendable static func isTOMLPair(_ line: Line) -> Bool {
-        let text = line.text
-        let key = text.prefix { isIdentifierByte($0) || $0 == .dash || $0 == .dot }
+    static func isTOMLPair(_ text: ArraySlice<UInt8>) -> Bool {
+        let key = text.prefix(while: \.isKeyByte)
         guard !key.isEmpty else { return false }
         let rest = text[(text.startIndex + key.count)...]
-        guard rest.hasPrefix(Array(" = ".utf8)) else { return false }
+        guard rest.hasPrefix(" = ") else { return false }
         let value = rest.dropFirst(3)
         guard let first = value.first else { return false }
-        return [.quote, .apostrophe, .openBracket, .openBrace].contains(first) || isASCIIDigit(first)
-            || value.hasPrefix(Array("true".utf8)) || value.hasPrefix(Array("false".utf8))
+        return ByteSet.tomlValueStart.contains(first) || first.isASCIIDigit
+            || value.hasPrefix("true") || value.hasPrefix("false")
     }
 
     /// A make rule header such as `all: main.o`, `%.o: %.c` or `.PHONY: all`,
     /// starting in column one.
-    static func isMakeTarget(raw: ArraySlice<UInt8>) -> Bool {
-        guard let first = raw.first, !isASCIIWhitespace(first), first != .hash,
+    static func isMakeTarget(_ raw: ArraySlice<UInt8>) -> Bool {
+        guard let first = raw.first, !first.isASCIIWhitespace, first != .hash,
               let colon = raw.firstIndex(of: .colon) else { return false }
-        let targets = raw[..<colon]
         let afterColon = raw[(colon + 1)...].first
         guard afterColon != .equals, afterColon != .colon else { return false }
-        return targets.allSatisfy {
-            isIdentifierByte($0) || [.dot, .dash, .slash, .percent, .dollar, .openParen, .closeParen, .space].contains($0)
-        }
-    }
-
-    @Sendable static func isMakeTarget(_ line: Line) -> Bool {
-        isMakeTarget(raw: line.raw)
+        return raw[..<colon].allSatisfy { $0.isIdentifierByte || ByteSet.makeTargetPunctuation.contains($0) }
     }
 
     /// `CC := gcc` or `PREFIX ?= /usr/local` in column one.
-    @Sendable static func isMakeVariable(_ line: Line) -> Bool {
-        guard let first = line.raw.first, isASCIILetter(first) else { return false }
-        return line.raw.contains(Array(" := ".utf8)) || line.raw.contains(Array(" ?= ".utf8))
+    static func isMakeVariable(_ raw: ArraySlice<UInt8>) -> Bool {
+        guard let first = raw.first, first.isASCIILetter else { return false }
+        return raw.contains(" := ") || raw.contains(" ?= ")
     }
 
     /// `$HOME`, `${name}`, `$1`, `$@`: shell parameter expansion. Lowercase
     /// `$name` is left out because it is how PHP spells every variable.
-    @Sendable static func hasShellVariable(_ line: Line) -> Bool {
-        var i = line.text.startIndex
-        while let dollar = line.text[i...].firstIndex(of: .dollar) {
+    static func hasShellVariable(_ text: ArraySlice<UInt8>) -> Bool {
+        var i = text.startIndex
+        while let dollar = text[i...].firstIndex(of: .dollar) {
             let next = dollar + 1
-            guard next < line.text.endIndex else { return false }
-            let byte = line.text[next]
-            if isASCIIUppercase(byte) || isASCIIDigit(byte) || [.openBrace, .at, .hash, .question].contains(byte) {
+            guard next < text.endIndex else { return false }
+            let byte = text[next]
+            if byte.isASCIIUppercase || byte.isASCIIDigit || ByteSet.shellSpecialParameter.contains(byte) {
                 return true
             }
             i = next
         }
         return false
-    }
-}
-
-extension Pattern {
-    func or(_ other: Pattern) -> Pattern {
-        Pattern { matches($0) || other.matches($0) }
     }
 }
 
@@ -784,11 +841,7 @@ extension UInt8 {
     static let quote = UInt8(ascii: "\"")
     static let hash = UInt8(ascii: "#")
     static let dollar = UInt8(ascii: "$")
-    static let percent = UInt8(ascii: "%")
-    static let apostrophe = UInt8(ascii: "'")
     static let openParen = UInt8(ascii: "(")
-    static let closeParen = UInt8(ascii: ")")
-    static let star = UInt8(ascii: "*")
     static let comma = UInt8(ascii: ",")
     static let dash = UInt8(ascii: "-")
     static let dot = UInt8(ascii: ".")
@@ -797,8 +850,6 @@ extension UInt8 {
     static let semicolon = UInt8(ascii: ";")
     static let lessThan = UInt8(ascii: "<")
     static let equals = UInt8(ascii: "=")
-    static let question = UInt8(ascii: "?")
-    static let at = UInt8(ascii: "@")
     static let openBracket = UInt8(ascii: "[")
     static let backslash = UInt8(ascii: "\\")
     static let closeBracket = UInt8(ascii: "]")
@@ -807,28 +858,72 @@ extension UInt8 {
     static let closeBrace = UInt8(ascii: "}")
 }
 
-@inline(__always) func isASCIIWhitespace(_ b: UInt8) -> Bool {
-    b == .space || b == .tab || b == .newline || b == .carriageReturn
+extension LanguageDetector {
+    /// A set of ASCII bytes as a bitmask, so membership tests in hot loops
+    /// neither allocate nor search.
+    struct ByteSet: Sendable {
+        private var low: UInt64 = 0
+        private var high: UInt64 = 0
+
+        init(_ members: StaticString) {
+            members.withUTF8Buffer { buffer in
+                for byte in buffer where byte < 128 {
+                    if byte < 64 { low |= 1 << UInt64(byte) } else { high |= 1 << UInt64(byte - 64) }
+                }
+            }
+        }
+
+        /// The set of bytes occurring in `bytes`.
+        init(_ bytes: ArraySlice<UInt8>) {
+            for byte in bytes where byte < 128 {
+                if byte < 64 { low |= 1 << UInt64(byte) } else { high |= 1 << UInt64(byte - 64) }
+            }
+        }
+
+        func contains(_ byte: UInt8) -> Bool {
+            if byte < 64 { return low & (1 << UInt64(byte)) != 0 }
+            if byte < 128 { return high & (1 << UInt64(byte - 64)) != 0 }
+            return false
+        }
+
+        static let cssSelectorStart = ByteSet(".#:*[")
+        static let codePunctuation = ByteSet("(=;\"")
+        static let statementEnd = ByteSet(";{,(")
+        static let tomlValueStart = ByteSet("\"'[{")
+        static let makeTargetPunctuation = ByteSet(".-/%$() ")
+        static let shellSpecialParameter = ByteSet("{@#?")
+    }
 }
 
-@inline(__always) func isASCIIUppercase(_ b: UInt8) -> Bool { b >= 65 && b <= 90 }
-@inline(__always) func isASCIILowercase(_ b: UInt8) -> Bool { b >= 97 && b <= 122 }
-@inline(__always) func isASCIILetter(_ b: UInt8) -> Bool { isASCIIUppercase(b) || isASCIILowercase(b) }
-@inline(__always) func isASCIIDigit(_ b: UInt8) -> Bool { b >= 48 && b <= 57 }
-@inline(__always) func isASCIIAlphanumeric(_ b: UInt8) -> Bool { isASCIILetter(b) || isASCIIDigit(b) }
-@inline(__always) func isIdentifierByte(_ b: UInt8) -> Bool { isASCIIAlphanumeric(b) || b == .underscore }
-@inline(__always) func isNumberByte(_ b: UInt8) -> Bool {
-    isASCIIDigit(b) || b == .dot || b == .dash || b == UInt8(ascii: "+") || b == UInt8(ascii: "e") || b == UInt8(ascii: "E")
+extension UInt8 {
+    var isASCIIWhitespace: Bool {
+        self == .space || self == .tab || self == .newline || self == .carriageReturn
+    }
+
+    var isASCIIUppercase: Bool { self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z") }
+    var isASCIILowercase: Bool { self >= UInt8(ascii: "a") && self <= UInt8(ascii: "z") }
+    var isASCIILetter: Bool { isASCIIUppercase || isASCIILowercase }
+    var isASCIIDigit: Bool { self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9") }
+    var isASCIIAlphanumeric: Bool { isASCIILetter || isASCIIDigit }
+    var isIdentifierByte: Bool { isASCIIAlphanumeric || self == .underscore }
+    /// Bytes of a bare config key (`runs-on`, `tool.poetry`).
+    var isKeyByte: Bool { isIdentifierByte || self == .dash || self == .dot }
+    /// Bytes that can continue a JSON number after its first digit or sign.
+    var isNumberByte: Bool {
+        isASCIIDigit || self == .dot || self == .dash || self == UInt8(ascii: "+")
+            || self == UInt8(ascii: "e") || self == UInt8(ascii: "E")
+    }
+    var asciiLowercased: UInt8 { isASCIIUppercase ? self + 32 : self }
+    var asciiUppercased: UInt8 { isASCIILowercase ? self - 32 : self }
 }
-@inline(__always) func lowercasedASCII(_ b: UInt8) -> UInt8 { isASCIIUppercase(b) ? b + 32 : b }
 
 extension Collection where Element == UInt8 {
     func trimmingASCIIWhitespace() -> SubSequence {
-        let start = drop(while: isASCIIWhitespace)
+        let start = drop(while: \.isASCIIWhitespace)
         var end = start.endIndex
         while end > start.startIndex {
             let before = start.index(end, offsetBy: -1)
-            guard isASCIIWhitespace(start[before]) else { break }
+            guard start[before].isASCIIWhitespace else { break }
             end = before
         }
         return start[..<end]
@@ -836,24 +931,47 @@ extension Collection where Element == UInt8 {
 }
 
 extension ArraySlice where Element == UInt8 {
-    func hasPrefix(_ p: [UInt8]) -> Bool {
-        count >= p.count && self.starts(with: p)
+    func hasPrefix(_ s: StaticString) -> Bool {
+        hasBytes(s, at: startIndex)
     }
 
-    func hasSuffix(_ p: [UInt8]) -> Bool {
-        count >= p.count && self[(endIndex - p.count)...].elementsEqual(p)
+    func hasSuffix(_ s: StaticString) -> Bool {
+        hasBytes(s, at: endIndex - s.utf8CodeUnitCount)
     }
 
-    /// Plain first-byte-then-compare search; needles are a few bytes long.
-    func contains(_ needle: [UInt8]) -> Bool {
-        guard let first = needle.first else { return true }
-        guard count >= needle.count else { return false }
-        var i = startIndex
-        let last = endIndex - needle.count
-        while i <= last {
-            if self[i] == first, self[i..<(i + needle.count)].elementsEqual(needle) { return true }
-            i += 1
+    /// Whether `s` occurs starting at index `i`. Written as a plain loop:
+    /// it runs for almost every rule on every line.
+    func hasBytes(_ s: StaticString, at i: Int) -> Bool {
+        guard i >= startIndex, i + s.utf8CodeUnitCount <= endIndex else { return false }
+        return s.withUTF8Buffer { needle in
+            for k in 0..<needle.count where self[i + k] != needle[k] { return false }
+            return true
         }
-        return false
+    }
+
+    func contains(_ needle: StaticString) -> Bool {
+        firstIndex(of: needle) != nil
+    }
+
+    /// Plain first-byte-then-compare search: needles are a few bytes long,
+    /// and the generic `firstRange(of:)` costs more in setup than it saves.
+    func firstIndex(of needle: StaticString) -> Int? {
+        let n = needle.utf8CodeUnitCount
+        guard n > 0 else { return startIndex }
+        guard count >= n else { return nil }
+        return needle.withUTF8Buffer { p in
+            let first = p[0]
+            var i = startIndex
+            while i <= endIndex - n {
+                if self[i] == first, hasBytes(needle, at: i) { return i }
+                i += 1
+            }
+            return nil
+        }
+    }
+
+    /// Whether the bytes spell exactly one of the given words.
+    func isOneOf(_ words: StaticString...) -> Bool {
+        words.contains { word in count == word.utf8CodeUnitCount && hasPrefix(word) }
     }
 }

@@ -14,10 +14,10 @@ public enum SecretDetector {
     /// Google or npm token, or a JWT. Tokens must stand as whole words, not
     /// be part of a longer alphanumeric run.
     public static func looksSecret(_ text: String) -> Bool {
-        let bytes = Array(text.utf8.prefix(scanLimit))
+        let bytes = Array(text.utf8.prefix(scanLimit))[...]
         if containsPrivateKeyBlock(bytes) { return true }
         for start in bytes.indices where mayStartToken[Int(bytes[start])] {
-            if start > 0, isASCIIAlphanumeric(bytes[start - 1]) { continue }
+            if start > 0, bytes[start - 1].isASCIIAlphanumeric { continue }
             if tokenRules.contains(where: { $0.matches(bytes, at: start) }) { return true }
             if isJWT(bytes, at: start) { return true }
         }
@@ -25,53 +25,62 @@ public enum SecretDetector {
     }
 }
 
-/// The characters a token body may consist of.
-enum TokenAlphabet: Sendable {
-    /// `A-Z0-9`, as in AWS key ids.
-    case upperAlphanumeric
-    /// `A-Za-z0-9`.
-    case alphanumeric
-    /// `A-Za-z0-9_`.
-    case word
-    /// `A-Za-z0-9-`, as in Slack tokens.
-    case alphanumericDash
-    /// `A-Za-z0-9_-`, the base64url alphabet.
-    case base64URL
+extension SecretDetector {
+    /// The characters a token body may consist of.
+    enum TokenAlphabet: Sendable {
+        /// `A-Z0-9`, as in AWS key ids.
+        case upperAlphanumeric
+        /// `A-Za-z0-9`.
+        case alphanumeric
+        /// `A-Za-z0-9_`.
+        case word
+        /// `A-Za-z0-9-`, as in Slack tokens.
+        case alphanumericDash
+        /// `A-Za-z0-9_-`, the base64url alphabet.
+        case base64URL
 
-    func contains(_ b: UInt8) -> Bool {
-        switch self {
-        case .upperAlphanumeric: isASCIIUppercase(b) || isASCIIDigit(b)
-        case .alphanumeric: isASCIIAlphanumeric(b)
-        case .word: isIdentifierByte(b)
-        case .alphanumericDash: isASCIIAlphanumeric(b) || b == .dash
-        case .base64URL: isIdentifierByte(b) || b == .dash
+        func contains(_ b: UInt8) -> Bool {
+            switch self {
+            case .upperAlphanumeric: b.isASCIIUppercase || b.isASCIIDigit
+            case .alphanumeric: b.isASCIIAlphanumeric
+            case .word: b.isIdentifierByte
+            case .alphanumericDash: b.isASCIIAlphanumeric || b == .dash
+            case .base64URL: b.isIdentifierByte || b == .dash
+            }
         }
     }
-}
 
-/// A token that is a fixed prefix followed by a body of known alphabet and length.
-struct TokenRule: Sendable {
-    let prefixes: [[UInt8]]
-    let body: TokenAlphabet
-    let length: ClosedRange<Int>
+    /// A token that is a fixed prefix followed by a body of known alphabet and length.
+    struct TokenRule: Sendable {
+        let prefixes: [StaticString]
+        let body: TokenAlphabet
+        let length: ClosedRange<Int>
+        /// Whether the body must contain a digit. Set where the prefix also
+        /// starts ordinary kebab-case words (`sk-learn-…`, `xoxb-token-here`);
+        /// real tokens of those kinds always carry digits.
+        let needsDigit: Bool
 
-    init(_ prefixes: [String], _ body: TokenAlphabet, _ length: ClosedRange<Int>) {
-        self.prefixes = prefixes.map { Array($0.utf8) }
-        self.body = body
-        self.length = length
-    }
-
-    /// The body is read greedily, so an over-long run fails an exact length,
-    /// and the byte after it must not be alphanumeric (whole-word rule).
-    func matches(_ bytes: [UInt8], at start: Int) -> Bool {
-        for prefix in prefixes where bytes[start...].starts(with: prefix) {
-            let bodyStart = start + prefix.count
-            let bodyLength = bytes[bodyStart...].prefix(while: body.contains).count
-            let end = bodyStart + bodyLength
-            let endsWord = end == bytes.count || !isASCIIAlphanumeric(bytes[end])
-            if length.contains(bodyLength) && endsWord { return true }
+        init(_ prefixes: [StaticString], _ body: TokenAlphabet, _ length: ClosedRange<Int>, needsDigit: Bool = false) {
+            self.prefixes = prefixes
+            self.body = body
+            self.length = length
+            self.needsDigit = needsDigit
         }
-        return false
+
+        /// The body is read greedily, so an over-long run fails an exact length,
+        /// and the byte after it must not be alphanumeric (whole-word rule).
+        func matches(_ bytes: ArraySlice<UInt8>, at start: Int) -> Bool {
+            for prefix in prefixes where bytes.hasBytes(prefix, at: start) {
+                let bodyStart = start + prefix.utf8CodeUnitCount
+                var end = bodyStart
+                while end < bytes.endIndex, body.contains(bytes[end]) { end += 1 }
+                let bodyLength = end - bodyStart
+                let endsWord = end == bytes.endIndex || !bytes[end].isASCIIAlphanumeric
+                let hasDigit = !needsDigit || bytes[bodyStart..<end].contains(where: \.isASCIIDigit)
+                if length.contains(bodyLength) && endsWord && hasDigit { return true }
+            }
+            return false
+        }
     }
 }
 
@@ -82,9 +91,9 @@ extension SecretDetector {
         TokenRule(["github_pat_"], .word, 22...Int.max),
         // Slack bodies are dash-separated numbers and a random tail; requiring
         // some length keeps a bare mention of the `xoxb-` prefix harmless.
-        TokenRule(["xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-"], .alphanumericDash, 10...Int.max),
+        TokenRule(["xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-"], .alphanumericDash, 10...Int.max, needsDigit: true),
         TokenRule(["sk_live_", "rk_live_"], .alphanumeric, 20...Int.max),
-        TokenRule(["sk-"], .base64URL, 32...Int.max),
+        TokenRule(["sk-"], .base64URL, 32...Int.max, needsDigit: true),
         TokenRule(["AIza"], .base64URL, 35...35),
         TokenRule(["npm_"], .alphanumeric, 36...36),
     ]
@@ -93,41 +102,40 @@ extension SecretDetector {
     static let mayStartToken: [Bool] = {
         var table = [Bool](repeating: false, count: 256)
         for rule in tokenRules {
-            for prefix in rule.prefixes { table[Int(prefix[0])] = true }
+            for prefix in rule.prefixes { prefix.withUTF8Buffer { table[Int($0[0])] = true } }
         }
-        table[Int(UInt8(ascii: "e"))] = true
+        table[Int(UInt8(ascii: "e"))] = true  // `eyJ`, the start of a JWT
         return table
     }()
 
     /// `eyJ…`.`…`.`…`: a JSON header (`{"` encodes as `eyJ`), payload and
     /// signature, each at least 10 base64url characters.
-    static func isJWT(_ bytes: [UInt8], at start: Int) -> Bool {
-        guard bytes[start...].starts(with: Array("eyJ".utf8)) else { return false }
+    static func isJWT(_ bytes: ArraySlice<UInt8>, at start: Int) -> Bool {
+        guard bytes.hasBytes("eyJ", at: start) else { return false }
         var position = start
         for segment in 0..<3 {
             if segment > 0 {
-                guard position < bytes.count, bytes[position] == .dot else { return false }
+                guard position < bytes.endIndex, bytes[position] == .dot else { return false }
                 position += 1
             }
-            let length = bytes[position...].prefix(while: TokenAlphabet.base64URL.contains).count
-            guard length >= 10 else { return false }
-            position += length
+            let segmentStart = position
+            while position < bytes.endIndex, TokenAlphabet.base64URL.contains(bytes[position]) { position += 1 }
+            guard position - segmentStart >= 10 else { return false }
         }
-        return position == bytes.count || !isASCIIAlphanumeric(bytes[position])
+        return position == bytes.endIndex || !bytes[position].isASCIIAlphanumeric
     }
 
     /// `-----BEGIN … PRIVATE KEY-----` in any flavour (RSA, EC, OPENSSH,
     /// ENCRYPTED, PGP … KEY BLOCK). Public keys and certificates are not secret.
-    static func containsPrivateKeyBlock(_ bytes: [UInt8]) -> Bool {
-        let begin = Array("-----BEGIN ".utf8)
-        let dashes = Array("-----".utf8)
-        let privateKey = Array("PRIVATE KEY".utf8)
-        var rest = bytes[...]
-        while let range = rest.firstRange(of: begin) {
-            let label = bytes[range.upperBound...].prefix { isASCIIUppercase($0) || isASCIIDigit($0) || $0 == .space }
-            let closes = bytes[(range.upperBound + label.count)...].starts(with: dashes)
-            if closes && label.firstRange(of: privateKey) != nil { return true }
-            rest = bytes[range.upperBound...]
+    static func containsPrivateKeyBlock(_ bytes: ArraySlice<UInt8>) -> Bool {
+        let begin: StaticString = "-----BEGIN "
+        var rest = bytes
+        while let found = rest.firstIndex(of: begin) {
+            let labelStart = found + begin.utf8CodeUnitCount
+            let label = bytes[labelStart...].prefix { $0.isASCIIUppercase || $0.isASCIIDigit || $0 == .space }
+            let closes = bytes.hasBytes("-----", at: labelStart + label.count)
+            if closes && label.contains("PRIVATE KEY") { return true }
+            rest = bytes[labelStart...]
         }
         return false
     }

@@ -102,6 +102,20 @@ public final class ClipStore {
         }
     }
 
+    /// The live entries among `ids`, read with one pass over the index (bulk sync work).
+    public func live(ids: Set<String>) throws -> [String: ClipEntry] {
+        let wanted = Set(ids.compactMap(Identifier.bytes))
+        guard !wanted.isEmpty else { return [:] }
+        var result: [String: ClipEntry] = [:]
+        try storeOperation {
+            for slot in try index.allSlots() where slot.isLive && wanted.contains(slot.id) {
+                let entry = try entry(slot)
+                result[entry.id] = entry
+            }
+        }
+        return result
+    }
+
     public func contains(id: String) throws -> Bool {
         guard let bytes = Identifier.bytes(id) else { return false }
         return try storeOperation { try index.allSlots() }.contains { $0.id == bytes && $0.isLive }

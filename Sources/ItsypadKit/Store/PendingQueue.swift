@@ -75,6 +75,7 @@ public final class PendingQueue {
         let file = try appendFile()
         try storeOperation { try file.append(Array(lines.utf8)) }
         loaded = nil
+        byKey = nil
     }
 
     public func enqueue(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil) throws {
@@ -102,7 +103,17 @@ public final class PendingQueue {
         return replay.ordered
     }
 
-    public func contains(_ key: RecordKey) throws -> Bool { try changes().contains { $0.key == key } }
+    public func contains(_ key: RecordKey) throws -> Bool { try change(for: key) != nil }
+
+    private var byKey: [RecordKey: PendingChange]?
+
+    /// The waiting change for one record, if any (indexed: sync asks for every record it touches).
+    public func change(for key: RecordKey) throws -> PendingChange? {
+        if loaded == nil || byKey == nil {
+            byKey = Dictionary(try changes().map { ($0.key, $0) }, uniquingKeysWith: { $1 })
+        }
+        return byKey?[key]
+    }
 
     /// Folds log lines into the queue in one pass (a dictionary, so replay stays linear).
     struct Replay {
@@ -141,7 +152,9 @@ public final class PendingQueue {
         }
         let file = try appendFile()
         try storeOperation { try file.append(Array(lines.utf8)) }
-        loaded?.removeAll { change in sent.contains { $0.key == change.key && $0.version >= change.version } }
+        let confirmed = Dictionary(sent.map { ($0.key, $0.version) }, uniquingKeysWith: max)
+        loaded?.removeAll { change in confirmed[change.key].map { $0 >= change.version } ?? false }
+        byKey = nil
     }
 
     /// Rewrites the log as the current queue, dropping deletions of records the
@@ -157,6 +170,7 @@ public final class PendingQueue {
         }
         file = nil
         loaded = nil
+        byKey = nil
         _ = try self.changes()
     }
 

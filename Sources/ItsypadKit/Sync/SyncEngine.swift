@@ -62,15 +62,7 @@ public final class SyncEngine {
                 seen = []
                 continue
             }
-            for change in page.changes {
-                switch change {
-                case .saved(let record):
-                    if let type = RecordType(rawValue: record.recordType) { seen.insert(RecordKey(type, record.recordName)) }
-                    try applyRemoteSave(record)
-                case .deleted(let type, let name):
-                    if let type = RecordType(rawValue: type) { try applyRemoteDelete(RecordKey(type, name)) }
-                }
-            }
+            try apply(page.changes, seen: &seen)
             // Saved only after its changes are applied: a crash re-applies, never skips.
             state.token = page.token.rawValue
             try state.save(to: store)
@@ -164,24 +156,66 @@ public final class SyncEngine {
 
     // MARK: Applying fetched changes (never queued again: no sync loops)
 
-    private func applyRemoteSave(_ record: BackendRecord) throws {
-        switch RecordType(rawValue: record.recordType) {
-        case .tab?:
-            guard let remote = try RecordMapping.tab(from: record, backend: backend) else { return }
-            try applyRemoteTab(remote, deviceName: RecordMapping.deviceName(of: record))
-        case .clip?:
-            guard let remote = RecordMapping.clip(from: record) else { return }
-            try applyRemoteClip(remote, pendingSave: try pendingChange(RecordKey(.clip, remote.id)))
-        case .setting?:
-            guard let (key, entry) = RecordMapping.setting(from: record) else { return }
-            try applyRemoteSetting(key, entry)
-        case nil:
-            return
+    /// Applies one page. Clips are folded per id and applied in bulk, so a
+    /// large first sync costs one pass over the history rather than one per entry.
+    private func apply(_ changes: [Change], seen: inout Set<RecordKey>) throws {
+        var clipChanges: [String: Change] = [:]
+        for change in changes {
+            switch change {
+            case .saved(let record):
+                guard let type = RecordType(rawValue: record.recordType) else { continue }
+                seen.insert(RecordKey(type, record.recordName))
+                switch type {
+                case .clip: clipChanges[record.recordName.lowercased()] = change
+                case .tab:
+                    guard let remote = try RecordMapping.tab(from: record, backend: backend) else { continue }
+                    try applyRemoteTab(remote, deviceName: RecordMapping.deviceName(of: record))
+                case .setting:
+                    guard let (key, entry) = RecordMapping.setting(from: record) else { continue }
+                    try applyRemoteSetting(key, entry)
+                }
+            case .deleted(let typeName, let name):
+                guard let type = RecordType(rawValue: typeName) else { continue }
+                seen.remove(RecordKey(type, name))
+                if type == .clip { clipChanges[name.lowercased()] = change } else { try applyRemoteDelete(RecordKey(type, name)) }
+            }
         }
+        try applyClips(clipChanges)
     }
 
     private func pendingChange(_ key: RecordKey) throws -> PendingChange? {
-        try store.pending().changes().first { $0.key == key }
+        try store.pending().change(for: key)
+    }
+
+    /// Server wins for clips, except that pins merge as logical OR while a local
+    /// pin change waits; a local deletion waiting to be sent wins over a save.
+    private func applyClips(_ changes: [String: Change]) throws {
+        guard !changes.isEmpty else { return }
+        let clips = try store.clips()
+        let pending = try store.pending()
+        let local = try clips.live(ids: Set(changes.keys))
+        var inserts: [ClipEntry] = []
+        var deletes: [String] = []
+        var confirmations: [PendingChange] = []
+        for (id, change) in changes {
+            let waiting = try pending.change(for: RecordKey(.clip, id))
+            switch change {
+            case .deleted:
+                if local[id] != nil { deletes.append(id) }
+                if let waiting { confirmations.append(waiting) }
+            case .saved(let record):
+                guard let remote = RecordMapping.clip(from: record), waiting?.operation != .delete else { continue }
+                if let existing = local[id] {
+                    let pinned = waiting == nil ? remote.pinned : (existing.pinned || remote.pinned)
+                    if pinned != existing.pinned { try clips.setPinned(id: id, pinned) }
+                } else {
+                    inserts.append(remote)
+                }
+            }
+        }
+        report.pulled += try clips.insert(inserts).count
+        report.pulled += try clips.remove(ids: deletes).count
+        try pending.confirm(confirmations)
     }
 
     private func applyRemoteTab(_ remote: Tab, deviceName remoteDevice: String) throws {
@@ -246,18 +280,6 @@ public final class SyncEngine {
         try store.saveTab(copy)
     }
 
-    private func applyRemoteClip(_ remote: ClipEntry, pendingSave: PendingChange?) throws {
-        let clips = try store.clips()
-        if let pendingSave, pendingSave.operation == .delete { return }
-        if case .found(let local) = try clips.resolve(remote.id) {
-            // Pins merge as logical OR while a local pin change waits to be sent.
-            let pinned = pendingSave == nil ? remote.pinned : (local.pinned || remote.pinned)
-            if pinned != local.pinned { try clips.setPinned(id: local.id, pinned) }
-            return
-        }
-        if try !clips.insert([remote]).isEmpty { report.pulled += 1 }
-    }
-
     private func applyRemoteSetting(_ key: String, _ remote: SettingsStore.Entry) throws {
         let settings = try store.settings()
         if let local = settings.entries[key], local.clock >= remote.clock {
@@ -291,8 +313,7 @@ public final class SyncEngine {
             try store.tabs.remove(id: key.name)
             report.pulled += 1
         case .clip:
-            if try !store.clips().remove(ids: [key.name]).isEmpty { report.pulled += 1 }
-            if let pending { try store.pending().confirm([pending]) }
+            try applyClips([key.name: .deleted(recordType: key.type.rawValue, recordName: key.name)])
         case .setting:
             return
         }
@@ -333,6 +354,8 @@ public final class SyncEngine {
     private func buildBatch(_ changes: [PendingChange], limit: Int) throws -> Batch {
         var batch = Batch()
         var bytes = 0
+        let candidates = changes.prefix(limit)
+        let clips = try store.clips().live(ids: Set(candidates.filter { $0.key.type == .clip && $0.operation == .save }.map(\.key.name)))
         for change in changes {
             if batch.saves.count + batch.deletes.count >= limit { break }
             if change.operation == .delete {
@@ -340,7 +363,7 @@ public final class SyncEngine {
                 batch.deletes.append((change, RecordDelete(recordType: change.key.type.rawValue, recordName: change.key.name, ifTag: tag)))
                 continue
             }
-            guard let record = try record(for: change.key) else {
+            guard let record = try record(for: change.key, clips: clips) else {
                 batch.obsolete.append(change)
                 continue
             }
@@ -355,13 +378,13 @@ public final class SyncEngine {
         return batch
     }
 
-    private func record(for key: RecordKey) throws -> BackendRecord? {
+    private func record(for key: RecordKey, clips: [String: ClipEntry]) throws -> BackendRecord? {
         switch key.type {
         case .tab:
             guard let tab = try store.tabs.tab(id: key.name), !tab.isFileBacked else { return nil }
             return try RecordMapping.record(for: tab, deviceName: deviceName, backend: backend)
         case .clip:
-            guard case .found(let entry) = try store.clips().resolve(key.name), entry.localOnly == nil else { return nil }
+            guard let entry = clips[key.name], entry.localOnly == nil else { return nil }
             return RecordMapping.record(for: entry, tag: nil)
         case .setting:
             guard let entry = try store.settings().entries[key.name], Settings.definition(key.name)?.scope == .synced else { return nil }

@@ -1,7 +1,7 @@
 /// A line-based three-way merge (diff3): changes that touch different lines of
 /// the common ancestor combine; changes to the same lines conflict.
 public enum ThreeWayMerge {
-    public enum Outcome: Equatable {
+    public enum Outcome: Equatable, Sendable {
         case merged(String)
         case conflict
     }

@@ -18,7 +18,7 @@ struct LockTests {
         try fixture.backend.save(tab("a"))
         let backend = fixture.sibling(lockTimeout: 0.2)
 
-        let descriptor = open(fixture.layout.lockFile, O_RDWR)
+        let descriptor = open(fixture.layout.lockFile, O_RDWR | O_CLOEXEC)
         try #require(descriptor >= 0)
         try #require(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
         #expect(throws: BackendError.locked) { try backend.modify(saves: [RecordSave(record: tab("b"))], deletes: [], device: "B") }
@@ -33,7 +33,7 @@ struct LockTests {
     func waits() throws {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
-        let descriptor = open(fixture.layout.lockFile, O_RDWR)
+        let descriptor = open(fixture.layout.lockFile, O_RDWR | O_CLOEXEC)
         try #require(descriptor >= 0)
         try #require(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
         let releaser = Thread(descriptor: descriptor, afterMilliseconds: 100)

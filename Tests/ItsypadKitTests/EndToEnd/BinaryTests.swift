@@ -75,7 +75,7 @@ import Testing
         try device.run("settings", "set", "clipboard.maxEntries", "5000")
         // Seed quickly through import rather than 3,000 processes.
         let clips = (0..<3000).map { i in
-            "{\"id\":\"\(Identifier.make())\",\"text\":\"entry \(i) \(String(repeating: "x", count: 60))\",\"timestamp\":\"2026-01-01T00:00:\(String(format2: i % 60)).000Z\"}"
+            "{\"id\":\"\(Identifier.make())\",\"text\":\"entry \(i) \(String(repeating: "x", count: 60))\",\"timestamp\":\"2026-01-01T00:00:\(twoDigits(i % 60)).000Z\"}"
         }
         let document = "{\"format\":\"itsypad-export\",\"version\":1,\"clips\":[\(clips.joined(separator: ","))]}"
         #expect(try device.run("import", "-", stdin: document).status == 0)
@@ -121,6 +121,4 @@ import Testing
     }
 }
 
-extension String {
-    init(format2 value: Int) { self = value < 10 ? "0\(value)" : "\(value)" }
-}
+func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }

@@ -25,21 +25,26 @@ enum HelpCommands {
     }
 
     /// Candidates for the completion scripts, one per line (fish and zsh read
-    /// "value<TAB>description"). Never fails loudly: a shell must not print errors mid-completion.
+    /// "value<TAB>description"). Never fails loudly: a shell must not print errors mid-completion,
+    /// never creates a data directory, and gives up quickly when a sync holds the lock.
     static func complete(_ invocation: Invocation) throws -> Int32 {
         guard let kind = DynamicCompletion(rawValue: invocation.arguments[0]) else { return ExitCode.usage }
+        func existingStore() -> DataStore? {
+            guard let path = try? invocation.dataDirectory(), FileSystem.exists(path + "/meta.json") else { return nil }
+            return try? invocation.store(lockTimeout: 0.3)
+        }
         switch kind {
         case .languages:
             LanguageDetector.languages.forEach { invocation.out.line($0) }
         case .settingKeys:
             Settings.all.forEach { invocation.out.line("\($0.key)\t\($0.help)") }
         case .tabs:
-            guard let store = try? invocation.store(), let tabs = try? store.tabs.all() else { return ExitCode.success }
+            guard let store = existingStore(), let tabs = try? store.tabs.all() else { return ExitCode.success }
             for tab in tabs {
                 invocation.out.line("\(Identifier.short(tab.id))\t\(Text.preview(tab.name, limit: 40))")
             }
         case .clips:
-            guard let store = try? invocation.store(), let entries = try? store.clips().entries(limit: 200) else { return ExitCode.success }
+            guard let store = existingStore(), let entries = try? store.clips().entries(limit: 200) else { return ExitCode.success }
             for entry in entries {
                 invocation.out.line("\(Identifier.short(entry.id))\t\(Text.preview(entry.text, limit: 40))")
             }

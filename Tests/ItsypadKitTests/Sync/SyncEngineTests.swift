@@ -1,0 +1,267 @@
+import Testing
+@testable import ItsypadKit
+
+@Suite struct SyncPropagationTests {
+    @Test func everyCommandsEffectPropagates() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let tab = a.output("tab", "new", "--name", "shared", "line one")
+        let clip = a.output("clip", "add", "copied text")
+        let local = a.output("clip", "add", "--local", "only here")
+        _ = a.output("settings", "set", "clipboard.retention", "2w")
+        _ = a.output("settings", "set", "editor", "nano")
+        fleet.enable(0)
+        fleet.enable(1)
+        #expect(b.output("tab", "show", "shared") == "line one")
+        #expect(b.output("clip", "show", clip) == "copied text")
+        #expect(b.inProcess(["clip", "show", local]).0 == 1)
+        #expect(b.output("settings", "get", "clipboard.retention") == "2w")
+        #expect(b.inProcess(["settings", "get", "editor"]).1.isEmpty, "device-scoped keys never leave the device")
+
+        _ = a.output("tab", "edit", tab, "--name", "renamed")
+        _ = a.output("tab", "edit", tab, "line one\nline two")
+        _ = a.output("clip", "pin", clip)
+        let second = a.output("clip", "add", "second")
+        fleet.sync(0)
+        fleet.sync(1)
+        #expect(b.output("tab", "show", "renamed") == "line one\nline two")
+        #expect(b.output("clip", "ls", "--pinned").hasPrefix(String(clip.prefix(8))))
+
+        _ = b.output("clip", "rm", second)
+        _ = b.output("tab", "rm", tab)
+        _ = b.output("settings", "unset", "clipboard.retention")
+        fleet.sync(1)
+        fleet.sync(0)
+        #expect(a.inProcess(["clip", "show", second]).0 == 1)
+        #expect(a.output("tab", "ls").isEmpty)
+        #expect(a.output("settings", "get", "clipboard.retention") == "never")
+        try fleet.expectConverged()
+    }
+
+    @Test func clearPruneAndEvictionDeletePerEntry() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        fleet.enable(0)
+        fleet.enable(1)
+        _ = a.output("settings", "set", "clipboard.maxEntries", "3")
+        for i in 1...5 { _ = a.output("clip", "add", "entry \(i)") }
+        fleet.sync(0)
+        fleet.sync(1)
+        #expect(try fleet.clips(1).count == 3)
+        let keep = a.output("clip", "add", "keep me")
+        _ = a.output("clip", "pin", keep)
+        _ = a.output("clip", "clear")
+        fleet.sync(0)
+        fleet.sync(1)
+        #expect(try fleet.clips(1).values.sorted() == ["keep me|true"])
+        try fleet.expectConverged()
+    }
+
+    @Test func syncedRecordsShowAsSynced() throws {
+        let fleet = Fleet(1)
+        let a = fleet[0]
+        _ = a.output("clip", "add", "x")
+        #expect(a.output("clip", "ls", "--json").contains("\"pending\""))
+        fleet.enable(0)
+        #expect(a.output("clip", "ls", "--json").contains("\"synced\""))
+        #expect(a.output("sync", "status").contains("pending:    0 ScratchTab, 0 ClipboardEntry, 0 Setting"))
+        #expect(a.output("sync", "log").contains("ok"))
+    }
+}
+
+@Suite struct SyncConflictTests {
+    @Test func editsToDifferentLinesMerge() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let tab = a.output("tab", "new", "--name", "doc", "alpha\nbeta\ngamma")
+        fleet.enable(0)
+        fleet.enable(1)
+        _ = a.output("tab", "edit", tab, "ALPHA\nbeta\ngamma")
+        _ = b.output("tab", "edit", tab, "alpha\nbeta\nGAMMA")
+        fleet.sync(0)
+        fleet.sync(1)
+        fleet.converge()
+        #expect(a.output("tab", "show", tab) == "ALPHA\nbeta\nGAMMA")
+        #expect(try fleet.tabs(0).count == 1)
+        try fleet.expectConverged()
+    }
+
+    @Test func overlappingEditsKeepBothVersions() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let base: Milliseconds = 1_800_000_000_000
+        let tab = a.output("tab", "new", "--name", "doc", "same line", now: base)
+        fleet.enable(0)
+        fleet.enable(1)
+        _ = a.output("tab", "edit", tab, "edited on a", now: base + 1_000)
+        _ = b.output("tab", "edit", tab, "edited on b", now: base + 2_000)
+        fleet.sync(0)
+        fleet.sync(1)
+        fleet.converge()
+        let tabs = try fleet.tabs(0)
+        #expect(tabs[tab] == "doc|edited on b", "the newer edit wins the tab")
+        let copy = tabs.first { $0.key != tab }?.value ?? ""
+        #expect(copy.hasPrefix("doc (conflict dev0 ") && copy.hasSuffix("|edited on a"), "\(copy)")
+        try fleet.expectConverged()
+    }
+
+    @Test func aClockBehindDoesNotLoseTheNewerEdit() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let now: Milliseconds = 1_800_000_000_000
+        let tab = a.output("tab", "new", "--name", "doc", "v1", now: now)
+        fleet.enable(0)
+        fleet.enable(1)
+        // b's clock is an hour behind, but its edit comes after it saw v1: it must win.
+        _ = b.output("tab", "edit", tab, "v2 from b", now: now - 3_600_000)
+        fleet.sync(1)
+        fleet.sync(0)
+        #expect(a.output("tab", "show", tab) == "v2 from b")
+        // And settings: b's later change wins despite its clock.
+        _ = a.output("settings", "set", "clipboard.retention", "1d", now: now + 10)
+        fleet.sync(0)
+        fleet.sync(1)
+        _ = b.output("settings", "set", "clipboard.retention", "3d", now: now - 3_600_000)
+        fleet.sync(1)
+        fleet.sync(0)
+        #expect(a.output("settings", "get", "clipboard.retention") == "3d")
+    }
+
+    @Test func editBeatsDeleteBothWays() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let first = a.output("tab", "new", "--name", "first", "text")
+        let second = a.output("tab", "new", "--name", "second", "text")
+        fleet.enable(0)
+        fleet.enable(1)
+        // a deletes, b edits; a syncs first.
+        _ = a.output("tab", "rm", first)
+        _ = b.output("tab", "edit", first, "edited text")
+        // b deletes, a edits; b syncs first.
+        _ = b.output("tab", "rm", second)
+        _ = a.output("tab", "edit", second, "also edited")
+        fleet.sync(0)
+        fleet.sync(1)
+        fleet.converge()
+        #expect(a.output("tab", "show", first) == "edited text")
+        #expect(a.output("tab", "show", second) == "also edited")
+        try fleet.expectConverged()
+    }
+
+    @Test func deleteAndDeleteIsFine() throws {
+        let fleet = Fleet(2)
+        let tab = fleet[0].output("tab", "new", "x")
+        fleet.enable(0)
+        fleet.enable(1)
+        _ = fleet[0].output("tab", "rm", tab)
+        _ = fleet[1].output("tab", "rm", tab)
+        fleet.converge()
+        #expect(try fleet.tabs(0).isEmpty && fleet.tabs(1).isEmpty)
+    }
+
+    @Test func pinnedMergesAsLogicalOr() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let clip = a.output("clip", "add", "pin me")
+        fleet.enable(0)
+        fleet.enable(1)
+        _ = b.output("clip", "pin", clip)
+        fleet.converge()
+        #expect(try fleet.clips(0)[clip] == "pin me|true")
+        try fleet.expectConverged()
+    }
+}
+
+@Suite struct SyncLifecycleTests {
+    @Test func deletionsWhileDisabledAreNotResurrected() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0]
+        let tab = a.output("tab", "new", "doomed")
+        let clip = a.output("clip", "add", "doomed clip")
+        fleet.enable(0)
+        fleet.enable(1)
+        _ = a.output("sync", "disable")
+        _ = a.output("tab", "rm", tab)
+        _ = a.output("clip", "rm", clip)
+        #expect(a.inProcess(["sync"]).0 == 1, "sync refuses while disabled")
+        fleet.enable(0)
+        fleet.converge()
+        #expect(try fleet.tabs(1).isEmpty)
+        #expect(try fleet.clips(1).isEmpty)
+        try fleet.expectConverged()
+    }
+
+    @Test func firstSyncNeverOverwritesLocalTabsWithStaleData() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let tab = a.output("tab", "new", "--name", "notes", "original")
+        fleet.enable(0)
+        // b got the same tab through an export while offline, then edited it.
+        _ = b.output("import", "-", stdin: a.output("export"))
+        _ = b.output("tab", "edit", tab, "edited offline on b")
+        fleet.enable(1)
+        fleet.converge()
+        #expect(a.output("tab", "show", tab) == "edited offline on b")
+        // Without a common ancestor the older backend text is kept as a conflict copy, never as a second record of the tab.
+        let tabs = try fleet.tabs(0)
+        #expect(tabs.count == 2)
+        #expect(tabs.values.filter { $0.hasSuffix("|original") }.count == 1)
+        try fleet.expectConverged()
+    }
+
+    @Test func replacedBackendGetsEverythingAgainAndLocalDataStays() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        _ = a.output("tab", "new", "from a")
+        _ = b.output("clip", "add", "from b")
+        fleet.enable(0)
+        fleet.enable(1)
+        fleet.converge()
+        _ = try Process.run("/bin/rm", ["-rf", fleet.backendPath])
+        _ = b.output("tab", "new", "made after the wipe")
+        fleet.converge()
+        #expect(try fleet.tabs(0).count == 2)
+        #expect(try fleet.clips(0).count == 1)
+        try fleet.expectConverged()
+    }
+
+    @Test func expiredTokenStillFindsRemoteDeletions() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let tab = a.output("tab", "new", "to delete")
+        let clip = a.output("clip", "add", "to delete too")
+        _ = a.output("tab", "new", "to keep")
+        fleet.enable(0)
+        fleet.enable(1)
+        _ = a.output("tab", "rm", tab)
+        _ = a.output("clip", "rm", clip)
+        for i in 0..<5 { _ = a.output("clip", "add", "filler \(i)") }
+        fleet.sync(0)
+        _ = a.output("sync", "compact")
+        fleet.sync(1)
+        #expect(b.inProcess(["tab", "show", tab]).0 == 1)
+        #expect(b.inProcess(["clip", "show", clip]).0 == 1)
+        try fleet.expectConverged()
+    }
+
+    @Test func lockedBackendExits75AndKeepsPendingWork() throws {
+        let fleet = Fleet(1)
+        let a = fleet[0]
+        fleet.enable(0)
+        _ = a.output("clip", "add", "waiting")
+        let lock = try #require(try FileLock(path: fleet.backendPath + "/lock", mode: .exclusive, timeout: 1))
+        let result = try a.run("sync", environment: ["ITSYPAD_LOCK_TIMEOUT": "0.5"])
+        #expect(result.status == 75, "\(result.stderr)")
+        _ = lock
+        #expect(a.output("sync", "status").contains("1 ClipboardEntry"))
+        #expect(a.output("sync", "log").contains("temporary failure"))
+    }
+
+    @Test func quietOnSuccessWhenNotATerminal() throws {
+        let fleet = Fleet(1)
+        fleet.enable(0)
+        let result = try fleet[0].run("sync")
+        #expect(result.status == 0)
+        #expect(result.stdout.isEmpty && result.stderr.isEmpty)
+    }
+}

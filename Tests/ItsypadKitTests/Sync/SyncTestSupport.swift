@@ -1,0 +1,76 @@
+import Testing
+@testable import ItsypadKit
+
+/// Several devices (data directories) sharing one backend directory.
+struct Fleet {
+    let backend = TemporaryDirectory()
+    let devices: [Device]
+    var backendPath: String { backend.path + "/backend" }
+
+    init(_ count: Int) {
+        devices = (0..<count).map { _ in Device() }
+        for (index, device) in devices.enumerated() {
+            _ = device.inProcess(["settings", "set", "device.name", "dev\(index)"])
+        }
+    }
+
+    subscript(index: Int) -> Device { devices[index] }
+
+    @discardableResult
+    func enable(_ index: Int) -> Int32 {
+        let (status, _, err) = devices[index].inProcess(["sync", "enable", backendPath])
+        #expect(status == 0, "sync enable failed: \(err)")
+        return status
+    }
+
+    @discardableResult
+    func sync(_ index: Int, now: Milliseconds? = nil) -> Int32 {
+        let (status, _, err) = devices[index].inProcess(["sync"], now: now)
+        #expect(status == 0, "sync failed on dev\(index): \(err)")
+        return status
+    }
+
+    /// Every device syncs twice, in turn: enough for every change to reach everyone.
+    func converge() {
+        for _ in 0..<2 { for index in devices.indices { sync(index) } }
+    }
+
+    /// Tab id → (name, content) on one device.
+    func tabs(_ index: Int) throws -> [String: String] {
+        let items = try #require(try JSONValue.parse(devices[index].inProcess(["tab", "ls", "--json"]).1).arrayValue)
+        var result: [String: String] = [:]
+        for item in items { result[item["id"]!.stringValue!] = item["name"]!.stringValue! + "|" + item["content"]!.stringValue! }
+        return result
+    }
+
+    /// Clip id → text/pinned on one device (local-only clips excluded: they never travel).
+    func clips(_ index: Int) throws -> [String: String] {
+        let items = try #require(try JSONValue.parse(devices[index].inProcess(["clip", "ls", "--json"]).1).arrayValue)
+        var result: [String: String] = [:]
+        for item in items where item["localOnly"] == .bool(false) { result[item["id"]!.stringValue!] = item["text"]!.stringValue! + "|" + "\(item["pinned"]!.boolValue!)" }
+        return result
+    }
+
+    func syncedSettings(_ index: Int) -> String {
+        devices[index].inProcess(["settings"]).1.split(separator: "\n").filter {
+            let key = String($0.split(separator: "=")[0])
+            return Settings.definition(key)?.scope == .synced
+        }.joined(separator: "\n")
+    }
+
+    func expectConverged(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for index in devices.indices.dropFirst() {
+            #expect(try tabs(index) == tabs(0), "tabs differ on dev\(index)", sourceLocation: sourceLocation)
+            #expect(try clips(index) == clips(0), "clips differ on dev\(index)", sourceLocation: sourceLocation)
+            #expect(syncedSettings(index) == syncedSettings(0), "settings differ on dev\(index)", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+extension Device {
+    func output(_ arguments: String..., stdin: String? = nil, now: Milliseconds? = nil) -> String {
+        let (status, out, err) = inProcess(arguments, stdin: stdin, now: now)
+        #expect(status == 0, "\(arguments.joined(separator: " ")) failed: \(err)")
+        return out.trimmingNewline
+    }
+}
