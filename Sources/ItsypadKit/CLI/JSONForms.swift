@@ -40,6 +40,15 @@ extension Invocation {
         out.line(value.prettySerialized())
     }
 
+    /// Prints a pretty JSON array one element at a time, so that memory stays
+    /// flat however long the list (the output is identical to `printJSON(.array(...))`).
+    func printJSONArray<Items: Sequence>(_ items: Items, level: Int = 0, _ element: (Items.Element) throws -> JSONValue) rethrows {
+        out.write(try JSONArrayWriter.elements(items, level: level, element: element, write: out.write))
+        out.write("\n")
+    }
+}
+
+extension Invocation {
     /// Reads piped standard input as UTF-8 text; nil when stdin is a terminal.
     func pipedText(what: String) throws -> String? {
         guard !context.stdinIsTerminal else { return nil }
@@ -59,5 +68,26 @@ extension Invocation {
             throw ItsypadError.failure("'\(reference)' matches several \(kind)s; use more characters:\n"
                 + items.map { "  " + describe($0) }.joined(separator: "\n"))
         }
+    }
+}
+
+/// Writes the members of pretty JSON arrays incrementally.
+enum JSONArrayWriter {
+    /// Writes `[` and the elements through `write`, and returns the closing `]` (or `[]` when there are none).
+    static func elements<Items: Sequence>(_ items: Items, level: Int, element: (Items.Element) throws -> JSONValue,
+                                          write: (String) -> Void) rethrows -> String {
+        let indent = String(repeating: "  ", count: level + 1)
+        var first = true
+        for item in items {
+            write((first ? "[\n" : ",\n") + indent + (try element(item)).prettySerialized().replacingNewlines(with: "\n" + indent))
+            first = false
+        }
+        return first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]"
+    }
+}
+
+extension String {
+    func replacingNewlines(with replacement: String) -> String {
+        split(separator: "\n", omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }

@@ -157,6 +157,19 @@ public final class Invocation {
 
     public func warn(_ message: String) { context.standardError.line("warning: " + message) }
 
+    /// A progress line for long operations, redrawn in place: only when stderr is a terminal and without -q.
+    public func progress(_ message: String) {
+        guard !quiet, context.stderrIsTerminal else { return }
+        context.standardError.write("\r\u{1B}[K" + message)
+        context.standardError.flush()
+    }
+
+    /// Clears the progress line.
+    public func endProgress() {
+        guard !quiet, context.stderrIsTerminal else { return }
+        context.standardError.write("\r\u{1B}[K")
+    }
+
     /// The data directory's path, as given or by default.
     public func dataDirectory() throws -> String {
         guard let path = value("data-dir") ?? DataStore.defaultPath(environment: context.environment) else {

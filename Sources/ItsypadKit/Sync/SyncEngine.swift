@@ -24,6 +24,8 @@ public final class SyncEngine {
     public private(set) var state: EngineState
     public private(set) var report = SyncReport()
     let deviceName: String
+    /// Called after each page fetched and batch sent, for a progress line.
+    public var progress: ((SyncReport) -> Void)?
 
     /// Records fetched per page, and attempts per backend call for transient errors.
     static let pageSize = 400
@@ -63,6 +65,7 @@ public final class SyncEngine {
                 continue
             }
             try apply(page.changes, seen: &seen)
+            progress?(report)
             // Saved only after its changes are applied: a crash re-applies, never skips.
             state.token = page.token.rawValue
             try state.save(to: store)
@@ -106,6 +109,7 @@ public final class SyncEngine {
                 try pending.confirm(batch.deletes.map(\.0))
                 for change in batch.saves.map(\.0) + batch.deletes.map(\.0) { state.failures[change.key] = nil }
                 report.pushed += batch.saves.count + batch.deletes.count
+                progress?(report)
             } else {
                 for failure in result.failures {
                     guard let type = RecordType(rawValue: failure.recordType) else { continue }

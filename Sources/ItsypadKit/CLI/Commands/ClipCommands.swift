@@ -29,7 +29,7 @@ enum ClipCommands {
                                                 matching: search.map { query in { $0.text.localizedStandardContainsCompat(query) } })
         if invocation.flag("json") {
             let states = try store.syncStates()
-            invocation.printJSON(.array(entries.map { JSONForms.clip($0, syncState: JSONForms.clipState($0, states)) }))
+            invocation.printJSONArray(entries) { JSONForms.clip($0, syncState: JSONForms.clipState($0, states)) }
             return ExitCode.success
         }
         for entry in entries {

@@ -130,6 +130,8 @@ enum SyncCommands {
         }
         let backend = try configuredBackend(invocation)
         let engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
+        engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
+        defer { invocation.endProgress() }
         var failure: ItsypadError?
         do {
             try body(engine)

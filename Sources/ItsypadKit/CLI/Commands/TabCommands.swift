@@ -33,7 +33,7 @@ enum TabCommands {
         let tabs = try store.tabs.all()
         if invocation.flag("json") {
             let states = try store.syncStates()
-            invocation.printJSON(.array(try tabs.map { JSONForms.tab(try store.loadContentLeniently($0), syncState: JSONForms.tabState($0, states)) }))
+            try invocation.printJSONArray(tabs) { JSONForms.tab(try store.loadContentLeniently($0), syncState: JSONForms.tabState($0, states)) }
             return ExitCode.success
         }
         for tab in tabs {

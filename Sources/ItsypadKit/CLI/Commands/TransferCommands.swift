@@ -3,31 +3,30 @@ enum TransferCommands {
     static let formatName = "itsypad-export"
     static let formatVersion: Int64 = 1
 
+    /// Streams the document: tabs and clips are written one at a time, so memory stays flat.
     static func export(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let states = try store.syncStates()
-        let tabs = try store.tabs.all().map { tab -> JSONValue in
+        let out = invocation.out
+        out.write("{\n  \"format\": \"\(formatName)\",\n  \"version\": \(formatVersion),\n")
+        out.write("  \"exportedAt\": \"\(Time.iso8601(invocation.context.now()))\",\n  \"tabs\": ")
+        out.write(try JSONArrayWriter.elements(try store.tabs.all(), level: 1, element: { tab in
             let loaded = try store.loadContentLeniently(tab)
             guard case .object(var members) = JSONForms.tab(loaded, syncState: JSONForms.tabState(tab, states)) else { return .null }
             members += [("nameLocked", .bool(tab.nameLocked)), ("clock", .string(tab.clock.description))]
             return .object(members)
-        }
-        let clips = try store.clips().entries().map { entry -> JSONValue in
+        }, write: out.write))
+        out.write(",\n  \"clips\": ")
+        out.write(try JSONArrayWriter.elements(try store.clips().entries(), level: 1, element: { entry in
             guard case .object(var members) = JSONForms.clip(entry, syncState: JSONForms.clipState(entry, states)) else { return .null }
             members.append(("localReason", entry.localOnly.map { .string($0.rawValue) } ?? .null))
             return .object(members)
-        }
-        let settings = try store.settings().entries.sorted { $0.key < $1.key }.map { key, entry in
-            JSONValue.object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])
-        }
-        invocation.printJSON(.object([
-            ("format", .string(formatName)),
-            ("version", .integer(formatVersion)),
-            ("exportedAt", .string(Time.iso8601(invocation.context.now()))),
-            ("tabs", .array(tabs)),
-            ("clips", .array(clips)),
-            ("settings", .array(settings)),
-        ]))
+        }, write: out.write))
+        out.write(",\n  \"settings\": ")
+        out.write(JSONArrayWriter.elements(try store.settings().entries.sorted { $0.key < $1.key }, level: 1, element: { key, entry in
+            .object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])
+        }, write: out.write))
+        out.write("\n}\n")
         return ExitCode.success
     }
 
@@ -46,6 +45,8 @@ enum TransferCommands {
             throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
         }
         let store = try invocation.store()
+        invocation.progress("importing…")
+        defer { invocation.endProgress() }
         let summary = try withInterruptsDeferred {
             invocation.flag("kvs") ? try importKVS(document, into: store) : try importExport(document, into: store)
         }
