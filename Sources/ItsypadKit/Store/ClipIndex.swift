@@ -177,16 +177,6 @@ final class ClipIndexFile {
     func writeHeader() throws { try pwriteAll(header.encoded(), at: 0) }
 
     private func pwriteAll(_ bytes: [UInt8], at offset: Int) throws {
-        try bytes.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let wrote = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
-                if wrote < 0 {
-                    if errno == EINTR { continue }
-                    throw FileSystem.fail("write", path)
-                }
-                done += wrote
-            }
-        }
+        try FileSystem.writeAll(fd: fd, bytes, at: offset, path: path)
     }
 }

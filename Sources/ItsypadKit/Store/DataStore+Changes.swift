@@ -29,6 +29,11 @@ extension DataStore {
         let pending = try pending()
         if reason == nil { try pending.enqueue(.save, RecordKey(.clip, entry.id)) }
         try pending.enqueue(.delete, outcome.evicted.map { RecordKey(.clip, $0) })
+        if pending.needsCompaction {
+            // A device that never synced has nothing on a backend to delete: those deletions can go.
+            let everSynced = try EngineState.load(from: self).zoneID != nil
+            try pending.compact { _ in everSynced }
+        }
         return outcome
     }
 

@@ -95,6 +95,21 @@ public enum FileSystem {
         }
     }
 
+    /// Writes all of `bytes` at `offset` (pwrite, retried on EINTR and short writes).
+    public static func writeAll(fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws {
+        try bytes.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let wrote = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
+                if wrote < 0 {
+                    if errno == EINTR { continue }
+                    throw fail("write", path)
+                }
+                done += wrote
+            }
+        }
+    }
+
     /// Replaces `path` with `bytes` so that a crash leaves either the old or the
     /// new file, never a torn one.
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws {
@@ -215,17 +230,7 @@ public final class AppendFile {
     public func append(_ bytes: [UInt8]) throws -> Int {
         let offset = size
         do {
-            try bytes.withUnsafeBytes { raw in
-                var done = 0
-                while done < raw.count {
-                    let wrote = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
-                    if wrote < 0 {
-                        if errno == EINTR { continue }
-                        throw FileSystem.fail("write", path)
-                    }
-                    done += wrote
-                }
-            }
+            try FileSystem.writeAll(fd: fd, bytes, at: offset, path: path)
             if fdatasync(fd) != 0 { throw FileSystem.fail("sync", path) }
         } catch {
             // A partial write (disk full) must not stay as a torn record.

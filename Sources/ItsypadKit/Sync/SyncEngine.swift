@@ -122,6 +122,8 @@ public final class SyncEngine {
         }
         if report.failed.isEmpty { state.lastPush = now() }
         try state.save(to: store)
+        // Sent changes leave "done" lines behind: rewrite the log as what is still waiting.
+        if (FileSystem.fileSize(pending.path) ?? 0) > 64 << 10 { try pending.compact { _ in true } }
     }
 
     // MARK: Zone
