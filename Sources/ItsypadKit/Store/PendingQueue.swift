@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The record types that sync, named as on the backend.
 public enum RecordType: String, Sendable, CaseIterable {
     case tab = "ScratchTab"
@@ -164,6 +168,8 @@ public final class PendingQueue {
         changes.removeAll { $0.operation == .delete && !knownToBackend($0.key) }
         var text = ""
         for change in changes { text += change.line.serialized() + "\n" }
+        // The first line records the compacted size, so the log is compacted again only once it has doubled.
+        text = JSONValue.object([("op", .string("base")), ("bytes", .integer(Int64(text.utf8.count)))]).serialized() + "\n" + text
         try storeOperation {
             try FileSystem.makeDirectory(FileSystem.directoryName(path))
             try FileSystem.writeAtomically(path, Array(text.utf8))
@@ -174,6 +180,18 @@ public final class PendingQueue {
         _ = try self.changes()
     }
 
-    /// Whether the log has grown enough to be worth compacting.
-    public var needsCompaction: Bool { (FileSystem.fileSize(path) ?? 0) > PendingQueue.compactionThreshold }
+    /// Whether the log has grown enough to be worth compacting: past the
+    /// threshold and twice its size after the last compaction (a long queue of
+    /// real changes is not rewritten on every append).
+    public var needsCompaction: Bool {
+        let size = FileSystem.fileSize(path) ?? 0
+        guard size > PendingQueue.compactionThreshold else { return false }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let head = (try? FileSystem.read(fd: fd, offset: 0, count: 96, path: path)) ?? []
+        let firstLine = head.split(separator: 0x0A).first.map(Array.init) ?? []
+        let base = (try? JSONValue.parse(firstLine))?["bytes"]?.int64Value ?? 0
+        return size > 2 * Int(base)
+    }
 }
