@@ -21,7 +21,7 @@ extension DirectoryBackend {
                 // journal and the next writer rolls it forward, so this call must not report a failure.
                 try? apply(batch.changes)
                 try? BackendState(appliedSeq: batch.lastSeq, compactedThrough: state.compactedThrough).write(to: layout.stateFile)
-                compactIfJournalOutgrewRecords()
+                compactIfJournalOutgrewRecords(after: batch)
             }
             return ModifyResult(saved: plan.saved, deleted: plan.deleted, failures: [])
         }
@@ -125,9 +125,11 @@ extension DirectoryBackend {
     }
 
     /// Called under the lock after a commit. Errors are ignored: the batch is already committed and
-    /// compaction will be tried again after the next one.
-    private func compactIfJournalOutgrewRecords() {
-        guard tuning.autoCompaction,
+    /// compaction will be tried again after the next one. Measuring the records means a stat per
+    /// record file, so it is done once every `autoCompactionCheckInterval` changes, not on every commit.
+    private func compactIfJournalOutgrewRecords(after batch: JournalBatch) {
+        let interval = Int64(tuning.autoCompactionCheckInterval)
+        guard tuning.autoCompaction, (batch.seq - 1) / interval != batch.lastSeq / interval,
               let journalSize = try? journal.totalSize(), journalSize > tuning.autoCompactionThreshold,
               let recordsSize = try? records.totalSize(), journalSize > recordsSize
         else { return }

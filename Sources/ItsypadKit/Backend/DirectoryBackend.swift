@@ -15,6 +15,8 @@ struct BackendTuning: Sendable {
     var autoCompaction = true
     /// The journal must be larger than this before `modify` compacts.
     var autoCompactionThreshold = 1024 * 1024
+    /// How many committed changes pass between two checks of whether to compact.
+    var autoCompactionCheckInterval = 64
     /// Unreferenced assets and temporary files younger than this are kept: another device may be
     /// between `putAsset` and `modify`, or in the middle of writing.
     var abandonedFileAge: Int64 = 60 * 60 * 1000

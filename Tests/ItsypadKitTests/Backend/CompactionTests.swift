@@ -106,6 +106,7 @@ struct CompactionTests {
     func autoCompaction() throws {
         var tuning = BackendTuning()
         tuning.autoCompactionThreshold = 4096
+        tuning.autoCompactionCheckInterval = 1
         let fixture = try TemporaryBackend(tuning: tuning)
         defer { fixture.remove() }
         let backend = fixture.backend
