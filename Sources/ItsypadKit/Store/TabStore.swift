@@ -36,6 +36,15 @@ public struct TabStore {
         }
     }
 
+    /// Saves many tabs with one sync for all of them (see `FileSystem.writeAtomically(_:in:)`).
+    public func save(_ tabs: [Tab]) throws {
+        try storeOperation {
+            try FileSystem.makeDirectory(directory)
+            try FileSystem.writeAtomically(tabs.map { (filePath($0.id), Array((TabStore.encode($0).prettySerialized() + "\n").utf8)) },
+                                           in: directory)
+        }
+    }
+
     public func remove(id: String) throws {
         try storeOperation {
             try FileSystem.remove(filePath(id))

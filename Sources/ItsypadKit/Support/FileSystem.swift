@@ -2,6 +2,10 @@
 import Glibc
 #endif
 
+/// syncfs(2): Glibc declares it only under _GNU_SOURCE, which the Swift module map does not set.
+@_silgen_name("syncfs")
+private func linuxSyncfs(_ fd: Int32) -> Int32
+
 /// A failure of the file system, with the path and the system's reason.
 public struct FileSystemError: Error, CustomStringConvertible, Equatable {
     public let path: String
@@ -131,6 +135,31 @@ public enum FileSystem {
             throw failure
         }
         try syncDirectory(directoryName(path))
+    }
+
+    /// Replaces many files in one directory at once: every temp file is written,
+    /// one `syncfs` makes them all durable, then each is renamed into place and
+    /// the directory synced once. A crash leaves each file old or new, never torn,
+    /// at a fraction of the cost of one fsync per file (a large first sync writes thousands).
+    public static func writeAtomically(_ files: [(path: String, bytes: [UInt8])], in directory: String, mode: mode_t = 0o600) throws {
+        guard !files.isEmpty else { return }
+        var temps: [String] = []
+        defer { for temp in temps { unlink(temp) } }
+        for file in files {
+            let temp = directory + "/." + baseName(file.path) + ".tmp-\(getpid())"
+            let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+            if fd < 0 { throw fail("write", temp) }
+            temps.append(temp)
+            defer { close(fd) }
+            try file.bytes.withUnsafeBytes { try writeAll(fd: fd, $0, path: temp) }
+        }
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { throw fail("open", directory) }
+        defer { close(fd) }
+        if linuxSyncfs(fd) != 0 { throw fail("sync", directory) }
+        for (temp, file) in zip(temps, files) where rename(temp, file.path) != 0 { throw fail("rename", file.path) }
+        temps.removeAll()
+        if fsync(fd) != 0 && errno != EINVAL { throw fail("sync", directory) }
     }
 
     public static func syncDirectory(_ path: String) throws {

@@ -26,6 +26,8 @@ public final class SyncEngine {
     let deviceName: String
     /// Called after each page fetched and batch sent, for a progress line.
     public var progress: ((SyncReport) -> Void)?
+    /// Fetched tabs accepted as they are, written together at the end of each page.
+    private var stagedTabs: [String: Tab] = [:]
 
     /// Records fetched per page, and attempts per backend call for transient errors.
     static let pageSize = 400
@@ -65,6 +67,7 @@ public final class SyncEngine {
                 continue
             }
             try apply(page.changes, seen: &seen)
+            try writeStagedTabs()
             progress?(report)
             // Saved only after its changes are applied: a crash re-applies, never skips.
             state.token = page.token.rawValue
@@ -189,6 +192,17 @@ public final class SyncEngine {
         try applyClips(clipChanges)
     }
 
+    /// A tab as this run sees it: staged for writing, else on disk.
+    private func localTab(_ id: String) throws -> Tab? {
+        if let staged = stagedTabs[id] { return staged }
+        return try store.tabs.tab(id: id)
+    }
+
+    private func writeStagedTabs() throws {
+        try store.tabs.save(Array(stagedTabs.values))
+        stagedTabs = [:]
+    }
+
     private func pendingChange(_ key: RecordKey) throws -> PendingChange? {
         try store.pending().change(for: key)
     }
@@ -227,23 +241,24 @@ public final class SyncEngine {
     private func applyRemoteTab(_ remote: Tab, deviceName remoteDevice: String) throws {
         let key = RecordKey(.tab, remote.id)
         let pending = try pendingChange(key)
-        guard let local = try store.tabs.tab(id: remote.id) else {
+        guard let local = try localTab(remote.id) else {
             if let pending, pending.operation == .delete {
                 // Deleted here: only a version we never saw (an edit elsewhere) brings it back.
                 guard pending.tag != remote.sync?.tag else { return }
                 report.conflicts += 1
                 try store.pending().confirm([pending])
             }
-            try store.tabs.save(remote)
+            stagedTabs[remote.id] = remote
             report.pulled += 1
             return
         }
         if local.sync?.tag == remote.sync?.tag { return }
         if pending == nil, local.sync != nil {
-            try store.tabs.save(remote)
+            stagedTabs[remote.id] = remote
             report.pulled += 1
             return
         }
+        try writeStagedTabs()
         try mergeTab(local: local, remote: remote, remoteDevice: remoteDevice)
         report.pulled += 1
     }
@@ -302,6 +317,7 @@ public final class SyncEngine {
     }
 
     private func applyRemoteDelete(_ key: RecordKey) throws {
+        try writeStagedTabs()
         let pending = try pendingChange(key)
         switch key.type {
         case .tab:

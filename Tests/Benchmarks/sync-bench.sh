@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# sync-bench.sh: itsypad's sync performance targets, measured in one run
+# against Debian's unison and cp on the same machine.
+#
+#   1. Incremental: `itsypad sync` on device B pulling one change, with 10,000
+#      synced tabs, within 1.3x of the same with 100 tabs.
+#   2. Incremental: the same at 10,000 tabs at least 5x faster than `unison`
+#      syncing two folders of 10,000 equivalent files after one change.
+#   3. Bulk: the first sync of 10,000 tabs to a fresh device
+#      (`itsypad sync enable DIR`) within 3x of `cp -r` of 10,000 equivalent
+#      JSON files.
+#
+# Usage: Tests/Benchmarks/sync-bench.sh
+# Environment:
+#   ITSYPAD      itsypad binary (default: <repo>/.build/release/itsypad); never built here
+#   UNISON_BIN   unison binary (default: unison from PATH). Not UNISON: unison
+#                itself reads that as its archive directory, which this script
+#                points at a private temporary one.
+#   RUNS         hyperfine runs per incremental command (default 20)
+#   WARMUP       hyperfine warmup runs per incremental command (default 3)
+#   BULK_RUNS    hyperfine runs per bulk command (default 5)
+#   BULK_WARMUP  hyperfine warmup runs per bulk command (default 1)
+#   BENCH_OUT    directory to keep the hyperfine JSON and the summary in
+#                (default: none; everything lives in a temporary directory that
+#                is removed on exit)
+# Exit status: 0 when every target passes, 1 when one fails, 2 on a setup error.
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
+UNISON_BIN=${UNISON_BIN:-unison}
+RUNS=${RUNS:-20}
+WARMUP=${WARMUP:-3}
+BULK_RUNS=${BULK_RUNS:-5}
+BULK_WARMUP=${BULK_WARMUP:-1}
+BENCH_OUT=${BENCH_OUT:-}
+
+SMALL=100
+LARGE=10000
+
+die() { printf 'sync-bench: %s\n' "$*" >&2; exit 2; }
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+# --- Prerequisites -----------------------------------------------------------
+
+if [[ ! -x $ITSYPAD ]]; then
+    cat >&2 <<EOF
+sync-bench: no itsypad binary at $ITSYPAD
+Build it first (this script builds nothing):
+    cd $repo_root && swift build -c release --static-swift-stdlib
+or point ITSYPAD at a binary:
+    ITSYPAD=/path/to/itsypad $0
+EOF
+    exit 2
+fi
+case $ITSYPAD in /*) ;; *) ITSYPAD=$PWD/$ITSYPAD ;; esac
+
+command -v hyperfine >/dev/null || die "hyperfine not found (apt-get install -y hyperfine)"
+UNISON_BIN=$(command -v "$UNISON_BIN") || die "unison not found (apt-get install -y unison)"
+command -v python3 >/dev/null || die "python3 not found"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sync-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+results=${BENCH_OUT:-$work/results}
+mkdir -p "$results"
+# unison keeps its archives and log under $UNISON: keep them out of ~/.unison.
+export UNISON=$work/unison-home
+mkdir -p "$UNISON"
+started=$SECONDS
+
+# --- Seeding -----------------------------------------------------------------
+
+# Writes, for N tabs, an itsypad export ($2/tabs-N.json) and the tab ids
+# ($2/ids-N.txt). Contents are deterministic, distinct notes of 1-25 lines
+# (prose, URLs, shell commands, code, some non-ASCII), about 50-2,000 bytes.
+generate() {
+    python3 - "$1" "$2" <<'PY'
+import json, random, sys, uuid
+n, out = int(sys.argv[1]), sys.argv[2]
+rng = random.Random(20260201 + n)
+words = ("the a of to and in is for on with as at by from this that meeting notes todo fix bug "
+         "release build deploy server client token cache index query result error warning "
+         "coffee lunch tomorrow review branch merge commit draft invoice address phone "
+         "café naïve résumé über straße").split()
+hosts = ["github.com", "example.org", "docs.swift.org", "en.wikipedia.org"]
+cmds = ["git log --oneline -n {n}", "kubectl get pods -n {w}", "ssh {w}@10.0.{n}.{m}",
+        "curl -s https://{h}/api/{w}?page={n}", "rsync -av {w}/ backup/{w}-{n}/"]
+code = ["let {w} = try store.{w}({n})", "func {w}(_ x: Int) -> Int {{ x * {n} }}",
+        "SELECT * FROM {w} WHERE id = {n} LIMIT {m};", "{w} = [x for x in range({n}) if x % {m}]"]
+
+def fill(t):
+    return t.format(w=rng.choice(words[20:]), n=rng.randint(1, 999), m=rng.randint(1, 255), h=rng.choice(hosts))
+
+def line():
+    kind = rng.random()
+    if kind < 0.5:
+        s = " ".join(rng.choice(words) for _ in range(rng.randint(3, 16)))
+        return s[0].upper() + s[1:] + "."
+    if kind < 0.6:
+        return "https://{}/{}?id={}".format(rng.choice(hosts), rng.choice(words[20:]), rng.randint(1, 10**9))
+    return fill(rng.choice(cmds if kind < 0.8 else code))
+
+tabs, ids = [], []
+for i in range(n):
+    tid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    ids.append(tid)
+    content = "\n".join(line() for _ in range(rng.randint(1, 25))) + f"\n#{i}"
+    tabs.append({"id": tid, "name": f"note {i}", "content": content, "language": "plain",
+                 "languageLocked": False, "lastModified": "2026-01-01T00:00:00.000Z"})
+doc = {"format": "itsypad-export", "version": 1, "tabs": tabs, "clips": [], "settings": []}
+with open(f"{out}/tabs-{n}.json", "w", encoding="utf-8") as f:
+    json.dump(doc, f, ensure_ascii=False)
+with open(f"{out}/ids-{n}.txt", "w") as f:
+    f.write("\n".join(ids) + "\n")
+PY
+}
+
+tab_count() { "$ITSYPAD" --data-dir "$1" tab ls | wc -l; }
+
+# expect_count DIR N WHAT: dies unless data dir DIR holds exactly N tabs.
+expect_count() {
+    local got
+    got=$(tab_count "$1")
+    [[ $got -eq $2 ]] || die "$3 has $got tabs, expected $2"
+}
+
+# seed N: device A ($work/nN/a) holding N synced tabs, device B ($work/nN/b)
+# fully synced with it, both on backend $work/nN/backend.
+seed() {
+    local n=$1 base=$work/n$1
+    local a=$base/a b=$base/b backend=$base/backend
+    mkdir -p "$base"
+    generate "$n" "$base"
+    "$ITSYPAD" --data-dir "$a" --quiet import "$base/tabs-$n.json"
+    expect_count "$a" "$n" "device A"
+    "$ITSYPAD" --data-dir "$a" --quiet sync enable "$backend"
+    "$ITSYPAD" --data-dir "$b" --quiet sync enable "$backend"
+    # Compact once, so that no timed run meets an automatic compaction (which
+    # expires B's token and makes that one run a full re-fetch); B then
+    # re-fetches once here and is in its steady state.
+    "$ITSYPAD" --data-dir "$a" --quiet sync compact
+    "$ITSYPAD" --data-dir "$a" --quiet sync
+    "$ITSYPAD" --data-dir "$b" --quiet sync
+    expect_count "$b" "$n" "device B"
+}
+
+step "Seeding devices with $SMALL and $LARGE synced tabs"
+seed "$SMALL"
+seed "$LARGE"
+
+# The equivalent files: the backend's own record of every tab (one JSON file
+# each, as synced), for unison and cp.
+records=$work/n$LARGE/backend/records/ScratchTab
+got=$(find "$records" -name '*.json' | wc -l)
+[[ $got -eq $LARGE ]] || die "backend holds $got tab records, expected $LARGE"
+cp -r "$records" "$work/json-src"
+cp -r "$records" "$work/unison-1"
+cp -r "$records" "$work/unison-2"
+unison_flags=(-batch -auto -silent -log=false -times=false)
+"$UNISON_BIN" "$work/unison-1" "$work/unison-2" "${unison_flags[@]}" >/dev/null \
+    || die "initial unison sync failed"
+
+# --- Incremental -------------------------------------------------------------
+
+# Each run edits one tab on A and syncs A (untimed), then times B's sync.
+cat >"$work/edit-tab.sh" <<'SH'
+#!/usr/bin/env bash
+# edit-tab.sh ITSYPAD DATA_DIR TAB_ID: one new change on a device, synced.
+set -euo pipefail
+"$1" --data-dir "$2" --quiet tab edit "$3" "bench edit $EPOCHREALTIME $RANDOM"
+"$1" --data-dir "$2" --quiet sync
+SH
+# Each run changes one file in the first unison folder (new inode, so that
+# unison's fast check cannot miss it).
+cat >"$work/edit-file.sh" <<'SH'
+#!/usr/bin/env bash
+# edit-file.sh PRISTINE FILE: FILE becomes PRISTINE plus a distinct line.
+set -euo pipefail
+{ cat "$1"; printf 'bench edit %s %s\n' "$EPOCHREALTIME" "$RANDOM"; } >"$2.bench-tmp"
+mv "$2.bench-tmp" "$2"
+SH
+# Before each bulk run: move the previous target aside (deleted on exit, not
+# now: on ext4 without a journal, inodes freed in the last minutes are skipped,
+# slowly, when new ones are allocated, which would tax whichever command runs
+# next) and flush dirty pages, so no run pays for the previous one's writeback.
+mkdir -p "$work/trash"
+cat >"$work/reset.sh" <<'SH'
+#!/usr/bin/env bash
+# reset.sh DIR TRASH: DIR moved into TRASH, file system synced.
+set -euo pipefail
+if [[ -e $1 ]]; then mv "$1" "$(mktemp -d "$2/XXXXXX")/"; fi
+sync
+SH
+
+q() { printf '%q' "$1"; }
+incremental_common=(--style basic -N --warmup "$WARMUP" --runs "$RUNS")
+edit_runs=$((WARMUP + RUNS))
+declare -A edited_tab
+
+incremental_bench() {
+    local n=$1 base=$work/n$1 id
+    id=$(sed -n "$((n / 2))p" "$base/ids-$n.txt")
+    edited_tab[$n]=$id
+    step "itsypad sync on B pulling one change, $n synced tabs"
+    hyperfine "${incremental_common[@]}" \
+        --prepare "bash $(q "$work/edit-tab.sh") $(q "$ITSYPAD") $(q "$base/a") $id" \
+        --export-json "$results/incremental-$n.json" \
+        -n "itsypad sync @$n" "$(q "$ITSYPAD") --data-dir $(q "$base/b") sync"
+}
+
+# check_pulled N: every timed run of B pulled exactly one change, and B ends
+# with A's version of the edited tab.
+check_pulled() {
+    local n=$1 base=$work/n$1 got
+    got=$("$ITSYPAD" --data-dir "$base/b" sync log --limit "$edit_runs" | grep -c $'\tpulled 1\tpushed 0\t.*\tok$' || true)
+    [[ $got -eq $edit_runs ]] || die "@$n: only $got of the last $edit_runs syncs on B pulled exactly one change"
+    cmp -s <("$ITSYPAD" --data-dir "$base/a" tab show "${edited_tab[$n]}") \
+           <("$ITSYPAD" --data-dir "$base/b" tab show "${edited_tab[$n]}") \
+        || die "@$n: B's copy of the edited tab differs from A's"
+}
+
+incremental_bench "$SMALL"
+check_pulled "$SMALL"
+incremental_bench "$LARGE"
+check_pulled "$LARGE"
+
+file=${edited_tab[$LARGE]}.json
+cp "$work/unison-1/$file" "$work/pristine.json"
+step "unison syncing two folders of $LARGE files after one change"
+hyperfine "${incremental_common[@]}" \
+    --prepare "bash $(q "$work/edit-file.sh") $(q "$work/pristine.json") $(q "$work/unison-1/$file")" \
+    --export-json "$results/unison-$LARGE.json" \
+    -n "unison @$LARGE" "$(q "$UNISON_BIN") $(q "$work/unison-1") $(q "$work/unison-2") ${unison_flags[*]}"
+cmp -s "$work/unison-1/$file" "$work/unison-2/$file" || die "unison did not propagate the last change"
+
+# --- Bulk --------------------------------------------------------------------
+
+fresh=$work/fresh
+copy=$work/json-copy
+step "First sync of $LARGE tabs to a fresh device vs cp -r of $LARGE JSON files"
+hyperfine --style basic -N --warmup "$BULK_WARMUP" --runs "$BULK_RUNS" \
+    --export-json "$results/bulk-$LARGE.json" \
+    --prepare "bash $(q "$work/reset.sh") $(q "$fresh") $(q "$work/trash")" \
+    -n "itsypad sync enable (fresh) @$LARGE" \
+    "$(q "$ITSYPAD") --data-dir $(q "$fresh") sync enable $(q "$work/n$LARGE/backend")" \
+    --prepare "bash $(q "$work/reset.sh") $(q "$copy") $(q "$work/trash")" \
+    -n "cp -r @$LARGE" "cp -r $(q "$work/json-src") $(q "$copy")"
+expect_count "$fresh" "$LARGE" "the fresh device"
+got=$(find "$copy" -name '*.json' | wc -l)
+[[ $got -eq $LARGE ]] || die "cp -r copied $got files, expected $LARGE"
+
+# --- Summary -----------------------------------------------------------------
+
+step "Summary"
+machine="$(nproc) cores, $(uname -srm); $("$ITSYPAD" --version 2>/dev/null | head -n 1 || echo '?'); $(hyperfine --version); $("$UNISON_BIN" -version)"
+status=0
+python3 - "$results" "$SMALL" "$LARGE" "$RUNS" "$WARMUP" "$BULK_RUNS" "$BULK_WARMUP" "$machine" <<'PY' | tee "$results/summary.txt" || status=$?
+import json, sys
+res, small, large = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+runs, warmup, bulk_runs, bulk_warmup, machine = sys.argv[4:9]
+
+med = {}
+for name in (f"incremental-{small}", f"incremental-{large}", f"unison-{large}", f"bulk-{large}"):
+    for r in json.load(open(f"{res}/{name}.json"))["results"]:
+        med[r["command"]] = (r["median"], r["min"], r["max"], r["stddev"] or 0.0)
+
+def ms(s): return f"{s * 1000:.1f} ms"
+print(f"sync-bench: {machine}")
+print(f"incremental: {runs} runs + {warmup} warmup; bulk: {bulk_runs} runs + {bulk_warmup} warmup")
+print()
+print(f"{'median wall time':36} {'median':>11} {'min':>11} {'max':>11} {'stddev':>10}")
+for cmd, (m, lo, hi, sd) in med.items():
+    print(f"{cmd:36} {ms(m):>11} {ms(lo):>11} {ms(hi):>11} {ms(sd):>10}")
+
+inc_s, inc_l = med[f"itsypad sync @{small}"][0], med[f"itsypad sync @{large}"][0]
+uni = med[f"unison @{large}"][0]
+bulk, cp = med[f"itsypad sync enable (fresh) @{large}"][0], med[f"cp -r @{large}"][0]
+
+targets = [
+    (f"incremental flat: @{large} / @{small}", inc_l / inc_s, "<=", 1.3),
+    (f"incremental @{large}: unison / itsypad", uni / inc_l, ">=", 5.0),
+    (f"bulk @{large}: itsypad / cp -r", bulk / cp, "<=", 3.0),
+]
+failed = 0
+print()
+print(f"{'target':42} {'ratio':>8} {'needed':>9}  result")
+for name, value, op, bound in targets:
+    ok = value >= bound if op == ">=" else value <= bound
+    failed += not ok
+    print(f"{name:42} {value:>7.2f}x {op + ' ' + format(bound, '.1f') + 'x':>9}  {'PASS' if ok else 'FAIL'}")
+print()
+print("all targets met" if failed == 0 else f"{failed} target(s) not met")
+sys.exit(1 if failed else 0)
+PY
+printf '\nsync-bench: finished in %ss\n' "$((SECONDS - started))" >&2
+if [[ -n $BENCH_OUT ]]; then printf 'results kept in %s\n' "$BENCH_OUT" >&2; fi
+exit "$status"
