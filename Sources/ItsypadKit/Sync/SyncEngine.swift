@@ -29,8 +29,9 @@ public final class SyncEngine {
     /// Fetched tabs accepted as they are, written together at the end of each page.
     private var stagedTabs: [String: Tab] = [:]
 
-    /// Records fetched per page, and attempts per backend call for transient errors.
-    static let pageSize = 400
+    /// Changes fetched per page (each page is applied and its token saved together),
+    /// and attempts per backend call for transient errors.
+    static let pageSize = 2000
     static let attempts = 5
 
     public init(store: DataStore, backend: SyncBackend, now: @escaping () -> Milliseconds = Time.now) throws {
@@ -53,7 +54,9 @@ public final class SyncEngine {
     /// Fetches and applies everything since the saved token.
     public func pull() throws {
         try checkZone()
-        var fullFetch = state.token == nil
+        // Only a device that lost its place (an expired token) can hold records deleted
+        // meanwhile; a first sync or a replaced zone has nothing to compare.
+        var detectDeletions = false
         var seen = Set<RecordKey>()
         while true {
             let page: ChangesPage
@@ -62,7 +65,7 @@ public final class SyncEngine {
             } catch BackendError.tokenExpired {
                 // Compacted past our token: fetch everything and find deletions by comparison.
                 state.token = nil
-                fullFetch = true
+                detectDeletions = true
                 seen = []
                 continue
             }
@@ -74,7 +77,7 @@ public final class SyncEngine {
             try state.save(to: store)
             if !page.moreComing { break }
         }
-        if fullFetch { try applyDeletionsMissingFrom(seen) }
+        if detectDeletions { try applyDeletionsMissingFrom(seen) }
         try trimClipboardToLimit()
         state.lastPull = now()
         try state.save(to: store)
