@@ -42,8 +42,8 @@ extension Invocation {
 
     /// Prints a pretty JSON array one element at a time, so that memory stays
     /// flat however long the list (the output is identical to `printJSON(.array(...))`).
-    func printJSONArray<Items: Sequence>(_ items: Items, level: Int = 0, _ element: (Items.Element) throws -> JSONValue) rethrows {
-        out.write(try JSONArrayWriter.elements(items, level: level, element: element, write: out.write))
+    func printJSONArray<Items: Sequence>(_ items: Items, _ element: (Items.Element) throws -> JSONValue) rethrows {
+        try JSONArrayWriter.write(items, level: 0, to: out.write, element)
         out.write("\n")
     }
 }
@@ -71,18 +71,34 @@ extension Invocation {
     }
 }
 
-/// Writes the members of pretty JSON arrays incrementally.
-enum JSONArrayWriter {
-    /// Writes `[` and the elements through `write`, and returns the closing `]` (or `[]` when there are none).
-    static func elements<Items: Sequence>(_ items: Items, level: Int, element: (Items.Element) throws -> JSONValue,
-                                          write: (String) -> Void) rethrows -> String {
+/// Writes a pretty JSON array element by element, so output of any length
+/// needs no document in memory; the text equals `JSONValue.array(...).prettySerialized()`.
+struct JSONArrayWriter {
+    let level: Int
+    let write: (String) -> Void
+    private var first = true
+
+    init(level: Int = 0, write: @escaping (String) -> Void) {
+        self.level = level
+        self.write = write
+    }
+
+    mutating func append(_ element: JSONValue) {
         let indent = String(repeating: "  ", count: level + 1)
-        var first = true
-        for item in items {
-            write((first ? "[\n" : ",\n") + indent + (try element(item)).prettySerialized().replacingNewlines(with: "\n" + indent))
-            first = false
-        }
-        return first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]"
+        write((first ? "[\n" : ",\n") + indent + element.prettySerialized().replacingNewlines(with: "\n" + indent))
+        first = false
+    }
+
+    func finish() {
+        write(first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]")
+    }
+
+    /// Writes a whole sequence.
+    static func write<Items: Sequence>(_ items: Items, level: Int, to write: @escaping (String) -> Void,
+                                       _ element: (Items.Element) throws -> JSONValue) rethrows {
+        var writer = JSONArrayWriter(level: level, write: write)
+        for item in items { writer.append(try element(item)) }
+        writer.finish()
     }
 }
 

@@ -44,18 +44,33 @@ public final class ClipStore {
 
     public var count: Int { Int(index.header.liveCount) }
 
+    /// How many live entries are local-only, from the index alone.
+    public func localOnlyCount() throws -> Int {
+        try storeOperation { try index.allSlots() }.filter { $0.isLive && $0.flags & ClipSlot.localOnly != 0 }.count
+    }
+
     /// Live entries, newest first, stopping after `limit` matches.
     public func entries(limit: Int? = nil, pinnedOnly: Bool = false, matching: ((ClipEntry) -> Bool)? = nil) throws -> [ClipEntry] {
         var result: [ClipEntry] = []
+        try forEachEntry(limit: limit, pinnedOnly: pinnedOnly, matching: matching) { result.append($0) }
+        return result
+    }
+
+    /// Streams live entries newest first, so that listing 100,000 of them needs no list in memory.
+    public func forEachEntry(limit: Int? = nil, pinnedOnly: Bool = false, matching: ((ClipEntry) -> Bool)? = nil,
+                             _ body: (ClipEntry) throws -> Void) throws {
+        var count = 0
         try storeOperation {
             try forEachSlotNewestFirst { _, slot in
                 guard slot.isLive, !pinnedOnly || slot.isPinned else { return true }
                 let entry = try self.entry(slot)
-                if matching?(entry) ?? true { result.append(entry) }
-                return limit.map { result.count < $0 } ?? true
+                if matching?(entry) ?? true {
+                    try body(entry)
+                    count += 1
+                }
+                return limit.map { count < $0 } ?? true
             }
         }
-        return result
     }
 
     /// Walks slots from the newest, reading the index in small chunks.
@@ -163,25 +178,23 @@ public final class ClipStore {
     /// Adds entries that came from elsewhere (sync, import), skipping ids already present.
     public func insert(_ entries: [ClipEntry]) throws -> [ClipEntry] {
         try storeOperation {
-            var known = Set(try index.allSlots().map(\.id))
-            var fresh: [ClipEntry] = []
-            for entry in entries {
-                guard let bytes = Identifier.bytes(entry.id), known.insert(bytes).inserted else { continue }
-                fresh.append(entry)
-            }
+            var known = Set(try index.allSlots().map { Identifier.format($0.id) })
+            var fresh = entries.filter { Identifier.isValid($0.id) && known.insert($0.id).inserted }
             guard !fresh.isEmpty else { return [] }
             fresh.sort { ($0.timestamp, $0.id) < ($1.timestamp, $1.id) }
-            var lines = ""
+            var lines: [UInt8] = []
+            lines.reserveCapacity(fresh.reduce(0) { $0 + $1.text.utf8.count + 160 })
             var slots: [ClipSlot] = []
+            slots.reserveCapacity(fresh.count)
             let base = log.size
             for entry in fresh {
-                let line = ClipStore.addLine(entry)
+                let line = Array(ClipStore.addLine(entry).utf8)
                 slots.append(ClipSlot(id: Identifier.bytes(entry.id)!, timestamp: entry.timestamp,
-                                      offset: UInt64(base + lines.utf8.count), length: UInt32(line.utf8.count - 1),
+                                      offset: UInt64(base + lines.count), length: UInt32(line.count - 1),
                                       flags: ClipStore.flags(for: entry)))
                 lines += line
             }
-            try log.append(Array(lines.utf8))
+            try log.append(lines)
             try insert(slots, header: index.header)
             return fresh
         }
@@ -351,27 +364,8 @@ public final class ClipStore {
         return try ClipIndexFile.create(path: indexPath, header: header, slots: slots)
     }
 
-    /// Streams complete lines of the log with their offsets, in bounded memory.
     private static func forEachLine(of log: AppendFile, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
-        let logPath = log.path
-        let size = log.size
-        var offset = 0
-        var carry: [UInt8] = []
-        var carryOffset = 0
-        while offset < size {
-            let chunk = try FileSystem.read(fd: log.fd, offset: offset, count: min(1 << 20, size - offset), path: logPath)
-            if chunk.isEmpty { break }
-            offset += chunk.count
-            var buffer = carry + chunk
-            var start = 0
-            while let newline = buffer[start...].firstIndex(of: 0x0A) {
-                try body(carryOffset + start, buffer[start..<newline])
-                start = newline + 1
-            }
-            carryOffset += start
-            buffer.removeSubrange(0..<start)
-            carry = buffer
-        }
+        try FileSystem.forEachLine(fd: log.fd, size: log.size, path: log.path, body)
     }
 
     private func compactIfNeeded() throws {

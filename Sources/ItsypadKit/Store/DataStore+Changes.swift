@@ -135,7 +135,7 @@ extension DataStore {
     /// syncState for listings (local-only items are decided by the caller):
     /// failed after repeated failures, pending while a change waits, else synced.
     public func syncStates() throws -> (RecordKey) -> SyncState {
-        let waiting = Set(try pending().changes().map(\.key))
+        let waiting = try pending().keys()
         let failed = try EngineState.load(from: self).failedKeys
         return { failed.contains($0) ? .failed : waiting.contains($0) ? .pending : .synced }
     }

@@ -69,15 +69,15 @@ public final class PendingQueue {
     /// Records that `keys` must be saved or deleted on the backend.
     public func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil) throws {
         guard !keys.isEmpty else { return }
-        var lines = ""
+        var lines: [UInt8] = []
         for key in keys {
             var members: [(String, JSONValue)] = [("op", .string(operation.rawValue)), ("type", .string(key.type.rawValue)),
                                                   ("id", .string(key.name))]
             if let tag { members.append(("tag", .string(tag))) }
-            lines += JSONValue.object(members).serialized() + "\n"
+            lines += (JSONValue.object(members).serialized() + "\n").utf8
         }
         let file = try appendFile()
-        try storeOperation { try file.append(Array(lines.utf8)) }
+        try storeOperation { try file.append(lines) }
         loaded = nil
         byKey = nil
     }
@@ -89,22 +89,32 @@ public final class PendingQueue {
     /// The queue in order.
     public func changes() throws -> [PendingChange] {
         if let loaded { return loaded }
+        let replay = try replayLog()
+        loaded = replay.ordered
+        return replay.ordered
+    }
+
+    /// The records with a waiting change, without ordering them (cheaper for listings).
+    public func keys() throws -> Set<RecordKey> {
+        if let loaded { return Set(loaded.map(\.key)) }
+        return try replayLog().keys
+    }
+
+    private func replayLog() throws -> Replay {
         var replay = Replay()
-        let bytes = try storeOperation { try FileSystem.read(path) } ?? []
-        for line in bytes.split(separator: 0x0A) {
+        try storeOperation { try FileSystem.forEachLine(path: path) { _, line in
             // A line that does not parse can only be a torn tail: it was never committed.
             guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
                   let type = json["type"]?.stringValue.flatMap(RecordType.init(rawValue:)),
-                  let id = json["id"]?.stringValue else { continue }
+                  let id = json["id"]?.stringValue else { return }
             let key = RecordKey(type, id)
             if op == "done", let sent = json["v"]?.int64Value {
                 replay.confirm(key, version: Int(sent))
             } else if let operation = PendingChange.Operation(rawValue: op) {
                 replay.apply(operation, key, version: json["v"]?.int64Value.map(Int.init), tag: json["tag"]?.stringValue)
             }
-        }
-        loaded = replay.ordered
-        return replay.ordered
+        } }
+        return replay
     }
 
     public func contains(_ key: RecordKey) throws -> Bool { try change(for: key) != nil }
@@ -119,29 +129,33 @@ public final class PendingQueue {
         return byKey?[key]
     }
 
-    /// Folds log lines into the queue in one pass (a dictionary, so replay stays linear).
+    /// Folds log lines into the queue in one pass: a dictionary from record to
+    /// its slot in an ordered array, so replay is linear and compact.
     struct Replay {
-        var entries: [RecordKey: (change: PendingChange, position: Int)] = [:]
+        private var slots: [PendingChange?] = []
+        private var index: [RecordKey: Int] = [:]
         var version = 0
 
         /// Compaction writes each change's version so that numbering survives it.
         mutating func apply(_ operation: PendingChange.Operation, _ key: RecordKey, version explicit: Int?, tag: String?) {
             version = max(version + 1, explicit ?? 0)
-            if var entry = entries[key] {
-                entry.change.operation = operation
-                entry.change.version = version
-                entry.change.tag = tag
-                entries[key] = entry
+            if let slot = index[key], slots[slot] != nil {
+                slots[slot]!.operation = operation
+                slots[slot]!.version = version
+                slots[slot]!.tag = tag
             } else {
-                entries[key] = (PendingChange(key: key, operation: operation, version: version, tag: tag), version)
+                // A record confirmed earlier and changed again goes to the back of the queue.
+                index[key] = slots.count
+                slots.append(PendingChange(key: key, operation: operation, version: version, tag: tag))
             }
         }
 
         mutating func confirm(_ key: RecordKey, version sent: Int) {
-            if let entry = entries[key], entry.change.version <= sent { entries[key] = nil }
+            if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
         }
 
-        var ordered: [PendingChange] { entries.values.sorted { $0.position < $1.position }.map(\.change) }
+        var ordered: [PendingChange] { slots.compactMap { $0 } }
+        var keys: Set<RecordKey> { Set(slots.lazy.compactMap { $0?.key }) }
     }
 
     /// Marks the given versions as sent. A change re-enqueued after its batch
@@ -166,13 +180,21 @@ public final class PendingQueue {
     public func compact(knownToBackend: (RecordKey) -> Bool) throws {
         var changes = try changes()
         changes.removeAll { $0.operation == .delete && !knownToBackend($0.key) }
-        var text = ""
-        for change in changes { text += change.line.serialized() + "\n" }
+        // Lines are serialized twice (to size the header, then to write) rather than held in memory.
+        func line(_ change: PendingChange) -> String { change.line.serialized() + "\n" }
+        let size = changes.reduce(0) { $0 + line($1).utf8.count }
         // The first line records the compacted size, so the log is compacted again only once it has doubled.
-        text = JSONValue.object([("op", .string("base")), ("bytes", .integer(Int64(text.utf8.count)))]).serialized() + "\n" + text
+        let header = JSONValue.object([("op", .string("base")), ("bytes", .integer(Int64(size)))]).serialized() + "\n"
         try storeOperation {
             try FileSystem.makeDirectory(FileSystem.directoryName(path))
-            try FileSystem.writeAtomically(path, Array(text.utf8))
+            try FileSystem.writeAtomically(path) { write in
+                var chunk = Array(header.utf8)
+                for change in changes {
+                    chunk += line(change).utf8
+                    if chunk.count >= 1 << 16 { try write(chunk); chunk.removeAll(keepingCapacity: true) }
+                }
+                try write(chunk)
+            }
         }
         file = nil
         loaded = nil

@@ -99,6 +99,41 @@ public enum FileSystem {
         }
     }
 
+    /// Streams the complete lines of an open file with their offsets, in bounded
+    /// memory (1 MiB chunks); a last line without its newline is left out (a torn tail).
+    public static func forEachLine(fd: Int32, size: Int, path: String, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
+        var offset = 0
+        var carry: [UInt8] = []
+        var carryOffset = 0
+        while offset < size {
+            let chunk = try read(fd: fd, offset: offset, count: min(1 << 20, size - offset), path: path)
+            if chunk.isEmpty { break }
+            offset += chunk.count
+            var buffer = carry + chunk
+            var start = 0
+            while let newline = buffer[start...].firstIndex(of: 0x0A) {
+                try body(carryOffset + start, buffer[start..<newline])
+                start = newline + 1
+            }
+            carryOffset += start
+            buffer.removeSubrange(0..<start)
+            carry = buffer
+        }
+    }
+
+    /// `forEachLine` over a file by path; a missing file has no lines.
+    public static func forEachLine(path: String, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return }
+            throw fail("read", path)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw fail("read", path) }
+        try forEachLine(fd: fd, size: Int(info.st_size), path: path, body)
+    }
+
     /// Writes all of `bytes` at `offset` (pwrite, retried on EINTR and short writes).
     public static func writeAll(fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws {
         try bytes.withUnsafeBytes { raw in
@@ -117,11 +152,18 @@ public enum FileSystem {
     /// Replaces `path` with `bytes` so that a crash leaves either the old or the
     /// new file, never a torn one.
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws {
+        try writeAtomically(path, mode: mode) { write in try write(bytes) }
+    }
+
+    /// Like `writeAtomically(_:_:)`, with the content produced in pieces by
+    /// `produce` (a large file never has to be held in memory whole).
+    public static func writeAtomically(_ path: String, mode: mode_t = 0o600,
+                                       _ produce: ((_ bytes: [UInt8]) throws -> Void) throws -> Void) throws {
         let temp = directoryName(path) + "/." + baseName(path) + ".tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         if fd < 0 { throw fail("write", temp) }
         do {
-            try bytes.withUnsafeBytes { try writeAll(fd: fd, $0, path: temp) }
+            try produce { bytes in try bytes.withUnsafeBytes { try writeAll(fd: fd, $0, path: temp) } }
             if fsync(fd) != 0 { throw fail("sync", temp) }
             close(fd)
         } catch {

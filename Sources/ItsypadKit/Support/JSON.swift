@@ -166,6 +166,49 @@ extension JSONValue {
     }
 }
 
+extension JSONValue {
+    /// Parses a top-level object without building the arrays named in
+    /// `streamedArrays`: their elements go to `element` one at a time (an
+    /// import of 100,000 clips then holds one clip's tree, not all of them).
+    /// Other members go to `member` whole.
+    public static func parseObject(_ bytes: [UInt8], streamedArrays: Set<String>,
+                                   member: (String, JSONValue) throws -> Void,
+                                   element: (String, JSONValue) throws -> Void) throws {
+        try bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(bytes: buffer)
+            parser.skipWhitespace()
+            guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "{") else {
+                throw parser.error("expected an object")
+            }
+            parser.position += 1
+            parser.skipWhitespace()
+            if parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "}") { parser.position += 1 } else {
+                while true {
+                    parser.skipWhitespace()
+                    guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "\"") else { throw parser.error("expected a string key") }
+                    let key = try parser.parseString()
+                    parser.skipWhitespace()
+                    guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: ":") else { throw parser.error("expected ':'") }
+                    parser.position += 1
+                    parser.skipWhitespace()
+                    if streamedArrays.contains(key), parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "[") {
+                        try parser.forEachElement { try element(key, $0) }
+                    } else {
+                        try member(key, try parser.parseValue(depth: 1))
+                    }
+                    parser.skipWhitespace()
+                    guard parser.position < buffer.count else { throw parser.error("unexpected end of input") }
+                    if buffer[parser.position] == UInt8(ascii: ",") { parser.position += 1; continue }
+                    if buffer[parser.position] == UInt8(ascii: "}") { parser.position += 1; break }
+                    throw parser.error("expected ',' or '}'")
+                }
+            }
+            parser.skipWhitespace()
+            guard parser.position == buffer.count else { throw parser.error("unexpected data after the JSON value") }
+        }
+    }
+}
+
 private struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
@@ -219,6 +262,22 @@ private struct JSONParser {
             if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
             if bytes[position] == UInt8(ascii: "}") { position += 1; return .object(members) }
             throw error("expected ',' or '}'")
+        }
+    }
+
+    /// Parses an array, handing each element over instead of collecting them.
+    mutating func forEachElement(_ body: (JSONValue) throws -> Void) throws {
+        position += 1
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "]") { position += 1; return }
+        while true {
+            skipWhitespace()
+            try body(try parseValue(depth: 2))
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end of input") }
+            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
+            if bytes[position] == UInt8(ascii: "]") { position += 1; return }
+            throw error("expected ',' or ']'")
         }
     }
 

@@ -25,14 +25,19 @@ enum ClipCommands {
         let store = try invocation.store()
         if limit == 0 { return ExitCode.success }
         let search = invocation.value("search")
-        let entries = try store.clips().entries(limit: limit, pinnedOnly: invocation.flag("pinned"),
-                                                matching: search.map { query in { $0.text.localizedStandardContainsCompat(query) } })
+        let matching: ((ClipEntry) -> Bool)? = search.map { query in { $0.text.localizedStandardContainsCompat(query) } }
+        let clips = try store.clips()
         if invocation.flag("json") {
             let states = try store.syncStates()
-            invocation.printJSONArray(entries) { JSONForms.clip($0, syncState: JSONForms.clipState($0, states)) }
+            var writer = JSONArrayWriter(write: invocation.out.write)
+            try clips.forEachEntry(limit: limit, pinnedOnly: invocation.flag("pinned"), matching: matching) { entry in
+                writer.append(JSONForms.clip(entry, syncState: JSONForms.clipState(entry, states)))
+            }
+            writer.finish()
+            invocation.out.write("\n")
             return ExitCode.success
         }
-        for entry in entries {
+        try clips.forEachEntry(limit: limit, pinnedOnly: invocation.flag("pinned"), matching: matching) { entry in
             invocation.out.line(Identifier.short(entry.id) + "\t" + Text.preview(entry.text, limit: previewLength))
         }
         return ExitCode.success

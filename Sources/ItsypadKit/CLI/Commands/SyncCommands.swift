@@ -51,7 +51,7 @@ enum SyncCommands {
         let settings = try store.settings()
         let state = try EngineState.load(from: store)
         let pending = try store.pending().changes()
-        let localClips = try store.clips().entries().filter { $0.localOnly != nil }.count
+        let localClips = try store.clips().localOnlyCount()
         let fileTabs = try store.tabs.all().filter(\.isFileBacked).count
         let counts = RecordType.allCases.map { type in (type, pending.filter { $0.key.type == type }.count) }
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }

@@ -10,45 +10,56 @@ enum TransferCommands {
         let out = invocation.out
         out.write("{\n  \"format\": \"\(formatName)\",\n  \"version\": \(formatVersion),\n")
         out.write("  \"exportedAt\": \"\(Time.iso8601(invocation.context.now()))\",\n  \"tabs\": ")
-        out.write(try JSONArrayWriter.elements(try store.tabs.all(), level: 1, element: { tab in
+        try JSONArrayWriter.write(try store.tabs.all(), level: 1, to: out.write) { tab in
             let loaded = try store.loadContentLeniently(tab)
             guard case .object(var members) = JSONForms.tab(loaded, syncState: JSONForms.tabState(tab, states)) else { return .null }
             members += [("nameLocked", .bool(tab.nameLocked)), ("clock", .string(tab.clock.description))]
             return .object(members)
-        }, write: out.write))
+        }
         out.write(",\n  \"clips\": ")
-        out.write(try JSONArrayWriter.elements(try store.clips().entries(), level: 1, element: { entry in
-            guard case .object(var members) = JSONForms.clip(entry, syncState: JSONForms.clipState(entry, states)) else { return .null }
+        var clips = JSONArrayWriter(level: 1, write: out.write)
+        try store.clips().forEachEntry { entry in
+            guard case .object(var members) = JSONForms.clip(entry, syncState: JSONForms.clipState(entry, states)) else { return }
             members.append(("localReason", entry.localOnly.map { .string($0.rawValue) } ?? .null))
-            return .object(members)
-        }, write: out.write))
+            clips.append(.object(members))
+        }
+        clips.finish()
         out.write(",\n  \"settings\": ")
-        out.write(JSONArrayWriter.elements(try store.settings().entries.sorted { $0.key < $1.key }, level: 1, element: { key, entry in
+        JSONArrayWriter.write(try store.settings().entries.sorted { $0.key < $1.key }, level: 1, to: out.write) { key, entry in
             .object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])
-        }, write: out.write))
+        }
         out.write("\n}\n")
         return ExitCode.success
     }
 
     static func importFile(_ invocation: Invocation) throws -> Int32 {
         let source = invocation.arguments[0]
-        let bytes: [UInt8]
-        if source == "-" {
-            bytes = try invocation.context.standardInput()
-        } else {
-            guard let read = try FileSystem.read(FileSystem.absolute(source)) else { throw ItsypadError.failure("no such file: \(source)") }
-            bytes = read
-        }
-        guard !bytes.isEmpty else { throw ItsypadError.failure("\(source) is empty; nothing was imported") }
-        let document: JSONValue
-        do { document = try JSONValue.parse(bytes) } catch {
-            throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
+        // Read inside a function so the raw bytes are freed once decoded.
+        func input() throws -> [UInt8] {
+            let bytes: [UInt8]
+            if source == "-" {
+                bytes = try invocation.context.standardInput()
+            } else {
+                guard let read = try FileSystem.read(FileSystem.absolute(source)) else { throw ItsypadError.failure("no such file: \(source)") }
+                bytes = read
+            }
+            guard !bytes.isEmpty else { throw ItsypadError.failure("\(source) is empty; nothing was imported") }
+            return bytes
         }
         let store = try invocation.store()
         invocation.progress("importing…")
         defer { invocation.endProgress() }
-        let summary = try withInterruptsDeferred {
-            invocation.flag("kvs") ? try importKVS(document, into: store) : try importExport(document, into: store)
+        let summary: Summary
+        do {
+            if invocation.flag("kvs") {
+                let document = try JSONValue.parse(try input())
+                summary = try withInterruptsDeferred { try importKVS(document, into: store) }
+            } else {
+                let contents = try readExport(try input(), device: store.deviceID)
+                summary = try withInterruptsDeferred { try apply(contents, to: store) }
+            }
+        } catch let error as JSONParseError {
+            throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
         }
         invocation.note(summary.description)
         return ExitCode.success
@@ -61,46 +72,76 @@ enum TransferCommands {
         }
     }
 
-    /// Validates everything before changing anything, so a bad file imports nothing.
-    static func importExport(_ document: JSONValue, into store: DataStore) throws -> Summary {
-        guard document["format"]?.stringValue == formatName, let version = document["version"]?.int64Value else {
+    /// What an export holds, decoded and validated.
+    struct ExportContents {
+        var format: String?
+        var version: Int64?
+        var tabs: [Tab] = []
+        var clips: [ClipEntry] = []
+        var settings: [(String, SettingsStore.Entry)] = []
+    }
+
+    /// Decodes the whole document before anything changes, so a bad file imports nothing.
+    /// Tabs and clips are decoded as they are parsed, keeping memory near the size of the data.
+    static func readExport(_ bytes: [UInt8], device: String) throws -> ExportContents {
+        var contents = ExportContents()
+        try JSONValue.parseObject(bytes, streamedArrays: ["tabs", "clips"], member: { key, value in
+            switch key {
+            case "format": contents.format = value.stringValue
+            case "version": contents.version = value.int64Value
+            case "settings": contents.settings = try (value.arrayValue ?? []).map(decodeSetting)
+            default: break
+            }
+        }, element: { key, json in
+            if key == "tabs" {
+                guard let tab = decodeTab(json, device: device) else {
+                    throw ItsypadError.failure("tab \(contents.tabs.count + 1) in the export is invalid; nothing was imported")
+                }
+                contents.tabs.append(tab)
+            } else {
+                guard let clip = decodeClip(json) else {
+                    throw ItsypadError.failure("clip \(contents.clips.count + 1) in the export is invalid; nothing was imported")
+                }
+                contents.clips.append(clip)
+            }
+        })
+        guard contents.format == formatName, let version = contents.version else {
             throw ItsypadError.failure("not an itsypad export (use --kvs for Itsypad's key-value layout); nothing was imported")
         }
         guard version <= formatVersion else {
             throw ItsypadError.failure("the export was written by a newer itsypad (version \(version)); upgrade to import it")
         }
-        let tabs = try (document["tabs"]?.arrayValue ?? []).enumerated().map { index, json -> Tab in
-            guard let tab = decodeTab(json, device: store.deviceID) else { throw ItsypadError.failure("tab \(index + 1) in the export is invalid; nothing was imported") }
-            return tab
-        }
-        let clips = try (document["clips"]?.arrayValue ?? []).enumerated().map { index, json -> ClipEntry in
-            guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
-                  let timestamp = json["timestamp"]?.stringValue.flatMap(Time.parseISO8601) else {
-                throw ItsypadError.failure("clip \(index + 1) in the export is invalid; nothing was imported")
-            }
-            let reason = json["localReason"]?.stringValue.flatMap(LocalOnlyReason.init(rawValue:))
-                ?? (json["localOnly"]?.boolValue == true ? .requested : nil)
-            return ClipEntry(id: id, text: text, timestamp: timestamp, pinned: json["pinned"]?.boolValue ?? false, localOnly: reason)
-        }
-        let settings = try (document["settings"]?.arrayValue ?? []).map { json -> (String, SettingsStore.Entry) in
-            guard let key = json["key"]?.stringValue, let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init) else {
-                throw ItsypadError.failure("a setting in the export is invalid; nothing was imported")
-            }
-            let value = json["value"].flatMap { $0 == .null ? nil : $0 }
-            if let value, let definition = Settings.definition(key), definition.kind.decode(value) == nil {
-                throw ItsypadError.failure("the export's value for \(key) is invalid; nothing was imported")
-            }
-            return (key, SettingsStore.Entry(value: value, clock: clock))
-        }
+        return contents
+    }
 
+    static func apply(_ contents: ExportContents, to store: DataStore) throws -> Summary {
         var summary = Summary()
-        for tab in tabs where try mergeTab(tab, into: store) { summary.tabs += 1 }
-        summary.clips = try addClips(clips, to: store)
-        for (key, entry) in settings where try store.settings().merge(key, entry) {
+        for tab in contents.tabs where try mergeTab(tab, into: store) { summary.tabs += 1 }
+        summary.clips = try addClips(contents.clips, to: store)
+        for (key, entry) in contents.settings where try store.settings().merge(key, entry) {
             summary.settings += 1
             if Settings.definition(key)?.scope == .synced { try store.pending().enqueue(.save, RecordKey(.setting, key)) }
         }
         return summary
+    }
+
+    static func decodeClip(_ json: JSONValue) -> ClipEntry? {
+        guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
+              let timestamp = json["timestamp"]?.stringValue.flatMap(Time.parseISO8601) else { return nil }
+        let reason = json["localReason"]?.stringValue.flatMap(LocalOnlyReason.init(rawValue:))
+            ?? (json["localOnly"]?.boolValue == true ? .requested : nil)
+        return ClipEntry(id: id, text: text, timestamp: timestamp, pinned: json["pinned"]?.boolValue ?? false, localOnly: reason)
+    }
+
+    static func decodeSetting(_ json: JSONValue) throws -> (String, SettingsStore.Entry) {
+        guard let key = json["key"]?.stringValue, let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init) else {
+            throw ItsypadError.failure("a setting in the export is invalid; nothing was imported")
+        }
+        let value = json["value"].flatMap { $0 == .null ? nil : $0 }
+        if let value, let definition = Settings.definition(key), definition.kind.decode(value) == nil {
+            throw ItsypadError.failure("the export's value for \(key) is invalid; nothing was imported")
+        }
+        return (key, SettingsStore.Entry(value: value, clock: clock))
     }
 
     static func decodeTab(_ json: JSONValue, device: String) -> Tab? {
@@ -136,7 +177,10 @@ enum TransferCommands {
 
     static func addClips(_ clips: [ClipEntry], to store: DataStore) throws -> Int {
         let added = try store.clips().insert(clips)
-        try store.pending().enqueue(.save, added.filter { $0.localOnly == nil }.map { RecordKey(.clip, $0.id) })
+        let pending = try store.pending()
+        try pending.enqueue(.save, added.filter { $0.localOnly == nil }.map { RecordKey(.clip, $0.id) })
+        // A bulk import is the moment to compact a long queue, not the next clip add.
+        if pending.needsCompaction { try pending.compact { _ in true } }
         return added.count
     }
 
