@@ -16,13 +16,15 @@ public struct TabStore {
     }
 
     public func tab(id: String) throws -> Tab? {
-        try storeOperation {
-            FileSystem.exists(filePath(id)) ? try load(filePath(id)) : nil
-        }
+        try storeOperation { try FileSystem.read(filePath(id)).map { try decode($0, path: filePath(id)) } }
     }
 
     private func load(_ path: String) throws -> Tab {
         guard let bytes = try FileSystem.read(path) else { throw ItsypadError.failure("\(path) vanished while reading") }
+        return try decode(bytes, path: path)
+    }
+
+    private func decode(_ bytes: [UInt8], path: String) throws -> Tab {
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
         guard let tab = TabStore.decode(json) else { throw ItsypadError.corrupt(path, "missing or invalid fields") }

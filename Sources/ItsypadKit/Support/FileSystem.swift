@@ -187,8 +187,9 @@ public enum FileSystem {
         guard !files.isEmpty else { return }
         var temps: [String] = []
         defer { for temp in temps { unlink(temp) } }
+        let pid = getpid()
         for file in files {
-            let temp = directory + "/." + baseName(file.path) + ".tmp-\(getpid())"
+            let temp = directory + "/." + baseName(file.path) + ".tmp-\(pid)"
             let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
             if fd < 0 { throw fail("write", temp) }
             temps.append(temp)
