@@ -45,6 +45,16 @@ import Testing
         #expect(err.contains(usage), "\(err)")
     }
 
+    @Test func completionCallbackOffersIdsAndOneWordNames() {
+        let id = device.inProcess(["tab", "new", "--name", "notes", "x"]).1.trimmingNewline
+        _ = device.inProcess(["tab", "new", "--name", "two words", "y"])
+        let lines = device.inProcess(["__complete", "tabs"]).1.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+        #expect(lines.contains(String(id.prefix(8))))
+        #expect(lines.contains("notes"))
+        #expect(!lines.contains("two words"))
+        #expect(device.inProcess(["__complete", "setting-keys"]).1.contains("clipboard.maxEntries\t"))
+    }
+
     @Test func version() {
         #expect(device.inProcess(["--version"]).1 == Itsypad.version + "\n")
     }

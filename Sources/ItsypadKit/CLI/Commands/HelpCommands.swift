@@ -43,6 +43,10 @@ enum HelpCommands {
             for tab in tabs {
                 invocation.out.line("\(Identifier.short(tab.id))\t\(Text.preview(tab.name, limit: 40))")
             }
+            // Names are offered too, where a shell can complete them as one word.
+            for tab in tabs where !tab.name.isEmpty && !tab.name.contains(where: { $0.isWhitespace || $0 == "'" || $0 == "\"" }) {
+                invocation.out.line("\(tab.name)\ttab \(Identifier.short(tab.id))")
+            }
         case .clips:
             guard let store = existingStore(), let entries = try? store.clips().entries(limit: 200) else { return ExitCode.success }
             for entry in entries {
