@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # clip-bench.sh: itsypad's clipboard-history performance targets, measured in
 # one run against Debian's clipman on the same machine.
 #
@@ -33,22 +34,13 @@ MAX_ITEMS=200000        # history cap for both tools, so nothing is evicted
 MEM_LIMIT_KIB=65536     # 64 MiB
 GNU_TIME=/usr/bin/time
 
-die() { printf 'clip-bench: %s\n' "$*" >&2; exit 2; }
-step() { printf '\n==> %s\n' "$*" >&2; }
+BENCH_NAME=clip-bench
+# shellcheck source=common.sh
+source "$repo_root/Tests/Benchmarks/common.sh"
 
 # --- Prerequisites -----------------------------------------------------------
 
-if [[ ! -x $ITSYPAD ]]; then
-    cat >&2 <<EOF
-clip-bench: no itsypad binary at $ITSYPAD
-Build it first (this script builds nothing):
-    cd $repo_root && swift build -c release --static-swift-stdlib
-or point ITSYPAD at a binary:
-    ITSYPAD=/path/to/itsypad $0
-EOF
-    exit 2
-fi
-case $ITSYPAD in /*) ;; *) ITSYPAD=$PWD/$ITSYPAD ;; esac
+require_itsypad
 
 command -v hyperfine >/dev/null || die "hyperfine not found (apt-get install -y hyperfine)"
 CLIPMAN=$(command -v "$CLIPMAN") || die "clipman not found (apt-get install -y clipman)"
@@ -56,10 +48,7 @@ command -v python3 >/dev/null || die "python3 not found"
 [[ -x $GNU_TIME ]] || die "$GNU_TIME not found (apt-get install -y time)"
 "$GNU_TIME" -f %M -o /dev/null true 2>/dev/null || die "$GNU_TIME is not GNU time (needs -f %M -o FILE)"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/clip-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-results=${BENCH_OUT:-$work/results}
-mkdir -p "$results"
+make_work
 
 # --- Seeding -----------------------------------------------------------------
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # sync-bench.sh: itsypad's sync performance targets, measured in one run
 # against Debian's unison and cp on the same machine.
 #
@@ -38,31 +39,19 @@ BENCH_OUT=${BENCH_OUT:-}
 SMALL=100
 LARGE=10000
 
-die() { printf 'sync-bench: %s\n' "$*" >&2; exit 2; }
-step() { printf '\n==> %s\n' "$*" >&2; }
+BENCH_NAME=sync-bench
+# shellcheck source=common.sh
+source "$repo_root/Tests/Benchmarks/common.sh"
 
 # --- Prerequisites -----------------------------------------------------------
 
-if [[ ! -x $ITSYPAD ]]; then
-    cat >&2 <<EOF
-sync-bench: no itsypad binary at $ITSYPAD
-Build it first (this script builds nothing):
-    cd $repo_root && swift build -c release --static-swift-stdlib
-or point ITSYPAD at a binary:
-    ITSYPAD=/path/to/itsypad $0
-EOF
-    exit 2
-fi
-case $ITSYPAD in /*) ;; *) ITSYPAD=$PWD/$ITSYPAD ;; esac
+require_itsypad
 
 command -v hyperfine >/dev/null || die "hyperfine not found (apt-get install -y hyperfine)"
 UNISON_BIN=$(command -v "$UNISON_BIN") || die "unison not found (apt-get install -y unison)"
 command -v python3 >/dev/null || die "python3 not found"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/sync-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-results=${BENCH_OUT:-$work/results}
-mkdir -p "$results"
+make_work
 # unison keeps its archives and log under $UNISON: keep them out of ~/.unison.
 export UNISON=$work/unison-home
 mkdir -p "$UNISON"
