@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Paths inside the backend directory (format 1).
 struct BackendLayout {
     let root: String
@@ -71,38 +65,5 @@ struct BackendState: Codable, Equatable {
 
     func write(to path: String) throws {
         try FileIO.writeAtomically(try JSONCoding.encode(self), to: path)
-    }
-}
-
-/// JSON settings shared by every file the backend writes.
-enum JSONCoding {
-    /// Sorted keys make files byte-for-byte reproducible; unescaped slashes keep them readable.
-    static func encode<Value: Encodable>(_ value: Value) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(value))
-    }
-
-    static func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) throws -> Value {
-        try JSONDecoder().decode(type, from: Data(bytes))
-    }
-
-    /// A one-line reason for a decoding failure, for `BackendError.corrupt`.
-    static func describe(_ error: any Error) -> String {
-        guard let decodingError = error as? DecodingError else { return "\(error)" }
-        switch decodingError {
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not valid JSON" : "invalid value at \(path(context.codingPath)): \(context.debugDescription)"
-        case .keyNotFound(let key, let context):
-            return "missing key '\(key.stringValue)' at \(path(context.codingPath))"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "wrong type at \(path(context.codingPath)): \(context.debugDescription)"
-        @unknown default:
-            return "\(decodingError)"
-        }
-    }
-
-    private static func path(_ codingPath: [any CodingKey]) -> String {
-        codingPath.isEmpty ? "top level" : codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
     }
 }

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -63,7 +58,7 @@ public final class DirectoryBackend: SyncBackend {
 
     /// Wall-clock milliseconds since 1970.
     public static func currentMilliseconds() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        Time.now()
     }
 
     // MARK: Zone
@@ -88,7 +83,7 @@ public final class DirectoryBackend: SyncBackend {
             if try FileIO.status(layout.stateFile) == nil {
                 try BackendState.empty.write(to: layout.stateFile)
             }
-            let zone = ZoneInfo(zoneID: UUID().uuidString, format: ZoneDocument.currentFormat, created: now())
+            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: now())
             let document = ZoneDocument(format: zone.format, zoneID: zone.zoneID, created: zone.created)
             // Written last: zone.json marks a complete zone.
             try FileIO.writeAtomically(try JSONCoding.encode(document), to: layout.zoneFile)
@@ -178,10 +173,9 @@ public final class DirectoryBackend: SyncBackend {
 
     // MARK: Assets
 
-    public func putAsset(_ data: Data) throws -> AssetReference {
-        guard data.count <= BackendLimits.maxAssetBytes else { throw BackendError.limitExceeded }
+    public func putAsset(_ bytes: [UInt8]) throws -> AssetReference {
+        guard bytes.count <= BackendLimits.maxAssetBytes else { throw BackendError.limitExceeded }
         _ = try readZone()
-        let bytes = [UInt8](data)
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let assetPath = layout.assetFile(reference.fileChecksum)
         if let status = try FileIO.status(assetPath), status.size == reference.size {
@@ -194,7 +188,7 @@ public final class DirectoryBackend: SyncBackend {
         return reference
     }
 
-    public func readAsset(_ reference: AssetReference) throws -> Data {
+    public func readAsset(_ reference: AssetReference) throws -> [UInt8] {
         _ = try readZone()
         guard reference.hasValidChecksum else { throw BackendError.assetNotFound(reference.fileChecksum) }
         let assetPath = layout.assetFile(reference.fileChecksum)
@@ -208,7 +202,7 @@ public final class DirectoryBackend: SyncBackend {
         guard checksum == reference.fileChecksum else {
             throw BackendError.corrupt(path: assetPath, reason: "checksum mismatch: content hashes to \(checksum)")
         }
-        return Data(bytes)
+        return bytes
     }
 
     /// Why the record's asset references cannot be saved (not uploaded), or nil.

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -118,7 +113,7 @@ enum FileIO {
     /// temporary file in the same directory, fsync, rename into place, then (optionally) fsync the directory.
     static func writeAtomically(_ bytes: [UInt8], to path: String, syncingDirectory: Bool = true) throws {
         let directory = parentDirectory(of: path)
-        let temporaryPath = directory + "/" + temporaryPrefix + UUID().uuidString
+        let temporaryPath = directory + "/" + temporaryPrefix + Identifier.make()
         let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(0o600))
         guard descriptor >= 0 else { throw error("create", temporaryPath) }
         do {

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -365,7 +360,7 @@ struct Journal {
     }
 
     private static func decodeBatch(_ line: ArraySlice<UInt8>) -> JournalBatch? {
-        guard let batch = try? JSONDecoder().decode(JournalBatch.self, from: Data(line)), batch.problem == nil else { return nil }
+        guard let batch = try? JSONCoding.decode(JournalBatch.self, from: Array(line)), batch.problem == nil else { return nil }
         return batch
     }
 }

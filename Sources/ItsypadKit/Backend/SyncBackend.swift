@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// A store that several devices share, with CloudKit's semantics for one atomic record zone:
 /// change tags with `ifServerRecordUnchanged` saves, all-or-nothing batches, change tokens,
 /// and content-addressed assets.
@@ -27,10 +21,10 @@ public protocol SyncBackend: Sendable {
     func modify(saves: [RecordSave], deletes: [RecordDelete], device: String) throws -> ModifyResult
 
     /// Stores a blob (up to `BackendLimits.maxAssetBytes`) under its SHA-256 and returns the reference to put in a field.
-    func putAsset(_ data: Data) throws -> AssetReference
+    func putAsset(_ bytes: [UInt8]) throws -> AssetReference
 
     /// Reads a blob back, verifying its size and checksum.
-    func readAsset(_ reference: AssetReference) throws -> Data
+    func readAsset(_ reference: AssetReference) throws -> [UInt8]
 
     /// Drops journal entries already applied to the record files (the records stay).
     /// Tokens older than the compaction point then fail with `.tokenExpired`.

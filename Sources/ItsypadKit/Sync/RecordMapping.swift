@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Converts local items to backend records and back. Field names follow the
 /// Itsypad app's CloudKit schema, plus what a CLI needs (clock, pinned).
 enum RecordMapping {
@@ -22,7 +16,7 @@ enum RecordMapping {
         ]
         let bytes = Array(tab.content.utf8)
         if bytes.count > inlineContentLimit {
-            fields["contentAsset"] = .asset(try backend.putAsset(Data(bytes)))
+            fields["contentAsset"] = .asset(try backend.putAsset(bytes))
         } else {
             fields["content"] = .string(tab.content)
         }
@@ -37,7 +31,7 @@ enum RecordMapping {
         if case .string(let inline)? = fields["content"] {
             content = inline
         } else if case .asset(let reference)? = fields["contentAsset"] {
-            guard let text = String(validating: Array(try backend.readAsset(reference)), as: UTF8.self) else { return nil }
+            guard let text = String(validating: try backend.readAsset(reference), as: UTF8.self) else { return nil }
             content = text
         } else {
             return nil

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Testing
 @testable import ItsypadKit
 
@@ -57,10 +52,10 @@ struct CompactionTests {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
         let backend = fixture.backend
-        let kept = try backend.putAsset(Data("kept".utf8))
-        let orphan = try backend.putAsset(Data("orphan".utf8))
-        let recent = try backend.putAsset(Data("recent".utf8))
-        let replaced = try backend.putAsset(Data("replaced".utf8))
+        let kept = try backend.putAsset(Array("kept".utf8))
+        let orphan = try backend.putAsset(Array("orphan".utf8))
+        let recent = try backend.putAsset(Array("recent".utf8))
+        let replaced = try backend.putAsset(Array("replaced".utf8))
         var record = tab("clip")
         record.fields["content"] = .asset(replaced)
         let first = try #require(try backend.save(record).first)
@@ -73,8 +68,8 @@ struct CompactionTests {
         try age(fixture.layout.assetFile(recent.fileChecksum), by: 10 * 60 * 1000)
 
         #expect(try backend.compact().assetsRemoved == 2)
-        #expect(try backend.readAsset(kept) == Data("kept".utf8))
-        #expect(try backend.readAsset(recent) == Data("recent".utf8))
+        #expect(try backend.readAsset(kept) == Array("kept".utf8))
+        #expect(try backend.readAsset(recent) == Array("recent".utf8))
         #expect(throws: BackendError.assetNotFound(orphan.fileChecksum)) { try backend.readAsset(orphan) }
         #expect(throws: BackendError.assetNotFound(replaced.fileChecksum)) { try backend.readAsset(replaced) }
     }

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Testing
 @testable import ItsypadKit
 
@@ -197,7 +192,7 @@ struct ModifyTests {
     func assetMustBeUploaded() throws {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
-        let content = Data("clipboard".utf8)
+        let content = Array("clipboard".utf8)
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: [UInt8](content)), size: content.count)
         var record = tab("clip")
         record.fields["content"] = .asset(reference)

@@ -34,7 +34,7 @@ struct ZoneTests {
             #expect(throws: BackendError.zoneNotFound) { try fixture.backend.zone() }
             #expect(throws: BackendError.zoneNotFound) { try fixture.backend.fetchChanges(since: nil, limit: 10) }
             #expect(throws: BackendError.zoneNotFound) { try fixture.backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A") }
-            #expect(throws: BackendError.zoneNotFound) { try fixture.backend.putAsset(Data([1])) }
+            #expect(throws: BackendError.zoneNotFound) { try fixture.backend.putAsset([1]) }
             #expect(throws: BackendError.zoneNotFound) { try fixture.backend.compact() }
             try FileIO.makeDirectory(fixture.path)
         }
@@ -81,7 +81,7 @@ struct ZoneTests {
         #expect(throws: BackendError.newerFormat(found: 2)) { try backend.zone() }
         #expect(throws: BackendError.newerFormat(found: 2)) { try backend.fetchChanges(since: nil, limit: 10) }
         #expect(throws: BackendError.newerFormat(found: 2)) { try backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A") }
-        #expect(throws: BackendError.newerFormat(found: 2)) { try backend.putAsset(Data([1])) }
+        #expect(throws: BackendError.newerFormat(found: 2)) { try backend.putAsset([1]) }
         #expect(throws: BackendError.newerFormat(found: 2)) { try backend.compact() }
         #expect(try readText(fixture.layout.zoneFile) == newer)
         #expect(try treeListing(fixture.path) == before)
@@ -101,7 +101,7 @@ struct ZoneTests {
     func fileModes() throws {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
-        let asset = try fixture.backend.putAsset(Data("secret".utf8))
+        let asset = try fixture.backend.putAsset(Array("secret".utf8))
         var record = tab("a")
         record.fields["content"] = .asset(asset)
         try fixture.backend.save(record)

@@ -67,7 +67,8 @@ import Testing
         let complete = { (line: String) in try ShellCompletion.run(shell, line) }
         #expect(try complete("itsypad --data-dir \(device.dataDir) clip show ").sorted() == clips.sorted())
         #expect(try complete("itsypad --data-dir=\(device.dataDir) clip rm \(clips[0]) ").sorted() == clips.sorted())
-        #expect(try complete("itsypad --data-dir \(device.dataDir) tab show ") == [Identifier.short(String(tab.stdout.dropLast()))])
+        // Tabs complete by short id and by one-word name.
+        #expect(try complete("itsypad --data-dir \(device.dataDir) tab show ").sorted() == [Identifier.short(String(tab.stdout.dropLast())), "notes"].sorted())
         // Without --data-dir the default directory (under a nonexistent HOME) has no clips.
         #expect(try complete("itsypad clip show ") == [])
     }

@@ -1,0 +1,309 @@
+/// `Codable` to and from `JSONValue`, so that the backend's record types keep
+/// their synthesized conformances without Foundation's JSONEncoder (which
+/// costs every start-up of the tool). Object keys are written sorted, so files
+/// are byte-for-byte reproducible; absent optionals are left out.
+enum JSONCoding {
+    static func encode<Value: Encodable>(_ value: Value) throws -> [UInt8] {
+        Array(try encodeValue(value).serialized().utf8)
+    }
+
+    static func encodeValue<Value: Encodable>(_ value: Value) throws -> JSONValue {
+        let box = EncodingBox()
+        try box.store(value, codingPath: [])
+        return box.resolved
+    }
+
+    static func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) throws -> Value {
+        let json: JSONValue
+        do { json = try JSONValue.parse(bytes) } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not valid JSON", underlyingError: error))
+        }
+        return try decode(type, from: json)
+    }
+
+    static func decode<Value: Decodable>(_ type: Value.Type, from json: JSONValue) throws -> Value {
+        try ValueDecoder(value: json, codingPath: []).unbox(type)
+    }
+
+    /// A one-line reason for a decoding failure, for `BackendError.corrupt`.
+    static func describe(_ error: any Error) -> String {
+        guard let decodingError = error as? DecodingError else { return "\(error)" }
+        switch decodingError {
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? context.debugDescription : "invalid value at \(path(context.codingPath)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "missing key '\(key.stringValue)' at \(path(context.codingPath))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "wrong type at \(path(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return "\(decodingError)"
+        }
+    }
+
+    private static func path(_ codingPath: [any CodingKey]) -> String {
+        codingPath.isEmpty ? "top level" : codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    }
+}
+
+// MARK: - Encoding
+
+/// One node of the value being encoded; containers fill it in.
+private final class EncodingBox {
+    enum Content {
+        case empty
+        case value(JSONValue)
+        case object([String: EncodingBox])
+        case array([EncodingBox])
+    }
+
+    var content = Content.empty
+
+    var resolved: JSONValue {
+        switch content {
+        case .empty: return .object([])
+        case .value(let value): return value
+        case .object(let members): return .object(members.keys.sorted().map { ($0, members[$0]!.resolved) })
+        case .array(let items): return .array(items.map(\.resolved))
+        }
+    }
+
+    /// Stores a value: primitives directly, anything else through its `encode(to:)`.
+    func store<Value: Encodable>(_ value: Value, codingPath: [any CodingKey]) throws {
+        if let primitive = EncodingBox.primitive(value) {
+            content = .value(primitive)
+        } else {
+            try value.encode(to: BoxEncoder(box: self, codingPath: codingPath))
+        }
+    }
+
+    static func primitive(_ value: Any) -> JSONValue? {
+        switch value {
+        case let value as String: return .string(value)
+        case let value as Bool: return .bool(value)
+        case let value as Int: return .integer(Int64(value))
+        case let value as Int64: return .integer(value)
+        case let value as Int32: return .integer(Int64(value))
+        case let value as Int16: return .integer(Int64(value))
+        case let value as Int8: return .integer(Int64(value))
+        case let value as UInt8: return .integer(Int64(value))
+        case let value as UInt16: return .integer(Int64(value))
+        case let value as UInt32: return .integer(Int64(value))
+        case let value as UInt: return .integer(Int64(value))
+        case let value as UInt64: return .integer(Int64(value))
+        case let value as Double: return .number(value)
+        case let value as Float: return .number(Double(value))
+        default: return nil
+        }
+    }
+
+    func member(_ key: String) -> EncodingBox {
+        if case .object(var members) = content {
+            if let existing = members[key] { return existing }
+            let child = EncodingBox()
+            members[key] = child
+            content = .object(members)
+            return child
+        }
+        let child = EncodingBox()
+        content = .object([key: child])
+        return child
+    }
+
+    func appendElement() -> EncodingBox {
+        let child = EncodingBox()
+        if case .array(let items) = content { content = .array(items + [child]) } else { content = .array([child]) }
+        return child
+    }
+}
+
+private struct BoxEncoder: Encoder {
+    let box: EncodingBox
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        if case .empty = box.content { box.content = .object([:]) }
+        return KeyedEncodingContainer(KeyedBoxContainer<Key>(box: box, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if case .empty = box.content { box.content = .array([]) }
+        return UnkeyedBoxContainer(box: box, codingPath: codingPath)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer { SingleBoxContainer(box: box, codingPath: codingPath) }
+}
+
+private struct KeyedBoxContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let box: EncodingBox
+    let codingPath: [any CodingKey]
+
+    mutating func encodeNil(forKey key: Key) throws { box.member(key.stringValue).content = .value(.null) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        try box.member(key.stringValue).store(value, codingPath: codingPath + [key])
+    }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        BoxEncoder(box: box.member(key.stringValue), codingPath: codingPath + [key]).container(keyedBy: keyType)
+    }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        BoxEncoder(box: box.member(key.stringValue), codingPath: codingPath + [key]).unkeyedContainer()
+    }
+    mutating func superEncoder() -> any Encoder { BoxEncoder(box: box.member("super"), codingPath: codingPath) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { BoxEncoder(box: box.member(key.stringValue), codingPath: codingPath + [key]) }
+}
+
+private struct UnkeyedBoxContainer: UnkeyedEncodingContainer {
+    let box: EncodingBox
+    let codingPath: [any CodingKey]
+    var count: Int { if case .array(let items) = box.content { return items.count }; return 0 }
+
+    mutating func encodeNil() throws { box.appendElement().content = .value(.null) }
+    mutating func encode<T: Encodable>(_ value: T) throws { try box.appendElement().store(value, codingPath: codingPath) }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        BoxEncoder(box: box.appendElement(), codingPath: codingPath).container(keyedBy: keyType)
+    }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        BoxEncoder(box: box.appendElement(), codingPath: codingPath).unkeyedContainer()
+    }
+    mutating func superEncoder() -> any Encoder { BoxEncoder(box: box.appendElement(), codingPath: codingPath) }
+}
+
+private struct SingleBoxContainer: SingleValueEncodingContainer {
+    let box: EncodingBox
+    let codingPath: [any CodingKey]
+
+    mutating func encodeNil() throws { box.content = .value(.null) }
+    mutating func encode<T: Encodable>(_ value: T) throws { try box.store(value, codingPath: codingPath) }
+}
+
+// MARK: - Decoding
+
+private struct IndexKey: CodingKey {
+    let intValue: Int?
+    var stringValue: String { String(intValue ?? 0) }
+    init(_ index: Int) { intValue = index }
+    init?(stringValue: String) { return nil }
+    init?(intValue: Int) { self.intValue = intValue }
+}
+
+private struct ValueDecoder: Decoder {
+    let value: JSONValue
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func mismatch(_ expected: String) -> DecodingError {
+        .typeMismatch(Any.self, .init(codingPath: codingPath, debugDescription: "expected \(expected)"))
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard case .object(let members) = value else { throw mismatch("an object") }
+        return KeyedDecodingContainer(KeyedValueContainer<Key>(members: Dictionary(members, uniquingKeysWith: { $1 }), codingPath: codingPath))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        guard case .array(let items) = value else { throw mismatch("an array") }
+        return UnkeyedValueContainer(items: items, codingPath: codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValueContainer(decoder: self) }
+
+    /// Decodes primitives directly and anything else through `init(from:)`.
+    func unbox<T: Decodable>(_ type: T.Type) throws -> T {
+        switch type {
+        case is String.Type:
+            guard case .string(let string) = value else { throw mismatch("a string") }
+            return string as! T
+        case is Bool.Type:
+            guard case .bool(let bool) = value else { throw mismatch("a boolean") }
+            return bool as! T
+        case is Double.Type:
+            guard let number = value.doubleValue else { throw mismatch("a number") }
+            return number as! T
+        case is Float.Type:
+            guard let number = value.doubleValue else { throw mismatch("a number") }
+            return Float(number) as! T
+        case is Int.Type: return try integer(Int.self) as! T
+        case is Int64.Type: return try integer(Int64.self) as! T
+        case is Int32.Type: return try integer(Int32.self) as! T
+        case is Int16.Type: return try integer(Int16.self) as! T
+        case is Int8.Type: return try integer(Int8.self) as! T
+        case is UInt.Type: return try integer(UInt.self) as! T
+        case is UInt64.Type: return try integer(UInt64.self) as! T
+        case is UInt32.Type: return try integer(UInt32.self) as! T
+        case is UInt16.Type: return try integer(UInt16.self) as! T
+        case is UInt8.Type: return try integer(UInt8.self) as! T
+        default: return try T(from: self)
+        }
+    }
+
+    private func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
+        guard let whole = value.int64Value, let number = I(exactly: whole) else { throw mismatch("a whole number") }
+        return number
+    }
+}
+
+private struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let members: [String: JSONValue]
+    let codingPath: [any CodingKey]
+
+    var allKeys: [Key] { members.keys.compactMap(Key.init(stringValue:)) }
+    func contains(_ key: Key) -> Bool { members[key.stringValue] != nil }
+
+    private func child(_ key: Key) throws -> ValueDecoder {
+        guard let value = members[key.stringValue] else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no value for '\(key.stringValue)'"))
+        }
+        return ValueDecoder(value: value, codingPath: codingPath + [key])
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { members[key.stringValue].map { $0 == .null } ?? true }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try child(key).unbox(type) }
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        try child(key).container(keyedBy: type)
+    }
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try child(key).unkeyedContainer() }
+    func superDecoder() throws -> any Decoder { ValueDecoder(value: members["super"] ?? .null, codingPath: codingPath) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { try child(key) }
+}
+
+private struct UnkeyedValueContainer: UnkeyedDecodingContainer {
+    let items: [JSONValue]
+    let codingPath: [any CodingKey]
+    var currentIndex = 0
+
+    init(items: [JSONValue], codingPath: [any CodingKey]) {
+        self.items = items
+        self.codingPath = codingPath
+    }
+
+    var count: Int? { items.count }
+    var isAtEnd: Bool { currentIndex >= items.count }
+
+    private mutating func next() throws -> ValueDecoder {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "the array has no more elements"))
+        }
+        defer { currentIndex += 1 }
+        return ValueDecoder(value: items[currentIndex], codingPath: codingPath + [IndexKey(currentIndex)])
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd, items[currentIndex] == .null else { return false }
+        currentIndex += 1
+        return true
+    }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next().unbox(type) }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        try next().container(keyedBy: type)
+    }
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try next().unkeyedContainer() }
+    mutating func superDecoder() throws -> any Decoder { try next() }
+}
+
+private struct SingleValueContainer: SingleValueDecodingContainer {
+    let decoder: ValueDecoder
+    var codingPath: [any CodingKey] { decoder.codingPath }
+
+    func decodeNil() -> Bool { decoder.value == .null }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.unbox(type) }
+}
