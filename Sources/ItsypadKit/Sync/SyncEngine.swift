@@ -103,8 +103,9 @@ public final class SyncEngine {
             } catch BackendError.limitExceeded where batchLimit > 1 {
                 batchLimit = max(1, batch.saves.count + batch.deletes.count) / 2
                 continue
-            } catch let error as BackendError where !error.isTransient {
-                // Quota, permission, corruption: keep the data and the queue, mark the batch failed.
+            } catch let error as BackendError {
+                // Quota, permission, corruption — or a backend still busy after every retry: keep the
+                // data and the queue, and show the batch as failed until a later sync sends it.
                 for change in batch.saves.map(\.0) + batch.deletes.map(\.0) { recordFailure(change.key, error.description, permanent: true) }
                 try state.save(to: store)
                 throw error

@@ -249,12 +249,18 @@ import Testing
         let a = fleet[0]
         fleet.enable(0)
         _ = a.output("clip", "add", "waiting")
-        let lock = try #require(try FileLock(path: fleet.backendPath + "/lock", mode: .exclusive, timeout: 1))
+        var lock = try FileLock(path: fleet.backendPath + "/lock", mode: .exclusive, timeout: 1)
+        #expect(lock != nil)
         let result = try a.run("sync", environment: ["ITSYPAD_LOCK_TIMEOUT": "0.5"])
         #expect(result.status == 75, "\(result.stderr)")
-        _ = lock
         #expect(a.output("sync", "status").contains("1 ClipboardEntry"))
         #expect(a.output("sync", "log").contains("temporary failure"))
+        // After its retries the item shows as failed, with the reason, until a sync succeeds.
+        #expect(a.output("clip", "ls", "--json").contains("\"failed\""))
+        #expect(a.output("sync", "status").contains("locked"))
+        lock = nil
+        fleet.sync(0)
+        #expect(a.output("clip", "ls", "--json").contains("\"synced\""))
     }
 
     @Test func quietOnSuccessWhenNotATerminal() throws {
