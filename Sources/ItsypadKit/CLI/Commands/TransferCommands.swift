@@ -55,12 +55,17 @@ enum TransferCommands {
                 let document = try JSONValue.parse(try input())
                 summary = try withInterruptsDeferred { try importKVS(document, into: store) }
             } else {
-                let contents = try readExport(try input(), device: store.deviceID)
-                summary = try withInterruptsDeferred { try apply(contents, to: store) }
+                let bytes = try input()
+                // First pass: validate everything, keeping nothing; a bad file imports nothing.
+                let header = try readExport(bytes, device: store.deviceID, tab: { _ in }, clip: { _ in })
+                summary = try withInterruptsDeferred { try apply(bytes, header: header, to: store) }
             }
         } catch let error as JSONParseError {
             throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
         }
+        // A bulk import is the moment to compact a long queue, not the next clip add.
+        let pending = try store.pending()
+        if pending.needsCompaction { try pending.compact { _ in true } }
         invocation.note(summary.description)
         return ExitCode.success
     }
@@ -72,53 +77,65 @@ enum TransferCommands {
         }
     }
 
-    /// What an export holds, decoded and validated.
-    struct ExportContents {
+    /// An export's small parts; tabs and clips are streamed.
+    struct ExportHeader {
         var format: String?
         var version: Int64?
-        var tabs: [Tab] = []
-        var clips: [ClipEntry] = []
         var settings: [(String, SettingsStore.Entry)] = []
     }
 
-    /// Decodes the whole document before anything changes, so a bad file imports nothing.
-    /// Tabs and clips are decoded as they are parsed, keeping memory near the size of the data.
-    static func readExport(_ bytes: [UInt8], device: String) throws -> ExportContents {
-        var contents = ExportContents()
+    /// Decodes and validates an export, handing each tab and clip over as it is
+    /// parsed, so memory stays near one entry's size however large the file.
+    static func readExport(_ bytes: [UInt8], device: String, tab: (Tab) throws -> Void, clip: (ClipEntry) throws -> Void) throws -> ExportHeader {
+        var header = ExportHeader()
+        var tabCount = 0, clipCount = 0
         try JSONValue.parseObject(bytes, streamedArrays: ["tabs", "clips"], member: { key, value in
             switch key {
-            case "format": contents.format = value.stringValue
-            case "version": contents.version = value.int64Value
-            case "settings": contents.settings = try (value.arrayValue ?? []).map(decodeSetting)
+            case "format": header.format = value.stringValue
+            case "version": header.version = value.int64Value
+            case "settings": header.settings = try (value.arrayValue ?? []).map(decodeSetting)
             default: break
             }
         }, element: { key, json in
             if key == "tabs" {
-                guard let tab = decodeTab(json, device: device) else {
-                    throw ItsypadError.failure("tab \(contents.tabs.count + 1) in the export is invalid; nothing was imported")
+                tabCount += 1
+                guard let decoded = decodeTab(json, device: device) else {
+                    throw ItsypadError.failure("tab \(tabCount) in the export is invalid; nothing was imported")
                 }
-                contents.tabs.append(tab)
+                try tab(decoded)
             } else {
-                guard let clip = decodeClip(json) else {
-                    throw ItsypadError.failure("clip \(contents.clips.count + 1) in the export is invalid; nothing was imported")
+                clipCount += 1
+                guard let decoded = decodeClip(json) else {
+                    throw ItsypadError.failure("clip \(clipCount) in the export is invalid; nothing was imported")
                 }
-                contents.clips.append(clip)
+                try clip(decoded)
             }
         })
-        guard contents.format == formatName, let version = contents.version else {
+        guard header.format == formatName, let version = header.version else {
             throw ItsypadError.failure("not an itsypad export (use --kvs for Itsypad's key-value layout); nothing was imported")
         }
         guard version <= formatVersion else {
             throw ItsypadError.failure("the export was written by a newer itsypad (version \(version)); upgrade to import it")
         }
-        return contents
+        return header
     }
 
-    static func apply(_ contents: ExportContents, to store: DataStore) throws -> Summary {
+    /// Second pass over a validated export: tabs merge one by one, clips go in
+    /// chunks (each chunk one log append), then settings.
+    static func apply(_ bytes: [UInt8], header: ExportHeader, to store: DataStore) throws -> Summary {
         var summary = Summary()
-        for tab in contents.tabs where try mergeTab(tab, into: store) { summary.tabs += 1 }
-        summary.clips = try addClips(contents.clips, to: store)
-        for (key, entry) in contents.settings where try store.settings().merge(key, entry) {
+        var chunk: [ClipEntry] = []
+        _ = try readExport(bytes, device: store.deviceID, tab: { tab in
+            if try mergeTab(tab, into: store) { summary.tabs += 1 }
+        }, clip: { clip in
+            chunk.append(clip)
+            if chunk.count == 5000 {
+                summary.clips += try addClips(chunk, to: store)
+                chunk.removeAll(keepingCapacity: true)
+            }
+        })
+        summary.clips += try addClips(chunk, to: store)
+        for (key, entry) in header.settings where try store.settings().merge(key, entry) {
             summary.settings += 1
             if Settings.definition(key)?.scope == .synced { try store.pending().enqueue(.save, RecordKey(.setting, key)) }
         }
@@ -177,10 +194,7 @@ enum TransferCommands {
 
     static func addClips(_ clips: [ClipEntry], to store: DataStore) throws -> Int {
         let added = try store.clips().insert(clips)
-        let pending = try store.pending()
-        try pending.enqueue(.save, added.filter { $0.localOnly == nil }.map { RecordKey(.clip, $0.id) })
-        // A bulk import is the moment to compact a long queue, not the next clip add.
-        if pending.needsCompaction { try pending.compact { _ in true } }
+        try store.pending().enqueue(.save, added.filter { $0.localOnly == nil }.map { RecordKey(.clip, $0.id) })
         return added.count
     }
 
