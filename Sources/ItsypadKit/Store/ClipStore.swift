@@ -178,8 +178,8 @@ public final class ClipStore {
     /// Adds entries that came from elsewhere (sync, import), skipping ids already present.
     public func insert(_ entries: [ClipEntry]) throws -> [ClipEntry] {
         try storeOperation {
-            var known = Set(try index.allSlots().map { Identifier.format($0.id) })
-            var fresh = entries.filter { Identifier.isValid($0.id) && known.insert($0.id).inserted }
+            var known = Set(try index.allSlots().map { PackedID($0.id) })
+            var fresh = entries.filter { entry in Identifier.bytes(entry.id).map { known.insert(PackedID($0)).inserted } ?? false }
             guard !fresh.isEmpty else { return [] }
             fresh.sort { ($0.timestamp, $0.id) < ($1.timestamp, $1.id) }
             var lines: [UInt8] = []
@@ -400,5 +400,17 @@ public final class ClipStore {
         try FileSystem.syncDirectory(directory)
         log = try AppendFile(path: logPath)
         try rebuildIndex()
+    }
+}
+
+/// A UUID's 16 bytes as two integers: a cheap set member when checking
+/// thousands of incoming ids against the history.
+struct PackedID: Hashable {
+    let high: UInt64
+    let low: UInt64
+
+    init(_ bytes: [UInt8]) {
+        high = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+        low = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
     }
 }

@@ -89,9 +89,9 @@ public final class PendingQueue {
     /// The queue in order.
     public func changes() throws -> [PendingChange] {
         if let loaded { return loaded }
-        let replay = try replayLog()
-        loaded = replay.ordered
-        return replay.ordered
+        let ordered = try replayLog().ordered
+        loaded = ordered
+        return ordered
     }
 
     /// The records with a waiting change, without ordering them (cheaper for listings).
@@ -101,7 +101,8 @@ public final class PendingQueue {
     }
 
     private func replayLog() throws -> Replay {
-        var replay = Replay()
+        // About 80 bytes a line: reserving avoids doubling a large queue's storage while it grows.
+        var replay = Replay(expectedLines: (FileSystem.fileSize(path) ?? 0) / 80)
         try storeOperation { try FileSystem.forEachLine(path: path) { _, line in
             // A line that does not parse can only be a torn tail: it was never committed.
             guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
@@ -136,6 +137,11 @@ public final class PendingQueue {
         private var index: [RecordKey: Int] = [:]
         var version = 0
 
+        init(expectedLines: Int = 0) {
+            slots.reserveCapacity(expectedLines)
+            index.reserveCapacity(expectedLines)
+        }
+
         /// Compaction writes each change's version so that numbering survives it.
         mutating func apply(_ operation: PendingChange.Operation, _ key: RecordKey, version explicit: Int?, tag: String?) {
             version = max(version + 1, explicit ?? 0)
@@ -154,7 +160,12 @@ public final class PendingQueue {
             if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
         }
 
-        var ordered: [PendingChange] { slots.compactMap { $0 } }
+        var ordered: [PendingChange] {
+            var result: [PendingChange] = []
+            result.reserveCapacity(index.count)
+            for case let change? in slots { result.append(change) }
+            return result
+        }
         var keys: Set<RecordKey> { Set(slots.lazy.compactMap { $0?.key }) }
     }
 
