@@ -209,6 +209,8 @@ measure "clip rm" /dev/null "${it[@]}" clip rm "$rm_id"
 measure "clip prune --keep 99000" /dev/null "$ITSYPAD" --data-dir "$work/itsypad-prune" clip prune --keep 99000
 measure "export" /dev/null "${it[@]}" export
 measure "tab ls" /dev/null "${it[@]}" tab ls
+"$ITSYPAD" --data-dir "$work/itsypad-import" --quiet settings set clipboard.maxEntries "$MAX_ITEMS"
+measure "import (100,000-entry export)" /dev/null "$ITSYPAD" --data-dir "$work/itsypad-import" import "$work/itsypad-$LARGE.json"
 # For reference only (no target): clipman storing one entry at the same size.
 printf 'bench memory entry clipman %s' "$EPOCHREALTIME" >"$work/mem-text"
 measure "(ref) clipman store" "$work/mem-text" "$CLIPMAN" --histpath "$work/clipman-$LARGE.json" store --max-items "$MAX_ITEMS" -P
