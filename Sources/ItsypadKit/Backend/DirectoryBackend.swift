@@ -128,8 +128,7 @@ public final class DirectoryBackend: SyncBackend {
     /// Runs `body` holding the backend's exclusive lock.
     func withWriteLock<Result>(_ body: () throws -> Result) throws -> Result {
         let lock = try BackendLock.acquire(path: layout.lockFile, timeout: lockTimeout)
-        defer { lock.release() }
-        return try body()
+        return try withExtendedLifetime(lock) { try body() }
     }
 
     /// Under the lock: cuts off a torn journal tail and rolls committed batches forward into records/.

@@ -45,15 +45,18 @@ public enum FileSystem {
         if mkdir(path, mode) != 0 && errno != EEXIST { throw fail("create directory", path) }
     }
 
-    /// Reads a whole file; nil when it does not exist.
-    public static func read(_ path: String) throws -> [UInt8]? {
+    /// Reads a file from `offset` to its end; nil when it does not exist.
+    public static func read(_ path: String, from offset: Int = 0) throws -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw fail("read", path)
         }
         defer { close(fd) }
-        return try readAll(fd: fd, path: path)
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw fail("read", path) }
+        let size = Int(info.st_size)
+        return size > offset ? try read(fd: fd, offset: offset, count: size - offset, path: path) : []
     }
 
     public static func readAll(fd: Int32, path: String = "standard input") throws -> [UInt8] {
@@ -149,18 +152,28 @@ public enum FileSystem {
         }
     }
 
+    /// Names of temporary files start with this: hidden from listings, and
+    /// recognisable to the backend's sweep of files abandoned by a crash.
+    public static let temporaryPrefix = ".tmp-"
+
+    /// A fresh temporary name in `directory`, unique across processes and hosts
+    /// (a shared backend directory has writers on several machines).
+    static func temporaryPath(in directory: String) -> String {
+        directory + "/" + temporaryPrefix + Identifier.make()
+    }
+
     /// Replaces `path` with `bytes` so that a crash leaves either the old or the
     /// new file, never a torn one.
-    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws {
-        try writeAtomically(path, mode: mode) { write in try write(bytes) }
+    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600, syncingDirectory: Bool = true) throws {
+        try writeAtomically(path, mode: mode, syncingDirectory: syncingDirectory) { write in try write(bytes) }
     }
 
     /// Like `writeAtomically(_:_:)`, with the content produced in pieces by
     /// `produce` (a large file never has to be held in memory whole).
-    public static func writeAtomically(_ path: String, mode: mode_t = 0o600,
+    public static func writeAtomically(_ path: String, mode: mode_t = 0o600, syncingDirectory: Bool = true,
                                        _ produce: ((_ bytes: [UInt8]) throws -> Void) throws -> Void) throws {
-        let temp = directoryName(path) + "/." + baseName(path) + ".tmp-\(getpid())"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        let temp = temporaryPath(in: directoryName(path))
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         if fd < 0 { throw fail("write", temp) }
         do {
             try produce { bytes in try bytes.withUnsafeBytes { try writeAll(fd: fd, $0, path: temp) } }
@@ -176,7 +189,7 @@ public enum FileSystem {
             unlink(temp)
             throw failure
         }
-        try syncDirectory(directoryName(path))
+        if syncingDirectory { try syncDirectory(directoryName(path)) }
     }
 
     /// Replaces many files in one directory at once: every temp file is written,
@@ -187,10 +200,9 @@ public enum FileSystem {
         guard !files.isEmpty else { return }
         var temps: [String] = []
         defer { for temp in temps { unlink(temp) } }
-        let pid = getpid()
         for file in files {
-            let temp = directory + "/." + baseName(file.path) + ".tmp-\(pid)"
-            let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+            let temp = temporaryPath(in: directory)
+            let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
             if fd < 0 { throw fail("write", temp) }
             temps.append(temp)
             defer { close(fd) }
@@ -205,11 +217,13 @@ public enum FileSystem {
         if fsync(fd) != 0 && errno != EINVAL { throw fail("sync", directory) }
     }
 
+    /// Makes renames and unlinks in a directory durable. Some network file systems
+    /// refuse fsync on directories; nothing better can be done there, so that is no error.
     public static func syncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 { throw fail("open", path) }
         defer { close(fd) }
-        if fsync(fd) != 0 && errno != EINVAL { throw fail("sync", path) }
+        if fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP { throw fail("sync", path) }
     }
 
     public static func remove(_ path: String) throws {
@@ -217,8 +231,8 @@ public enum FileSystem {
     }
 
     /// Names in a directory, sorted (readdir order is arbitrary on Linux);
-    /// hidden names (temp files) are skipped.
-    public static func list(_ path: String) throws -> [String] {
+    /// hidden names (temp files) are skipped unless asked for. A missing directory has none.
+    public static func list(_ path: String, includingHidden: Bool = false) throws -> [String] {
         guard let dir = opendir(path) else {
             if errno == ENOENT { return [] }
             throw fail("list", path)
@@ -229,7 +243,7 @@ public enum FileSystem {
             let name = withUnsafePointer(to: entry.pointee.d_name) {
                 $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
             }
-            if !name.hasPrefix(".") { names.append(name) }
+            if includingHidden ? name != "." && name != ".." : !name.hasPrefix(".") { names.append(name) }
         }
         return names.sorted()
     }
