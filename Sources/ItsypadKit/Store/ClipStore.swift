@@ -44,9 +44,9 @@ public final class ClipStore {
 
     public var count: Int { Int(index.header.liveCount) }
 
-    /// How many live entries are local-only, from the index alone.
-    public func localOnlyCount() throws -> Int {
-        try storeOperation { try index.allSlots() }.filter { $0.isLive && $0.flags & ClipSlot.localOnly != 0 }.count
+    /// The live local-only entries (found through the index; only they are read).
+    public func localOnlyEntries() throws -> [ClipEntry] {
+        try storeOperation { try index.allSlots().filter { $0.isLive && $0.flags & ClipSlot.localOnly != 0 }.map(entry) }
     }
 
     /// Live entries, newest first, stopping after `limit` matches.

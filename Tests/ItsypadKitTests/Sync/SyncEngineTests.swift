@@ -271,3 +271,22 @@ import Testing
         #expect(result.stdout.isEmpty && result.stderr.isEmpty)
     }
 }
+
+@Suite struct SyncLimitsTests {
+    @Test func largeTabsTravelAsAssetsAndLargeClipsStayLocalWithTheirReason() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let big = (0..<40_000).map { "line \($0) of a long scratch tab" }.joined(separator: "\n")
+        #expect(big.utf8.count > 1_000_000)
+        let tab = a.output("tab", "new", "--name", "big", stdin: big)
+        let clip = a.output("clip", "add", stdin: String(repeating: "y", count: 1_100_000))
+        fleet.enable(0)
+        fleet.enable(1)
+        #expect(b.output("tab", "show", tab) == big)
+        #expect(b.inProcess(["clip", "show", clip]).0 == 1)
+        let assets = try FileSystem.list(fleet.backendPath + "/assets")
+        #expect(assets.count == 1)
+        let status = a.output("sync", "status")
+        #expect(status.contains("local-only: 1 (1 clips larger than the 1 MiB record limit)"), "\(status)")
+    }
+}

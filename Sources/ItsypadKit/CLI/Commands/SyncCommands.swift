@@ -51,8 +51,14 @@ enum SyncCommands {
         let settings = try store.settings()
         let state = try EngineState.load(from: store)
         let pending = try store.pending().changes()
-        let localClips = try store.clips().localOnlyCount()
-        let fileTabs = try store.tabs.all().filter(\.isFileBacked).count
+        // Why each local-only item stays here, as counts per reason.
+        var localOnly: [(String, Int)] = LocalOnlyReason.allCases.map { reason in ("clips " + reason.explanation, 0) }
+        for entry in try store.clips().localOnlyEntries() {
+            if let reason = entry.localOnly, let index = LocalOnlyReason.allCases.firstIndex(of: reason) { localOnly[index].1 += 1 }
+        }
+        localOnly.append(("file-backed tabs", try store.tabs.all().filter(\.isFileBacked).count))
+        localOnly.removeAll { $0.1 == 0 }
+        let localTotal = localOnly.reduce(0) { $0 + $1.1 }
         let counts = RecordType.allCases.map { type in (type, pending.filter { $0.key.type == type }.count) }
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
         func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
@@ -69,7 +75,8 @@ enum SyncCommands {
                     .object([("type", .string($0.key.type.rawValue)), ("id", .string($0.key.name)),
                              ("attempts", .integer(Int64($0.value.attempts))), ("error", .string($0.value.error))])
                 })),
-                ("localOnly", .integer(Int64(localClips + fileTabs))),
+                ("localOnly", .integer(Int64(localTotal))),
+                ("localOnlyReasons", .object(localOnly.map { ($0.0, .integer(Int64($0.1))) })),
                 ("lastError", state.lastError.map { .string($0) } ?? .null),
             ]))
             return ExitCode.success
@@ -85,7 +92,7 @@ enum SyncCommands {
         for (key, failure) in failed {
             out.line("  \(key.type.rawValue)/\(key.name): \(failure.error) (\(failure.attempts) attempts)")
         }
-        out.line("local-only: \(localClips + fileTabs)")
+        out.line("local-only: \(localTotal)" + (localOnly.isEmpty ? "" : " (" + localOnly.map { "\($0.1) \($0.0)" }.joined(separator: ", ") + ")"))
         out.line("last error: \(state.lastError ?? "none")")
         return ExitCode.success
     }
