@@ -131,11 +131,6 @@ public final class ClipStore {
         return result
     }
 
-    public func contains(id: String) throws -> Bool {
-        guard let bytes = Identifier.bytes(id) else { return false }
-        return try storeOperation { try index.allSlots() }.contains { $0.id == bytes && $0.isLive }
-    }
-
     // MARK: Writing
 
     /// What `add` did.

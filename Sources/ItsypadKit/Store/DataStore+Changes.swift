@@ -55,11 +55,10 @@ extension DataStore {
 
     /// Creates a tab from content; name and language follow the content unless given.
     public func createTab(content: String, name: String?, language: String?, fileURL: String?, now: Milliseconds) throws -> Tab {
-        var tab = Tab(id: Identifier.make(), name: name ?? Tab.derivedName(for: content), nameLocked: name != nil,
+        let tab = Tab(id: Identifier.make(), name: name ?? Tab.derivedName(for: content), nameLocked: name != nil,
                       content: content, language: language ?? LanguageDetector.detect(content),
                       languageLocked: language != nil, lastModified: now, fileURL: fileURL,
                       clock: HybridTimestamp(physical: now, device: deviceID))
-        if name == nil { tab.name = Tab.derivedName(for: content) }
         try saveTab(tab)
         return tab
     }

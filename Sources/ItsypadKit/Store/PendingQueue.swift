@@ -118,8 +118,6 @@ public final class PendingQueue {
         return replay
     }
 
-    public func contains(_ key: RecordKey) throws -> Bool { try change(for: key) != nil }
-
     private var byKey: [RecordKey: PendingChange]?
 
     /// The waiting change for one record, if any (indexed: sync asks for every record it touches).

@@ -25,7 +25,7 @@ enum ClipCommands {
         let store = try invocation.store()
         if limit == 0 { return ExitCode.success }
         let search = invocation.value("search")
-        let matching: ((ClipEntry) -> Bool)? = search.map { query in { $0.text.localizedStandardContainsCompat(query) } }
+        let matching: ((ClipEntry) -> Bool)? = search.map { query in { $0.text.containsIgnoringCase(query) } }
         let clips = try store.clips()
         if invocation.flag("json") {
             let states = try store.syncStates()
@@ -108,8 +108,8 @@ enum ClipCommands {
 }
 
 extension String {
-    /// Case-insensitive substring search (Itsypad's search), without Foundation.
-    func localizedStandardContainsCompat(_ query: String) -> Bool {
+    /// Case-insensitive substring search, as Itsypad's search does.
+    func containsIgnoringCase(_ query: String) -> Bool {
         query.isEmpty || lowercased().contains(query.lowercased())
     }
 }
