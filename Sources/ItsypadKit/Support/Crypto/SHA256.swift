@@ -1,5 +1,6 @@
 /// SHA-256 (FIPS 180-4), written here because the package may not depend on a crypto library.
-/// Used to name and verify content-addressed assets.
+/// Names and verifies content-addressed assets, and is the hash of HMAC-SHA256.
+/// `finalize` clears the internal buffers: under HMAC they hold key-derived state.
 struct SHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -41,9 +42,13 @@ struct SHA256 {
             pending.append(contentsOf: buffer[0..<take])
             index = take
             guard pending.count == 64 else { return }
-            let block = pending
-            block.withUnsafeBytes { compress(UnsafeRawBufferPointer(rebasing: $0[0..<64])) }
-            pending.removeAll(keepingCapacity: true)
+            // Moved out (not copied) so that the one buffer is compressed, cleared and reused.
+            var block: [UInt8] = []
+            swap(&block, &pending)
+            block.withUnsafeBytes { compress($0) }
+            SecureMemory.zero(&block)
+            block.removeAll(keepingCapacity: true)
+            pending = block
         }
         while buffer.count - index >= 64 {
             compress(UnsafeRawBufferPointer(rebasing: buffer[index..<(index + 64)]))
@@ -67,10 +72,16 @@ struct SHA256 {
                 compress(UnsafeRawBufferPointer(rebasing: buffer[start..<(start + 64)]))
             }
         }
-        pending.removeAll()
-        return state.flatMap { word in
-            (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - 8 * $0)) }
+        var digest = [UInt8](repeating: 0, count: 32)
+        for (index, word) in state.enumerated() {
+            for byte in 0..<4 { digest[index * 4 + byte] = UInt8(truncatingIfNeeded: word >> UInt32(24 - 8 * byte)) }
         }
+        SecureMemory.zero(&tail)
+        SecureMemory.zero(&pending)
+        pending.removeAll()
+        schedule.withUnsafeMutableBytes { SecureMemory.zero($0) }
+        state.withUnsafeMutableBytes { SecureMemory.zero($0) }
+        return digest
     }
 
     mutating func finalizeHex() -> String {
