@@ -10,6 +10,8 @@ let package = Package(
     targets: [
         .target(name: "ItsypadKit"),
         .executableTarget(name: "itsypad", dependencies: ["ItsypadKit"]),
+        // Not a product: the AEAD throughput measurement behind Tests/Benchmarks/crypto-bench.sh.
+        .executableTarget(name: "crypto-bench", dependencies: ["ItsypadKit"], path: "Tests/Benchmarks/CryptoBench"),
         .testTarget(name: "ItsypadKitTests", dependencies: ["ItsypadKit", "itsypad"]),
     ],
     swiftLanguageModes: [.v6]
