@@ -85,13 +85,7 @@ struct SHA256 {
     }
 
     mutating func finalizeHex() -> String {
-        let hexDigits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in finalize() {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0f)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        Hex.encode(finalize())
     }
 
     private mutating func compress(_ block: UnsafeRawBufferPointer) {

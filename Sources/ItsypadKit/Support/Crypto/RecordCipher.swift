@@ -1,0 +1,178 @@
+/// End-to-end encryption of backend records and assets under one 256-bit master key.
+///
+/// A sealed record keeps what the backend needs to work — record type, record name,
+/// change tag, stamps — and has a single field, `sealed`: base64 of
+/// `format byte ‖ 24-byte random nonce ‖ XChaCha20-Poly1305 ciphertext ‖ 16-byte tag`
+/// over the canonical JSON (sorted keys) of all of the record's fields, asset references
+/// included. The associated data binds the ciphertext to its zone, record type and record
+/// name, so a sealed field copied to another record, type or zone does not open.
+///
+/// Each purpose has its own key, derived with HKDF-SHA256 from the master key and a
+/// distinct info string, so no key ever serves two algorithms: records, assets, the keyed
+/// hash that replaces record names that are not random (setting keys), and the key check
+/// value that tells a wrong key before anything is written.
+public final class RecordCipher: Sendable {
+    public static let masterKeyByteCount = 32
+    /// The one field of a sealed record.
+    public static let sealedFieldName = "sealed"
+    /// The first byte of every sealed field and asset; also part of the associated data.
+    static let formatVersion: UInt8 = 1
+
+    /// What each derived key is for: its HKDF info string.
+    enum Purpose: String {
+        case recordEncryption = "itsypad/v1 record encryption"
+        case assetEncryption = "itsypad/v1 asset encryption"
+        case nameHashing = "itsypad/v1 record name hashing"
+        case keyCheck = "itsypad/v1 key check value"
+    }
+
+    private static let salt = Array("itsypad end-to-end encryption".utf8)
+    private static let keyCheckMessage = Array("itsypad key check value".utf8)
+    private static let overhead = 1 + XChaCha20Poly1305.nonceByteCount + XChaCha20Poly1305.tagByteCount
+
+    private let recordKey: SecretBytes
+    private let assetKey: SecretBytes
+    private let nameKey: SecretBytes
+
+    /// Stored with an encrypted backend (it reveals nothing about the key): a device whose
+    /// key gives a different value has the wrong key and must not write.
+    public let keyCheckValue: String
+
+    public init(masterKey: SecretBytes) throws(RecordCipherError) {
+        guard masterKey.count == Self.masterKeyByteCount else { throw .invalidKey }
+        let pseudorandomKey = HKDF.extract(salt: Self.salt, inputKeyMaterial: masterKey)
+        func derive(_ purpose: Purpose) -> SecretBytes {
+            HKDF.expand(pseudorandomKey: pseudorandomKey, info: Array(purpose.rawValue.utf8), byteCount: 32)
+        }
+        recordKey = derive(.recordEncryption)
+        assetKey = derive(.assetEncryption)
+        nameKey = derive(.nameHashing)
+        let checkCode = HMACSHA256.authenticationCode(for: Self.keyCheckMessage, key: derive(.keyCheck))
+        keyCheckValue = Hex.encode(checkCode.prefix(16))
+    }
+
+    /// Compares a stored key check value with this key's, in constant time.
+    public func matches(keyCheckValue stored: String) -> Bool {
+        ConstantTime.equal(Array(stored.utf8), Array(keyCheckValue.utf8))
+    }
+
+    // MARK: Records
+
+    /// The record with all its fields replaced by the `sealed` field. Throws only when the
+    /// kernel cannot supply a nonce or the fields cannot be encoded.
+    public func seal(_ record: BackendRecord, zoneID: String) throws -> BackendRecord {
+        var plaintext = try JSONCoding.encode(record.fields)
+        defer { SecureMemory.zero(&plaintext) }
+        let nonce = try SecureRandom.bytes(XChaCha20Poly1305.nonceByteCount)
+        let ciphertext = try XChaCha20Poly1305.seal(plaintext, key: recordKey, nonce: nonce,
+                                                    authenticating: Self.recordContext(zoneID: zoneID, recordType: record.recordType, recordName: record.recordName))
+        var sealed = record
+        sealed.fields = [Self.sealedFieldName: .string(Base64.encode([Self.formatVersion] + nonce + ciphertext))]
+        return sealed
+    }
+
+    /// The record with its fields decrypted and verified. Every failure means the record
+    /// is not what this key sealed for this zone, type and name: malformed input, never applied.
+    public func open(_ record: BackendRecord, zoneID: String) throws(RecordCipherError) -> BackendRecord {
+        guard record.fields.count == 1, case .string(let text)? = record.fields[Self.sealedFieldName] else { throw .notSealed }
+        guard let bytes = Base64.decode(text) else { throw .malformed("the sealed field is not base64") }
+        var plaintext = try Self.opened(bytes, key: recordKey,
+                                        context: Self.recordContext(zoneID: zoneID, recordType: record.recordType, recordName: record.recordName))
+        defer { SecureMemory.zero(&plaintext) }
+        var opened = record
+        do {
+            opened.fields = try JSONCoding.decode([String: FieldValue].self, from: plaintext)
+        } catch {
+            throw .invalidContent(JSONCoding.describe(error))
+        }
+        if let problem = NameRules.problem(with: opened) { throw .invalidContent(problem) }
+        return opened
+    }
+
+    /// A record name to store instead of `name` when the name itself says something (a
+    /// setting's key): 64 hex digits of HMAC-SHA256, the same on every device with the key.
+    /// The original name must travel inside the sealed fields.
+    public func hashedName(_ name: String, recordType: String) -> String {
+        Hex.encode(HMACSHA256.authenticationCode(for: Self.lengthPrefixed([recordType, name]), key: nameKey))
+    }
+
+    // MARK: Assets
+
+    /// The sealed form of an asset's bytes (format byte, nonce, ciphertext, tag). The backend
+    /// then names it by the SHA-256 of these sealed bytes, and that reference travels inside
+    /// the sealed record, so the record authenticates which asset belongs to it.
+    public func sealAsset(_ bytes: [UInt8], zoneID: String) throws -> [UInt8] {
+        let nonce = try SecureRandom.bytes(XChaCha20Poly1305.nonceByteCount)
+        return [Self.formatVersion] + nonce
+            + (try XChaCha20Poly1305.seal(bytes, key: assetKey, nonce: nonce, authenticating: Self.assetContext(zoneID: zoneID)))
+    }
+
+    public func openAsset(_ sealed: [UInt8], zoneID: String) throws(RecordCipherError) -> [UInt8] {
+        try Self.opened(sealed, key: assetKey, context: Self.assetContext(zoneID: zoneID))
+    }
+
+    /// Sealed bytes of `plaintextCount` bytes (for size limits: a sealed record field is the base64 of this).
+    public static func sealedByteCount(plaintextCount: Int) -> Int { plaintextCount + overhead }
+
+    // MARK: Format
+
+    private static func opened(_ bytes: [UInt8], key: SecretBytes, context: [UInt8]) throws(RecordCipherError) -> [UInt8] {
+        guard bytes.count >= overhead else { throw .malformed("\(bytes.count) bytes is too short to be sealed") }
+        guard bytes[0] == formatVersion else { throw .malformed("unknown format \(bytes[0])") }
+        let nonceEnd = 1 + XChaCha20Poly1305.nonceByteCount
+        do {
+            return try XChaCha20Poly1305.open(Array(bytes[nonceEnd...]), key: key, nonce: Array(bytes[1..<nonceEnd]), authenticating: context)
+        } catch {
+            throw .authenticationFailed
+        }
+    }
+
+    /// Associated data of a record: purpose, format, zone, type and name, each length-prefixed
+    /// so that no two different triples encode alike.
+    static func recordContext(zoneID: String, recordType: String, recordName: String) -> [UInt8] {
+        lengthPrefixed(["itsypad record", String(formatVersion), zoneID, recordType, recordName])
+    }
+
+    static func assetContext(zoneID: String) -> [UInt8] {
+        lengthPrefixed(["itsypad asset", String(formatVersion), zoneID])
+    }
+
+    /// Each string's UTF-8 preceded by its length as four big-endian bytes.
+    private static func lengthPrefixed(_ parts: [String]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for part in parts {
+            let utf8 = Array(part.utf8)
+            let count = UInt32(utf8.count)
+            bytes += [UInt8(truncatingIfNeeded: count >> 24), UInt8(truncatingIfNeeded: count >> 16),
+                      UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
+            bytes += utf8
+        }
+        return bytes
+    }
+}
+
+/// Why a sealed record or asset was refused. All but `invalidKey` mean the input did not
+/// come, unchanged, from a device with this key for this zone, type and name: it is to be
+/// treated as malformed (skipped and reported), never applied.
+public enum RecordCipherError: Error, Equatable, CustomStringConvertible {
+    /// The master key is not 32 bytes.
+    case invalidKey
+    /// The record does not consist of exactly one `sealed` string field.
+    case notSealed
+    /// The sealed bytes are not in the format (base64, length, format byte).
+    case malformed(String)
+    /// The tag did not verify: a wrong key, changed bytes, or a field moved between records or zones.
+    case authenticationFailed
+    /// It verified, but the decrypted fields are not valid.
+    case invalidContent(String)
+
+    public var description: String {
+        switch self {
+        case .invalidKey: "the encryption key must be 32 bytes"
+        case .notSealed: "the record is not encrypted (it must have exactly one field, 'sealed')"
+        case .malformed(let reason): "the encrypted record is malformed: \(reason)"
+        case .authenticationFailed: "the encrypted record does not verify (wrong key, or it was changed or moved)"
+        case .invalidContent(let reason): "the decrypted record is invalid: \(reason)"
+        }
+    }
+}
