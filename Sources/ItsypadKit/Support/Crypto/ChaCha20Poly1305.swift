@@ -9,32 +9,29 @@ public enum ChaCha20Poly1305 {
 
     /// Ciphertext followed by the tag.
     public static func seal(_ plaintext: [UInt8], key: SecretBytes, nonce: [UInt8], authenticating associatedData: [UInt8] = []) throws -> [UInt8] {
-        try check(key: key, nonce: nonce)
-        return try key.withUnsafeBytes { key in
-            try nonce.withUnsafeBytes { nonce in
-                try associatedData.withUnsafeBytes { associatedData in
-                    try sealed(plaintext, key: key, nonce: nonce, associatedData: associatedData)
-                }
-            }
+        try withBuffers(key: key, nonce: nonce, associatedData: associatedData) {
+            try sealed(plaintext, key: $0, nonce: $1, associatedData: $2)
         }
     }
 
     /// The plaintext, if the tag at the end of `sealed` authenticates it and `associatedData`;
     /// otherwise `CryptoError.authenticationFailed` and nothing is decrypted.
     public static func open(_ sealed: [UInt8], key: SecretBytes, nonce: [UInt8], authenticating associatedData: [UInt8] = []) throws -> [UInt8] {
-        try check(key: key, nonce: nonce)
-        return try key.withUnsafeBytes { key in
-            try nonce.withUnsafeBytes { nonce in
-                try associatedData.withUnsafeBytes { associatedData in
-                    try opened(sealed, key: key, nonce: nonce, associatedData: associatedData)
-                }
-            }
+        try withBuffers(key: key, nonce: nonce, associatedData: associatedData) {
+            try opened(sealed, key: $0, nonce: $1, associatedData: $2)
         }
     }
 
-    private static func check(key: SecretBytes, nonce: [UInt8]) throws {
+    /// Checks the sizes, then runs `body` with the key, nonce and associated data as raw buffers.
+    private static func withBuffers<Result>(key: SecretBytes, nonce: [UInt8], associatedData: [UInt8],
+                                            _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Result) throws -> Result {
         guard key.count == keyByteCount else { throw CryptoError.invalidKeySize(expected: keyByteCount) }
         guard nonce.count == nonceByteCount else { throw CryptoError.invalidNonceSize(expected: nonceByteCount) }
+        return try key.withUnsafeBytes { key in
+            try nonce.withUnsafeBytes { nonce in
+                try associatedData.withUnsafeBytes { try body(key, nonce, $0) }
+            }
+        }
     }
 
     // MARK: On raw buffers (shared with XChaCha20-Poly1305)
