@@ -2,8 +2,8 @@
 /// their synthesized conformances without Foundation's JSONEncoder (which
 /// costs every start-up of the tool). Object keys are written sorted, so files
 /// are byte-for-byte reproducible; absent optionals are left out.
-enum JSONCoding {
-    static func encode<Value: Encodable>(_ value: Value) throws -> [UInt8] {
+package enum JSONCoding {
+    package static func encode<Value: Encodable>(_ value: Value) throws -> [UInt8] {
         Array(try encodeValue(value).serialized().utf8)
     }
 
@@ -13,7 +13,7 @@ enum JSONCoding {
         return box.resolved
     }
 
-    static func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) throws -> Value {
+    package static func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) throws -> Value {
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not valid JSON", underlyingError: error))

@@ -7,7 +7,8 @@ import ItsypadKit
 // Tests/Benchmarks/crypto-bench.sh. Not part of the itsypad command.
 // Usage: crypto-bench [SECONDS-PER-MEASUREMENT]
 // Prints one line per measurement: NAME <TAB> BYTES-PER-CALL <TAB> MiB/s <TAB> calls/s
-// (for records, BYTES-PER-CALL is the size of the tab's content).
+// (for records, BYTES-PER-CALL is the size of the tab's content). Uses the package-internal
+// JSONCoding to measure the plain record file's cost as the baseline.
 
 func seconds() -> Double {
     var spec = timespec()
@@ -55,8 +56,18 @@ let tab = BackendRecord(recordName: "5d1c8a4e-2b3f-4c6d-8e9f-0a1b2c3d4e5f", reco
     "content": .string(String(content)),
 ])
 let cipher = try RecordCipher(masterKey: key)
-var sealedTab = tab
-let recordSealRate = try rate(for: duration) { sealedTab = try cipher.seal(tab, zoneID: "zone") }
-report("record seal (1 KiB tab)", bytes: content.utf8.count, callsPerSecond: recordSealRate)
-let recordOpenRate = try rate(for: duration) { _ = try cipher.open(sealedTab, zoneID: "zone") }
-report("record open (1 KiB tab)", bytes: content.utf8.count, callsPerSecond: recordOpenRate)
+let zone = "zone"
+
+// What writing and reading a record file costs today (encode, decode), against the same
+// with the record sealed first and opened after: the per-record CPU an encrypted sync adds.
+let plainFile = try JSONCoding.encode(tab)
+let sealedFile = try JSONCoding.encode(try cipher.seal(tab, zoneID: zone))
+let bytes = content.utf8.count
+let plainWrite = try rate(for: duration) { _ = try JSONCoding.encode(tab) }
+report("record write, plain (1 KiB tab)", bytes: bytes, callsPerSecond: plainWrite)
+let sealedWrite = try rate(for: duration) { _ = try JSONCoding.encode(try cipher.seal(tab, zoneID: zone)) }
+report("record write, sealed (1 KiB tab)", bytes: bytes, callsPerSecond: sealedWrite)
+let plainRead = try rate(for: duration) { _ = try JSONCoding.decode(BackendRecord.self, from: plainFile) }
+report("record read, plain (1 KiB tab)", bytes: bytes, callsPerSecond: plainRead)
+let sealedRead = try rate(for: duration) { _ = try cipher.open(try JSONCoding.decode(BackendRecord.self, from: sealedFile), zoneID: zone) }
+report("record read, sealed (1 KiB tab)", bytes: bytes, callsPerSecond: sealedRead)

@@ -1,53 +1,80 @@
 /// Base64 (RFC 4648 §4: standard alphabet, `=` padding) for ciphertext in JSON fields.
 /// Decoding is strict: one canonical text per byte string, so a sealed field cannot be
 /// rewritten into another spelling of the same bytes. (Ciphertext is public: the table
-/// lookups here reveal nothing.)
+/// lookups here reveal nothing.) Every sealed record passes through here, hence the
+/// unsafe buffers: no per-character bounds checks or allocations.
 enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let invalid: UInt8 = 0xff
     private static let values: [UInt8] = {
-        var values = [UInt8](repeating: 0xff, count: 256)
+        var values = [UInt8](repeating: invalid, count: 256)
         for (index, character) in alphabet.enumerated() { values[Int(character)] = UInt8(index) }
         return values
     }()
+    private static let padding = UInt8(ascii: "=")
 
     static func encode(_ bytes: [UInt8]) -> String {
-        var text = [UInt8]()
-        text.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index < bytes.count {
-            let count = min(3, bytes.count - index)
-            var chunk = UInt32(bytes[index]) << 16
-            if count > 1 { chunk |= UInt32(bytes[index + 1]) << 8 }
-            if count > 2 { chunk |= UInt32(bytes[index + 2]) }
-            for position in 0..<4 {
-                text.append(position <= count ? alphabet[Int(chunk >> (18 - 6 * UInt32(position)) & 0x3f)] : UInt8(ascii: "="))
+        let length = (bytes.count + 2) / 3 * 4
+        return String(unsafeUninitializedCapacity: length) { text in
+            bytes.withUnsafeBufferPointer { bytes in
+                alphabet.withUnsafeBufferPointer { alphabet in
+                    var out = 0
+                    for start in stride(from: 0, to: bytes.count, by: 3) {
+                        let count = min(3, bytes.count - start)
+                        var chunk = UInt32(bytes[start]) << 16
+                        if count > 1 { chunk |= UInt32(bytes[start + 1]) << 8 }
+                        if count > 2 { chunk |= UInt32(bytes[start + 2]) }
+                        text[out] = alphabet[Int(chunk >> 18)]
+                        text[out + 1] = alphabet[Int(chunk >> 12 & 0x3f)]
+                        text[out + 2] = count > 1 ? alphabet[Int(chunk >> 6 & 0x3f)] : padding
+                        text[out + 3] = count > 2 ? alphabet[Int(chunk & 0x3f)] : padding
+                        out += 4
+                    }
+                }
             }
-            index += 3
+            return length
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// The bytes, or nil unless `text` is exactly what `encode` would produce for them.
     static func decode(_ text: String) -> [UInt8]? {
-        let characters = Array(text.utf8)
-        guard characters.count % 4 == 0 else { return nil }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(characters.count / 4 * 3)
-        for start in stride(from: 0, to: characters.count, by: 4) {
-            let isLast = start + 4 == characters.count
-            let padding = isLast ? characters[start..<(start + 4)].reversed().prefix { $0 == UInt8(ascii: "=") }.count : 0
-            guard padding <= 2 else { return nil }
-            var chunk: UInt32 = 0
-            for character in characters[start..<(start + 4 - padding)] {
-                let value = values[Int(character)]
-                guard value != 0xff else { return nil }
-                chunk = chunk << 6 | UInt32(value)
+        var text = text
+        return text.withUTF8 { characters -> [UInt8]? in
+            guard characters.count % 4 == 0 else { return nil }
+            guard let last = characters.last else { return [] }
+            let paddingCount = last != padding ? 0 : characters[characters.count - 2] == padding ? 2 : 1
+            let length = characters.count / 4 * 3 - paddingCount
+            let fullGroups = characters.count / 4 - (paddingCount > 0 ? 1 : 0)
+            var invalid: UInt8 = 0
+            let bytes = [UInt8](unsafeUninitializedCapacity: length) { bytes, initialized in
+                values.withUnsafeBufferPointer { values in
+                    // Every value is 0…63, or 0xff for a character outside the alphabet: OR-ing
+                    // them all and testing the top bit once checks the whole text.
+                    func value(_ index: Int) -> UInt32 {
+                        let value = values[Int(characters[index])]
+                        invalid |= value
+                        return UInt32(value & 0x3f)
+                    }
+                    for group in 0..<fullGroups {
+                        let at = group * 4
+                        let chunk = value(at) << 18 | value(at + 1) << 12 | value(at + 2) << 6 | value(at + 3)
+                        bytes[group * 3] = UInt8(truncatingIfNeeded: chunk >> 16)
+                        bytes[group * 3 + 1] = UInt8(truncatingIfNeeded: chunk >> 8)
+                        bytes[group * 3 + 2] = UInt8(truncatingIfNeeded: chunk)
+                    }
+                    if paddingCount > 0 {
+                        let at = fullGroups * 4
+                        var chunk = value(at) << 18 | value(at + 1) << 12
+                        if paddingCount == 1 { chunk |= value(at + 2) << 6 }
+                        // Bits beyond the last byte must be zero, or two texts would decode alike.
+                        if chunk & (paddingCount == 1 ? 0xff : 0xffff) != 0 { invalid = 0xff }
+                        bytes[fullGroups * 3] = UInt8(truncatingIfNeeded: chunk >> 16)
+                        if paddingCount == 1 { bytes[fullGroups * 3 + 1] = UInt8(truncatingIfNeeded: chunk >> 8) }
+                    }
+                }
+                initialized = length
             }
-            chunk <<= 6 * UInt32(padding)
-            // Bits beyond the last byte must be zero, or two texts would decode alike.
-            guard chunk & ((1 << (8 * UInt32(padding))) - 1) == 0 else { return nil }
-            for position in 0..<(3 - padding) { bytes.append(UInt8(truncatingIfNeeded: chunk >> (16 - 8 * UInt32(position)))) }
+            return invalid & 0x80 == 0 ? bytes : nil
         }
-        return bytes
     }
 }
