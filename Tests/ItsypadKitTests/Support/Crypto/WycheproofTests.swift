@@ -38,42 +38,48 @@ struct WycheproofTests {
         return cases
     }
 
-    typealias Seal = ([UInt8], SecretBytes, [UInt8], [UInt8]) throws -> [UInt8]
+    /// The two AEADs and their fixtures (case counts as the files declare them).
+    enum Algorithm: String, CaseIterable, Sendable {
+        case chacha20Poly1305 = "CHACHA20-POLY1305"
+        case xchacha20Poly1305 = "XCHACHA20-POLY1305"
+
+        var file: String { self == .chacha20Poly1305 ? "chacha20_poly1305_test.json" : "xchacha20_poly1305_test.json" }
+        var expectedCount: Int { self == .chacha20Poly1305 ? 325 : 315 }
+        var nonceSize: Int { self == .chacha20Poly1305 ? 12 : 24 }
+
+        func seal(_ message: [UInt8], _ key: SecretBytes, _ nonce: [UInt8], _ associatedData: [UInt8]) throws -> [UInt8] {
+            self == .chacha20Poly1305
+                ? try ChaCha20Poly1305.seal(message, key: key, nonce: nonce, authenticating: associatedData)
+                : try XChaCha20Poly1305.seal(message, key: key, nonce: nonce, authenticating: associatedData)
+        }
+
+        func open(_ sealed: [UInt8], _ key: SecretBytes, _ nonce: [UInt8], _ associatedData: [UInt8]) throws -> [UInt8] {
+            self == .chacha20Poly1305
+                ? try ChaCha20Poly1305.open(sealed, key: key, nonce: nonce, authenticating: associatedData)
+                : try XChaCha20Poly1305.open(sealed, key: key, nonce: nonce, authenticating: associatedData)
+        }
+    }
 
     /// Valid cases must seal to exactly ct ‖ tag and open back; invalid ones must fail to open
     /// (and, with a nonce of the wrong size, to seal).
-    static func check(_ cases: [Case], nonceSize: Int, seal: Seal, open: Seal) {
+    @Test("every case of chacha20_poly1305_test.json (325) and xchacha20_poly1305_test.json (315)", arguments: Algorithm.allCases)
+    func allCases(algorithm: Algorithm) throws {
+        let cases = try Self.cases(file: algorithm.file, algorithm: algorithm.rawValue, expectedCount: algorithm.expectedCount)
         for test in cases {
             let key = SecretBytes(copying: test.key)
             let sealed = test.ciphertext + test.tag
-            let opened = try? open(sealed, key, test.nonce, test.associatedData)
+            let opened = try? algorithm.open(sealed, key, test.nonce, test.associatedData)
             if test.valid {
-                #expect((try? seal(test.message, key, test.nonce, test.associatedData)) == sealed, "tcId \(test.id) seal")
+                #expect((try? algorithm.seal(test.message, key, test.nonce, test.associatedData)) == sealed, "tcId \(test.id) seal")
                 #expect(opened == test.message, "tcId \(test.id) open")
             } else {
                 #expect(opened == nil, "tcId \(test.id) must not open")
-                if test.nonce.count != nonceSize {
-                    #expect(throws: CryptoError.invalidNonceSize(expected: nonceSize), "tcId \(test.id)") {
-                        try seal(test.message, key, test.nonce, test.associatedData)
+                if test.nonce.count != algorithm.nonceSize {
+                    #expect(throws: CryptoError.invalidNonceSize(expected: algorithm.nonceSize), "tcId \(test.id)") {
+                        try algorithm.seal(test.message, key, test.nonce, test.associatedData)
                     }
                 }
             }
         }
-    }
-
-    @Test("chacha20_poly1305_test.json: all 325 cases")
-    func chacha20Poly1305() throws {
-        let cases = try Self.cases(file: "chacha20_poly1305_test.json", algorithm: "CHACHA20-POLY1305", expectedCount: 325)
-        Self.check(cases, nonceSize: 12,
-                   seal: { try ChaCha20Poly1305.seal($0, key: $1, nonce: $2, authenticating: $3) },
-                   open: { try ChaCha20Poly1305.open($0, key: $1, nonce: $2, authenticating: $3) })
-    }
-
-    @Test("xchacha20_poly1305_test.json: all 315 cases")
-    func xchacha20Poly1305() throws {
-        let cases = try Self.cases(file: "xchacha20_poly1305_test.json", algorithm: "XCHACHA20-POLY1305", expectedCount: 315)
-        Self.check(cases, nonceSize: 24,
-                   seal: { try XChaCha20Poly1305.seal($0, key: $1, nonce: $2, authenticating: $3) },
-                   open: { try XChaCha20Poly1305.open($0, key: $1, nonce: $2, authenticating: $3) })
     }
 }
