@@ -11,6 +11,10 @@
 /// distinct info string, so no key ever serves two algorithms: records, assets, the keyed
 /// hash that replaces record names that are not random (setting keys), and the key check
 /// value that tells a wrong key before anything is written.
+///
+/// The plaintext JSON bytes are wiped once sealed or parsed; the `String`s and `JSONValue`s
+/// the JSON coder builds on the way, like the decrypted fields handed back, are ordinary
+/// values that Swift frees without clearing (see `SecretBytes`).
 public final class RecordCipher: Sendable {
     public static let masterKeyByteCount = 32
     /// The one field of a sealed record.

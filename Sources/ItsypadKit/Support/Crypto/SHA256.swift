@@ -21,7 +21,10 @@ struct SHA256 {
     private var totalLength: UInt64 = 0
     private var schedule = [UInt32](repeating: 0, count: 64)
 
-    init() {}
+    init() {
+        // Room for a whole block up front: growing would free buffers holding input uncleared.
+        pending.reserveCapacity(64)
+    }
 
     /// Lowercase hex digest of `bytes`.
     static func hexDigest(of bytes: [UInt8]) -> String {
