@@ -57,19 +57,11 @@ import Testing
 
 /// Many random operations and syncs on three devices: they converge and no typed line is lost.
 @Suite struct SyncRandomizedTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return state ^ (state >> 29)
-        }
-    }
-
     @Test(arguments: [1, 2])
     func threeDevicesConverge(seed: UInt64) throws {
         let fleet = Fleet(3)
         for index in 0..<3 { fleet.enable(index) }
-        var random = Generator(state: seed)
+        var random = SeededGenerator(seed: seed)
         var typed: [String] = []
         for step in 0..<90 {
             let index = Int.random(in: 0..<3, using: &random)
