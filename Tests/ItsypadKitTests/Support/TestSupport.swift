@@ -61,12 +61,25 @@ enum Process {
         let scratch = TemporaryScratch()
         let inPath = scratch.path + "/in", outPath = scratch.path + "/out", errPath = scratch.path + "/err"
         try FileSystem.writeAtomically(inPath, stdin ?? [])
+        let pid = try spawn(program, arguments, stdin: stdin == nil ? "/dev/null" : inPath, stdout: outPath, stderr: errPath, environment: environment)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let out = try FileSystem.read(outPath) ?? []
+        let err = try FileSystem.read(errPath) ?? []
+        let signaled = status & 0x7F
+        return RunResult(status: signaled == 0 ? (status >> 8) & 0xFF : 128 + signaled,
+                         stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self),
+                         stdoutBytes: out, signal: signaled == 0 ? nil : signaled)
+    }
+
+    /// Starts a program with files for its standard streams and returns its process id; the caller waits for it.
+    static func spawn(_ program: String, _ arguments: [String], stdin: String, stdout: String, stderr: String, environment: [String: String]?) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, stdin == nil ? "/dev/null" : inPath, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var env = environment ?? baseEnvironment
         if env["PATH"] == nil { env["PATH"] = "/usr/local/bin:/usr/bin:/bin" }
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
@@ -77,14 +90,7 @@ enum Process {
             ? posix_spawn(&pid, program, &actions, nil, argv, envp)
             : posix_spawnp(&pid, program, &actions, nil, argv, envp)
         guard spawned == 0 else { throw FileSystemError(path: program, code: spawned, operation: "run") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let out = try FileSystem.read(outPath) ?? []
-        let err = try FileSystem.read(errPath) ?? []
-        let signaled = status & 0x7F
-        return RunResult(status: signaled == 0 ? (status >> 8) & 0xFF : 128 + signaled,
-                         stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self),
-                         stdoutBytes: out, signal: signaled == 0 ? nil : signaled)
+        return pid
     }
 
     /// A clean environment: tests never touch the user's data or terminal settings.
