@@ -230,8 +230,10 @@ final class ReplicationSimulator {
         return onDisk != Set(indexed.keys) || onDisk.contains { path in (try? FileSystem.read(copies[copy].root + "/" + path)) != indexed[path]?.content }
     }
 
-    /// Records a new version of `path` if its content differs from the indexed one.
+    /// Records a new version of `path` if its content differs from the indexed one. A file the
+    /// service is writing in place right now is its own half-done work, not a change.
     private func notice(_ path: String, in copy: Int) throws {
+        if staged.contains(where: { $0.transfer.to == copy && $0.transfer.path == path && $0.temporaryPath == nil }) { return }
         let state = copies[copy]
         let content = try FileSystem.read(state.root + "/" + path)
         let previous = state.index[path]

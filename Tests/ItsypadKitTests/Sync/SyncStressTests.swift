@@ -61,43 +61,12 @@ import Testing
     func threeDevicesConverge(seed: UInt64) throws {
         let fleet = Fleet(3)
         for index in 0..<3 { fleet.enable(index) }
-        var random = SeededGenerator(seed: seed)
-        var typed: [String] = []
+        var user = RandomUser(seed: seed)
         for step in 0..<90 {
-            let index = Int.random(in: 0..<3, using: &random)
-            let device = fleet[index]
-            let tabs = try fleet.tabs(index).keys.sorted()
-            let clips = try fleet.clips(index).keys.sorted()
-            let token = "line-\(seed)-\(step)"
-            switch Int.random(in: 0..<9, using: &random) {
-            case 0:
-                typed.append(token)
-                _ = device.output("tab", "new", token)
-            case 1, 2:
-                guard let tab = tabs.randomElement(using: &random) else { continue }
-                let content = device.output("tab", "show", tab)
-                typed.append(token)
-                // Append or prepend a line: concurrent edits may merge or conflict; neither may lose it.
-                let edited = Bool.random(using: &random) ? content + "\n" + token : token + "\n" + content
-                _ = device.output("tab", "edit", tab, edited)
-            case 3:
-                _ = device.output("clip", "add", token)
-            case 4:
-                guard let clip = clips.randomElement(using: &random) else { continue }
-                _ = device.inProcess(["clip", "rm", clip])
-            case 5:
-                guard let clip = clips.randomElement(using: &random) else { continue }
-                _ = device.inProcess(["clip", Bool.random(using: &random) ? "pin" : "unpin", clip])
-            case 6:
-                _ = device.output("settings", "set", "clipboard.retention", ["1d", "7d", "2w", "never"].randomElement(using: &random)!)
-            default:
-                fleet.sync(index)
-            }
+            if let index = try user.act(in: fleet, step: step) { fleet.sync(index) }
         }
         fleet.converge()
         try fleet.expectConverged()
-        let everything = try fleet.tabs(0).values.joined(separator: "\n")
-        let lost = typed.filter { !everything.contains($0) }
-        #expect(lost.isEmpty, "typed lines lost: \(lost)")
+        try user.expectNothingLost(in: fleet)
     }
 }

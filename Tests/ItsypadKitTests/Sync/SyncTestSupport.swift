@@ -74,3 +74,58 @@ extension Device {
         return out.trimmingNewline
     }
 }
+
+/// The randomized tests' user: random commands on random devices of a fleet, remembering every
+/// line typed into a tab (concurrent edits may merge or conflict, but none may lose a line).
+struct RandomUser {
+    var random: SeededGenerator
+    private(set) var typed: [String] = []
+    private let seed: UInt64
+
+    init(seed: UInt64) {
+        self.seed = seed
+        random = SeededGenerator(seed: seed)
+    }
+
+    /// Runs one random command on a random device, or returns the device that should sync now
+    /// (the caller decides how it syncs).
+    mutating func act(in fleet: Fleet, step: Int) throws -> Int? {
+        let index = Int.random(in: fleet.devices.indices, using: &random)
+        let device = fleet[index]
+        let tabs = try fleet.tabs(index).keys.sorted()
+        let clips = try fleet.clips(index).keys.sorted()
+        let token = "line-\(seed)-\(step)"
+        switch Int.random(in: 0..<9, using: &random) {
+        case 0:
+            typed.append(token)
+            _ = device.output("tab", "new", token)
+        case 1, 2:
+            guard let tab = tabs.randomElement(using: &random) else { return nil }
+            let content = device.output("tab", "show", tab)
+            typed.append(token)
+            // Append or prepend a line: concurrent edits may merge or conflict; neither may lose it.
+            let edited = Bool.random(using: &random) ? content + "\n" + token : token + "\n" + content
+            _ = device.output("tab", "edit", tab, edited)
+        case 3:
+            _ = device.output("clip", "add", token)
+        case 4:
+            guard let clip = clips.randomElement(using: &random) else { return nil }
+            _ = device.inProcess(["clip", "rm", clip])
+        case 5:
+            guard let clip = clips.randomElement(using: &random) else { return nil }
+            _ = device.inProcess(["clip", Bool.random(using: &random) ? "pin" : "unpin", clip])
+        case 6:
+            _ = device.output("settings", "set", "clipboard.retention", ["1d", "7d", "2w", "never"].randomElement(using: &random)!)
+        default:
+            return index
+        }
+        return nil
+    }
+
+    /// Every line typed into a tab is in some tab of device 0.
+    func expectNothingLost(in fleet: Fleet, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let everything = try fleet.tabs(0).values.joined(separator: "\n")
+        let lost = typed.filter { !everything.contains($0) }
+        #expect(lost.isEmpty, "typed lines lost: \(lost)", sourceLocation: sourceLocation)
+    }
+}
