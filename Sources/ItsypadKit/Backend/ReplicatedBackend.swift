@@ -59,19 +59,16 @@ public struct ReplicatedChange: Equatable, Sendable {
     }
 }
 
-/// A file a fetch is waiting for (not yet replicated, or half replicated).
+/// A file a fetch is waiting for (not yet replicated, or half replicated). The engine remembers
+/// since when, for `sync status`.
 public struct ReplicationWait: Equatable, Sendable {
-    /// Relative to the backend directory.
     public let path: String
-    /// Why, e.g. "segment 0000000000000040.log has not arrived".
+    /// Why, e.g. "the segments before 0000000000000040.log have not arrived".
     public let reason: String
-    /// When this device first saw it waiting, milliseconds since 1970.
-    public let since: Int64
 
-    public init(path: String, reason: String, since: Int64) {
+    public init(path: String, reason: String) {
         self.path = path
         self.reason = reason
-        self.since = since
     }
 }
 

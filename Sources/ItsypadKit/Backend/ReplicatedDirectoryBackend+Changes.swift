@@ -1,0 +1,168 @@
+extension ReplicatedDirectoryBackend {
+    // MARK: Writing
+
+    public func modify(saves: [ReplicatedSave], deletes: [ReplicatedDelete]) throws -> ReplicatedModifyResult {
+        try DirectoryBackend.checkRequestLimits(saves: saves.map { RecordSave(record: $0.record) },
+                                                deletes: deletes.map { RecordDelete(recordType: $0.id.recordType, recordName: $0.id.recordName) })
+        let zone = try readZone()
+        guard !saves.isEmpty || !deletes.isEmpty else { return ReplicatedModifyResult(written: [], failures: []) }
+        return try withDeviceLock {
+            var document = try deviceDocument()
+            let journal = journal(of: deviceID)
+            let lastSeq = try journal.lastSeq()
+            try rollForward(&document, through: lastSeq)
+            let time = now()
+            var plan = WritePlan(firstSeq: lastSeq + 1, zone: zone.zoneID)
+            let devices = try layout.devices()
+            for save in saves {
+                try plan.add(save.record.id) { seq in try version(for: save, seq: seq, zone: zone.zoneID, time: time, devices: devices) }
+            }
+            for delete in deletes {
+                try plan.add(delete.id) { seq in try tombstone(for: delete, seq: seq, zone: zone.zoneID, time: time) }
+            }
+            if !plan.failures.isEmpty { return plan.failedResult }
+            guard !plan.changes.isEmpty else { return ReplicatedModifyResult(written: plan.written, failures: []) }
+            let batch = DeviceBatch(seq: plan.firstSeq, device: deviceID, instance: instance, zone: zone.zoneID, time: time, changes: plan.changes)
+            try journal.append(batch)
+            // Committed. If the record files cannot be written now, the next write rolls them forward.
+            if (try? writeRecordFiles(batch)) != nil {
+                document.appliedSeq = batch.lastSeq
+                try? writeDeviceDocument(document)
+            }
+            return ReplicatedModifyResult(written: plan.written, failures: [])
+        }
+    }
+
+    /// The version a save writes (nil: a derived merge someone already wrote), or why it cannot.
+    private func version(for save: ReplicatedSave, seq: Int64, zone: String, time: Int64, devices: [String]) throws -> PlannedVersion {
+        if let problem = NameRules.problem(with: save.record) { return .failed(.invalid(problem)) }
+        if let asset = try missingAsset(in: save.record, devices: [deviceID]) {
+            return .failed(.invalid("asset \(asset.fileChecksum) has not been stored by this device"))
+        }
+        let siblings = VersionHistory.siblings(try versions(of: save.record.id, zone: zone))
+        let unseen = siblings.filter { !save.basedOn.covers($0.version) }
+        if !unseen.isEmpty { return .failed(.concurrentVersions(siblings)) }
+        let vector: VersionVector
+        if save.isDerived {
+            guard !save.basedOn.isEmpty else { return .failed(.invalid("a derived version must be based on the versions it merges")) }
+            if siblings.contains(where: { $0.version == save.basedOn }) { return .alreadyWritten }
+            vector = save.basedOn
+        } else {
+            guard let advanced = save.basedOn.advanced(by: deviceID, to: seq) else { return .failed(.invalid("version \(save.basedOn) cannot be advanced by \(deviceID)")) }
+            vector = advanced
+        }
+        var record = save.record
+        record.recordChangeTag = vector.tag
+        record.created = siblings.compactMap(\.record.created).min { ($0.timestamp, $0.deviceID) < ($1.timestamp, $1.deviceID) }
+            ?? Stamp(timestamp: time, deviceID: deviceID)
+        // A derived merge takes its siblings' latest stamp, so that two devices write the same bytes.
+        let latest = siblings.compactMap(\.record.modified).max { ($0.timestamp, $0.deviceID) < ($1.timestamp, $1.deviceID) }
+        record.modified = save.isDerived ? latest : Stamp(timestamp: time, deviceID: deviceID)
+        guard try JSONCoding.encode(record).count <= BackendLimits.maxRecordBytes else { return .failed(.limitExceeded) }
+        return .write(RecordVersion(record: record, version: vector, writer: deviceID, isDerived: save.isDerived, base: save.base))
+    }
+
+    private func tombstone(for delete: ReplicatedDelete, seq: Int64, zone: String, time: Int64) throws -> PlannedVersion {
+        if let problem = NameRules.problem(with: delete.id) { return .failed(.invalid(problem)) }
+        let siblings = VersionHistory.siblings(try versions(of: delete.id, zone: zone))
+        if siblings.contains(where: { !delete.basedOn.covers($0.version) }) { return .failed(.concurrentVersions(siblings)) }
+        guard let vector = delete.basedOn.advanced(by: deviceID, to: seq) else { return .failed(.invalid("version \(delete.basedOn) cannot be advanced by \(deviceID)")) }
+        let record = BackendRecord(recordName: delete.id.recordName, recordType: delete.id.recordType, recordChangeTag: vector.tag,
+                                   created: siblings.first?.record.created, modified: Stamp(timestamp: time, deviceID: deviceID))
+        return .write(RecordVersion(record: record, version: vector, writer: deviceID, isDeleted: true))
+    }
+
+    // MARK: Reading
+
+    public func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
+        let zone = try readZone()
+        var position = try token.map { try ReplicatedToken(decoding: $0, zoneID: zone.zoneID) } ?? ReplicatedToken(zoneID: zone.zoneID)
+        let devices = try layout.devices()
+        var budget = max(1, limit)
+        var order: [RecordID] = []
+        var read: [RecordID: [RecordVersion]] = [:]
+        var waiting: [ReplicationWait] = []
+        var moreComing = false
+        for device in devices {
+            guard budget > 0 else {
+                moreComing = true
+                break
+            }
+            let start = position.positions[device] ?? ReplicatedToken.Position(seq: 0, resume: nil)
+            let result = try journal(of: device).read(after: start.seq, hint: start.resume, maxChanges: budget) { batch in
+                // Another zone's lines wait: the device has not moved its data to this zone yet.
+                if batch.zone != zone.zoneID { return "written in zone \(batch.zone), not \(zone.zoneID)" }
+                return try batch.changes.lazy.compactMap { change in
+                    try self.missingAsset(in: change.version.record, devices: devices).map { "asset \($0.fileChecksum) of \(change.id) has not arrived" }
+                }.first
+            }
+            for (batch, resume) in result.batches {
+                for change in batch.changes {
+                    guard let version = change.version.recordVersion(writer: device) else { continue }
+                    if read[change.id] == nil { order.append(change.id) }
+                    read[change.id, default: []].append(version)
+                }
+                budget -= batch.changes.count
+                position.positions[device] = ReplicatedToken.Position(seq: batch.lastSeq, resume: resume)
+            }
+            moreComing = moreComing || result.moreComing
+            if let wait = result.waiting { waiting.append(ReplicationWait(path: relative(wait.path), reason: wait.reason)) }
+        }
+        let changes = try order.map { id in
+            ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone.zoneID) + read[id, default: []]))
+        }
+        return ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing, waiting: waiting)
+    }
+
+    private func relative(_ file: String) -> String {
+        file.hasPrefix(path + "/") ? String(file.dropFirst(path.count + 1)) : file
+    }
+}
+
+/// What a save or delete of a `modify` call comes to.
+private enum PlannedVersion {
+    case write(RecordVersion)
+    /// A derived merge whose version another device already wrote: nothing to write.
+    case alreadyWritten
+    case failed(ReplicatedRecordError)
+}
+
+/// The checked form of one `modify` call: the changes to commit, or the failures.
+private struct WritePlan {
+    let firstSeq: Int64
+    let zone: String
+    var changes: [DeviceChange] = []
+    var written: [RecordVersion] = []
+    var outcomes: [(id: RecordID, error: ReplicatedRecordError?)] = []
+    var failures: [ReplicatedFailure] { outcomes.compactMap { outcome in outcome.error.map { ReplicatedFailure(id: outcome.id, error: $0) } } }
+
+    init(firstSeq: Int64, zone: String) {
+        self.firstSeq = firstSeq
+        self.zone = zone
+    }
+
+    /// Adds one record's new version, numbered with the next sequence number; a record may appear once.
+    mutating func add(_ id: RecordID, _ plan: (Int64) throws -> PlannedVersion) throws {
+        guard !outcomes.contains(where: { $0.id == id }) else {
+            outcomes.append((id, .invalid("\(id) appears more than once in the request")))
+            return
+        }
+        let seq = firstSeq + Int64(changes.count)
+        switch try plan(seq) {
+        case .failed(let error):
+            outcomes.append((id, error))
+        case .write(let version):
+            changes.append(DeviceChange(seq: seq, op: version.isDeleted ? .delete : .save, recordType: id.recordType,
+                                        recordName: id.recordName, version: VersionDocument(version, zone: zone)))
+            written.append(version)
+            outcomes.append((id, nil))
+        case .alreadyWritten:
+            outcomes.append((id, nil))
+        }
+    }
+
+    /// Atomic batch: one failure fails it; the others report `.batchRequestFailed`.
+    var failedResult: ReplicatedModifyResult {
+        ReplicatedModifyResult(written: [], failures: outcomes.map { ReplicatedFailure(id: $0.id, error: $0.error ?? .batchRequestFailed) })
+    }
+}

@@ -1,0 +1,245 @@
+import Testing
+@testable import ItsypadKit
+
+/// Devices A, B, C… each with a format 2 backend: on one shared folder, or each on its own copy
+/// of a folder kept in step by the replication simulator.
+struct ReplicatedDevices {
+    let directory = TemporaryDirectory()
+    let simulator: ReplicationSimulator?
+    let backends: [ReplicatedDirectoryBackend]
+
+    static func deviceID(_ index: Int) -> String { "dev" + String(UnicodeScalar(UInt8(ascii: "A") + UInt8(index))) }
+
+    /// All devices on one coherent folder.
+    init(shared count: Int, segmentSizeLimit: Int = 1 << 22) throws {
+        simulator = nil
+        let path = directory.path + "/backend"
+        backends = (0..<count).map { Self.backend(path, $0, segmentSizeLimit: segmentSizeLimit) }
+    }
+
+    /// Each device on its own copy; the first creates the zone and it reaches every copy.
+    init(copies count: Int, seed: UInt64 = 1, options: ReplicationSimulator.Options = ReplicationSimulator.Options(), segmentSizeLimit: Int = 1 << 22) throws {
+        let simulator = try ReplicationSimulator(copies: count, in: directory.path, seed: seed, options: options)
+        self.simulator = simulator
+        backends = (0..<count).map { Self.backend(simulator.root($0), $0, segmentSizeLimit: segmentSizeLimit) }
+        _ = try backends[0].createZoneIfNeeded()
+        try simulator.quiesce()
+        for backend in backends.dropFirst() { _ = try backend.createZoneIfNeeded() }
+        try simulator.quiesce()
+    }
+
+    private static func backend(_ path: String, _ index: Int, segmentSizeLimit: Int) -> ReplicatedDirectoryBackend {
+        ReplicatedDirectoryBackend(path: path, deviceID: deviceID(index), instance: "instance-\(index)", deviceName: "device \(index)",
+                                   lockTimeout: 2, now: { testNow + Int64(index) }, segmentSizeLimit: segmentSizeLimit)
+    }
+
+    subscript(index: Int) -> ReplicatedDirectoryBackend { backends[index] }
+
+    static func note(_ name: String, _ text: String) -> BackendRecord {
+        BackendRecord(recordName: name, recordType: "ScratchTab", fields: ["content": .string(text)])
+    }
+
+    static func text(_ version: RecordVersion) -> String? {
+        if case .string(let text)? = version.record.fields["content"] { return text }
+        return nil
+    }
+}
+
+extension ReplicatedDirectoryBackend {
+    /// Every page from `token` on: the last state of each record fetched, the final token, and what it waited for.
+    func fetchAll(since token: ChangeToken?) throws -> (changes: [RecordID: ReplicatedChange], token: ChangeToken, waiting: [ReplicationWait]) {
+        var changes: [RecordID: ReplicatedChange] = [:]
+        var token = token
+        var waiting: [ReplicationWait] = []
+        while true {
+            let page = try fetchChanges(since: token, limit: 3)
+            for change in page.changes { changes[change.id] = change }
+            waiting += page.waiting
+            token = page.token
+            if !page.moreComing { return (changes, page.token, waiting) }
+        }
+    }
+
+    @discardableResult
+    func write(_ saves: ReplicatedSave...) throws -> [RecordVersion] {
+        let result = try modify(saves: saves, deletes: [])
+        #expect(result.failures.isEmpty)
+        return result.written
+    }
+}
+
+@Suite struct ReplicatedDirectoryBackendTests {
+    typealias Devices = ReplicatedDevices
+    static let r = RecordID(recordType: "ScratchTab", recordName: "r")
+
+    @Test func anEditOnAFetchedVersionSupersedesIt() throws {
+        let devices = try Devices(shared: 2)
+        _ = try devices[0].createZoneIfNeeded()
+        let first = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
+        #expect(first.map(\.version.tag) == ["devA:1"])
+        #expect(try devices[1].createZoneIfNeeded() == devices[0].zone())
+        let fetched = try devices[1].fetchAll(since: nil)
+        let siblings = try #require(fetched.changes[Self.r]).siblings
+        #expect(siblings.map(Devices.text) == ["one"])
+        let edit = try devices[1].write(ReplicatedSave(record: Devices.note("r", "two"), basedOn: siblings[0].version, base: siblings[0].asBase))
+        #expect(edit.map(\.version.tag) == ["devA:1,devB:1"])
+        let seen = try devices[0].fetchAll(since: nil)
+        #expect(try #require(seen.changes[Self.r]).siblings.map(Devices.text) == ["two"])
+        #expect(try #require(seen.changes[Self.r]).siblings.first?.base == siblings[0].asBase)
+        // Every file but zone.json is named after the one device that writes it.
+        let files = try ReplicationSimulatorTests.files(devices[0].path).keys.sorted()
+        #expect(files.allSatisfy { $0 == "zone.json" || $0.contains("devA") || $0.contains("devB") }, "\(files)")
+        #expect(files.contains("records/ScratchTab/r/devA.json") && files.contains("records/ScratchTab/r/devB.json"))
+    }
+
+    @Test func aSaveThatHasNotSeenEveryVersionFailsWithTheSiblings() throws {
+        let devices = try Devices(shared: 2)
+        _ = try devices[0].createZoneIfNeeded()
+        _ = try devices[1].createZoneIfNeeded()
+        let existing = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
+        let result = try devices[1].modify(saves: [ReplicatedSave(record: Devices.note("other", "x"), basedOn: VersionVector()),
+                                                   ReplicatedSave(record: Devices.note("r", "blind"), basedOn: VersionVector())], deletes: [])
+        #expect(result.written.isEmpty)
+        #expect(result.failures == [ReplicatedFailure(id: RecordID(recordType: "ScratchTab", recordName: "other"), error: .batchRequestFailed),
+                                    ReplicatedFailure(id: Self.r, error: .concurrentVersions(existing))])
+        #expect(try devices[1].fetchAll(since: nil).changes.count == 1, "nothing of the failed batch was written")
+    }
+
+    /// Two copies edit one record at once: after replication both see the same two siblings; both
+    /// write the same derived merge, which replication does not turn into a new conflict.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func concurrentEditsBecomeSiblingsAndOneDerivedMergeSettlesThem(seed: UInt64) throws {
+        let devices = try Devices(copies: 2, seed: seed)
+        let simulator = try #require(devices.simulator)
+        let original = try devices[0].write(ReplicatedSave(record: Devices.note("r", "base"), basedOn: VersionVector()))[0]
+        try simulator.quiesce()
+        for (index, text) in ["from A", "from B"].enumerated() {
+            _ = try devices[index].write(ReplicatedSave(record: Devices.note("r", text), basedOn: original.version, base: original.asBase))
+        }
+        try simulator.run(steps: 10)
+        try simulator.quiesce()
+        let views = try (0..<2).map { try #require(devices[$0].fetchAll(since: nil).changes[Self.r]) }
+        #expect(views[0] == views[1])
+        // In canonical order: devA:1,devB:1 (B's edit) before devA:2 (A's).
+        #expect(views[0].siblings.map(Devices.text) == ["from B", "from A"])
+        #expect(VersionHistory.commonAncestor(of: views[0].siblings[0], views[0].siblings[1]) == original.asBase)
+        for index in 0..<2 {
+            _ = try devices[index].write(ReplicatedSave(record: Devices.note("r", "from A + from B"), basedOn: views[0].joinedVersion, isDerived: true))
+        }
+        try simulator.run(steps: 10)
+        try simulator.quiesce()
+        for index in 0..<2 {
+            let siblings = try #require(devices[index].fetchAll(since: nil).changes[Self.r]).siblings
+            #expect(siblings.map(Devices.text) == ["from A + from B"])
+            #expect(siblings.first?.version == views[0].joinedVersion)
+        }
+        let files = try ReplicationSimulatorTests.files(simulator.root(0)).keys
+        #expect(!files.contains { $0.contains("sync-conflict") })
+    }
+
+    @Test func aLaterSegmentThatArrivesFirstIsWaitedFor() throws {
+        let devices = try Devices(copies: 2, options: Self.orderly, segmentSizeLimit: 10)
+        let simulator = try #require(devices.simulator)
+        _ = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
+        _ = try devices[0].write(ReplicatedSave(record: Devices.note("s", "two"), basedOn: VersionVector()))
+        try simulator.scan(0)
+        #expect(try simulator.deliver("devices/devA/journal/0000000000000002.log", from: 0, to: 1))
+        let early = try devices[1].fetchAll(since: nil)
+        #expect(early.changes.isEmpty)
+        #expect(early.waiting.map(\.path) == ["devices/devA/journal/0000000000000002.log"], "\(early.waiting)")
+        #expect(try simulator.deliver("devices/devA/journal/0000000000000001.log", from: 0, to: 1))
+        let later = try devices[1].fetchAll(since: early.token)
+        #expect(later.changes.keys.map(\.recordName).sorted() == ["r", "s"])
+        #expect(later.waiting.isEmpty)
+    }
+
+    @Test func aVersionWhoseAssetHasNotArrivedIsWaitedFor() throws {
+        let devices = try Devices(copies: 2, options: Self.orderly)
+        let simulator = try #require(devices.simulator)
+        let blob = Array(repeating: UInt8(ascii: "z"), count: 5000)
+        let reference = try devices[0].putAsset(blob)
+        var record = Devices.note("r", "")
+        record.fields["contentAsset"] = .asset(reference)
+        _ = try devices[0].write(ReplicatedSave(record: record, basedOn: VersionVector()))
+        try simulator.scan(0)
+        #expect(try simulator.deliver("devices/devA/journal/0000000000000001.log", from: 0, to: 1))
+        let early = try devices[1].fetchAll(since: nil)
+        #expect(early.changes.isEmpty)
+        #expect(early.waiting.first?.reason.contains(reference.fileChecksum) == true, "\(early.waiting)")
+        try simulator.deliverAll(from: 0, to: 1)
+        let later = try devices[1].fetchAll(since: early.token)
+        #expect(later.changes[Self.r] != nil)
+        #expect(try devices[1].readAsset(reference) == blob)
+    }
+
+    @Test func aHalfReplicatedLineIsWaitedFor() throws {
+        var options = Self.orderly
+        options.temporaryNaming = .inPlace
+        let devices = try Devices(copies: 2, options: options)
+        let simulator = try #require(devices.simulator)
+        _ = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
+        // A long second line, so that half the segment ends in the middle of it.
+        _ = try devices[0].write(ReplicatedSave(record: Devices.note("s", String(repeating: "two ", count: 500)), basedOn: VersionVector()))
+        try simulator.scan(0)
+        try simulator.deliverHalf("devices/devA/journal/0000000000000001.log", from: 0, to: 1)
+        let early = try devices[1].fetchAll(since: nil)
+        #expect(early.changes.keys.map(\.recordName) == ["r"])
+        try simulator.finishStaged()
+        try simulator.quiesce()
+        #expect(try devices[1].fetchAll(since: early.token).changes.keys.map(\.recordName) == ["s"])
+    }
+
+    @Test func replicationLeftoversAreNeverRead() throws {
+        let devices = try Devices(shared: 1)
+        _ = try devices[0].createZoneIfNeeded()
+        _ = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
+        let root = devices[0].path
+        for leftover in ["devices/devA/journal/0000000000000001.sync-conflict-20261123-101500-BBBBBBB.log",
+                         "devices/devA/journal/.syncthing.0000000000000002.log.tmp",
+                         "devices/devA (conflicted copy 2026-11-23)/device.json",
+                         "records/ScratchTab/r/devA.sync-conflict-20261123-101500-BBBBBBB.json",
+                         "records/ScratchTab/r/devB (conflicted copy 2026-11-23).json",
+                         "records/ScratchTab/r/~syncthing~devB.json.tmp",
+                         ".stfolder/marker", "devices/.dropbox.cache/x", "zone.sync-conflict-20261123-101500-BBBBBBB.json"] {
+            try FileSystem.makeDirectory(FileSystem.directoryName(root + "/" + leftover))
+            try FileSystem.writeAtomically(root + "/" + leftover, Array("{\"garbage\":".utf8))
+        }
+        let fetched = try devices[0].fetchAll(since: nil)
+        #expect(fetched.changes.values.flatMap(\.siblings).map(Devices.text) == ["one"])
+        #expect(fetched.waiting.isEmpty)
+        _ = try devices[0].write(ReplicatedSave(record: Devices.note("r", "two"), basedOn: VersionVector(tag: "devA:1")!))
+    }
+
+    @Test func finishingASyncAcknowledgesWhatWasRead() throws {
+        let devices = try Devices(shared: 2)
+        _ = try devices[0].createZoneIfNeeded()
+        _ = try devices[1].createZoneIfNeeded()
+        _ = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
+        let fetched = try devices[1].fetchAll(since: nil)
+        _ = try devices[1].finishSync(acknowledging: fetched.token)
+        let document = try devices[1].deviceDocument()
+        #expect(document.seen == ["devA": 1])
+        #expect(document.lastSync == testNow + 1)
+        #expect(document.instance == "instance-1")
+    }
+
+    @Test(arguments: ["1:ZONE:5", "2:ZONE:devA.x.0.0", "2:ZONE:devA.1.0", "2:ZONE:bad/id.1.0.0", "2:ZONE:devA.1.0.0/devA.2.0.0", "garbage"])
+    func unusableTokensExpire(_ raw: String) {
+        #expect(throws: BackendError.tokenExpired) { try ReplicatedToken(decoding: ChangeToken(rawValue: raw), zoneID: "ZONE") }
+    }
+
+    @Test func tokensRoundTripAndBelongToTheirZone() throws {
+        let token = ReplicatedToken(zoneID: "ZONE", positions: ["devA": .init(seq: 7, resume: JournalPosition(segment: 1, offset: 420)), "devB": .init(seq: 0, resume: nil)])
+        #expect(token.token.rawValue == "2:ZONE:devA.7.1.420/devB.0.0.0")
+        #expect(try ReplicatedToken(decoding: token.token, zoneID: "ZONE") == token)
+        #expect(throws: BackendError.zoneChanged) { try ReplicatedToken(decoding: token.token, zoneID: "OTHER") }
+    }
+
+    /// No delays, no half-done transfers: tests stage the order themselves.
+    static var orderly: ReplicationSimulator.Options {
+        var options = ReplicationSimulator.Options()
+        options.maxDelay = 0
+        options.halfDoneChance = 0
+        return options
+    }
+}
