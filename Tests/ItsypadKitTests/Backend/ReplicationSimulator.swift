@@ -293,9 +293,11 @@ final class ReplicationSimulator {
         }
     }
 
-    /// Writes half of the incoming content where readers can see it: a temporary file, or the file itself.
+    /// Writes half of the incoming content where readers can see it: a temporary file, or the file
+    /// itself. Like the real services, only once it has decided the file needs the incoming version.
     private func stage(_ transfer: Transfer, finishAt: Int? = nil, abandoned: Bool? = nil) throws {
-        guard let content = transfer.version.content else { return try complete(transfer) }
+        try notice(transfer.path, in: transfer.to)
+        guard let content = transfer.version.content, !isOldNews(transfer) else { return try complete(transfer) }
         let abandon = abandoned ?? random.chance(options.abandonChance)
         let copy = copies[transfer.to]
         let temporary = temporaryPath(for: transfer.path)
@@ -328,10 +330,8 @@ final class ReplicationSimulator {
         let incoming = transfer.version
         guard let local = copy.index[transfer.path] else { return try adopt(incoming, at: transfer) }
         let sameContent = local.content == incoming.content
-        // Equal vectors with different contents (two copies settled one conflict differently) are a conflict too.
-        let distinct = sameContent || local.vector != incoming.vector
-        if distinct && incoming.isCovered(by: local) { return }
-        if distinct && local.isCovered(by: incoming) { return try adopt(incoming, at: transfer) }
+        if isOldNews(transfer) { return }
+        if (sameContent || local.vector != incoming.vector) && local.isCovered(by: incoming) { return try adopt(incoming, at: transfer) }
         let incomingWins = Self.wins(incoming, over: local)
         let winner = incomingWins ? incoming : local, loser = incomingWins ? local : incoming
         if !sameContent {
@@ -344,6 +344,14 @@ final class ReplicationSimulator {
         var merged = winner
         merged.vector.merge(loser.vector, uniquingKeysWith: max)
         try adopt(merged, at: transfer)
+    }
+
+    /// The receiving copy already has this version or a newer one. (Equal vectors with different
+    /// contents — two copies that settled one conflict differently — are a conflict, not old news.)
+    private func isOldNews(_ transfer: Transfer) -> Bool {
+        guard let local = copies[transfer.to].index[transfer.path] else { return false }
+        let incoming = transfer.version
+        return (local.content == incoming.content || local.vector != incoming.vector) && incoming.isCovered(by: local)
     }
 
     /// A modification beats a deletion; then the newer change wins, then the higher copy index, then
