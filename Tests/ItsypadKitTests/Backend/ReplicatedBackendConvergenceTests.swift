@@ -21,12 +21,11 @@ import Testing
             let fetched = try backend.fetchAll(since: token)
             token = fetched.token
             records.merge(fetched.changes) { _, new in new }
-            for (id, change) in records.sorted(by: { $0.key < $1.key }) where change.siblings.count > 1 {
-                let live = change.siblings.filter { !$0.isDeleted }
+            // Concurrent tombstones need no merge: the record is deleted either way (writing another
+            // tombstone, with an entry of its own, would only make new siblings on every device).
+            for (id, change) in records.sorted(by: { $0.key < $1.key }) where change.siblings.count > 1 && !change.isDeleted {
                 let save = ReplicatedSave(record: ReplicatedDevices.note(id.recordName, Self.merged(change)), basedOn: change.joinedVersion, isDerived: true)
-                let result = live.isEmpty
-                    ? try backend.modify(saves: [], deletes: [ReplicatedDelete(id: id, basedOn: change.joinedVersion)])
-                    : try backend.modify(saves: [save], deletes: [])
+                let result = try backend.modify(saves: [save], deletes: [])
                 #expect(result.failures.isEmpty, "\(result.failures)")
                 merges += 1
             }
@@ -37,6 +36,24 @@ import Testing
         static func merged(_ change: ReplicatedChange) -> String {
             let live = change.siblings.filter { !$0.isDeleted }
             return Set(live.flatMap { (ReplicatedDevices.text($0) ?? "").split(separator: "\n") }).sorted().joined(separator: "\n")
+        }
+
+        /// Types a line into a record, on the version this device holds (or a new record); false
+        /// when the copy holds versions this device has not fetched yet.
+        func type(_ line: String, into name: String) throws -> Bool {
+            let known = records[RecordID(recordType: "ScratchTab", recordName: name)]
+            // With siblings not merged yet, this device types into what their merge shows.
+            let current = known.flatMap { $0.isDeleted ? nil : Self.merged($0) }
+            let content = current.map { $0 + "\n" + line } ?? line
+            let save = ReplicatedSave(record: ReplicatedDevices.note(name, content), basedOn: known?.joinedVersion ?? VersionVector())
+            return try backend.modify(saves: [save], deletes: []).failures.isEmpty
+        }
+
+        /// Deletes a record this device holds; false when it does not hold it or the copy has newer versions.
+        func delete(_ name: String) throws -> Bool {
+            let id = RecordID(recordType: "ScratchTab", recordName: name)
+            guard let known = records[id], !known.isDeleted else { return false }
+            return try backend.modify(saves: [], deletes: [ReplicatedDelete(id: id, basedOn: known.joinedVersion)]).failures.isEmpty
         }
 
         /// The single version of each record (nil while siblings remain) as text; deleted records left out.
@@ -63,21 +80,12 @@ import Testing
         for step in 0..<80 {
             let index = Int.random(in: 0..<3, using: &random)
             let name = "note\(Int.random(in: 0..<4, using: &random))"
-            let id = RecordID(recordType: "ScratchTab", recordName: name)
-            let known = replicas[index].records[id]
             switch Int.random(in: 0..<10, using: &random) {
             case 0...5:
-                // Type a line, on the version this device holds (or a new record).
                 let line = "line-\(seed)-\(step)"
-                // With siblings not merged yet, this device types into what their merge shows.
-                let current = known.flatMap { $0.isDeleted ? nil : Replica.merged($0) }
-                let content = current.map { $0 + "\n" + line } ?? line
-                let result = try replicas[index].backend.modify(saves: [ReplicatedSave(record: ReplicatedDevices.note(name, content), basedOn: known?.joinedVersion ?? VersionVector())], deletes: [])
-                if result.failures.isEmpty { typed[name, default: []].append(line) }
+                if try replicas[index].type(line, into: name) { typed[name, default: []].append(line) }
             case 6:
-                guard let known, !known.isDeleted else { continue }
-                let result = try replicas[index].backend.modify(saves: [], deletes: [ReplicatedDelete(id: id, basedOn: known.joinedVersion)])
-                if result.failures.isEmpty { deleted.insert(name) }
+                if try replicas[index].delete(name) { deleted.insert(name) }
             default:
                 try replicas[index].sync()
             }
@@ -91,13 +99,65 @@ import Testing
         }
         #expect(settled, "devices kept writing merges")
         #expect(replicas.map(\.merges).reduce(0, +) > 0, "the run should have made siblings to merge")
+        Self.expectConverged(replicas, typed: typed, deleted: deleted)
+        try Self.expectNoConflictCopies(in: simulator.root(0))
+    }
+
+    /// The same through real Syncthing on 127.0.0.1: each round both devices type three lines, some
+    /// into the same notes, and sync at once, while Syncthing replicates in the background; then
+    /// rounds of waiting for Syncthing and syncing until neither device writes.
+    @Test(.tags(.syncthing), .timeLimit(.minutes(5)))
+    func twoDevicesConvergeThroughSyncthing() throws {
+        let pair = try SyncthingPair.start()
+        defer { pair.stop() }
+        let backends = (0..<2).map { index in
+            ReplicatedDirectoryBackend(path: pair.folders[index] + "/backend", deviceID: ReplicatedDevices.deviceID(index), instance: "instance-\(index)",
+                                       deviceName: "device \(index)", lockTimeout: 5, now: { Time.now() }, segmentSizeLimit: 4096)
+        }
+        _ = try backends[0].createZoneIfNeeded()
+        try pair.waitUntilInSync()
+        #expect(try backends[1].createZoneIfNeeded() == backends[0].zone())
+        var replicas = backends.map { Replica(backend: $0) }
+        var random = SeededGenerator(seed: 7)
+        var typed: [String: [String]] = [:]
+        var deleted = Set<String>()
+        for round in 0..<6 {
+            for index in 0..<2 {
+                for line in 0..<3 {
+                    let name = "note\(Int.random(in: 0..<3, using: &random))", text = "line-\(round)-\(index)-\(line)"
+                    if try replicas[index].type(text, into: name) { typed[name, default: []].append(text) }
+                }
+                if round == 3, index == 0, try replicas[index].delete("note2") { deleted.insert("note2") }
+            }
+            for index in 0..<2 { try replicas[index].sync() }
+        }
+        func written() throws -> Int64 { try backends.reduce(0) { $0 + (try $1.journal(of: $1.deviceID).lastSeq()) } }
+        var settled = false
+        for _ in 0..<6 where !settled {
+            try pair.waitUntilInSync()
+            let before = try written()
+            for index in 0..<2 { try replicas[index].sync() }
+            settled = try written() == before
+        }
+        #expect(settled, "devices kept writing merges")
+        Self.expectConverged(replicas, typed: typed, deleted: deleted)
+        for folder in pair.folders { try Self.expectNoConflictCopies(in: folder) }
+    }
+
+    /// Every device holds the same single version of every record, with every line typed into a record nobody deleted.
+    static func expectConverged(_ replicas: [Replica], typed: [String: [String]], deleted: Set<String>, sourceLocation: SourceLocation = #_sourceLocation) {
         let contents = replicas[0].contents()
-        for index in 1..<3 { #expect(replicas[index].contents() == contents, "dev\(index) differs") }
+        for index in replicas.indices.dropFirst() {
+            #expect(replicas[index].contents() == contents, "device \(index) differs", sourceLocation: sourceLocation)
+        }
         for (name, lines) in typed where !deleted.contains(name) {
             let final = (contents[name] ?? nil) ?? ""
-            #expect(lines.allSatisfy { final.contains($0) }, "\(name) lost lines: \(lines.filter { !final.contains($0) })")
+            #expect(lines.allSatisfy { final.contains($0) }, "\(name) lost lines: \(lines.filter { !final.contains($0) })", sourceLocation: sourceLocation)
         }
-        let files = try ReplicationSimulatorTests.files(simulator.root(0)).keys
-        #expect(!files.contains { $0.contains("sync-conflict") || $0.contains("conflicted copy") }, "\(files.sorted())")
+    }
+
+    static func expectNoConflictCopies(in root: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let files = try ReplicationSimulatorTests.files(root).keys
+        #expect(!files.contains { $0.contains("sync-conflict") || $0.contains("conflicted copy") }, "\(files.sorted())", sourceLocation: sourceLocation)
     }
 }
