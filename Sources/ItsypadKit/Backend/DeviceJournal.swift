@@ -67,6 +67,12 @@ struct DeviceJournal {
         var waiting: (path: String, reason: String)?
     }
 
+    /// The longest line a reader accepts (a batch of 2 MiB of records, each with a base of up to 1 MiB, and framing).
+    static let maxLineBytes = 8 * 1024 * 1024
+
+    /// A segment grows past the size limit by at most one line; a larger one is not read into memory.
+    var maxSegmentBytes: Int { segmentSizeLimit + Self.maxLineBytes }
+
     private var segmentNames: Journal { Journal(directory: directory, segmentSizeLimit: segmentSizeLimit) }
 
     func segments() throws -> [JournalSegment] { try segmentNames.segments() }
@@ -91,6 +97,10 @@ struct DeviceJournal {
                 return result
             }
             let offset = index == startIndex && hint?.segment == segment.firstSeq ? hint!.offset : 0
+            if let size = try FileIO.status(segment.path)?.size, size > maxSegmentBytes {
+                result.waiting = (segment.path, "larger than \(maxSegmentBytes) bytes (quarantined)")
+                return result
+            }
             guard let bytes = try FileIO.readFileIfExists(segment.path, from: offset) else { continue }
             var lineStart = 0
             for (position, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {

@@ -210,6 +210,22 @@ extension ReplicatedDirectoryBackend {
         _ = try devices[0].write(ReplicatedSave(record: Devices.note("r", "two"), basedOn: VersionVector(tag: "devA:1")!))
     }
 
+    /// Another device's malformed line or oversized segment stops only that device's journal, with the reason.
+    @Test func aBadJournalIsQuarantinedAndTheOthersAreStillRead() throws {
+        let devices = try Devices(shared: 3, segmentSizeLimit: 10)
+        for index in 0..<3 { _ = try devices[index].createZoneIfNeeded() }
+        _ = try devices[0].write(ReplicatedSave(record: Devices.note("a", "from A"), basedOn: VersionVector()))
+        _ = try devices[1].write(ReplicatedSave(record: Devices.note("b", "from B"), basedOn: VersionVector()))
+        let root = devices[0].path
+        try FileSystem.writeAtomically(root + "/devices/devB/journal/0000000000000002.log", Array("{\"seq\":2,\"not\":\"a batch\"}\n".utf8))
+        try FileSystem.writeAtomically(root + "/devices/devC/journal/0000000000000001.log",
+                                       [UInt8](repeating: UInt8(ascii: " "), count: DeviceJournal.maxLineBytes + 11))
+        let fetched = try devices[0].fetchAll(since: nil)
+        #expect(fetched.changes.keys.map(\.recordName).sorted() == ["a", "b"])
+        #expect(fetched.waiting.map(\.path).sorted() == ["devices/devB/journal/0000000000000002.log", "devices/devC/journal/0000000000000001.log"])
+        #expect(fetched.waiting.allSatisfy { $0.reason.contains("quarantined") }, "\(fetched.waiting)")
+    }
+
     @Test func finishingASyncAcknowledgesWhatWasRead() throws {
         let devices = try Devices(shared: 2)
         _ = try devices[0].createZoneIfNeeded()
