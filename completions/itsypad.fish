@@ -151,7 +151,7 @@ complete -c itsypad -f
 # itsypad
 complete -c itsypad -l data-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as the data directory (default: $ITSYPAD_DATA_DIR, $XDG_DATA_HOME/itsypad or ~/.local/share/itsypad).'
 complete -c itsypad -s q -l quiet -d 'Print nothing but errors on standard error.'
-complete -c itsypad -l version -d 'Show the version.'
+complete -c itsypad -n '__itsypad_at ""' -l version -d 'Show the version.'
 complete -c itsypad -s h -l help -d 'Show help information.'
 complete -c itsypad -n '__itsypad_at "" 0' -a tab -d 'Create, list, show, edit and remove scratch tabs.'
 complete -c itsypad -n '__itsypad_at "" 0' -a clip -d 'Keep and search a clipboard history.'

@@ -21,13 +21,18 @@ public struct OptionSpec: Sendable {
     public let valueName: String?
     public let help: String
     public let completion: CompletionKind
+    /// For an option of the root command: whether it is also accepted after a
+    /// subcommand (`--data-dir`), or only before one (`--version`, as git does).
+    public let isGlobal: Bool
 
-    public init(_ long: String, short: Character? = nil, value: String? = nil, help: String, completion: CompletionKind = .none) {
+    public init(_ long: String, short: Character? = nil, value: String? = nil, help: String, completion: CompletionKind = .none,
+                isGlobal: Bool = true) {
         self.long = long
         self.short = short
         self.valueName = value
         self.help = help
         self.completion = completion
+        self.isGlobal = isGlobal
     }
 
     public var isFlag: Bool { valueName == nil }

@@ -12,7 +12,7 @@ public enum CommandTable {
         options: [
             OptionSpec("data-dir", value: "DIR", help: "Use DIR as the data directory (default: $ITSYPAD_DATA_DIR, $XDG_DATA_HOME/itsypad or ~/.local/share/itsypad).", completion: .directory),
             OptionSpec("quiet", short: "q", help: "Print nothing but errors on standard error."),
-            OptionSpec("version", help: "Show the version."),
+            OptionSpec("version", help: "Show the version.", isGlobal: false),
             OptionSpec("help", short: "h", help: "Show help information."),
         ],
         subcommands: [tab, clip, settings, sync, exportCommand, importCommand, help, completions, complete],

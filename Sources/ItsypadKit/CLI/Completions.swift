@@ -297,11 +297,11 @@ public enum CompletionScript {
         for node in nodes {
             lines.append("")
             lines.append("# \(([name] + (node.path.isEmpty ? [] : [node.path])).joined(separator: " "))")
-            // The root's own options are global: offered everywhere, with no condition.
-            let at = node.path.isEmpty ? nil : "__\(name)_at \"\(node.path)\""
+            // The root's global options are offered everywhere, with no condition.
+            let at = "__\(name)_at \"\(node.path)\""
             for option in node.ownOptions {
                 var words = ["complete -c", name]
-                if let at { words += ["-n", fishQuote(at)] }
+                if !node.path.isEmpty || !option.isGlobal { words += ["-n", fishQuote(at)] }
                 if let short = option.short { words += ["-s", fishWord(String(short))] }
                 words += ["-l", fishWord(option.long)]
                 if !option.isFlag { words.append(fishValue(option.completion, name: name, required: true)) }
@@ -457,7 +457,7 @@ struct CompletionNode {
         func visit(_ command: CommandSpec, _ names: [String]) -> [CompletionNode] {
             let node = CompletionNode(path: names.joined(separator: " "), subcommands: command.visibleSubcommands,
                                       ownOptions: command.options,
-                                      options: names.isEmpty ? command.options : command.options + root.options,
+                                      options: names.isEmpty ? command.options : command.options + root.options.filter(\.isGlobal),
                                       arguments: command.arguments)
             return [node] + command.visibleSubcommands.flatMap { visit($0, names + [$0.name]) }
         }

@@ -51,9 +51,10 @@ public struct HelpRenderer {
         }
         let subcommands = command.visibleSubcommands
         if !subcommands.isEmpty {
-            var rows = subcommands.map { row($0.name, $0.abstract) }
-            if path.count == 1 { rows.append(row("help", "Show subcommand help information.")) }
-            sections.append("SUBCOMMANDS:\n" + rows.joined(separator: "\n") + "\n\n  See '\(root.name) help <subcommand>' for detailed help.")
+            let rows = subcommands.map { row($0.name, $0.abstract) }
+            // `help` takes the whole path: "itsypad help tab <subcommand>".
+            let helpPath = ([root.name, "help"] + path.dropFirst().map(\.name)).joined(separator: " ")
+            sections.append("SUBCOMMANDS:\n" + rows.joined(separator: "\n") + "\n\n  See '\(helpPath) <subcommand>' for detailed help.")
         }
         if !command.examples.isEmpty {
             sections.append("EXAMPLES:\n" + command.examples.map {

@@ -19,7 +19,8 @@ public enum Itsypad {
         do {
             let parsed = try Parser(root: root).parse(arguments)
             names = parsed.names
-            if parsed.path.count == 1, parsed.options["version"] != nil, !parsed.wantsHelp {
+            // The parser takes --version only before a subcommand: `itsypad --version clip ls` prints the version, as git does.
+            if parsed.options["version"] != nil, !parsed.wantsHelp {
                 context.standardOutput.line(version)
                 return ExitCode.success
             }

@@ -53,7 +53,7 @@ public enum ManPage {
         if !isRoot {
             if command.options.isEmpty { page.section("OPTIONS") } else { page.line(".PP") }
             page.line(Roff.prose("Every command also takes the global options of ") + reference(root.name, 1) + ": "
-                + root.options.filter { $0.long != "version" }.map { "\\fB\\-\\-\(Roff.code($0.long))\\fR" }.joined(separator: ", ") + ".")
+                + root.options.filter(\.isGlobal).map { "\\fB\\-\\-\(Roff.code($0.long))\\fR" }.joined(separator: ", ") + ".")
         }
 
         commands(path, into: &page)

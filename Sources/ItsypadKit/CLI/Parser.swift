@@ -14,7 +14,8 @@ public struct ParsedCommand {
 
 /// Parses argv against the command table: git-style subcommands, `--long`,
 /// `--long=value`, `-s value`, clustered short flags, `--` to end options.
-/// Global options (those of the root command) are accepted at any depth.
+/// The root command's global options are accepted at any depth; its others
+/// (`--version`) only before a subcommand.
 public struct Parser {
     public let root: CommandSpec
 
@@ -70,7 +71,7 @@ public struct Parser {
     }
 
     private func candidates(_ parsed: ParsedCommand) -> [OptionSpec] {
-        parsed.path.count > 1 ? parsed.command.options + root.options : root.options
+        parsed.path.count > 1 ? parsed.command.options + root.options.filter(\.isGlobal) : root.options
     }
 
     private func lookup(long name: String, in parsed: ParsedCommand) throws -> OptionSpec {

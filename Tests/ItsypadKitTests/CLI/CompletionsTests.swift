@@ -27,6 +27,9 @@ import Testing
         CompletionCase("itsypad cl", exactly: ["clip"]),
         CompletionCase("itsypad clip ", exactly: ["add", "ls", "show", "rm", "pin", "unpin", "clear", "prune"]),
         CompletionCase("itsypad clip ls --", including: ["--limit", "--search", "--pinned", "--json", "--data-dir", "--quiet"]),
+        // --version is taken only before a subcommand.
+        CompletionCase("itsypad --v", exactly: ["--version"]),
+        CompletionCase("itsypad clip ls --v", exactly: []),
         CompletionCase("itsypad tab new --language py", including: ["python"]),
         CompletionCase("itsypad settings get clipboard.m", exactly: ["clipboard.maxEntries"]),
         CompletionCase("itsypad clip prune --older-than 1", exactly: ["12h", "1d"]),

@@ -55,7 +55,39 @@ import Testing
         #expect(device.inProcess(["__complete", "setting-keys"]).1.contains("clipboard.maxEntries\t"))
     }
 
+    @Test func helpIsListedOnce() {
+        let out = device.inProcess(["--help"]).1
+        let rows = out.split(separator: "\n").filter { $0.hasPrefix("  help ") }
+        #expect(rows.count == 1, "\(rows)")
+    }
+
+    /// The hint names a command `help` accepts, and following it works.
+    @Test(arguments: [(["tab", "--help"], "See 'itsypad help tab <subcommand>' for detailed help."),
+                      (["sync", "--help"], "See 'itsypad help sync <subcommand>' for detailed help."),
+                      (["--help"], "See 'itsypad help <subcommand>' for detailed help.")])
+    func subcommandHintNamesTheWholePath(_ arguments: [String], _ hint: String) {
+        let out = device.inProcess(arguments).1
+        #expect(out.contains(hint), "\(out)")
+    }
+
+    @Test func followingTheTabHintShowsTheSubcommand() {
+        let (status, out, err) = device.inProcess(["help", "tab", "new"])
+        #expect(status == 0, "\(err)")
+        #expect(out.contains("USAGE: itsypad tab new"))
+    }
+
     @Test func version() {
         #expect(device.inProcess(["--version"]).1 == Itsypad.version + "\n")
+        // Before a subcommand it wins, as in git.
+        #expect(device.inProcess(["--version", "clip", "ls"]).1 == Itsypad.version + "\n")
+    }
+
+    /// After a command --version is an unknown option (git: "unknown option `version'"), never silently ignored.
+    @Test(arguments: [["clip", "ls", "--version"], ["tab", "--version"], ["sync", "status", "--version"]])
+    func versionAfterACommandIsAUsageError(_ arguments: [String]) {
+        let (status, out, err) = device.inProcess(arguments)
+        #expect(status == 64)
+        #expect(out.isEmpty)
+        #expect(err.hasPrefix("Error: Unknown option '--version'."), "\(err)")
     }
 }
