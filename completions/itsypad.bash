@@ -19,7 +19,7 @@ _itsypad_options() {
     case $1 in
         '') REPLY='--data-dir -q --quiet --version -h --help' ;;
         'tab') REPLY='--data-dir -q --quiet -h --help' ;;
-        'tab new') REPLY='--name --language --file --data-dir -q --quiet -h --help' ;;
+        'tab new') REPLY='--name --language --file --create --data-dir -q --quiet -h --help' ;;
         'tab ls') REPLY='--json --data-dir -q --quiet -h --help' ;;
         'tab show') REPLY='--json --data-dir -q --quiet -h --help' ;;
         'tab edit') REPLY='--name --language --auto-language --data-dir -q --quiet -h --help' ;;

@@ -172,7 +172,8 @@ complete -c itsypad -n '__itsypad_at "tab" 0' -a rm -d 'Remove tabs.'
 # itsypad tab new
 complete -c itsypad -n '__itsypad_at "tab new"' -l name -x -d 'Name the tab (the name then sticks).'
 complete -c itsypad -n '__itsypad_at "tab new"' -l language -x -a '(__itsypad_complete languages)' -d 'Set and lock the language instead of detecting it.'
-complete -c itsypad -n '__itsypad_at "tab new"' -l file -r -F -d 'Back the tab by PATH: its content lives in that file and it never syncs.'
+complete -c itsypad -n '__itsypad_at "tab new"' -l file -r -F -d 'Back the tab by the existing file PATH: its content lives in that file and it never syncs.'
+complete -c itsypad -n '__itsypad_at "tab new"' -l create -d 'With --file, create PATH when it does not exist.'
 
 # itsypad tab ls
 complete -c itsypad -n '__itsypad_at "tab ls"' -l json -d 'Print JSON (stable; see itsypad(1) for the fields).'

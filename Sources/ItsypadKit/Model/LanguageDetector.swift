@@ -50,6 +50,30 @@ public enum LanguageDetector {
         return aliases[key]
     }
 
+    /// The language a file's name implies (`notes.md`, `x.rb`, `Makefile`), or
+    /// `nil` when the name says nothing (then the content decides).
+    public static func language(forFileName fileName: String) -> String? {
+        let name = fileName.lowercased()
+        if let language = fileNames[name] { return language }
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        let suffix = String(name[name.index(after: dot)...])
+        return extensions[suffix] ?? canonical(suffix)
+    }
+
+    /// Whole file names that imply a language.
+    static let fileNames: [String: String] = [
+        "makefile": "makefile", "gnumakefile": "makefile", "dockerfile": "dockerfile", "containerfile": "dockerfile",
+    ]
+
+    /// Extensions that are neither a language id nor one of its ``aliases``.
+    static let extensions: [String: String] = [
+        "h": "c", "cc": "cpp", "cxx": "cpp", "hh": "cpp", "hpp": "cpp", "hxx": "cpp",
+        "htm": "html", "xhtml": "html", "markdown": "markdown", "mk": "makefile",
+        "mjs": "javascript", "cjs": "javascript", "jsx": "javascript", "tsx": "typescript",
+        "kts": "kotlin", "ksh": "bash", "pyw": "python", "rake": "ruby",
+        "jsonl": "json", "xsd": "xml", "svg": "xml", "plist": "xml",
+    ]
+
     static let aliases: [String: String] = [
         "sh": "bash", "shell": "bash", "zsh": "bash",
         "js": "javascript", "ts": "typescript", "py": "python",

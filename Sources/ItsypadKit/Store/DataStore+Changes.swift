@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The local mutations. Each one changes the store and records, in the same
 /// locked run, what the sync engine must send (deletions included, so that
 /// evictions, clears and prunes reach other devices).
@@ -77,21 +81,59 @@ extension DataStore {
 
     /// Writes a tab (its file content too when file-backed) and queues it.
     public func saveTab(_ tab: Tab) throws {
-        if let fileURL = tab.fileURL {
-            try storeOperation { try FileSystem.writeAtomically(fileURL, Array(tab.content.utf8), mode: 0o600) }
-        }
+        if let fileURL = tab.fileURL { try writeUserFile(fileURL, tab.content, for: tab.id) }
         try tabs.save(tab)
         if !tab.isFileBacked { try pending().enqueue(.save, RecordKey(.tab, tab.id)) }
     }
 
     public func removeTab(_ tab: Tab) throws {
+        if let fileURL = tab.fileURL {
+            // Removing the tab leaves its file: finish what a crash interrupted if that still can be done.
+            try? finishInterruptedWrite(fileURL, for: tab.id)
+            try storeOperation { try FileSystem.remove(userFileJournal(for: tab.id)) }
+        }
         try tabs.remove(id: tab.id)
         if !tab.isFileBacked { try pending().enqueue(.delete, RecordKey(.tab, tab.id), tag: tab.sync?.tag) }
+    }
+
+    // MARK: A file-backed tab's file
+
+    /// Where the text being written to a file-backed tab's file is kept until
+    /// the file holds it: the user's file is written in place, which a crash can tear.
+    private func userFileJournal(for id: String) -> String { tabs.directory + "/" + id + ".writing" }
+
+    /// Writes the user's own file in place (keeping its inode, mode, owner and
+    /// links; through a symlink, its target), unless it already holds `content`.
+    /// The journal exists exactly while the file may be torn.
+    private func writeUserFile(_ path: String, _ content: String, for id: String) throws {
+        let bytes = Array(content.utf8)
+        try storeOperation {
+            guard FileSystem.isRegularFile(path) else { throw ItsypadError.failure("\(path) is missing or not a regular file") }
+            guard access(path, W_OK) == 0 else { throw FileSystem.fail("write", path) }
+            if try FileSystem.read(path) == bytes { return }
+            let journal = userFileJournal(for: id)
+            try FileSystem.makeDirectory(tabs.directory)
+            try FileSystem.writeAtomically(journal, bytes)
+            try FileSystem.overwriteInPlace(path, bytes)
+            try FileSystem.remove(journal)
+        }
+    }
+
+    /// Completes a write to a user's file that a crash interrupted: the text is
+    /// in the journal, the file may be torn.
+    private func finishInterruptedWrite(_ path: String, for id: String) throws {
+        let journal = userFileJournal(for: id)
+        try storeOperation {
+            guard let bytes = try FileSystem.read(journal) else { return }
+            try FileSystem.overwriteInPlace(path, bytes)
+            try FileSystem.remove(journal)
+        }
     }
 
     /// A tab with a file-backed tab's content read from its file.
     public func loadContent(_ tab: Tab) throws -> Tab {
         guard let fileURL = tab.fileURL else { return tab }
+        try finishInterruptedWrite(fileURL, for: tab.id)
         guard let bytes = try storeOperation({ try FileSystem.read(fileURL) }) else {
             throw ItsypadError.failure("the file behind tab '\(tab.name)' is missing: \(fileURL)")
         }

@@ -87,6 +87,80 @@ import Testing
         #expect(try PendingQueue(path: device.dataDir + "/sync/pending.log").changes().isEmpty)
     }
 
+    /// A user's file is written where it is: a symlink still points at it, and
+    /// its inode, mode and hard links are those it had.
+    @Test func editsWriteTheUsersFileInPlace() throws {
+        device.directory.write("real.md", "# old\n")
+        chmod(device.directory.file("real.md"), 0o664)
+        #expect(link(device.directory.file("real.md"), device.directory.file("hardlink.md")) == 0)
+        #expect(symlink(device.directory.file("real.md"), device.directory.file("link.md")) == 0)
+        var before = stat()
+        stat(device.directory.file("real.md"), &before)
+        let id = new(["--file", device.directory.file("link.md")])
+        #expect(device.inProcess(["tab", "edit", id, "# new"]).0 == 0)
+
+        var linkInfo = stat(), after = stat()
+        lstat(device.directory.file("link.md"), &linkInfo)
+        stat(device.directory.file("real.md"), &after)
+        #expect(linkInfo.st_mode & S_IFMT == S_IFLNK, "the symlink was replaced")
+        #expect(device.directory.read("real.md") == "# new")
+        #expect(device.directory.read("hardlink.md") == "# new")
+        #expect(after.st_ino == before.st_ino)
+        #expect(after.st_mode & 0o7777 == 0o664)
+        #expect(after.st_nlink == 2)
+        #expect(after.st_uid == before.st_uid && after.st_gid == before.st_gid)
+    }
+
+    /// A crash while the file was being written in place leaves the text in a
+    /// journal; the next command finishes the write.
+    @Test func anInterruptedWriteIsFinishedFromTheJournal() throws {
+        device.directory.write("notes.txt", "old text\n")
+        let id = new(["--file", device.directory.file("notes.txt")])
+        try FileSystem.writeAtomically(device.dataDir + "/tabs/\(id).writing", Array("the new text\n".utf8))
+        device.directory.write("notes.txt", "the new")
+        #expect(device.inProcess(["tab", "show", id]).1 == "the new text\n")
+        #expect(device.directory.read("notes.txt") == "the new text\n")
+        #expect(!FileSystem.exists(device.dataDir + "/tabs/\(id).writing"))
+    }
+
+    @Test func aMissingFileIsRefusedUnlessCreateIsGiven() throws {
+        let path = device.directory.file("new.rb")
+        let (status, _, err) = device.inProcess(["tab", "new", "--file", path])
+        #expect(status == 1)
+        #expect(err.contains("does not exist (pass --create to create it)"), "\(err)")
+        #expect(!FileSystem.exists(path))
+        #expect(device.inProcess(["tab", "ls"]).1.isEmpty)
+
+        let id = new(["--file", path, "--create"])
+        #expect(FileSystem.isRegularFile(path))
+        #expect(try tab(id)["name"] == .string("new.rb"))
+        #expect(try tab(id)["language"] == .string("ruby"))
+        #expect(device.inProcess(["tab", "new", "--create", "x"]).0 == 64)
+    }
+
+    @Test(arguments: [("notes.md", "# Title\n", "markdown"), ("x.rb", "puts 1\n", "ruby"), ("Makefile", "all:\n", "makefile"),
+                      ("main.h", "int f(void);\n", "c"), ("todo.txt", "{\"looks\": \"like json\"}", "plain"),
+                      ("data.unknown", "{\"a\": 1}", "json")])
+    func aFileBackedTabIsNamedAfterItsFileAndTakesItsLanguageFromTheExtension(_ name: String, _ content: String, _ language: String) throws {
+        device.directory.write(name, content)
+        let id = new(["--file", device.directory.file(name)])
+        let shown = try tab(id)
+        #expect(shown["name"] == .string(name))
+        #expect(shown["language"] == .string(language))
+        #expect(shown["content"] == .string(content))
+    }
+
+    /// `tab new </dev/null` in a script must not leave empty tabs behind; '' asks for one.
+    @Test func emptyInputCreatesNoTabUnlessEmptyTextIsGiven() throws {
+        let fromDevNull = try device.run("tab", "new")
+        #expect(fromDevNull.status == 1)
+        #expect(fromDevNull.stderr.contains("no tab was created"), "\(fromDevNull.stderr)")
+        #expect(device.inProcess(["tab", "new"], stdin: " \n").0 == 1)
+        #expect(device.inProcess(["tab", "ls"]).1.isEmpty)
+        let empty = new([""])
+        #expect(device.inProcess(["tab", "show", empty]) == (0, "", ""))
+    }
+
     @Test func listsNewestFirstAndResolvesReferences() throws {
         let older = new(["older"])
         let newer = new(["newer"])

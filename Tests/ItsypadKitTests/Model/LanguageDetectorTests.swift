@@ -702,4 +702,22 @@ let plainSamples: [String] = [
             #expect(LanguageDetector.canonical(id) == id)
         }
     }
+
+    @Test(arguments: [("notes.md", "markdown"), ("x.rb", "ruby"), ("script.PY", "python"), ("a.yml", "yaml"), ("lib.rs", "rust"),
+                      ("main.go", "go"), ("x.hpp", "cpp"), ("Makefile", "makefile"), ("Dockerfile", "dockerfile"),
+                      ("notes.txt", "plain"), ("page.htm", "html")])
+    func fileNamesImplyALanguage(_ name: String, _ language: String) {
+        #expect(LanguageDetector.language(forFileName: name) == language)
+    }
+
+    @Test(arguments: ["README", ".bashrc", "archive.tar.zst", "go", "notes."])
+    func fileNamesThatSayNothing(_ name: String) {
+        #expect(LanguageDetector.language(forFileName: name) == nil)
+    }
+
+    @Test func everyFileNameMapsToAKnownLanguage() {
+        for language in Array(LanguageDetector.extensions.values) + Array(LanguageDetector.fileNames.values) {
+            #expect(LanguageDetector.languages.contains(language), "\(language)")
+        }
+    }
 }

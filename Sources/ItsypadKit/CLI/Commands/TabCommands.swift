@@ -1,29 +1,56 @@
 /// `itsypad tab …`
 enum TabCommands {
     static func new(_ invocation: Invocation) throws -> Int32 {
+        if let path = invocation.value("file") { return try newFileBacked(invocation, path: FileSystem.absolute(path)) }
+        if invocation.flag("create") { throw invocation.usage("'--create' goes with '--file'.") }
         let language = try invocation.value("language").map { try canonicalLanguage($0, invocation) }
-        let fileURL = invocation.value("file").map(FileSystem.absolute)
-        var content: String
+        let content: String
         if !invocation.arguments.isEmpty {
+            // Given explicitly, even as '', the content is what the user asked for.
             content = invocation.arguments.joined(separator: " ")
         } else if let piped = try invocation.pipedText(what: "standard input") {
+            // A script or cron line with nothing on stdin must not leave an empty tab behind.
+            guard !Text.isBlank(piped) else {
+                throw ItsypadError.failure("standard input is empty or only whitespace; no tab was created (for an empty tab, pass '' as TEXT)")
+            }
             content = piped
-        } else if let fileURL, FileSystem.exists(fileURL) {
-            content = ""
         } else {
             guard let edited = try Editor(invocation: invocation).edit("", name: "new-tab") else {
                 throw ItsypadError.failure("the editor exited with an error; no tab was created")
             }
+            guard !Text.isBlank(edited) else { throw ItsypadError.failure("the editor saved no text; no tab was created") }
             content = edited
         }
-        // A file-backed tab adopts its file when no content was given.
-        if let fileURL, content.isEmpty, let bytes = try FileSystem.read(fileURL) {
-            guard let text = Text.decodeUTF8(bytes) else { throw ItsypadError.failure("\(fileURL) is not valid UTF-8 text") }
+        let tab = try invocation.store().createTab(content: content, name: invocation.value("name"), language: language,
+                                                   fileURL: nil, now: invocation.context.now())
+        invocation.out.line(tab.id)
+        return ExitCode.success
+    }
+
+    /// A tab backed by the user's file: named after the file, its language from
+    /// the file's extension, its content the file's unless TEXT or piped text replaces it.
+    static func newFileBacked(_ invocation: Invocation, path: String) throws -> Int32 {
+        let language = try invocation.value("language").map { try canonicalLanguage($0, invocation) }
+        let store = try invocation.store()
+        if !FileSystem.exists(path) {
+            guard invocation.flag("create") else { throw ItsypadError.failure("\(path) does not exist (pass --create to create it)") }
+            try storeOperation { try FileSystem.createFile(path) }
+        }
+        guard FileSystem.isRegularFile(path) else { throw ItsypadError.failure("\(path) is not a regular file") }
+        var content: String
+        if !invocation.arguments.isEmpty {
+            content = invocation.arguments.joined(separator: " ")
+        } else if let piped = try invocation.pipedText(what: "standard input"), !Text.isBlank(piped) {
+            content = piped
+        } else {
+            let bytes = try storeOperation { try FileSystem.read(path) } ?? []
+            guard let text = Text.decodeUTF8(bytes) else { throw ItsypadError.failure("\(path) is not valid UTF-8 text") }
             content = text
         }
-        let store = try invocation.store()
-        let tab = try store.createTab(content: content, name: invocation.value("name"), language: language,
-                                      fileURL: fileURL, now: invocation.context.now())
+        let fileName = FileSystem.baseName(path)
+        let tab = try store.createTab(content: content, name: invocation.value("name") ?? fileName,
+                                      language: language ?? LanguageDetector.language(forFileName: fileName),
+                                      fileURL: path, now: invocation.context.now())
         invocation.out.line(tab.id)
         return ExitCode.success
     }
