@@ -7,13 +7,16 @@ struct Editor {
     let invocation: Invocation
 
     /// The editor command: the `editor` setting, else $VISUAL, else $EDITOR, else vi.
-    func command() -> String {
+    func command() -> String { resolved().command }
+
+    /// The editor command and where it comes from, as `settings get editor` explains it.
+    func resolved() -> (command: String, source: String) {
         let environment = invocation.context.environment
-        if let configured = try? invocation.store().settings().string("editor") { return configured }
+        if let configured = try? invocation.store().settings().string("editor") { return (configured, "the editor setting") }
         for name in ["VISUAL", "EDITOR"] {
-            if let value = environment[name], !value.isEmpty { return value }
+            if let value = environment[name], !value.isEmpty { return (value, "$" + name) }
         }
-        return "vi"
+        return ("vi", "the default: neither $VISUAL nor $EDITOR is set")
     }
 
     /// nil when the editor failed (non-zero exit): the caller then changes nothing.

@@ -34,6 +34,39 @@ import Testing
         #expect(keys == [RecordKey(.setting, "clipboard.retention")])
     }
 
+    /// Turning sync on without a backend would only fail at the next sync.
+    @Test func syncNeedsABackend() throws {
+        let (status, _, err) = device.inProcess(["settings", "set", "sync.enabled", "yes"])
+        #expect(status == 1)
+        #expect(err.contains("sync needs a backend directory"), "\(err)")
+        #expect(device.inProcess(["settings", "get", "sync.enabled"]).1 == "false\n")
+
+        let backend = TemporaryDirectory()
+        #expect(device.inProcess(["settings", "set", "sync.backend", backend.path]).0 == 0)
+        #expect(device.inProcess(["settings", "set", "sync.enabled", "yes"]).0 == 0)
+        #expect(device.inProcess(["settings", "unset", "sync.backend"]).0 == 1)
+        #expect(device.inProcess(["settings", "set", "sync.enabled", "no"]).0 == 0)
+        #expect(device.inProcess(["settings", "unset", "sync.backend"]).0 == 0)
+    }
+
+    /// The editor's default comes from the environment: get shows what would run and, to a person, why.
+    @Test(arguments: [
+        ([:], nil, "vi", "(from the default: neither $VISUAL nor $EDITOR is set)"),
+        (["EDITOR": "nano"], nil, "nano", "(from $EDITOR)"),
+        (["EDITOR": "nano", "VISUAL": "code -w"], nil, "code -w", "(from $VISUAL)"),
+        (["VISUAL": "code -w"], "hx", "hx", "(from the editor setting)"),
+    ] as [([String: String], String?, String, String)])
+    func editorShowsTheEffectiveCommandAndItsSource(_ environment: [String: String], _ setting: String?, _ command: String, _ source: String) {
+        if let setting { #expect(device.inProcess(["settings", "set", "editor", setting]).0 == 0) }
+        let err = OutputBuffer()
+        let context = Context(environment: environment.merging(["ITSYPAD_DATA_DIR": device.dataDir]) { $1 },
+                              stdinIsTerminal: true, stdoutIsTerminal: false, stderrIsTerminal: true,
+                              standardOutput: OutputBuffer(), standardError: err, readInput: { [] })
+        #expect(Itsypad.run(["settings", "get", "editor"], context: context) == 0)
+        #expect(context.standardOutput.text == command + "\n")
+        #expect(err.text == source + "\n")
+    }
+
     @Test func jsonListsEveryKeyWithScope() throws {
         let items = try #require(try JSONValue.parse(device.inProcess(["settings", "list", "--json"]).1).arrayValue)
         #expect(items.compactMap { $0["key"]?.stringValue } == Settings.keys)

@@ -23,6 +23,13 @@ enum SettingsCommands {
     static func get(_ invocation: Invocation) throws -> Int32 {
         let definition = try lookup(invocation.arguments[0], invocation)
         let settings = try invocation.store().settings()
+        if definition.key == "editor" {
+            // Its default lives in the environment: show what tab edit would run, and why.
+            let editor = Editor(invocation: invocation).resolved()
+            invocation.out.line(editor.command)
+            invocation.note("(from \(editor.source))")
+            return ExitCode.success
+        }
         guard let value = settings.value(definition.key) else { return ExitCode.failure }
         invocation.out.line(value.description)
         return ExitCode.success
@@ -37,6 +44,9 @@ enum SettingsCommands {
         }
         if definition.kind == .path, case .string(let path) = value { value = .string(FileSystem.absolute(path)) }
         let store = try invocation.store()
+        if definition.key == "sync.enabled", value == .bool(true), try store.settings().string("sync.backend") == nil {
+            throw ItsypadError.failure("sync needs a backend directory: run 'itsypad sync enable DIR' (or set sync.backend first)")
+        }
         try store.changeSetting(definition, to: value, now: invocation.context.now())
         return ExitCode.success
     }
@@ -44,6 +54,9 @@ enum SettingsCommands {
     static func unset(_ invocation: Invocation) throws -> Int32 {
         let definition = try lookup(invocation.arguments[0], invocation)
         let store = try invocation.store()
+        if definition.key == "sync.backend", try store.settings().bool("sync.enabled") {
+            throw ItsypadError.failure("sync is enabled and needs its backend: run 'itsypad sync disable' first")
+        }
         try store.changeSetting(definition, to: nil, now: invocation.context.now())
         return ExitCode.success
     }
