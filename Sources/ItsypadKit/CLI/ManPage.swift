@@ -268,7 +268,7 @@ private enum Prose {
         "": [
             "Tabs and clipboard entries are named by ids: the commands that create them print the full id, and lists show the first 8 characters. Any unique prefix of 4 or more characters selects an item; a tab can also be named by its exact name.",
             "Data goes to standard output and messages to standard error. Messages meant for a person are printed only when standard error is a terminal and --quiet is not given, so that cron mails only failures. The --json forms are stable (fields are only ever added at the end); the human forms may change.",
-            "Every command holds the data directory's lock while it runs; another itsypad waits for it up to ITSYPAD_LOCK_TIMEOUT seconds, then exits 75.",
+            "Every command holds the data directory's lock while it runs; another itsypad waits for it up to ITSYPAD_LOCK_TIMEOUT seconds, then exits 75. sync status does not wait for a running sync: it reads what is stored and names the sync's process.",
             "Changes to tabs, clipboard entries and synced settings are queued for the sync backend, a directory shared by your devices (the sync.backend setting); its format is described in itsypad-backend(5). Clips marked local, clips matching clipboard.ignore, clips that look like secrets and file-backed tabs never leave the device.",
         ],
         "tab": [
@@ -293,11 +293,11 @@ private enum Prose {
     ]
 
     static let json: [String] = [
-        "tab ls --json and tab show --json print tabs as objects with the fields id, name, content, language, languageLocked (true or false), lastModified (ISO 8601), fileURL (the backing file or null) and syncState (synced, pending, failed or localOnly).",
-        "clip ls --json prints entries as objects with the fields id, text, timestamp (ISO 8601), pinned, localOnly and syncState.",
-        "settings list --json prints objects with the fields key, value (null when unset), scope (synced or device) and isDefault.",
-        "sync status --json prints an object with the fields enabled, backend, deviceID, deviceName, lastPush and lastPull (ISO 8601 or null), pending (counts by record type), failed (objects with type, id, attempts and error), localOnly (a count) and lastError.",
-        "sync log --json prints attempts as objects with the fields time, direction (sync, push or pull), pulled, pushed, conflicts, result and error.",
+        "tab ls --json prints an array of tabs and tab show --json one tab, as objects with the fields id, name, content, language, languageLocked (true or false), lastModified (ISO 8601), fileURL (the backing file or null) and syncState (synced, pending, failed or localOnly).",
+        "clip ls --json prints an array of entries, as objects with the fields id, text, timestamp (ISO 8601), pinned, localOnly and syncState.",
+        "settings list --json prints an array of objects with the fields key, value (null when unset), scope (synced or device) and isDefault.",
+        "sync status --json prints one object with the fields enabled, backend, deviceID, deviceName, lastPush and lastPull (ISO 8601 or null), pending (counts by record type: ScratchTab, ClipboardEntry, Setting), failed (objects with type, id, attempts and error), localOnly (a count), lastError, localOnlyReasons (counts by reason: local, ignored, secret and oversized clips, fileBacked tabs) and syncing (null, or the pid and since of the sync under way). localOnly and localOnlyReasons are null while a running sync rewrites the clipboard index.",
+        "sync log --json prints an array of attempts, as objects with the fields time, direction (sync, push or pull), pulled, pushed, conflicts, result and error.",
     ]
 
     static let exitStatus: [(code: Int32, meaning: String)] = [
@@ -329,6 +329,7 @@ private enum Prose {
         ("settings.json", "Stored settings, each with the clock of its last change."),
         ("sync/pending.log", "The queue of changes waiting to be sent to the sync backend: an append-only log, one JSON object a line."),
         ("sync/state.json", "What sync remembers between runs: the backend's zone, the change token, the last push and pull, the items that keep failing."),
+        ("sync/running.json", "The process id and start time of the sync under way, removed when it ends; a note left by a killed sync is ignored."),
         ("sync/log.jsonl", "The activity log of sync attempts, one JSON object a line (the newest 500)."),
     ]
 }

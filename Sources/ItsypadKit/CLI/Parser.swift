@@ -163,13 +163,19 @@ public final class Invocation {
         guard !quiet, context.stderrIsTerminal else { return }
         context.standardError.write("\r\u{1B}[K" + message)
         context.standardError.flush()
+        showsProgress = true
     }
 
-    /// Clears the progress line.
+    /// Clears the progress line, at once: standard output, written later, must
+    /// not land on the line the progress used.
     public func endProgress() {
-        guard !quiet, context.stderrIsTerminal else { return }
+        guard showsProgress else { return }
         context.standardError.write("\r\u{1B}[K")
+        context.standardError.flush()
+        showsProgress = false
     }
+
+    private var showsProgress = false
 
     /// The data directory's path, as given or by default.
     public func dataDirectory() throws -> String {

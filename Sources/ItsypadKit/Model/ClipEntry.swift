@@ -30,8 +30,8 @@ public enum LocalOnlyReason: String, Sendable, CaseIterable {
     public var explanation: String {
         switch self {
         case .requested: return "added with --local"
-        case .ignored: return "matches clipboard.ignore"
-        case .secret: return "looks like a secret (clipboard.ignoreSecrets)"
+        case .ignored: return "matching clipboard.ignore"
+        case .secret: return "looking like a secret (clipboard.ignoreSecrets)"
         case .oversized: return "larger than the 1 MiB record limit"
         }
     }

@@ -87,8 +87,10 @@ public final class ClipStore {
         }
     }
 
-    func entry(_ slot: ClipSlot) throws -> ClipEntry {
-        let bytes = try FileSystem.read(fd: log.fd, offset: Int(slot.offset), count: Int(slot.length), path: logPath)
+    func entry(_ slot: ClipSlot) throws -> ClipEntry { try ClipStore.entry(slot, logFD: log.fd, logPath: logPath) }
+
+    static func entry(_ slot: ClipSlot, logFD: Int32, logPath: String) throws -> ClipEntry {
+        let bytes = try FileSystem.read(fd: logFD, offset: Int(slot.offset), count: Int(slot.length), path: logPath)
         guard let json = try? JSONValue.parse(bytes), let text = json["text"]?.stringValue else {
             throw ItsypadError.corrupt(logPath, "unreadable entry at byte \(slot.offset)")
         }

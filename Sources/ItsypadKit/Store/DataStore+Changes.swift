@@ -32,10 +32,9 @@ extension DataStore {
         guard !outcome.duplicate else { return outcome }
         let pending = try pending()
         if reason == nil { try pending.enqueue(.save, RecordKey(.clip, entry.id)) }
-        try pending.enqueue(.delete, outcome.evicted.map { RecordKey(.clip, $0) })
+        try queueDeletion(outcome.evicted.map { RecordKey(.clip, $0) })
         if pending.needsCompaction {
-            // A device that never synced has nothing on a backend to delete: those deletions can go.
-            let everSynced = try EngineState.load(from: self).zoneID != nil
+            let everSynced = try hasEverSynced()
             try pending.compact { _ in everSynced }
         }
         return outcome
@@ -45,8 +44,23 @@ extension DataStore {
     @discardableResult
     public func removeClips(_ ids: [String]) throws -> [String] {
         let removed = try clips().remove(ids: ids)
-        try pending().enqueue(.delete, removed.map { RecordKey(.clip, $0) })
+        try queueDeletion(removed.map { RecordKey(.clip, $0) })
         return removed
+    }
+
+    /// A device that never synced has nothing on a backend to delete.
+    private func hasEverSynced() throws -> Bool { try EngineState.load(from: self).zoneID != nil }
+
+    /// Queues the deletion of records from the backend; before this device's
+    /// first sync there is none to delete, so a record added and removed
+    /// meanwhile leaves nothing pending.
+    private func queueDeletion(_ keys: [RecordKey], tag: String? = nil) throws {
+        guard !keys.isEmpty else { return }
+        if try hasEverSynced() {
+            try pending().enqueue(.delete, keys, tag: tag)
+        } else {
+            try pending().discard(keys)
+        }
     }
 
     public func setClipPinned(_ entry: ClipEntry, _ pinned: Bool) throws -> Bool {
@@ -93,7 +107,7 @@ extension DataStore {
             try storeOperation { try FileSystem.remove(userFileJournal(for: tab.id)) }
         }
         try tabs.remove(id: tab.id)
-        if !tab.isFileBacked { try pending().enqueue(.delete, RecordKey(.tab, tab.id), tag: tab.sync?.tag) }
+        if !tab.isFileBacked { try queueDeletion([RecordKey(.tab, tab.id)], tag: tab.sync?.tag) }
     }
 
     // MARK: A file-backed tab's file

@@ -18,6 +18,8 @@ public final class DataStore {
 
     public let path: String
     public let deviceID: String
+    /// Opened without the lock: only files replaced atomically or appended to may be read.
+    public let isReadOnly: Bool
     private var lock: FileLock?
     private var openedClips: ClipStore?
     private var openedSettings: SettingsStore?
@@ -32,7 +34,24 @@ public final class DataStore {
                 throw ItsypadError.temporary("the data directory \(path) is locked by another itsypad process; try again later")
             }
             self.lock = lock
+            isReadOnly = false
             deviceID = try DataStore.readOrCreateMeta(path + "/meta.json")
+        } catch let error as FileSystemError {
+            throw ItsypadError.from(error)
+        }
+    }
+
+    /// Opens an existing data directory for reading without waiting for its
+    /// lock (`sync status` while a sync holds it). Nothing is created or
+    /// repaired; the clipboard history, which opening may repair, is off limits.
+    public init(readingWithoutLock path: String) throws {
+        self.path = path
+        isReadOnly = true
+        do {
+            guard let device = try DataStore.readMeta(path + "/meta.json") else {
+                throw ItsypadError.failure("\(path) is not an itsypad data directory (no meta.json)")
+            }
+            deviceID = device
         } catch let error as FileSystemError {
             throw ItsypadError.from(error)
         }
@@ -40,17 +59,7 @@ public final class DataStore {
 
     /// Reads meta.json, refusing a newer format; creates it on first use.
     private static func readOrCreateMeta(_ metaPath: String) throws -> String {
-        if let bytes = try FileSystem.read(metaPath) {
-            let meta: JSONValue
-            do { meta = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(metaPath, "\(error)") }
-            guard let format = meta["format"]?.int64Value, let device = meta["deviceID"]?.stringValue else {
-                throw ItsypadError.corrupt(metaPath, "missing format or deviceID")
-            }
-            if format > Int64(DataStore.format) {
-                throw ItsypadError.failure("the data directory was written by a newer itsypad (format \(format); this one reads format \(DataStore.format)); upgrade itsypad to use it")
-            }
-            return device
-        }
+        if let device = try readMeta(metaPath) { return device }
         let device = Identifier.make()
         let meta = JSONValue.object([
             ("format", .integer(Int64(DataStore.format))),
@@ -58,6 +67,20 @@ public final class DataStore {
             ("created", .string(Time.iso8601(Time.now()))),
         ])
         try FileSystem.writeAtomically(metaPath, Array((meta.prettySerialized() + "\n").utf8))
+        return device
+    }
+
+    /// The device id from meta.json (nil when there is none), refusing a newer format.
+    private static func readMeta(_ metaPath: String) throws -> String? {
+        guard let bytes = try FileSystem.read(metaPath) else { return nil }
+        let meta: JSONValue
+        do { meta = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(metaPath, "\(error)") }
+        guard let format = meta["format"]?.int64Value, let device = meta["deviceID"]?.stringValue else {
+            throw ItsypadError.corrupt(metaPath, "missing format or deviceID")
+        }
+        if format > Int64(DataStore.format) {
+            throw ItsypadError.failure("the data directory was written by a newer itsypad (format \(format); this one reads format \(DataStore.format)); upgrade itsypad to use it")
+        }
         return device
     }
 
@@ -73,6 +96,7 @@ public final class DataStore {
     public var tabs: TabStore { TabStore(directory: path + "/tabs") }
 
     public func clips() throws -> ClipStore {
+        precondition(!isReadOnly, "the clipboard history is opened only under the lock")
         if let openedClips { return openedClips }
         let store = try ClipStore(directory: path + "/clips")
         openedClips = store

@@ -9,6 +9,17 @@ public enum RecordType: String, Sendable, CaseIterable {
     case setting = "Setting"
 }
 
+extension RecordType {
+    /// What a person calls a record of this type ("2 tabs").
+    public var noun: String {
+        switch self {
+        case .tab: return "tab"
+        case .clip: return "clip"
+        case .setting: return "setting"
+        }
+    }
+}
+
 /// Identifies one synced record.
 public struct RecordKey: Hashable, Sendable {
     public let type: RecordType
@@ -182,6 +193,12 @@ public final class PendingQueue {
         let confirmed = Dictionary(sent.map { ($0.key, $0.version) }, uniquingKeysWith: max)
         loaded?.removeAll { change in confirmed[change.key].map { $0 >= change.version } ?? false }
         byKey = nil
+    }
+
+    /// Forgets the waiting changes of `keys`, as if sent: for records no backend
+    /// can have, whose deletion there is nothing to send.
+    public func discard(_ keys: [RecordKey]) throws {
+        try confirm(try keys.compactMap { try change(for: $0) })
     }
 
     /// Rewrites the log as the current queue, dropping deletions of records the

@@ -5,6 +5,11 @@ public enum Text {
         String(validating: bytes, as: UTF8.self)
     }
 
+    /// "1 tab", "2 tabs", "0 tabs": a count with its noun (regular plurals only).
+    public static func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
+    }
+
     public static func isBlank(_ text: String) -> Bool {
         text.unicodeScalars.allSatisfy { $0.properties.isWhitespace }
     }

@@ -36,7 +36,7 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("WRITE THE REPORT\ncall mum\nbook the 9:00 train"))
         #expect(result.stdout.contains("todo (conflict laptop "))
-        #expect(result.stdout.contains("pending:    0 ScratchTab, 0 ClipboardEntry, 0 Setting"))
+        #expect(result.stdout.contains("pending:    0 tabs, 0 clips, 0 settings"))
     }
 
     @Test(.enabled(if: ReadmeTests.hasTool("fzf"), "fzf is not installed"))

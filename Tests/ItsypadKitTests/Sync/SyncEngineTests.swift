@@ -16,7 +16,7 @@ import Testing
         #expect(b.output("clip", "show", clip) == "copied text")
         #expect(b.inProcess(["clip", "show", local]).0 == 1)
         #expect(b.output("settings", "get", "clipboard.retention") == "2w")
-        #expect(b.inProcess(["settings", "get", "editor"]).1.isEmpty, "device-scoped keys never leave the device")
+        #expect(b.inProcess(["settings", "get", "editor"]).1 == "vi\n", "device-scoped keys never leave the device")
 
         _ = a.output("tab", "edit", tab, "--name", "renamed")
         _ = a.output("tab", "edit", tab, "line one\nline two")
@@ -64,7 +64,7 @@ import Testing
         #expect(a.output("clip", "ls", "--json").contains("\"pending\""))
         fleet.enable(0)
         #expect(a.output("clip", "ls", "--json").contains("\"synced\""))
-        #expect(a.output("sync", "status").contains("pending:    0 ScratchTab, 0 ClipboardEntry, 0 Setting"))
+        #expect(a.output("sync", "status").contains("pending:    0 tabs, 0 clips, 0 settings"))
         #expect(a.output("sync", "log").contains("ok"))
     }
 }
@@ -253,7 +253,7 @@ import Testing
         #expect(lock != nil)
         let result = try a.run("sync", environment: ["ITSYPAD_LOCK_TIMEOUT": "0.5"])
         #expect(result.status == 75, "\(result.stderr)")
-        #expect(a.output("sync", "status").contains("1 ClipboardEntry"))
+        #expect(a.output("sync", "status").contains("pending:    0 tabs, 1 clip, 0 settings"))
         #expect(a.output("sync", "log").contains("temporary failure"))
         // After its retries the item shows as failed, with the reason, until a sync succeeds.
         #expect(a.output("clip", "ls", "--json").contains("\"failed\""))
@@ -287,6 +287,6 @@ import Testing
         let assets = try FileSystem.list(fleet.backendPath + "/assets")
         #expect(assets.count == 1)
         let status = a.output("sync", "status")
-        #expect(status.contains("local-only: 1 (1 clips larger than the 1 MiB record limit)"), "\(status)")
+        #expect(status.contains("local-only: 1 (1 clip larger than the 1 MiB record limit)"), "\(status)")
     }
 }

@@ -47,22 +47,16 @@ enum SyncCommands {
     }
 
     static func status(_ invocation: Invocation) throws -> Int32 {
-        let store = try invocation.store()
+        let (store, running) = try storeForStatus(invocation)
         let settings = try store.settings()
         let state = try EngineState.load(from: store)
         let pending = try store.pending().changes()
-        // Why each local-only item stays here, as counts per reason.
-        var localOnly: [(String, Int)] = LocalOnlyReason.allCases.map { reason in ("clips " + reason.explanation, 0) }
-        for entry in try store.clips().localOnlyEntries() {
-            if let reason = entry.localOnly, let index = LocalOnlyReason.allCases.firstIndex(of: reason) { localOnly[index].1 += 1 }
-        }
-        localOnly.append(("file-backed tabs", try store.tabs.all().filter(\.isFileBacked).count))
-        localOnly.removeAll { $0.1 == 0 }
-        let localTotal = localOnly.reduce(0) { $0 + $1.1 }
+        let localOnly = try localOnlyCounts(store)
         let counts = RecordType.allCases.map { type in (type, pending.filter { $0.key.type == type }.count) }
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
         func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
         if invocation.flag("json") {
+            // Fields are only ever appended, so that scripts reading them by position keep working.
             invocation.printJSON(.object([
                 ("enabled", .bool(settings.bool("sync.enabled"))),
                 ("backend", settings.string("sync.backend").map { .string($0) } ?? .null),
@@ -75,9 +69,10 @@ enum SyncCommands {
                     .object([("type", .string($0.key.type.rawValue)), ("id", .string($0.key.name)),
                              ("attempts", .integer(Int64($0.value.attempts))), ("error", .string($0.value.error))])
                 })),
-                ("localOnly", .integer(Int64(localTotal))),
-                ("localOnlyReasons", .object(localOnly.map { ($0.0, .integer(Int64($0.1))) })),
+                ("localOnly", localOnly.map { .integer(Int64($0.total)) } ?? .null),
                 ("lastError", state.lastError.map { .string($0) } ?? .null),
+                ("localOnlyReasons", localOnly.map { counts in .object(counts.reasons.map { ($0.key, .integer(Int64($0.count))) }) } ?? .null),
+                ("syncing", running?.json ?? .null),
             ]))
             return ExitCode.success
         }
@@ -85,16 +80,51 @@ enum SyncCommands {
         out.line("enabled:    \(settings.bool("sync.enabled") ? "yes" : "no")")
         out.line("backend:    \(settings.string("sync.backend") ?? "(none)")")
         out.line("device:     \(settings.string("device.name") ?? "") (\(store.deviceID))")
+        out.line("activity:   \(running?.description ?? "idle")")
         out.line("last push:  \(state.lastPush.map(Time.iso8601) ?? "never")")
         out.line("last pull:  \(state.lastPull.map(Time.iso8601) ?? "never")")
-        out.line("pending:    " + counts.map { "\($0.1) \($0.0.rawValue)" }.joined(separator: ", "))
+        out.line("pending:    " + counts.map { Text.counted($0.1, $0.0.noun) }.joined(separator: ", "))
         out.line("failed:     \(failed.count)")
         for (key, failure) in failed {
-            out.line("  \(key.type.rawValue)/\(key.name): \(failure.error) (\(failure.attempts) attempts)")
+            out.line("  \(key.type.noun) \(key.name): \(failure.error) (\(Text.counted(failure.attempts, "attempt")))")
         }
-        out.line("local-only: \(localTotal)" + (localOnly.isEmpty ? "" : " (" + localOnly.map { "\($0.1) \($0.0)" }.joined(separator: ", ") + ")"))
+        if let localOnly {
+            let reasons = localOnly.reasons.filter { $0.count > 0 }.map { Text.counted($0.count, $0.noun) + " " + $0.explanation }
+            out.line("local-only: \(localOnly.total)" + (reasons.isEmpty ? "" : " (" + reasons.joined(separator: ", ") + ")"))
+        } else {
+            out.line("local-only: (counted once the sync is done)")
+        }
         out.line("last error: \(state.lastError ?? "none")")
         return ExitCode.success
+    }
+
+    /// The data directory for `sync status`: locked as usual, unless a sync
+    /// holds the lock, in which case status reads what is persisted without it
+    /// rather than wait (a long first sync would make it hang, then give up).
+    static func storeForStatus(_ invocation: Invocation) throws -> (DataStore, RunningSync?) {
+        do {
+            return (try invocation.store(lockTimeout: 0), nil)
+        } catch let error as ItsypadError where error.exitCode == ExitCode.temporary {
+            let directory = try invocation.dataDirectory()
+            guard let running = RunningSync.current(in: directory) else { return (try invocation.store(), nil) }
+            return (try DataStore(readingWithoutLock: directory), running)
+        }
+    }
+
+    /// Why items stay on this device: counts by reason, every reason listed; nil
+    /// when a running sync is rewriting the clipboard history's index.
+    static func localOnlyCounts(_ store: DataStore) throws -> (total: Int, reasons: [(key: String, noun: String, explanation: String, count: Int)])? {
+        let entries = store.isReadOnly
+            ? try ClipStore.localOnlyEntriesWithoutLock(directory: store.path + "/clips")
+            : try store.clips().localOnlyEntries()
+        guard let entries else { return nil }
+        var reasons = LocalOnlyReason.allCases.map { reason in
+            (key: reason.rawValue, noun: "clip", explanation: reason.explanation, count: entries.filter { $0.localOnly == reason }.count)
+        }
+        // A running sync may remove a tab file between listing and reading it: one more look is enough.
+        let tabs = try (try? store.tabs.all()) ?? store.tabs.all()
+        reasons.append((key: "fileBacked", noun: "tab", explanation: "backed by a file", count: tabs.filter(\.isFileBacked).count))
+        return (reasons.reduce(0) { $0 + $1.count }, reasons)
     }
 
     static func log(_ invocation: Invocation) throws -> Int32 {
@@ -139,6 +169,8 @@ enum SyncCommands {
         let engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
         engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
         defer { invocation.endProgress() }
+        let running = try RunningSync.begin(in: store, now: invocation.context.now())
+        defer { running.end(in: store) }
         var failure: ItsypadError?
         do {
             try body(engine)
@@ -147,6 +179,7 @@ enum SyncCommands {
         } catch let error as ItsypadError {
             failure = error
         }
+        invocation.endProgress()
         let report = engine.report
         var state = try EngineState.load(from: store)
         if let failure {

@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The note a running sync leaves in `sync/running.json` (its pid and start
+/// time), so that `sync status` can say a sync is under way instead of
+/// waiting for the lock it holds. Advisory only: written without fsync,
+/// removed when the sync ends, and ignored once its process is gone (kill -9).
+struct RunningSync: Equatable {
+    let pid: Int32
+    let since: Milliseconds
+
+    static func path(in dataDirectory: String) -> String { dataDirectory + "/sync/running.json" }
+
+    /// Records the current process as syncing; the returned value removes the note again.
+    static func begin(in store: DataStore, now: Milliseconds) throws -> RunningSync {
+        let running = RunningSync(pid: getpid(), since: now)
+        let path = path(in: store.path)
+        let bytes = Array(JSONValue.object([("pid", .integer(Int64(running.pid))), ("since", .integer(now))]).serialized().utf8)
+        try storeOperation {
+            try FileSystem.makeDirectory(FileSystem.directoryName(path))
+            // A reader that catches the file half-written sees no sync and waits for the lock as usual.
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if fd < 0 { throw FileSystem.fail("write", path) }
+            defer { close(fd) }
+            try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: path) }
+        }
+        return running
+    }
+
+    func end(in store: DataStore) {
+        try? FileSystem.remove(RunningSync.path(in: store.path))
+    }
+
+    /// The sync under way in `dataDirectory`, if its note is there and its process is alive.
+    static func current(in dataDirectory: String) -> RunningSync? {
+        guard let bytes = try? FileSystem.read(path(in: dataDirectory)), bytes.count < 256,
+              let json = try? JSONValue.parse(bytes),
+              let pid = json["pid"]?.int64Value, pid > 0, pid <= Int64(Int32.max),
+              let since = json["since"]?.int64Value else { return nil }
+        // Signal 0 checks the process exists; EPERM means it does, under another user.
+        guard kill(pid_t(pid), 0) == 0 || errno == EPERM else { return nil }
+        return RunningSync(pid: pid_t(pid), since: since)
+    }
+
+    var json: JSONValue { .object([("pid", .integer(Int64(pid))), ("since", .string(Time.iso8601(since)))]) }
+
+    var description: String { "syncing (pid \(pid), since \(Time.iso8601(since)))" }
+}
