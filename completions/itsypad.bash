@@ -72,6 +72,16 @@ _itsypad_option_value() {
     esac
 }
 
+# The kind of a value for setting $1.
+_itsypad_setting_value() {
+    case $1 in
+        'clipboard.ignoreSecrets' | 'sync.enabled') REPLY='words true false' ;;
+        'clipboard.retention') REPLY='words never 90s 30m 12h 1d 7d 2w' ;;
+        'sync.backend') REPLY='directory' ;;
+        *) return 1 ;;
+    esac
+}
+
 # The kind of positional argument $2 (from 0) of command $1.
 _itsypad_argument() {
     case $1:$2 in
@@ -85,10 +95,11 @@ _itsypad_argument() {
         'clip unpin:0') REPLY='dynamic clips' ;;
         'settings get:0') REPLY='dynamic setting-keys' ;;
         'settings set:0') REPLY='dynamic setting-keys' ;;
-        'settings set:'*) REPLY='none' ;;
+        'settings set:'*) REPLY='setting-value' ;;
         'settings unset:0') REPLY='dynamic setting-keys' ;;
         'sync enable:0') REPLY='directory' ;;
         'import:0') REPLY='file' ;;
+        'help:'*) REPLY='command-path' ;;
         'completions:0') REPLY='words bash zsh fish' ;;
         *) return 1 ;;
     esac
@@ -102,16 +113,23 @@ _itsypad_add() {
         directory) compopt -o filenames 2>/dev/null; mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$cur") ;;
         words) mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "${1#words }" -- "$cur") ;;
         dynamic)
-            # The binary prints "value<TAB>description" lines; bash shows values only.
+            # The binary prints "value<TAB>description" lines; bash shows values only. A value
+            # may hold spaces (a tab's name): after an opening quote it is offered as it is
+            # (readline closes the quote), otherwise escaped as the shell reads it back.
+            local quote='' prefix=$cur
+            [[ $cur == [\'\"]* ]] && quote=${cur:0:1} prefix=${cur:1}
             while IFS=$'\t' read -r line _; do
-                [[ $line == "$cur"* ]] && COMPREPLY+=("$line")
+                [[ -z $quote ]] && printf -v line '%q' "$line"
+                [[ $line == "$prefix"* ]] && COMPREPLY+=("$line")
             done < <("${COMP_WORDS[0]}" "${data_dir[@]}" __complete "${1#dynamic }" 2>/dev/null) ;;
+        command-path) _itsypad_subcommands "${positional[*]}" && _itsypad_add "words $REPLY" ;;
+        setting-value) _itsypad_setting_value "${positional[0]}" && _itsypad_add "$REPLY" ;;
     esac
 }
 
 _itsypad() {
     local cur=${COMP_WORDS[COMP_CWORD]} cmd='' word
-    local -a data_dir=()
+    local -a data_dir=() positional=()
     local -i i args=0 ended=0
     COMPREPLY=()
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -122,6 +140,7 @@ _itsypad() {
                 cmd=${cmd:+$cmd }$word
             else
                 args+=1
+                positional+=("$word")
             fi
         elif [[ $word == -- ]]; then
             ended=1

@@ -90,12 +90,26 @@ function __itsypad_value_options
     end
 end
 
+# The values to offer for setting $argv[1].
+function __itsypad_setting_value
+    switch $argv[1]
+        case clipboard.ignoreSecrets sync.enabled
+            printf '%s\n' true false
+        case clipboard.retention
+            printf '%s\n' never 90s 30m 12h 1d 7d 2w
+        case sync.backend
+            __fish_complete_directories (commandline -ct)
+    end
+end
+
 # Prints the command typed so far (e.g. "clip ls"), how many positional
-# arguments follow it, then the --data-dir option if one was given.
+# arguments follow it, those arguments on one line, then the --data-dir
+# option if one was given.
 function __itsypad_state
     set -l tokens (commandline -opc)
     set -l cmd ''
     set -l args 0
+    set -l positional
     set -l ended 0
     set -l data_dir
     set -l i 2
@@ -118,10 +132,11 @@ function __itsypad_state
             set cmd (string trim -- "$cmd $word")
         else
             set args (math $args + 1)
+            set -a positional $word
         end
         set i (math $i + 1)
     end
-    printf '%s\n' "$cmd" $args $data_dir
+    printf '%s\n' "$cmd" $args "$positional" $data_dir
 end
 
 # Succeeds when the command typed so far is $argv[1] and, given $argv[2],
@@ -142,7 +157,19 @@ end
 function __itsypad_complete
     set -l state (__itsypad_state)
     set -l tokens (commandline -opc)
-    $tokens[1] $state[3..-1] __complete $argv[1] 2>/dev/null
+    $tokens[1] $state[4..-1] __complete $argv[1] 2>/dev/null
+end
+
+# Command names for help: the subcommands of the arguments typed so far.
+function __itsypad_command_path
+    set -l state (__itsypad_state)
+    __itsypad_subcommands "$state[3]"
+end
+
+# Values for the setting named by the first argument.
+function __itsypad_setting_values
+    set -l state (__itsypad_state)
+    __itsypad_setting_value (string split -m 1 ' ' -- $state[3])[1]
 end
 
 # Files only where an option or argument asks for them.
@@ -244,6 +271,7 @@ complete -c itsypad -n '__itsypad_at "settings get" 0' -a '(__itsypad_complete s
 
 # itsypad settings set
 complete -c itsypad -n '__itsypad_at "settings set" 0' -a '(__itsypad_complete setting-keys)'
+complete -c itsypad -n '__itsypad_at "settings set" 1+' -a '(__itsypad_setting_values)'
 
 # itsypad settings unset
 complete -c itsypad -n '__itsypad_at "settings unset" 0' -a '(__itsypad_complete setting-keys)'
@@ -282,6 +310,7 @@ complete -c itsypad -n '__itsypad_at "import"' -l kvs -d 'Read the legacy iCloud
 complete -c itsypad -n '__itsypad_at "import" 0' -F
 
 # itsypad help
+complete -c itsypad -n '__itsypad_at "help" 0+' -a '(__itsypad_command_path)'
 
 # itsypad completions
 complete -c itsypad -n '__itsypad_at "completions" 0' -a 'bash zsh fish'

@@ -6,6 +6,11 @@ public enum CompletionKind: Sendable, Equatable {
     case values([String])
     /// Asked of the binary at completion time (`itsypad __complete KIND`).
     case dynamic(DynamicCompletion)
+    /// Command names as `help` takes them: the subcommands of the command the
+    /// arguments before this one name.
+    case commandPath
+    /// A value for the setting that the first argument names (`settings set KEY VALUE`).
+    case settingValue
 }
 
 /// Candidates only the data directory knows.

@@ -128,7 +128,7 @@ public enum CommandTable {
                         action: SettingsCommands.get),
             CommandSpec("set", abstract: "Change a setting.",
                         arguments: [ArgumentSpec("key", help: "The setting.", completion: .dynamic(.settingKeys)),
-                                    ArgumentSpec("value", .requiredVariadic, help: "The value (several for a list).")],
+                                    ArgumentSpec("value", .requiredVariadic, help: "The value (several for a list).", completion: .settingValue)],
                         examples: [Example("itsypad settings set clipboard.retention 7d", "Prune after a week."),
                                    Example("itsypad settings set clipboard.ignore '^otpauth://' 'password'", "Keep matching clips local-only.")],
                         action: SettingsCommands.set),
@@ -178,7 +178,7 @@ public enum CommandTable {
 
     static let help = CommandSpec(
         "help", abstract: "Show help for a command.",
-        arguments: [ArgumentSpec("command", .variadic, help: "The command, e.g. 'clip add'.")],
+        arguments: [ArgumentSpec("command", .variadic, help: "The command, e.g. 'clip add'.", completion: .commandPath)],
         examples: [Example("itsypad help clip add", "Help for clip add.")],
         action: HelpCommands.help)
 

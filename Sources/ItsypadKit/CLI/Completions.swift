@@ -72,16 +72,23 @@ public enum CompletionScript {
                     directory) compopt -o filenames 2>/dev/null; mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$cur") ;;
                     words) mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "${1#words }" -- "$cur") ;;
                     dynamic)
-                        # The binary prints "value<TAB>description" lines; bash shows values only.
+                        # The binary prints "value<TAB>description" lines; bash shows values only. A value
+                        # may hold spaces (a tab's name): after an opening quote it is offered as it is
+                        # (readline closes the quote), otherwise escaped as the shell reads it back.
+                        local quote='' prefix=$cur
+                        [[ $cur == [\'\"]* ]] && quote=${cur:0:1} prefix=${cur:1}
                         while IFS=$'\t' read -r line _; do
-                            [[ $line == "$cur"* ]] && COMPREPLY+=("$line")
+                            [[ -z $quote ]] && printf -v line '%q' "$line"
+                            [[ $line == "$prefix"* ]] && COMPREPLY+=("$line")
                         done < <("${COMP_WORDS[0]}" "${data_dir[@]}" __complete "${1#dynamic }" 2>/dev/null) ;;
+                    command-path) _\#(name)_subcommands "${positional[*]}" && _\#(name)_add "words $REPLY" ;;
+                    setting-value) _\#(name)_setting_value "${positional[0]}" && _\#(name)_add "$REPLY" ;;
                 esac
             }
 
             _\#(name)() {
                 local cur=${COMP_WORDS[COMP_CWORD]} cmd='' word
-                local -a data_dir=()
+                local -a data_dir=() positional=()
                 local -i i args=0 ended=0
                 COMPREPLY=()
                 for ((i = 1; i < COMP_CWORD; i++)); do
@@ -92,6 +99,7 @@ public enum CompletionScript {
                             cmd=${cmd:+$cmd }$word
                         else
                             args+=1
+                            positional+=("$word")
                         fi
                     elif [[ $word == -- ]]; then
                         ended=1
@@ -166,12 +174,14 @@ public enum CompletionScript {
                             [[ -n $line ]] && candidates+=("${${line%%$'\t'*}//:/\\:}:${line#*$'\t'}")
                         done
                         _describe -t values value candidates ;;
+                    command-path) _\#(name)_subcommands "${positional[*]}" && _describe -t commands command reply ;;
+                    setting-value) _\#(name)_setting_value "$positional[1]" && _\#(name)_add "$REPLY" ;;
                 esac
             }
 
             _\#(name)() {
                 local cmd='' word REPLY
-                local -a reply data_dir
+                local -a reply data_dir positional
                 integer i args=0 ended=0
                 for ((i = 2; i < CURRENT; i++)); do
                     word=$words[i]
@@ -181,6 +191,7 @@ public enum CompletionScript {
                             cmd=${cmd:+$cmd }$word
                         else
                             ((args += 1))
+                            positional+=("$word")
                         fi
                     elif [[ $word == -- ]]; then
                         ended=1
@@ -227,7 +238,9 @@ public enum CompletionScript {
 
     /// The two lookups bash and zsh share (their `case` syntax is the same): the
     /// kind of an option's value and of a positional argument. A kind is
-    /// "none", "file", "directory", "words WORD…" or "dynamic KIND".
+    /// "none", "file", "directory", "words WORD…", "dynamic KIND", "command-path"
+    /// (the subcommands of the arguments typed so far) or "setting-value"
+    /// (looked up by the first argument, a setting's key).
     private static func kindFunctions(_ name: String, _ nodes: [CompletionNode]) -> String {
         var values: [String] = []
         for node in nodes {
@@ -246,11 +259,19 @@ public enum CompletionScript {
                 arguments.append("\(label)) REPLY=\(quote(kindWord(argument.completion))) ;;")
             }
         }
+        let settingValues = settingCompletions.map { "\($0.keys.map(quote).joined(separator: " | "))) REPLY=\(quote(kindWord($0.kind))) ;;" }
         return """
             # The kind of the value of option $2 of command $1; fails for a flag.
             _\(name)_option_value() {
                 case $1:$2 in
             \(arms(values))
+                esac
+            }
+
+            # The kind of a value for setting $1.
+            _\(name)_setting_value() {
+                case $1 in
+            \(arms(settingValues))
                 esac
             }
 
@@ -270,7 +291,24 @@ public enum CompletionScript {
         case .directory: return "directory"
         case .values(let words): return (["words"] + words).joined(separator: " ")
         case .dynamic(let dynamic): return "dynamic " + dynamic.rawValue
+        case .commandPath: return "command-path"
+        case .settingValue: return "setting-value"
         }
+    }
+
+    /// What to offer as each setting's value, settings grouped by it (in table order).
+    static var settingCompletions: [(keys: [String], kind: CompletionKind)] {
+        var groups: [(keys: [String], kind: CompletionKind)] = []
+        for definition in Settings.all {
+            let kind: CompletionKind
+            switch definition.kind {
+            case .path: kind = .directory
+            default: kind = definition.kind.suggestions.isEmpty ? .none : .values(definition.kind.suggestions)
+            }
+            guard kind != .none else { continue }
+            if let index = groups.firstIndex(where: { $0.kind == kind }) { groups[index].keys.append(definition.key) } else { groups.append(([definition.key], kind)) }
+        }
+        return groups
     }
 
     /// `case` arms, indented, ending with one that fails for anything else.
@@ -318,6 +356,9 @@ public enum CompletionScript {
                 lines.append("complete -c \(name) -n \(condition) \(fishValue(argument.completion, name: name, required: false))")
             }
         }
+        let settingValues = settingCompletions.map { group in
+            "        case \(group.keys.map(fishWord).joined(separator: " "))\n            " + fishSettingValue(group.kind)
+        }
         return header(name, .fish) + """
 
             # The subcommands of command $argv[1], one per line.
@@ -333,15 +374,24 @@ public enum CompletionScript {
             \(valueOptions.joined(separator: "\n"))
                 end
             end
+
+            # The values to offer for setting $argv[1].
+            function __\(name)_setting_value
+                switch $argv[1]
+            \(settingValues.joined(separator: "\n"))
+                end
+            end
             """ + #"""
 
 
             # Prints the command typed so far (e.g. "clip ls"), how many positional
-            # arguments follow it, then the --data-dir option if one was given.
+            # arguments follow it, those arguments on one line, then the --data-dir
+            # option if one was given.
             function __\#(name)_state
                 set -l tokens (commandline -opc)
                 set -l cmd ''
                 set -l args 0
+                set -l positional
                 set -l ended 0
                 set -l data_dir
                 set -l i 2
@@ -364,10 +414,11 @@ public enum CompletionScript {
                         set cmd (string trim -- "$cmd $word")
                     else
                         set args (math $args + 1)
+                        set -a positional $word
                     end
                     set i (math $i + 1)
                 end
-                printf '%s\n' "$cmd" $args $data_dir
+                printf '%s\n' "$cmd" $args "$positional" $data_dir
             end
 
             # Succeeds when the command typed so far is $argv[1] and, given $argv[2],
@@ -388,7 +439,19 @@ public enum CompletionScript {
             function __\#(name)_complete
                 set -l state (__\#(name)_state)
                 set -l tokens (commandline -opc)
-                $tokens[1] $state[3..-1] __complete $argv[1] 2>/dev/null
+                $tokens[1] $state[4..-1] __complete $argv[1] 2>/dev/null
+            end
+
+            # Command names for help: the subcommands of the arguments typed so far.
+            function __\#(name)_command_path
+                set -l state (__\#(name)_state)
+                __\#(name)_subcommands "$state[3]"
+            end
+
+            # Values for the setting named by the first argument.
+            function __\#(name)_setting_values
+                set -l state (__\#(name)_state)
+                __\#(name)_setting_value (string split -m 1 ' ' -- $state[3])[1]
             end
 
 
@@ -404,8 +467,19 @@ public enum CompletionScript {
         case .directory: words = fishQuote("(__fish_complete_directories)")
         case .values(let values): words = fishQuote(values.joined(separator: " "))
         case .dynamic(let dynamic): words = fishQuote("(__\(name)_complete \(dynamic.rawValue))")
+        case .commandPath: words = fishQuote("(__\(name)_command_path)")
+        case .settingValue: words = fishQuote("(__\(name)_setting_values)")
         }
         return (required ? "-x " : "") + "-a " + words
+    }
+
+    /// The body of one arm of `__NAME_setting_value`: the values, one per line.
+    private static func fishSettingValue(_ kind: CompletionKind) -> String {
+        switch kind {
+        case .directory: return "__fish_complete_directories (commandline -ct)"
+        case .values(let values): return "printf '%s\\n' " + values.map(fishWord).joined(separator: " ")
+        default: return "return"
+        }
     }
 
     /// A word as is when fish would read it unchanged, else quoted.

@@ -35,6 +35,16 @@ import Testing
         CompletionCase("itsypad clip prune --older-than 1", exactly: ["12h", "1d"]),
         CompletionCase("itsypad completions ", exactly: ["bash", "zsh", "fish"]),
         CompletionCase("itsypad tab rm ", exactly: []),
+        // help takes command paths.
+        CompletionCase("itsypad help ", exactly: ["tab", "clip", "settings", "sync", "export", "import", "help", "completions", "install", "uninstall"]),
+        CompletionCase("itsypad help cl", exactly: ["clip"]),
+        CompletionCase("itsypad help tab ", exactly: ["new", "ls", "show", "edit", "rm"]),
+        CompletionCase("itsypad help clip add ", exactly: []),
+        // settings set offers values by the key's type.
+        CompletionCase("itsypad settings set sync.enabled ", exactly: ["true", "false"]),
+        CompletionCase("itsypad settings set clipboard.ignoreSecrets t", exactly: ["true"]),
+        CompletionCase("itsypad settings set clipboard.retention 1", exactly: ["12h", "1d"]),
+        CompletionCase("itsypad settings set clipboard.maxEntries ", exactly: []),
         // The hidden __complete command is not offered.
         CompletionCase("itsypad __", exactly: []),
     ]
@@ -70,8 +80,18 @@ import Testing
         let complete = { (line: String) in try ShellCompletion.run(shell, line) }
         #expect(try complete("itsypad --data-dir \(device.dataDir) clip show ").sorted() == clips.sorted())
         #expect(try complete("itsypad --data-dir=\(device.dataDir) clip rm \(clips[0]) ").sorted() == clips.sorted())
-        // Tabs complete by short id and by one-word name.
-        #expect(try complete("itsypad --data-dir \(device.dataDir) tab show ").sorted() == [Identifier.short(String(tab.stdout.dropLast())), "notes"].sorted())
+        // Tabs complete by short id and by name, names with spaces quoted as the shell reads them back.
+        let spaced = try device.run("tab", "new", "--name", "two words", "y")
+        try #require(spaced.status == 0, "\(spaced.stderr)")
+        let tabIDs = [tab, spaced].map { Identifier.short(String($0.stdout.dropLast())) }
+        let spacedName = shell == .bash ? #"two\ words"# : "two words"
+        #expect(try complete("itsypad --data-dir \(device.dataDir) tab show ").sorted() == (tabIDs + ["notes", spacedName]).sorted())
+        #expect(try complete("itsypad --data-dir \(device.dataDir) tab show tw") == [spacedName])
+        if shell == .bash {
+            // After a backslash or an opening quote the rest of the name completes.
+            #expect(try complete(#"itsypad --data-dir \#(device.dataDir) tab show two\ w"#) == [#"two\ words"#])
+            #expect(try complete("itsypad --data-dir \(device.dataDir) tab show 'two") == ["two words"])
+        }
         // Without --data-dir the default directory (under a nonexistent HOME) has no clips.
         #expect(try complete("itsypad clip show ") == [])
     }
@@ -135,7 +155,9 @@ enum ShellCompletion {
     /// Calls the completion function with COMP_WORDS as bash would set them.
     static func bash(_ line: String) throws -> [String] {
         let scratch = try script(.bash)
-        var words = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+        // Words split at spaces, except escaped ones (`two\ words` is one word, as bash keeps it).
+        var words = line.replacing(#"\ "#, with: "\u{0}").split(separator: " ", omittingEmptySubsequences: false)
+            .map { String($0).replacing("\u{0}", with: #"\ "#) }
         // Bash splits "--option=value" at the "=" into three words.
         words = words.flatMap { word -> [String] in
             guard word.hasPrefix("--"), let equals = word.firstIndex(of: "=") else { return [word] }

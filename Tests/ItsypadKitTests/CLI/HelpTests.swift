@@ -45,13 +45,16 @@ import Testing
         #expect(err.contains(usage), "\(err)")
     }
 
-    @Test func completionCallbackOffersIdsAndOneWordNames() {
+    @Test func completionCallbackOffersIdsAndNames() {
         let id = device.inProcess(["tab", "new", "--name", "notes", "x"]).1.trimmingNewline
         _ = device.inProcess(["tab", "new", "--name", "two words", "y"])
+        _ = device.inProcess(["tab", "new", "--name", "tab\tinside", "z"])
         let lines = device.inProcess(["__complete", "tabs"]).1.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
         #expect(lines.contains(String(id.prefix(8))))
         #expect(lines.contains("notes"))
-        #expect(!lines.contains("two words"))
+        #expect(lines.contains("two words"))
+        // A name with a tab or newline would break the one-candidate-a-line format.
+        #expect(!lines.contains("tab"))
         #expect(device.inProcess(["__complete", "setting-keys"]).1.contains("clipboard.maxEntries\t"))
     }
 
