@@ -5,7 +5,7 @@
 # The subcommands of command $1.
 _itsypad_subcommands() {
     case $1 in
-        '') REPLY='tab clip settings sync export import help completions' ;;
+        '') REPLY='tab clip settings sync export import help completions install uninstall' ;;
         'tab') REPLY='new ls show edit rm' ;;
         'clip') REPLY='add ls show rm pin unpin clear prune' ;;
         'settings') REPLY='list get set unset' ;;
@@ -50,6 +50,8 @@ _itsypad_options() {
         'import') REPLY='--kvs --data-dir -q --quiet -h --help' ;;
         'help') REPLY='--data-dir -q --quiet -h --help' ;;
         'completions') REPLY='--data-dir -q --quiet -h --help' ;;
+        'install') REPLY='--prefix --data-dir -q --quiet -h --help' ;;
+        'uninstall') REPLY='--prefix --data-dir -q --quiet -h --help' ;;
         *) return 1 ;;
     esac
 }
@@ -68,6 +70,8 @@ _itsypad_option_value() {
         'clip prune:--older-than') REPLY='words never 90s 30m 12h 1d 7d 2w' ;;
         'clip prune:--keep') REPLY='none' ;;
         'sync log:-n' | 'sync log:--limit') REPLY='none' ;;
+        'install:--prefix') REPLY='directory' ;;
+        'uninstall:--prefix') REPLY='directory' ;;
         *) return 1 ;;
     esac
 }

@@ -6,7 +6,7 @@
 function __itsypad_subcommands
     switch $argv[1]
         case ''
-            printf '%s\n' tab clip settings sync export import help completions
+            printf '%s\n' tab clip settings sync export import help completions install uninstall
         case 'tab'
             printf '%s\n' new ls show edit rm
         case 'clip'
@@ -87,6 +87,10 @@ function __itsypad_value_options
             printf '%s\n' --data-dir
         case 'completions'
             printf '%s\n' --data-dir
+        case 'install'
+            printf '%s\n' --prefix --data-dir
+        case 'uninstall'
+            printf '%s\n' --prefix --data-dir
     end
 end
 
@@ -188,6 +192,8 @@ complete -c itsypad -n '__itsypad_at "" 0' -a export -d 'Write all tabs, clips a
 complete -c itsypad -n '__itsypad_at "" 0' -a import -d 'Merge an export (or a legacy iCloud key-value dump) into the data directory.'
 complete -c itsypad -n '__itsypad_at "" 0' -a help -d 'Show help for a command.'
 complete -c itsypad -n '__itsypad_at "" 0' -a completions -d 'Print a shell completion script (bash, zsh or fish).'
+complete -c itsypad -n '__itsypad_at "" 0' -a install -d 'Install this itsypad, its man pages and shell completions under a prefix.'
+complete -c itsypad -n '__itsypad_at "" 0' -a uninstall -d 'Remove the files install writes under a prefix.'
 
 # itsypad tab
 complete -c itsypad -n '__itsypad_at "tab" 0' -a new -d 'Create a tab and print its id.'
@@ -314,3 +320,9 @@ complete -c itsypad -n '__itsypad_at "help" 0+' -a '(__itsypad_command_path)'
 
 # itsypad completions
 complete -c itsypad -n '__itsypad_at "completions" 0' -a 'bash zsh fish'
+
+# itsypad install
+complete -c itsypad -n '__itsypad_at "install"' -l prefix -x -a '(__fish_complete_directories)' -d 'Use DIR as the prefix (default: $PREFIX, else ~/.local).'
+
+# itsypad uninstall
+complete -c itsypad -n '__itsypad_at "uninstall"' -l prefix -x -a '(__fish_complete_directories)' -d 'Use DIR as the prefix (default: $PREFIX, else ~/.local).'

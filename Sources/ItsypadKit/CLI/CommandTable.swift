@@ -15,10 +15,10 @@ public enum CommandTable {
             OptionSpec("version", help: "Show the version.", isGlobal: false),
             OptionSpec("help", short: "h", help: "Show help information."),
         ],
-        subcommands: [tab, clip, settings, sync, exportCommand, importCommand, help, completions, complete],
+        subcommands: [tab, clip, settings, sync, exportCommand, importCommand, help, completions, install, uninstall, complete],
         examples: [
             Example("echo hello | itsypad clip add", "Add a clipboard entry from a pipe."),
-            Example("itsypad clip ls | fzf | cut -f1 | xargs itsypad clip show", "Pick an entry with fzf and print it."),
+            Example("itsypad clip ls | fzf | cut -f1 | itsypad clip show", "Pick an entry with fzf and print it."),
         ]
     )
 
@@ -82,11 +82,13 @@ public enum CommandTable {
                             json,
                         ],
                         examples: [Example("itsypad clip ls -n 20", "The 20 newest entries."),
-                                   Example("itsypad clip ls | fzf | cut -f1 | xargs itsypad clip show", "Pick one with fzf.")],
+                                   Example("itsypad clip ls | fzf | cut -f1 | itsypad clip show", "Pick one with fzf.")],
                         action: ClipCommands.list),
             CommandSpec("show", abstract: "Print an entry's text exactly as stored.",
-                        arguments: [ArgumentSpec("id", help: "The entry's id or unique prefix (4+ characters).", completion: .dynamic(.clips))],
-                        examples: [Example("itsypad clip show 3f2a | wl-copy", "Copy an entry back.")],
+                        discussion: "Without ID the id is read from standard input when it is not a terminal; empty input (fzf left with Esc) prints nothing and exits 0, as xargs -r would.",
+                        arguments: [ArgumentSpec("id", .optional, help: "The entry's id or unique prefix (4+ characters).", completion: .dynamic(.clips))],
+                        examples: [Example("itsypad clip show 3f2a | wl-copy", "Copy an entry back."),
+                                   Example("itsypad clip ls | fzf | cut -f1 | itsypad clip show | wl-copy", "Pick one with fzf and copy it back.")],
                         action: ClipCommands.show),
             CommandSpec("rm", abstract: "Remove entries.",
                         arguments: [ArgumentSpec("id", .requiredVariadic, help: "Ids or unique prefixes.", completion: .dynamic(.clips))],
@@ -187,6 +189,24 @@ public enum CommandTable {
         arguments: [ArgumentSpec("shell", help: "bash, zsh or fish.", completion: .values(Shell.allCases.map(\.rawValue)))],
         examples: [Example("itsypad completions bash > ~/.local/share/bash-completion/completions/itsypad", "Install for bash.")],
         action: HelpCommands.completions)
+
+    static let prefix = OptionSpec("prefix", value: "DIR", help: "Use DIR as the prefix (default: $PREFIX, else ~/.local).",
+                                   completion: .directory)
+
+    static let install = CommandSpec(
+        "install", abstract: "Install this itsypad, its man pages and shell completions under a prefix.",
+        discussion: "Copies the running binary to PREFIX/bin, the man pages to PREFIX/share/man/man1 and man5, and the bash, zsh and fish completions to PREFIX/share/bash-completion/completions, PREFIX/share/zsh/site-functions and PREFIX/share/fish/vendor_completions.d, creating directories as needed and replacing each file atomically (0755 for the binary, 0644 for the rest). Warns when PREFIX/bin is not on PATH.",
+        options: [prefix],
+        examples: [Example("swift build -c release --static-swift-stdlib -Xlinker -s && .build/release/itsypad install", "Build and install into ~/.local."),
+                   Example("sudo .build/release/itsypad install --prefix /usr/local", "Install for every user.")],
+        action: InstallCommands.install)
+
+    static let uninstall = CommandSpec(
+        "uninstall", abstract: "Remove the files install writes under a prefix.",
+        discussion: "Removes the binary, the man pages and the completion scripts that itsypad install writes under PREFIX; directories and the data directory are left alone.",
+        options: [prefix],
+        examples: [Example("itsypad uninstall", "Remove what 'itsypad install' put in ~/.local.")],
+        action: InstallCommands.uninstall)
 
     /// Called back by the completion scripts for ids, names and keys.
     static let complete = CommandSpec(

@@ -318,6 +318,7 @@ private enum Prose {
         ("COLUMNS", "The width help is wrapped to (default: the terminal's width, else 80)."),
         ("NO_COLOR", "When set, error messages are not coloured. They never are when standard error is not a terminal or TERM is dumb."),
         ("ITSYPAD_LOCK_TIMEOUT", "Seconds to wait for another itsypad to release the data directory before exiting 75 (default: 10)."),
+        ("PREFIX", "Where install and uninstall put and remove files, unless --prefix is given (default: ~/.local)."),
     ]
 
     static let files: [(path: String, meaning: String)] = [

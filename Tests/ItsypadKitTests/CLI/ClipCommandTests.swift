@@ -109,12 +109,36 @@ import Testing
     }
 
     @Test func historyNeverExceedsMaxEntriesAndEvictionsAreQueued() throws {
+        // Evictions are deletions for a backend to hear about: this device has synced with one.
+        let backend = TemporaryDirectory()
+        #expect(device.inProcess(["sync", "enable", backend.path + "/b"]).0 == 0)
         #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "3"]).0 == 0)
         let first = add("1")
         for text in ["2", "3", "4", "5"] { _ = add(text) }
         #expect(ids().count == 3)
         let pending = try PendingQueue(path: device.dataDir + "/sync/pending.log").changes()
         #expect(pending.contains { $0.key == RecordKey(.clip, first) && $0.operation == .delete })
+    }
+}
+
+extension ClipCommandTests {
+    /// `clip ls | fzf | cut -f1 | itsypad clip show`: the id may come on standard input.
+    @Test func showReadsTheIdFromStandardInput() {
+        let id = add("picked")
+        #expect(device.inProcess(["clip", "show"], stdin: String(id.prefix(8)) + "\n") == (0, "picked", ""))
+        // Esc in fzf feeds nothing: nothing to show, quietly, as xargs -r would.
+        #expect(device.inProcess(["clip", "show"], stdin: "") == (0, "", ""))
+        #expect(device.inProcess(["clip", "show"], stdin: "\n") == (0, "", ""))
+        let (status, _, err) = device.inProcess(["clip", "show"], stdin: "\(id)\n\(id)\n")
+        #expect(status == 64)
+        #expect(err.contains("Expected one id on standard input, not 2."), "\(err)")
+    }
+
+    @Test func showWithoutAnIdOnATerminalIsAUsageError() {
+        _ = add("x")
+        let context = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir], stdinIsTerminal: true)
+        #expect(Itsypad.run(["clip", "show"], context: context) == 64)
+        #expect(context.standardError.text.contains("Missing expected argument '<id>'"))
     }
 }
 

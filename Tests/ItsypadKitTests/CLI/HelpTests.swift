@@ -33,7 +33,7 @@ import Testing
     @Test(arguments: [
         (["clpi"], "Unknown command 'clpi'. Did you mean 'clip'?", "Usage: itsypad [--data-dir <dir>] [--quiet] [--version] <subcommand>"),
         (["clip", "ls", "--jsn"], "Unknown option '--jsn'. Did you mean '--json'?", "Usage: itsypad clip ls"),
-        (["clip", "show"], "Missing expected argument '<id>'.", "See 'itsypad clip show --help' for more information."),
+        (["clip", "pin"], "Missing expected argument '<id>'.", "See 'itsypad clip pin --help' for more information."),
         (["tab", "new", "--name"], "Missing value for '--name <name>'.", "Usage: itsypad tab new"),
         (["settings", "get", "a", "b"], "Unexpected argument 'b'.", "Usage: itsypad settings get <key>"),
     ])

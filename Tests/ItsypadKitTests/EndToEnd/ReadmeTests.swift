@@ -39,18 +39,37 @@ import Testing
         #expect(result.stdout.contains("pending:    0 tabs, 0 clips, 0 settings"))
     }
 
+    /// The recipe as the README prints it, with fzf's pick made by `--filter`
+    /// (and Esc, which prints nothing, by a filter that matches nothing).
     @Test(.enabled(if: ReadmeTests.hasTool("fzf"), "fzf is not installed"))
     func fzfPickerRecipe() throws {
-        #expect(ReadmeTests.readme.contains("itsypad clip ls | fzf | cut -f1 | xargs itsypad clip show"))
+        let recipe = "itsypad clip ls | fzf | cut -f1 | itsypad clip show"
+        #expect(ReadmeTests.readme.contains(recipe + " | wl-copy"))
         let device = Device()
         let script = """
         export ITSYPAD_DATA_DIR='\(device.dataDir)'
         itsypad clip add 'the one I want' >/dev/null
         itsypad clip add 'something else' >/dev/null
-        itsypad clip ls | fzf --filter 'one I want' | cut -f1 | xargs itsypad clip show
+        \(recipe.replacing("fzf", with: "fzf --filter 'one I want'"))
         """
-        let result = try bash(script)
-        #expect(result.stdout == "the one I want")
+        let picked = try bash(script)
+        #expect(picked.status == 0, "\(picked.stderr)")
+        #expect(picked.stdout == "the one I want")
+        let escaped = try bash(script.replacing("'one I want'", with: "'nothing like it'"))
+        #expect(escaped.status == 0)
+        #expect(escaped.stdout.isEmpty && escaped.stderr.isEmpty, "\(escaped.stdout)\(escaped.stderr)")
+    }
+
+    /// Only the standard library and Glibc: no source imports Foundation, and
+    /// the built binary links no Foundation library.
+    @Test func dependencyLineIsTrue() throws {
+        #expect(ReadmeTests.readme.contains("No package dependencies: only the Swift standard library and Glibc (no Foundation)."))
+        let sources = GeneratedFiles.root + "/Sources"
+        let imports = try Process.run("/bin/grep", ["-rlE", "^[[:space:]]*(@_implementationOnly )?import (Foundation|FoundationEssentials)", sources])
+        #expect(imports.status == 1 && imports.stdout.isEmpty, "Foundation imported by \(imports.stdout)")
+        let libraries = try Process.run("/usr/bin/ldd", [Process.itsypad])
+        #expect(libraries.status == 0 && libraries.stdout.contains("libc.so"), "\(libraries.stderr)")
+        #expect(!libraries.stdout.contains("Foundation"), "\(libraries.stdout)")
     }
 
     @Test func cronLinesAreQuietOnSuccess() throws {

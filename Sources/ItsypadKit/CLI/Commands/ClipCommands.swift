@@ -44,9 +44,21 @@ enum ClipCommands {
     }
 
     static func show(_ invocation: Invocation) throws -> Int32 {
+        guard let reference = try invocation.arguments.first ?? idFromStandardInput(invocation) else { return ExitCode.success }
         let store = try invocation.store()
-        invocation.out.write(try resolve(invocation.arguments[0], store, invocation).text)
+        invocation.out.write(try resolve(reference, store, invocation).text)
         return ExitCode.success
+    }
+
+    /// The id piped in (`clip ls | fzf | cut -f1 | itsypad clip show`); nil
+    /// when nothing was: fzf left with Esc, and like `xargs -r` there is then nothing to do.
+    static func idFromStandardInput(_ invocation: Invocation) throws -> String? {
+        guard let piped = try invocation.pipedText(what: "standard input") else {
+            throw invocation.usage("Missing expected argument '<id>' (pass it, or pipe it on standard input).")
+        }
+        let ids = piped.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard ids.count <= 1 else { throw invocation.usage("Expected one id on standard input, not \(ids.count).") }
+        return ids.first
     }
 
     static func remove(_ invocation: Invocation) throws -> Int32 {

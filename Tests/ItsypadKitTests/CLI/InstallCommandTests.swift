@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadKit
+
+/// `itsypad install` and `uninstall` with a prefix, run as the built binary
+/// (install copies the running executable).
+@Suite struct InstallCommandTests {
+    let scratch = TemporaryDirectory()
+
+    func run(_ script: String, environment extra: [String: String] = [:]) throws -> RunResult {
+        var environment = Process.baseEnvironment
+        environment["HOME"] = scratch.path + "/home"
+        for (key, value) in extra { environment[key] = value }
+        return try Process.run("/bin/sh", ["-c", script], environment: environment)
+    }
+
+    /// Every file the layout names, relative to the prefix.
+    static let relativePaths = Installation(prefix: "").paths
+
+    @Test func prefixOptionCreatesTheDirectoriesAndSetsExactModes() throws {
+        let prefix = scratch.path + "/opt/itsypad"
+        // A strict umask must not make the binary unreadable to others, as install(1) does not.
+        let result = try run("umask 077; exec '\(Process.itsypad)' install --prefix '\(prefix)'",
+                             environment: ["PATH": prefix + "/bin/:/usr/bin:/bin"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty, "the bin directory is on PATH: \(result.stderr)")
+        for path in InstallCommandTests.relativePaths {
+            var info = stat()
+            #expect(stat(prefix + path, &info) == 0, "\(path) missing")
+            #expect(info.st_mode & 0o7777 == (path == "/bin/itsypad" ? 0o755 : 0o644), "\(path)")
+        }
+        #expect(InstallCommandTests.relativePaths.contains("/share/man/man5/itsypad-backend.5"))
+        #expect(InstallCommandTests.relativePaths.contains("/share/man/man1/itsypad-clip.1"))
+        #expect(try FileSystem.read(prefix + "/share/zsh/site-functions/_itsypad")
+                == Array(CompletionScript.generate(for: .zsh, root: CommandTable.root).utf8))
+    }
+
+    @Test func prefixComesFromTheEnvironmentToo() throws {
+        let prefix = scratch.path + "/from-env"
+        let result = try run("PREFIX='\(prefix)' '\(Process.itsypad)' -q install")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty, "-q silences the PATH advice")
+        #expect(FileSystem.isRegularFile(prefix + "/bin/itsypad"))
+        #expect(!FileSystem.exists(scratch.path + "/home/.local"))
+    }
+
+    /// Installing again replaces each file atomically and leaves no temporary files.
+    @Test func reinstallingLeavesNoTemporaryFiles() throws {
+        let prefix = scratch.path + "/p"
+        for _ in 0..<2 {
+            #expect(try run("'\(Process.itsypad)' install --prefix '\(prefix)' 2>/dev/null").status == 0)
+        }
+        let hidden = try Process.run("/usr/bin/find", [prefix, "-name", ".*", "-type", "f"])
+        #expect(hidden.stdout.isEmpty, "\(hidden.stdout)")
+        let files = try Process.run("/usr/bin/find", [prefix, "-type", "f"])
+        #expect(files.stdout.split(separator: "\n").count == InstallCommandTests.relativePaths.count)
+    }
+
+    @Test func uninstallWithNothingInstalledRemovesNothing() throws {
+        let prefix = scratch.path + "/empty"
+        try FileSystem.makeDirectory(prefix + "/bin")
+        try FileSystem.writeAtomically(prefix + "/bin/keep", Array("x".utf8))
+        #expect(try run("'\(Process.itsypad)' uninstall --prefix '\(prefix)'").status == 0)
+        #expect(FileSystem.exists(prefix + "/bin/keep"))
+    }
+}
