@@ -147,7 +147,8 @@ extension Tag {
     func setupCommandRunsVerbatimFromAFreshCopy() throws {
         let line = try #require(SetupTests.setupLines.first)
         let copy = TemporaryDirectory()
-        let copied = try Process.run("/bin/cp", ["-R", GeneratedFiles.root + "/Package.swift", GeneratedFiles.root + "/Sources", copy.path])
+        // The package as a fresh clone has it (SwiftPM wants the test target's folder too), without .build.
+        let copied = try Process.run("/bin/cp", ["-R"] + ["Package.swift", "Sources", "Tests"].map { GeneratedFiles.root + "/" + $0 } + [copy.path])
         try #require(copied.status == 0, "\(copied.stderr)")
         let home = TemporaryDirectory()
         let toolchain = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
