@@ -27,7 +27,16 @@ and a device asks for the changes made since its last change token.
 Every file is JSON written with sorted keys, except the assets, which are raw bytes.
 Names starting with a dot are temporary files: readers ignore them,
 and compaction removes those more than an hour old.
-This page describes format 1.
+.PP
+Format 1, described first, needs a folder that every device sees the same
+at every moment, with a working
+.BR flock (2).
+A folder kept in step by a replicating service (Syncthing, Dropbox, Nextcloud,
+iCloud Drive, OneDrive) is not such a folder: each machine has its own copy and
+files are copied between copies in any order.
+Format 2, described in
+.B FORMAT 2
+below, works in both; this version of itsypad still creates format 1.
 .SH "FILES"
 .TP
 .I zone.json
@@ -197,6 +206,260 @@ Readers never lock: they read \fIstate.json\fR, then \fIrecords/\fR,
 then the journal lines after \fBappliedSeq\fR, and overlay those on the records.
 When a segment disappears under them because a compaction ran,
 they read \fIstate.json\fR again and retry.
+.SH "FORMAT 2"
+Format 2 keeps the record form, the change tags and tokens and the limits of
+format 1, and changes who writes which file:
+every file except
+.I zone.json
+has exactly one writer, the device named in its path,
+so a replicating service never has two versions of one file to choose between,
+and no lock spans machines.
+Each record version carries its causal history, a version vector,
+so that any reader can tell whether one version supersedes another or whether
+the two are concurrent.
+Concurrent versions are kept side by side as siblings until a device merges them.
+.SS "Files"
+.nf
+\fIbackend\fR/zone.json
+\fIbackend\fR/devices/\fIdevice\fR/device.json
+\fIbackend\fR/devices/\fIdevice\fR/lock
+\fIbackend\fR/devices/\fIdevice\fR/journal/\fIfirst\-seq\fR.log
+\fIbackend\fR/devices/\fIdevice\fR/assets/\fIsha256\fR
+\fIbackend\fR/records/\fIrecordType\fR/\fIrecordName\fR/\fIdevice\fR.json
+.fi
+.PP
+A \fIdevice\fR is a device id: 1 to 64 characters of
+\fBA\-Z a\-z 0\-9 \-\fR, not starting with \(lq\-\(rq.
+Record types and names follow the format 1 rules.
+Every name is checked against these rules before it is used as a path;
+no symbolic link is followed and no file other than a regular file is opened.
+.TP
+.I zone.json
+As in format 1, with \fBformat\fR 2.
+It is written by the device that creates the backend; only in the race
+described under \fBConcurrent creation\fR is it written again,
+with identical content.
+.TP
+.IR devices/ device /device.json
+What the device says about itself: \fBformat\fR (2), \fBdeviceID\fR,
+\fBinstance\fR (random, chosen once per data directory),
+\fBname\fR (its \fBdevice.name\fR), \fBzoneID\fR and \fBzoneCreated\fR
+(the zone its data belongs to),
+\fBlastSync\fR (milliseconds since 1970),
+\fBappliedSeq\fR (its journal is reflected in its record files up to here),
+and \fBseen\fR: for every device, the last sequence number of that device's
+journal it has read and applied.
+\fBseen\fR is the device's acknowledgement; it decides when tombstones may go.
+.TP
+.IR devices/ device /lock
+.BR flock (2)
+on it serialises the processes of one machine that write as this device.
+No other device ever takes it.
+.TP
+.IR devices/ device /journal/ first\-seq .log
+The device's append-only journal, in segments as in format 1.
+Sequence numbers count the device's own changes, from 1, without gaps,
+and are never reused, not even after compaction or a replaced zone.
+.TP
+.IR devices/ device /assets/ sha256
+Blobs this device stored, as in format 1.
+A version refers only to assets in its writer's folder;
+a reader accepts a blob of the right size and checksum from any device's folder.
+.TP
+.IR records/ recordType / recordName / device .json
+The device's current version of the record: an object with \fBzone\fR,
+\fBversion\fR (the version vector), \fBderived\fR (true for a merge, see below),
+\fBdeleted\fR (true for a tombstone), \fBrecord\fR (the record, as in format 1,
+without fields when deleted) and \fBbase\fR (the version it started from,
+see \fBCommon ancestors\fR).
+After all devices have synced with no new edits, a live record has one
+such file and a deleted one has a tombstone until it is removed.
+.SS "Version vectors"
+A version vector maps device ids to sequence numbers:
+for each device, its latest change to the record that this version includes.
+Its text form, which is also the version's \fBrecordChangeTag\fR, lists the
+entries sorted by device id: \fIdevice\fB:\fIseq\fR, separated by commas.
+Version X covers version Y when every entry of Y is at most X's entry for the
+same device; two versions neither of which covers the other are concurrent.
+.PP
+A device that changes a record writes a version whose vector is that of the
+version it started from, with its own entry set to the sequence number of the
+change.
+A device that merges siblings writes a \fIderived\fR version: its vector is the
+join (the entry-wise maximum) of the siblings' vectors, with no new entry, and
+its content is a function of the siblings alone.
+Two devices that merge the same siblings at once therefore write the same
+version; they do not start another round of conflicts.
+Versions with equal vectors are one version: if their contents differ
+(two releases that merge differently), the one whose record encodes with the
+smaller SHA-256 is the version.
+.SS "Siblings and merges"
+A record's visible versions are its record files in this copy and the versions
+in the journal lines a reader has read.
+Those that no other visible version covers are its siblings.
+With one sibling the record is that version; when every sibling is a tombstone
+the record is deleted, and concurrent tombstones need no merge.
+With several, every reader is shown all of them, as CouchDB shows
+\fB_conflicts\fR, and the first device to sync merges them with the rules of
+\fBitsypad\fR(1):
+tabs merge three ways against their common ancestor, edits that overlap keep
+the newer edit (by hybrid clock) and a conflict copy of the other;
+clips, whose text never changes, are pinned if any sibling is; settings take the newer value by hybrid clock;
+a live sibling beats a concurrent tombstone (an edit beats a delete).
+Merges fold the siblings in the order of their vectors' text form and use
+nothing but the siblings: the merged tab's clock is the largest of theirs, and
+a conflict copy gets an id made from the SHA-256 of the tab's id and the
+losing version, so every device that makes it makes the same record.
+A merge that also carries this device's unsent edits is an ordinary change,
+not a derived version.
+.PP
+A save says which version it started from.
+It succeeds when that version covers every version of the record visible in
+the writer's copy, and otherwise fails with the siblings, so that the device
+merges first.
+Concurrent versions written in other copies and not yet replicated become
+siblings when they arrive; that is the normal case, not an error.
+.SS "Common ancestors"
+An ordinary change carries as \fBbase\fR the version it started from, vector and
+fields; a device that changes its own latest version again keeps that version's
+base, so the base stays the last version it shared with others.
+A derived version carries the ancestor its merge used.
+The common ancestor of siblings A and B is whichever of A, B and their bases has
+the vector that is the entry-wise minimum of A's and B's;
+when none has, there is no common ancestor, and a tab keeps both contents
+(the newer, and a conflict copy).
+.SS "Removing superseded versions"
+Once a device sees a version that covers its own current version of a record,
+or an equal version written by a device whose id sorts before its own,
+it removes its own record file and writes a \fBdrop\fR change to its journal
+naming the version that covered it.
+.PP
+A delete writes a tombstone: a version with \fBdeleted\fR true.
+Its writer removes it, with a \fBdrop\fR change, once no other version file of
+the record is left in its copy and every device listed in \fIdevices/\fR
+whose \fBlastSync\fR is within the retention (90 days) reports in \fBseen\fR
+that it has read the tombstone.
+The drop names those acknowledgements.
+A device that has not synced for longer than the retention is not waited for:
+when it comes back, it fetches everything again and removes what was deleted
+meanwhile, as after an expired token in format 1; its unsent edits are kept and
+sent.
+.PP
+A reader does not read past a \fBdrop\fR before it has read, in the journals
+of the devices it names, the versions or acknowledgements it names:
+a version disappears only once what replaced it is visible.
+.SS "Journal lines"
+As in format 1, one line per committed batch, with \fBseq\fR first,
+\fBdevice\fR, \fBinstance\fR, \fBzone\fR, \fBtime\fR and \fBchanges\fR,
+and also \fBfiles\fR: the XOR of the SHA-256 of
+\fIrecordType\fB/\fIrecordName\fB/\fIversion\fR over the device's record files
+after the batch, in hexadecimal.
+A change is a \fBsave\fR or \fBdelete\fR carrying the whole new version
+(as in its record file) or a \fBdrop\fR.
+After a compaction the journal's first line is a \fBcheckpoint\fR with the
+\fBfiles\fR of that moment.
+.SS "Atomicity and compaction"
+A device commits a batch by appending its line to its own journal with one
+.BR write (2)
+and
+.BR fsync (2),
+holding its
+.IR lock ,
+then updates its record files and \fBappliedSeq\fR;
+after a crash it rolls its own journal forward, as in format 1.
+Readers take no lock.
+.PP
+A device compacts only its own journal: once it is larger than 1 MiB and than
+its record files, it starts a new segment with a \fBcheckpoint\fR line and
+removes the older segments.
+It also removes its assets that neither its record files nor its journal refer
+to, once they are an hour old.
+A reader whose position in that journal is older than the checkpoint reads that
+device's record files again; the other devices' positions stay valid.
+.SS "Change tokens"
+A token is a vector of journal positions: \fB2:\fIzoneID\fB:\fR followed by
+\fIdevice\fB.\fIseq\fB.\fIsegment\fB.\fIoffset\fR for each device read,
+separated by \(lq/\(rq.
+An incremental fetch reads every device's journal from its position,
+so its cost follows the number of changes;
+each change comes with the record's current siblings,
+and a version covered by the one the device already holds is ignored.
+A device not in the token, or whose position is before that device's last
+checkpoint, is read from its record files first (a full fetch of that device
+only) and from its journal after the checkpoint.
+A full fetch (no token) does that for every device.
+A device's record files count as read only when the XOR of their hashes equals
+the \fBfiles\fR of a line of its journal; reading then continues from that line.
+.SS "Waiting for replication"
+Files arrive in any order, so nothing missing is taken for a deletion or
+for corruption.
+A device's journal is read as far as it is complete: up to a gap between
+segments, a last line without its newline, a line naming an asset that has not
+arrived, or record files that do not yet match any line.
+There it waits; the token keeps that device's position, the other devices'
+journals are still read, and the next sync tries again.
+\fBitsypad sync status\fR lists what a device waits for, and since when.
+A line that is complete but malformed is quarantined:
+that device's journal is read no further, the reason is reported,
+the other devices' are still read.
+.PP
+Names that the rules above do not allow are never read and never removed:
+conflict copies (\fIx\fB.sync\-conflict\-\fIdate\fB\-\fItime\fB\-\fIid\fB.json\fR,
+\fIx\fB (conflicted copy \fIdate\fB).json\fR),
+temporary files (\fB.syncthing.\fIx\fB.tmp\fR, \fB~syncthing~\fIx\fB.tmp\fR,
+\fIx\fB.~tmp~\fR), \fB.stfolder\fR, \fB.stignore\fR, \fB.dropbox*\fR,
+iCloud placeholders (\fB.\fIx\fB.icloud\fR) and anything else.
+itsypad's own temporary files (\fB.tmp\-\fR) older than a day are removed.
+.SS "Duplicate device ids"
+A data directory copied to another machine (a cloned home directory or virtual
+machine) brings the same device id, and two machines would write the same files.
+Every journal line and \fIdevice.json\fR names the \fBinstance\fR of the data
+directory that wrote it.
+A device that finds its own files naming another instance, its journal shorter
+than what it last wrote, or conflict copies of its own files,
+takes a new device id, says so on standard error, and sends all its data again
+as a new device.
+The old id's files remain; they are superseded like any other versions.
+.SS "Concurrent creation"
+Two devices may each create a zone before either's \fIzone.json\fR has reached
+the other.
+Each names its zone, with its creation time, in its \fIdevice.json\fR.
+The zone with the smallest zone id among \fIzone.json\fR and every
+\fIdevice.json\fR wins, whichever \fIzone.json\fR the service kept;
+a device that finds \fIzone.json\fR naming another zone rewrites it with the
+winner's.
+A device whose data belongs to a losing zone removes its own files of that zone
+and sends everything again into the winner, as after a replaced backend;
+nothing is lost.
+Files and journal lines of another zone are ignored.
+.SS "Migration"
+The first device of a version that writes format 2 to sync with a format 1
+backend converts it, holding the format 1 lock:
+it removes \fIdevices/\fR left by an interrupted conversion,
+appends every current record to its own journal as versions of its own,
+writes its \fIdevice.json\fR, and then replaces \fIzone.json\fR with format 2
+and the same zone id (the commit).
+It then removes \fIstate.json\fR, \fIlock\fR, \fIjournal/\fR and the format 1
+record files, and writes its record files from its journal.
+A crash before the commit leaves format 1 as it was.
+Devices still on format 1 then refuse the newer format and change nothing;
+other devices' format 1 tokens have expired, so they fetch everything once.
+Format 2 keeps every format 1 guarantee in a coherent shared folder (NFS, SMB,
+a USB disk): crash safety, atomic batches, compaction, replaced zones.
+.SS "Limits"
+At most 1000 devices ever write to one backend.
+A record file is at most 2 MiB plus 64 KiB (a record and its base),
+a journal line 8 MiB, \fIdevice.json\fR 64 KiB;
+larger files are quarantined.
+Sequence numbers are at most 2^53.
+Requests have the format 1 limits.
+After quiescence the backend holds one record file per live record, one
+tombstone per record deleted within the retention, and, per device,
+\fIdevice.json\fR, \fIlock\fR, a journal of a few segments and its assets.
+.SS "What is safe to delete by hand"
+Conflict copies and temporary files left by the service, and everything else
+not named in these rules.
+Removing a file these rules name can lose data for devices that join later.
 .SH "SEE ALSO"
 .BR itsypad (1),
 .BR itsypad\-settings (1),
