@@ -1,0 +1,301 @@
+/// Why a pattern was refused; `offset` counts Unicode scalars from 0.
+public struct SearchPatternError: Error, Equatable, CustomStringConvertible {
+    public let reason: String
+    public let offset: Int
+    public var description: String { "\(reason) (at character \(offset + 1))" }
+}
+
+/// A regular expression whose matching costs at most time proportional to
+/// pattern size × text length, whatever the pattern and the text: the text
+/// is read once, left to right, while the set of automaton states that can
+/// be active is kept (Thompson's construction, simulated as RE2 and Go's
+/// regexp do). No path is ever tried twice, so `(a+)+$`, which makes a
+/// backtracking matcher run for minutes on 31 characters, costs what `a+$`
+/// costs. Patterns come from peers (`clipboard.ignore` is synced), so this
+/// bound is what keeps a device from being stalled by one.
+///
+/// Syntax, the common ground of PCRE and Swift Regex: literals and escapes
+/// (`\n \t \r \f \a \e \0 \xhh \x{…} \uhhhh \u{…} \o{…}`, `\Q…\E`, escaped
+/// punctuation), `.`, bracket expressions with ranges, negation, class
+/// escapes and `[:alpha:]`-style names, `\d \w \s \h \v` and their negations,
+/// `\p{…}`/`\P{…}` for general categories and a few binary properties,
+/// anchors `^ $ \A \z \Z \b \B`, `\R`, groups `(…)`, `(?:…)`, `(?<name>…)`,
+/// `|`, `* + ? {m} {m,} {m,n} {,n}` (lazy forms accepted; counts up to
+/// ``maxRepetition``), flags `i m s x` as `(?i)` or `(?i:…)`, comments `(?#…)`.
+/// Refused, with the reason: backreferences, lookahead and lookbehind, atomic
+/// groups, possessive quantifiers, recursion, conditionals, and patterns
+/// larger than ``maxSize`` instructions once repetitions are expanded.
+///
+/// Semantics: ``matches(_:)`` tells whether the text contains a match
+/// anywhere. Matching is over Unicode scalars (not grapheme clusters): `.`
+/// is one scalar other than a line break (any scalar under `(?s)`). `^` and
+/// `$` are the start and end of the whole text; under `(?m)` they also match
+/// after and before each line break (LF, CR, CRLF as one, VT, FF, NEL, U+2028,
+/// U+2029). `(?i)` compares simple case foldings (`k` ~ `K` ~ Kelvin sign, but
+/// not `ß` ~ `SS`). `\d`, `\w`, `\s` and `\b` are Unicode-aware.
+public struct SearchPattern: Sendable {
+    /// The largest count in `{m,n}`.
+    public static let maxRepetition = 1000
+    /// The most instructions one pattern may compile to. Matching costs at
+    /// most two steps per instruction per scalar of text.
+    public static let maxSize = 2000
+    static let maxNesting = 100
+
+    public let source: String
+    private let program: [Instruction]
+    private let sets: [ScalarSet]
+    /// Whether some instruction compares case-folded scalars.
+    private let foldsText: Bool
+
+    public init(_ source: String) throws(SearchPatternError) {
+        let node = try PatternParser.parse(source)
+        let size = SearchPattern.size(of: node)
+        guard size <= SearchPattern.maxSize else {
+            throw SearchPatternError(reason: "the pattern is too large: \(size > SearchPattern.maxSize ? "over \(SearchPattern.maxSize)" : "\(size)") instructions once repetitions are expanded (at most \(SearchPattern.maxSize))", offset: 0)
+        }
+        var compiler = Compiler()
+        compiler.emit(node)
+        compiler.program.append(.match)
+        self.source = source
+        program = compiler.program
+        sets = compiler.sets
+        foldsText = compiler.program.contains { if case .foldedScalar = $0 { return true }; return false }
+    }
+
+    /// The number of instructions: the pattern's size in the cost bound.
+    public var size: Int { program.count }
+
+    /// Whether `text` contains a match.
+    public func matches(_ text: String) -> Bool {
+        search(text).matched
+    }
+
+    /// Whether `text` contains a match, and the steps taken (instructions
+    /// visited plus scalars tested), which never exceed 2 × size × (scalars + 1).
+    func search(_ text: String) -> (matched: Bool, steps: Int) {
+        var text = text
+        return text.withUTF8 { bytes in
+            var matcher = Matcher(program: program, sets: sets, foldsText: foldsText, text: bytes)
+            let matched = matcher.run()
+            return (matched, matcher.steps)
+        }
+    }
+
+    /// Instructions `node` compiles to, saturating just above the limit so
+    /// that `(x{1000}){1000}` is measured without overflow or allocation.
+    private static func size(of node: PatternNode) -> Int {
+        let ceiling = maxSize + 1
+        switch node {
+        case .empty:
+            return 0
+        case .scalar, .foldedScalar, .set, .assertion:
+            return 1
+        case .sequence(let items):
+            return items.reduce(0) { min(ceiling, $0 + size(of: $1)) }
+        case .choice(let branches):
+            return min(ceiling, branches.reduce(0) { min(ceiling, $0 + size(of: $1)) } + 2 * (branches.count - 1))
+        case .repetition(let body, let minimum, let maximum):
+            let body = size(of: body)
+            let optional = maximum.map { ($0 - minimum) * (body + 1) } ?? body + 2
+            return min(ceiling, minimum * body + optional)
+        }
+    }
+}
+
+/// One step of the compiled automaton.
+private enum Instruction: Sendable {
+    case scalar(UInt32)
+    case foldedScalar(UInt32)
+    /// An index into the pattern's sets.
+    case set(Int)
+    case assertion(PatternAssertion)
+    /// Continue at both targets.
+    case split(Int, Int)
+    case jump(Int)
+    case match
+}
+
+/// Thompson's construction: each node becomes a fragment of instructions.
+private struct Compiler {
+    var program: [Instruction] = []
+    var sets: [ScalarSet] = []
+
+    mutating func emit(_ node: PatternNode) {
+        switch node {
+        case .empty:
+            break
+        case .scalar(let value):
+            program.append(.scalar(value))
+        case .foldedScalar(let value):
+            program.append(.foldedScalar(value))
+        case .set(let set):
+            sets.append(set)
+            program.append(.set(sets.count - 1))
+        case .assertion(let assertion):
+            program.append(.assertion(assertion))
+        case .sequence(let items):
+            for item in items { emit(item) }
+        case .choice(let branches):
+            var jumpsToEnd: [Int] = []
+            for branch in branches.dropLast() {
+                let split = program.count
+                program.append(.match)
+                emit(branch)
+                jumpsToEnd.append(program.count)
+                program.append(.match)
+                program[split] = .split(split + 1, program.count)
+            }
+            emit(branches[branches.count - 1])
+            for jump in jumpsToEnd { program[jump] = .jump(program.count) }
+        case .repetition(let body, let minimum, let maximum):
+            for _ in 0..<minimum { emit(body) }
+            if let maximum {
+                // x{2,5} = xx(x(x(x)?)?)?: every optional copy may skip to the end.
+                var splits: [Int] = []
+                for _ in minimum..<maximum {
+                    splits.append(program.count)
+                    program.append(.match)
+                    emit(body)
+                }
+                for split in splits { program[split] = .split(split + 1, program.count) }
+            } else {
+                let loop = program.count
+                program.append(.match)
+                emit(body)
+                program.append(.jump(loop))
+                program[loop] = .split(loop + 1, program.count)
+            }
+        }
+    }
+}
+
+/// One run over one text. States reached at the current position are kept
+/// once each (a generation mark per instruction), so each position costs at
+/// most one visit per instruction.
+private struct Matcher {
+    let program: [Instruction]
+    let sets: [ScalarSet]
+    let foldsText: Bool
+    let text: UnsafeBufferPointer<UInt8>
+    /// Where `\Z` holds besides the end: before a final line break.
+    let finalLineBreak: Int?
+    private var marks: [Int]
+    private var generation = 0
+    private var stack: [Int] = []
+    private(set) var steps = 0
+
+    /// Stands for "no scalar": before the start and after the end.
+    private static let none = UInt32.max
+
+    init(program: [Instruction], sets: [ScalarSet], foldsText: Bool, text: UnsafeBufferPointer<UInt8>) {
+        self.program = program
+        self.sets = sets
+        self.foldsText = foldsText
+        self.text = text
+        marks = Array(repeating: 0, count: program.count)
+        finalLineBreak = Matcher.finalLineBreak(in: text)
+    }
+
+    mutating func run() -> Bool {
+        var current: [Int] = []
+        var next: [Int] = []
+        var offset = 0
+        var previous = Matcher.none
+        var (scalar, length) = decode(at: 0)
+        generation = 1
+        if addThread(at: 0, previous: previous, scalar: scalar, offset: offset, into: &current) { return true }
+        while scalar != Matcher.none {
+            generation += 1
+            let nextOffset = offset + length
+            let (following, followingLength) = decode(at: nextOffset)
+            let folded = foldsText ? CaseFolding.fold(scalar) : scalar
+            for pc in current {
+                steps += 1
+                guard consumes(program[pc], scalar, folded) else { continue }
+                if addThread(at: pc + 1, previous: scalar, scalar: following, offset: nextOffset, into: &next) { return true }
+            }
+            // A match may also start at the next position.
+            if addThread(at: 0, previous: scalar, scalar: following, offset: nextOffset, into: &next) { return true }
+            swap(&current, &next)
+            next.removeAll(keepingCapacity: true)
+            previous = scalar
+            (scalar, length) = (following, followingLength)
+            offset = nextOffset
+        }
+        return false
+    }
+
+    /// Follows splits, jumps and assertions from `start` at one position,
+    /// collecting the instructions that wait for a scalar; true on reaching a match.
+    private mutating func addThread(at start: Int, previous: UInt32, scalar: UInt32, offset: Int, into list: inout [Int]) -> Bool {
+        stack.append(start)
+        while let pc = stack.popLast() {
+            if marks[pc] == generation { continue }
+            marks[pc] = generation
+            steps += 1
+            switch program[pc] {
+            case .split(let first, let second):
+                stack.append(second)
+                stack.append(first)
+            case .jump(let target):
+                stack.append(target)
+            case .assertion(let assertion):
+                if holds(assertion, previous: previous, scalar: scalar, offset: offset) { stack.append(pc + 1) }
+            case .match:
+                stack.removeAll(keepingCapacity: true)
+                return true
+            case .scalar, .foldedScalar, .set:
+                list.append(pc)
+            }
+        }
+        return false
+    }
+
+    private func consumes(_ instruction: Instruction, _ scalar: UInt32, _ folded: UInt32) -> Bool {
+        switch instruction {
+        case .scalar(let value): return value == scalar
+        case .foldedScalar(let value): return value == folded
+        case .set(let index): return sets[index].contains(scalar)
+        default: return false
+        }
+    }
+
+    private func holds(_ assertion: PatternAssertion, previous: UInt32, scalar: UInt32, offset: Int) -> Bool {
+        // CR LF is one line break: no line starts or ends between its two scalars.
+        let insideCRLF = previous == 0x0D && scalar == 0x0A
+        switch assertion {
+        case .textStart: return offset == 0
+        case .textEnd: return scalar == Matcher.none
+        case .textEndBeforeFinalNewline: return scalar == Matcher.none || offset == finalLineBreak
+        case .lineStart: return previous == Matcher.none || ScalarProperty.isNewline(previous) && !insideCRLF
+        case .lineEnd: return scalar == Matcher.none || ScalarProperty.isNewline(scalar) && !insideCRLF
+        case .wordBoundary: return ScalarProperty.isWord(previous) != ScalarProperty.isWord(scalar)
+        case .notWordBoundary: return ScalarProperty.isWord(previous) == ScalarProperty.isWord(scalar)
+        }
+    }
+
+    /// The scalar at `offset` and its length in bytes; `none` at the end.
+    /// The bytes are a Swift string's, so they are valid UTF-8.
+    private func decode(at offset: Int) -> (UInt32, Int) {
+        Matcher.decode(text, at: offset)
+    }
+
+    private static func decode(_ text: UnsafeBufferPointer<UInt8>, at offset: Int) -> (UInt32, Int) {
+        guard offset < text.count else { return (Matcher.none, 0) }
+        let lead = UInt32(text[offset])
+        if lead < 0x80 { return (lead, 1) }
+        func continuation(_ index: Int) -> UInt32 { UInt32(text[offset + index] & 0x3F) }
+        if lead < 0xE0 { return ((lead & 0x1F) << 6 | continuation(1), 2) }
+        if lead < 0xF0 { return ((lead & 0x0F) << 12 | continuation(1) << 6 | continuation(2), 3) }
+        return ((lead & 0x07) << 18 | continuation(1) << 12 | continuation(2) << 6 | continuation(3), 4)
+    }
+
+    private static func finalLineBreak(in text: UnsafeBufferPointer<UInt8>) -> Int? {
+        let count = text.count
+        if count >= 2, text[count - 2] == 0x0D, text[count - 1] == 0x0A { return count - 2 }
+        var start = count - 1
+        while start > 0, text[start] & 0xC0 == 0x80 { start -= 1 }
+        guard start >= 0, ScalarProperty.isNewline(decode(text, at: start).0) else { return nil }
+        return start
+    }
+}
