@@ -189,7 +189,7 @@ public final class Invocation {
     public func store(lockTimeout: Double? = nil) throws -> DataStore {
         if let openedStore { return openedStore }
         let timeout = lockTimeout ?? context.environment["ITSYPAD_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
-        let store = try DataStore(path: try dataDirectory(), lockTimeout: timeout)
+        let store = try DataStore(path: try dataDirectory(), lockTimeout: timeout, warn: { [weak self] in self?.warn($0) })
         openedStore = store
         return store
     }

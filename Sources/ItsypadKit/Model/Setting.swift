@@ -63,7 +63,7 @@ public enum SettingKind: Sendable, Equatable {
     public func parse(_ words: [String]) -> SettingValue? {
         switch self {
         case .patternList:
-            guard !words.isEmpty, words.allSatisfy(Self.isValidPattern) else { return nil }
+            guard !words.isEmpty, SearchPatternList(words).refused.isEmpty else { return nil }
             return .list(words)
         default:
             guard words.count == 1, let word = words.first else { return nil }
@@ -89,8 +89,16 @@ public enum SettingKind: Sendable, Equatable {
         case .text:
             return word.isEmpty ? nil : .string(word)
         case .patternList:
-            return Self.isValidPattern(word) ? .list([word]) : nil
+            return parse([word])
         }
+    }
+
+    /// Why `settings set` refuses these words, when there is more to say than the summary.
+    public func problem(with words: [String]) -> String? {
+        guard self == .patternList else { return nil }
+        let refused = SearchPatternList(words).refused
+        guard !refused.isEmpty else { return nil }
+        return refused.map { "\(JSONValue.string($0.source).serialized()): \($0.reason)" }.joined(separator: "; ")
     }
 
     /// Reads a stored JSON value, rejecting one of the wrong type.
@@ -103,14 +111,12 @@ public enum SettingKind: Sendable, Equatable {
         case (.duration, .string(let s)): return RetentionDuration(s) == nil ? nil : .string(s)
         case (.path, .string(let s)), (.text, .string(let s)): return .string(s)
         case (.patternList, .array(let items)):
+            // Patterns this version cannot use (a peer's newer syntax, say) are kept,
+            // and set aside with a warning where they are used.
             let strings = items.compactMap(\.stringValue)
-            return strings.count == items.count && strings.allSatisfy(Self.isValidPattern) ? .list(strings) : nil
+            return strings.count == items.count ? .list(strings) : nil
         default: return nil
         }
-    }
-
-    static func isValidPattern(_ pattern: String) -> Bool {
-        (try? Regex(pattern)) != nil
     }
 }
 

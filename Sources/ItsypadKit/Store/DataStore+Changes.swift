@@ -11,15 +11,11 @@ extension DataStore {
     /// Why a clip stays on this device, from the flag and the settings.
     public func localOnlyReason(for text: String, requested: Bool) throws -> LocalOnlyReason? {
         if requested { return .requested }
-        let settings = try settings()
-        let patterns = settings.list("clipboard.ignore")
-        if !patterns.isEmpty {
-            for pattern in patterns {
-                if let regex = try? Regex(pattern), text.contains(regex) { return .ignored }
-            }
-        }
-        if settings.bool("clipboard.ignoreSecrets"), SecretDetector.looksSecret(text) { return .secret }
-        if text.utf8.count > ClipLimits.maxSyncedBytes { return .oversized }
+        let oversized = text.utf8.count > ClipLimits.maxSyncedBytes
+        // An oversized clip stays here whatever it matches: the patterns' cost is only ever paid on synced sizes.
+        if !oversized, try ignorePatterns().matches(text) { return .ignored }
+        if try settings().bool("clipboard.ignoreSecrets"), SecretDetector.looksSecret(text) { return .secret }
+        if oversized { return .oversized }
         return nil
     }
 

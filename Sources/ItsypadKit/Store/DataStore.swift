@@ -24,10 +24,14 @@ public final class DataStore {
     private var openedClips: ClipStore?
     private var openedSettings: SettingsStore?
     private var openedPending: PendingQueue?
+    private var compiledIgnorePatterns: SearchPatternList?
+    /// Where one-line warnings go (stderr for a command).
+    private let warn: (String) -> Void
 
     /// Opens (creating if needed) the data directory and takes its lock, waiting up to `lockTimeout` seconds.
-    public init(path: String, lockTimeout: Double = 10) throws {
+    public init(path: String, lockTimeout: Double = 10, warn: @escaping (String) -> Void = { _ in }) throws {
         self.path = path
+        self.warn = warn
         do {
             try FileSystem.makeDirectory(path)
             guard let lock = try FileLock(path: path + "/lock", mode: .exclusive, timeout: lockTimeout) else {
@@ -115,6 +119,20 @@ public final class DataStore {
         let queue = try PendingQueue(path: path + "/sync/pending.log")
         openedPending = queue
         return queue
+    }
+
+    /// The `clipboard.ignore` patterns, compiled once per run. The setting is
+    /// synced, so it may hold a pattern this version refuses: that pattern is
+    /// left out, with a warning, rather than failing or stalling every clip.
+    public func ignorePatterns() throws -> SearchPatternList {
+        let sources = try settings().list("clipboard.ignore")
+        if let compiledIgnorePatterns, compiledIgnorePatterns.sources == sources { return compiledIgnorePatterns }
+        let list = SearchPatternList(sources)
+        for (source, reason) in list.refused {
+            warn("clipboard.ignore pattern \(JSONValue.string(source).serialized()) is ignored: \(reason)")
+        }
+        compiledIgnorePatterns = list
+        return list
     }
 
     /// The directory a data dir lives in when none is named: `$ITSYPAD_DATA_DIR`,

@@ -144,7 +144,18 @@ public struct JSONParseError: Error, Equatable, CustomStringConvertible {
 }
 
 extension JSONValue {
-    /// Parses one complete JSON text. Invalid UTF-8 in strings is an error.
+    /// How deeply arrays and objects may nest: deeper input is an error, not
+    /// a stack overflow.
+    public static let maxDepth = 512
+
+    /// Parses one complete JSON text, strictly as RFC 8259 defines it: no
+    /// leading zeros, no `+`, no bare `.` in numbers, no comments, no trailing
+    /// commas, no byte order mark, nothing after the value. Beyond the RFC:
+    /// a number too large for a Double (`1E400`), a lone surrogate in a
+    /// `\u` escape, invalid UTF-8, a key repeated in one object and nesting
+    /// deeper than ``maxDepth`` are errors too, so that every reader of a
+    /// value sees the same data. Integers in Int64's range stay exact; other
+    /// numbers are the nearest Double (one too small for a Double is 0).
     public static func parse(_ text: String) throws -> JSONValue {
         var text = text
         return try text.withUTF8 { try parse(bytes: $0) }
@@ -183,10 +194,10 @@ extension JSONValue {
             parser.position += 1
             parser.skipWhitespace()
             if parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "}") { parser.position += 1 } else {
+                var keys = ObjectKeys()
                 while true {
                     parser.skipWhitespace()
-                    guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "\"") else { throw parser.error("expected a string key") }
-                    let key = try parser.parseString()
+                    let key = try parser.parseKey(into: &keys)
                     parser.skipWhitespace()
                     guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: ":") else { throw parser.error("expected ':'") }
                     parser.position += 1
@@ -222,7 +233,7 @@ private struct JSONParser {
     }
 
     mutating func parseValue(depth: Int) throws -> JSONValue {
-        guard depth < 512 else { throw error("nesting too deep") }
+        guard depth < JSONValue.maxDepth else { throw error("nesting deeper than \(JSONValue.maxDepth) levels") }
         guard position < bytes.count else { throw error("unexpected end of input") }
         switch bytes[position] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth)
@@ -246,12 +257,12 @@ private struct JSONParser {
     mutating func parseObject(depth: Int) throws -> JSONValue {
         position += 1
         var members: [(String, JSONValue)] = []
+        var keys = ObjectKeys()
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") { position += 1; return .object(members) }
         while true {
             skipWhitespace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a string key") }
-            let key = try parseString()
+            let key = try parseKey(into: &keys)
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
             position += 1
@@ -263,6 +274,18 @@ private struct JSONParser {
             if bytes[position] == UInt8(ascii: "}") { position += 1; return .object(members) }
             throw error("expected ',' or '}'")
         }
+    }
+
+    /// A member's key, refused when the object already has it.
+    mutating func parseKey(into keys: inout ObjectKeys) throws -> String {
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+        let start = position
+        let key = try parseString()
+        guard keys.insert(key) else {
+            position = start
+            throw error("duplicate key \(JSONValue.string(String(key.prefix(40))).serialized())")
+        }
+        return key
     }
 
     /// Parses an array, handing each element over instead of collecting them.
@@ -297,26 +320,45 @@ private struct JSONParser {
         }
     }
 
+    /// `-? (0 | [1-9][0-9]*) (\.[0-9]+)? ([eE][+-]?[0-9]+)?`, and finite.
     mutating func parseNumber() throws -> JSONValue {
         let start = position
-        var isInteger = true
         if bytes[position] == UInt8(ascii: "-") { position += 1 }
-        while position < bytes.count {
-            let byte = bytes[position]
-            if byte >= 0x30 && byte <= 0x39 { position += 1; continue }
-            if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
-                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") {
-                isInteger = false
-                position += 1
-                continue
-            }
-            break
+        if position < bytes.count, bytes[position] == UInt8(ascii: "0") {
+            position += 1
+            if position < bytes.count, isDigit(bytes[position]) { throw error("leading zero in a number") }
+        } else if skipDigits() == 0 {
+            throw error("invalid number")
+        }
+        var isInteger = true
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            guard skipDigits() > 0 else { throw error("expected a digit after '.'") }
+        }
+        if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
+            isInteger = false
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            guard skipDigits() > 0 else { throw error("expected a digit in the exponent") }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         if isInteger, let value = Int64(text) { return .integer(value) }
-        guard let value = Double(text) else { position = start; throw error("invalid number") }
+        guard let value = Double(text), value.isFinite else {
+            position = start
+            throw error("number out of range")
+        }
         return .number(value)
     }
+
+    /// Skips decimal digits; returns how many.
+    mutating func skipDigits() -> Int {
+        let start = position
+        while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+        return position - start
+    }
+
+    func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
     mutating func parseString() throws -> String {
         position += 1
@@ -370,7 +412,7 @@ private struct JSONParser {
                     throw error("unpaired surrogate")
                 }
                 guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }
-                scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
+                UTF8.encode(scalar) { scalars.append($0) }
             default: throw error("invalid escape")
             }
         }
@@ -395,5 +437,24 @@ private struct JSONParser {
         case 0x61...0x66: return byte - 0x61 + 10
         default: return nil
         }
+    }
+}
+
+/// The keys of one object so far, to refuse a repeated one. Small objects,
+/// the common case, are scanned; a hash set takes over beyond 16 keys, so a
+/// huge object costs linear time.
+struct ObjectKeys {
+    private var scanned: [String] = []
+    private var hashed: Set<String> = []
+
+    /// False when the key was already there.
+    mutating func insert(_ key: String) -> Bool {
+        guard scanned.count == 16 else {
+            if scanned.contains(key) { return false }
+            scanned.append(key)
+            if scanned.count == 16 { hashed = Set(scanned) }
+            return true
+        }
+        return hashed.insert(key).inserted
     }
 }

@@ -47,71 +47,101 @@ package enum JSONCoding {
 
 // MARK: - Encoding
 
-/// One node of the value being encoded; containers fill it in.
+/// One node of the value being encoded; containers fill it in, in place
+/// (members and elements are added without copying what is there).
 private final class EncodingBox {
-    enum Content {
-        case empty
-        case value(JSONValue)
-        case object([String: EncodingBox])
-        case array([EncodingBox])
+    enum Kind {
+        case empty, value, object, array
     }
 
-    var content = Content.empty
+    private(set) var kind = Kind.empty
+    private var value = JSONValue.null
+    private var members: [String: EncodingBox] = [:]
+    private var elements: [EncodingBox] = []
+
+    var count: Int { kind == .object ? members.count : elements.count }
 
     var resolved: JSONValue {
-        switch content {
+        switch kind {
         case .empty: return .object([])
-        case .value(let value): return value
-        case .object(let members): return .object(members.keys.sorted().map { ($0, members[$0]!.resolved) })
-        case .array(let items): return .array(items.map(\.resolved))
+        case .value: return value
+        case .object: return .object(members.keys.sorted().map { ($0, members[$0]!.resolved) })
+        case .array: return .array(elements.map(\.resolved))
         }
+    }
+
+    func set(_ value: JSONValue) {
+        kind = .value
+        self.value = value
+    }
+
+    /// Makes an empty node an object or an array; a filled one stays as it is.
+    func begin(_ container: Kind) {
+        if kind == .empty { kind = container }
     }
 
     /// Stores a value: primitives directly, anything else through its `encode(to:)`.
     func store<Value: Encodable>(_ value: Value, codingPath: [any CodingKey]) throws {
-        if let primitive = EncodingBox.primitive(value) {
-            content = .value(primitive)
+        if let primitive = try EncodingBox.primitive(value, codingPath: codingPath) {
+            set(primitive)
         } else {
             try value.encode(to: BoxEncoder(box: self, codingPath: codingPath))
         }
     }
 
-    static func primitive(_ value: Any) -> JSONValue? {
+    /// JSON for numbers, strings and booleans. Integers beyond Int64 and
+    /// non-finite floating point numbers have no exact JSON form here: they
+    /// are refused rather than written as something that reads back differently.
+    static func primitive(_ value: Any, codingPath: [any CodingKey]) throws -> JSONValue? {
+        func integer<I: BinaryInteger>(_ value: I) throws -> JSONValue {
+            guard let exact = Int64(exactly: value) else {
+                throw EncodingError.invalidValue(value, .init(codingPath: codingPath, debugDescription: "\(value) is beyond the range of Int64"))
+            }
+            return .integer(exact)
+        }
+        func number(_ value: Double) throws -> JSONValue {
+            guard value.isFinite else {
+                throw EncodingError.invalidValue(value, .init(codingPath: codingPath, debugDescription: "\(value) has no JSON form"))
+            }
+            return .number(value)
+        }
         switch value {
         case let value as String: return .string(value)
         case let value as Bool: return .bool(value)
-        case let value as Int: return .integer(Int64(value))
+        case let value as Int: return try integer(value)
         case let value as Int64: return .integer(value)
-        case let value as Int32: return .integer(Int64(value))
-        case let value as Int16: return .integer(Int64(value))
-        case let value as Int8: return .integer(Int64(value))
-        case let value as UInt8: return .integer(Int64(value))
-        case let value as UInt16: return .integer(Int64(value))
-        case let value as UInt32: return .integer(Int64(value))
-        case let value as UInt: return .integer(Int64(value))
-        case let value as UInt64: return .integer(Int64(value))
-        case let value as Double: return .number(value)
-        case let value as Float: return .number(Double(value))
+        case let value as Int32: return try integer(value)
+        case let value as Int16: return try integer(value)
+        case let value as Int8: return try integer(value)
+        case let value as UInt8: return try integer(value)
+        case let value as UInt16: return try integer(value)
+        case let value as UInt32: return try integer(value)
+        case let value as UInt: return try integer(value)
+        case let value as UInt64: return try integer(value)
+        case let value as Double: return try number(value)
+        case let value as Float: return try number(Double(value))
         default: return nil
         }
     }
 
     func member(_ key: String) -> EncodingBox {
-        if case .object(var members) = content {
-            if let existing = members[key] { return existing }
-            let child = EncodingBox()
-            members[key] = child
-            content = .object(members)
-            return child
+        if kind != .object {
+            kind = .object
+            members = [:]
         }
+        if let existing = members[key] { return existing }
         let child = EncodingBox()
-        content = .object([key: child])
+        members[key] = child
         return child
     }
 
     func appendElement() -> EncodingBox {
+        if kind != .array {
+            kind = .array
+            elements = []
+        }
         let child = EncodingBox()
-        if case .array(let items) = content { content = .array(items + [child]) } else { content = .array([child]) }
+        elements.append(child)
         return child
     }
 }
@@ -122,12 +152,12 @@ private struct BoxEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .empty = box.content { box.content = .object([:]) }
+        box.begin(.object)
         return KeyedEncodingContainer(KeyedBoxContainer<Key>(box: box, codingPath: codingPath))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if case .empty = box.content { box.content = .array([]) }
+        box.begin(.array)
         return UnkeyedBoxContainer(box: box, codingPath: codingPath)
     }
 
@@ -138,7 +168,7 @@ private struct KeyedBoxContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
     let box: EncodingBox
     let codingPath: [any CodingKey]
 
-    mutating func encodeNil(forKey key: Key) throws { box.member(key.stringValue).content = .value(.null) }
+    mutating func encodeNil(forKey key: Key) throws { box.member(key.stringValue).set(.null) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try box.member(key.stringValue).store(value, codingPath: codingPath + [key])
     }
@@ -155,9 +185,9 @@ private struct KeyedBoxContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
 private struct UnkeyedBoxContainer: UnkeyedEncodingContainer {
     let box: EncodingBox
     let codingPath: [any CodingKey]
-    var count: Int { if case .array(let items) = box.content { return items.count }; return 0 }
+    var count: Int { box.count }
 
-    mutating func encodeNil() throws { box.appendElement().content = .value(.null) }
+    mutating func encodeNil() throws { box.appendElement().set(.null) }
     mutating func encode<T: Encodable>(_ value: T) throws { try box.appendElement().store(value, codingPath: codingPath) }
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         BoxEncoder(box: box.appendElement(), codingPath: codingPath).container(keyedBy: keyType)
@@ -172,7 +202,7 @@ private struct SingleBoxContainer: SingleValueEncodingContainer {
     let box: EncodingBox
     let codingPath: [any CodingKey]
 
-    mutating func encodeNil() throws { box.content = .value(.null) }
+    mutating func encodeNil() throws { box.set(.null) }
     mutating func encode<T: Encodable>(_ value: T) throws { try box.store(value, codingPath: codingPath) }
 }
 
@@ -197,7 +227,8 @@ private struct ValueDecoder: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = value else { throw mismatch("an object") }
-        return KeyedDecodingContainer(KeyedValueContainer<Key>(members: Dictionary(members, uniquingKeysWith: { $1 }), codingPath: codingPath))
+        // Parsed objects have no repeated keys; for built ones the first wins, as in `JSONValue`'s subscript.
+        return KeyedDecodingContainer(KeyedValueContainer<Key>(members: Dictionary(members, uniquingKeysWith: { first, _ in first }), codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -220,8 +251,8 @@ private struct ValueDecoder: Decoder {
             guard let number = value.doubleValue else { throw mismatch("a number") }
             return number as! T
         case is Float.Type:
-            guard let number = value.doubleValue else { throw mismatch("a number") }
-            return Float(number) as! T
+            guard let number = value.doubleValue.map(Float.init), number.isFinite else { throw mismatch("a number in Float's range") }
+            return number as! T
         case is Int.Type: return try integer(Int.self) as! T
         case is Int64.Type: return try integer(Int64.self) as! T
         case is Int32.Type: return try integer(Int32.self) as! T

@@ -169,19 +169,17 @@ enum CaseFolding {
 /// A bracket expression, `.`, or a class escape, compiled for matching: a
 /// bitmap answers ASCII scalars in one test; others go through sorted ranges
 /// (binary search) and properties.
-struct ScalarSet: Sendable {
+final class ScalarSet: Sendable {
     enum Item: Sendable, Equatable {
         case range(ClosedRange<UInt32>)
         case property(ScalarProperty, inverted: Bool)
     }
 
-    /// Membership of the 128 ASCII scalars, computed once from the rest.
-    private var asciiLow: UInt64 = 0
-    private var asciiHigh: UInt64 = 0
-    private let ranges: [ClosedRange<UInt32>]
-    private let properties: [(ScalarProperty, Bool)]
-    private let negated: Bool
-    private let caseless: Bool
+    /// Membership of the 128 ASCII scalars: bit n of `asciiLow` is scalar n,
+    /// bit n of `asciiHigh` scalar 64 + n.
+    let asciiLow: UInt64
+    let asciiHigh: UInt64
+    private let rule: Rule
 
     init(_ items: [Item], negated: Bool = false, caseless: Bool = false) {
         var ranges: [ClosedRange<UInt32>] = []
@@ -192,57 +190,65 @@ struct ScalarSet: Sendable {
             case .property(let property, let inverted): properties.append((property, inverted))
             }
         }
-        self.ranges = ScalarSet.merged(ranges)
-        self.properties = properties
-        self.negated = negated
-        self.caseless = caseless
-        for value in UInt32(0)..<128 where containsSlowly(value) {
-            if value < 64 { asciiLow |= 1 << UInt64(value) } else { asciiHigh |= 1 << UInt64(value - 64) }
+        let rule = Rule(ranges: Rule.merged(ranges), properties: properties, negated: negated, caseless: caseless)
+        var low: UInt64 = 0, high: UInt64 = 0
+        for value in UInt32(0)..<128 where rule.contains(value) {
+            if value < 64 { low |= 1 << UInt64(value) } else { high |= 1 << UInt64(value - 64) }
         }
+        self.rule = rule
+        asciiLow = low
+        asciiHigh = high
     }
 
     /// A single property, such as `\d` or `\W` outside brackets.
-    init(_ property: ScalarProperty, inverted: Bool = false) {
+    convenience init(_ property: ScalarProperty, inverted: Bool = false) {
         self.init([.property(property, inverted: inverted)])
     }
 
     func contains(_ value: UInt32) -> Bool {
         if value < 64 { return asciiLow & (1 << UInt64(value)) != 0 }
         if value < 128 { return asciiHigh & (1 << UInt64(value - 64)) != 0 }
-        return containsSlowly(value)
+        return rule.contains(value)
     }
 
-    private func containsSlowly(_ value: UInt32) -> Bool {
-        guard let scalar = Unicode.Scalar(value) else { return negated }
-        var found = matchesItems(scalar)
-        if !found, caseless {
-            found = matchesItems(CaseFolding.lowercase(scalar)) || matchesItems(CaseFolding.uppercase(scalar))
-        }
-        return found != negated
-    }
+    private struct Rule: Sendable {
+        let ranges: [ClosedRange<UInt32>]
+        let properties: [(ScalarProperty, Bool)]
+        let negated: Bool
+        let caseless: Bool
 
-    private func matchesItems(_ scalar: Unicode.Scalar) -> Bool {
-        inRanges(scalar.value) || properties.contains { $0.0.contains(scalar) != $0.1 }
-    }
-
-    private func inRanges(_ value: UInt32) -> Bool {
-        var low = 0, high = ranges.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ranges[middle].upperBound < value { low = middle + 1 } else { high = middle }
-        }
-        return low < ranges.count && ranges[low].contains(value)
-    }
-
-    private static func merged(_ ranges: [ClosedRange<UInt32>]) -> [ClosedRange<UInt32>] {
-        var result: [ClosedRange<UInt32>] = []
-        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = result.last, range.lowerBound <= last.upperBound &+ 1 {
-                result[result.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
-            } else {
-                result.append(range)
+        func contains(_ value: UInt32) -> Bool {
+            guard let scalar = Unicode.Scalar(value) else { return negated }
+            var found = matchesItems(scalar)
+            if !found, caseless {
+                found = matchesItems(CaseFolding.lowercase(scalar)) || matchesItems(CaseFolding.uppercase(scalar))
             }
+            return found != negated
         }
-        return result
+
+        private func matchesItems(_ scalar: Unicode.Scalar) -> Bool {
+            inRanges(scalar.value) || properties.contains { $0.0.contains(scalar) != $0.1 }
+        }
+
+        private func inRanges(_ value: UInt32) -> Bool {
+            var low = 0, high = ranges.count
+            while low < high {
+                let middle = (low + high) / 2
+                if ranges[middle].upperBound < value { low = middle + 1 } else { high = middle }
+            }
+            return low < ranges.count && ranges[low].contains(value)
+        }
+
+        static func merged(_ ranges: [ClosedRange<UInt32>]) -> [ClosedRange<UInt32>] {
+            var result: [ClosedRange<UInt32>] = []
+            for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+                if let last = result.last, range.lowerBound <= last.upperBound &+ 1 {
+                    result[result.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+                } else {
+                    result.append(range)
+                }
+            }
+            return result
+        }
     }
 }

@@ -33,12 +33,14 @@ public struct SearchPatternError: Error, Equatable, CustomStringConvertible {
 /// after and before each line break (LF, CR, CRLF as one, VT, FF, NEL, U+2028,
 /// U+2029). `(?i)` compares simple case foldings (`k` ~ `K` ~ Kelvin sign, but
 /// not `ß` ~ `SS`). `\d`, `\w`, `\s` and `\b` are Unicode-aware.
-public struct SearchPattern: Sendable {
+public struct SearchPattern: Sendable, CustomStringConvertible {
     /// The largest count in `{m,n}`.
     public static let maxRepetition = 1000
     /// The most instructions one pattern may compile to. Matching costs at
-    /// most two steps per instruction per scalar of text.
-    public static let maxSize = 2000
+    /// most two steps per instruction per scalar of text, and a step takes a
+    /// few nanoseconds: a pattern of this size on a 1 MB text, in the worst
+    /// case (every state live at every position), takes seconds, not minutes.
+    public static let maxSize = 1000
     static let maxNesting = 100
 
     public let source: String
@@ -49,9 +51,10 @@ public struct SearchPattern: Sendable {
 
     public init(_ source: String) throws(SearchPatternError) {
         let node = try PatternParser.parse(source)
-        let size = SearchPattern.size(of: node)
+        // One more instruction ends the program.
+        let size = SearchPattern.size(of: node) + 1
         guard size <= SearchPattern.maxSize else {
-            throw SearchPatternError(reason: "the pattern is too large: \(size > SearchPattern.maxSize ? "over \(SearchPattern.maxSize)" : "\(size)") instructions once repetitions are expanded (at most \(SearchPattern.maxSize))", offset: 0)
+            throw SearchPatternError(reason: "the pattern is too large: over \(SearchPattern.maxSize) instructions once repetitions are expanded", offset: 0)
         }
         var compiler = Compiler()
         compiler.emit(node)
@@ -65,6 +68,8 @@ public struct SearchPattern: Sendable {
     /// The number of instructions: the pattern's size in the cost bound.
     public var size: Int { program.count }
 
+    public var description: String { source }
+
     /// Whether `text` contains a match.
     public func matches(_ text: String) -> Bool {
         search(text).matched
@@ -75,16 +80,19 @@ public struct SearchPattern: Sendable {
     func search(_ text: String) -> (matched: Bool, steps: Int) {
         var text = text
         return text.withUTF8 { bytes in
-            var matcher = Matcher(program: program, sets: sets, foldsText: foldsText, text: bytes)
-            let matched = matcher.run()
-            return (matched, matcher.steps)
+            program.withUnsafeBufferPointer { program in
+                var matcher = Matcher(program: program, sets: sets, foldsText: foldsText, text: bytes)
+                defer { matcher.deallocate() }
+                let matched = matcher.run()
+                return (matched, matcher.steps)
+            }
         }
     }
 
-    /// Instructions `node` compiles to, saturating just above the limit so
-    /// that `(x{1000}){1000}` is measured without overflow or allocation.
+    /// Instructions `node` compiles to, saturating above the limit so that
+    /// `(x{1000}){1000}` is measured without overflow or allocation.
     private static func size(of node: PatternNode) -> Int {
-        let ceiling = maxSize + 1
+        let ceiling = maxSize
         switch node {
         case .empty:
             return 0
@@ -106,8 +114,9 @@ public struct SearchPattern: Sendable {
 private enum Instruction: Sendable {
     case scalar(UInt32)
     case foldedScalar(UInt32)
-    /// An index into the pattern's sets.
-    case set(Int)
+    /// A set: its ASCII bitmap inline (no lookup for ASCII text), and its
+    /// index among the pattern's sets for other scalars.
+    case set(asciiLow: UInt64, asciiHigh: UInt64, index: Int)
     case assertion(PatternAssertion)
     /// Continue at both targets.
     case split(Int, Int)
@@ -130,7 +139,7 @@ private struct Compiler {
             program.append(.foldedScalar(value))
         case .set(let set):
             sets.append(set)
-            program.append(.set(sets.count - 1))
+            program.append(.set(asciiLow: set.asciiLow, asciiHigh: set.asciiHigh, index: sets.count - 1))
         case .assertion(let assertion):
             program.append(.assertion(assertion))
         case .sequence(let items):
@@ -169,56 +178,77 @@ private struct Compiler {
     }
 }
 
-/// One run over one text. States reached at the current position are kept
-/// once each (a generation mark per instruction), so each position costs at
-/// most one visit per instruction.
+/// One run over one text. The states reached at a position are kept once
+/// each (a generation mark per instruction), so a position costs at most one
+/// visit per instruction plus one test per waiting instruction. The
+/// workspace is sized by the program and allocated once per run.
 private struct Matcher {
-    let program: [Instruction]
-    let sets: [ScalarSet]
-    let foldsText: Bool
-    let text: UnsafeBufferPointer<UInt8>
-    /// Where `\Z` holds besides the end: before a final line break.
-    let finalLineBreak: Int?
-    private var marks: [Int]
-    private var generation = 0
-    private var stack: [Int] = []
+    private let program: UnsafeBufferPointer<Instruction>
+    private let sets: [ScalarSet]
+    private let foldsText: Bool
+    private let text: UnsafeBufferPointer<UInt8>
+    /// Where `\Z` holds besides the end: before a final line break (or -1).
+    private let finalLineBreak: Int
+    /// Per instruction, the last generation (position + 1) that reached it.
+    private let marks: UnsafeMutableBufferPointer<Int>
+    /// Instructions waiting for a scalar at this position and the next.
+    private var current: UnsafeMutableBufferPointer<Int>
+    private var next: UnsafeMutableBufferPointer<Int>
+    /// Each reached instruction pushes at most two more.
+    private let stack: UnsafeMutableBufferPointer<Int>
     private(set) var steps = 0
 
     /// Stands for "no scalar": before the start and after the end.
     private static let none = UInt32.max
 
-    init(program: [Instruction], sets: [ScalarSet], foldsText: Bool, text: UnsafeBufferPointer<UInt8>) {
+    init(program: UnsafeBufferPointer<Instruction>, sets: [ScalarSet], foldsText: Bool, text: UnsafeBufferPointer<UInt8>) {
         self.program = program
         self.sets = sets
         self.foldsText = foldsText
         self.text = text
-        marks = Array(repeating: 0, count: program.count)
         finalLineBreak = Matcher.finalLineBreak(in: text)
+        marks = .allocate(capacity: program.count)
+        marks.initialize(repeating: 0)
+        current = .allocate(capacity: program.count)
+        next = .allocate(capacity: program.count)
+        stack = .allocate(capacity: 2 * program.count + 1)
+    }
+
+    func deallocate() {
+        marks.deallocate()
+        current.deallocate()
+        next.deallocate()
+        stack.deallocate()
     }
 
     mutating func run() -> Bool {
-        var current: [Int] = []
-        var next: [Int] = []
         var offset = 0
-        var previous = Matcher.none
+        var generation = 1
         var (scalar, length) = decode(at: 0)
-        generation = 1
-        if addThread(at: 0, previous: previous, scalar: scalar, offset: offset, into: &current) { return true }
+        var waiting = 0
+        if addThread(at: 0, previous: Matcher.none, scalar: scalar, offset: 0, generation: generation, into: current, count: &waiting) {
+            return true
+        }
         while scalar != Matcher.none {
             generation += 1
             let nextOffset = offset + length
             let (following, followingLength) = decode(at: nextOffset)
             let folded = foldsText ? CaseFolding.fold(scalar) : scalar
-            for pc in current {
-                steps += 1
+            var nextWaiting = 0
+            steps += waiting
+            for index in 0..<waiting {
+                let pc = current[index]
                 guard consumes(program[pc], scalar, folded) else { continue }
-                if addThread(at: pc + 1, previous: scalar, scalar: following, offset: nextOffset, into: &next) { return true }
+                if addThread(at: pc + 1, previous: scalar, scalar: following, offset: nextOffset, generation: generation, into: next, count: &nextWaiting) {
+                    return true
+                }
             }
             // A match may also start at the next position.
-            if addThread(at: 0, previous: scalar, scalar: following, offset: nextOffset, into: &next) { return true }
+            if addThread(at: 0, previous: scalar, scalar: following, offset: nextOffset, generation: generation, into: next, count: &nextWaiting) {
+                return true
+            }
             swap(&current, &next)
-            next.removeAll(keepingCapacity: true)
-            previous = scalar
+            waiting = nextWaiting
             (scalar, length) = (following, followingLength)
             offset = nextOffset
         }
@@ -226,26 +256,35 @@ private struct Matcher {
     }
 
     /// Follows splits, jumps and assertions from `start` at one position,
-    /// collecting the instructions that wait for a scalar; true on reaching a match.
-    private mutating func addThread(at start: Int, previous: UInt32, scalar: UInt32, offset: Int, into list: inout [Int]) -> Bool {
-        stack.append(start)
-        while let pc = stack.popLast() {
+    /// appending the instructions that wait for a scalar; true on reaching a match.
+    private mutating func addThread(at start: Int, previous: UInt32, scalar: UInt32, offset: Int, generation: Int,
+                                    into list: UnsafeMutableBufferPointer<Int>, count: inout Int) -> Bool {
+        var depth = 1
+        stack[0] = start
+        while depth > 0 {
+            depth -= 1
+            let pc = stack[depth]
             if marks[pc] == generation { continue }
             marks[pc] = generation
             steps += 1
             switch program[pc] {
             case .split(let first, let second):
-                stack.append(second)
-                stack.append(first)
+                stack[depth] = second
+                stack[depth + 1] = first
+                depth += 2
             case .jump(let target):
-                stack.append(target)
+                stack[depth] = target
+                depth += 1
             case .assertion(let assertion):
-                if holds(assertion, previous: previous, scalar: scalar, offset: offset) { stack.append(pc + 1) }
+                if holds(assertion, previous: previous, scalar: scalar, offset: offset) {
+                    stack[depth] = pc + 1
+                    depth += 1
+                }
             case .match:
-                stack.removeAll(keepingCapacity: true)
                 return true
             case .scalar, .foldedScalar, .set:
-                list.append(pc)
+                list[count] = pc
+                count += 1
             }
         }
         return false
@@ -255,7 +294,10 @@ private struct Matcher {
         switch instruction {
         case .scalar(let value): return value == scalar
         case .foldedScalar(let value): return value == folded
-        case .set(let index): return sets[index].contains(scalar)
+        case .set(let low, let high, let index):
+            if scalar < 64 { return low & (1 << UInt64(scalar)) != 0 }
+            if scalar < 128 { return high & (1 << UInt64(scalar - 64)) != 0 }
+            return sets[index].contains(scalar)
         default: return false
         }
     }
@@ -275,13 +317,13 @@ private struct Matcher {
     }
 
     /// The scalar at `offset` and its length in bytes; `none` at the end.
-    /// The bytes are a Swift string's, so they are valid UTF-8.
     private func decode(at offset: Int) -> (UInt32, Int) {
         Matcher.decode(text, at: offset)
     }
 
+    /// The bytes are a Swift string's, so they are valid UTF-8.
     private static func decode(_ text: UnsafeBufferPointer<UInt8>, at offset: Int) -> (UInt32, Int) {
-        guard offset < text.count else { return (Matcher.none, 0) }
+        guard offset < text.count else { return (none, 0) }
         let lead = UInt32(text[offset])
         if lead < 0x80 { return (lead, 1) }
         func continuation(_ index: Int) -> UInt32 { UInt32(text[offset + index] & 0x3F) }
@@ -290,12 +332,49 @@ private struct Matcher {
         return ((lead & 0x07) << 18 | continuation(1) << 12 | continuation(2) << 6 | continuation(3), 4)
     }
 
-    private static func finalLineBreak(in text: UnsafeBufferPointer<UInt8>) -> Int? {
+    private static func finalLineBreak(in text: UnsafeBufferPointer<UInt8>) -> Int {
         let count = text.count
         if count >= 2, text[count - 2] == 0x0D, text[count - 1] == 0x0A { return count - 2 }
         var start = count - 1
         while start > 0, text[start] & 0xC0 == 0x80 { start -= 1 }
-        guard start >= 0, ScalarProperty.isNewline(decode(text, at: start).0) else { return nil }
-        return start
+        return start >= 0 && ScalarProperty.isNewline(decode(text, at: start).0) ? start : -1
+    }
+}
+
+/// Several patterns used together: a text matches when any of them does.
+/// A pattern that cannot be used is set aside with the reason, and so is one
+/// that would take the list's total size past ``SearchPattern/maxSize``, so
+/// that matching the whole list keeps the cost bound of a single pattern.
+public struct SearchPatternList: Sendable {
+    public let sources: [String]
+    public let patterns: [SearchPattern]
+    /// The patterns set aside, with why.
+    public let refused: [(source: String, reason: String)]
+
+    public init(_ sources: [String]) {
+        var patterns: [SearchPattern] = []
+        var refused: [(source: String, reason: String)] = []
+        var total = 0
+        for source in sources {
+            do {
+                let pattern = try SearchPattern(source)
+                guard total + pattern.size <= SearchPattern.maxSize else {
+                    refused.append((source, "the patterns together are too large: over \(SearchPattern.maxSize) instructions"))
+                    continue
+                }
+                total += pattern.size
+                patterns.append(pattern)
+            } catch {
+                refused.append((source, error.description))
+            }
+        }
+        self.sources = sources
+        self.patterns = patterns
+        self.refused = refused
+    }
+
+    /// Whether any pattern matches somewhere in `text`.
+    public func matches(_ text: String) -> Bool {
+        patterns.contains { $0.matches(text) }
     }
 }

@@ -192,9 +192,9 @@ struct PatternParser {
             case ":", "|":
                 break
             case "=", "!":
-                throw error("lookahead (?=…) and (?!…) is not supported", at: start)
+                throw error("lookahead such as (?=…) is not supported", at: start)
             case "<" where peek() == "=" || peek() == "!":
-                throw error("lookbehind (?<=…) and (?<!…) is not supported", at: start)
+                throw error("lookbehind such as (?<=…) is not supported", at: start)
             case "<":
                 try skipGroupName(until: ">", groupAt: start)
             case "'":

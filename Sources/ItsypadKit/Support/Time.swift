@@ -14,11 +14,20 @@ public enum Time {
         return Milliseconds(spec.tv_sec) * 1000 + Milliseconds(spec.tv_nsec / 1_000_000)
     }
 
+    /// The times that ISO 8601 with four-digit years can write, from
+    /// 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z: what
+    /// ``iso8601(_:)`` writes and ``parseISO8601(_:)`` reads back.
+    public static let representable: ClosedRange<Milliseconds> =
+        daysFromCivil(year: 0, month: 1, day: 1) * 86_400_000...daysFromCivil(year: 10_000, month: 1, day: 1) * 86_400_000 - 1
+
     /// ISO 8601 in UTC with milliseconds, e.g. `2026-11-21T22:46:05.123Z`.
+    /// A time outside ``representable`` (only damaged data holds one) is
+    /// written as the nearest end of that range, so that it still reads back.
     public static func iso8601(_ ms: Milliseconds) -> String {
-        let seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+        let ms = min(max(ms, representable.lowerBound), representable.upperBound)
+        let seconds = floorDivide(ms, 1000)
         let millis = Int(ms - seconds * 1000)
-        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let days = floorDivide(seconds, 86400)
         let secondOfDay = Int(seconds - days * 86400)
         let (year, month, day) = civilDate(fromDays: days)
         return pad(Int(year), 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
@@ -26,7 +35,12 @@ public enum Time {
             + "." + pad(millis, 3) + "Z"
     }
 
-    /// Parses ISO 8601 UTC (`Z` or `±hh:mm`), with or without fractional seconds.
+    /// Parses the ISO 8601 form this project writes, strictly:
+    /// `YYYY-MM-DDThh:mm:ss`, an optional fraction of 1 to 9 digits (kept to
+    /// the millisecond, truncated), then `Z` or an offset `±hh:mm` of at most
+    /// 14 hours (the widest in use). Dates must exist (February 29 only in
+    /// leap years), times are 00:00:00 to 23:59:59 (no leap second, no 24:00),
+    /// and the instant must be ``representable``. Anything else is nil.
     public static func parseISO8601(_ text: String) -> Milliseconds? {
         let chars = Array(text.utf8)
         func number(_ from: Int, _ count: Int) -> Int? {
@@ -38,39 +52,63 @@ public enum Time {
             }
             return value
         }
-        guard chars.count >= 20, chars[4] == 0x2D, chars[7] == 0x2D, chars[10] == 0x54 || chars[10] == 0x20,
-              chars[13] == 0x3A, chars[16] == 0x3A,
+        func isByte(_ index: Int, _ ascii: Unicode.Scalar) -> Bool { index < chars.count && chars[index] == UInt8(ascii: ascii) }
+        guard isByte(4, "-"), isByte(7, "-"), isByte(10, "T"), isByte(13, ":"), isByte(16, ":"),
               let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
               let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              hour < 24, minute < 60, second < 60
         else { return nil }
         var index = 19
         var millis = 0
-        if index < chars.count, chars[index] == 0x2E {
+        if isByte(index, ".") {
             index += 1
-            var digits = 0
+            let digitsStart = index
             while index < chars.count, chars[index] >= 0x30, chars[index] <= 0x39 {
-                if digits < 3 { millis = millis * 10 + Int(chars[index] - 0x30) }
-                digits += 1
+                if index - digitsStart < 3 { millis = millis * 10 + Int(chars[index] - 0x30) }
                 index += 1
             }
-            guard digits > 0 else { return nil }
+            let digits = index - digitsStart
+            guard (1...9).contains(digits) else { return nil }
             for _ in digits..<max(digits, 3) { millis *= 10 }
         }
-        var offsetSeconds = 0
-        guard index < chars.count else { return nil }
-        if chars[index] == 0x5A {
+        var offsetMinutes = 0
+        if isByte(index, "Z") {
             index += 1
-        } else if chars[index] == 0x2B || chars[index] == 0x2D, let h = number(index + 1, 2), let m = number(index + 4, 2) {
-            offsetSeconds = (h * 3600 + m * 60) * (chars[index] == 0x2D ? -1 : 1)
+        } else if isByte(index, "+") || isByte(index, "-"), isByte(index + 3, ":"),
+                  let hours = number(index + 1, 2), let minutes = number(index + 4, 2), minutes < 60, hours * 60 + minutes <= 14 * 60 {
+            offsetMinutes = (hours * 60 + minutes) * (isByte(index, "-") ? -1 : 1)
             index += 6
         } else {
             return nil
         }
         guard index == chars.count else { return nil }
         let days = daysFromCivil(year: Int64(year), month: month, day: day)
-        let seconds = days * 86400 + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
-        return seconds * 1000 + Int64(millis)
+        let seconds = days * 86400 + Int64(hour * 3600 + minute * 60 + second - offsetMinutes * 60)
+        let ms = seconds * 1000 + Int64(millis)
+        return representable.contains(ms) ? ms : nil
+    }
+
+    /// A date stored as seconds since 2001-01-01 (Foundation's reference
+    /// date, as Itsypad's key-value store wrote them); nil when it is not a
+    /// finite number or not ``representable``.
+    public static func fromReferenceDate(seconds: Double) -> Milliseconds? {
+        let ms = ((seconds + 978_307_200) * 1000).rounded()
+        guard ms.isFinite, Double(representable.lowerBound) <= ms, ms <= Double(representable.upperBound) else { return nil }
+        return Milliseconds(ms)
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+        let quotient = value / divisor
+        return value % divisor < 0 ? quotient - 1 : quotient
     }
 
     private static func pad(_ value: Int, _ width: Int) -> String {

@@ -40,7 +40,9 @@ enum SettingsCommands {
         let words = Array(invocation.arguments.dropFirst())
         guard var value = definition.kind.parse(words) else {
             let given = words.joined(separator: " ")
-            throw invocation.usage("Invalid value '\(given)' for \(definition.key): expected \(definition.kind.summary).")
+            var message = "Invalid value '\(given)' for \(definition.key): expected \(definition.kind.summary)."
+            if let problem = definition.kind.problem(with: words) { message += " " + problem + "." }
+            throw invocation.usage(message)
         }
         if definition.kind == .path, case .string(let path) = value { value = .string(FileSystem.absolute(path)) }
         let store = try invocation.store()

@@ -202,7 +202,7 @@ enum TransferCommands {
 
     /// Seconds since 2001-01-01 (JSONEncoder's default Date form) to Unix milliseconds.
     static func legacyDate(_ value: JSONValue?) -> Milliseconds? {
-        value?.doubleValue.map { Milliseconds((($0 + 978_307_200) * 1000).rounded()) }
+        value?.doubleValue.flatMap(Time.fromReferenceDate(seconds:))
     }
 
     static func importKVS(_ document: JSONValue, into store: DataStore) throws -> Summary {
