@@ -4,7 +4,7 @@ import Testing
 @Suite struct JSONTests {
     @Test(arguments: [
         "null", "true", "false", "0", "-12", "3.5", "\"a\\nb\\\"c\\\\\"", "[]", "{}", "[1,\"x\",{\"k\":[true,null]}]",
-        "\"\\u00e9\\ud83d\\ude00\"", "{\"a\":1,\"b\":{\"c\":\"d\"}}",
+        "\"\\u00e9\\ud83d\\ude00\"", "{\"a\":1,\"b\":{\"c\":\"d\"}}", "-0.5e-3", "1E22", "9223372036854775807", "-9223372036854775808",
     ])
     func roundTrips(_ text: String) throws {
         let value = try JSONValue.parse(text)
@@ -19,18 +19,199 @@ import Testing
 
     @Test func decodesEscapesAndSurrogates() throws {
         #expect(try JSONValue.parse("\"\\u00e9\\ud83d\\ude00\"") == .string("é😀"))
+        #expect(try JSONValue.parse("\"a\\u0000b\\/\"") == .string("a\u{0}b/"))
     }
 
-    @Test(arguments: ["", "{", "[1,]", "{\"a\"}", "tru", "\"unterminated", "{\"a\":1} x", "\"\\ud800\"", "01x", "\"\u{01}\""])
+    @Test(arguments: [
+        // Structure
+        "", " ", "{", "[1,]", "{\"a\":1,}", "{\"a\"}", "tru", "\"unterminated", "{\"a\":1} x", "[1] [2]", "\u{FEFF}{}",
+        "[1,,2]", "{\"a\" 1}", "{a:1}", "{'a':1}", "[1]]", "// c\n1", "1 /* c */",
+        // Numbers
+        "01", "-01", "1.", "-.5", ".5", "+1", "1e", "1e+", "1E-", "-", "--1", "0x10", "1 000", "NaN", "Infinity", "-Infinity",
+        "1E400", "-1e309", "1.5e99999", "[123123e100000]",
+        // Strings
+        "\"\u{01}\"", "\"a\nb\"", "\"\\x41\"", "\"\\u12\"", "\"\\u12G4\"", "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"",
+        "\"\\ud800\\\"", "'single'", "\"\\a\"",
+        // Repeated keys, at any depth and beyond the scanned prefix
+        "{\"a\":1,\"a\":1}", "{\"a\":1,\"b\":{\"c\":1,\"c\":2}}", "[{\"k\":1,\"k\":2}]",
+        "{" + (0..<40).map { "\"k\($0)\":0" }.joined(separator: ",") + ",\"k7\":1}",
+    ])
     func rejectsInvalid(_ text: String) {
         #expect(throws: JSONParseError.self) { try JSONValue.parse(text) }
     }
 
     @Test func rejectsInvalidUTF8InStrings() {
         #expect(throws: JSONParseError.self) { try JSONValue.parse([0x22, 0xFF, 0xFE, 0x22]) }
+        #expect(throws: JSONParseError.self) { try JSONValue.parse([0x22, 0xED, 0xA0, 0x80, 0x22]) }
     }
 
-    @Test func integersStayExact() throws {
+    @Test func numbersAreExactIntegersOrFiniteDoubles() throws {
         #expect(try JSONValue.parse("1732200000123").int64Value == 1_732_200_000_123)
+        #expect(try JSONValue.parse("9223372036854775807") == .integer(.max))
+        #expect(try JSONValue.parse("9223372036854775808") == .number(9_223_372_036_854_775_808))
+        #expect(try JSONValue.parse("1e-400") == .number(0))
+        #expect(try JSONValue.parse("-0.0") == .number(-0.0))
+        #expect(try JSONValue.parse("1.7976931348623157e308") == .number(.greatestFiniteMagnitude))
+    }
+
+    @Test func errorsSayWhere() {
+        #expect(throws: JSONParseError(message: "duplicate key \"a\"", offset: 8)) { try JSONValue.parse("{\"a\":1, \"a\":2}") }
+        #expect(throws: JSONParseError(message: "leading zero in a number", offset: 2)) { try JSONValue.parse("[01]") }
+        #expect(throws: JSONParseError(message: "number out of range", offset: 1)) { try JSONValue.parse("[1E400]") }
+    }
+
+    // MARK: Depth and size
+
+    @Test func nestingIsLimited() throws {
+        let deepest = String(repeating: "[", count: JSONValue.maxDepth) + String(repeating: "]", count: JSONValue.maxDepth)
+        #expect(throws: Never.self) { try JSONValue.parse(deepest) }
+        let tooDeep = "[" + deepest + "]"
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(tooDeep) }
+        // Far too deep: an error, not a stack overflow.
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(String(repeating: "[{\"a\":", count: 200_000)) }
+        #expect(throws: JSONParseError.self) {
+            try JSONValue.parseObject(Array(("{\"tabs\":[" + tooDeep + "]}").utf8), streamedArrays: ["tabs"], member: { _, _ in }, element: { _, _ in })
+        }
+    }
+
+    /// Inputs large enough that quadratic work would not finish: a 6 MB
+    /// string full of escapes, an object of 100,000 keys, an array of 200,000
+    /// numbers, and the same sizes encoded.
+    @Test func hugeInputsTakeLinearTime() throws {
+        let escaped = "\"" + String(repeating: "a\\n\\u00e9\\\"", count: 500_000) + "\""
+        #expect(try JSONValue.parse(escaped).stringValue?.count == 2_000_000)
+        let object = "{" + (0..<100_000).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}"
+        #expect(try JSONValue.parse(object)["k99999"] == .integer(99_999))
+        let array = "[" + (0..<200_000).map(String.init).joined(separator: ",") + "]"
+        #expect(try JSONValue.parse(array).arrayValue?.count == 200_000)
+        #expect(try JSONCoding.encode(Array(0..<200_000)) == Array(array.utf8))
+        let keyed = Dictionary(uniqueKeysWithValues: (0..<100_000).map { ("k\($0)", $0) })
+        #expect(try JSONCoding.decode([String: Int].self, from: JSONCoding.encode(keyed)) == keyed)
+    }
+
+    // MARK: Streaming
+
+    @Test func streamingRefusesWhatParsingRefuses() throws {
+        var elements: [JSONValue] = []
+        try JSONValue.parseObject(Array("{\"tabs\":[1,2],\"x\":true}".utf8), streamedArrays: ["tabs"],
+                                  member: { _, _ in }, element: { elements.append($1) })
+        #expect(elements == [.integer(1), .integer(2)])
+        for text in ["{\"tabs\":[1],\"tabs\":[2]}", "{\"x\":1,\"x\":2}", "{\"tabs\":[01]}", "{\"tabs\":[1]} x", "{\"tabs\":[1],}"] {
+            #expect(throws: JSONParseError.self, "\(text)") {
+                try JSONValue.parseObject(Array(text.utf8), streamedArrays: ["tabs"], member: { _, _ in }, element: { _, _ in })
+            }
+        }
+    }
+}
+
+@Suite struct JSONCodingTests {
+    struct Numbers: Codable, Equatable {
+        var unsigned: UInt64
+        var float: Float
+        var double: Double
+    }
+
+    @Test func integersBeyondInt64AreRefusedNotTrapped() throws {
+        let fits = Numbers(unsigned: UInt64(Int64.max), float: 1.5, double: -2.25)
+        #expect(try JSONCoding.decode(Numbers.self, from: JSONCoding.encode(fits)) == fits)
+        #expect(throws: EncodingError.self) { try JSONCoding.encode(Numbers(unsigned: .max, float: 0, double: 0)) }
+        #expect(throws: EncodingError.self) { try JSONCoding.encode([UInt(Int64.max) + 1]) }
+    }
+
+    @Test func nonFiniteNumbersAreRefused() {
+        #expect(throws: EncodingError.self) { try JSONCoding.encode(Numbers(unsigned: 0, float: 0, double: .infinity)) }
+        #expect(throws: EncodingError.self) { try JSONCoding.encode(Numbers(unsigned: 0, float: .nan, double: 0)) }
+        // A Double too large for a Float is not a Float.
+        #expect(throws: DecodingError.self) {
+            try JSONCoding.decode(Numbers.self, from: Array("{\"unsigned\":0,\"float\":1e300,\"double\":0}".utf8))
+        }
+    }
+
+    @Test func decoderAndSubscriptAgreeOnRepeatedKeys() throws {
+        struct Key: Decodable { var k: Int }
+        // Parsed text cannot hold a repeated key; a built value can, and then the first wins everywhere.
+        #expect(throws: DecodingError.self) { try JSONCoding.decode(Key.self, from: Array("{\"k\":1,\"k\":2}".utf8)) }
+        let built = JSONValue.object([("k", .integer(1)), ("k", .integer(2))])
+        #expect(built["k"] == .integer(1))
+        #expect(try JSONCoding.decode(Key.self, from: built).k == 1)
+    }
+}
+
+/// JSONTestSuite's parsing corpus (see `JSONTestSuite`): y_ files are
+/// accepted and n_ files refused, with the exceptions and choices listed here.
+@Suite struct JSONTestSuiteTests {
+    /// Valid JSON refused on purpose: RFC 8259 allows a repeated key, but
+    /// readers disagree on which value wins, so this project refuses them.
+    static let refusedValid: Set<String> = ["y_object_duplicated_key", "y_object_duplicated_key_and_value"]
+
+    /// The implementation-defined (i_) files this parser accepts; it refuses
+    /// the others. Numbers: one that rounds to a finite Double is accepted
+    /// (too small becomes 0, too many digits are rounded), one that overflows
+    /// to infinity is refused. Strings: invalid UTF-8, UTF-16 text and lone
+    /// or inverted surrogates in `\u` escapes are refused. Structure: 500
+    /// levels are within the limit of 512; a byte order mark is refused.
+    static let acceptedIndeterminate: Set<String> = [
+        "i_number_double_huge_neg_exp", "i_number_real_underflow", "i_number_too_big_neg_int",
+        "i_number_too_big_pos_int", "i_number_very_big_negative_int", "i_structure_500_nested_arrays",
+    ]
+
+    /// test_transform: what each file parses to, or nil when it is refused.
+    static let transformed: [String: JSONValue?] = [
+        "number_-9223372036854775808": .array([.integer(.min)]),
+        "number_-9223372036854775809": .array([.number(-9_223_372_036_854_775_809)]),
+        "number_1.0": .array([.number(1)]),
+        "number_1.000000000000000005": .array([.number(1)]),
+        "number_1000000000000000": .array([.integer(1_000_000_000_000_000)]),
+        "number_10000000000000000999": .array([.number(1e19)]),
+        "number_1e-999": .array([.number(0)]),
+        "number_1e6": .array([.number(1e6)]),
+        "number_9223372036854775807": .array([.integer(.max)]),
+        "number_9223372036854775808": .array([.number(9_223_372_036_854_775_808)]),
+        // Keys are compared as Swift strings, so NFC and NFD spellings are the same key.
+        "object_key_nfc_nfd": nil, "object_key_nfd_nfc": nil,
+        "object_same_key_different_values": nil, "object_same_key_same_value": nil, "object_same_key_unclear_values": nil,
+        "string_1_escaped_invalid_codepoint": nil, "string_1_invalid_codepoint": nil,
+        "string_2_escaped_invalid_codepoints": nil, "string_2_invalid_codepoints": nil,
+        "string_3_escaped_invalid_codepoints": nil, "string_3_invalid_codepoints": nil,
+        "string_with_escaped_NULL": .array([.string("A\u{0}B")]),
+    ]
+
+    @Test func theCorpusIsWhole() {
+        #expect(JSONTestSuite.names(prefix: "y_").count == 95)
+        #expect(JSONTestSuite.names(prefix: "n_").count == 191)
+        #expect(JSONTestSuite.names(prefix: "i_").count == 35)
+        #expect(JSONTestSuite.cases.count - 95 - 191 - 35 == Self.transformed.count)
+        #expect(Self.refusedValid.union(Self.acceptedIndeterminate).isSubset(of: JSONTestSuite.cases.keys))
+    }
+
+    @Test(arguments: JSONTestSuite.names(prefix: "y_"))
+    func acceptsValid(_ name: String) throws {
+        let bytes = try #require(JSONTestSuite.cases[name])
+        if Self.refusedValid.contains(name) {
+            #expect(throws: JSONParseError.self) { try JSONValue.parse(bytes) }
+            return
+        }
+        let value = try JSONValue.parse(bytes)
+        #expect(try JSONValue.parse(value.serialized()) == value)
+    }
+
+    @Test(arguments: JSONTestSuite.names(prefix: "n_"))
+    func refusesInvalid(_ name: String) throws {
+        let bytes = try #require(JSONTestSuite.cases[name])
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(bytes) }
+    }
+
+    @Test(arguments: JSONTestSuite.names(prefix: "i_"))
+    func decidesIndeterminate(_ name: String) throws {
+        let bytes = try #require(JSONTestSuite.cases[name])
+        let accepted = (try? JSONValue.parse(bytes)) != nil
+        #expect(accepted == Self.acceptedIndeterminate.contains(name))
+    }
+
+    @Test(arguments: transformed.keys.sorted())
+    func transforms(_ name: String) throws {
+        let bytes = try #require(JSONTestSuite.cases[name])
+        let expected = try #require(Self.transformed[name])
+        #expect((try? JSONValue.parse(bytes)) == expected)
     }
 }

@@ -171,14 +171,19 @@ import Testing
     }
 }
 
-/// A deterministic generator, so that a failure can be reproduced.
+/// A deterministic generator (SplitMix64), so that a failure can be reproduced.
 struct SeededRandom {
     private var state: UInt64
 
     init(seed: UInt64) { state = seed }
 
+    /// A number in 0..<bound.
     mutating func next(_ bound: Int) -> Int {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return Int((state >> 33) % UInt64(bound))
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        mixed ^= mixed >> 31
+        return Int(mixed % UInt64(bound))
     }
 }

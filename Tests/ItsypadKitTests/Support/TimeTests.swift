@@ -7,17 +7,72 @@ import Testing
         (Int64(1_732_200_000_123), "2024-11-21T14:40:00.123Z"),
         (Int64(951_782_400_000), "2000-02-29T00:00:00.000Z"),
         (Int64(-1), "1969-12-31T23:59:59.999Z"),
+        (Time.representable.lowerBound, "0000-01-01T00:00:00.000Z"),
+        (Time.representable.upperBound, "9999-12-31T23:59:59.999Z"),
     ])
     func formatsISO8601(_ ms: Int64, _ text: String) {
         #expect(Time.iso8601(ms) == text)
         #expect(Time.parseISO8601(text) == ms)
     }
 
-    @Test func parsesOffsetsAndMissingFraction() {
-        #expect(Time.parseISO8601("2024-11-21T15:40:00+01:00") == 1_732_200_000_000)
-        #expect(Time.parseISO8601("2024-11-21T14:40:00.5Z") == 1_732_200_000_500)
-        #expect(Time.parseISO8601("2024-13-01T00:00:00Z") == nil)
-        #expect(Time.parseISO8601("yesterday") == nil)
+    @Test func everyRepresentableTimeRoundTrips() {
+        var random = SeededRandom(seed: 9)
+        let span = Int(Time.representable.upperBound - Time.representable.lowerBound)
+        for _ in 0..<2000 {
+            let ms = Time.representable.lowerBound + Int64(random.next(span))
+            #expect(Time.parseISO8601(Time.iso8601(ms)) == ms, "\(ms)")
+        }
+    }
+
+    @Test(arguments: [Int64.min, Int64.min + 1, -62_167_219_200_001, 253_402_300_800_000, Int64.max])
+    func timesOutsideTheRangeAreWrittenAtItsEnds(_ ms: Int64) {
+        let text = Time.iso8601(ms)
+        #expect(text == (ms < 0 ? "0000-01-01T00:00:00.000Z" : "9999-12-31T23:59:59.999Z"))
+        #expect(Time.parseISO8601(text) != nil)
+    }
+
+    @Test(arguments: [
+        ("2024-11-21T15:40:00+01:00", Int64(1_732_200_000_000)), ("2024-11-21T13:40:00-01:00", 1_732_200_000_000),
+        ("2024-11-22T04:40:00+14:00", 1_732_200_000_000), ("2024-11-21T00:40:00-14:00", 1_732_200_000_000),
+        ("2024-11-21T14:40:00-00:00", 1_732_200_000_000), ("2024-11-21T20:10:00+05:30", 1_732_200_000_000),
+        ("2024-11-21T14:40:00.5Z", 1_732_200_000_500), ("2024-11-21T14:40:00.12Z", 1_732_200_000_120),
+        ("2024-11-21T14:40:00.123456789Z", 1_732_200_000_123), ("2024-11-21T14:40:00.999999Z", 1_732_200_000_999),
+        ("2024-02-29T00:00:00Z", 1_709_164_800_000), ("2000-02-29T00:00:00Z", 951_782_400_000),
+        ("0000-02-29T00:00:00Z", -62_162_121_600_000), ("1970-01-31T23:59:59Z", 2_678_399_000),
+        ("1970-12-31T00:00:00Z", 31_449_600_000), ("9999-12-31T23:59:59.999+00:00", 253_402_300_799_999),
+    ])
+    func parsesValidForms(_ text: String, _ ms: Int64) {
+        #expect(Time.parseISO8601(text) == ms)
+    }
+
+    @Test(arguments: [
+        // Dates that do not exist
+        "2023-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2025-02-30T00:00:00Z", "2024-04-31T00:00:00Z", "2024-06-31T00:00:00Z",
+        "2024-09-31T00:00:00Z", "2024-11-31T00:00:00Z", "2024-01-32T00:00:00Z", "2024-00-10T00:00:00Z", "2024-13-01T00:00:00Z",
+        "2024-01-00T00:00:00Z",
+        // Times out of range
+        "2024-01-01T24:00:00Z", "2024-01-01T23:60:00Z", "2024-01-01T23:59:60Z", "2024-01-01T99:00:00Z",
+        // Offsets out of range or misspelt
+        "2024-01-01T00:00:00+14:01", "2024-01-01T00:00:00-15:00", "2024-01-01T00:00:00+99:99", "2024-01-01T00:00:00+01:60",
+        "2024-01-01T00:00:00+0100", "2024-01-01T00:00:00+01", "2024-01-01T00:00:00", "2024-01-01T00:00:00z",
+        // Fractions
+        "2024-01-01T00:00:00.Z", "2024-01-01T00:00:00.1234567890Z", "2024-01-01T00:00:00,5Z",
+        // Other spellings and garbage
+        "2024-01-01 00:00:00Z", "2024-01-01t00:00:00Z", "2024-01-01T00:00Z", "2024-01-01", " 2024-01-01T00:00:00Z",
+        "2024-01-01T00:00:00Z ", "2024-1-01T00:00:00Z", "+2024-01-01T00:00:00Z", "yesterday", "",
+        // Years that do not round-trip in four digits
+        "10000-01-01T00:00:00Z", "-0001-01-01T00:00:00Z", "0000-01-01T00:30:00+01:00", "9999-12-31T23:59:59-00:01",
+    ])
+    func rejectsInvalidForms(_ text: String) {
+        #expect(Time.parseISO8601(text) == nil)
+    }
+
+    @Test func legacyReferenceDatesAreRangeChecked() {
+        #expect(Time.fromReferenceDate(seconds: 0) == 978_307_200_000)
+        #expect(Time.fromReferenceDate(seconds: 753_892_800.25) == 1_732_200_000_250)
+        for seconds in [1e300, -1e300, .infinity, .nan, 8e12] {
+            #expect(Time.fromReferenceDate(seconds: seconds) == nil)
+        }
     }
 
     @Test(arguments: [("90s", Int64(90_000)), ("30m", 1_800_000), ("12h", 43_200_000), ("7d", 604_800_000), ("2w", 1_209_600_000)])
