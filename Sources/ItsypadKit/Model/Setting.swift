@@ -134,7 +134,7 @@ public struct SettingDefinition: Sendable {
 public enum Settings {
     public static let all: [SettingDefinition] = [
         SettingDefinition(key: "clipboard.ignore", kind: .patternList, scope: .synced,
-                          help: "Regular expressions; matching clips are stored but never synced.", defaultValue: .list([])),
+                          help: "Regular expressions searched for anywhere in a clip; matching clips are stored but never synced. ^ and $ are the ends of the whole clip ((?m) for lines, (?i) to ignore case). Patterns are matched in linear time, so backreferences and lookaround are refused.", defaultValue: .list([])),
         SettingDefinition(key: "clipboard.ignoreSecrets", kind: .bool, scope: .synced,
                           help: "Keep clips that look like private keys or API tokens local-only.", defaultValue: .bool(true)),
         SettingDefinition(key: "clipboard.maxEntries", kind: .integer(1...10_000_000), scope: .synced,
