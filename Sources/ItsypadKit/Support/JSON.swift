@@ -194,10 +194,12 @@ extension JSONValue {
             parser.position += 1
             parser.skipWhitespace()
             if parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "}") { parser.position += 1 } else {
-                var keys = ObjectKeys()
+                var keys = Set<String>()
                 while true {
                     parser.skipWhitespace()
-                    let key = try parser.parseKey(into: &keys)
+                    let keyStart = parser.position
+                    let key = try parser.parseKey()
+                    guard keys.insert(key).inserted else { throw parser.duplicate(key, at: keyStart) }
                     parser.skipWhitespace()
                     guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: ":") else { throw parser.error("expected ':'") }
                     parser.position += 1
@@ -257,12 +259,14 @@ private struct JSONParser {
     mutating func parseObject(depth: Int) throws -> JSONValue {
         position += 1
         var members: [(String, JSONValue)] = []
-        var keys = ObjectKeys()
+        var seen = Set<String>()
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") { position += 1; return .object(members) }
         while true {
             skipWhitespace()
-            let key = try parseKey(into: &keys)
+            let keyStart = position
+            let key = try parseKey()
+            if JSONParser.repeats(key, in: members, seen: &seen) { throw duplicate(key, at: keyStart) }
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
             position += 1
@@ -276,16 +280,23 @@ private struct JSONParser {
         }
     }
 
-    /// A member's key, refused when the object already has it.
-    mutating func parseKey(into keys: inout ObjectKeys) throws -> String {
+    mutating func parseKey() throws -> String {
         guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a string key") }
-        let start = position
-        let key = try parseString()
-        guard keys.insert(key) else {
-            position = start
-            throw error("duplicate key \(JSONValue.string(String(key.prefix(40))).serialized())")
-        }
-        return key
+        return try parseString()
+    }
+
+    /// Whether `key` repeats one of `members`' keys (as Swift compares
+    /// strings, like the subscript and the decoder). Small objects, the
+    /// common case, are scanned; beyond 16 members `seen` holds the keys in a
+    /// hash set, so that a huge object costs linear time.
+    static func repeats(_ key: String, in members: [(String, JSONValue)], seen: inout Set<String>) -> Bool {
+        guard members.count >= 16 else { return members.contains { $0.0 == key } }
+        if seen.isEmpty { seen = Set(members.lazy.map(\.0)) }
+        return !seen.insert(key).inserted
+    }
+
+    func duplicate(_ key: String, at offset: Int) -> JSONParseError {
+        JSONParseError(message: "duplicate key \(JSONValue.string(String(key.prefix(40))).serialized())", offset: offset)
     }
 
     /// Parses an array, handing each element over instead of collecting them.
@@ -437,24 +448,5 @@ private struct JSONParser {
         case 0x61...0x66: return byte - 0x61 + 10
         default: return nil
         }
-    }
-}
-
-/// The keys of one object so far, to refuse a repeated one. Small objects,
-/// the common case, are scanned; a hash set takes over beyond 16 keys, so a
-/// huge object costs linear time.
-struct ObjectKeys {
-    private var scanned: [String] = []
-    private var hashed: Set<String> = []
-
-    /// False when the key was already there.
-    mutating func insert(_ key: String) -> Bool {
-        guard scanned.count == 16 else {
-            if scanned.contains(key) { return false }
-            scanned.append(key)
-            if scanned.count == 16 { hashed = Set(scanned) }
-            return true
-        }
-        return hashed.insert(key).inserted
     }
 }
