@@ -147,11 +147,9 @@ private struct Compiler {
         case .choice(let branches):
             var jumpsToEnd: [Int] = []
             for branch in branches.dropLast() {
-                let split = program.count
-                program.append(.match)
+                let split = reserve()
                 emit(branch)
-                jumpsToEnd.append(program.count)
-                program.append(.match)
+                jumpsToEnd.append(reserve())
                 program[split] = .split(split + 1, program.count)
             }
             emit(branches[branches.count - 1])
@@ -162,19 +160,23 @@ private struct Compiler {
                 // x{2,5} = xx(x(x(x)?)?)?: every optional copy may skip to the end.
                 var splits: [Int] = []
                 for _ in minimum..<maximum {
-                    splits.append(program.count)
-                    program.append(.match)
+                    splits.append(reserve())
                     emit(body)
                 }
                 for split in splits { program[split] = .split(split + 1, program.count) }
             } else {
-                let loop = program.count
-                program.append(.match)
+                let loop = reserve()
                 emit(body)
                 program.append(.jump(loop))
                 program[loop] = .split(loop + 1, program.count)
             }
         }
+    }
+
+    /// Makes room for a split or jump whose target is not known yet.
+    private mutating func reserve() -> Int {
+        program.append(.jump(-1))
+        return program.count - 1
     }
 }
 
