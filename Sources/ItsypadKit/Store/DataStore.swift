@@ -48,8 +48,9 @@ public final class DataStore {
     /// Opens an existing data directory for reading without waiting for its
     /// lock (`sync status` while a sync holds it). Nothing is created or
     /// repaired; the clipboard history, which opening may repair, is off limits.
-    public init(readingWithoutLock path: String) throws {
+    public init(readingWithoutLock path: String, warn: @escaping (String) -> Void = { _ in }) throws {
         self.path = path
+        self.warn = warn
         isReadOnly = true
         do {
             guard let device = try DataStore.readMeta(path + "/meta.json") else {

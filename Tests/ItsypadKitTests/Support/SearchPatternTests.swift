@@ -98,7 +98,7 @@ import Testing
     /// text, must agree with Swift's Regex where both are defined (ASCII text
     /// without CR, where scalars and grapheme clusters coincide).
     @Test func agreesWithSwiftRegexOnRandomPatterns() throws {
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(seed: 7)
         let texts = Self.allTexts(over: ["a", "b", "-", "\n"], upTo: 4)
         var compared = 0
         for _ in 0..<400 {
@@ -114,15 +114,15 @@ import Testing
         #expect(compared > 200)
     }
 
-    static func randomPattern(_ random: inout SeededRandom, depth: Int) -> String {
+    static func randomPattern(_ random: inout SeededGenerator, depth: Int) -> String {
         let atoms = ["a", "b", ".", "[ab]", "[^a]", "\\w", "\\W", "-", "^", "$", "(?m:^)", "(?m:$)", "(?i:A)", "\\n", "\\s", "\\S"]
         let quantifiers = ["", "", "*", "+", "?", "{2}", "{1,2}", "{0,1}", "{2,}", "*?"]
-        guard depth > 0 else { return atoms[random.next(atoms.count)] }
-        switch random.next(4) {
+        guard depth > 0 else { return atoms.randomElement(using: &random)! }
+        switch Int.random(in: 0..<4, using: &random) {
         case 0: return "(" + randomPattern(&random, depth: depth - 1) + "|" + randomPattern(&random, depth: depth - 1) + ")"
         case 1: return randomPattern(&random, depth: depth - 1) + randomPattern(&random, depth: depth - 1)
-        case 2: return "(?:" + randomPattern(&random, depth: depth - 1) + ")" + quantifiers[random.next(quantifiers.count)]
-        default: return atoms[random.next(atoms.count)] + quantifiers[random.next(quantifiers.count)]
+        case 2: return "(?:" + randomPattern(&random, depth: depth - 1) + ")" + quantifiers.randomElement(using: &random)!
+        default: return atoms.randomElement(using: &random)! + quantifiers.randomElement(using: &random)!
         }
     }
 
@@ -168,22 +168,5 @@ import Testing
             }
             previous = (scalars, steps)
         }
-    }
-}
-
-/// A deterministic generator (SplitMix64), so that a failure can be reproduced.
-struct SeededRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    /// A number in 0..<bound.
-    mutating func next(_ bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        mixed ^= mixed >> 31
-        return Int(mixed % UInt64(bound))
     }
 }
