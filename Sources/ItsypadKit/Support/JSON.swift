@@ -72,6 +72,7 @@ extension JSONValue {
         case .bool(let b): out += b ? "true" : "false"
         case .integer(let i): out += String(i)
         case .number(let d):
+            // JSON has no infinity or NaN. Neither the parser nor JSONCoding makes one; a value built in code with one is written as null.
             if d.isFinite, d.rounded() == d, abs(d) < 1e15 { out += String(Int64(d)) } else if d.isFinite { out += "\(d)" } else { out += "null" }
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
