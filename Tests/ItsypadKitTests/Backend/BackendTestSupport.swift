@@ -21,10 +21,14 @@ struct TemporaryBackend {
     let backend: DirectoryBackend
 
     init(lockTimeout: Double = 5, now: Int64 = testNow, tuning: BackendTuning = BackendTuning(), createZone: Bool = true) throws {
+        try self.init(lockTimeout: lockTimeout, clock: { now }, tuning: tuning, createZone: createZone)
+    }
+
+    init(lockTimeout: Double = 5, clock: @escaping @Sendable () -> Int64, tuning: BackendTuning = BackendTuning(), createZone: Bool = true) throws {
         parent = FileManager.default.temporaryDirectory.path + "/itsypad-backend-tests-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         path = parent + "/backend"
-        backend = DirectoryBackend(path: path, lockTimeout: lockTimeout, now: { now }, tuning: tuning)
+        backend = DirectoryBackend(path: path, lockTimeout: lockTimeout, now: clock, tuning: tuning)
         if createZone {
             _ = try backend.createZoneIfNeeded()
         }
@@ -37,6 +41,11 @@ struct TemporaryBackend {
 
     func remove() {
         try? FileManager.default.removeItem(atPath: parent)
+    }
+
+    /// Deletes the backend directory, as wiping the backend does.
+    func wipe() throws {
+        try FileManager.default.removeItem(atPath: path)
     }
 
     var layout: BackendLayout { BackendLayout(root: path) }
@@ -65,13 +74,24 @@ func tab(_ name: String, text: String = "hello", tag: String? = nil) -> BackendR
     )
 }
 
-extension DirectoryBackend {
+extension SyncBackend {
     /// Saves records and expects success; returns the stored versions.
     @discardableResult
     func save(_ records: BackendRecord..., device: String = "deviceA") throws -> [BackendRecord] {
+        try save(contentsOf: records, device: device)
+    }
+
+    @discardableResult
+    func save(contentsOf records: [BackendRecord], device: String = "deviceA") throws -> [BackendRecord] {
         let result = try modify(saves: records.map(RecordSave.init(record:)), deletes: [], device: device)
         #expect(result.failures == [])
         return result.saved
+    }
+
+    /// Deletes records unconditionally and expects success.
+    func delete(_ recordNames: String..., type: String = "ScratchTab", device: String = "deviceA") throws {
+        let deletes = recordNames.map { RecordDelete(recordType: type, recordName: $0) }
+        #expect(try modify(saves: [], deletes: deletes, device: device).failures == [])
     }
 
     /// Every page from `token` on.

@@ -11,33 +11,28 @@ import Testing
 
 @Suite("Zone")
 struct ZoneTests {
-    @Test("createZoneIfNeeded writes zone.json once and returns the same zone afterwards")
-    func createIsIdempotent() throws {
+    @Test("createZoneIfNeeded writes zone.json last, after the folders and state.json")
+    func zoneFile() throws {
         let fixture = try TemporaryBackend(createZone: false)
         defer { fixture.remove() }
         let created = try fixture.backend.createZoneIfNeeded()
         #expect(created.format == 1)
-        #expect(created.created == testNow)
-        #expect(try fixture.backend.createZoneIfNeeded() == created)
-        #expect(try fixture.backend.zone() == created)
         let json = try FlatJSON.object(readText(fixture.layout.zoneFile))
         #expect(json == ["format": "1", "zoneID": "\"\(created.zoneID)\"", "created": "\(testNow)"])
         #expect(try treeListing(fixture.path) == ["assets", "journal", "lock", "records", "state.json", "zone.json"])
     }
 
-    @Test("without zone.json, operations other than create throw zoneNotFound")
-    func zoneNotFound() throws {
+    @Test("an empty backend directory has no zone, and nothing but createZoneIfNeeded writes to it")
+    func emptyDirectory() throws {
         let fixture = try TemporaryBackend(createZone: false)
         defer { fixture.remove() }
-        // The backend directory does not exist yet, then exists but is empty.
-        for _ in 0..<2 {
-            #expect(throws: BackendError.zoneNotFound) { try fixture.backend.zone() }
-            #expect(throws: BackendError.zoneNotFound) { try fixture.backend.fetchChanges(since: nil, limit: 10) }
-            #expect(throws: BackendError.zoneNotFound) { try fixture.backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A") }
-            #expect(throws: BackendError.zoneNotFound) { try fixture.backend.putAsset([1]) }
-            #expect(throws: BackendError.zoneNotFound) { try fixture.backend.compact() }
-            try FileIO.makeDirectory(fixture.path)
-        }
+        try FileIO.makeDirectory(fixture.path)
+        #expect(throws: BackendError.zoneNotFound) { try fixture.backend.zone() }
+        #expect(throws: BackendError.zoneNotFound) { try fixture.backend.fetchChanges(since: nil, limit: 10) }
+        #expect(throws: BackendError.zoneNotFound) { try fixture.backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A") }
+        #expect(throws: BackendError.zoneNotFound) { try fixture.backend.putAsset([1]) }
+        #expect(throws: BackendError.zoneNotFound) { try fixture.backend.compact() }
+        #expect(try treeListing(fixture.path) == [])
     }
 
     @Test("a backend whose directory and parent are missing (unmounted disk) is unavailable")
