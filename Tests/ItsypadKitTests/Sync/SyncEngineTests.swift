@@ -2,8 +2,9 @@ import Testing
 @testable import ItsypadKit
 
 @Suite struct SyncPropagationTests {
-    @Test func everyCommandsEffectPropagates() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: FleetBackend.allCases)
+    func everyCommandsEffectPropagates(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         let tab = a.output("tab", "new", "--name", "shared", "line one")
         let clip = a.output("clip", "add", "copied text")
@@ -38,8 +39,9 @@ import Testing
         try fleet.expectConverged()
     }
 
-    @Test func clearPruneAndEvictionDeletePerEntry() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: FleetBackend.allCases)
+    func clearPruneAndEvictionDeletePerEntry(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         fleet.enable(0)
         fleet.enable(1)
@@ -70,8 +72,9 @@ import Testing
 }
 
 @Suite struct SyncConflictTests {
-    @Test func editsToDifferentLinesMerge() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: FleetBackend.allCases)
+    func editsToDifferentLinesMerge(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         let tab = a.output("tab", "new", "--name", "doc", "alpha\nbeta\ngamma")
         fleet.enable(0)
@@ -86,8 +89,9 @@ import Testing
         try fleet.expectConverged()
     }
 
-    @Test func overlappingEditsKeepBothVersions() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: FleetBackend.allCases)
+    func overlappingEditsKeepBothVersions(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         let base: Milliseconds = 1_800_000_000_000
         let tab = a.output("tab", "new", "--name", "doc", "same line", now: base)
@@ -105,8 +109,9 @@ import Testing
         try fleet.expectConverged()
     }
 
-    @Test func aClockBehindDoesNotLoseTheNewerEdit() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: FleetBackend.allCases)
+    func aClockBehindDoesNotLoseTheNewerEdit(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         let now: Milliseconds = 1_800_000_000_000
         let tab = a.output("tab", "new", "--name", "doc", "v1", now: now)
@@ -127,8 +132,9 @@ import Testing
         #expect(a.output("settings", "get", "clipboard.retention") == "3d")
     }
 
-    @Test func editBeatsDeleteBothWays() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: FleetBackend.allCases)
+    func editBeatsDeleteBothWays(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         let first = a.output("tab", "new", "--name", "first", "text")
         let second = a.output("tab", "new", "--name", "second", "text")
@@ -148,8 +154,9 @@ import Testing
         try fleet.expectConverged()
     }
 
-    @Test func deleteAndDeleteIsFine() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: FleetBackend.allCases)
+    func deleteAndDeleteIsFine(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let tab = fleet[0].output("tab", "new", "x")
         fleet.enable(0)
         fleet.enable(1)
@@ -159,8 +166,9 @@ import Testing
         #expect(try fleet.tabs(0).isEmpty && fleet.tabs(1).isEmpty)
     }
 
-    @Test func pinnedMergesAsLogicalOr() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: FleetBackend.allCases)
+    func pinnedMergesAsLogicalOr(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         let clip = a.output("clip", "add", "pin me")
         fleet.enable(0)
@@ -191,8 +199,9 @@ import Testing
         try fleet.expectConverged()
     }
 
-    @Test func firstSyncNeverOverwritesLocalTabsWithStaleData() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: FleetBackend.allCases)
+    func firstSyncNeverOverwritesLocalTabsWithStaleData(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         let tab = a.output("tab", "new", "--name", "notes", "original")
         fleet.enable(0)
@@ -225,8 +234,9 @@ import Testing
         try fleet.expectConverged()
     }
 
-    @Test func expiredTokenStillFindsRemoteDeletions() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: FleetBackend.allCases)
+    func expiredTokenStillFindsRemoteDeletions(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         let tab = a.output("tab", "new", "to delete")
         let clip = a.output("clip", "add", "to delete too")
@@ -237,7 +247,7 @@ import Testing
         _ = a.output("clip", "rm", clip)
         for i in 0..<5 { _ = a.output("clip", "add", "filler \(i)") }
         fleet.sync(0)
-        _ = a.output("sync", "compact")
+        fleet.compact(0)
         fleet.sync(1)
         #expect(b.inProcess(["tab", "show", tab]).0 == 1)
         #expect(b.inProcess(["clip", "show", clip]).0 == 1)

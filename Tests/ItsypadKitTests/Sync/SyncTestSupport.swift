@@ -1,14 +1,28 @@
 import Testing
 @testable import ItsypadKit
 
-/// Several devices (data directories) sharing one backend directory.
+/// The backend a fleet's devices share.
+enum FleetBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// A backend directory, reached through the CLI (`itsypad sync enable DIR`, `itsypad sync`) as a user does.
+    case directory
+    /// One `InMemoryBackend`, each device's sync engine run in-process against it: for scenarios
+    /// that only need a backend, fast, and with faults on demand.
+    case inMemory
+
+    var testDescription: String { rawValue }
+}
+
+/// Several devices (data directories) sharing one backend.
 struct Fleet {
     let backend = TemporaryDirectory()
     let devices: [Device]
+    /// The shared backend when the fleet syncs in memory; nil when it syncs through `backendPath`.
+    let memoryBackend: InMemoryBackend?
     var backendPath: String { backend.path + "/backend" }
 
-    init(_ count: Int) {
+    init(_ count: Int, backend kind: FleetBackend = .directory) {
         devices = (0..<count).map { _ in Device() }
+        memoryBackend = kind == .inMemory ? InMemoryBackend() : nil
         for (index, device) in devices.enumerated() {
             _ = device.inProcess(["settings", "set", "device.name", "dev\(index)"])
         }
@@ -16,8 +30,13 @@ struct Fleet {
 
     subscript(index: Int) -> Device { devices[index] }
 
+    /// What `itsypad sync enable` does: creates the backend's zone if needed, then syncs.
     @discardableResult
     func enable(_ index: Int) -> Int32 {
+        if let memoryBackend {
+            do { _ = try memoryBackend.createZoneIfNeeded() } catch { Issue.record("creating the zone failed: \(error)") }
+            return sync(index)
+        }
         let (status, _, err) = devices[index].inProcess(["sync", "enable", backendPath])
         #expect(status == 0, "sync enable failed: \(err)")
         return status
@@ -25,9 +44,34 @@ struct Fleet {
 
     @discardableResult
     func sync(_ index: Int, now: Milliseconds? = nil) -> Int32 {
+        if memoryBackend != nil {
+            do {
+                try engine(index, now: now).sync()
+                return ExitCode.success
+            } catch {
+                Issue.record("sync failed on dev\(index): \(error)")
+                return ExitCode.failure
+            }
+        }
         let (status, _, err) = devices[index].inProcess(["sync"], now: now)
         #expect(status == 0, "sync failed on dev\(index): \(err)")
         return status
+    }
+
+    /// The sync engine of device `index` on the in-memory backend.
+    func engine(_ index: Int, now: Milliseconds? = nil) throws -> SyncEngine {
+        let backend = try #require(memoryBackend, "only an in-memory fleet runs engines directly")
+        let store = try DataStore(path: devices[index].dataDir, lockTimeout: 1)
+        return try SyncEngine(store: store, backend: backend, now: now.map { value in { value } } ?? Time.now)
+    }
+
+    /// What `itsypad sync compact` does on device `index`.
+    func compact(_ index: Int) {
+        if let memoryBackend {
+            #expect(throws: Never.self) { try memoryBackend.compact() }
+            return
+        }
+        _ = devices[index].output("sync", "compact")
     }
 
     /// Every device syncs twice, in turn: enough for every change to reach everyone.
