@@ -116,6 +116,33 @@ extension SyncBackend {
     }
 }
 
+/// Assets for compaction's sweep: record "clip" referenced `replaced`, then `kept`; `orphan` was never referenced.
+struct SweptAssets {
+    let kept: AssetReference
+    let orphan: AssetReference
+    let replaced: AssetReference
+
+    init(in backend: some SyncBackend) throws {
+        kept = try backend.putAsset(Array("kept".utf8))
+        orphan = try backend.putAsset(Array("orphan".utf8))
+        replaced = try backend.putAsset(Array("replaced".utf8))
+        var record = tab("clip")
+        record.fields["content"] = .asset(replaced)
+        let first = try #require(try backend.save(record).first)
+        record.fields["content"] = .asset(kept)
+        record.recordChangeTag = first.recordChangeTag
+        try backend.save(record)
+    }
+
+    /// After a sweep of the old unreferenced assets: the referenced one and `recent` remain.
+    func expectSwept(from backend: some SyncBackend, keeping recent: AssetReference) throws {
+        #expect(try backend.readAsset(kept) == Array("kept".utf8))
+        #expect(try backend.readAsset(recent) == Array("recent".utf8))
+        #expect(throws: BackendError.assetNotFound(orphan.fileChecksum)) { try backend.readAsset(orphan) }
+        #expect(throws: BackendError.assetNotFound(replaced.fileChecksum)) { try backend.readAsset(replaced) }
+    }
+}
+
 extension Change {
     var savedRecord: BackendRecord? {
         if case .saved(let record) = self { return record }

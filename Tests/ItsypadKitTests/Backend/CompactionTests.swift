@@ -44,26 +44,15 @@ struct CompactionTests {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
         let backend = fixture.backend
-        let kept = try backend.putAsset(Array("kept".utf8))
-        let orphan = try backend.putAsset(Array("orphan".utf8))
+        let assets = try SweptAssets(in: backend)
         let recent = try backend.putAsset(Array("recent".utf8))
-        let replaced = try backend.putAsset(Array("replaced".utf8))
-        var record = tab("clip")
-        record.fields["content"] = .asset(replaced)
-        let first = try #require(try backend.save(record).first)
-        record.fields["content"] = .asset(kept)
-        record.recordChangeTag = first.recordChangeTag
-        try backend.save(record)
-        for reference in [kept, orphan, replaced] {
+        for reference in [assets.kept, assets.orphan, assets.replaced] {
             try age(fixture.layout.assetFile(reference.fileChecksum), by: 2 * 60 * 60 * 1000)
         }
         try age(fixture.layout.assetFile(recent.fileChecksum), by: 10 * 60 * 1000)
 
         #expect(try backend.compact().assetsRemoved == 2)
-        #expect(try backend.readAsset(kept) == Array("kept".utf8))
-        #expect(try backend.readAsset(recent) == Array("recent".utf8))
-        #expect(throws: BackendError.assetNotFound(orphan.fileChecksum)) { try backend.readAsset(orphan) }
-        #expect(throws: BackendError.assetNotFound(replaced.fileChecksum)) { try backend.readAsset(replaced) }
+        try assets.expectSwept(from: backend, keeping: recent)
     }
 
     @Test("temporary files left by crashed writers are removed once older than an hour")

@@ -45,24 +45,13 @@ struct InMemoryBackendTests {
         let clock = TestClock()
         let backend = InMemoryBackend(now: { clock.now })
         _ = try backend.createZoneIfNeeded()
-        let kept = try backend.putAsset(Array("kept".utf8))
-        let orphan = try backend.putAsset(Array("orphan".utf8))
-        let replaced = try backend.putAsset(Array("replaced".utf8))
-        var record = tab("clip")
-        record.fields["content"] = .asset(replaced)
-        let first = try #require(try backend.save(record).first)
-        record.fields["content"] = .asset(kept)
-        record.recordChangeTag = first.recordChangeTag
-        try backend.save(record)
+        let assets = try SweptAssets(in: backend)
         clock.advance(by: 2 * 60 * 60 * 1000)
         let recent = try backend.putAsset(Array("recent".utf8))
 
         let report = try backend.compact()
         #expect(report.assetsRemoved == 2)
         #expect(report.segmentsRemoved == 1 && report.journalBytesRemoved > 0)
-        #expect(try backend.readAsset(kept) == Array("kept".utf8))
-        #expect(try backend.readAsset(recent) == Array("recent".utf8))
-        #expect(throws: BackendError.assetNotFound(orphan.fileChecksum)) { try backend.readAsset(orphan) }
-        #expect(throws: BackendError.assetNotFound(replaced.fileChecksum)) { try backend.readAsset(replaced) }
+        try assets.expectSwept(from: backend, keeping: recent)
     }
 }
