@@ -23,7 +23,7 @@ import Testing
         let clip = a.output("clip", "add", "waiting")
         try #require(fleet.memoryBackend).injectFault(.locked, calls: SyncEngine.attempts)
         #expect(throws: BackendError.locked) { try fleet.engine(0).sync() }
-        #expect(a.output("sync", "status").contains("pending:    0 ScratchTab, 1 ClipboardEntry"))
+        #expect(a.output("sync", "status").contains("pending:    0 tabs, 1 clip, 0 settings"))
         fleet.sync(0)
         fleet.sync(1)
         #expect(b.output("clip", "show", clip) == "waiting")
