@@ -22,6 +22,7 @@ public final class InMemoryBackend: SyncBackend {
     /// backend behind an unmounted share (`.unavailable`) or a busy lock (`.locked`) would.
     /// Faults queue up: the first one is used up before the next applies.
     public func injectFault(_ error: BackendError, calls: Int = 1) {
+        guard calls > 0 else { return }
         faults.withLock { $0.append(Fault(error: error, remaining: calls)) }
     }
 

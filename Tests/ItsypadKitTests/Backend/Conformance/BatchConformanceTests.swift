@@ -94,6 +94,23 @@ struct BatchConformanceTests {
         #expect(try fixture.backend.fetchAll(since: nil).changes == [])
     }
 
+    @Test("the longest valid names and types, and names of dots and dashes, are stored, fetched and deleted", arguments: SyncBackendFactory.all)
+    func boundaryNames(_ factory: SyncBackendFactory) throws {
+        let fixture = try factory.make()
+        defer { fixture.remove() }
+        let longType = String(repeating: "T", count: 255)
+        let records = [
+            BackendRecord(recordName: String(repeating: "n", count: 250), recordType: longType),
+            BackendRecord(recordName: "a..b", recordType: "ScratchTab"),
+            BackendRecord(recordName: "-_.x.json", recordType: "ScratchTab"),
+        ]
+        let saved = try fixture.backend.save(contentsOf: records)
+        #expect(try fixture.backend.fetchAll(since: nil).changes.sortedByID == saved.map(Change.saved).sortedByID)
+        let deletes = records.map { RecordDelete(recordType: $0.recordType, recordName: $0.recordName) }
+        #expect(try fixture.backend.modify(saves: [], deletes: deletes, device: "A").failures == [])
+        #expect(try fixture.backend.fetchAll(since: nil).changes == [])
+    }
+
     static let invalidDeletes = [
         RecordDelete(recordType: "ScratchTab", recordName: "a/b"),
         RecordDelete(recordType: "ScratchTab", recordName: ".."),
