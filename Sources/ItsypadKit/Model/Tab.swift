@@ -14,13 +14,13 @@ public struct Tab: Equatable, Sendable {
     public var clock: HybridTimestamp
     /// What the sync engine last agreed with the backend: nil until first synced.
     public var sync: TabSyncMetadata?
-    /// The edits this version includes (see ``VersionVector``).
-    public var history: VersionVector
+    /// The edits this version includes (see ``EditHistory``).
+    public var history: EditHistory
 
     /// `history` defaults to this version's own edit.
     public init(id: String, name: String, nameLocked: Bool, content: String, language: String, languageLocked: Bool,
                 lastModified: Milliseconds, fileURL: String?, clock: HybridTimestamp, sync: TabSyncMetadata? = nil,
-                history: VersionVector? = nil) {
+                history: EditHistory? = nil) {
         self.id = id
         self.name = name
         self.nameLocked = nameLocked
@@ -31,7 +31,7 @@ public struct Tab: Equatable, Sendable {
         self.fileURL = fileURL
         self.clock = clock
         self.sync = sync
-        self.history = history ?? VersionVector([clock])
+        self.history = history ?? EditHistory([clock])
     }
 
     public var isFileBacked: Bool { fileURL != nil }

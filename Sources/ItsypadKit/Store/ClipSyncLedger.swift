@@ -19,11 +19,11 @@ public final class ClipSyncLedger {
         /// The synced version's pinned state; nil when never synced.
         public var pinned: Bool?
         /// The pin changes the synced version includes.
-        public var history = VersionVector()
+        public var history = EditHistory()
         /// A pin change made here and not sent yet.
         public var change: HybridTimestamp?
 
-        public init(tag: String? = nil, pinned: Bool? = nil, history: VersionVector = VersionVector(), change: HybridTimestamp? = nil) {
+        public init(tag: String? = nil, pinned: Bool? = nil, history: EditHistory = EditHistory(), change: HybridTimestamp? = nil) {
             self.tag = tag
             self.pinned = pinned
             self.history = history
@@ -33,7 +33,7 @@ public final class ClipSyncLedger {
         /// The pin changes the local version includes: the synced ones and the one waiting.
         /// A change stamped by a clock that went back is placed just after this device's
         /// previous one, the same way on every run.
-        public var localHistory: VersionVector {
+        public var localHistory: EditHistory {
             guard let change else { return history }
             if let previous = history.clock(of: change.device), previous >= change {
                 return history.recording(HybridTimestamp(physical: previous.physical, counter: previous.counter + 1, device: change.device))
@@ -84,7 +84,7 @@ public final class ClipSyncLedger {
         switch json["op"]?.stringValue {
         case "set":
             entries[id] = Entry(tag: json["tag"]?.stringValue, pinned: json["pinned"]?.boolValue,
-                                history: VersionVector.decode(json["history"]) ?? VersionVector(),
+                                history: EditHistory.decode(json["history"]) ?? EditHistory(),
                                 change: json["change"]?.stringValue.flatMap(HybridTimestamp.init))
         case "change":
             guard let clock = json["change"]?.stringValue.flatMap(HybridTimestamp.init) else { return }

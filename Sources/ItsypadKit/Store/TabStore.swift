@@ -121,7 +121,7 @@ public struct TabStore {
         return Tab(id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? false, content: content,
                    language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
                    lastModified: lastModified, fileURL: fileURL, clock: clock, sync: sync,
-                   history: VersionVector.decode(json["history"]))
+                   history: EditHistory.decode(json["history"]))
     }
 }
 
@@ -131,9 +131,9 @@ public struct TabStore {
 public struct TabDeletion: Equatable, Sendable {
     public var id: String
     public var tag: String?
-    public var history: VersionVector
+    public var history: EditHistory
 
-    public init(id: String, tag: String?, history: VersionVector) {
+    public init(id: String, tag: String?, history: EditHistory) {
         self.id = id
         self.tag = tag
         self.history = history
@@ -141,7 +141,7 @@ public struct TabDeletion: Equatable, Sendable {
 
     init?(json: JSONValue) {
         guard let id = json["id"]?.stringValue, Identifier.isValid(id) else { return nil }
-        self.init(id: id, tag: json["tag"]?.stringValue, history: VersionVector.decode(json["history"]) ?? VersionVector())
+        self.init(id: id, tag: json["tag"]?.stringValue, history: EditHistory.decode(json["history"]) ?? EditHistory())
     }
 
     var json: JSONValue {
@@ -152,12 +152,12 @@ public struct TabDeletion: Equatable, Sendable {
     }
 }
 
-extension VersionVector {
+extension EditHistory {
     /// From a JSON array of clocks; nil when absent or malformed.
-    static func decode(_ json: JSONValue?) -> VersionVector? {
+    static func decode(_ json: JSONValue?) -> EditHistory? {
         guard let items = json?.arrayValue else { return nil }
         let strings = items.compactMap(\.stringValue)
         guard strings.count == items.count else { return nil }
-        return VersionVector(strings: strings)
+        return EditHistory(strings: strings)
     }
 }

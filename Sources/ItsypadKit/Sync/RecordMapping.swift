@@ -53,7 +53,7 @@ enum RecordMapping {
     }
 
     /// A clip; `history` holds the pin changes the version includes.
-    static func record(for entry: ClipEntry, tag: String?, history: VersionVector) -> BackendRecord {
+    static func record(for entry: ClipEntry, tag: String?, history: EditHistory) -> BackendRecord {
         BackendRecord(recordName: entry.id, recordType: RecordType.clip.rawValue, recordChangeTag: tag,
                       fields: ["text": .string(entry.text), "timestamp": .timestamp(entry.timestamp), "pinned": .int64(entry.pinned ? 1 : 0),
                                "history": .stringList(history.strings)],
@@ -61,11 +61,11 @@ enum RecordMapping {
     }
 
     /// A remote clip, with the pin changes it includes (none for records written before they were kept).
-    static func clip(from record: BackendRecord) -> (entry: ClipEntry, history: VersionVector)? {
+    static func clip(from record: BackendRecord) -> (entry: ClipEntry, history: EditHistory)? {
         guard Identifier.isValid(record.recordName), let text = string(record.fields["text"]),
               case .timestamp(let time)? = record.fields["timestamp"] else { return nil }
         let entry = ClipEntry(id: record.recordName.lowercased(), text: text, timestamp: time, pinned: int(record.fields["pinned"]) == 1)
-        return (entry, record.fields["history"] == nil ? VersionVector() : history(of: record))
+        return (entry, record.fields["history"] == nil ? EditHistory() : history(of: record))
     }
 
     static func record(forSetting key: String, _ entry: SettingsStore.Entry) -> BackendRecord {
@@ -96,7 +96,7 @@ enum RecordMapping {
     /// compacted. Devices that do not know tombstones ignore them and see a plain delete.
     static let tombstoneType = "Tombstone"
 
-    static func tombstone(for key: RecordKey, history: VersionVector, tag: String?) -> BackendRecord {
+    static func tombstone(for key: RecordKey, history: EditHistory, tag: String?) -> BackendRecord {
         BackendRecord(recordName: key.type.rawValue + "." + key.name, recordType: tombstoneType, recordChangeTag: tag,
                       fields: ["deletedType": .string(key.type.rawValue), "deletedName": .string(key.name),
                                "history": .stringList(history.strings)],
@@ -108,18 +108,18 @@ enum RecordMapping {
     }
 
     /// The deletion a tombstone records, if the record is a well-formed one.
-    static func tombstone(from record: BackendRecord) -> (key: RecordKey, history: VersionVector)? {
+    static func tombstone(from record: BackendRecord) -> (key: RecordKey, history: EditHistory)? {
         guard record.recordType == tombstoneType, let typeName = string(record.fields["deletedType"]),
               let type = RecordType(rawValue: typeName), let name = string(record.fields["deletedName"]),
-              record.recordName == typeName + "." + name, let history = strings(record.fields["history"]).flatMap(VersionVector.init(strings:))
+              record.recordName == typeName + "." + name, let history = strings(record.fields["history"]).flatMap(EditHistory.init(strings:))
         else { return nil }
         return (RecordKey(type, type == .setting ? name : name.lowercased()), history)
     }
 
     /// The edits a tab or clip version includes; a record without them counts as its own edit.
-    private static func history(of record: BackendRecord) -> VersionVector {
-        if let history = strings(record.fields["history"]).flatMap(VersionVector.init(strings:)) { return history }
-        return string(record.fields["clock"]).flatMap(HybridTimestamp.init).map { VersionVector([$0]) } ?? VersionVector()
+    private static func history(of record: BackendRecord) -> EditHistory {
+        if let history = strings(record.fields["history"]).flatMap(EditHistory.init(strings:)) { return history }
+        return string(record.fields["clock"]).flatMap(HybridTimestamp.init).map { EditHistory([$0]) } ?? EditHistory()
     }
 
     private static func strings(_ value: FieldValue?) -> [String]? { if case .stringList(let l)? = value { return l }; return nil }

@@ -140,7 +140,7 @@ extension SyncEngine {
             if synced.tag != nil, synced.pinned == entry.pinned { return nil }
             return Outgoing(change: change, saves: [RecordMapping.record(for: entry, tag: synced.tag, history: synced.localHistory)])
         case .delete:
-            return outgoingDeletion(change, ifTag: nil, history: VersionVector())
+            return outgoingDeletion(change, ifTag: nil, history: EditHistory())
         }
     }
 

@@ -123,7 +123,7 @@ extension SyncEngine {
         copy.sync = nil
         copy.fileURL = nil
         copy.clock = HybridTimestamp.next(after: tab.clock, now: now(), device: store.deviceID)
-        copy.history = VersionVector([copy.clock])
+        copy.history = EditHistory([copy.clock])
         try store.saveTab(copy)
     }
 
@@ -131,7 +131,7 @@ extension SyncEngine {
 
     /// The tab was removed on the backend. It goes, unless it holds edits the
     /// deleter had not seen (`history` says what it had seen; nil: unknown), which win.
-    func applyTabDeletion(_ id: String, history: VersionVector?) throws {
+    func applyTabDeletion(_ id: String, history: EditHistory?) throws {
         try writeStagedTabs()
         let key = RecordKey(.tab, id)
         let pending = try pendingChange(key)
@@ -183,7 +183,7 @@ extension SyncEngine {
             return outgoingDeletion(change, ifTag: deletion.tag, history: deletion.history)
         case (.delete, nil):
             // Queued by a version that kept no record of the deletion: it says only which tag it replaces.
-            return outgoingDeletion(change, ifTag: change.tag, history: VersionVector())
+            return outgoingDeletion(change, ifTag: change.tag, history: EditHistory())
         default:
             return nil
         }

@@ -38,7 +38,7 @@ public final class SyncEngine {
     /// Fetched tabs accepted as they are, written together at the end of each page.
     var stagedTabs: [String: Tab] = [:]
     /// Tombstones found on the backend while sending, by the record they stand for: a deletion sent again replaces them.
-    var knownTombstones: [RecordKey: (tag: String?, history: VersionVector)] = [:]
+    var knownTombstones: [RecordKey: (tag: String?, history: EditHistory)] = [:]
     private var prepared = false
 
     /// Changes fetched per page (each page is applied and its token saved together),
@@ -178,7 +178,7 @@ public final class SyncEngine {
         /// Records present on the backend.
         var live = Set<RecordKey>()
         /// Tombstones met in a full fetch, applied at its end to records not present.
-        var tombstones: [RecordKey: VersionVector] = [:]
+        var tombstones: [RecordKey: EditHistory] = [:]
     }
 
     private func startFullFetch(_ mode: EngineState.FullFetch) throws {
@@ -238,7 +238,7 @@ public final class SyncEngine {
 
     /// A record removed on the backend; `history` is what its tombstone says the deleter
     /// had seen, nil for a removal that says nothing (a purge, or a version that wrote none).
-    func applyDeletion(_ key: RecordKey, history: VersionVector?) throws {
+    func applyDeletion(_ key: RecordKey, history: EditHistory?) throws {
         switch key.type {
         case .tab: try applyTabDeletion(key.name, history: history)
         case .clip: try applyClipDeletions([key.name])
@@ -332,11 +332,11 @@ public final class SyncEngine {
 
     /// A deletion: the record goes and, unless the change is `hard`, a tombstone records
     /// which edits the deleter had seen (replacing any tombstone left by an earlier deletion).
-    func outgoingDeletion(_ change: PendingChange, ifTag: String?, history: VersionVector) -> Outgoing {
+    func outgoingDeletion(_ change: PendingChange, ifTag: String?, history: EditHistory) -> Outgoing {
         var outgoing = Outgoing(change: change)
         if !change.hard {
             let known = knownTombstones[change.key]
-            outgoing.saves.append(RecordMapping.tombstone(for: change.key, history: history.union(known?.history ?? VersionVector()),
+            outgoing.saves.append(RecordMapping.tombstone(for: change.key, history: history.union(known?.history ?? EditHistory()),
                                                           tag: known?.tag))
         }
         outgoing.deletes.append(RecordDelete(recordType: change.key.type.rawValue, recordName: change.key.name, ifTag: ifTag))

@@ -93,7 +93,7 @@ import Testing
 
     @Test func keepsTheLastEntryPerClipAndLooksUpFewWithoutDecodingAll() throws {
         let ledger = ClipSyncLedger(path: path)
-        let history = VersionVector([HybridTimestamp(physical: 5, device: "d")])
+        let history = EditHistory([HybridTimestamp(physical: 5, device: "d")])
         try ledger.set([(x, ClipSyncLedger.Entry(tag: "1", pinned: false)), (y, ClipSyncLedger.Entry(tag: "2", pinned: true, history: history))])
         let change = HybridTimestamp(physical: 9, device: "me")
         try ledger.recordChange(ids: [x], clock: change)
@@ -107,7 +107,7 @@ import Testing
 
     @Test func aChangeStampedByAClockThatWentBackStillComesAfter() {
         let mine = HybridTimestamp(physical: 100, counter: 2, device: "me")
-        let entry = ClipSyncLedger.Entry(tag: "1", pinned: true, history: VersionVector([mine]), change: HybridTimestamp(physical: 50, device: "me"))
+        let entry = ClipSyncLedger.Entry(tag: "1", pinned: true, history: EditHistory([mine]), change: HybridTimestamp(physical: 50, device: "me"))
         #expect(entry.localHistory.clock(of: "me") == HybridTimestamp(physical: 100, counter: 3, device: "me"))
         #expect(entry.localHistory == entry.localHistory, "the same on every run")
     }

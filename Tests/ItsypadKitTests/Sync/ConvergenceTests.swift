@@ -59,7 +59,7 @@ import Testing
         #expect(try fleet.clips(0).isEmpty)
         #expect(try fleet.clips(1).isEmpty)
         #expect(try FileSystem.list(fleet.backendPath + "/records/ClipboardEntry").isEmpty)
-        for device in [a, b] { #expect(device.output("sync", "status").contains("pending:    0 ScratchTab, 0 ClipboardEntry, 0 Setting")) }
+        for device in [a, b] { #expect(device.output("sync", "status").contains("pending:    0 tabs, 0 clips, 0 settings")) }
     }
 
     /// The same when the clip was pruned (removed without a tombstone): after the compaction,
@@ -139,8 +139,8 @@ import Testing
         (false, false, [], "79.0.b", true, ["68.0.b"], "sendOurs"),                 // after our own pin, committed unheard
     ])
     func pinResolution(local: Bool, syncedPinned: Bool, synced: [String], change: String, remotePinned: Bool, remote: [String], expected: String) {
-        let ours = ClipSyncLedger.Entry(tag: "5", pinned: syncedPinned, history: VersionVector(strings: synced)!, change: HybridTimestamp(change))
-        let theirs = ClipSyncLedger.Entry(tag: "6", pinned: remotePinned, history: VersionVector(strings: remote)!)
+        let ours = ClipSyncLedger.Entry(tag: "5", pinned: syncedPinned, history: EditHistory(strings: synced)!, change: HybridTimestamp(change))
+        let theirs = ClipSyncLedger.Entry(tag: "6", pinned: remotePinned, history: EditHistory(strings: remote)!)
         let outcome = SyncEngine.resolvePin(local: local, ours: ours, remote: theirs)
         switch outcome {
         case .takeRemote: #expect(expected == "takeRemote")

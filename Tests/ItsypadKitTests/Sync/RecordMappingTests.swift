@@ -6,7 +6,7 @@ import Testing
 
     @Test func aTombstoneNamesTheRecordAndWhatTheDeletionHadSeen() throws {
         let key = RecordKey(.tab, id)
-        let history = VersionVector([HybridTimestamp(physical: 5, device: "a")])
+        let history = EditHistory([HybridTimestamp(physical: 5, device: "a")])
         let record = RecordMapping.tombstone(for: key, history: history, tag: "3")
         #expect(record.id == RecordMapping.tombstoneID(for: key))
         #expect(record.recordName == "ScratchTab." + id)
@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func aTombstoneWhoseNameDisagreesWithItsFieldsIsIgnored() {
-        var record = RecordMapping.tombstone(for: RecordKey(.clip, id), history: VersionVector(), tag: nil)
+        var record = RecordMapping.tombstone(for: RecordKey(.clip, id), history: EditHistory(), tag: nil)
         record.recordName = "ClipboardEntry." + Identifier.make()
         #expect(RecordMapping.tombstone(from: record) == nil)
     }
@@ -27,11 +27,11 @@ import Testing
                                 fields: ["name": .string("n"), "content": .string("c"), "lastModified": .timestamp(1_800_000_000_000),
                                          "clock": .string(clock.description)])
         let parsed = try #require(try RecordMapping.tab(from: tab, backend: DirectoryBackend(path: "/nonexistent")))
-        #expect(parsed.history == VersionVector([clock]))
+        #expect(parsed.history == EditHistory([clock]))
         #expect(parsed.sync == TabSyncMetadata(tag: "4", ancestor: "c", clock: clock))
         let clip = BackendRecord(recordName: id, recordType: "ClipboardEntry", recordChangeTag: "5",
                                  fields: ["text": .string("t"), "timestamp": .timestamp(1), "pinned": .int64(1)])
         let (entry, history) = try #require(RecordMapping.clip(from: clip))
-        #expect(entry.pinned && history == VersionVector())
+        #expect(entry.pinned && history == EditHistory())
     }
 }

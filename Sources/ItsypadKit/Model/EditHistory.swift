@@ -1,12 +1,14 @@
-/// Which edits a version of an item includes: for each device that edited it,
-/// the clock of that device's latest edit. One device's edits of an item form a
-/// chain (each is made on top of the previous), so one clock per device says
-/// exactly which of its edits a version has seen.
+/// Which edits a version of a tab or clip includes: for each device that edited
+/// it, the hybrid clock of its latest edit (a version vector whose entries are
+/// clocks). One device's edits of an item form a chain (each is made on top of
+/// the previous), so one clock per device says exactly which of its edits a
+/// version has seen. The sync engine keeps it in records of every backend
+/// format; format 2's `VersionVector` numbers journal entries instead.
 ///
-/// Sync compares vectors to tell a version that already contains another
+/// Sync compares histories to tell a version that already contains another
 /// (adopt it, nothing is lost) from truly concurrent ones (merge them), and a
 /// deletion made by a device that had seen every edit from one that had not.
-public struct VersionVector: Equatable, Hashable, Sendable {
+public struct EditHistory: Equatable, Hashable, Sendable {
     /// The latest edit per device, sorted by device.
     public private(set) var clocks: [HybridTimestamp]
 
@@ -25,14 +27,14 @@ public struct VersionVector: Equatable, Hashable, Sendable {
         }
     }
 
-    public func recording(_ clock: HybridTimestamp) -> VersionVector {
+    public func recording(_ clock: HybridTimestamp) -> EditHistory {
         var copy = self
         copy.record(clock)
         return copy
     }
 
     /// Every edit either side includes.
-    public func union(_ other: VersionVector) -> VersionVector {
+    public func union(_ other: EditHistory) -> EditHistory {
         var result = self
         for clock in other.clocks { result.record(clock) }
         return result
@@ -44,7 +46,7 @@ public struct VersionVector: Equatable, Hashable, Sendable {
     }
 
     /// True when this version includes every edit `other` includes.
-    public func includes(_ other: VersionVector) -> Bool {
+    public func includes(_ other: EditHistory) -> Bool {
         other.clocks.allSatisfy { theirs in clock(of: theirs.device).map { $0 >= theirs } ?? false }
     }
 
@@ -56,7 +58,7 @@ public struct VersionVector: Equatable, Hashable, Sendable {
 
     /// Parses the stored form; nil when an element is not a clock or the list is implausibly long.
     public init?(strings: [String]) {
-        guard strings.count <= VersionVector.maxEntries else { return nil }
+        guard strings.count <= EditHistory.maxEntries else { return nil }
         var clocks: [HybridTimestamp] = []
         for text in strings {
             guard let clock = HybridTimestamp(text) else { return nil }

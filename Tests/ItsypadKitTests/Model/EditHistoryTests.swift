@@ -1,13 +1,13 @@
 import Testing
 @testable import ItsypadKit
 
-@Suite struct VersionVectorTests {
+@Suite struct EditHistoryTests {
     func clock(_ physical: Int64, _ device: String, counter: Int = 0) -> HybridTimestamp {
         HybridTimestamp(physical: physical, counter: counter, device: device)
     }
 
     @Test func keepsTheLatestEditPerDevice() {
-        var history = VersionVector([clock(5, "a"), clock(3, "b")])
+        var history = EditHistory([clock(5, "a"), clock(3, "b")])
         history.record(clock(4, "a"))
         history.record(clock(7, "b"))
         #expect(history.clocks == [clock(5, "a"), clock(7, "b")])
@@ -21,13 +21,13 @@ import Testing
         ([], [], true),
     ])
     func includes(_ mine: [String], _ theirs: [String], _ expected: Bool) throws {
-        let a = try #require(VersionVector(strings: mine)), b = try #require(VersionVector(strings: theirs))
+        let a = try #require(EditHistory(strings: mine)), b = try #require(EditHistory(strings: theirs))
         #expect(a.includes(b) == expected)
     }
 
     @Test func unionHasEverythingEitherHas() {
-        let a = VersionVector([clock(5, "a"), clock(1, "b")])
-        let b = VersionVector([clock(2, "b"), clock(9, "c")])
+        let a = EditHistory([clock(5, "a"), clock(1, "b")])
+        let b = EditHistory([clock(2, "b"), clock(9, "c")])
         let union = a.union(b)
         #expect(union.includes(a) && union.includes(b))
         #expect(union == b.union(a))
@@ -35,6 +35,6 @@ import Testing
 
     @Test(arguments: [["5.0.a", "not a clock"], ["1.99999999999999.a"], Array(repeating: "1.0.a", count: 1001)])
     func refusesWhatIsNotAHistory(_ strings: [String]) {
-        #expect(VersionVector(strings: strings) == nil)
+        #expect(EditHistory(strings: strings) == nil)
     }
 }
