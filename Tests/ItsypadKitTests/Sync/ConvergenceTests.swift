@@ -155,11 +155,8 @@ import Testing
     /// seen and deleted by another device, is not resurrected; nor is a clip it added.
     @Test(arguments: [false, true])
     func aCrashAfterACommitDoesNotResurrectADeletion(compacting: Bool) throws {
-        let fleet = Fleet(2)
+        let (fleet, tab) = twoDevices(sharingTab: "v1", named: "t")
         let a = fleet[0], b = fleet[1]
-        let tab = a.output("tab", "new", "--name", "t", "v1")
-        fleet.enable(0)
-        fleet.enable(1)
         _ = b.output("tab", "edit", tab, "v2 from b")
         let clip = b.output("clip", "add", "clip from b")
         try simulateCrashAfterCommit(b) { fleet.sync(1) }
@@ -179,11 +176,8 @@ import Testing
 
     /// An edit made after the crashed sync is one the deleter never saw: it wins.
     @Test func anEditAfterTheCrashStillBeatsTheDeletion() throws {
-        let fleet = Fleet(2)
+        let (fleet, tab) = twoDevices(sharingTab: "v1", named: "t")
         let a = fleet[0], b = fleet[1]
-        let tab = a.output("tab", "new", "--name", "t", "v1")
-        fleet.enable(0)
-        fleet.enable(1)
         _ = b.output("tab", "edit", tab, "v2 from b")
         try simulateCrashAfterCommit(b) { fleet.sync(1) }
         fleet.sync(0)
@@ -214,6 +208,15 @@ import Testing
         fleet.sync(0)
         #expect(!FileSystem.exists(a.dataDir + "/tabs/\(tab).json"))
         #expect(try FileSystem.list(fleet.backendPath + "/records/Tombstone") == ["ScratchTab.\(tab).json"])
+    }
+
+    /// Two devices syncing one backend and a tab made on the first: the fleet and the tab's id.
+    func twoDevices(sharingTab content: String, named name: String) -> (Fleet, String) {
+        let fleet = Fleet(2)
+        let tab = fleet[0].output("tab", "new", "--name", name, content)
+        fleet.enable(0)
+        fleet.enable(1)
+        return (fleet, tab)
     }
 
     /// Runs `body` (a sync) and puts the device's data directory back as it was before:
@@ -260,11 +263,8 @@ import Testing
 
     /// Garbage in the middle of the queue is reported, the file kept, and the queue rebuilt; a torn last line is not.
     @Test func aDamagedQueueIsReportedKeptAndRebuilt() throws {
-        let fleet = Fleet(2)
+        let (fleet, tab) = twoDevices(sharingTab: "c1", named: "t1")
         let a = fleet[0], b = fleet[1]
-        let tab = a.output("tab", "new", "--name", "t1", "c1")
-        fleet.enable(0)
-        fleet.enable(1)
         _ = b.output("tab", "edit", tab, "edit on b")
         let path = b.dataDir + "/sync/pending.log"
         var lines = try #require(try FileSystem.read(path)).split(separator: 0x0A).map(Array.init)
@@ -289,11 +289,8 @@ import Testing
 
     /// A deletion written by the previous version (no tombstone) keeps that version's rule: an edit beats it.
     @Test func aDeletionWithoutATombstoneKeepsTheOldRule() throws {
-        let fleet = Fleet(2)
+        let (fleet, tab) = twoDevices(sharingTab: "v1", named: "t")
         let a = fleet[0], b = fleet[1]
-        let tab = a.output("tab", "new", "--name", "t", "v1")
-        fleet.enable(0)
-        fleet.enable(1)
         _ = b.output("tab", "edit", tab, "v2 edited on b")
         let backend = DirectoryBackend(path: fleet.backendPath)
         let result = try backend.modify(saves: [], deletes: [RecordDelete(recordType: "ScratchTab", recordName: tab)], device: "old")
