@@ -123,7 +123,7 @@ An asset reference: an object with \fBfileChecksum\fR
 .PP
 A record is at most 1 MiB encoded, assets not counted.
 One batch holds at most 400 saves and deletes and 2 MiB of records.
-itsypad writes three record types:
+itsypad writes four record types:
 .TP
 .B ScratchTab
 A tab; \fBrecordName\fR is the tab's id.
@@ -132,14 +132,16 @@ Fields: \fBname\fR, \fBlanguage\fR and \fBdeviceName\fR (STRING);
 \fBlastModified\fR (TIMESTAMP);
 \fBclock\fR (STRING, a hybrid logical clock
 \fImilliseconds\fR.\fIcounter\fR.\fIdevice\fR);
+\fBhistory\fR (STRING_LIST, see \fBHISTORIES\fR);
 and either \fBcontent\fR (STRING) or, for large content,
 \fBcontentAsset\fR (ASSETID).
 File-backed tabs are never synced.
 .TP
 .B ClipboardEntry
 A clipboard entry; \fBrecordName\fR is the entry's id.
-Fields: \fBtext\fR (STRING), \fBtimestamp\fR (TIMESTAMP) and
-\fBpinned\fR (INT64, 0 or 1).
+Fields: \fBtext\fR (STRING), \fBtimestamp\fR (TIMESTAMP),
+\fBpinned\fR (INT64, 0 or 1) and
+\fBhistory\fR (STRING_LIST, the pin changes the version includes).
 Entries kept local are never written.
 .TP
 .B Setting
@@ -148,6 +150,42 @@ e.g.\& \fBclipboard.maxEntries\fR.
 Fields: \fBvalue\fR (STRING, the value as JSON; absent when the setting was unset)
 and \fBclock\fR (STRING, as for tabs).
 Device settings are never written.
+.TP
+.B Tombstone
+What a deletion had seen; \fBrecordName\fR is
+\fIrecordType\fB.\fIrecordName\fR of the deleted record.
+Fields: \fBdeletedType\fR and \fBdeletedName\fR (STRING, the deleted record)
+and \fBhistory\fR (STRING_LIST, the edits the deleted version included).
+.SH "HISTORIES"
+A \fBhistory\fR lists, for each device that edited an item, the clock
+of its latest edit the version includes (one clock per device).
+A version whose history includes another's has seen all of that version's
+edits: a device adopts it without merging, and a version sent back by a
+sync that was killed after its batch committed is recognised as the
+device's own.
+Only versions that each include an edit the other lacks are concurrent:
+tab contents then merge three ways (name and language follow the version
+with the later clock, and a merge is stamped from the two clocks, never
+the merger's), and pins merge as logical OR, so an unpin made after seeing
+the pin sticks.
+A record without \fBhistory\fR (written by an earlier itsypad) counts as
+its own edit, \fBclock\fR for a tab and none for a clipboard entry.
+.SH "DELETIONS"
+A tab or clipboard entry removed on purpose (\fBtab rm\fR, \fBclip rm\fR,
+\fBclip clear\fR) goes in one batch that deletes the record and saves its
+\fBTombstone\fR.
+A device holding unsent edits of a record it finds deleted keeps them
+(an edit beats a deletion) unless the tombstone's history includes them:
+then the deleter had seen them, and the deletion stands.
+Tombstones stay when the journal is compacted, so a device that
+must fetch everything again still learns what each deletion had seen;
+\fBitsypad sync compact\fR removes those older than 90 days.
+A deletion without a tombstone (an entry evicted past
+\fBclipboard.maxEntries\fR or pruned, which any device would remove again,
+or one written by an earlier itsypad) says nothing of what it had seen:
+unsent edits of a tab then win over it, and a clipboard entry goes whatever
+waits (a pin never brings an entry back).
+Devices that do not know tombstones see a plain deletion.
 .SH "JOURNAL"
 Each line of a segment is one committed batch, a JSON object with
 \fBseq\fR (the first change's sequence number, always the first key, so that

@@ -324,12 +324,13 @@ private enum Prose {
     static let files: [(path: String, meaning: String)] = [
         ("meta.json", "The directory's format version, this device's id and the creation time."),
         ("lock", "Locked (flock) by every itsypad command while it runs."),
-        ("tabs/<id>.json", "One file per tab, replaced atomically on every change."),
+        ("tabs/<id>.json", "One file per tab, replaced atomically on every change. A synced tab removed here leaves, in place of its file, the record of its removal until that reaches the sync backend."),
         ("clips/log", "The clipboard history: an append-only log, one JSON object a line; compacted when dead lines outnumber live ones."),
         ("clips/index", "A binary index of the log, sorted by time; a cache rebuilt whenever it does not match the log."),
         ("settings.json", "Stored settings, each with the clock of its last change."),
-        ("sync/pending.log", "The queue of changes waiting to be sent to the sync backend: an append-only log, one JSON object a line."),
-        ("sync/state.json", "What sync remembers between runs: the backend's zone, the change token, the last push and pull, the items that keep failing."),
+        ("sync/pending.log", "The queue of changes waiting to be sent to the sync backend: an append-only log, one JSON object a line. If it is lost or damaged, sync says so, keeps a damaged copy, and queues again whatever differs from the last synced versions."),
+        ("sync/clips.log", "What sync knows of each clipboard entry on the backend (change tag, pinned state, pin history), one JSON object a line."),
+        ("sync/state.json", "What sync remembers between runs: the backend's zone, the change token, the last push and pull, the items that keep failing, the queue's identity."),
         ("sync/running.json", "The process id and start time of the sync under way, removed when it ends; a note left by a killed sync is ignored."),
         ("sync/log.jsonl", "The activity log of sync attempts, one JSON object a line (the newest 500)."),
     ]

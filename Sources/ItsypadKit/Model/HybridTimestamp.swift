@@ -19,6 +19,14 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, CustomStringConve
         return HybridTimestamp(physical: previous.physical, counter: previous.counter + 1, device: device)
     }
 
+    /// The stamp of a merge of two versions: after both, and computed from them
+    /// alone, so every device merging the same versions stamps the result alike
+    /// (the merger's wall clock would let a stale change win by being merged late).
+    public static func merged(_ a: HybridTimestamp, _ b: HybridTimestamp) -> HybridTimestamp {
+        let latest = max(a, b)
+        return HybridTimestamp(physical: latest.physical, counter: latest.counter + 1, device: latest.device)
+    }
+
     public static func < (a: HybridTimestamp, b: HybridTimestamp) -> Bool {
         (a.physical, a.counter, a.device) < (b.physical, b.counter, b.device)
     }
@@ -26,9 +34,13 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, CustomStringConve
     /// `physical.counter.device`, the form stored in files and records.
     public var description: String { "\(physical).\(counter).\(device)" }
 
+    /// Counters beyond this are refused when read, so that advancing one can never overflow.
+    static let maxCounter = 1 << 40
+
     public init?(_ text: String) {
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, let physical = Milliseconds(parts[0]), let counter = Int(parts[1]) else { return nil }
+        guard parts.count == 3, let physical = Milliseconds(parts[0]), let counter = Int(parts[1]),
+              (0...HybridTimestamp.maxCounter).contains(counter) else { return nil }
         self.init(physical: physical, counter: counter, device: String(parts[2]))
     }
 }

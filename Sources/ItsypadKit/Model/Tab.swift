@@ -13,9 +13,38 @@ public struct Tab: Equatable, Sendable {
     /// Orders edits across devices without trusting their clocks.
     public var clock: HybridTimestamp
     /// What the sync engine last agreed with the backend: nil until first synced.
-    public var sync: TabSyncMetadata? = nil
+    public var sync: TabSyncMetadata?
+    /// The edits this version includes (see ``EditHistory``).
+    public var history: EditHistory
+
+    /// `history` defaults to this version's own edit.
+    public init(id: String, name: String, nameLocked: Bool, content: String, language: String, languageLocked: Bool,
+                lastModified: Milliseconds, fileURL: String?, clock: HybridTimestamp, sync: TabSyncMetadata? = nil,
+                history: EditHistory? = nil) {
+        self.id = id
+        self.name = name
+        self.nameLocked = nameLocked
+        self.content = content
+        self.language = language
+        self.languageLocked = languageLocked
+        self.lastModified = lastModified
+        self.fileURL = fileURL
+        self.clock = clock
+        self.sync = sync
+        self.history = history ?? EditHistory([clock])
+    }
 
     public var isFileBacked: Bool { fileURL != nil }
+
+    /// Whether this version differs from the one last synced (or was never synced):
+    /// every local change gives a tab a new clock.
+    public var hasUnsyncedChanges: Bool { sync?.clock != clock }
+
+    /// What the user sees of a tab, without sync bookkeeping: equal for the same version on every device.
+    public func sameContent(as other: Tab) -> Bool {
+        (id, name, content, language, lastModified) == (other.id, other.name, other.content, other.language, other.lastModified)
+            && (nameLocked, languageLocked) == (other.nameLocked, other.languageLocked)
+    }
 
     public static let untitled = "Untitled"
     public static let titleLength = 30
@@ -33,11 +62,19 @@ public struct Tab: Equatable, Sendable {
 }
 
 /// A tab's sync bookkeeping: the backend's change tag for the version this
-/// device last saw, and that version's content (the common ancestor for a
-/// three-way merge).
+/// device last saw, that version's content (the common ancestor for a
+/// three-way merge) and its clock (a tab whose clock differs has changes to send).
 public struct TabSyncMetadata: Equatable, Sendable {
     public var tag: String
     public var ancestor: String
+    /// The synced version's clock; nil in files written before it was kept.
+    public var clock: HybridTimestamp?
+
+    public init(tag: String, ancestor: String, clock: HybridTimestamp? = nil) {
+        self.tag = tag
+        self.ancestor = ancestor
+        self.clock = clock
+    }
 }
 
 /// Where a clip or tab stands with respect to sync, as `--json` shows it.

@@ -172,10 +172,11 @@ public final class ClipStore {
         }
     }
 
-    /// Adds entries that came from elsewhere (sync, import), skipping ids already present.
+    /// Adds entries that came from elsewhere (sync, import), skipping ids already
+    /// present. A removed entry's id is not present: the entry can come back.
     public func insert(_ entries: [ClipEntry]) throws -> [ClipEntry] {
         try storeOperation {
-            var known = Set(try index.allSlots().map { PackedID($0.id) })
+            var known = Set(try index.allSlots().lazy.filter(\.isLive).map { PackedID($0.id) })
             var fresh = entries.filter { entry in Identifier.bytes(entry.id).map { known.insert(PackedID($0)).inserted } ?? false }
             guard !fresh.isEmpty else { return [] }
             fresh.sort { ($0.timestamp, $0.id) < ($1.timestamp, $1.id) }

@@ -28,7 +28,7 @@ extension DataStore {
         guard !outcome.duplicate else { return outcome }
         let pending = try pending()
         if reason == nil { try pending.enqueue(.save, RecordKey(.clip, entry.id)) }
-        try queueDeletion(outcome.evicted.map { RecordKey(.clip, $0) })
+        try queueDeletion(outcome.evicted.map { RecordKey(.clip, $0) }, hard: true)
         if pending.needsCompaction {
             let everSynced = try hasEverSynced()
             try pending.compact { _ in everSynced }
@@ -36,32 +36,58 @@ extension DataStore {
         return outcome
     }
 
-    /// Removes clips by id and queues their deletion.
+    /// Removes clips by id and queues their deletion. `hard` is for removals a policy
+    /// makes (limits, pruning): they leave no tombstone, as any device would make them again.
     @discardableResult
-    public func removeClips(_ ids: [String]) throws -> [String] {
+    public func removeClips(_ ids: [String], hard: Bool = false) throws -> [String] {
         let removed = try clips().remove(ids: ids)
-        try queueDeletion(removed.map { RecordKey(.clip, $0) })
+        try queueDeletion(removed.map { RecordKey(.clip, $0) }, hard: hard)
         return removed
     }
 
+    /// Removes unpinned entries (every entry with `includingPinned`).
+    public func clearClips(includingPinned: Bool) throws -> [String] {
+        try removeClips(try clips().entries().filter { includingPinned || !$0.pinned }.map(\.id))
+    }
+
+    /// Removes unpinned entries older than `age` and the oldest beyond `keep`; pinned entries never go.
+    public func pruneClips(olderThan age: Milliseconds?, keep: Int, now: Milliseconds) throws -> [String] {
+        // Newest first.
+        let unpinned = try clips().entries().filter { !$0.pinned }
+        var victims = Set<String>()
+        if let age {
+            for entry in unpinned where entry.timestamp < now - age { victims.insert(entry.id) }
+        }
+        var remaining = try clips().count - victims.count
+        for entry in unpinned.reversed() where remaining > keep && !victims.contains(entry.id) {
+            victims.insert(entry.id)
+            remaining -= 1
+        }
+        return try removeClips(unpinned.filter { victims.contains($0.id) }.map(\.id), hard: true)
+    }
+
     /// A device that never synced has nothing on a backend to delete.
-    private func hasEverSynced() throws -> Bool { try EngineState.load(from: self).zoneID != nil }
+    func hasEverSynced() throws -> Bool { try EngineState.load(from: self).zoneID != nil }
 
     /// Queues the deletion of records from the backend; before this device's
     /// first sync there is none to delete, so a record added and removed
-    /// meanwhile leaves nothing pending.
-    private func queueDeletion(_ keys: [RecordKey], tag: String? = nil) throws {
+    /// meanwhile leaves nothing pending. `hard`: see ``PendingChange/hard``.
+    private func queueDeletion(_ keys: [RecordKey], tag: String? = nil, hard: Bool = false) throws {
         guard !keys.isEmpty else { return }
         if try hasEverSynced() {
-            try pending().enqueue(.delete, keys, tag: tag)
+            try pending().enqueue(.delete, keys, tag: tag, hard: hard)
         } else {
             try pending().discard(keys)
         }
     }
 
-    public func setClipPinned(_ entry: ClipEntry, _ pinned: Bool) throws -> Bool {
+    /// Pins or unpins; returns false when it already was. The change is stamped so that
+    /// other devices can tell an unpin made after seeing a pin from a concurrent one.
+    public func setClipPinned(_ entry: ClipEntry, _ pinned: Bool, now: Milliseconds) throws -> Bool {
         guard try clips().setPinned(id: entry.id, pinned) else { return false }
-        if entry.localOnly == nil { try pending().enqueue(.save, RecordKey(.clip, entry.id)) }
+        guard entry.localOnly == nil else { return true }
+        try clipLedger().recordChange(ids: [entry.id], clock: HybridTimestamp(physical: now, device: deviceID))
+        try pending().enqueue(.save, RecordKey(.clip, entry.id))
         return true
     }
 
@@ -85,6 +111,7 @@ extension DataStore {
         guard tab != original else { return false }
         tab.lastModified = now
         tab.clock = HybridTimestamp.next(after: original.clock, now: now, device: deviceID)
+        tab.history.record(tab.clock)
         try saveTab(tab)
         return true
     }
@@ -96,13 +123,20 @@ extension DataStore {
         if !tab.isFileBacked { try pending().enqueue(.save, RecordKey(.tab, tab.id)) }
     }
 
+    /// Removes a tab and queues its deletion. On a device that has synced, the tab leaves
+    /// the record of its deletion (see ``TabDeletion``) until that reaches the backend:
+    /// even a tab never acknowledged may have been stored there by a run that did not hear back.
     public func removeTab(_ tab: Tab) throws {
         if let fileURL = tab.fileURL {
             // Removing the tab leaves its file: finish what a crash interrupted if that still can be done.
             try? finishInterruptedWrite(fileURL, for: tab.id)
             try storeOperation { try FileSystem.remove(userFileJournal(for: tab.id)) }
         }
-        try tabs.remove(id: tab.id)
+        if !tab.isFileBacked, try hasEverSynced() {
+            try tabs.markDeleted(TabDeletion(id: tab.id, tag: tab.sync?.tag, history: tab.history))
+        } else {
+            try tabs.remove(id: tab.id)
+        }
         if !tab.isFileBacked { try queueDeletion([RecordKey(.tab, tab.id)], tag: tab.sync?.tag) }
     }
 

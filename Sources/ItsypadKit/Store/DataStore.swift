@@ -13,6 +13,7 @@ import Glibc
 /// - `clips/log`, `clips/index`: the clipboard history (see ``ClipStore``)
 /// - `settings.json`: stored settings
 /// - `sync/pending.log`: the queue of changes to send (see ``PendingQueue``)
+/// - `sync/clips.log`: each clip's synced version (see ``ClipSyncLedger``)
 public final class DataStore {
     public static let format = 1
 
@@ -27,6 +28,7 @@ public final class DataStore {
     private var compiledIgnorePatterns: SearchPatternList?
     /// Where one-line warnings go (stderr for a command).
     private let warn: (String) -> Void
+    private var openedLedger: ClipSyncLedger?
 
     /// Opens (creating if needed) the data directory and takes its lock, waiting up to `lockTimeout` seconds.
     public init(path: String, lockTimeout: Double = 10, warn: @escaping (String) -> Void = { _ in }) throws {
@@ -95,6 +97,7 @@ public final class DataStore {
         openedClips = nil
         openedSettings = nil
         openedPending = nil
+        openedLedger = nil
         lock = nil
     }
 
@@ -134,6 +137,13 @@ public final class DataStore {
         }
         compiledIgnorePatterns = list
         return list
+    }
+
+    public func clipLedger() -> ClipSyncLedger {
+        if let openedLedger { return openedLedger }
+        let ledger = ClipSyncLedger(path: path + "/sync/clips.log")
+        openedLedger = ledger
+        return ledger
     }
 
     /// The directory a data dir lives in when none is named: `$ITSYPAD_DATA_DIR`,

@@ -41,11 +41,19 @@ public struct PendingChange: Equatable, Sendable {
     public var version: Int
     /// For a delete: the change tag last seen, so the delete fails if someone edited the record since.
     public var tag: String? = nil
+    /// For a delete: remove the record without leaving a tombstone. Used for removals a
+    /// policy makes (eviction past the limit, pruning), which any device would make again.
+    public var hard = false
 
     var line: JSONValue {
-        var members: [(String, JSONValue)] = [("op", .string(operation.rawValue)), ("type", .string(key.type.rawValue)),
-                                              ("id", .string(key.name)), ("v", .integer(Int64(version)))]
+        PendingChange.line(operation.rawValue, key, tag: tag, hard: hard, version: version)
+    }
+
+    static func line(_ op: String, _ key: RecordKey, tag: String? = nil, hard: Bool = false, version: Int? = nil) -> JSONValue {
+        var members: [(String, JSONValue)] = [("op", .string(op)), ("type", .string(key.type.rawValue)), ("id", .string(key.name))]
+        if let version { members.append(("v", .integer(Int64(version)))) }
         if let tag { members.append(("tag", .string(tag))) }
+        if hard { members.append(("hard", .bool(true))) }
         return .object(members)
     }
 }
@@ -57,10 +65,17 @@ public struct PendingChange: Equatable, Sendable {
 /// later. Stored as an append-only log (`sync/pending.log`), one JSON object a
 /// line; `confirm` appends a confirmation rather than rewriting, and the log is
 /// compacted when it grows.
+///
+/// Compaction writes a first line naming the queue (`identity`): the sync
+/// engine remembers it, so a log that was lost or replaced is noticed. A line
+/// that does not parse but is followed by others is damage (`damage`); a torn
+/// last line is not (it was never committed).
 public final class PendingQueue {
     public let path: String
     private var file: AppendFile?
     private var loaded: [PendingChange]?
+    /// Why the log cannot be trusted to hold every change, found while reading it.
+    public private(set) var damage: String?
 
     /// Compact once the log passes this many bytes.
     static let compactionThreshold = 4 << 20
@@ -77,15 +92,12 @@ public final class PendingQueue {
         return opened
     }
 
-    /// Records that `keys` must be saved or deleted on the backend.
-    public func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil) throws {
+    /// Records that `keys` must be saved or deleted on the backend (`hard`: see ``PendingChange/hard``).
+    public func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil, hard: Bool = false) throws {
         guard !keys.isEmpty else { return }
         var lines: [UInt8] = []
         for key in keys {
-            var members: [(String, JSONValue)] = [("op", .string(operation.rawValue)), ("type", .string(key.type.rawValue)),
-                                                  ("id", .string(key.name))]
-            if let tag { members.append(("tag", .string(tag))) }
-            lines += (JSONValue.object(members).serialized() + "\n").utf8
+            lines += (PendingChange.line(operation.rawValue, key, tag: tag, hard: hard && operation == .delete).serialized() + "\n").utf8
         }
         let file = try appendFile()
         try storeOperation { try file.append(lines) }
@@ -93,8 +105,8 @@ public final class PendingQueue {
         byKey = nil
     }
 
-    public func enqueue(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil) throws {
-        try enqueue(operation, [key], tag: tag)
+    public func enqueue(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil, hard: Bool = false) throws {
+        try enqueue(operation, [key], tag: tag, hard: hard)
     }
 
     /// The queue in order.
@@ -114,18 +126,27 @@ public final class PendingQueue {
     private func replayLog() throws -> Replay {
         // About 80 bytes a line: reserving avoids doubling a large queue's storage while it grows.
         var replay = Replay(expectedLines: (FileSystem.fileSize(path) ?? 0) / 80)
+        var lineNumber = 0
+        var unreadable: [Int] = []
         try storeOperation { try FileSystem.forEachLine(path: path) { _, line in
-            // A line that does not parse can only be a torn tail: it was never committed.
-            guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
-                  let type = json["type"]?.stringValue.flatMap(RecordType.init(rawValue:)),
-                  let id = json["id"]?.stringValue else { return }
+            lineNumber += 1
+            guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue else {
+                unreadable.append(lineNumber)
+                return
+            }
+            guard let type = json["type"]?.stringValue.flatMap(RecordType.init(rawValue:)), let id = json["id"]?.stringValue else { return }
             let key = RecordKey(type, id)
             if op == "done", let sent = json["v"]?.int64Value {
                 replay.confirm(key, version: Int(sent))
             } else if let operation = PendingChange.Operation(rawValue: op) {
-                replay.apply(operation, key, version: json["v"]?.int64Value.map(Int.init), tag: json["tag"]?.stringValue)
+                replay.apply(operation, key, version: json["v"]?.int64Value.map(Int.init), tag: json["tag"]?.stringValue,
+                             hard: json["hard"]?.boolValue == true)
             }
         } }
+        // Only the last line may be torn by a crash; an unreadable line before it is damage.
+        if unreadable.last == lineNumber { unreadable.removeLast() }
+        damage = unreadable.isEmpty ? nil
+            : "\(path) has \(unreadable.count) unreadable line(s) (line \(unreadable.map(String.init).joined(separator: ", ")) of \(lineNumber))"
         return replay
     }
 
@@ -152,16 +173,17 @@ public final class PendingQueue {
         }
 
         /// Compaction writes each change's version so that numbering survives it.
-        mutating func apply(_ operation: PendingChange.Operation, _ key: RecordKey, version explicit: Int?, tag: String?) {
+        mutating func apply(_ operation: PendingChange.Operation, _ key: RecordKey, version explicit: Int?, tag: String?, hard: Bool) {
             version = max(version + 1, explicit ?? 0)
             if let slot = index[key], slots[slot] != nil {
                 slots[slot]!.operation = operation
                 slots[slot]!.version = version
                 slots[slot]!.tag = tag
+                slots[slot]!.hard = hard
             } else {
                 // A record confirmed earlier and changed again goes to the back of the queue.
                 index[key] = slots.count
-                slots.append(PendingChange(key: key, operation: operation, version: version, tag: tag))
+                slots.append(PendingChange(key: key, operation: operation, version: version, tag: tag, hard: hard))
             }
         }
 
@@ -185,8 +207,7 @@ public final class PendingQueue {
         _ = try changes()
         var lines = ""
         for change in sent {
-            lines += JSONValue.object([("op", .string("done")), ("type", .string(change.key.type.rawValue)),
-                                       ("id", .string(change.key.name)), ("v", .integer(Int64(change.version)))]).serialized() + "\n"
+            lines += PendingChange.line("done", change.key, version: change.version).serialized() + "\n"
         }
         let file = try appendFile()
         try storeOperation { try file.append(Array(lines.utf8)) }
@@ -202,15 +223,19 @@ public final class PendingQueue {
     }
 
     /// Rewrites the log as the current queue, dropping deletions of records the
-    /// backend never had (nothing to delete there).
-    public func compact(knownToBackend: (RecordKey) -> Bool) throws {
+    /// backend never had (nothing to delete there). The queue keeps its identity
+    /// unless a new one is given.
+    public func compact(identity newIdentity: String? = nil, knownToBackend: (RecordKey) -> Bool) throws {
         var changes = try changes()
+        let identity = newIdentity ?? self.identity
         changes.removeAll { $0.operation == .delete && !knownToBackend($0.key) }
         // Lines are serialized twice (to size the header, then to write) rather than held in memory.
         func line(_ change: PendingChange) -> String { change.line.serialized() + "\n" }
         let size = changes.reduce(0) { $0 + line($1).utf8.count }
         // The first line records the compacted size, so the log is compacted again only once it has doubled.
-        let header = JSONValue.object([("op", .string("base")), ("bytes", .integer(Int64(size)))]).serialized() + "\n"
+        var base: [(String, JSONValue)] = [("op", .string("base")), ("bytes", .integer(Int64(size)))]
+        if let identity { base.append(("queue", .string(identity))) }
+        let header = JSONValue.object(base).serialized() + "\n"
         try storeOperation {
             try FileSystem.makeDirectory(FileSystem.directoryName(path))
             try FileSystem.writeAtomically(path) { write in
@@ -225,7 +250,25 @@ public final class PendingQueue {
         file = nil
         loaded = nil
         byKey = nil
+        damage = nil
         _ = try self.changes()
+    }
+
+    /// The name compaction gave this log (its first line), nil when it has none:
+    /// a log created from scratch after the old one was lost has none.
+    public var identity: String? { header()?["queue"]?.stringValue }
+
+    private func header() -> JSONValue? { PendingQueue.baseLine(of: path) }
+
+    /// The `{"op":"base",…}` first line a compacted log starts with, if it has one.
+    static func baseLine(of path: String) -> JSONValue? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        let head = (try? FileSystem.read(fd: fd, offset: 0, count: 160, path: path)) ?? []
+        guard let firstLine = head.split(separator: 0x0A, omittingEmptySubsequences: false).first,
+              let json = try? JSONValue.parse(Array(firstLine)), json["op"]?.stringValue == "base" else { return nil }
+        return json
     }
 
     /// Whether the log has grown enough to be worth compacting: past the
@@ -234,12 +277,7 @@ public final class PendingQueue {
     public var needsCompaction: Bool {
         let size = FileSystem.fileSize(path) ?? 0
         guard size > PendingQueue.compactionThreshold else { return false }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        let head = (try? FileSystem.read(fd: fd, offset: 0, count: 96, path: path)) ?? []
-        let firstLine = head.split(separator: 0x0A).first.map(Array.init) ?? []
-        let base = (try? JSONValue.parse(firstLine))?["bytes"]?.int64Value ?? 0
-        return size > 2 * Int(base)
+        let base = header()?["bytes"]?.int64Value ?? 0
+        return base < Int64(size) / 2
     }
 }

@@ -12,6 +12,10 @@ public final class SettingsStore {
         public var clock: HybridTimestamp
         /// The backend's change tag for the version last synced.
         public var tag: String? = nil
+        /// The clock of the version last synced: an entry whose clock differs has a change to send.
+        public var syncedClock: HybridTimestamp? = nil
+
+        public var hasUnsyncedChanges: Bool { syncedClock != clock }
     }
 
     public let path: String
@@ -28,7 +32,8 @@ public final class SettingsStore {
                 throw ItsypadError.corrupt(path, "setting \(key) has no clock")
             }
             let value = stored["value"].flatMap { $0 == .null ? nil : $0 }
-            entries[key] = Entry(value: value, clock: clock, tag: stored["tag"]?.stringValue)
+            entries[key] = Entry(value: value, clock: clock, tag: stored["tag"]?.stringValue,
+                                 syncedClock: stored["synced"]?.stringValue.flatMap(HybridTimestamp.init))
         }
     }
 
@@ -49,7 +54,7 @@ public final class SettingsStore {
 
     /// Sets (or with nil, unsets) a key and writes the file.
     public func set(_ key: String, _ value: SettingValue?, clock: HybridTimestamp) throws {
-        entries[key] = Entry(value: value?.json, clock: clock, tag: entries[key]?.tag)
+        entries[key] = Entry(value: value?.json, clock: clock, tag: entries[key]?.tag, syncedClock: entries[key]?.syncedClock)
         try write()
     }
 
@@ -63,7 +68,7 @@ public final class SettingsStore {
     @discardableResult
     public func merge(_ key: String, _ entry: Entry) throws -> Bool {
         if let current = entries[key], current.clock >= entry.clock { return false }
-        entries[key] = Entry(value: entry.value, clock: entry.clock, tag: entries[key]?.tag)
+        entries[key] = Entry(value: entry.value, clock: entry.clock, tag: entries[key]?.tag, syncedClock: entries[key]?.syncedClock)
         try write()
         return true
     }
@@ -73,6 +78,7 @@ public final class SettingsStore {
             let entry = entries[key]!
             var members: [(String, JSONValue)] = [("value", entry.value ?? .null), ("clock", .string(entry.clock.description))]
             if let tag = entry.tag { members.append(("tag", .string(tag))) }
+            if let synced = entry.syncedClock { members.append(("synced", .string(synced.description))) }
             return (key, .object(members))
         }
         let json = JSONValue.object([("format", .integer(1)), ("values", .object(values))])

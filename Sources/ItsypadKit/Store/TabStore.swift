@@ -5,30 +5,49 @@ public struct TabStore {
 
     func filePath(_ id: String) -> String { directory + "/" + id + ".json" }
 
+    /// What a tab file holds: a tab, or the record of a synced tab deleted here
+    /// whose deletion has not reached the backend yet.
+    public enum Entry: Equatable {
+        case live(Tab)
+        case deleted(TabDeletion)
+    }
+
     /// Every tab, most recently modified first.
     public func all() throws -> [Tab] {
+        try entries().compactMap { if case .live(let tab) = $0 { return tab }; return nil }
+            .sorted { ($0.lastModified, $0.id) > ($1.lastModified, $1.id) }
+    }
+
+    /// Deleted tabs whose deletion is still to be sent.
+    public func deletions() throws -> [TabDeletion] {
+        try entries().compactMap { if case .deleted(let deletion) = $0 { return deletion }; return nil }
+    }
+
+    private func entries() throws -> [Entry] {
         try storeOperation {
-            try FileSystem.list(directory)
-                .filter { $0.hasSuffix(".json") }
-                .map { try load(directory + "/" + $0) }
-                .sorted { ($0.lastModified, $0.id) > ($1.lastModified, $1.id) }
+            try FileSystem.list(directory).filter { $0.hasSuffix(".json") }.map { name in
+                let path = directory + "/" + name
+                guard let bytes = try FileSystem.read(path) else { throw ItsypadError.failure("\(path) vanished while reading") }
+                return try decode(bytes, path: path)
+            }
         }
     }
 
     public func tab(id: String) throws -> Tab? {
+        if case .live(let tab)? = try entry(id: id) { return tab }
+        return nil
+    }
+
+    public func entry(id: String) throws -> Entry? {
         try storeOperation { try FileSystem.read(filePath(id)).map { try decode($0, path: filePath(id)) } }
     }
 
-    private func load(_ path: String) throws -> Tab {
-        guard let bytes = try FileSystem.read(path) else { throw ItsypadError.failure("\(path) vanished while reading") }
-        return try decode(bytes, path: path)
-    }
-
-    private func decode(_ bytes: [UInt8], path: String) throws -> Tab {
+    private func decode(_ bytes: [UInt8], path: String) throws -> Entry {
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
+        if json["deleted"]?.boolValue == true, let deletion = TabDeletion(json: json) { return .deleted(deletion) }
         guard let tab = TabStore.decode(json) else { throw ItsypadError.corrupt(path, "missing or invalid fields") }
-        return tab
+        return .live(tab)
     }
 
     public func save(_ tab: Tab) throws {
@@ -47,6 +66,13 @@ public struct TabStore {
         }
     }
 
+    /// Replaces a synced tab by the record of its deletion (one atomic replacement:
+    /// the tab is never both present and deleted).
+    public func markDeleted(_ deletion: TabDeletion) throws {
+        try storeOperation { try FileSystem.writeAtomically(filePath(deletion.id), Array((deletion.json.prettySerialized() + "\n").utf8)) }
+    }
+
+    /// Removes a tab, or the record of its deletion.
     public func remove(id: String) throws {
         try storeOperation {
             try FileSystem.remove(filePath(id))
@@ -71,8 +97,11 @@ public struct TabStore {
             members.append(("content", .string(tab.content)))
         }
         if let sync = tab.sync {
-            members.append(("sync", .object([("tag", .string(sync.tag)), ("ancestor", .string(sync.ancestor))])))
+            var synced: [(String, JSONValue)] = [("tag", .string(sync.tag)), ("ancestor", .string(sync.ancestor))]
+            if let clock = sync.clock { synced.append(("clock", .string(clock.description))) }
+            members.append(("sync", .object(synced)))
         }
+        members.append(("history", .array(tab.history.strings.map { .string($0) })))
         return .object(members)
     }
 
@@ -87,10 +116,48 @@ public struct TabStore {
         guard let content = json["content"]?.stringValue ?? (fileURL == nil ? nil : "") else { return nil }
         var sync: TabSyncMetadata?
         if let tag = json["sync"]?["tag"]?.stringValue, let ancestor = json["sync"]?["ancestor"]?.stringValue {
-            sync = TabSyncMetadata(tag: tag, ancestor: ancestor)
+            sync = TabSyncMetadata(tag: tag, ancestor: ancestor, clock: json["sync"]?["clock"]?.stringValue.flatMap(HybridTimestamp.init))
         }
         return Tab(id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? false, content: content,
                    language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
-                   lastModified: lastModified, fileURL: fileURL, clock: clock, sync: sync)
+                   lastModified: lastModified, fileURL: fileURL, clock: clock, sync: sync,
+                   history: EditHistory.decode(json["history"]))
+    }
+}
+
+/// A tab deleted on this device, kept until the deletion is sent: the tag of the
+/// version it replaces on the backend and the edits the deleted version included
+/// (so other devices can tell an edit it had seen from one it had not).
+public struct TabDeletion: Equatable, Sendable {
+    public var id: String
+    public var tag: String?
+    public var history: EditHistory
+
+    public init(id: String, tag: String?, history: EditHistory) {
+        self.id = id
+        self.tag = tag
+        self.history = history
+    }
+
+    init?(json: JSONValue) {
+        guard let id = json["id"]?.stringValue, Identifier.isValid(id) else { return nil }
+        self.init(id: id, tag: json["tag"]?.stringValue, history: EditHistory.decode(json["history"]) ?? EditHistory())
+    }
+
+    var json: JSONValue {
+        var members: [(String, JSONValue)] = [("id", .string(id)), ("deleted", .bool(true))]
+        if let tag { members.append(("tag", .string(tag))) }
+        members.append(("history", .array(history.strings.map { .string($0) })))
+        return .object(members)
+    }
+}
+
+extension EditHistory {
+    /// From a JSON array of clocks; nil when absent or malformed.
+    static func decode(_ json: JSONValue?) -> EditHistory? {
+        guard let items = json?.arrayValue else { return nil }
+        let strings = items.compactMap(\.stringValue)
+        guard strings.count == items.count else { return nil }
+        return EditHistory(strings: strings)
     }
 }

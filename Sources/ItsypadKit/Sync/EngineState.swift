@@ -1,7 +1,16 @@
 /// What the engine remembers between runs (`sync/state.json`, replaced
 /// atomically): the zone it synced with, the change token, the last
-/// successes, and the items that keep failing.
+/// successes, the items that keep failing, the identity of the pending queue
+/// (to notice a lost one) and whether a full fetch is under way.
 public struct EngineState: Equatable, Sendable {
+    /// Why every record is being fetched.
+    public enum FullFetch: String, Sendable {
+        /// A first sync, or a replaced backend: nothing local to compare.
+        case initial
+        /// The token expired: local items missing from the backend were deleted there.
+        case expired
+    }
+
     /// An item that failed to send, and why.
     public struct Failure: Equatable, Sendable {
         public var attempts: Int
@@ -17,6 +26,10 @@ public struct EngineState: Equatable, Sendable {
     public var lastPull: Milliseconds?
     public var lastError: String?
     public var failures: [RecordKey: Failure] = [:]
+    /// The identity of `sync/pending.log` when the engine last wrote it.
+    public var queueID: String?
+    /// Set while a full fetch runs: one interrupted is started again, since what it saw is not kept.
+    public var fullFetch: FullFetch?
 
     public init() {}
 
@@ -33,6 +46,8 @@ public struct EngineState: Equatable, Sendable {
         state.lastPush = json["lastPush"]?.int64Value
         state.lastPull = json["lastPull"]?.int64Value
         state.lastError = json["lastError"]?.stringValue
+        state.queueID = json["queueID"]?.stringValue
+        state.fullFetch = json["fullFetch"]?.stringValue.flatMap(FullFetch.init(rawValue:))
         for item in json["failures"]?.arrayValue ?? [] {
             guard let type = item["type"]?.stringValue.flatMap(RecordType.init(rawValue:)), let id = item["id"]?.stringValue,
                   let attempts = item["attempts"]?.int64Value, let error = item["error"]?.stringValue else { continue }
@@ -54,6 +69,8 @@ public struct EngineState: Equatable, Sendable {
             ("lastPull", optional(lastPull) { .integer($0) }),
             ("lastError", optional(lastError) { .string($0) }),
             ("failures", .array(failures)),
+            ("queueID", optional(queueID) { .string($0) }),
+            ("fullFetch", optional(fullFetch) { .string($0.rawValue) }),
         ])
         let path = EngineState.path(in: store)
         try storeOperation {

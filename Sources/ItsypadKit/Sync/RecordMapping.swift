@@ -1,5 +1,5 @@
 /// Converts local items to backend records and back. Field names follow the
-/// Itsypad app's CloudKit schema, plus what a CLI needs (clock, pinned).
+/// Itsypad app's CloudKit schema, plus what a CLI needs (clock, pinned, history).
 enum RecordMapping {
     /// Tab content above this many bytes travels as an asset (records are capped at 1 MiB).
     static let inlineContentLimit = 900_000
@@ -13,6 +13,7 @@ enum RecordMapping {
             "lastModified": .timestamp(tab.lastModified),
             "clock": .string(tab.clock.description),
             "deviceName": .string(deviceName),
+            "history": .stringList(tab.history.strings),
         ]
         let bytes = Array(tab.content.utf8)
         if bytes.count > inlineContentLimit {
@@ -40,26 +41,31 @@ enum RecordMapping {
               case .string(let name)? = fields["name"], case .timestamp(let modified)? = fields["lastModified"] else { return nil }
         let clock = string(fields["clock"]).flatMap(HybridTimestamp.init)
             ?? HybridTimestamp(physical: modified, device: record.modified?.deviceID ?? "")
+        // Records written before histories were kept count as their own edit.
         return Tab(id: record.recordName.lowercased(), name: name, nameLocked: int(fields["nameLocked"]) == 1, content: content,
                    language: string(fields["language"]).flatMap(LanguageDetector.canonical) ?? "plain",
                    languageLocked: int(fields["languageLocked"]) == 1, lastModified: modified, fileURL: nil, clock: clock,
-                   sync: TabSyncMetadata(tag: tag, ancestor: content))
+                   sync: TabSyncMetadata(tag: tag, ancestor: content, clock: clock), history: history(of: record))
     }
 
     static func deviceName(of record: BackendRecord) -> String {
         string(record.fields["deviceName"]) ?? record.modified?.deviceID ?? "unknown device"
     }
 
-    static func record(for entry: ClipEntry, tag: String?) -> BackendRecord {
+    /// A clip; `history` holds the pin changes the version includes.
+    static func record(for entry: ClipEntry, tag: String?, history: EditHistory) -> BackendRecord {
         BackendRecord(recordName: entry.id, recordType: RecordType.clip.rawValue, recordChangeTag: tag,
-                      fields: ["text": .string(entry.text), "timestamp": .timestamp(entry.timestamp), "pinned": .int64(entry.pinned ? 1 : 0)],
+                      fields: ["text": .string(entry.text), "timestamp": .timestamp(entry.timestamp), "pinned": .int64(entry.pinned ? 1 : 0),
+                               "history": .stringList(history.strings)],
                       created: nil, modified: nil)
     }
 
-    static func clip(from record: BackendRecord) -> ClipEntry? {
+    /// A remote clip, with the pin changes it includes (none for records written before they were kept).
+    static func clip(from record: BackendRecord) -> (entry: ClipEntry, history: EditHistory)? {
         guard Identifier.isValid(record.recordName), let text = string(record.fields["text"]),
               case .timestamp(let time)? = record.fields["timestamp"] else { return nil }
-        return ClipEntry(id: record.recordName.lowercased(), text: text, timestamp: time, pinned: int(record.fields["pinned"]) == 1)
+        let entry = ClipEntry(id: record.recordName.lowercased(), text: text, timestamp: time, pinned: int(record.fields["pinned"]) == 1)
+        return (entry, record.fields["history"] == nil ? EditHistory() : history(of: record))
     }
 
     static func record(forSetting key: String, _ entry: SettingsStore.Entry) -> BackendRecord {
@@ -81,6 +87,42 @@ enum RecordMapping {
         return (definition.key, SettingsStore.Entry(value: value, clock: clock, tag: record.recordChangeTag))
     }
 
+    // MARK: Tombstones
+
+    /// The record type of tombstones. A deletion removes the record and, in the same
+    /// atomic batch, saves a tombstone named `<recordType>.<recordName>` saying which
+    /// edits the deleted version included: a device that finds the record gone can then
+    /// tell whether the deleter had seen its own edits, even after the journal was
+    /// compacted. Devices that do not know tombstones ignore them and see a plain delete.
+    static let tombstoneType = "Tombstone"
+
+    static func tombstone(for key: RecordKey, history: EditHistory, tag: String?) -> BackendRecord {
+        BackendRecord(recordName: key.type.rawValue + "." + key.name, recordType: tombstoneType, recordChangeTag: tag,
+                      fields: ["deletedType": .string(key.type.rawValue), "deletedName": .string(key.name),
+                               "history": .stringList(history.strings)],
+                      created: nil, modified: nil)
+    }
+
+    static func tombstoneID(for key: RecordKey) -> RecordID {
+        RecordID(recordType: tombstoneType, recordName: key.type.rawValue + "." + key.name)
+    }
+
+    /// The deletion a tombstone records, if the record is a well-formed one.
+    static func tombstone(from record: BackendRecord) -> (key: RecordKey, history: EditHistory)? {
+        guard record.recordType == tombstoneType, let typeName = string(record.fields["deletedType"]),
+              let type = RecordType(rawValue: typeName), let name = string(record.fields["deletedName"]),
+              record.recordName == typeName + "." + name, let history = strings(record.fields["history"]).flatMap(EditHistory.init(strings:))
+        else { return nil }
+        return (RecordKey(type, type == .setting ? name : name.lowercased()), history)
+    }
+
+    /// The edits a tab or clip version includes; a record without them counts as its own edit.
+    private static func history(of record: BackendRecord) -> EditHistory {
+        if let history = strings(record.fields["history"]).flatMap(EditHistory.init(strings:)) { return history }
+        return string(record.fields["clock"]).flatMap(HybridTimestamp.init).map { EditHistory([$0]) } ?? EditHistory()
+    }
+
+    private static func strings(_ value: FieldValue?) -> [String]? { if case .stringList(let l)? = value { return l }; return nil }
     private static func string(_ value: FieldValue?) -> String? { if case .string(let s)? = value { return s }; return nil }
     private static func int(_ value: FieldValue?) -> Int64? { if case .int64(let i)? = value { return i }; return nil }
 }

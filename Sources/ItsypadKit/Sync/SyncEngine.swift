@@ -9,11 +9,20 @@ public struct SyncReport: Equatable, Sendable {
     public var conflicts = 0
     /// Items that failed in this run, with their errors.
     public var failed: [RecordKey: String] = [:]
+    /// Problems found and repaired that the user should hear about (a damaged queue).
+    public var warnings: [String] = []
 }
 
 /// CKSyncEngine's semantics against a `SyncBackend`: fetch changes since a
 /// token and apply them, send the pending queue in batches with change-tag
 /// conditions, resolve conflicts so that nothing typed is lost.
+///
+/// Each record type has its own small set of functions (in the `SyncEngine+…`
+/// files): apply a version from the backend, apply a deletion, build what to
+/// send for a queued change, accept what the backend stored, and list the
+/// changes still to send. A conflict is resolved by applying the backend's
+/// version exactly as if it had been fetched, so fetching and sending follow
+/// one set of rules.
 ///
 /// The data directory stays locked for the whole run; the backend's own lock
 /// is held only while a batch commits.
@@ -21,13 +30,16 @@ public final class SyncEngine {
     let store: DataStore
     let backend: SyncBackend
     let now: () -> Milliseconds
-    public private(set) var state: EngineState
-    public private(set) var report = SyncReport()
+    public internal(set) var state: EngineState
+    public internal(set) var report = SyncReport()
     let deviceName: String
     /// Called after each page fetched and batch sent, for a progress line.
     public var progress: ((SyncReport) -> Void)?
     /// Fetched tabs accepted as they are, written together at the end of each page.
-    private var stagedTabs: [String: Tab] = [:]
+    var stagedTabs: [String: Tab] = [:]
+    /// Tombstones found on the backend while sending, by the record they stand for: a deletion sent again replaces them.
+    var knownTombstones: [RecordKey: (tag: String?, history: EditHistory)] = [:]
+    private var prepared = false
 
     /// Changes fetched per page (each page is applied and its token saved together),
     /// and attempts per backend call for transient errors.
@@ -51,25 +63,31 @@ public final class SyncEngine {
         try pull()
     }
 
+    /// Checks the queue and the zone once per run, before anything relies on them.
+    private func prepare() throws {
+        guard !prepared else { return }
+        try checkQueue()
+        try checkZone()
+        prepared = true
+    }
+
     /// Fetches and applies everything since the saved token.
     public func pull() throws {
-        try checkZone()
-        // Only a device that lost its place (an expired token) can hold records deleted
-        // meanwhile; a first sync or a replaced zone has nothing to compare.
-        var detectDeletions = false
-        var seen = Set<RecordKey>()
+        try prepare()
+        // A full fetch interrupted earlier starts again: what it had seen was not kept.
+        if state.token == nil || state.fullFetch != nil { try startFullFetch(state.fullFetch ?? .initial) }
+        var pass = FetchPass(fullFetch: state.fullFetch)
         while true {
             let page: ChangesPage
             do {
                 page = try retrying { try backend.fetchChanges(since: state.token.map(ChangeToken.init(rawValue:)), limit: SyncEngine.pageSize) }
             } catch BackendError.tokenExpired {
                 // Compacted past our token: fetch everything and find deletions by comparison.
-                state.token = nil
-                detectDeletions = true
-                seen = []
+                try startFullFetch(.expired)
+                pass = FetchPass(fullFetch: .expired)
                 continue
             }
-            try apply(page.changes, seen: &seen)
+            try apply(page.changes, in: &pass)
             try writeStagedTabs()
             progress?(report)
             // Saved only after its changes are applied: a crash re-applies, never skips.
@@ -77,7 +95,7 @@ public final class SyncEngine {
             try state.save(to: store)
             if !page.moreComing { break }
         }
-        if detectDeletions { try applyDeletionsMissingFrom(seen) }
+        if let mode = pass.fullFetch { try finishFullFetch(pass, mode) }
         try trimClipboardToLimit()
         state.lastPull = now()
         try state.save(to: store)
@@ -85,7 +103,7 @@ public final class SyncEngine {
 
     /// Sends the pending queue.
     public func push() throws {
-        try checkZone()
+        try prepare()
         let pending = try store.pending()
         var skip = Set<RecordKey>()
         var batchLimit = BackendLimits.maxRecordsPerRequest
@@ -93,37 +111,32 @@ public final class SyncEngine {
             let changes = try pending.changes().filter { !skip.contains($0.key) }
             guard !changes.isEmpty else { break }
             let batch = try buildBatch(changes, limit: batchLimit)
-            if batch.saves.isEmpty && batch.deletes.isEmpty {
-                try pending.confirm(batch.obsolete)
-                continue
-            }
+            try pending.confirm(batch.obsolete)
+            guard !batch.items.isEmpty else { continue }
             let result: ModifyResult
             do {
-                result = try retrying { try backend.modify(saves: batch.saves.map(\.1), deletes: batch.deletes.map(\.1), device: store.deviceID) }
+                result = try retrying { try backend.modify(saves: batch.saves, deletes: batch.deletes, device: store.deviceID) }
             } catch BackendError.limitExceeded where batchLimit > 1 {
-                batchLimit = max(1, batch.saves.count + batch.deletes.count) / 2
+                batchLimit = max(1, batch.recordCount / 2)
                 continue
             } catch let error as BackendError {
                 // Quota, permission, corruption — or a backend still busy after every retry: keep the
                 // data and the queue, and show the batch as failed until a later sync sends it.
-                for change in batch.saves.map(\.0) + batch.deletes.map(\.0) { recordFailure(change.key, error.description, permanent: true) }
+                for item in batch.items { recordFailure(item.change.key, error.description, permanent: true) }
                 try state.save(to: store)
                 throw error
             }
-            try pending.confirm(batch.obsolete)
             if result.failures.isEmpty {
-                try acceptSaved(result.saved, sent: batch.saves.map(\.0))
-                try pending.confirm(batch.deletes.map(\.0))
-                for change in batch.saves.map(\.0) + batch.deletes.map(\.0) { state.failures[change.key] = nil }
-                report.pushed += batch.saves.count + batch.deletes.count
+                try accept(result, for: batch)
+                report.pushed += batch.items.count
                 progress?(report)
             } else {
                 for failure in result.failures {
-                    guard let type = RecordType(rawValue: failure.recordType) else { continue }
-                    let key = RecordKey(type, failure.recordName)
-                    let sent = (batch.saves.map(\.0) + batch.deletes.map(\.0)).first { $0.key == key }
-                    if try !resolve(failure.error, key: key, sent: sent) { skip.insert(key) }
+                    let id = RecordID(recordType: failure.recordType, recordName: failure.recordName)
+                    guard let item = batch.item(sending: id) else { continue }
+                    if try !resolve(failure.error, record: id, item: item) { skip.insert(item.change.key) }
                 }
+                try writeStagedTabs()
             }
             try state.save(to: store)
         }
@@ -145,217 +158,100 @@ public final class SyncEngine {
             zone = try retrying { try backend.createZoneIfNeeded() }
         }
         guard state.zoneID != zone.zoneID else { return }
-        if state.zoneID != nil { try resendEverything() }
+        if state.zoneID != nil {
+            try forgetSyncedTabs()
+            try forgetSyncedClips()
+            try forgetSyncedSettings()
+        }
         state.zoneID = zone.zoneID
         state.token = nil
+        state.fullFetch = nil
         try state.save(to: store)
     }
 
-    private func resendEverything() throws {
-        let pending = try store.pending()
-        for var tab in try store.tabs.all() where !tab.isFileBacked {
-            tab.sync = nil
-            try store.tabs.save(tab)
-            try pending.enqueue(.save, RecordKey(.tab, tab.id))
-        }
-        try pending.enqueue(.save, try store.clips().entries().filter { $0.localOnly == nil }.map { RecordKey(.clip, $0.id) })
-        let settings = try store.settings()
-        for (key, var entry) in settings.entries where Settings.definition(key)?.scope == .synced {
-            entry.tag = nil
-            try settings.replace(key, entry)
-            try pending.enqueue(.save, RecordKey(.setting, key))
-        }
+    // MARK: Fetching
+
+    /// What one fetch has seen so far.
+    struct FetchPass {
+        /// Set when every current record comes (tombstones last, as records are sorted by type).
+        let fullFetch: EngineState.FullFetch?
+        /// Records present on the backend.
+        var live = Set<RecordKey>()
+        /// Tombstones met in a full fetch, applied at its end to records not present.
+        var tombstones: [RecordKey: EditHistory] = [:]
     }
 
-    // MARK: Applying fetched changes (never queued again: no sync loops)
+    private func startFullFetch(_ mode: EngineState.FullFetch) throws {
+        state.token = nil
+        state.fullFetch = mode
+        try state.save(to: store)
+    }
 
-    /// Applies one page. Clips are folded per id and applied in bulk, so a
+    private func finishFullFetch(_ pass: FetchPass, _ mode: EngineState.FullFetch) throws {
+        // A tombstone of a record that is present again (created anew after the deletion) no longer applies.
+        for (key, history) in pass.tombstones.sorted(by: { $0.key.name < $1.key.name }) where !pass.live.contains(key) {
+            try applyDeletion(key, history: history)
+        }
+        if mode == .expired {
+            // Only a device that lost its place can hold records deleted meanwhile without their tombstone.
+            let accounted = pass.live.union(pass.tombstones.keys)
+            try applyTabDeletionsMissing(from: accounted)
+            try applyClipDeletionsMissing(from: accounted)
+        }
+        try writeStagedTabs()
+        state.fullFetch = nil
+        try state.save(to: store)
+    }
+
+    /// Applies one page in order. Clips are folded per id and applied in bulk, so a
     /// large first sync costs one pass over the history rather than one per entry.
-    private func apply(_ changes: [Change], seen: inout Set<RecordKey>) throws {
-        var clipChanges: [String: Change] = [:]
+    private func apply(_ changes: [Change], in pass: inout FetchPass) throws {
+        var clipChanges: [String: ClipChange] = [:]
         for change in changes {
             switch change {
-            case .saved(let record):
-                guard let type = RecordType(rawValue: record.recordType) else { continue }
-                seen.insert(RecordKey(type, record.recordName))
-                switch type {
-                case .clip: clipChanges[record.recordName.lowercased()] = change
-                case .tab:
-                    guard let remote = try RecordMapping.tab(from: record, backend: backend) else { continue }
-                    try applyRemoteTab(remote, deviceName: RecordMapping.deviceName(of: record))
-                case .setting:
-                    guard let (key, entry) = RecordMapping.setting(from: record) else { continue }
-                    try applyRemoteSetting(key, entry)
+            case .saved(let record) where record.recordType == RecordMapping.tombstoneType:
+                guard let (key, history) = RecordMapping.tombstone(from: record) else { continue }
+                if pass.fullFetch != nil {
+                    pass.tombstones[key] = history
+                } else if key.type == .clip {
+                    clipChanges[key.name] = .deleted
+                } else {
+                    try applyDeletion(key, history: history)
                 }
-            case .deleted(let typeName, let name):
-                guard let type = RecordType(rawValue: typeName) else { continue }
-                seen.remove(RecordKey(type, name))
-                if type == .clip { clipChanges[name.lowercased()] = change } else { try applyRemoteDelete(RecordKey(type, name)) }
+            case .saved(let record):
+                guard let key = RecordKey(record: record.id) else { continue }
+                pass.live.insert(key)
+                switch key.type {
+                case .clip: clipChanges[key.name] = .saved(record)
+                case .tab: _ = try applyTabRecord(record)
+                case .setting: _ = try applySettingRecord(record)
+                }
+            case .deleted(let recordType, let recordName):
+                // Tombstones removed by a purge need nothing.
+                guard let key = RecordKey(record: RecordID(recordType: recordType, recordName: recordName)) else { continue }
+                pass.live.remove(key)
+                if key.type == .clip { clipChanges[key.name] = .deleted } else { try applyDeletion(key, history: nil) }
             }
         }
         try applyClips(clipChanges)
     }
 
-    /// A tab as this run sees it: staged for writing, else on disk.
-    private func localTab(_ id: String) throws -> Tab? {
-        if let staged = stagedTabs[id] { return staged }
-        return try store.tabs.tab(id: id)
+    /// A record removed on the backend; `history` is what its tombstone says the deleter
+    /// had seen, nil for a removal that says nothing (a purge, or a version that wrote none).
+    func applyDeletion(_ key: RecordKey, history: EditHistory?) throws {
+        switch key.type {
+        case .tab: try applyTabDeletion(key.name, history: history)
+        case .clip: try applyClipDeletions([key.name])
+        case .setting: return
+        }
     }
 
-    private func writeStagedTabs() throws {
-        try store.tabs.save(Array(stagedTabs.values))
-        stagedTabs = [:]
-    }
-
-    private func pendingChange(_ key: RecordKey) throws -> PendingChange? {
+    func pendingChange(_ key: RecordKey) throws -> PendingChange? {
         try store.pending().change(for: key)
     }
 
-    /// Server wins for clips, except that pins merge as logical OR while a local
-    /// pin change waits; a local deletion waiting to be sent wins over a save.
-    private func applyClips(_ changes: [String: Change]) throws {
-        guard !changes.isEmpty else { return }
-        let clips = try store.clips()
-        let pending = try store.pending()
-        let local = try clips.live(ids: Set(changes.keys))
-        var inserts: [ClipEntry] = []
-        var deletes: [String] = []
-        var confirmations: [PendingChange] = []
-        for (id, change) in changes {
-            let waiting = try pending.change(for: RecordKey(.clip, id))
-            switch change {
-            case .deleted:
-                if local[id] != nil { deletes.append(id) }
-                if let waiting { confirmations.append(waiting) }
-            case .saved(let record):
-                guard let remote = RecordMapping.clip(from: record), waiting?.operation != .delete else { continue }
-                if let existing = local[id] {
-                    let pinned = waiting == nil ? remote.pinned : (existing.pinned || remote.pinned)
-                    if pinned != existing.pinned { try clips.setPinned(id: id, pinned) }
-                } else {
-                    inserts.append(remote)
-                }
-            }
-        }
-        report.pulled += try clips.insert(inserts).count
-        report.pulled += try clips.remove(ids: deletes).count
-        try pending.confirm(confirmations)
-    }
-
-    private func applyRemoteTab(_ remote: Tab, deviceName remoteDevice: String) throws {
-        let key = RecordKey(.tab, remote.id)
-        let pending = try pendingChange(key)
-        guard let local = try localTab(remote.id) else {
-            if let pending, pending.operation == .delete {
-                // Deleted here: only a version we never saw (an edit elsewhere) brings it back.
-                guard pending.tag != remote.sync?.tag else { return }
-                report.conflicts += 1
-                try store.pending().confirm([pending])
-            }
-            stagedTabs[remote.id] = remote
-            report.pulled += 1
-            return
-        }
-        if local.sync?.tag == remote.sync?.tag { return }
-        if pending == nil, local.sync != nil {
-            stagedTabs[remote.id] = remote
-            report.pulled += 1
-            return
-        }
-        try writeStagedTabs()
-        try mergeTab(local: local, remote: remote, remoteDevice: remoteDevice)
-        report.pulled += 1
-    }
-
-    /// Local edits meet a newer remote version: merge the content three ways
-    /// against the last synced version; where both changed the same lines the
-    /// newer edit (by hybrid clock) wins the tab and the other is kept as a
-    /// conflict copy. The result stays queued for sending.
-    private func mergeTab(local: Tab, remote: Tab, remoteDevice: String) throws {
-        var merged = local.clock > remote.clock ? local : remote
-        merged.fileURL = nil
-        if local.content != remote.content {
-            switch ThreeWayMerge.merge(ancestor: local.sync?.ancestor ?? "", local: local.content, remote: remote.content) {
-            case .merged(let content) where local.sync != nil:
-                merged.content = content
-            default:
-                let loser = local.clock > remote.clock ? remote : local
-                let loserDevice = loser.clock == local.clock ? deviceName : remoteDevice
-                try keepConflictCopy(of: loser, device: loserDevice)
-                report.conflicts += 1
-            }
-        }
-        merged.id = local.id
-        merged.sync = remote.sync
-        merged.clock = HybridTimestamp.next(after: max(local.clock, remote.clock), now: now(), device: store.deviceID)
-        merged.lastModified = max(local.lastModified, remote.lastModified)
-        try store.tabs.save(merged)
-        try store.pending().enqueue(.save, RecordKey(.tab, merged.id))
-    }
-
-    private func keepConflictCopy(of tab: Tab, device: String) throws {
-        let time = String(Time.iso8601(tab.lastModified).prefix(16)).replacingOccurrences("T", " ")
-        var copy = tab
-        copy.id = Identifier.make()
-        copy.name = "\(tab.name) (conflict \(device) \(time))"
-        copy.nameLocked = true
-        copy.sync = nil
-        copy.fileURL = nil
-        copy.clock = HybridTimestamp.next(after: tab.clock, now: now(), device: store.deviceID)
-        try store.saveTab(copy)
-    }
-
-    private func applyRemoteSetting(_ key: String, _ remote: SettingsStore.Entry) throws {
-        let settings = try store.settings()
-        if let local = settings.entries[key], local.clock >= remote.clock {
-            // Ours is newer and will be sent; remember the tag it must replace.
-            if var updated = settings.entries[key], updated.tag != remote.tag {
-                updated.tag = remote.tag
-                try settings.replace(key, updated)
-            }
-            return
-        }
-        try settings.replace(key, remote)
-        if let pending = try pendingChange(RecordKey(.setting, key)) { try store.pending().confirm([pending]) }
-        report.pulled += 1
-    }
-
-    private func applyRemoteDelete(_ key: RecordKey) throws {
-        try writeStagedTabs()
-        let pending = try pendingChange(key)
-        switch key.type {
-        case .tab:
-            guard var local = try store.tabs.tab(id: key.name) else {
-                if let pending { try store.pending().confirm([pending]) }
-                return
-            }
-            if pending?.operation == .save {
-                // Edit beats delete: the tab comes back with the edit.
-                local.sync = nil
-                try store.tabs.save(local)
-                report.conflicts += 1
-                return
-            }
-            try store.tabs.remove(id: key.name)
-            report.pulled += 1
-        case .clip:
-            try applyClips([key.name: .deleted(recordType: key.type.rawValue, recordName: key.name)])
-        case .setting:
-            return
-        }
-    }
-
-    /// After a full fetch: what this device knew from the backend but the backend no longer has was deleted there.
-    private func applyDeletionsMissingFrom(_ seen: Set<RecordKey>) throws {
-        for tab in try store.tabs.all() where tab.sync != nil && !seen.contains(RecordKey(.tab, tab.id)) {
-            try applyRemoteDelete(RecordKey(.tab, tab.id))
-        }
-        let waiting = Set(try store.pending().changes().map(\.key))
-        let gone = try store.clips().entries().filter { entry in
-            let key = RecordKey(.clip, entry.id)
-            return entry.localOnly == nil && !waiting.contains(key) && !seen.contains(key)
-        }
-        report.pulled += try store.clips().remove(ids: gone.map(\.id)).count
+    func confirmPending(_ key: RecordKey) throws {
+        if let change = try pendingChange(key) { try store.pending().confirm([change]) }
     }
 
     /// Merged histories may exceed `clipboard.maxEntries`: evict as `clip add` would, and send the deletions.
@@ -365,102 +261,134 @@ public final class SyncEngine {
         guard clips.count > limit else { return }
         let unpinned = try clips.entries().filter { !$0.pinned }
         let excess = min(clips.count - limit, unpinned.count)
-        try store.removeClips(unpinned.suffix(excess).map(\.id))
+        try store.removeClips(unpinned.suffix(excess).map(\.id), hard: true)
     }
 
     // MARK: Sending
 
+    /// What one queued change sends: its records to save and to delete.
+    struct Outgoing {
+        let change: PendingChange
+        var saves: [BackendRecord] = []
+        var deletes: [RecordDelete] = []
+
+        var recordIDs: [RecordID] {
+            saves.map(\.id) + deletes.map { RecordID(recordType: $0.recordType, recordName: $0.recordName) }
+        }
+    }
+
     struct Batch {
-        var saves: [(PendingChange, RecordSave)] = []
-        var deletes: [(PendingChange, RecordDelete)] = []
+        var items: [Outgoing] = []
         /// Queued changes with nothing left to send (item gone or now local-only).
         var obsolete: [PendingChange] = []
+
+        var saves: [RecordSave] { items.flatMap { $0.saves.map(RecordSave.init(record:)) } }
+        var deletes: [RecordDelete] { items.flatMap(\.deletes) }
+        var recordCount: Int { items.reduce(0) { $0 + $1.saves.count + $1.deletes.count } }
+
+        func item(sending id: RecordID) -> Outgoing? {
+            items.first { $0.recordIDs.contains(id) }
+        }
     }
 
     private func buildBatch(_ changes: [PendingChange], limit: Int) throws -> Batch {
         var batch = Batch()
         var bytes = 0
         let candidates = changes.prefix(limit)
-        let clips = try store.clips().live(ids: Set(candidates.filter { $0.key.type == .clip && $0.operation == .save }.map(\.key.name)))
-        for change in changes {
-            if batch.saves.count + batch.deletes.count >= limit { break }
-            if change.operation == .delete {
-                let tag = change.key.type == .tab ? change.tag : nil
-                batch.deletes.append((change, RecordDelete(recordType: change.key.type.rawValue, recordName: change.key.name, ifTag: tag)))
-                continue
+        let clipIDs = Set(candidates.filter { $0.key.type == .clip }.map(\.key.name))
+        let clips = try store.clips().live(ids: clipIDs)
+        let ledger = try store.clipLedger().entries(clipIDs)
+        for change in candidates {
+            if batch.recordCount >= limit { break }
+            let outgoing: Outgoing?
+            switch change.key.type {
+            case .tab: outgoing = try outgoingTab(change)
+            case .clip: outgoing = try outgoingClip(change, clips: clips, ledger: ledger)
+            case .setting: outgoing = try outgoingSetting(change)
             }
-            guard let record = try record(for: change.key, clips: clips) else {
+            guard let outgoing else {
                 batch.obsolete.append(change)
                 continue
             }
-            let size = record.fields.values.reduce(512) { total, field in
-                if case .string(let s) = field { return total + s.utf8.count * 6 / 5 + 32 }
-                return total + 64
-            }
-            if bytes + size > BackendLimits.maxRequestBytes, !(batch.saves.isEmpty && batch.deletes.isEmpty) { break }
+            let records = outgoing.saves.count + outgoing.deletes.count
+            guard batch.recordCount + records <= limit || batch.items.isEmpty else { break }
+            let size = outgoing.saves.reduce(0) { $0 + SyncEngine.estimatedSize($1) }
+            if bytes + size > BackendLimits.maxRequestBytes, !batch.items.isEmpty { break }
             bytes += size
-            batch.saves.append((change, RecordSave(record: record)))
+            batch.items.append(outgoing)
         }
         return batch
     }
 
-    private func record(for key: RecordKey, clips: [String: ClipEntry]) throws -> BackendRecord? {
-        switch key.type {
-        case .tab:
-            guard let tab = try store.tabs.tab(id: key.name), !tab.isFileBacked else { return nil }
-            return try RecordMapping.record(for: tab, deviceName: deviceName, backend: backend)
-        case .clip:
-            guard let entry = clips[key.name], entry.localOnly == nil else { return nil }
-            return RecordMapping.record(for: entry, tag: nil)
-        case .setting:
-            guard let entry = try store.settings().entries[key.name], Settings.definition(key.name)?.scope == .synced else { return nil }
-            return RecordMapping.record(forSetting: key.name, entry)
+    private static func estimatedSize(_ record: BackendRecord) -> Int {
+        record.fields.values.reduce(512) { total, field in
+            switch field {
+            case .string(let s): return total + s.utf8.count * 6 / 5 + 32
+            case .stringList(let list): return list.reduce(total + 32) { $0 + $1.utf8.count + 8 }
+            default: return total + 64
+            }
         }
     }
 
-    /// Records what the backend now holds: new tags, and for tabs the content sent as the new ancestor.
-    private func acceptSaved(_ saved: [BackendRecord], sent: [PendingChange]) throws {
-        for record in saved {
-            guard let tag = record.recordChangeTag else { continue }
-            switch RecordType(rawValue: record.recordType) {
-            case .tab?:
-                guard var tab = try store.tabs.tab(id: record.recordName) else { continue }
-                let content: String
-                if case .string(let inline)? = record.fields["content"] { content = inline } else { content = tab.content }
-                tab.sync = TabSyncMetadata(tag: tag, ancestor: content)
-                try store.tabs.save(tab)
-            case .setting?:
-                let settings = try store.settings()
-                if var entry = settings.entries[record.recordName] {
-                    entry.tag = tag
-                    try settings.replace(record.recordName, entry)
-                }
-            default:
-                continue
+    /// A deletion: the record goes and, unless the change is `hard`, a tombstone records
+    /// which edits the deleter had seen (replacing any tombstone left by an earlier deletion).
+    func outgoingDeletion(_ change: PendingChange, ifTag: String?, history: EditHistory) -> Outgoing {
+        var outgoing = Outgoing(change: change)
+        if !change.hard {
+            let known = knownTombstones[change.key]
+            outgoing.saves.append(RecordMapping.tombstone(for: change.key, history: history.union(known?.history ?? EditHistory()),
+                                                          tag: known?.tag))
+        }
+        outgoing.deletes.append(RecordDelete(recordType: change.key.type.rawValue, recordName: change.key.name, ifTag: ifTag))
+        return outgoing
+    }
+
+    /// Records what the backend now holds, and marks the changes sent.
+    private func accept(_ result: ModifyResult, for batch: Batch) throws {
+        let saved = Dictionary(result.saved.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        for type in RecordType.allCases {
+            let items = batch.items.filter { $0.change.key.type == type }
+            guard !items.isEmpty else { continue }
+            switch type {
+            case .tab: try acceptTabs(items, saved: saved)
+            case .clip: try acceptClips(items, saved: saved)
+            case .setting: try acceptSettings(items, saved: saved)
             }
         }
-        try store.pending().confirm(sent)
+        for item in batch.items {
+            state.failures[item.change.key] = nil
+            knownTombstones[item.change.key] = nil
+        }
+        try store.pending().confirm(batch.items.map(\.change))
     }
 
     /// Handles one per-record error; returns false when the item cannot be sent in this run.
-    private func resolve(_ error: RecordError, key: RecordKey, sent: PendingChange?) throws -> Bool {
+    private func resolve(_ error: RecordError, record id: RecordID, item: Outgoing) throws -> Bool {
+        let key = item.change.key
         switch error {
         case .batchRequestFailed:
             return true
         case .serverRecordChanged(let server):
             report.conflicts += 1
-            try resolveConflict(key: key, server: server, sent: sent)
-            return true
-        case .unknownItem:
-            // Deleted on the server while we edited: the edit wins, so create it again.
-            if key.type == .tab, var tab = try store.tabs.tab(id: key.name) {
-                tab.sync = nil
-                try store.tabs.save(tab)
-            } else if key.type == .setting, var entry = try store.settings().entries[key.name] {
-                entry.tag = nil
-                try store.settings().replace(key.name, entry)
+            if let (_, history) = RecordMapping.tombstone(from: server) {
+                // An earlier deletion left its tombstone: replace it.
+                knownTombstones[key] = (server.recordChangeTag, history)
+                return true
             }
-            return true
+            // Resolved exactly as if the server's version had been fetched.
+            if try applyServerVersion(server) { return true }
+            recordFailure(key, "the backend holds a version of \(id) that cannot be read", permanent: true)
+            return false
+        case .unknownItem:
+            if id.recordType == RecordMapping.tombstoneType {
+                knownTombstones[key] = nil
+                return true
+            }
+            switch key.type {
+            case .tab: return try tabWasRemoved(key.name)
+            case .clip: return try clipWasRemoved(key.name)
+            case .setting: return try settingWasRemoved(key.name)
+            }
         case .limitExceeded:
             recordFailure(key, "record larger than the backend's 1 MiB limit", permanent: true)
             return false
@@ -470,43 +398,15 @@ public final class SyncEngine {
         }
     }
 
-    private func resolveConflict(key: RecordKey, server: BackendRecord, sent: PendingChange?) throws {
+    private func applyServerVersion(_ server: BackendRecord) throws -> Bool {
+        guard let key = RecordKey(record: server.id) else { return false }
         switch key.type {
-        case .tab:
-            guard let remote = try RecordMapping.tab(from: server, backend: backend) else { return }
-            if sent?.operation == .delete {
-                // Someone edited the tab we deleted: their edit wins and the tab returns.
-                try store.tabs.save(remote)
-                if let sent { try store.pending().confirm([sent]) }
-            } else if let local = try store.tabs.tab(id: key.name) {
-                try mergeTab(local: local, remote: remote, remoteDevice: RecordMapping.deviceName(of: server))
-            }
+        case .tab: return try applyTabRecord(server)
         case .clip:
-            // Server wins, except that a pin on either side keeps the entry pinned.
-            guard let remote = RecordMapping.clip(from: server), case .found(let local) = try store.clips().resolve(key.name) else {
-                if let sent { try store.pending().confirm([sent]) }
-                return
-            }
-            if local.pinned && !remote.pinned {
-                let merged = RecordMapping.record(for: ClipEntry(id: remote.id, text: remote.text, timestamp: remote.timestamp, pinned: true),
-                                                  tag: server.recordChangeTag)
-                let result = try retrying { try backend.modify(saves: [RecordSave(record: merged)], deletes: [], device: store.deviceID) }
-                if !result.failures.isEmpty { return }
-            } else if remote.pinned && !local.pinned {
-                try store.clips().setPinned(id: local.id, true)
-            }
-            if let sent { try store.pending().confirm([sent]) }
-        case .setting:
-            guard let (name, remote) = RecordMapping.setting(from: server) else { return }
-            let settings = try store.settings()
-            if let local = settings.entries[name], local.clock > remote.clock {
-                var updated = local
-                updated.tag = remote.tag
-                try settings.replace(name, updated)
-            } else {
-                try settings.replace(name, remote)
-                if let sent { try store.pending().confirm([sent]) }
-            }
+            guard RecordMapping.clip(from: server) != nil else { return false }
+            try applyClips([key.name: .saved(server)])
+            return true
+        case .setting: return try applySettingRecord(server)
         }
     }
 
@@ -518,10 +418,50 @@ public final class SyncEngine {
         report.failed[key] = error
     }
 
+    // MARK: Tombstones
+
+    /// How long tombstones stay: a device offline longer than this, whose last sync was
+    /// killed after its batch committed, can no longer tell what a deletion had seen.
+    public static let tombstoneLifetime: Milliseconds = 90 * 86_400_000
+
+    /// Deletes tombstones written more than `age` ago; returns how many. Reads every
+    /// record (as compaction does), so it runs with `sync compact`, not every sync.
+    public static func purgeTombstones(in backend: SyncBackend, olderThan age: Milliseconds, now: Milliseconds, device: String) throws -> Int {
+        var expired: [RecordDelete] = []
+        var token: ChangeToken?
+        var moreComing = true
+        while moreComing {
+            let page = try backend.fetchChanges(since: token, limit: pageSize)
+            for case .saved(let record) in page.changes where record.recordType == RecordMapping.tombstoneType {
+                guard let written = record.modified?.timestamp, written < now - age else { continue }
+                expired.append(RecordDelete(recordType: record.recordType, recordName: record.recordName, ifTag: record.recordChangeTag))
+            }
+            token = page.token
+            moreComing = page.moreComing
+        }
+        var purged = 0
+        var start = 0
+        while start < expired.count {
+            var batch = Array(expired[start..<min(start + BackendLimits.maxRecordsPerRequest, expired.count)])
+            start += batch.count
+            // A tombstone replaced meanwhile (a new deletion of a record created again) stays.
+            for _ in 0..<2 {
+                let result = try backend.modify(saves: [], deletes: batch, device: device)
+                if result.failures.isEmpty {
+                    purged += result.deleted.count
+                    break
+                }
+                let changed = Set(result.failures.filter { $0.error != .batchRequestFailed }.map(\.recordName))
+                batch.removeAll { changed.contains($0.recordName) }
+            }
+        }
+        return purged
+    }
+
     // MARK: Retries
 
     /// Retries transient backend errors (lock busy, I/O) with exponential backoff and jitter.
-    private func retrying<T>(_ body: () throws -> T) throws -> T {
+    func retrying<T>(_ body: () throws -> T) throws -> T {
         var delay = 0.05
         for attempt in 1...SyncEngine.attempts {
             do {
@@ -532,6 +472,14 @@ public final class SyncEngine {
             }
         }
         throw BackendError.io("unreachable")
+    }
+}
+
+extension RecordKey {
+    /// The key of a backend record of a type this version syncs (ids in their canonical lowercase).
+    init?(record id: RecordID) {
+        guard let type = RecordType(rawValue: id.recordType) else { return nil }
+        self.init(type, type == .setting ? id.recordName : id.recordName.lowercased())
     }
 }
 

@@ -50,4 +50,83 @@ import Testing
         try FileSystem.writeAtomically(path, bytes + Array("{\"op\":\"sa".utf8))
         #expect(try PendingQueue(path: path).changes().map(\.key) == [a])
     }
+
+    @Test func remembersHardDeletions() throws {
+        let queue = try PendingQueue(path: path)
+        try queue.enqueue(.delete, [a], hard: true)
+        try queue.enqueue(.delete, b)
+        #expect(try PendingQueue(path: path).changes().map(\.hard) == [true, false])
+        try queue.compact { _ in true }
+        #expect(try PendingQueue(path: path).changes().map(\.hard) == [true, false])
+    }
+
+    @Test func compactionKeepsTheQueuesIdentity() throws {
+        let queue = try PendingQueue(path: path)
+        try queue.enqueue(.save, a)
+        #expect(queue.identity == nil)
+        try queue.compact(identity: "q1") { _ in true }
+        try queue.enqueue(.save, b)
+        try queue.compact { _ in true }
+        #expect(try PendingQueue(path: path).identity == "q1")
+        try FileSystem.remove(path)
+        try PendingQueue(path: path).enqueue(.save, a)
+        #expect(try PendingQueue(path: path).identity == nil, "a log made from scratch is not the one named")
+    }
+
+    @Test(arguments: [
+        ("garbage before the last line", ["{\"op\":\"save\",\"type\":\"ScratchTab\",\"id\":\"a\"}", "not json", "{\"op\":\"save\",\"type\":\"ScratchTab\",\"id\":\"b\"}"], true),
+        ("garbage as the last line", ["{\"op\":\"save\",\"type\":\"ScratchTab\",\"id\":\"a\"}", "not json"], false),
+    ])
+    func reportsDamageButNotATornTail(_ case: String, _ lines: [String], _ damaged: Bool) throws {
+        try FileSystem.makeDirectory(directory.path + "/sync")
+        try FileSystem.writeAtomically(path, Array(lines.map { $0 + "\n" }.joined().utf8))
+        let queue = try PendingQueue(path: path)
+        #expect(try queue.changes().first?.key == a, "readable lines still count")
+        #expect((queue.damage != nil) == damaged, "\(`case`): \(queue.damage ?? "none")")
+    }
+}
+
+@Suite struct ClipSyncLedgerTests {
+    let directory = TemporaryDirectory()
+    var path: String { directory.path + "/sync/clips.log" }
+    let x = Identifier.make(), y = Identifier.make()
+
+    @Test func keepsTheLastEntryPerClipAndLooksUpFewWithoutDecodingAll() throws {
+        let ledger = ClipSyncLedger(path: path)
+        let history = EditHistory([HybridTimestamp(physical: 5, device: "d")])
+        try ledger.set([(x, ClipSyncLedger.Entry(tag: "1", pinned: false)), (y, ClipSyncLedger.Entry(tag: "2", pinned: true, history: history))])
+        let change = HybridTimestamp(physical: 9, device: "me")
+        try ledger.recordChange(ids: [x], clock: change)
+        try ledger.set([(y, ClipSyncLedger.Entry(tag: "3", pinned: false, history: history))])
+        let reopened = ClipSyncLedger(path: path)
+        #expect(try reopened.entries([x]) == [x: ClipSyncLedger.Entry(tag: "1", pinned: false, change: change)])
+        #expect(try reopened.entries([y])[y]?.tag == "3")
+        try reopened.forget([x])
+        #expect(try ClipSyncLedger(path: path).all().keys.sorted() == [y])
+    }
+
+    @Test func aChangeStampedByAClockThatWentBackStillComesAfter() {
+        let mine = HybridTimestamp(physical: 100, counter: 2, device: "me")
+        let entry = ClipSyncLedger.Entry(tag: "1", pinned: true, history: EditHistory([mine]), change: HybridTimestamp(physical: 50, device: "me"))
+        #expect(entry.localHistory.clock(of: "me") == HybridTimestamp(physical: 100, counter: 3, device: "me"))
+        #expect(entry.localHistory == entry.localHistory, "the same on every run")
+    }
+
+    @Test func rewritesItselfOnceDoubled() throws {
+        let ledger = ClipSyncLedger(path: path)
+        for round in 0..<120 {
+            try ledger.set((0..<200).map { (id($0), ClipSyncLedger.Entry(tag: String(round), pinned: round % 2 == 0)) })
+        }
+        // 120 rounds of 200 lines are over 2 MiB: only rewrites keep it under.
+        #expect((FileSystem.fileSize(path) ?? 0) < 2 << 20)
+        #expect(PendingQueue.baseLine(of: path) != nil)
+        #expect(try ClipSyncLedger(path: path).all().count == 200)
+        #expect(try ClipSyncLedger(path: path).all().values.allSatisfy { $0.tag == "119" })
+    }
+
+    /// A canonical id numbered `index`.
+    private func id(_ index: Int) -> String {
+        let digits = String(index)
+        return "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - digits.count) + digits
+    }
 }

@@ -67,7 +67,7 @@ struct ReplicatedFleet {
     }
 }
 
-/// The randomized workload of `SyncRandomizedTests`, but every device has its own copy of the
+/// A randomized workload (``RandomUser``), but every device has its own copy of the
 /// backend folder, replicated in random order with random delays while devices sync at random
 /// moments: after quiescence every device holds the same tabs, clips and settings, no typed line
 /// is lost, and the service made no conflict copy of the backend's files.

@@ -205,16 +205,35 @@ import Testing
         let a = fleet[0], b = fleet[1]
         let tab = a.output("tab", "new", "--name", "notes", "original")
         fleet.enable(0)
-        // b got the same tab through an export while offline, then edited it.
+        // b got the same tab through an export while offline, then edited it: its edit follows the exported version.
         _ = b.output("import", "-", stdin: a.output("export"))
         _ = b.output("tab", "edit", tab, "edited offline on b")
         fleet.enable(1)
         fleet.converge()
         #expect(a.output("tab", "show", tab) == "edited offline on b")
-        // Without a common ancestor the older backend text is kept as a conflict copy, never as a second record of the tab.
+        #expect(try fleet.tabs(0).count == 1)
+        try fleet.expectConverged()
+    }
+
+    @Test func anOfflineEditOfAnOlderExportKeepsBothVersions() throws {
+        let fleet = Fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let base: Milliseconds = 1_800_000_000_000
+        let tab = a.output("tab", "new", "--name", "notes", "original", now: base)
+        let export = a.output("export")
+        fleet.enable(0)
+        _ = a.output("tab", "edit", tab, "edited on a", now: base + 1_000)
+        fleet.sync(0)
+        // b edits the export's version, not knowing a's edit.
+        _ = b.output("import", "-", stdin: export)
+        _ = b.output("tab", "edit", tab, "edited offline on b", now: base + 2_000)
+        fleet.enable(1)
+        fleet.converge()
+        #expect(a.output("tab", "show", tab) == "edited offline on b")
+        // Without a common ancestor the older text is kept as a conflict copy, never as a second record of the tab.
         let tabs = try fleet.tabs(0)
         #expect(tabs.count == 2)
-        #expect(tabs.values.filter { $0.hasSuffix("|original") }.count == 1)
+        #expect(tabs.values.filter { $0.hasSuffix("|edited on a") }.count == 1)
         try fleet.expectConverged()
     }
 

@@ -55,18 +55,35 @@ import Testing
     }
 }
 
-/// Many random operations and syncs on three devices: they converge and no typed line is lost.
+/// Many random operations, killed and concurrent syncs on three devices (see
+/// ``RandomSyncSimulation``); `Tests/Soak/sync-soak.sh` runs many more seeds.
 @Suite struct SyncRandomizedTests {
-    @Test(arguments: [1, 2])
-    func threeDevicesConverge(seed: UInt64) throws {
-        let fleet = Fleet(3)
-        for index in 0..<3 { fleet.enable(index) }
-        var user = RandomUser(seed: seed)
-        for step in 0..<90 {
-            if let index = try user.act(in: fleet, step: step) { fleet.sync(index) }
-        }
-        fleet.converge()
-        try fleet.expectConverged()
-        try user.expectNothingLost(in: fleet)
+    @Test(arguments: BackendFactory.all, 1...SyncRandomizedTests.seeds)
+    func threeDevicesConverge(backend: BackendFactory, seed: UInt64) throws {
+        let simulation = RandomSyncSimulation(seed: seed, backend: backend)
+        let violations = try simulation.run()
+        #expect(violations.isEmpty, "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
+    }
+
+    static let seeds: UInt64 = 100
+}
+
+/// The long run, off unless `ITSYPAD_SOAK_SEEDS` is set: `Tests/Soak/sync-soak.sh`
+/// runs it (optionally with `ITSYPAD_SOAK_FIRST`, `ITSYPAD_SOAK_STEPS`, `ITSYPAD_SOAK_DEVICES`).
+@Suite struct SyncSoakTests {
+    static func setting(_ name: String) -> UInt64? { getenv(name).flatMap { UInt64(String(cString: $0)) } }
+
+    static let seeds: [UInt64] = {
+        guard let count = setting("ITSYPAD_SOAK_SEEDS"), count > 0 else { return [] }
+        let first = setting("ITSYPAD_SOAK_FIRST") ?? 1_000
+        return Array(first..<first + count)
+    }()
+
+    @Test(.enabled(if: !seeds.isEmpty, "set ITSYPAD_SOAK_SEEDS to run"), arguments: BackendFactory.all, seeds)
+    func manySeedsConverge(backend: BackendFactory, seed: UInt64) throws {
+        let simulation = RandomSyncSimulation(seed: seed, devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3),
+                                              steps: Int(SyncSoakTests.setting("ITSYPAD_SOAK_STEPS") ?? 150), backend: backend)
+        let violations = try simulation.run()
+        #expect(violations.isEmpty, "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
     }
 }

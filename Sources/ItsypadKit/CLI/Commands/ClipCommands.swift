@@ -71,7 +71,7 @@ enum ClipCommands {
     static func pin(_ invocation: Invocation, _ pinned: Bool) throws -> Int32 {
         let store = try invocation.store()
         let entry = try resolve(invocation.arguments[0], store, invocation)
-        if try !store.setClipPinned(entry, pinned) {
+        if try !store.setClipPinned(entry, pinned, now: invocation.context.now()) {
             invocation.note("\(Identifier.short(entry.id)) was already \(pinned ? "pinned" : "unpinned")")
         }
         return ExitCode.success
@@ -79,9 +79,7 @@ enum ClipCommands {
 
     static func clear(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
-        let all = invocation.flag("all")
-        let victims = try store.clips().entries().filter { all || !$0.pinned }
-        let removed = try store.removeClips(victims.map(\.id))
+        let removed = try store.clearClips(includingPinned: invocation.flag("all"))
         invocation.note("removed \(removed.count) \(removed.count == 1 ? "entry" : "entries")")
         return ExitCode.success
     }
@@ -94,20 +92,7 @@ enum ClipCommands {
             throw invocation.usage("'\(retentionText)' is not a duration: use 90s, 30m, 12h, 7d, 2w or never.")
         }
         let keep = try invocation.integer("keep", in: 0...Int.max) ?? settings.int("clipboard.maxEntries") ?? 1000
-        let now = invocation.context.now()
-        // Newest first; pinned entries never go.
-        let unpinned = try store.clips().entries().filter { !$0.pinned }
-        let total = try store.clips().count
-        var victims = Set<String>()
-        if let age = retention.milliseconds {
-            for entry in unpinned where entry.timestamp < now - age { victims.insert(entry.id) }
-        }
-        var remaining = total - victims.count
-        for entry in unpinned.reversed() where remaining > keep && !victims.contains(entry.id) {
-            victims.insert(entry.id)
-            remaining -= 1
-        }
-        let removed = try store.removeClips(unpinned.filter { victims.contains($0.id) }.map(\.id))
+        let removed = try store.pruneClips(olderThan: retention.milliseconds, keep: keep, now: invocation.context.now())
         invocation.note("pruned \(removed.count) \(removed.count == 1 ? "entry" : "entries")")
         return ExitCode.success
     }

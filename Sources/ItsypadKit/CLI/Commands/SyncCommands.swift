@@ -38,8 +38,10 @@ enum SyncCommands {
     static func compact(_ invocation: Invocation) throws -> Int32 {
         let backend = try configuredBackend(invocation)
         do {
+            let tombstones = try SyncEngine.purgeTombstones(in: backend, olderThan: SyncEngine.tombstoneLifetime, now: invocation.context.now(),
+                                                            device: try invocation.store().deviceID)
             let report = try backend.compact()
-            invocation.note("compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes) and \(report.assetsRemoved) assets")
+            invocation.note("compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes), \(report.assetsRemoved) assets and \(tombstones) tombstones over 90 days old")
         } catch let error as BackendError {
             throw mapped(error)
         }
@@ -181,6 +183,8 @@ enum SyncCommands {
         }
         invocation.endProgress()
         let report = engine.report
+        // Repairs the user must hear about (a damaged queue), even with -q.
+        for warning in report.warnings { invocation.warn(warning) }
         var state = try EngineState.load(from: store)
         if let failure {
             state.lastError = failure.message

@@ -205,13 +205,28 @@ enum TransferCommands {
         value?.doubleValue.flatMap(Time.fromReferenceDate(seconds:))
     }
 
+    /// A key's array. The app stored each value as encoded data, so a dump may hold it
+    /// decoded (an array), as the JSON document itself (a string), or as that document's
+    /// bytes in base64 (how a property-list export writes data). nil when the key is absent.
+    static func kvsArray(_ document: JSONValue, _ key: String) throws -> [JSONValue]? {
+        guard let value = document[key], value != .null else { return nil }
+        if let array = value.arrayValue { return array }
+        if let text = value.stringValue {
+            if let array = (try? JSONValue.parse(Array(text.utf8)))?.arrayValue { return array }
+            // Property-list exports wrap base64 in lines.
+            if let bytes = Base64.decode(String(text.unicodeScalars.filter { !$0.properties.isWhitespace })),
+               let array = (try? JSONValue.parse(bytes))?.arrayValue { return array }
+        }
+        throw ItsypadError.failure("the key-value dump's \(key) is neither an array, nor a JSON array as text, nor base64 data holding one; nothing was imported")
+    }
+
     static func importKVS(_ document: JSONValue, into store: DataStore) throws -> Summary {
         guard case .object = document, document["tabs"] != nil || document["clipboard"] != nil else {
             throw ItsypadError.failure("not an Itsypad key-value dump (no tabs or clipboard key); nothing was imported")
         }
-        let deletedTabs = Set((document["deletedTabIDs"]?.arrayValue ?? []).compactMap { $0.stringValue?.lowercased() })
-        let deletedClips = Set((document["deletedClipboardIDs"]?.arrayValue ?? []).compactMap { $0.stringValue?.lowercased() })
-        let tabs = try (document["tabs"]?.arrayValue ?? []).compactMap { json -> Tab? in
+        let deletedTabs = Set((try kvsArray(document, "deletedTabIDs") ?? []).compactMap { $0.stringValue?.lowercased() })
+        let deletedClips = Set((try kvsArray(document, "deletedClipboardIDs") ?? []).compactMap { $0.stringValue?.lowercased() })
+        let tabs = try (try kvsArray(document, "tabs") ?? []).compactMap { json -> Tab? in
             guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let content = json["content"]?.stringValue,
                   let modified = legacyDate(json["lastModified"]) else {
                 throw ItsypadError.failure("a tab in the key-value dump is invalid; nothing was imported")
@@ -223,7 +238,7 @@ enum TransferCommands {
                        content: content, language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
                        lastModified: modified, fileURL: nil, clock: HybridTimestamp(physical: modified, device: store.deviceID))
         }
-        let clips = try (document["clipboard"]?.arrayValue ?? []).compactMap { json -> ClipEntry? in
+        let clips = try (try kvsArray(document, "clipboard") ?? []).compactMap { json -> ClipEntry? in
             guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
                   let timestamp = legacyDate(json["timestamp"]) else {
                 throw ItsypadError.failure("a clipboard entry in the key-value dump is invalid; nothing was imported")

@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What this device knows about each clip's version on the backend
+/// (`sync/clips.log`): its change tag, pinned state and pin history, and a pin
+/// change made here that is still to be sent. Kept apart from the clipboard
+/// history because the history is the user's data and this is sync bookkeeping;
+/// an entry outlives a local removal until the deletion has been sent, so that a
+/// lost queue can still be rebuilt.
+///
+/// An append-only log of JSON lines, each starting with the clip's id so that
+/// looking up a few clips reads the file without decoding every line; the last
+/// line for an id wins. Rewritten once it has doubled since the last rewrite.
+public final class ClipSyncLedger {
+    public struct Entry: Equatable, Sendable {
+        /// The synced version's change tag; nil when never synced.
+        public var tag: String?
+        /// The synced version's pinned state; nil when never synced.
+        public var pinned: Bool?
+        /// The pin changes the synced version includes.
+        public var history = EditHistory()
+        /// A pin change made here and not sent yet.
+        public var change: HybridTimestamp?
+
+        public init(tag: String? = nil, pinned: Bool? = nil, history: EditHistory = EditHistory(), change: HybridTimestamp? = nil) {
+            self.tag = tag
+            self.pinned = pinned
+            self.history = history
+            self.change = change
+        }
+
+        /// The pin changes the local version includes: the synced ones and the one waiting.
+        /// A change stamped by a clock that went back is placed just after this device's
+        /// previous one, the same way on every run.
+        public var localHistory: EditHistory {
+            guard let change else { return history }
+            if let previous = history.clock(of: change.device), previous >= change {
+                return history.recording(HybridTimestamp(physical: previous.physical, counter: previous.counter + 1, device: change.device))
+            }
+            return history.recording(change)
+        }
+    }
+
+    public let path: String
+    private var file: AppendFile?
+
+    init(path: String) {
+        self.path = path
+    }
+
+    // MARK: Reading
+
+    /// Every entry (a full read: for rebuilding the queue and finding deletions after a full fetch).
+    public func all() throws -> [String: Entry] {
+        try read(wanted: nil)
+    }
+
+    /// The entries of the given clips, reading the file without decoding other lines.
+    public func entries(_ ids: Set<String>) throws -> [String: Entry] {
+        guard !ids.isEmpty else { return [:] }
+        return try read(wanted: ids)
+    }
+
+    private static let idPrefix = Array("{\"id\":\"".utf8)
+    private static let idLength = 36
+
+    private func read(wanted: Set<String>?) throws -> [String: Entry] {
+        var entries: [String: Entry] = [:]
+        try storeOperation { try FileSystem.forEachLine(path: path) { _, line in
+            guard line.count > Self.idPrefix.count + Self.idLength, line.starts(with: Self.idPrefix) else { return }
+            let idStart = line.startIndex + Self.idPrefix.count
+            let id = String(decoding: line[idStart..<idStart + Self.idLength], as: UTF8.self)
+            if let wanted, !wanted.contains(id) { return }
+            // A line that does not parse is skipped: at worst a clip is sent again without its tag,
+            // which the backend answers with its version.
+            guard let json = try? JSONValue.parse(line) else { return }
+            Self.apply(json, id: id, to: &entries)
+        } }
+        return entries
+    }
+
+    private static func apply(_ json: JSONValue, id: String, to entries: inout [String: Entry]) {
+        switch json["op"]?.stringValue {
+        case "set":
+            entries[id] = Entry(tag: json["tag"]?.stringValue, pinned: json["pinned"]?.boolValue,
+                                history: EditHistory.decode(json["history"]) ?? EditHistory(),
+                                change: json["change"]?.stringValue.flatMap(HybridTimestamp.init))
+        case "change":
+            guard let clock = json["change"]?.stringValue.flatMap(HybridTimestamp.init) else { return }
+            entries[id, default: Entry()].change = clock
+        case "rm":
+            entries[id] = nil
+        default:
+            return
+        }
+    }
+
+    // MARK: Writing
+
+    /// Stores entries as they are.
+    public func set(_ entries: [(id: String, entry: Entry)]) throws {
+        try append(entries.map { Self.line(id: $0.id, $0.entry) })
+    }
+
+    /// Records pin changes made here, to be sent.
+    public func recordChange(ids: [String], clock: HybridTimestamp) throws {
+        try append(ids.map { id in
+            JSONValue.object([("id", .string(id)), ("op", .string("change")), ("change", .string(clock.description))])
+        })
+    }
+
+    /// Forgets clips the backend no longer has.
+    public func forget(_ ids: [String]) throws {
+        try append(ids.map { JSONValue.object([("id", .string($0)), ("op", .string("rm"))]) })
+    }
+
+    /// Forgets everything (the backend was replaced).
+    public func reset() throws {
+        try storeOperation {
+            try FileSystem.remove(path)
+            file = nil
+        }
+    }
+
+    private static func line(id: String, _ entry: Entry) -> JSONValue {
+        var members: [(String, JSONValue)] = [("id", .string(id)), ("op", .string("set"))]
+        if let tag = entry.tag { members.append(("tag", .string(tag))) }
+        if let pinned = entry.pinned { members.append(("pinned", .bool(pinned))) }
+        members.append(("history", .array(entry.history.strings.map { .string($0) })))
+        if let change = entry.change { members.append(("change", .string(change.description))) }
+        return .object(members)
+    }
+
+    private func append(_ lines: [JSONValue]) throws {
+        guard !lines.isEmpty else { return }
+        let bytes = Array(lines.map { $0.serialized() + "\n" }.joined().utf8)
+        try storeOperation {
+            if file == nil {
+                try FileSystem.makeDirectory(FileSystem.directoryName(path))
+                file = try AppendFile(path: path)
+            }
+            try file!.append(bytes)
+        }
+        try compactIfGrown()
+    }
+
+    // MARK: Compaction
+
+    /// Rewrites the log once it has doubled since the last rewrite, whose size its first line records.
+    private func compactIfGrown() throws {
+        let size = FileSystem.fileSize(path) ?? 0
+        guard size > 1 << 20 else { return }
+        let base = PendingQueue.baseLine(of: path)?["bytes"]?.int64Value ?? 0
+        guard base < Int64(size) / 2 else { return }
+        let lines = try all().sorted { $0.key < $1.key }.map { Self.line(id: $0.key, $0.value).serialized() + "\n" }.joined()
+        let header = JSONValue.object([("op", .string("base")), ("bytes", .integer(Int64(lines.utf8.count)))]).serialized() + "\n"
+        try storeOperation {
+            try FileSystem.writeAtomically(path, Array((header + lines).utf8))
+            file = nil
+        }
+    }
+}
