@@ -109,12 +109,26 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         }
     }
 
-    func deviceDocument() throws -> DeviceDocument {
-        let file = layout.deviceFile(deviceID)
+    /// `device.json` is at most this large; a larger one is not read.
+    static let maxDeviceFileBytes = 64 * 1024
+
+    func deviceDocument() throws -> DeviceDocument { try deviceDocument(of: deviceID) }
+
+    /// What `device` says about itself. Throws `.zoneNotFound` when it has not arrived, `.corrupt` when malformed.
+    func deviceDocument(of device: String) throws -> DeviceDocument {
+        let file = layout.deviceFile(device)
+        guard let status = try FileIO.status(file), !status.isDirectory else { throw BackendError.zoneNotFound }
+        guard status.size <= Self.maxDeviceFileBytes else { throw BackendError.corrupt(path: file, reason: "larger than \(Self.maxDeviceFileBytes) bytes") }
         guard let bytes = try FileIO.readFileIfExists(file) else { throw BackendError.zoneNotFound }
-        do { return try JSONCoding.decode(DeviceDocument.self, from: bytes) } catch {
+        let document: DeviceDocument
+        do { document = try JSONCoding.decode(DeviceDocument.self, from: bytes) } catch {
             throw BackendError.corrupt(path: file, reason: JSONCoding.describe(error))
         }
+        guard document.deviceID == device, document.seen.count <= VersionVector.maxEntries,
+              document.seen.allSatisfy({ VersionVector.isDeviceID($0.key) && (0..<VersionVector.maxSequence).contains($0.value) }) else {
+            throw BackendError.corrupt(path: file, reason: "not the document of device \(device)")
+        }
+        return document
     }
 
     func writeDeviceDocument(_ document: DeviceDocument) throws {
@@ -145,16 +159,53 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         return versions
     }
 
-    /// Writes this device's record files for a committed batch (the last change of each record counts).
+    /// This device's own current version of the record, from its record file.
+    func ownVersion(of id: RecordID, zone: String) throws -> RecordVersion? {
+        try versions(of: id, zone: zone).first { $0.writer == deviceID }
+    }
+
+    /// Writes this device's record files for a committed batch (the last change of each record
+    /// counts); a drop removes the file if it still holds the dropped version.
     func writeRecordFiles(_ batch: DeviceBatch) throws {
         var last: [RecordID: DeviceChange] = [:]
-        for change in batch.changes { last[change.id] = change }
+        for change in batch.changes where change.op != .checkpoint { last[change.id] = change }
         for (id, change) in last.sorted(by: { $0.key < $1.key }) {
+            guard let version = change.version else {
+                guard let drop = change.drop else { continue }
+                if try ownVersion(of: id, zone: batch.zone)?.version.tag == drop.version {
+                    try FileIO.removeFile(layout.recordFile(id, device: deviceID))
+                    FileIO.removeDirectoryIfEmpty(layout.recordDirectory(id))
+                }
+                continue
+            }
             for directory in [layout.recordsDirectory, layout.recordTypeDirectory(id.recordType), layout.recordDirectory(id)] {
                 try FileIO.makeDirectory(directory)
             }
-            try FileIO.writeAtomically(try JSONCoding.encode(change.version), to: layout.recordFile(id, device: deviceID))
+            try FileIO.writeAtomically(try JSONCoding.encode(version), to: layout.recordFile(id, device: deviceID))
         }
+    }
+
+    /// Commits changes numbered from `after + 1` as one line of this device's journal (with the
+    /// digest of its record files once applied), then writes the record files and `appliedSeq`.
+    /// Once the line is appended the batch is committed: if the files cannot be written now, the
+    /// next write rolls them forward.
+    @discardableResult
+    func commit(_ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument) throws -> DeviceBatch {
+        var files = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
+        var changed: [RecordID: DeviceChange] = [:]
+        for change in changes where change.op != .checkpoint { changed[change.id] = change }
+        for (id, change) in changed {
+            if let own = try ownVersion(of: id, zone: zone) { files.toggle(id, version: own.version.tag) }
+            if let version = change.version { files.toggle(id, version: version.version) }
+        }
+        let batch = DeviceBatch(seq: (last?.lastSeq ?? 0) + 1, device: deviceID, instance: instance, zone: zone, time: now(),
+                                changes: changes, files: files.hex)
+        try journal(of: deviceID).append(batch)
+        if (try? writeRecordFiles(batch)) != nil {
+            document.appliedSeq = batch.lastSeq
+            try? writeDeviceDocument(document)
+        }
+        return batch
     }
 
     /// After a crash between a commit and its record files: writes the record files of every own
@@ -204,20 +255,6 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
                 try FileIO.status(layout.assetFile(device, reference.fileChecksum))?.size == reference.size
             }
             if !present { return reference }
-        }
-        return nil
-    }
-
-    // MARK: Ending a sync
-
-    public func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? {
-        let zone = try readZone()
-        let read = try ReplicatedToken(decoding: token, zoneID: zone.zoneID)
-        try withDeviceLock {
-            var document = try deviceDocument()
-            document.seen = read.positions.mapValues(\.seq)
-            document.lastSync = now()
-            try writeDeviceDocument(document)
         }
         return nil
     }

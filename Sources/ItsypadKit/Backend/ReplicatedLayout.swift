@@ -76,6 +76,10 @@ struct DeviceDocument: Codable, Equatable {
     var appliedSeq: Int64
     /// For every device, the last sequence number of its journal this device has read (its acknowledgement).
     var seen: [String: Int64]
+    /// The token up to which this device has looked for versions that supersede its own.
+    var collectedThrough: String?
+    /// Its own tombstones up to this sequence number have been removed or are current no more.
+    var tombstonesSweptThrough: Int64?
 }
 
 /// A record version as stored in a record file and in a journal change.

@@ -101,6 +101,7 @@ import Testing
         #expect(replicas.map(\.merges).reduce(0, +) > 0, "the run should have made siblings to merge")
         Self.expectConverged(replicas, typed: typed, deleted: deleted)
         try Self.expectNoConflictCopies(in: simulator.root(0))
+        for copy in 0..<3 { try Self.expectOneFilePerLiveRecord(in: simulator.root(copy), live: replicas[0].contents().count) }
     }
 
     /// The same through real Syncthing on 127.0.0.1: each round both devices type three lines, some
@@ -141,7 +142,10 @@ import Testing
         }
         #expect(settled, "devices kept writing merges")
         Self.expectConverged(replicas, typed: typed, deleted: deleted)
-        for folder in pair.folders { try Self.expectNoConflictCopies(in: folder) }
+        for folder in pair.folders {
+            try Self.expectNoConflictCopies(in: folder)
+            try Self.expectOneFilePerLiveRecord(in: folder + "/backend", live: replicas[0].contents().count)
+        }
     }
 
     /// Every device holds the same single version of every record, with every line typed into a record nobody deleted.
@@ -154,6 +158,12 @@ import Testing
             let final = (contents[name] ?? nil) ?? ""
             #expect(lines.allSatisfy { final.contains($0) }, "\(name) lost lines: \(lines.filter { !final.contains($0) })", sourceLocation: sourceLocation)
         }
+    }
+
+    /// After quiescence superseded versions and tombstones every device has seen are gone: one record file per live record.
+    static func expectOneFilePerLiveRecord(in root: String, live: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let records = try ReplicationSimulatorTests.files(root).keys.filter { $0.hasPrefix("records/") && ReplicatedLayout.device(ofRecordFile: FileSystem.baseName($0)) != nil }
+        #expect(records.count == live, "\(records.sorted())", sourceLocation: sourceLocation)
     }
 
     static func expectNoConflictCopies(in root: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
