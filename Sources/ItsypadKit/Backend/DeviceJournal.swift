@@ -223,6 +223,15 @@ struct DeviceJournal {
         return result
     }
 
+    /// The checkpoint that starts the journal, if it was compacted: the first line of the first
+    /// segment. Nil when that line is not a checkpoint or has not fully arrived.
+    func checkpoint() throws -> (batch: DeviceBatch, segment: JournalSegment)? {
+        guard let first = try segments().first, first.firstSeq > 1 else { return nil }
+        let read = try read(after: first.firstSeq - 1, through: first.firstSeq, hint: nil, maxChanges: 1)
+        guard let batch = read.batches.first?.batch, batch.checkpoint != nil else { return nil }
+        return (batch, first)
+    }
+
     /// The device's own last committed batch (nil for an empty journal). Reads the last segment
     /// only. A malformed complete line in its own journal is corruption, not a wait.
     func last() throws -> DeviceBatch? {
@@ -237,10 +246,10 @@ struct DeviceJournal {
 
     /// Appends the batch as one line, then fsyncs: once this returns it is committed. A torn last
     /// line (a write that never completed) is cut off first.
-    func append(_ batch: DeviceBatch) throws {
+    func append(_ batch: DeviceBatch, startingSegment: Bool = false) throws {
         let line = try batch.encodedLine()
         do {
-            var path = try segments().last?.path
+            var path = startingSegment ? nil : try segments().last?.path
             if let current = path, (FileSystem.fileSize(current) ?? 0) >= segmentSizeLimit { path = nil }
             if path == nil { path = try segmentNames.createSegment(firstSeq: batch.seq) }
             try AppendFile(path: path!).append(line)

@@ -70,12 +70,26 @@ extension ReplicatedDirectoryBackend {
     public func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
         let zone = try readZone()
         var position = try token.map { try ReplicatedToken(decoding: $0, zoneID: zone.zoneID) } ?? ReplicatedToken(zoneID: zone.zoneID)
+        // Tombstones this device has not seen may be gone after the retention: start again.
+        if token != nil, let lastSync = try? deviceDocument().lastSync, now() - lastSync > Self.tombstoneRetention {
+            throw BackendError.tokenExpired
+        }
         let devices = try layout.devices()
         var budget = max(1, limit)
         var order: [RecordID] = []
         var read: [RecordID: [RecordVersion]] = [:]
-        var waiting: [String: ReplicationWait] = [:]
         var moreComing = false
+        // Devices whose journals were compacted past this reader: a full fetch of those devices only.
+        let restarted = try restartFromRecordFiles(position, devices: devices, zone: zone.zoneID)
+        var waiting = restarted.waiting
+        for (device, files) in restarted.reads.sorted(by: { $0.key < $1.key }) {
+            for version in files.versions {
+                if read[version.record.id] == nil { order.append(version.record.id) }
+                read[version.record.id, default: []].append(version)
+            }
+            budget -= files.versions.count
+            position.positions[device] = files.position
+        }
         // A drop waits for another device's journal, which may come later in this order: read the
         // devices again while that makes progress.
         var progressed = true
@@ -86,6 +100,7 @@ extension ReplicatedDirectoryBackend {
                     moreComing = true
                     break
                 }
+                if restarted.waiting[device] != nil { continue }
                 let start = position.positions[device] ?? ReplicatedToken.Position(seq: 0, resume: nil)
                 let result = try journal(of: device).read(after: start.seq, hint: start.resume, maxChanges: budget) { batch in
                     // Another zone's lines wait: the device has not moved its data to this zone yet.
@@ -121,7 +136,7 @@ extension ReplicatedDirectoryBackend {
                                      waiting: waiting.sorted { $0.key < $1.key }.map(\.value))
     }
 
-    private func relative(_ file: String) -> String {
+    func relative(_ file: String) -> String {
         file.hasPrefix(path + "/") ? String(file.dropFirst(path.count + 1)) : file
     }
 }

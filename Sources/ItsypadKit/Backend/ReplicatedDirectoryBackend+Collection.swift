@@ -13,23 +13,42 @@ extension ReplicatedDirectoryBackend {
             document.lastSync = now()
             // The acknowledgement first: other devices' tombstones wait for it, not for what follows.
             try writeDeviceDocument(document)
-            var drops = try supersededVersions(after: document.collectedThrough, through: read, zone: zone.zoneID)
-            document.collectedThrough = read.token.rawValue
-            drops += try acknowledgedTombstones(&document, zone: zone.zoneID)
+            let (superseded, collected) = try supersededVersions(after: document.collectedThrough, through: read, zone: zone.zoneID)
+            document.collectedThrough = collected.token.rawValue
+            let drops = superseded + (try acknowledgedTombstones(&document, zone: zone.zoneID))
             try commitDrops(drops, zone: zone.zoneID, document: &document)
             try writeDeviceDocument(document)
-            return nil
+            return try compactIfGrown(zone: zone.zoneID, document: &document)
         }
     }
 
     /// This device's versions that a version read between two acknowledgements supersedes: covers
     /// it, or has the same vector and is the one `VersionHistory.siblings` keeps. Reads only the
     /// journal lines between the two tokens, so the cost follows the number of changes.
-    private func supersededVersions(after previous: String?, through read: ReplicatedToken, zone: String) throws -> [(RecordID, DropDocument)] {
+    ///
+    /// Returns the drops and how far it looked: a device whose record files could not be read yet
+    /// (not fully arrived) is looked at again next time.
+    private func supersededVersions(after previous: String?, through read: ReplicatedToken, zone: String)
+        throws -> (drops: [(RecordID, DropDocument)], collected: ReplicatedToken) {
         let start = previous.flatMap { try? ReplicatedToken(decoding: ChangeToken(rawValue: $0), zoneID: zone) } ?? ReplicatedToken(zoneID: zone)
         var covering: [RecordID: [(version: RecordVersion, source: JournalSource)]] = [:]
+        var recordFiles: [String: [RecordID: String]]?
+        var collected = read
         for (device, end) in read.positions.sorted(by: { $0.key < $1.key }) where device != deviceID {
-            let from = start.positions[device].flatMap { $0.seq <= end.seq ? $0 : nil } ?? ReplicatedToken.Position(seq: 0, resume: nil)
+            var from = start.positions[device].flatMap { $0.seq <= end.seq ? $0 : nil } ?? ReplicatedToken.Position(seq: 0, resume: nil)
+            if let checkpoint = try journal(of: device).checkpoint(), from.seq < checkpoint.batch.seq - 1 {
+                // The lines since the last look were compacted away: the device's record files stand for them.
+                if recordFiles == nil { recordFiles = try recordFilesByDevice() }
+                guard case .success(let files) = try readRecordFiles(of: device, checkpoint: checkpoint.segment, files: recordFiles?[device] ?? [:], zone: zone),
+                      files.position.seq <= end.seq, files.isSatisfied(by: read.positions) else {
+                    collected.positions[device] = start.positions[device]
+                    continue
+                }
+                for version in files.versions {
+                    covering[version.record.id, default: []].append((version, JournalSource(device: device, seq: files.position.seq)))
+                }
+                from = files.position
+            }
             let lines = try journal(of: device).read(after: from.seq, through: end.seq, hint: from.resume, maxChanges: .max)
             for (batch, _) in lines.batches where batch.zone == zone {
                 for change in batch.changes {
@@ -44,7 +63,7 @@ extension ReplicatedDirectoryBackend {
                   let winner = candidates.last(where: { Self.supersedes($0.version, own) }) else { continue }
             drops.append((id, DropDocument(version: own.version.tag, coveredBy: winner.source)))
         }
-        return drops
+        return (drops, collected)
     }
 
     /// Whether `other` makes `own` unnecessary: it covers it, or it is the same version and the one

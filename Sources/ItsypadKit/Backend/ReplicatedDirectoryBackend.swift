@@ -19,17 +19,19 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     let layout: ReplicatedLayout
     /// Appends start a new journal segment once the last one reaches this size.
     let segmentSizeLimit: Int
+    /// `finishSync` compacts this device's journal once it is larger than this.
+    let compactionThreshold: Int
     /// A record file holds a record (1 MiB) and its base; anything larger is not read.
     static let maxRecordFileBytes = 2 * 1024 * 1024 + 64 * 1024
 
     public convenience init(path: String, deviceID: String, instance: String, deviceName: String, lockTimeout: Double = 10,
                             now: @escaping @Sendable () -> Int64 = { Time.now() }) {
         self.init(path: path, deviceID: deviceID, instance: instance, deviceName: deviceName, lockTimeout: lockTimeout, now: now,
-                  segmentSizeLimit: 4 * 1024 * 1024)
+                  segmentSizeLimit: 4 * 1024 * 1024, compactionThreshold: 1024 * 1024)
     }
 
     init(path: String, deviceID: String, instance: String, deviceName: String, lockTimeout: Double,
-         now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int) {
+         now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int, compactionThreshold: Int) {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.path = trimmed
         self.deviceID = deviceID
@@ -38,6 +40,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         self.lockTimeout = lockTimeout
         self.now = now
         self.segmentSizeLimit = segmentSizeLimit
+        self.compactionThreshold = compactionThreshold
         layout = ReplicatedLayout(root: trimmed)
     }
 

@@ -11,26 +11,27 @@ struct ReplicatedDevices {
     static func deviceID(_ index: Int) -> String { "dev" + String(UnicodeScalar(UInt8(ascii: "A") + UInt8(index))) }
 
     /// All devices on one coherent folder.
-    init(shared count: Int, segmentSizeLimit: Int = 1 << 22) throws {
+    init(shared count: Int, segmentSizeLimit: Int = 1 << 22, compactionThreshold: Int = 1 << 30) throws {
         simulator = nil
         let path = directory.path + "/backend"
-        backends = (0..<count).map { Self.backend(path, $0, segmentSizeLimit: segmentSizeLimit) }
+        backends = (0..<count).map { Self.backend(path, $0, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold) }
     }
 
     /// Each device on its own copy; the first creates the zone and it reaches every copy.
-    init(copies count: Int, seed: UInt64 = 1, options: ReplicationSimulator.Options = ReplicationSimulator.Options(), segmentSizeLimit: Int = 1 << 22) throws {
+    init(copies count: Int, seed: UInt64 = 1, options: ReplicationSimulator.Options = ReplicationSimulator.Options(), segmentSizeLimit: Int = 1 << 22,
+         compactionThreshold: Int = 1 << 30) throws {
         let simulator = try ReplicationSimulator(copies: count, in: directory.path, seed: seed, options: options)
         self.simulator = simulator
-        backends = (0..<count).map { Self.backend(simulator.root($0), $0, segmentSizeLimit: segmentSizeLimit) }
+        backends = (0..<count).map { Self.backend(simulator.root($0), $0, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold) }
         _ = try backends[0].createZoneIfNeeded()
         try simulator.quiesce()
         for backend in backends.dropFirst() { _ = try backend.createZoneIfNeeded() }
         try simulator.quiesce()
     }
 
-    private static func backend(_ path: String, _ index: Int, segmentSizeLimit: Int) -> ReplicatedDirectoryBackend {
+    private static func backend(_ path: String, _ index: Int, segmentSizeLimit: Int, compactionThreshold: Int) -> ReplicatedDirectoryBackend {
         ReplicatedDirectoryBackend(path: path, deviceID: deviceID(index), instance: "instance-\(index)", deviceName: "device \(index)",
-                                   lockTimeout: 2, now: { testNow + Int64(index) }, segmentSizeLimit: segmentSizeLimit)
+                                   lockTimeout: 2, now: { testNow + Int64(index) }, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold)
     }
 
     subscript(index: Int) -> ReplicatedDirectoryBackend { backends[index] }
