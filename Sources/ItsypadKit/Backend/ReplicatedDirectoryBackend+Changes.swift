@@ -9,6 +9,9 @@ extension ReplicatedDirectoryBackend {
         return try withDeviceLock {
             var document = try deviceDocument()
             let last = try journal(of: deviceID).last()
+            try checkOwnership(document, last: last)
+            // This device's data is in a zone that lost a concurrent creation: createZoneIfNeeded moves it.
+            guard document.zoneID == zone.zoneID else { throw BackendError.zoneChanged }
             try rollForward(&document, through: last?.lastSeq ?? 0)
             let time = now()
             var plan = WritePlan(firstSeq: (last?.lastSeq ?? 0) + 1, zone: zone.zoneID)

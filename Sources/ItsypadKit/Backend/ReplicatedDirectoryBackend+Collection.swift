@@ -8,7 +8,10 @@ extension ReplicatedDirectoryBackend {
         let read = try ReplicatedToken(decoding: token, zoneID: zone.zoneID)
         return try withDeviceLock {
             var document = try deviceDocument()
-            try rollForward(&document, through: try journal(of: deviceID).lastSeq())
+            let last = try journal(of: deviceID).last()
+            try checkOwnership(document, last: last)
+            guard document.zoneID == zone.zoneID else { throw BackendError.zoneChanged }
+            try rollForward(&document, through: last?.lastSeq ?? 0)
             document.seen = read.positions.mapValues(\.seq)
             document.lastSync = now()
             // The acknowledgement first: other devices' tombstones wait for it, not for what follows.

@@ -57,9 +57,8 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         }
         try FileIO.makeDirectory(path)
         let created = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ReplicatedLayout.format, created: now())
-        let document = ReplicatedZoneDocument(format: created.format, zoneID: created.zoneID, created: created.created)
         // Exclusive: in a coherent folder two devices creating at once get one zone.
-        let zone = try createExclusively(try JSONCoding.encode(document), at: layout.zoneFile) ? created : try readZone()
+        let zone = try createExclusively(try JSONCoding.encode(ReplicatedZoneDocument(created)), at: layout.zoneFile) ? created : try readZone()
         try prepareDeviceFolder(zone: zone)
         return zone
     }
@@ -71,8 +70,20 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         return zone
     }
 
+    /// The winning zone: the smallest zone id among `zone.json` and the zones every `device.json`
+    /// names (two devices may each have created one before the other's arrived). A `zone.json`
+    /// naming another zone is rewritten with the winner, so that the service settles on it.
     private func existingZone() throws -> ZoneInfo? {
-        try FileIO.readFileIfExists(layout.zoneFile).map { try ReplicatedZoneDocument.parse($0, path: layout.zoneFile) }
+        guard let bytes = try FileIO.readFileIfExists(layout.zoneFile) else { return nil }
+        let written = try ReplicatedZoneDocument.parse(bytes, path: layout.zoneFile)
+        var winner = written
+        for device in try layout.devices() {
+            guard let document = try? deviceDocument(of: device), let created = document.zoneCreated,
+                  ReplicatedZoneDocument.isZoneID(document.zoneID), document.zoneID < winner.zoneID else { continue }
+            winner = ZoneInfo(zoneID: document.zoneID, format: ReplicatedLayout.format, created: created)
+        }
+        if winner != written { try FileIO.writeAtomically(try JSONCoding.encode(ReplicatedZoneDocument(winner)), to: layout.zoneFile) }
+        return winner
     }
 
     /// Whether the backend directory exists; `.unavailable` when neither it nor its parent does (an unmounted share).
@@ -100,16 +111,68 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         return false
     }
 
-    /// This device's folders and `device.json`.
+    /// This device's folders and `device.json`; moves this device's data into `zone` if it wrote
+    /// into a zone that lost (see `existingZone`).
     private func prepareDeviceFolder(zone: ZoneInfo) throws {
         for directory in [layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID),
                           layout.assetsDirectory(deviceID), layout.recordsDirectory] {
             try FileIO.makeDirectory(directory)
         }
-        if try FileIO.status(layout.deviceFile(deviceID)) == nil {
-            try writeDeviceDocument(DeviceDocument(format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
-                                                   zoneID: zone.zoneID, created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
+        try withDeviceLock {
+            guard try FileIO.status(layout.deviceFile(deviceID)) != nil else {
+                return try writeDeviceDocument(DeviceDocument(format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
+                                                              zoneID: zone.zoneID, zoneCreated: zone.created, created: now(), lastSync: nil,
+                                                              appliedSeq: 0, seen: [:]))
+            }
+            var document = try deviceDocument()
+            try checkOwnership(document, last: try journal(of: deviceID).last())
+            if document.zoneID != zone.zoneID { try move(&document, into: zone) }
         }
+    }
+
+    /// Throws `.deviceIDInUse` when another data directory writes as this device (a cloned home
+    /// directory or virtual machine): its files name another instance, its journal is shorter than
+    /// what this device applied, or the service made conflict copies of its files.
+    func checkOwnership(_ document: DeviceDocument, last: DeviceBatch?) throws {
+        let folder = "devices/\(deviceID)"
+        if document.instance != instance {
+            throw ReplicationError.deviceIDInUse("\(folder)/device.json was written by instance \(document.instance), not \(instance)")
+        }
+        if let last, last.instance != instance {
+            throw ReplicationError.deviceIDInUse("\(folder)/journal ends with a line of instance \(last.instance), not \(instance)")
+        }
+        if (last?.lastSeq ?? 0) < document.appliedSeq {
+            throw ReplicationError.deviceIDInUse("\(folder)/journal ends at \((last?.lastSeq ?? 0)), before \(document.appliedSeq), which this device wrote")
+        }
+        for directory in [layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID)] {
+            for name in try FileIO.listDirectory(directory) ?? [] where name.contains(".sync-conflict-") || name.contains("conflicted copy") {
+                throw ReplicationError.deviceIDInUse("the service made a conflict copy of \(folder)'s files: \(name)")
+            }
+        }
+    }
+
+    /// Leaves a losing zone for `zone`: removes this device's record files and starts its journal
+    /// again with a checkpoint of no files (sequence numbers go on), so that nothing of the old
+    /// zone is read; the engine then sends everything again, as after a replaced backend.
+    private func move(_ document: inout DeviceDocument, into zone: ZoneInfo) throws {
+        let journal = journal(of: deviceID)
+        let segments = try journal.segments()
+        for (id, file) in try recordFilesByDevice()[deviceID] ?? [:] {
+            try FileIO.removeFile(file)
+            FileIO.removeDirectoryIfEmpty(layout.recordDirectory(id))
+        }
+        let seq = try journal.lastSeq() + 1
+        try journal.append(DeviceBatch(seq: seq, device: deviceID, instance: instance, zone: zone.zoneID, time: now(),
+                                       changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))],
+                                       files: FilesDigest().hex), startingSegment: true)
+        for segment in segments { try FileIO.removeFile(segment.path) }
+        document.zoneID = zone.zoneID
+        document.zoneCreated = zone.created
+        document.appliedSeq = seq
+        document.seen = [:]
+        document.collectedThrough = nil
+        document.tombstonesSweptThrough = nil
+        try writeDeviceDocument(document)
     }
 
     /// `device.json` is at most this large; a larger one is not read.

@@ -40,6 +40,17 @@ struct ReplicatedZoneDocument: Codable {
     let zoneID: String
     let created: Int64
 
+    init(_ zone: ZoneInfo) {
+        format = zone.format
+        zoneID = zone.zoneID
+        created = zone.created
+    }
+
+    /// Zone ids appear in tokens between ":" and in paths: non-empty, without either separator.
+    static func isZoneID(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 200 && !text.contains(":") && !text.contains("/")
+    }
+
     /// Parses zone.json: a newer format is refused before anything else is read.
     static func parse(_ bytes: [UInt8], path: String) throws -> ZoneInfo {
         struct FormatOnly: Decodable { let format: Int }
@@ -56,7 +67,7 @@ struct ReplicatedZoneDocument: Codable {
         guard document.format == ReplicatedLayout.format else {
             throw BackendError.corrupt(path: path, reason: "format \(document.format) backends are not converted to format 2 yet")
         }
-        guard !document.zoneID.isEmpty, !document.zoneID.contains(":"), !document.zoneID.contains("/") else {
+        guard isZoneID(document.zoneID) else {
             throw BackendError.corrupt(path: path, reason: "zoneID must be a non-empty string without ':' or '/'")
         }
         return ZoneInfo(zoneID: document.zoneID, format: document.format, created: document.created)
@@ -70,6 +81,8 @@ struct DeviceDocument: Codable, Equatable {
     var instance: String
     var name: String
     var zoneID: String
+    /// When that zone was created (it may be the winner of a concurrent creation).
+    var zoneCreated: Int64?
     var created: Int64
     var lastSync: Int64?
     /// Its journal is reflected in its record files up to this sequence number.

@@ -19,19 +19,21 @@ struct ReplicatedDevices {
 
     /// Each device on its own copy; the first creates the zone and it reaches every copy.
     init(copies count: Int, seed: UInt64 = 1, options: ReplicationSimulator.Options = ReplicationSimulator.Options(), segmentSizeLimit: Int = 1 << 22,
-         compactionThreshold: Int = 1 << 30) throws {
+         compactionThreshold: Int = 1 << 30, creatingZone: Bool = true) throws {
         let simulator = try ReplicationSimulator(copies: count, in: directory.path, seed: seed, options: options)
         self.simulator = simulator
         backends = (0..<count).map { Self.backend(simulator.root($0), $0, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold) }
+        guard creatingZone else { return }
         _ = try backends[0].createZoneIfNeeded()
         try simulator.quiesce()
         for backend in backends.dropFirst() { _ = try backend.createZoneIfNeeded() }
         try simulator.quiesce()
     }
 
-    private static func backend(_ path: String, _ index: Int, segmentSizeLimit: Int, compactionThreshold: Int) -> ReplicatedDirectoryBackend {
-        ReplicatedDirectoryBackend(path: path, deviceID: deviceID(index), instance: "instance-\(index)", deviceName: "device \(index)",
-                                   lockTimeout: 2, now: { testNow + Int64(index) }, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold)
+    static func backend(_ path: String, _ index: Int, segmentSizeLimit: Int = 1 << 22, compactionThreshold: Int = 1 << 30, instance: String? = nil,
+                        now: Int64 = testNow) -> ReplicatedDirectoryBackend {
+        ReplicatedDirectoryBackend(path: path, deviceID: deviceID(index), instance: instance ?? "instance-\(index)", deviceName: "device \(index)",
+                                   lockTimeout: 2, now: { now + Int64(index) }, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold)
     }
 
     subscript(index: Int) -> ReplicatedDirectoryBackend { backends[index] }
