@@ -110,6 +110,8 @@ extension ReplicatedDirectoryBackend {
             for name in try FileIO.listDirectory(layout.recordTypeDirectory(type)) ?? [] {
                 let id = RecordID(recordType: type, recordName: name)
                 guard NameRules.problem(with: id) == nil else { continue }
+                // A format 1 record file left by a conversion that stopped is not a folder.
+                if name.hasSuffix(".json"), try FileIO.status(layout.recordDirectory(id))?.isDirectory != true { continue }
                 for file in try FileIO.listDirectory(layout.recordDirectory(id)) ?? [] {
                     guard let device = ReplicatedLayout.device(ofRecordFile: file) else { continue }
                     result[device, default: [:]][id] = layout.recordDirectory(id) + "/" + file

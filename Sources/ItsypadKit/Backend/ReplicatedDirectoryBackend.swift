@@ -74,7 +74,15 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// names (two devices may each have created one before the other's arrived). A `zone.json`
     /// naming another zone is rewritten with the winner, so that the service settles on it.
     private func existingZone() throws -> ZoneInfo? {
-        guard let bytes = try FileIO.readFileIfExists(layout.zoneFile) else { return nil }
+        guard var bytes = try FileIO.readFileIfExists(layout.zoneFile) else { return nil }
+        if try ReplicatedZoneDocument.parse(bytes, path: layout.zoneFile).format == 1 {
+            try convertFromFormat1()
+            guard let converted = try FileIO.readFileIfExists(layout.zoneFile) else { return nil }
+            bytes = converted
+        } else if try FileIO.status(path + "/state.json") != nil {
+            // A conversion that stopped after its commit: finish removing format 1's files.
+            try removeFormat1Files()
+        }
         let written = try ReplicatedZoneDocument.parse(bytes, path: layout.zoneFile)
         var winner = written
         for device in try layout.devices() {

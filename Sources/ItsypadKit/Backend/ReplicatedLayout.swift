@@ -51,7 +51,7 @@ struct ReplicatedZoneDocument: Codable {
         !text.isEmpty && text.utf8.count <= 200 && !text.contains(":") && !text.contains("/")
     }
 
-    /// Parses zone.json: a newer format is refused before anything else is read.
+    /// Parses zone.json (format 1 or 2): a newer format is refused before anything else is read.
     static func parse(_ bytes: [UInt8], path: String) throws -> ZoneInfo {
         struct FormatOnly: Decodable { let format: Int }
         let document: ReplicatedZoneDocument
@@ -64,9 +64,8 @@ struct ReplicatedZoneDocument: Codable {
         } catch {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
-        guard document.format == ReplicatedLayout.format else {
-            throw BackendError.corrupt(path: path, reason: "format \(document.format) backends are not converted to format 2 yet")
-        }
+        // Format 1 is read too: the first format 2 device to use it converts it.
+        guard document.format >= 1 else { throw BackendError.corrupt(path: path, reason: "format must be 1 or 2") }
         guard isZoneID(document.zoneID) else {
             throw BackendError.corrupt(path: path, reason: "zoneID must be a non-empty string without ':' or '/'")
         }
