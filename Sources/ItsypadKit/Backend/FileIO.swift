@@ -124,11 +124,6 @@ enum FileIO {
         throw error("unlink", path)
     }
 
-    /// Removes a directory if it is empty; otherwise, or if it is gone, leaves things as they are.
-    static func removeDirectoryIfEmpty(_ path: String) {
-        _ = rmdir(path)
-    }
-
     static func parentDirectory(of path: String) -> String { FileSystem.directoryName(path) }
 }
 

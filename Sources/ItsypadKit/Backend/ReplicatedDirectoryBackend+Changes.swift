@@ -35,7 +35,7 @@ extension ReplicatedDirectoryBackend {
         if let asset = try missingAsset(in: save.record, devices: [deviceID]) {
             return .failed(.invalid("asset \(asset.fileChecksum) has not been stored by this device"))
         }
-        let siblings = VersionHistory.siblings(try versions(of: save.record.id, zone: zone))
+        let siblings = VersionHistory.siblings(try versions(of: save.record.id, zone: zone, devices: devices))
         let unseen = siblings.filter { !save.basedOn.covers($0.version) }
         if !unseen.isEmpty { return .failed(.concurrentVersions(siblings)) }
         let vector: VersionVector
@@ -133,7 +133,7 @@ extension ReplicatedDirectoryBackend {
             }
         }
         let changes = try order.map { id in
-            ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone.zoneID) + read[id, default: []]))
+            ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone.zoneID, devices: devices) + read[id, default: []]))
         }
         return ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing,
                                      waiting: waiting.sorted { $0.key < $1.key }.map(\.value))

@@ -62,9 +62,7 @@ extension ReplicatedDirectoryBackend {
         var versions: [RecordVersion] = []
         var digest = FilesDigest()
         for (id, file) in files.sorted(by: { $0.key < $1.key }) {
-            guard let status = try FileIO.status(file), !status.isDirectory, status.size <= Self.maxRecordFileBytes,
-                  let bytes = try FileIO.readFileIfExists(file), let document = try? JSONCoding.decode(VersionDocument.self, from: bytes),
-                  document.zone == zone, let version = document.recordVersion(writer: device), version.record.id == id else { continue }
+            guard let version = try version(in: file, of: id, writer: device, zone: zone) else { continue }
             versions.append(version)
             digest.toggle(id, version: version.version.tag)
         }
@@ -107,15 +105,11 @@ extension ReplicatedDirectoryBackend {
     func recordFilesByDevice() throws -> [String: [RecordID: String]] {
         var result: [String: [RecordID: String]] = [:]
         for type in try FileIO.listDirectory(layout.recordsDirectory) ?? [] where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
-            for name in try FileIO.listDirectory(layout.recordTypeDirectory(type)) ?? [] {
+            for file in try FileIO.listDirectory(layout.recordTypeDirectory(type)) ?? [] {
+                guard let (name, device) = ReplicatedLayout.recordFile(named: file) else { continue }
                 let id = RecordID(recordType: type, recordName: name)
                 guard NameRules.problem(with: id) == nil else { continue }
-                // A format 1 record file left by a conversion that stopped is not a folder.
-                if name.hasSuffix(".json"), try FileIO.status(layout.recordDirectory(id))?.isDirectory != true { continue }
-                for file in try FileIO.listDirectory(layout.recordDirectory(id)) ?? [] {
-                    guard let device = ReplicatedLayout.device(ofRecordFile: file) else { continue }
-                    result[device, default: [:]][id] = layout.recordDirectory(id) + "/" + file
-                }
+                result[device, default: [:]][id] = layout.recordTypeDirectory(type) + "/" + file
             }
         }
         return result

@@ -74,11 +74,13 @@ extension ReplicatedDirectoryBackend {
     }
 
     /// Removes what format 1 wrote: `state.json`, `lock`, the journal, the assets and the record
-    /// files `records/<type>/<name>.json` (format 2's are folders).
+    /// files `records/<type>/<name>.json`, leaving those named after a device (format 2's).
     func removeFormat1Files() throws {
+        let devices = Set(try layout.devices())
         for type in try FileIO.listDirectory(layout.recordsDirectory) ?? [] where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
             let directory = layout.recordTypeDirectory(type)
-            for name in try FileIO.listDirectory(directory) ?? [] where name.hasSuffix(".json") {
+            for name in try FileIO.listDirectory(directory) ?? [] where name.hasSuffix(".json") && !name.hasPrefix(".") {
+                if let file = ReplicatedLayout.recordFile(named: name), devices.contains(file.device) { continue }
                 if try FileIO.status(directory + "/" + name)?.isDirectory == false { try FileIO.removeFile(directory + "/" + name) }
             }
         }

@@ -165,10 +165,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     private func move(_ document: inout DeviceDocument, into zone: ZoneInfo) throws {
         let journal = journal(of: deviceID)
         let segments = try journal.segments()
-        for (id, file) in try recordFilesByDevice()[deviceID] ?? [:] {
-            try FileIO.removeFile(file)
-            FileIO.removeDirectoryIfEmpty(layout.recordDirectory(id))
-        }
+        for file in (try recordFilesByDevice()[deviceID] ?? [:]).values { try FileIO.removeFile(file) }
         let seq = try journal.lastSeq() + 1
         try journal.append(DeviceBatch(seq: seq, device: deviceID, instance: instance, zone: zone.zoneID, time: now(),
                                        changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))],
@@ -217,25 +214,24 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
 
     // MARK: Record files
 
-    /// Every readable version of the record in this copy, one per device's record file. Files that
-    /// are malformed, of another zone or too large are skipped: half replicated, or quarantined.
-    func versions(of id: RecordID, zone: String) throws -> [RecordVersion] {
-        let directory = layout.recordDirectory(id)
-        var versions: [RecordVersion] = []
-        for name in try FileIO.listDirectory(directory) ?? [] {
-            guard let device = ReplicatedLayout.device(ofRecordFile: name),
-                  let status = try FileIO.status(directory + "/" + name), !status.isDirectory, status.size <= Self.maxRecordFileBytes,
-                  let bytes = try FileIO.readFileIfExists(directory + "/" + name),
-                  let document = try? JSONCoding.decode(VersionDocument.self, from: bytes), document.zone == zone,
-                  let version = document.recordVersion(writer: device), version.record.id == id else { continue }
-            versions.append(version)
-        }
-        return versions
+    /// Every readable version of the record in this copy: the record file of each of `devices`
+    /// (all devices with a folder when nil).
+    func versions(of id: RecordID, zone: String, devices: [String]? = nil) throws -> [RecordVersion] {
+        try (devices ?? layout.devices()).compactMap { try version(in: layout.recordFile(id, device: $0), of: id, writer: $0, zone: zone) }
     }
 
     /// This device's own current version of the record, from its record file.
     func ownVersion(of id: RecordID, zone: String) throws -> RecordVersion? {
-        try versions(of: id, zone: zone).first { $0.writer == deviceID }
+        try version(in: layout.recordFile(id, device: deviceID), of: id, writer: deviceID, zone: zone)
+    }
+
+    /// The version in a record file, or nil when there is none or it cannot be used yet: files that
+    /// are malformed, of another zone or too large are skipped (half replicated, or quarantined).
+    func version(in file: String, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
+        guard let status = try FileIO.status(file), !status.isDirectory, status.size <= Self.maxRecordFileBytes,
+              let bytes = try FileIO.readFileIfExists(file), let document = try? JSONCoding.decode(VersionDocument.self, from: bytes),
+              document.zone == zone, let version = document.recordVersion(writer: writer), version.record.id == id else { return nil }
+        return version
     }
 
     /// Writes this device's record files for a committed batch (the last change of each record
@@ -248,11 +244,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
                 guard let drop = change.drop else { continue }
                 if try ownVersion(of: id, zone: batch.zone)?.version.tag == drop.version {
                     try FileIO.removeFile(layout.recordFile(id, device: deviceID))
-                    FileIO.removeDirectoryIfEmpty(layout.recordDirectory(id))
                 }
                 continue
             }
-            for directory in [layout.recordsDirectory, layout.recordTypeDirectory(id.recordType), layout.recordDirectory(id)] {
+            for directory in [layout.recordsDirectory, layout.recordTypeDirectory(id.recordType)] {
                 try FileIO.makeDirectory(directory)
             }
             try FileIO.writeAtomically(try JSONCoding.encode(version), to: layout.recordFile(id, device: deviceID))

@@ -172,7 +172,7 @@ import Testing
 
     /// After quiescence superseded versions and tombstones every device has seen are gone: one record file per live record.
     static func expectOneFilePerLiveRecord(in root: String, live: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let records = try ReplicationSimulatorTests.files(root).keys.filter { $0.hasPrefix("records/") && ReplicatedLayout.device(ofRecordFile: FileSystem.baseName($0)) != nil }
+        let records = try ReplicationSimulatorTests.files(root).keys.filter { $0.hasPrefix("records/") && ReplicatedLayout.recordFile(named: FileSystem.baseName($0)) != nil }
         #expect(records.count == live, "\(records.sorted())", sourceLocation: sourceLocation)
     }
 

@@ -92,7 +92,7 @@ extension ReplicatedDirectoryBackend {
         // Every file but zone.json is named after the one device that writes it.
         let files = try ReplicationSimulatorTests.files(devices[0].path).keys.sorted()
         #expect(files.allSatisfy { $0 == "zone.json" || $0.contains("devA") || $0.contains("devB") }, "\(files)")
-        #expect(files.contains("records/ScratchTab/r/devA.json") && files.contains("records/ScratchTab/r/devB.json"))
+        #expect(files.contains("records/ScratchTab/r.devA.json") && files.contains("records/ScratchTab/r.devB.json"))
     }
 
     @Test func aSaveThatHasNotSeenEveryVersionFailsWithTheSiblings() throws {
@@ -197,12 +197,12 @@ extension ReplicatedDirectoryBackend {
         _ = try devices[0].createZoneIfNeeded()
         _ = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
         let root = devices[0].path
-        for leftover in ["devices/devA/journal/0000000000000001.sync-conflict-20261123-101500-BBBBBBB.log",
+        for leftover in ["devices/devB/journal/0000000000000001.sync-conflict-20261123-101500-BBBBBBB.log",
                          "devices/devA/journal/.syncthing.0000000000000002.log.tmp",
                          "devices/devA (conflicted copy 2026-11-23)/device.json",
-                         "records/ScratchTab/r/devA.sync-conflict-20261123-101500-BBBBBBB.json",
-                         "records/ScratchTab/r/devB (conflicted copy 2026-11-23).json",
-                         "records/ScratchTab/r/~syncthing~devB.json.tmp",
+                         "records/ScratchTab/r.devA.sync-conflict-20261123-101500-BBBBBBB.json",
+                         "records/ScratchTab/r.devB (conflicted copy 2026-11-23).json",
+                         "records/ScratchTab/~syncthing~r.devB.json.tmp", "records/ScratchTab/.syncthing.r.devB.json.tmp",
                          ".stfolder/marker", "devices/.dropbox.cache/x", "zone.sync-conflict-20261123-101500-BBBBBBB.json"] {
             try FileSystem.makeDirectory(FileSystem.directoryName(root + "/" + leftover))
             try FileSystem.writeAtomically(root + "/" + leftover, Array("{\"garbage\":".utf8))
