@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import ItsypadKit
 
@@ -66,7 +69,13 @@ import Testing
         }
     }
 
-    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    /// Seeds 1 to 5, or to `ITSYPAD_FORMAT2_SEEDS` for a longer soak (see Tests/Benchmarks/README.md).
+    static var seeds: [UInt64] {
+        let count = getenv("ITSYPAD_FORMAT2_SEEDS").flatMap { UInt64(String(cString: $0)) } ?? 5
+        return Array(1...max(1, count))
+    }
+
+    @Test(arguments: seeds)
     func threeCopiesConverge(seed: UInt64) throws {
         var options = ReplicationSimulator.Options()
         options.temporaryNaming = ReplicationSimulator.TemporaryNaming.allCases[Int(seed) % 4]
