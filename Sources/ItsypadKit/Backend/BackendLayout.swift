@@ -19,6 +19,12 @@ struct ZoneDocument: Codable {
     let format: Int
     let zoneID: String
     let created: Int64
+    /// Present only in an encrypted zone: the cipher's name and the key check value.
+    var encryption: String? = nil
+    var keyCheckValue: String? = nil
+
+    /// The one encryption this format knows (RecordCipher's sealed records).
+    static let encryptionName = "xchacha20poly1305-v1"
 
     /// Parses zone.json, refusing formats newer than this code understands before anything else.
     static func parse(_ bytes: [UInt8], path: String) throws -> ZoneInfo {
@@ -40,7 +46,14 @@ struct ZoneDocument: Codable {
         guard format >= 1, !document.zoneID.isEmpty, !document.zoneID.contains(":") else {
             throw BackendError.corrupt(path: path, reason: "format must be 1 and zoneID a non-empty string without ':'")
         }
-        return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created)
+        switch (document.encryption, document.keyCheckValue) {
+        case (nil, nil):
+            return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created)
+        case (encryptionName?, let check?) where Hex.isEncoded(check, count: 32):
+            return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created, keyCheckValue: check)
+        default:
+            throw BackendError.corrupt(path: path, reason: "encryption must be \"\(encryptionName)\" with a keyCheckValue of 32 hex digits")
+        }
     }
 }
 

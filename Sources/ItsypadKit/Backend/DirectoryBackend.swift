@@ -31,6 +31,8 @@ public final class DirectoryBackend: SyncBackend {
     let now: @Sendable () -> Int64
     let tuning: BackendTuning
     let layout: BackendLayout
+    /// When set, a zone this backend creates is an encrypted one with this key check value.
+    let newZoneKeyCheckValue: String?
 
     var records: RecordStore { RecordStore(directory: layout.recordsDirectory) }
     var journal: Journal { Journal(directory: layout.journalDirectory, segmentSizeLimit: tuning.segmentSizeLimit) }
@@ -39,21 +41,24 @@ public final class DirectoryBackend: SyncBackend {
     ///   - path: The backend directory. Its parent must exist; the directory itself is created by `createZoneIfNeeded()`.
     ///   - lockTimeout: Seconds to wait for another writer before throwing `.locked`.
     ///   - now: Current time in milliseconds since 1970, for record stamps and file ages.
+    ///   - newZoneKeyCheckValue: Makes a zone created here encrypted (see `EncryptedBackend`), with this key check value.
     public convenience init(
         path: String,
         lockTimeout: Double = 10,
-        now: @escaping @Sendable () -> Int64 = { DirectoryBackend.currentMilliseconds() }
+        now: @escaping @Sendable () -> Int64 = { DirectoryBackend.currentMilliseconds() },
+        newZoneKeyCheckValue: String? = nil
     ) {
-        self.init(path: path, lockTimeout: lockTimeout, now: now, tuning: BackendTuning())
+        self.init(path: path, lockTimeout: lockTimeout, now: now, tuning: BackendTuning(), newZoneKeyCheckValue: newZoneKeyCheckValue)
     }
 
-    init(path: String, lockTimeout: Double, now: @escaping @Sendable () -> Int64, tuning: BackendTuning) {
+    init(path: String, lockTimeout: Double, now: @escaping @Sendable () -> Int64, tuning: BackendTuning, newZoneKeyCheckValue: String? = nil) {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.path = trimmed
         self.lockTimeout = lockTimeout
         self.now = now
         self.tuning = tuning
         self.layout = BackendLayout(root: trimmed)
+        self.newZoneKeyCheckValue = newZoneKeyCheckValue
     }
 
     /// Wall-clock milliseconds since 1970.
@@ -83,8 +88,10 @@ public final class DirectoryBackend: SyncBackend {
             if try FileIO.status(layout.stateFile) == nil {
                 try BackendState.empty.write(to: layout.stateFile)
             }
-            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: now())
-            let document = ZoneDocument(format: zone.format, zoneID: zone.zoneID, created: zone.created)
+            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: now(),
+                                keyCheckValue: newZoneKeyCheckValue)
+            let document = ZoneDocument(format: zone.format, zoneID: zone.zoneID, created: zone.created,
+                                        encryption: zone.isEncrypted ? ZoneDocument.encryptionName : nil, keyCheckValue: zone.keyCheckValue)
             // Written last: zone.json marks a complete zone.
             try FileIO.writeAtomically(try JSONCoding.encode(document), to: layout.zoneFile)
             return zone

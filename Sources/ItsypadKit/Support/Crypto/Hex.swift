@@ -10,4 +10,9 @@ enum Hex {
         }
         return String(decoding: text, as: UTF8.self)
     }
+
+    /// Whether `text` is `count` lowercase hex digits, as `encode` writes them.
+    static func isEncoded(_ text: String, count: Int) -> Bool {
+        text.utf8.count == count && text.utf8.allSatisfy(digits.contains)
+    }
 }
