@@ -15,16 +15,94 @@ enum SyncCommands {
     static func enable(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let now = invocation.context.now()
-        if let directory = invocation.arguments.first {
-            try store.changeSetting(Settings.definition("sync.backend")!, to: .string(FileSystem.absolute(directory)), now: now)
-        }
-        guard let path = try store.settings().string("sync.backend") else {
+        guard let path = try invocation.arguments.first.map(FileSystem.absolute) ?? store.settings().string("sync.backend") else {
             throw invocation.usage("No backend directory: pass DIR or set sync.backend.")
         }
-        let backend = DirectoryBackend(path: path, lockTimeout: lockTimeout(invocation))
-        do { _ = try backend.createZoneIfNeeded() } catch let error as BackendError { throw mapped(error) }
+        let keyText = invocation.value("key")
+        if invocation.flag("encrypt") && keyText != nil { throw invocation.usage("Pass --encrypt or --key, not both.") }
+        if let keyText, keyText != "-" { throw invocation.usage("--key takes '-': the recovery key is read from standard input, never from the command line.") }
+        let timeout = lockTimeout(invocation)
+        // Keys are checked before anything is written: a wrong one leaves the data directory as it was.
+        do {
+            if invocation.flag("encrypt") {
+                try createEncryptedZone(at: path, store: store, lockTimeout: timeout)
+            } else if keyText != nil {
+                try joinEncryptedZone(at: path, key: try recoveryKeyFromInput(invocation), store: store, lockTimeout: timeout)
+            } else {
+                _ = try backend(at: path, store: store, lockTimeout: timeout).createZoneIfNeeded()
+            }
+        } catch let error as BackendError {
+            throw mapped(error)
+        }
+        try store.changeSetting(Settings.definition("sync.backend")!, to: .string(path), now: now)
         try store.changeSetting(Settings.definition("sync.enabled")!, to: .bool(true), now: now)
         return try run(invocation)
+    }
+
+    /// A new encrypted zone in `path`, with a fresh key kept in the data directory.
+    private static func createEncryptedZone(at path: String, store: DataStore, lockTimeout: Double) throws {
+        let plain = DirectoryBackend(path: path, lockTimeout: lockTimeout)
+        if let zone = try existingZone(plain) {
+            throw ItsypadError.failure("\(path) already holds " + (zone.isEncrypted
+                ? "an encrypted backend: to join it, run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(path) --key -' here"
+                : "an unencrypted backend; nothing was changed: choose an empty directory for an encrypted one"))
+        }
+        let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
+        let cipher = try RecordCipher(masterKey: key)
+        // The key first: a zone without its key on any device could never be opened.
+        try KeyFile.write(key, inDirectory: store.path)
+        _ = try encrypted(path: path, cipher: cipher, lockTimeout: lockTimeout).createZoneIfNeeded()
+    }
+
+    /// Keeps `key` for the existing encrypted zone in `path` once its key check value matches.
+    private static func joinEncryptedZone(at path: String, key: SecretBytes, store: DataStore, lockTimeout: Double) throws {
+        guard let zone = try existingZone(DirectoryBackend(path: path, lockTimeout: lockTimeout)) else {
+            throw ItsypadError.failure("\(path) holds no backend yet; nothing was changed: create one with 'itsypad sync enable \(path) --encrypt'")
+        }
+        guard zone.isEncrypted else {
+            throw ItsypadError.failure("\(path) holds an unencrypted backend, which needs no key; nothing was changed: run 'itsypad sync enable \(path)'")
+        }
+        let cipher = try RecordCipher(masterKey: key)
+        do {
+            _ = try encrypted(path: path, cipher: cipher, lockTimeout: lockTimeout).zone()
+        } catch let error as EncryptionError {
+            throw ItsypadError.failure(error == .wrongKey
+                ? "that recovery key does not open \(path) (nothing was changed): check it against 'itsypad sync key show' on a device that syncs"
+                : error.description)
+        }
+        try KeyFile.write(key, inDirectory: store.path)
+    }
+
+    private static func existingZone(_ backend: DirectoryBackend) throws -> ZoneInfo? {
+        do { return try backend.zone() } catch BackendError.zoneNotFound { return nil }
+    }
+
+    /// The recovery key typed or piped on standard input; a typo is caught by its checksums.
+    private static func recoveryKeyFromInput(_ invocation: Invocation) throws -> SecretBytes {
+        var bytes = try invocation.context.standardInput()
+        defer { SecureMemory.zero(&bytes) }
+        do {
+            return try RecoveryKey.parse(String(decoding: bytes, as: UTF8.self))
+        } catch {
+            throw ItsypadError.failure("\(error); nothing was changed")
+        }
+    }
+
+    /// `itsypad sync key show`: the recovery key, to type on another device.
+    static func showKey(_ invocation: Invocation) throws -> Int32 {
+        guard let key = try deviceKey(invocation.store()) else {
+            throw ItsypadError.failure("this device has no sync key (its backend is not encrypted; 'itsypad sync enable DIR --encrypt' creates an encrypted one)")
+        }
+        invocation.out.line(RecoveryKey.format(key))
+        return ExitCode.success
+    }
+
+    private static func deviceKey(_ store: DataStore) throws -> SecretBytes? {
+        do {
+            return try KeyFile.read(inDirectory: store.path)
+        } catch let error as KeyFileError {
+            throw ItsypadError.failure(error.description)
+        }
     }
 
     static func disable(_ invocation: Invocation) throws -> Int32 {
@@ -149,13 +227,28 @@ enum SyncCommands {
         invocation.context.environment["ITSYPAD_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
     }
 
-    static func configuredBackend(_ invocation: Invocation) throws -> DirectoryBackend {
-        let settings = try invocation.store().settings()
-        guard let path = settings.string("sync.backend") else {
+    static func configuredBackend(_ invocation: Invocation) throws -> SyncBackend {
+        let store = try invocation.store()
+        guard let path = try store.settings().string("sync.backend") else {
             throw ItsypadError.failure("no sync backend: run 'itsypad sync enable DIR'")
         }
         // Each of the engine's attempts waits a fifth of the lock time-out.
-        return DirectoryBackend(path: path, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
+        return try backend(at: path, store: store, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
+    }
+
+    /// The backend in `path`: encrypted with this device's key when it has one (a zone it
+    /// creates is then encrypted too); a device without a key is refused an encrypted zone.
+    static func backend(at path: String, store: DataStore, lockTimeout: Double) throws -> SyncBackend {
+        if let key = try deviceKey(store) {
+            return encrypted(path: path, cipher: try RecordCipher(masterKey: key), lockTimeout: lockTimeout)
+        }
+        let plain = DirectoryBackend(path: path, lockTimeout: lockTimeout)
+        if (try? plain.zone())?.isEncrypted == true { throw ItsypadError.failure(EncryptionError.missingKey.description) }
+        return plain
+    }
+
+    private static func encrypted(path: String, cipher: RecordCipher, lockTimeout: Double) -> EncryptedBackend {
+        EncryptedBackend(inner: DirectoryBackend(path: path, lockTimeout: lockTimeout, newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
     }
 
     /// Runs the engine, logs the attempt, and maps the outcome to an exit status:
@@ -176,6 +269,8 @@ enum SyncCommands {
             try body(engine)
         } catch let error as BackendError {
             failure = mapped(error)
+        } catch let error as EncryptionError {
+            failure = .failure(error.description)
         } catch let error as ItsypadError {
             failure = error
         }
@@ -199,8 +294,14 @@ enum SyncCommands {
         if invocation.context.stdoutIsTerminal && !invocation.quiet {
             invocation.out.line("pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts")
         }
+        let refused = (backend as? EncryptedBackend)?.refused ?? []
+        for record in refused { invocation.warn("skipped \(record) (never applied; local data kept)") }
         guard report.failed.isEmpty else {
             invocation.context.standardError.line("Error: \(report.failed.count) item(s) failed to sync; see 'itsypad sync status'")
+            return ExitCode.failure
+        }
+        guard refused.isEmpty else {
+            invocation.context.standardError.line("Error: \(refused.count) record(s) in the backend do not verify and were skipped; another device with the key may still have them")
             return ExitCode.failure
         }
         return ExitCode.success
