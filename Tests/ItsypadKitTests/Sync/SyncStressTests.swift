@@ -57,9 +57,9 @@ import Testing
 
 /// Many random operations and syncs on three devices: they converge and no typed line is lost.
 @Suite struct SyncRandomizedTests {
-    @Test(arguments: [1, 2])
-    func threeDevicesConverge(seed: UInt64) throws {
-        let fleet = Fleet(3)
+    @Test(arguments: [(UInt64(1), false), (2, false), (3, true)])
+    func threeDevicesConverge(seed: UInt64, encrypted: Bool) throws {
+        let fleet = Fleet(3, backend: encrypted ? .encryptedDirectory : .directory)
         for index in 0..<3 { fleet.enable(index) }
         var user = RandomUser(seed: seed)
         for step in 0..<90 {
