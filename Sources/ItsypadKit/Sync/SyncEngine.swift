@@ -9,6 +9,8 @@ public struct SyncReport: Equatable, Sendable {
     public var conflicts = 0
     /// Items that failed in this run, with their errors.
     public var failed: [RecordKey: String] = [:]
+    /// Fetched versions not applied because they are older than what this device last applied (a replay).
+    public var refusedOlder: [RecordKey] = []
 }
 
 /// CKSyncEngine's semantics against a `SyncBackend`: fetch changes since a
@@ -258,6 +260,12 @@ public final class SyncEngine {
         }
         if local.sync?.tag == remote.sync?.tag { return }
         if pending == nil, local.sync != nil {
+            // Without local edits, this device holds the last version it applied: every version
+            // saved after it succeeds it causally, so has a later clock. An older one is a replay.
+            guard remote.clock > local.clock else {
+                report.refusedOlder.append(key)
+                return
+            }
             stagedTabs[remote.id] = remote
             report.pulled += 1
             return

@@ -132,4 +132,26 @@ import Testing
         _ = a.inProcess(["sync"])
         #expect(try Set(fleet.tabs(0).values.map { $0.split(separator: "|").last.map(String.init) ?? "" }) == ["first tab", "second tab", "third tab"])
     }
+
+    @Test func aReplayedOlderVersionIsRefusedAndTheNewerOneKept() throws {
+        let fleet = Fleet(2, encrypted: true)
+        let a = fleet[0], b = fleet[1]
+        let tab = a.output("tab", "new", "version one")
+        fleet.enable(0)
+        fleet.enable(1)
+        let versionOne = try sealedField(ofTab: tab, in: fleet)
+        _ = a.output("tab", "edit", tab, "version two")
+        fleet.sync(0)
+        fleet.sync(1)
+        #expect(b.output("tab", "show", tab) == "version two")
+        // A third save whose sealed fields an attacker replaces with the first version's (which verify).
+        _ = a.output("tab", "edit", tab, "version three")
+        fleet.sync(0)
+        try replaceInBackend(try sealedField(ofTab: tab, in: fleet), versionOne, fleet: fleet)
+        let (status, _, err) = b.inProcess(["sync"])
+        #expect(status == 1)
+        #expect(err.contains("ScratchTab/\(tab): an older version"), "\(err)")
+        #expect(b.output("tab", "show", tab) == "version two")
+        #expect(a.output("tab", "show", tab) == "version three")
+    }
 }

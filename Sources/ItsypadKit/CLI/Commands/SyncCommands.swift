@@ -294,14 +294,15 @@ enum SyncCommands {
         if invocation.context.stdoutIsTerminal && !invocation.quiet {
             invocation.out.line("pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts")
         }
-        let refused = (backend as? EncryptedBackend)?.refused ?? []
+        let refused = ((backend as? EncryptedBackend)?.refused.map(\.description) ?? [])
+            + report.refusedOlder.map { "\($0.type.rawValue)/\($0.name): an older version than the one this device has (a replay)" }
         for record in refused { invocation.warn("skipped \(record) (never applied; local data kept)") }
         guard report.failed.isEmpty else {
             invocation.context.standardError.line("Error: \(report.failed.count) item(s) failed to sync; see 'itsypad sync status'")
             return ExitCode.failure
         }
         guard refused.isEmpty else {
-            invocation.context.standardError.line("Error: \(refused.count) record(s) in the backend do not verify and were skipped; another device with the key may still have them")
+            invocation.context.standardError.line("Error: \(refused.count) record(s) in the backend were refused and skipped (they do not verify, or replay an older version); another device may still have the right version")
             return ExitCode.failure
         }
         return ExitCode.success
