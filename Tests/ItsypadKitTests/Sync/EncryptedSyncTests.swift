@@ -134,7 +134,7 @@ import Testing
     }
 
     @Test func aReplayedOlderVersionIsRefusedAndTheNewerOneKept() throws {
-        let fleet = Fleet(2, encrypted: true)
+        let fleet = Fleet(2, backend: .encryptedDirectory)
         let a = fleet[0], b = fleet[1]
         let tab = a.output("tab", "new", "version one")
         fleet.enable(0)
