@@ -13,8 +13,8 @@ import Glibc
 /// outnumber live ones, which keeps the amortised cost per change constant.
 public final class ClipStore {
     public let directory: String
-    private var log: AppendFile
-    private var index: ClipIndexFile
+    private(set) var log: AppendFile
+    private(set) var index: ClipIndexFile
 
     var logPath: String { directory + "/log" }
     var indexPath: String { directory + "/index" }
@@ -108,7 +108,7 @@ public final class ClipStore {
         let nibbles = wanted.map { UInt8($0.hexDigitValue!) }
         let matches = try storeOperation { try index.allSlots() }.filter { slot in
             slot.isLive && nibbles.enumerated().allSatisfy { i, nibble in
-                let byte = slot.id[i / 2]
+                let byte = slot.id.byte(at: i / 2)
                 return (i % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibble
             }
         }
@@ -121,7 +121,7 @@ public final class ClipStore {
 
     /// The live entries among `ids`, read with one pass over the index (bulk sync work).
     public func live(ids: Set<String>) throws -> [String: ClipEntry] {
-        let wanted = Set(ids.compactMap(Identifier.bytes))
+        let wanted = Set(ids.compactMap(PackedID.init))
         guard !wanted.isEmpty else { return [:] }
         var result: [String: ClipEntry] = [:]
         try storeOperation {
@@ -157,7 +157,7 @@ public final class ClipStore {
             let offset = try log.append(Array(lines.utf8))
 
             let line = ClipStore.addLine(entry)
-            let slot = ClipSlot(id: Identifier.bytes(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
+            let slot = ClipSlot(id: PackedID(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
                                 length: UInt32(line.utf8.count - 1), flags: ClipStore.flags(for: entry))
             var header = index.header
             for victim in evictions.slots {
@@ -175,8 +175,8 @@ public final class ClipStore {
     /// Adds entries that came from elsewhere (sync, import), skipping ids already present.
     public func insert(_ entries: [ClipEntry]) throws -> [ClipEntry] {
         try storeOperation {
-            var known = Set(try index.allSlots().map { PackedID($0.id) })
-            var fresh = entries.filter { entry in Identifier.bytes(entry.id).map { known.insert(PackedID($0)).inserted } ?? false }
+            var known = Set(try index.allSlots().map(\.id))
+            var fresh = entries.filter { entry in PackedID(entry.id).map { known.insert($0).inserted } ?? false }
             guard !fresh.isEmpty else { return [] }
             fresh.sort { ($0.timestamp, $0.id) < ($1.timestamp, $1.id) }
             var lines: [UInt8] = []
@@ -186,7 +186,7 @@ public final class ClipStore {
             let base = log.size
             for entry in fresh {
                 let line = Array(ClipStore.addLine(entry).utf8)
-                slots.append(ClipSlot(id: Identifier.bytes(entry.id)!, timestamp: entry.timestamp,
+                slots.append(ClipSlot(id: PackedID(entry.id)!, timestamp: entry.timestamp,
                                       offset: UInt64(base + lines.count), length: UInt32(line.count - 1),
                                       flags: ClipStore.flags(for: entry)))
                 lines += line
@@ -220,7 +220,7 @@ public final class ClipStore {
     @discardableResult
     public func remove(ids: [String]) throws -> [String] {
         try storeOperation {
-            let wanted = Set(ids.compactMap(Identifier.bytes))
+            let wanted = Set(ids.compactMap(PackedID.init))
             let slots = try index.allSlots()
             let victims = slots.enumerated().filter { $0.element.isLive && wanted.contains($0.element.id) }
             guard !victims.isEmpty else { return [] }
@@ -241,9 +241,9 @@ public final class ClipStore {
     @discardableResult
     public func setPinned(id: String, _ pinned: Bool) throws -> Bool {
         try storeOperation {
-            guard let bytes = Identifier.bytes(id) else { return false }
+            guard let packed = PackedID(id) else { return false }
             let slots = try index.allSlots()
-            guard let position = slots.firstIndex(where: { $0.id == bytes && $0.isLive }) else { return false }
+            guard let position = slots.firstIndex(where: { $0.id == packed && $0.isLive }) else { return false }
             let slot = slots[position]
             if slot.isPinned == pinned { return false }
             let line = JSONValue.object([("op", .string("pin")), ("id", .string(id)), ("pinned", .bool(pinned))]).serialized() + "\n"
@@ -318,11 +318,11 @@ public final class ClipStore {
     private static func buildIndex(log: AppendFile, indexPath: String) throws -> ClipIndexFile {
         let logPath = log.path
         var slots: [ClipSlot] = []
-        var positions: [[UInt8]: Int] = [:]
+        var positions: [PackedID: Int] = [:]
         var deadLines: UInt64 = 0
         try forEachLine(of: log) { offset, line in
             guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
-                  let id = json["id"]?.stringValue, let idBytes = Identifier.bytes(id) else {
+                  let id = json["id"]?.stringValue, let idBytes = PackedID(id) else {
                 throw ItsypadError.corrupt(logPath, "unreadable line at byte \(offset)")
             }
             switch op {
@@ -397,17 +397,5 @@ public final class ClipStore {
         try FileSystem.syncDirectory(directory)
         log = try AppendFile(path: logPath)
         try rebuildIndex()
-    }
-}
-
-/// A UUID's 16 bytes as two integers: a cheap set member when checking
-/// thousands of incoming ids against the history.
-struct PackedID: Hashable {
-    let high: UInt64
-    let low: UInt64
-
-    init(_ bytes: [UInt8]) {
-        high = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
-        low = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
     }
 }

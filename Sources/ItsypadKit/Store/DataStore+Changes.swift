@@ -188,7 +188,15 @@ extension DataStore {
     public func syncStates() throws -> (RecordKey) -> SyncState {
         let waiting = try pending().keys()
         let failed = try EngineState.load(from: self).failedKeys
-        return { failed.contains($0) ? .failed : waiting.contains($0) ? .pending : .synced }
+        return { SyncState(failed: failed.contains($0), pending: waiting.contains($0)) }
+    }
+
+    /// `syncStates` for clips by packed id: a listing of 100,000 entries looks each one up.
+    func clipSyncStates() throws -> (PackedID) -> SyncState {
+        func clipIDs(_ keys: Set<RecordKey>) -> Set<PackedID> { Set(keys.lazy.filter { $0.type == .clip }.compactMap { PackedID($0.name) }) }
+        let waiting = clipIDs(try pending().keys())
+        let failed = clipIDs(try EngineState.load(from: self).failedKeys)
+        return { SyncState(failed: failed.contains($0), pending: waiting.contains($0)) }
     }
 }
 

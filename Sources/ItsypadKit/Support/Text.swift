@@ -16,25 +16,10 @@ public enum Text {
 
     /// One line: whitespace runs collapsed to a space, cut at `limit` characters with "…".
     public static func preview(_ text: String, limit: Int) -> String {
-        var result = ""
-        var pendingSpace = false
-        var count = 0
-        for character in text {
-            if character.isWhitespace {
-                pendingSpace = count > 0
-                continue
-            }
-            if pendingSpace {
-                if count + 1 >= limit { return result + "…" }
-                result.append(" ")
-                count += 1
-                pendingSpace = false
-            }
-            if count + 1 > limit - 1, count >= limit - 1 { return result + "…" }
-            result.append(character)
-            count += 1
-        }
-        return result
+        var builder = PreviewBuilder(limit: limit)
+        var text = text
+        text.withUTF8 { _ = builder.feed($0, isLast: true) }
+        return String(decoding: builder.output, as: UTF8.self)
     }
 
     /// The first line, trimmed, cut to `limit` characters: Itsypad's tab title rule.
@@ -91,5 +76,116 @@ public enum Text {
         }
         lines.append(line)
         return lines.joined(separator: "\n")
+    }
+}
+
+/// Builds `Text.preview` from UTF-8 fed a piece at a time, so that a listing
+/// reads only as much of a long text as its preview shows. Characters are
+/// Swift's (grapheme clusters): scalars below U+0300 never join their
+/// neighbours except CR LF, so those are handled byte by byte and only other
+/// text goes through `Character`.
+struct PreviewBuilder {
+    let limit: Int
+    /// The preview so far; complete once `feed` has returned true or been given the last piece.
+    private(set) var output: [UInt8] = []
+    private var count = 0
+    private var pendingSpace = false
+    private(set) var isComplete = false
+    /// The start of a character the next piece may continue.
+    private var carry: [UInt8] = []
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Feeds the next whole scalars of the text. Returns true once the preview
+    /// is complete: no more of the text can change it.
+    mutating func feed(_ piece: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
+        guard !isComplete else { return true }
+        if carry.isEmpty { return feedJoined(piece, isLast: isLast) }
+        let joined = carry + Array(piece)
+        carry = []
+        return joined.withUnsafeBufferPointer { feedJoined($0, isLast: isLast) }
+    }
+
+    private mutating func feedJoined(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
+        var index = 0
+        while index < bytes.count {
+            let length = PreviewBuilder.simpleScalarLength(bytes[index])
+            guard length > 0 else { return feedCharacters(UnsafeBufferPointer(rebasing: bytes[index...]), isLast: isLast) }
+            let next = index + length
+            if next == bytes.count && !isLast {
+                carry = Array(bytes[index...])
+                return false
+            }
+            if bytes[index] == 0x0D, next < bytes.count, bytes[next] == 0x0A {
+                if append(UnsafeBufferPointer(rebasing: bytes[index...next]), isWhitespace: true) { return true }
+                index = next + 1
+                continue
+            }
+            // A scalar above U+02FF after this one may join it into one character.
+            if next < bytes.count, PreviewBuilder.simpleScalarLength(bytes[next]) == 0 {
+                return feedCharacters(UnsafeBufferPointer(rebasing: bytes[index...]), isLast: isLast)
+            }
+            let scalar = UnsafeBufferPointer(rebasing: bytes[index..<next])
+            if append(scalar, isWhitespace: PreviewBuilder.isSimpleWhitespace(scalar)) { return true }
+            index = next
+        }
+        if isLast { isComplete = true }
+        return isComplete
+    }
+
+    /// The general path: whole characters as Swift segments them; the last one
+    /// waits for the next piece unless this is the last.
+    private mutating func feedCharacters(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
+        let text = String(decoding: bytes, as: UTF8.self)
+        var start = text.startIndex
+        while start < text.endIndex {
+            let end = text.index(after: start)
+            if end == text.endIndex && !isLast {
+                carry = Array(text[start...].utf8)
+                return false
+            }
+            let character = text[start]
+            var utf8 = String(character)
+            if utf8.withUTF8({ append($0, isWhitespace: character.isWhitespace) }) { return true }
+            start = end
+        }
+        isComplete = true
+        return true
+    }
+
+    /// The preview rule for one character; true when the preview is complete.
+    private mutating func append(_ character: UnsafeBufferPointer<UInt8>, isWhitespace: Bool) -> Bool {
+        if isWhitespace {
+            pendingSpace = count > 0
+            return false
+        }
+        if pendingSpace {
+            if count + 1 >= limit { return finishWithEllipsis() }
+            output.append(0x20)
+            count += 1
+            pendingSpace = false
+        }
+        if count >= limit - 1 { return finishWithEllipsis() }
+        output.append(contentsOf: character)
+        count += 1
+        return false
+    }
+
+    private mutating func finishWithEllipsis() -> Bool {
+        output += [0xE2, 0x80, 0xA6]
+        isComplete = true
+        return true
+    }
+
+    /// The length of a scalar below U+0300 from its lead byte, or 0 for any other scalar.
+    @inline(__always)
+    static func simpleScalarLength(_ lead: UInt8) -> Int {
+        lead < 0x80 ? 1 : (0xC2...0xCB).contains(lead) ? 2 : 0
+    }
+
+    /// White_Space below U+0300: tab to carriage return, space, NEL and no-break space.
+    static func isSimpleWhitespace(_ scalar: UnsafeBufferPointer<UInt8>) -> Bool {
+        if scalar.count == 1 { return scalar[0] == 0x20 || (0x09...0x0D).contains(scalar[0]) }
+        return scalar[0] == 0xC2 && (scalar[1] == 0x85 || scalar[1] == 0xA0)
     }
 }

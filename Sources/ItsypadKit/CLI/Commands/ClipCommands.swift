@@ -24,21 +24,15 @@ enum ClipCommands {
         let limit = try invocation.integer("limit", in: 0...Int.max)
         let store = try invocation.store()
         if limit == 0 { return ExitCode.success }
-        let search = invocation.value("search")
-        let matching: ((ClipEntry) -> Bool)? = search.map { query in { $0.text.containsIgnoringCase(query) } }
-        let clips = try store.clips()
+        var listing = try ClipListing(store: store)
+        listing.query = invocation.value("search").map(TextQuery.init)
+        listing.limit = limit
+        listing.pinnedOnly = invocation.flag("pinned")
         if invocation.flag("json") {
-            let states = try store.syncStates()
-            var writer = JSONArrayWriter(write: invocation.out.write)
-            try clips.forEachEntry(limit: limit, pinnedOnly: invocation.flag("pinned"), matching: matching) { entry in
-                writer.append(JSONForms.clip(entry, syncState: JSONForms.clipState(entry, states)))
-            }
-            writer.finish()
+            try listing.printJSON(to: invocation.out)
             invocation.out.write("\n")
-            return ExitCode.success
-        }
-        try clips.forEachEntry(limit: limit, pinnedOnly: invocation.flag("pinned"), matching: matching) { entry in
-            invocation.out.line(Identifier.short(entry.id) + "\t" + Text.preview(entry.text, limit: previewLength))
+        } else {
+            try listing.printPreviews(to: invocation.out, length: previewLength)
         }
         return ExitCode.success
     }
@@ -116,12 +110,5 @@ enum ClipCommands {
         try invocation.unique(try store.clips().resolve(reference), reference, kind: "clip") {
             "\($0.id)  \(Text.preview($0.text, limit: 50))"
         }
-    }
-}
-
-extension String {
-    /// Case-insensitive substring search, as Itsypad's search does.
-    func containsIgnoringCase(_ query: String) -> Bool {
-        query.isEmpty || lowercased().contains(query.lowercased())
     }
 }

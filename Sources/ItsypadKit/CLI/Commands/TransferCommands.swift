@@ -17,13 +17,7 @@ enum TransferCommands {
             return .object(members)
         }
         out.write(",\n  \"clips\": ")
-        var clips = JSONArrayWriter(level: 1, write: out.write)
-        try store.clips().forEachEntry { entry in
-            guard case .object(var members) = JSONForms.clip(entry, syncState: JSONForms.clipState(entry, states)) else { return }
-            members.append(("localReason", entry.localOnly.map { .string($0.rawValue) } ?? .null))
-            clips.append(.object(members))
-        }
-        clips.finish()
+        try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
         out.write(",\n  \"settings\": ")
         JSONArrayWriter.write(try store.settings().entries.sorted { $0.key < $1.key }, level: 1, to: out.write) { key, entry in
             .object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])

@@ -1,0 +1,103 @@
+/// `clip ls` (previews or JSON) and the clips of `export`, printed from the
+/// log's bytes: no `ClipEntry`, `String` or `JSONValue` per entry, and of a
+/// long text only what is printed is read (its first bytes for a preview;
+/// for JSON the whole text, streamed a piece at a time).
+struct ClipListing {
+    let store: DataStore
+    let clips: ClipStore
+    var query: TextQuery? = nil
+    var limit: Int? = nil
+    var pinnedOnly = false
+
+    /// Bytes of escaped text read for a preview before reading on: 100
+    /// characters of up to four bytes, with room for escapes.
+    static let previewHead = 512
+    /// Bytes of escaped text read with a JSON element before streaming the rest.
+    static let jsonHead = 1 << 16
+
+    init(store: DataStore) throws {
+        self.store = store
+        clips = try store.clips()
+    }
+
+    /// Entries that pass the search and the limit, newest first.
+    private func forEachShown(textHead: Int, _ body: (ListedClip) throws -> Void) throws {
+        var shown = 0
+        var scratch: [UInt8] = []
+        try clips.forEachListed(pinnedOnly: pinnedOnly, textHead: query == nil ? textHead : nil) { clip in
+            if let query, try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }
+            try body(clip)
+            shown += 1
+            return limit.map { shown < $0 } ?? true
+        }
+    }
+
+    /// `SHORTID<TAB>preview` lines; `clean` makes each line safe for a terminal.
+    func printPreviews(to out: OutputBuffer, length: Int, clean: ((inout [UInt8]) -> Void)? = nil) throws {
+        var line: [UInt8] = []
+        var scratch: [UInt8] = []
+        try forEachShown(textHead: ClipListing.previewHead) { clip in
+            line.removeAll(keepingCapacity: true)
+            clip.slot.id.appendText(to: &line, hexDigits: 8)
+            line.append(0x09)
+            var preview = PreviewBuilder(limit: length)
+            try clips.forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in !preview.feed(piece, isLast: last) }
+            line += preview.output
+            clean?(&line)
+            line.append(0x0A)
+            out.write(line)
+        }
+    }
+
+    /// A pretty JSON array of `JSONForms.clip` elements at `level`, with
+    /// `localReason` appended for export; the text is streamed.
+    func printJSON(to out: OutputBuffer, level: Int = 0, withLocalReason: Bool = false) throws {
+        let keys = JSONForms.clipKeys + (withLocalReason ? ["localReason"] : [])
+        let template = JSONElementTemplate(level: level, valueCount: keys.count) { .object(Array(zip(keys, $0))) }
+        let states = try store.clipSyncStates()
+        var element: [UInt8] = []
+        var scratch: [UInt8] = []
+        var first = true
+        try forEachShown(textHead: ClipListing.jsonHead) { clip in
+            element.removeAll(keepingCapacity: true)
+            element += first ? [0x5B, 0x0A] : [0x2C, 0x0A]
+            first = false
+            for (index, piece) in template.pieces.enumerated() {
+                element += piece
+                guard index < keys.count else { break }
+                switch keys[index] {
+                case "id":
+                    element.append(0x22)
+                    clip.slot.id.appendText(to: &element)
+                    element.append(0x22)
+                case "text":
+                    element.append(0x22)
+                    try clips.forEachDecodedPiece(of: clip, reescaping: true, scratch: &scratch) { piece, _ in
+                        element += piece
+                        if element.count >= 1 << 20 {
+                            out.write(element)
+                            element.removeAll(keepingCapacity: true)
+                        }
+                        return true
+                    }
+                    element.append(0x22)
+                case "timestamp":
+                    element.append(0x22)
+                    Time.appendISO8601(clip.slot.timestamp, to: &element)
+                    element.append(0x22)
+                case "pinned": element += ClipListing.literal(clip.slot.isPinned)
+                case "localOnly": element += ClipListing.literal(clip.localOnly != nil)
+                case "syncState":
+                    let state = clip.localOnly != nil ? .localOnly : states(clip.slot.id)
+                    element += Array("\"\(state.rawValue)\"".utf8)
+                default:
+                    element += Array((clip.localOnly.map { JSONValue.string($0.rawValue) } ?? .null).serialized().utf8)
+                }
+            }
+            out.write(element)
+        }
+        out.write(first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]")
+    }
+
+    private static func literal(_ value: Bool) -> [UInt8] { Array((value ? "true" : "false").utf8) }
+}

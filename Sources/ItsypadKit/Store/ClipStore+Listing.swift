@@ -1,0 +1,226 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A live entry as a listing reads it: its slot, and its text still escaped
+/// as the log holds it — all of it, or only its first bytes when a preview is
+/// all that is printed. Valid only inside the `forEachListed` callback.
+struct ListedClip {
+    let slot: ClipSlot
+    let localOnly: LocalOnlyReason?
+    /// The escaped text read so far.
+    let head: UnsafeBufferPointer<UInt8>
+    /// The whole escaped text's length, and where it starts in the log.
+    let textLength: Int
+    let textOffset: Int
+
+    var isWhole: Bool { head.count == textLength }
+}
+
+/// Listing: entries are read straight from the log's bytes, many lines per
+/// system call, and only as much of each line as the listing needs. Lines are
+/// in the form `addLine` writes; any other form falls back to the JSON parser.
+extension ClipStore {
+    /// Bytes of a line before its text: `{"op":"add","id":…,"ts":…,"pinned":…,"local":…,"text":"`.
+    static let headerAllowance = 160
+    /// Most bytes read at once for a batch of lines.
+    private static let batchBytes = 1 << 21
+
+    /// Streams live entries newest first, reading up to `textHead` bytes of
+    /// each escaped text (nil: all of it), until `body` returns false.
+    func forEachListed(pinnedOnly: Bool = false, textHead: Int?, _ body: (ListedClip) throws -> Bool) throws {
+        try storeOperation {
+            var end = Int(index.header.slotCount)
+            var chunk = 64
+            while end > 0 {
+                let start = max(0, end - chunk)
+                let slots = try index.slots(start..<end).reversed().filter { $0.isLive && (!pinnedOnly || $0.isPinned) }
+                var batchStart = 0
+                while batchStart < slots.count {
+                    var batchEnd = batchStart
+                    var bytes = 0
+                    while batchEnd < slots.count, bytes < ClipStore.batchBytes {
+                        bytes += ClipStore.need(slots[batchEnd], textHead: textHead)
+                        batchEnd += 1
+                    }
+                    if try !readLines(slots[batchStart..<batchEnd], textHead: textHead, body) { return }
+                    batchStart = batchEnd
+                }
+                end = start
+                chunk = min(chunk * 4, 16384)
+            }
+        }
+    }
+
+    private static func need(_ slot: ClipSlot, textHead: Int?) -> Int {
+        let length = Int(slot.length)
+        guard let textHead else { return length }
+        return min(length, headerAllowance + textHead)
+    }
+
+    /// Reads the lines of `slots` with one pread per cluster of nearby lines, then hands them over in order.
+    private func readLines(_ slots: ArraySlice<ClipSlot>, textHead: Int?, _ body: (ListedClip) throws -> Bool) throws -> Bool {
+        let order = slots.indices.sorted { slots[$0].offset < slots[$1].offset }
+        var buffer: [UInt8] = []
+        var positions = [Int](repeating: 0, count: slots.count)
+        var cluster: (start: Int, end: Int, members: [Int])?
+        func readCluster() throws {
+            guard let current = cluster else { return }
+            let base = buffer.count
+            buffer += try FileSystem.read(fd: log.fd, offset: current.start, count: current.end - current.start, path: logPath)
+            for member in current.members { positions[member - slots.startIndex] = base + Int(slots[member].offset) - current.start }
+        }
+        for member in order {
+            let start = Int(slots[member].offset)
+            let end = start + ClipStore.need(slots[member], textHead: textHead)
+            // Lines closer than a page or two share a read; a long text's unread tail never joins one.
+            if var current = cluster, start <= current.end + 8192 {
+                current.end = max(current.end, end)
+                current.members.append(member)
+                cluster = current
+            } else {
+                try readCluster()
+                cluster = (start, end, [member])
+            }
+        }
+        try readCluster()
+        return try buffer.withUnsafeBufferPointer { bytes in
+            for member in slots.indices {
+                let slot = slots[member]
+                let start = positions[member - slots.startIndex]
+                let count = min(ClipStore.need(slot, textHead: textHead), bytes.count - start)
+                if try !listed(slot, line: UnsafeBufferPointer(rebasing: bytes[start..<start + count]), body) { return false }
+            }
+            return true
+        }
+    }
+
+    /// Hands over one entry from its line (or the start of it).
+    private func listed(_ slot: ClipSlot, line: UnsafeBufferPointer<UInt8>, _ body: (ListedClip) throws -> Bool) throws -> Bool {
+        let length = Int(slot.length)
+        if let header = ClipLineHeader(line), header.textStart <= length - 2,
+           line.count < length || (line[length - 2] == 0x22 && line[length - 1] == 0x7D) {
+            let textEnd = min(line.count, length - 2)
+            return try body(ListedClip(slot: slot, localOnly: header.localOnly,
+                                       head: UnsafeBufferPointer(rebasing: line[header.textStart..<max(header.textStart, textEnd)]),
+                                       textLength: length - 2 - header.textStart, textOffset: Int(slot.offset) + header.textStart))
+        }
+        // Another form of the same JSON: parse the whole line and hand over its text as addLine would escape it.
+        let entry = try self.entry(slot)
+        var text = entry.text
+        var escaped: [UInt8] = []
+        text.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
+        return try escaped.withUnsafeBufferPointer {
+            try body(ListedClip(slot: slot, localOnly: entry.localOnly, head: $0, textLength: $0.count, textOffset: 0))
+        }
+    }
+
+    /// Streams the escaped text of `clip` after its head, in pieces of at most
+    /// `piece` bytes; the flag tells the last piece.
+    func forEachTextPiece(of clip: ListedClip, piece: Int = 1 << 20,
+                          _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool) throws {
+        var done = clip.head.count
+        while done < clip.textLength {
+            let count = min(piece, clip.textLength - done)
+            let bytes = try storeOperation {
+                try FileSystem.read(fd: log.fd, offset: clip.textOffset + done, count: count, path: logPath)
+            }
+            guard bytes.count == count else { throw ItsypadError.corrupt(logPath, "entry at byte \(clip.slot.offset) ends early") }
+            done += count
+            if try !bytes.withUnsafeBufferPointer({ try body($0, done == clip.textLength) }) { return }
+        }
+    }
+
+    /// Streams the text of `clip` decoded to UTF-8 (or, `reescaping`, escaped
+    /// as `addLine` escapes it), head first, until `body` returns false; the flag
+    /// tells the last piece. `decoded` is scratch space the caller may reuse.
+    func forEachDecodedPiece(of clip: ListedClip, reescaping: Bool = false, scratch decoded: inout [UInt8],
+                             _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool) throws {
+        var leftover: [UInt8] = []
+        func feed(_ raw: UnsafeBufferPointer<UInt8>, final: Bool) throws -> Bool {
+            // Most texts need no decoding at all: plain ASCII without escapes.
+            if leftover.isEmpty && !raw.contains(where: { $0 >= 0x80 || JSONString.needsEscape($0) }) {
+                return try body(raw, final)
+            }
+            let joined = leftover + Array(raw)
+            decoded.removeAll(keepingCapacity: true)
+            let consumed: Int
+            do {
+                consumed = try joined.withUnsafeBufferPointer {
+                    try JSONString.unescape($0, final: final, reescaping: reescaping, into: &decoded)
+                }
+            } catch let error as JSONString.Malformed {
+                throw corrupt(clip, error)
+            }
+            leftover = Array(joined[consumed...])
+            return try decoded.withUnsafeBufferPointer { try body($0, final) }
+        }
+        guard try feed(clip.head, final: clip.isWhole), !clip.isWhole else { return }
+        try forEachTextPiece(of: clip) { try feed($0, final: $1) }
+    }
+
+    /// The whole text of `clip` as UTF-8.
+    func wholeText<Result>(of clip: ListedClip, scratch: inout [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result {
+        var whole: [UInt8]?
+        var result: Result?
+        try forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in
+            if last && whole == nil {
+                result = try body(piece)
+            } else {
+                whole = (whole ?? []) + Array(piece)
+                if last { result = try whole!.withUnsafeBufferPointer(body) }
+            }
+            return true
+        }
+        return result!
+    }
+
+    /// The error for a text that does not decode.
+    func corrupt(_ clip: ListedClip, _ reason: JSONString.Malformed) -> ItsypadError {
+        ItsypadError.corrupt(logPath, "unreadable entry at byte \(clip.slot.offset) (\(reason.message))")
+    }
+}
+
+/// The start of an add line in the form `ClipStore.addLine` writes:
+/// `{"op":"add","id":"<uuid>","ts":<int>,"pinned":<bool>[,"local":"<reason>"],"text":"`.
+struct ClipLineHeader {
+    let textStart: Int
+    let localOnly: LocalOnlyReason?
+
+    private static let opAndID = Array(#"{"op":"add","id":""#.utf8)
+    private static let timestamp = Array(#"","ts":"#.utf8)
+    private static let pinned = Array(#","pinned":"#.utf8)
+    private static let local = Array(#","local":""#.utf8)
+    private static let text = Array(#","text":""#.utf8)
+    private static let yes = Array("true".utf8)
+    private static let no = Array("false".utf8)
+
+    /// nil when the line does not start in that form.
+    init?(_ line: UnsafeBufferPointer<UInt8>) {
+        var position = 0
+        func expect(_ literal: [UInt8]) -> Bool {
+            guard position + literal.count <= line.count else { return false }
+            for (offset, byte) in literal.enumerated() where line[position + offset] != byte { return false }
+            position += literal.count
+            return true
+        }
+        guard expect(ClipLineHeader.opAndID) else { return nil }
+        position += 36
+        guard expect(ClipLineHeader.timestamp) else { return nil }
+        if position < line.count, line[position] == UInt8(ascii: "-") { position += 1 }
+        while position < line.count, (0x30...0x39).contains(line[position]) { position += 1 }
+        guard expect(ClipLineHeader.pinned), expect(ClipLineHeader.yes) || expect(ClipLineHeader.no) else { return nil }
+        var reason: LocalOnlyReason?
+        if expect(ClipLineHeader.local) {
+            let start = position
+            while position < line.count, line[position] != 0x22, position - start < 32 { position += 1 }
+            guard position < line.count, line[position] == 0x22 else { return nil }
+            let name = String(decoding: UnsafeBufferPointer(rebasing: line[start..<position]), as: UTF8.self)
+            reason = LocalOnlyReason(rawValue: name) ?? .requested
+            position += 1
+        }
+        guard expect(ClipLineHeader.text) else { return nil }
+        textStart = position
+        localOnly = reason
+    }
+}
