@@ -40,9 +40,10 @@ struct ClipListing {
             line.removeAll(keepingCapacity: true)
             clip.slot.id.appendText(to: &line, hexDigits: 8)
             line.append(0x09)
-            var preview = PreviewBuilder(limit: length)
+            var preview = PreviewBuilder(limit: length, appendingTo: line)
+            line = []
             try clips.forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in !preview.feed(piece, isLast: last) }
-            line += preview.output
+            line = preview.output
             clean?(&line)
             line.append(0x0A)
             out.write(line)

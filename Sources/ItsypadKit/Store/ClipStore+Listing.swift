@@ -30,6 +30,7 @@ extension ClipStore {
     /// each escaped text (nil: all of it), until `body` returns false.
     func forEachListed(pinnedOnly: Bool = false, textHead: Int?, _ body: (ListedClip) throws -> Bool) throws {
         try storeOperation {
+            var buffer: [UInt8] = []
             var end = Int(index.header.slotCount)
             var chunk = 64
             while end > 0 {
@@ -43,7 +44,7 @@ extension ClipStore {
                         bytes += ClipStore.need(slots[batchEnd], textHead: textHead)
                         batchEnd += 1
                     }
-                    if try !readLines(slots[batchStart..<batchEnd], textHead: textHead, body) { return }
+                    if try !readLines(slots[batchStart..<batchEnd], textHead: textHead, into: &buffer, body) { return }
                     batchStart = batchEnd
                 }
                 end = start
@@ -59,36 +60,41 @@ extension ClipStore {
     }
 
     /// Reads the lines of `slots` with one pread per cluster of nearby lines, then hands them over in order.
-    private func readLines(_ slots: ArraySlice<ClipSlot>, textHead: Int?, _ body: (ListedClip) throws -> Bool) throws -> Bool {
+    private func readLines(_ slots: ArraySlice<ClipSlot>, textHead: Int?, into buffer: inout [UInt8],
+                           _ body: (ListedClip) throws -> Bool) throws -> Bool {
         let order = slots.indices.sorted { slots[$0].offset < slots[$1].offset }
-        var buffer: [UInt8] = []
         var positions = [Int](repeating: 0, count: slots.count)
-        var cluster: (start: Int, end: Int, members: [Int])?
-        func readCluster() throws {
-            guard let current = cluster else { return }
-            let base = buffer.count
-            buffer += try FileSystem.read(fd: log.fd, offset: current.start, count: current.end - current.start, path: logPath)
-            for member in current.members { positions[member - slots.startIndex] = base + Int(slots[member].offset) - current.start }
-        }
+        var clusters: [(start: Int, end: Int, at: Int)] = []
+        var size = 0
         for member in order {
             let start = Int(slots[member].offset)
             let end = start + ClipStore.need(slots[member], textHead: textHead)
             // Lines closer than a page or two share a read; a long text's unread tail never joins one.
-            if var current = cluster, start <= current.end + 8192 {
-                current.end = max(current.end, end)
-                current.members.append(member)
-                cluster = current
+            if let last = clusters.last, start <= last.end + 8192 {
+                size += max(0, end - last.end)
+                clusters[clusters.count - 1].end = max(last.end, end)
             } else {
-                try readCluster()
-                cluster = (start, end, [member])
+                clusters.append((start, end, size))
+                size += end - start
+            }
+            let cluster = clusters[clusters.count - 1]
+            positions[member - slots.startIndex] = cluster.at + start - cluster.start
+        }
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: repeatElement(0, count: size))
+        try buffer.withUnsafeMutableBytes { bytes in
+            for cluster in clusters {
+                let target = UnsafeMutableRawBufferPointer(rebasing: bytes[cluster.at..<cluster.at + cluster.end - cluster.start])
+                guard try FileSystem.read(fd: log.fd, offset: cluster.start, into: target, path: logPath) == target.count else {
+                    throw ItsypadError.corrupt(logPath, "shorter than its index says")
+                }
             }
         }
-        try readCluster()
         return try buffer.withUnsafeBufferPointer { bytes in
             for member in slots.indices {
                 let slot = slots[member]
                 let start = positions[member - slots.startIndex]
-                let count = min(ClipStore.need(slot, textHead: textHead), bytes.count - start)
+                let count = ClipStore.need(slot, textHead: textHead)
                 if try !listed(slot, line: UnsafeBufferPointer(rebasing: bytes[start..<start + count]), body) { return false }
             }
             return true

@@ -76,9 +76,16 @@ public enum FileSystem {
     /// Reads `count` bytes at `offset` (fewer at end of file).
     public static func read(fd: Int32, offset: Int, count: Int, path: String) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
+        let done = try buffer.withUnsafeMutableBytes { try read(fd: fd, offset: offset, into: $0, path: path) }
+        if done < count { buffer.removeSubrange(done...) }
+        return buffer
+    }
+
+    /// Fills `buffer` from `offset` (pread, retried); returns the bytes read, fewer only at end of file.
+    public static func read(fd: Int32, offset: Int, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
         var done = 0
-        while done < count {
-            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+        while done < buffer.count {
+            let got = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
             if got < 0 {
                 if errno == EINTR { continue }
                 throw fail("read", path)
@@ -86,8 +93,7 @@ public enum FileSystem {
             if got == 0 { break }
             done += got
         }
-        if done < count { buffer.removeSubrange(done...) }
-        return buffer
+        return done
     }
 
     public static func writeAll(fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {

@@ -86,15 +86,19 @@ public enum Text {
 /// text goes through `Character`.
 struct PreviewBuilder {
     let limit: Int
-    /// The preview so far; complete once `feed` has returned true or been given the last piece.
-    private(set) var output: [UInt8] = []
+    /// What came before the preview (a listing's line so far), then the preview;
+    /// complete once `feed` has returned true or been given the last piece.
+    private(set) var output: [UInt8]
     private var count = 0
     private var pendingSpace = false
     private(set) var isComplete = false
     /// The start of a character the next piece may continue.
     private var carry: [UInt8] = []
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, appendingTo output: [UInt8] = []) {
+        self.limit = limit
+        self.output = output
+    }
 
     /// Feeds the next whole scalars of the text. Returns true once the preview
     /// is complete: no more of the text can change it.
@@ -109,24 +113,30 @@ struct PreviewBuilder {
     private mutating func feedJoined(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
         var index = 0
         while index < bytes.count {
-            let length = PreviewBuilder.simpleScalarLength(bytes[index])
+            let lead = bytes[index]
+            let length = lead < 0x80 ? 1 : (0xC2...0xCB).contains(lead) ? 2 : 0
             guard length > 0 else { return feedCharacters(UnsafeBufferPointer(rebasing: bytes[index...]), isLast: isLast) }
             let next = index + length
-            if next == bytes.count && !isLast {
-                carry = Array(bytes[index...])
-                return false
-            }
-            if bytes[index] == 0x0D, next < bytes.count, bytes[next] == 0x0A {
-                if append(UnsafeBufferPointer(rebasing: bytes[index...next]), isWhitespace: true) { return true }
+            if next == bytes.count {
+                if !isLast {
+                    carry = Array(bytes[index...])
+                    return false
+                }
+            } else if lead == 0x0D && bytes[next] == 0x0A {
+                if character(isWhitespace: true, { _ in }) { return true }
                 index = next + 1
                 continue
-            }
-            // A scalar above U+02FF after this one may join it into one character.
-            if next < bytes.count, PreviewBuilder.simpleScalarLength(bytes[next]) == 0 {
+            } else if bytes[next] >= 0xCC {
+                // A scalar from U+0300 on may join this one into one character.
                 return feedCharacters(UnsafeBufferPointer(rebasing: bytes[index...]), isLast: isLast)
             }
-            let scalar = UnsafeBufferPointer(rebasing: bytes[index..<next])
-            if append(scalar, isWhitespace: PreviewBuilder.isSimpleWhitespace(scalar)) { return true }
+            let isWhitespace = length == 1 ? lead == 0x20 || (0x09...0x0D).contains(lead)
+                                           : lead == 0xC2 && (bytes[index + 1] == 0x85 || bytes[index + 1] == 0xA0)
+            let done = character(isWhitespace: isWhitespace) { output in
+                output.append(lead)
+                if length == 2 { output.append(bytes[index + 1]) }
+            }
+            if done { return true }
             index = next
         }
         if isLast { isComplete = true }
@@ -144,17 +154,18 @@ struct PreviewBuilder {
                 carry = Array(text[start...].utf8)
                 return false
             }
-            let character = text[start]
-            var utf8 = String(character)
-            if utf8.withUTF8({ append($0, isWhitespace: character.isWhitespace) }) { return true }
+            let piece = text[start..<end]
+            if character(isWhitespace: piece.first!.isWhitespace, { $0 += piece.utf8 }) { return true }
             start = end
         }
         isComplete = true
         return true
     }
 
-    /// The preview rule for one character; true when the preview is complete.
-    private mutating func append(_ character: UnsafeBufferPointer<UInt8>, isWhitespace: Bool) -> Bool {
+    /// The preview rule for one character: a whitespace run becomes one space
+    /// between words; the limit counts characters and ends the preview with "…".
+    @inline(__always)
+    private mutating func character(isWhitespace: Bool, _ write: (inout [UInt8]) -> Void) -> Bool {
         if isWhitespace {
             pendingSpace = count > 0
             return false
@@ -166,7 +177,7 @@ struct PreviewBuilder {
             pendingSpace = false
         }
         if count >= limit - 1 { return finishWithEllipsis() }
-        output.append(contentsOf: character)
+        write(&output)
         count += 1
         return false
     }
@@ -175,17 +186,5 @@ struct PreviewBuilder {
         output += [0xE2, 0x80, 0xA6]
         isComplete = true
         return true
-    }
-
-    /// The length of a scalar below U+0300 from its lead byte, or 0 for any other scalar.
-    @inline(__always)
-    static func simpleScalarLength(_ lead: UInt8) -> Int {
-        lead < 0x80 ? 1 : (0xC2...0xCB).contains(lead) ? 2 : 0
-    }
-
-    /// White_Space below U+0300: tab to carriage return, space, NEL and no-break space.
-    static func isSimpleWhitespace(_ scalar: UnsafeBufferPointer<UInt8>) -> Bool {
-        if scalar.count == 1 { return scalar[0] == 0x20 || (0x09...0x0D).contains(scalar[0]) }
-        return scalar[0] == 0xC2 && (scalar[1] == 0x85 || scalar[1] == 0xA0)
     }
 }
