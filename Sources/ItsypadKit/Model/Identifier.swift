@@ -66,6 +66,29 @@ struct PackedID: Hashable {
         self.init(bytes)
     }
 
+    /// Only the lowercase form `string` gives back: a key that must round-trip exactly.
+    init?(canonical text: String) {
+        var text = text
+        guard let packed = text.withUTF8(PackedID.init(canonicalUTF8:)) else { return nil }
+        self = packed
+    }
+
+    init?(canonicalUTF8 utf8: UnsafeBufferPointer<UInt8>) {
+        guard utf8.count == 36 else { return nil }
+        var high: UInt64 = 0, low: UInt64 = 0
+        var digits = 0
+        for (index, byte) in utf8.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == 0x2D else { return nil }
+                continue
+            }
+            guard let value = Hex.value(byte), byte < 0x41 || byte > 0x46 else { return nil }
+            if digits < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
+            digits += 1
+        }
+        self.init(high: high, low: low)
+    }
+
     var bytes: [UInt8] { (0..<16).map { byte(at: $0) } }
 
     var string: String {

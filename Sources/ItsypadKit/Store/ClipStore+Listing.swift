@@ -145,7 +145,7 @@ extension ClipStore {
         var leftover: [UInt8] = []
         func feed(_ raw: UnsafeBufferPointer<UInt8>, final: Bool) throws -> Bool {
             // Most texts need no decoding at all: plain ASCII without escapes.
-            if leftover.isEmpty && !raw.contains(where: { $0 >= 0x80 || JSONString.needsEscape($0) }) {
+            if leftover.isEmpty && JSONString.isPlainASCII(raw) {
                 return try body(raw, final)
             }
             let joined = leftover + Array(raw)

@@ -121,7 +121,7 @@ public final class ClipStore {
 
     /// The live entries among `ids`, read with one pass over the index (bulk sync work).
     public func live(ids: Set<String>) throws -> [String: ClipEntry] {
-        let wanted = Set(ids.compactMap(PackedID.init))
+        let wanted = Set(ids.compactMap { PackedID($0) })
         guard !wanted.isEmpty else { return [:] }
         var result: [String: ClipEntry] = [:]
         try storeOperation {
@@ -220,7 +220,7 @@ public final class ClipStore {
     @discardableResult
     public func remove(ids: [String]) throws -> [String] {
         try storeOperation {
-            let wanted = Set(ids.compactMap(PackedID.init))
+            let wanted = Set(ids.compactMap { PackedID($0) })
             let slots = try index.allSlots()
             let victims = slots.enumerated().filter { $0.element.isLive && wanted.contains($0.element.id) }
             guard !victims.isEmpty else { return [] }

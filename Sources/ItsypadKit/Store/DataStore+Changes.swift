@@ -193,10 +193,9 @@ extension DataStore {
 
     /// `syncStates` for clips by packed id: a listing of 100,000 entries looks each one up.
     func clipSyncStates() throws -> (PackedID) -> SyncState {
-        func clipIDs(_ keys: Set<RecordKey>) -> Set<PackedID> { Set(keys.lazy.filter { $0.type == .clip }.compactMap { PackedID($0.name) }) }
-        let waiting = clipIDs(try pending().keys())
-        let failed = clipIDs(try EngineState.load(from: self).failedKeys)
-        return { SyncState(failed: failed.contains($0), pending: waiting.contains($0)) }
+        let waiting = try pending().keys()
+        let failed = RecordKeySet(Array(try EngineState.load(from: self).failedKeys))
+        return { SyncState(failed: failed.contains(clip: $0), pending: waiting.contains(clip: $0)) }
     }
 }
 

@@ -106,9 +106,9 @@ public final class PendingQueue {
     }
 
     /// The records with a waiting change, without ordering them (cheaper for listings).
-    public func keys() throws -> Set<RecordKey> {
-        if let loaded { return Set(loaded.map(\.key)) }
-        return try replayLog().keys
+    public func keys() throws -> RecordKeySet {
+        if let loaded { return RecordKeySet(loaded.map(\.key)) }
+        return try replayLog().waiting
     }
 
     private func replayLog() throws -> Replay {
@@ -116,14 +116,11 @@ public final class PendingQueue {
         var replay = Replay(expectedLines: (FileSystem.fileSize(path) ?? 0) / 80)
         try storeOperation { try FileSystem.forEachLine(path: path) { _, line in
             // A line that does not parse can only be a torn tail: it was never committed.
-            guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
-                  let type = json["type"]?.stringValue.flatMap(RecordType.init(rawValue:)),
-                  let id = json["id"]?.stringValue else { return }
-            let key = RecordKey(type, id)
-            if op == "done", let sent = json["v"]?.int64Value {
-                replay.confirm(key, version: Int(sent))
-            } else if let operation = PendingChange.Operation(rawValue: op) {
-                replay.apply(operation, key, version: json["v"]?.int64Value.map(Int.init), tag: json["tag"]?.stringValue)
+            guard let parsed = PendingLine(line) else { return }
+            if parsed.op == "done", let sent = parsed.version {
+                replay.confirm(parsed.key, version: sent)
+            } else if let operation = PendingChange.Operation(rawValue: parsed.op) {
+                replay.apply(operation, parsed.key, version: parsed.version, tag: parsed.tag)
             }
         } }
         return replay
@@ -140,10 +137,11 @@ public final class PendingQueue {
     }
 
     /// Folds log lines into the queue in one pass: a dictionary from record to
-    /// its slot in an ordered array, so replay is linear and compact.
+    /// its slot in an ordered array, so replay is linear and compact. Clip ids
+    /// are kept packed: a queue of 100,000 clips replays without a String each.
     struct Replay {
-        private var slots: [PendingChange?] = []
-        private var index: [RecordKey: Int] = [:]
+        private var slots: [(key: ReplayKey, operation: PendingChange.Operation, version: Int, tag: String?)?] = []
+        private var index: [ReplayKey: Int] = [:]
         var version = 0
 
         init(expectedLines: Int = 0) {
@@ -152,30 +150,36 @@ public final class PendingQueue {
         }
 
         /// Compaction writes each change's version so that numbering survives it.
-        mutating func apply(_ operation: PendingChange.Operation, _ key: RecordKey, version explicit: Int?, tag: String?) {
+        mutating func apply(_ operation: PendingChange.Operation, _ key: ReplayKey, version explicit: Int?, tag: String?) {
             version = max(version + 1, explicit ?? 0)
             if let slot = index[key], slots[slot] != nil {
-                slots[slot]!.operation = operation
-                slots[slot]!.version = version
-                slots[slot]!.tag = tag
+                slots[slot] = (key, operation, version, tag)
             } else {
                 // A record confirmed earlier and changed again goes to the back of the queue.
                 index[key] = slots.count
-                slots.append(PendingChange(key: key, operation: operation, version: version, tag: tag))
+                slots.append((key, operation, version, tag))
             }
         }
 
-        mutating func confirm(_ key: RecordKey, version sent: Int) {
+        mutating func confirm(_ key: ReplayKey, version sent: Int) {
             if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
         }
 
         var ordered: [PendingChange] {
             var result: [PendingChange] = []
             result.reserveCapacity(index.count)
-            for case let change? in slots { result.append(change) }
+            for case let change? in slots {
+                result.append(PendingChange(key: change.key.recordKey, operation: change.operation, version: change.version, tag: change.tag))
+            }
             return result
         }
-        var keys: Set<RecordKey> { Set(slots.lazy.compactMap { $0?.key }) }
+
+        var waiting: RecordKeySet {
+            var keys = RecordKeySet()
+            keys.clips.reserveCapacity(index.count)
+            for case let change? in slots { keys.insert(change.key) }
+            return keys
+        }
     }
 
     /// Marks the given versions as sent. A change re-enqueued after its batch
@@ -241,5 +245,135 @@ public final class PendingQueue {
         let firstLine = head.split(separator: 0x0A).first.map(Array.init) ?? []
         let base = (try? JSONValue.parse(firstLine))?["bytes"]?.int64Value ?? 0
         return size > 2 * Int(base)
+    }
+}
+
+/// A record key as replay keeps it: clip ids packed.
+enum ReplayKey: Hashable {
+    case clip(PackedID)
+    case other(RecordKey)
+
+    init(_ key: RecordKey) {
+        if key.type == .clip, let packed = PackedID(canonical: key.name) { self = .clip(packed) } else { self = .other(key) }
+    }
+
+    var recordKey: RecordKey {
+        switch self {
+        case .clip(let id): return RecordKey(.clip, id.string)
+        case .other(let key): return key
+        }
+    }
+}
+
+/// A set of record keys with clip ids packed (a queue may hold 100,000 of them).
+public struct RecordKeySet {
+    var clips = Set<PackedID>()
+    var others = Set<RecordKey>()
+
+    init() {}
+
+    init(_ keys: [RecordKey]) {
+        for key in keys { insert(ReplayKey(key)) }
+    }
+
+    mutating func insert(_ key: ReplayKey) {
+        switch key {
+        case .clip(let id): clips.insert(id)
+        case .other(let key): others.insert(key)
+        }
+    }
+
+    public func contains(_ key: RecordKey) -> Bool {
+        switch ReplayKey(key) {
+        case .clip(let id): return clips.contains(id)
+        case .other(let key): return others.contains(key)
+        }
+    }
+
+    func contains(clip id: PackedID) -> Bool { clips.contains(id) }
+}
+
+/// One line of the pending log. The form itsypad writes,
+/// `{"op":"…","type":"…","id":"…"[,"v":N][,"tag":"…"]}`, is read from its
+/// bytes; anything else goes through the JSON parser.
+struct PendingLine {
+    var op: String
+    var key: ReplayKey
+    var version: Int?
+    var tag: String?
+
+    init?(_ line: ArraySlice<UInt8>) {
+        if let fast = line.withUnsafeBufferPointer(PendingLine.canonical) {
+            self = fast
+            return
+        }
+        guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
+              let type = json["type"]?.stringValue.flatMap(RecordType.init(rawValue:)),
+              let id = json["id"]?.stringValue else { return nil }
+        self.op = op
+        key = ReplayKey(RecordKey(type, id))
+        version = json["v"]?.int64Value.map(Int.init)
+        tag = json["tag"]?.stringValue
+    }
+
+    private init(op: String, key: ReplayKey, version: Int?, tag: String?) {
+        self.op = op
+        self.key = key
+        self.version = version
+        self.tag = tag
+    }
+
+    private static let opKey = Array(#"{"op":""#.utf8)
+    private static let typeKey = Array(#"","type":""#.utf8)
+    private static let idKey = Array(#"","id":""#.utf8)
+    private static let versionKey = Array(#","v":"#.utf8)
+    private static let tagKey = Array(#","tag":""#.utf8)
+
+    private static func canonical(_ line: UnsafeBufferPointer<UInt8>) -> PendingLine? {
+        var position = 0
+        func expect(_ literal: [UInt8]) -> Bool {
+            guard position + literal.count <= line.count else { return false }
+            for (offset, byte) in literal.enumerated() where line[position + offset] != byte { return false }
+            position += literal.count
+            return true
+        }
+        /// A string without escapes, up to its closing quote.
+        func plain() -> UnsafeBufferPointer<UInt8>? {
+            let start = position
+            while position < line.count, line[position] != 0x22 {
+                if line[position] == 0x5C || line[position] < 0x20 || line[position] >= 0x80 { return nil }
+                position += 1
+            }
+            return position < line.count ? UnsafeBufferPointer(rebasing: line[start..<position]) : nil
+        }
+        func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
+        guard expect(opKey), let op = plain(), expect(typeKey), let typeName = plain(),
+              let type = RecordType(rawValue: text(typeName)), expect(idKey), let id = plain() else { return nil }
+        position += 1
+        var version: Int?
+        if expect(versionKey) {
+            var value = 0
+            let start = position
+            while position < line.count, (0x30...0x39).contains(line[position]), position - start < 18 {
+                value = value * 10 + Int(line[position] - 0x30)
+                position += 1
+            }
+            guard position > start else { return nil }
+            version = value
+        }
+        var tag: String?
+        if expect(tagKey) {
+            guard let bytes = plain() else { return nil }
+            tag = text(bytes)
+            position += 1
+        }
+        guard position + 1 == line.count, line[position] == UInt8(ascii: "}") else { return nil }
+        let key: ReplayKey
+        if type == .clip, let packed = PackedID(canonicalUTF8: id) {
+            key = .clip(packed)
+        } else {
+            key = .other(RecordKey(type, text(id)))
+        }
+        return PendingLine(op: text(op), key: key, version: version, tag: tag)
     }
 }

@@ -13,6 +13,26 @@ enum JSONString {
     @inline(__always)
     static func needsEscape(_ byte: UInt8) -> Bool { byte == 0x22 || byte == 0x5C || byte < 0x20 }
 
+    /// Whether `bytes` is ASCII that needs no escaping: then escaped and
+    /// decoded forms are the same bytes. Eight bytes at a time.
+    static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        var index = 0
+        while index + 8 <= bytes.count {
+            let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+            // A byte below 0x20 (given none has its high bit) borrows into its high bit when 0x20 is subtracted.
+            if word & highs != 0 || (word &- 0x20 &* ones) & ~word & highs != 0
+                || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones)) { return false }
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] >= 0x80 || needsEscape(bytes[index]) { return false }
+            index += 1
+        }
+        return true
+    }
+
     /// Appends `utf8` escaped: `\"`, `\\`, `\n`, `\r`, `\t`, other control characters as `\u00xx`.
     static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         var plainStart = 0

@@ -114,6 +114,18 @@ struct PreviewBuilder {
         var index = 0
         while index < bytes.count {
             let lead = bytes[index]
+            // Printable ASCII other than space, the usual text, goes a run at a time.
+            if lead > 0x20 && lead < 0x7F {
+                var end = index + 1
+                while end < bytes.count, bytes[end] > 0x20 && bytes[end] < 0x7F { end += 1 }
+                // The run's last character waits if the piece ends there or a combining scalar may follow.
+                let runEnd = (end == bytes.count && !isLast) || (end < bytes.count && bytes[end] >= 0xCC) ? end - 1 : end
+                if runEnd > index {
+                    if word(UnsafeBufferPointer(rebasing: bytes[index..<runEnd])) { return true }
+                    index = runEnd
+                    continue
+                }
+            }
             let length = lead < 0x80 ? 1 : (0xC2...0xCB).contains(lead) ? 2 : 0
             guard length > 0 else { return feedCharacters(UnsafeBufferPointer(rebasing: bytes[index...]), isLast: isLast) }
             let next = index + length
@@ -180,6 +192,21 @@ struct PreviewBuilder {
         write(&output)
         count += 1
         return false
+    }
+
+    /// `character` for each byte of a run of printable ASCII, at once.
+    private mutating func word(_ run: UnsafeBufferPointer<UInt8>) -> Bool {
+        if pendingSpace {
+            if count + 1 >= limit { return finishWithEllipsis() }
+            output.append(0x20)
+            count += 1
+            pendingSpace = false
+        }
+        let room = limit - 1 - count
+        if room <= 0 { return finishWithEllipsis() }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: run.prefix(room)))
+        count += min(room, run.count)
+        return run.count > room ? finishWithEllipsis() : false
     }
 
     private mutating func finishWithEllipsis() -> Bool {
