@@ -50,12 +50,16 @@ struct ClipListing {
         }
     }
 
-    /// A pretty JSON array of `JSONForms.clip` elements at `level`, with
+    /// A pretty JSON array of `JSONForms.clip` elements at `level` (values in
+    /// `JSONForms.clipKeys` order, which the indices below follow), with
     /// `localReason` appended for export; the text is streamed.
     func printJSON(to out: OutputBuffer, level: Int = 0, withLocalReason: Bool = false) throws {
         let keys = JSONForms.clipKeys + (withLocalReason ? ["localReason"] : [])
         let template = JSONElementTemplate(level: level, valueCount: keys.count) { .object(Array(zip(keys, $0))) }
         let states = try store.clipSyncStates()
+        let quotedStates = Dictionary(uniqueKeysWithValues: SyncState.allCases.map { ($0, Array("\"\($0.rawValue)\"".utf8)) })
+        let reasons = Dictionary(uniqueKeysWithValues: LocalOnlyReason.allCases.map { ($0, Array("\"\($0.rawValue)\"".utf8)) })
+        let (yes, no, null) = (Array("true".utf8), Array("false".utf8), Array("null".utf8))
         var element: [UInt8] = []
         var scratch: [UInt8] = []
         var first = true
@@ -66,12 +70,12 @@ struct ClipListing {
             for (index, piece) in template.pieces.enumerated() {
                 element += piece
                 guard index < keys.count else { break }
-                switch keys[index] {
-                case "id":
+                switch index {
+                case 0:
                     element.append(0x22)
                     clip.slot.id.appendText(to: &element)
                     element.append(0x22)
-                case "text":
+                case 1:
                     element.append(0x22)
                     try clips.forEachDecodedPiece(of: clip, reescaping: true, scratch: &scratch) { piece, _ in
                         element += piece
@@ -82,23 +86,18 @@ struct ClipListing {
                         return true
                     }
                     element.append(0x22)
-                case "timestamp":
+                case 2:
                     element.append(0x22)
                     Time.appendISO8601(clip.slot.timestamp, to: &element)
                     element.append(0x22)
-                case "pinned": element += ClipListing.literal(clip.slot.isPinned)
-                case "localOnly": element += ClipListing.literal(clip.localOnly != nil)
-                case "syncState":
-                    let state = clip.localOnly != nil ? .localOnly : states(clip.slot.id)
-                    element += Array("\"\(state.rawValue)\"".utf8)
-                default:
-                    element += Array((clip.localOnly.map { JSONValue.string($0.rawValue) } ?? .null).serialized().utf8)
+                case 3: element += clip.slot.isPinned ? yes : no
+                case 4: element += clip.localOnly != nil ? yes : no
+                case 5: element += quotedStates[clip.localOnly != nil ? .localOnly : states(clip.slot.id)]!
+                default: element += clip.localOnly.map { reasons[$0]! } ?? null
                 }
             }
             out.write(element)
         }
         out.write(first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]")
     }
-
-    private static func literal(_ value: Bool) -> [UInt8] { Array((value ? "true" : "false").utf8) }
 }

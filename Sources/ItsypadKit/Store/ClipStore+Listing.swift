@@ -142,6 +142,16 @@ extension ClipStore {
     /// tells the last piece. `decoded` is scratch space the caller may reuse.
     func forEachDecodedPiece(of clip: ListedClip, reescaping: Bool = false, scratch decoded: inout [UInt8],
                              _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool) throws {
+        // Most texts need no decoding at all: plain ASCII without escapes, read whole.
+        if clip.isWhole && JSONString.isPlainASCII(clip.head) {
+            _ = try body(clip.head, true)
+            return
+        }
+        try decodePieces(of: clip, reescaping: reescaping, scratch: &decoded, body)
+    }
+
+    private func decodePieces(of clip: ListedClip, reescaping: Bool, scratch decoded: inout [UInt8],
+                              _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool) throws {
         var leftover: [UInt8] = []
         func feed(_ raw: UnsafeBufferPointer<UInt8>, final: Bool) throws -> Bool {
             // Most texts need no decoding at all: plain ASCII without escapes.
@@ -205,8 +215,8 @@ struct ClipLineHeader {
     init?(_ line: UnsafeBufferPointer<UInt8>) {
         var position = 0
         func expect(_ literal: [UInt8]) -> Bool {
-            guard position + literal.count <= line.count else { return false }
-            for (offset, byte) in literal.enumerated() where line[position + offset] != byte { return false }
+            guard position + literal.count <= line.count,
+                  literal.withUnsafeBytes({ memcmp(line.baseAddress! + position, $0.baseAddress!, $0.count) }) == 0 else { return false }
             position += literal.count
             return true
         }
