@@ -145,12 +145,17 @@ final class ClipIndexFile {
 
     /// Writes a complete index (header + slots) by atomic replacement.
     static func create(path: String, header: ClipIndexHeader, slots: [ClipSlot]) throws -> ClipIndexFile {
+        try FileSystem.writeAtomically(path, encoded(header: header, slots: slots))
+        guard let file = try open(path: path) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
+        return file
+    }
+
+    /// A complete index file's bytes.
+    static func encoded(header: ClipIndexHeader, slots: [ClipSlot]) -> [UInt8] {
         var bytes = header.encoded()
         bytes.reserveCapacity(ClipIndexHeader.size + slots.count * ClipSlot.size)
         for slot in slots { slot.encoded(into: &bytes) }
-        try FileSystem.writeAtomically(path, bytes)
-        guard let file = try open(path: path) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
-        return file
+        return bytes
     }
 
     func slots(_ range: Range<Int>) throws -> [ClipSlot] {

@@ -2,6 +2,13 @@
 import Glibc
 #endif
 
+/// A live entry without its text.
+public struct ClipSummary: Equatable, Sendable {
+    public let id: String
+    public let timestamp: Milliseconds
+    public let pinned: Bool
+}
+
 /// The clipboard history.
 ///
 /// `clips/log` is the source of truth: an append-only log, one JSON object a
@@ -98,6 +105,14 @@ public final class ClipStore {
         return ClipEntry(id: slot.idString, text: text, timestamp: slot.timestamp, pinned: slot.isPinned, localOnly: local)
     }
 
+    /// Each live entry's id, time and pin, newest first, from the index alone:
+    /// what prune and clear decide on, without reading any text.
+    public func summaries() throws -> [ClipSummary] {
+        try storeOperation {
+            try index.allSlots().reversed().filter(\.isLive).map { ClipSummary(id: $0.idString, timestamp: $0.timestamp, pinned: $0.isPinned) }
+        }
+    }
+
     /// The newest live entry, if any.
     public func newest() throws -> ClipEntry? { try entries(limit: 1).first }
 
@@ -152,13 +167,14 @@ public final class ClipStore {
                 return AddOutcome(entry: newest, duplicate: true, evicted: [])
             }
             var lines = ClipStore.addLine(entry)
+            let length = lines.count - 1
             let evictions = try evictionCandidates(keeping: maxEntries - 1)
-            for victim in evictions.slots { lines += ClipStore.removeLine(victim.slot.idString) }
-            let offset = try log.append(Array(lines.utf8))
+            for victim in evictions.slots { lines += ClipStore.removeLine(victim.slot.idString).utf8 }
+            let offset = try log.append(lines)
+            lines = []
 
-            let line = ClipStore.addLine(entry)
             let slot = ClipSlot(id: PackedID(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
-                                length: UInt32(line.utf8.count - 1), flags: ClipStore.flags(for: entry))
+                                length: UInt32(length), flags: ClipStore.flags(for: entry))
             var header = index.header
             for victim in evictions.slots {
                 try index.writeFlags(victim.slot.flags | ClipSlot.deleted, at: victim.index)
@@ -185,7 +201,7 @@ public final class ClipStore {
             slots.reserveCapacity(fresh.count)
             let base = log.size
             for entry in fresh {
-                let line = Array(ClipStore.addLine(entry).utf8)
+                let line = ClipStore.addLine(entry)
                 slots.append(ClipSlot(id: PackedID(entry.id)!, timestamp: entry.timestamp,
                                       offset: UInt64(base + lines.count), length: UInt32(line.count - 1),
                                       flags: ClipStore.flags(for: entry)))
@@ -289,14 +305,30 @@ public final class ClipStore {
 
     // MARK: Log format
 
-    static func addLine(_ entry: ClipEntry) -> String {
-        var members: [(String, JSONValue)] = [
-            ("op", .string("add")), ("id", .string(entry.id)), ("ts", .integer(entry.timestamp)),
-            ("pinned", .bool(entry.pinned)),
-        ]
-        if let local = entry.localOnly { members.append(("local", .string(local.rawValue))) }
-        members.append(("text", .string(entry.text)))
-        return JSONValue.object(members).serialized() + "\n"
+    /// `{"op":"add","id":…,"ts":…,"pinned":…[,"local":…],"text":…}` and a newline,
+    /// written from bytes: the form `ClipLineHeader` reads back.
+    static func addLine(_ entry: ClipEntry) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(entry.text.utf8.count + 160)
+        func string(_ value: String) {
+            var value = value
+            line.append(0x22)
+            value.withUTF8 { JSONString.appendEscaped($0, to: &line) }
+            line.append(0x22)
+        }
+        line += #"{"op":"add","id":"#.utf8
+        string(entry.id)
+        line += #","ts":"#.utf8
+        line += String(entry.timestamp).utf8
+        line += (entry.pinned ? #","pinned":true"# : #","pinned":false"#).utf8
+        if let local = entry.localOnly {
+            line += #","local":"#.utf8
+            string(local.rawValue)
+        }
+        line += #","text":"#.utf8
+        string(entry.text)
+        line += "}\n".utf8
+        return line
     }
 
     static func removeLine(_ id: String) -> String {
@@ -379,7 +411,7 @@ public final class ClipStore {
         do {
             var buffer: [UInt8] = []
             for slot in try index.allSlots() where slot.isLive {
-                buffer += Array(ClipStore.addLine(try entry(slot)).utf8)
+                buffer += ClipStore.addLine(try entry(slot))
                 if buffer.count > 1 << 20 {
                     try buffer.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: temp) }
                     buffer.removeAll(keepingCapacity: true)

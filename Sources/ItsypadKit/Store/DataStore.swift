@@ -40,6 +40,7 @@ public final class DataStore {
             self.lock = lock
             isReadOnly = false
             deviceID = try DataStore.readOrCreateMeta(path + "/meta.json")
+            try StagedChanges.recover(root: path)
         } catch let error as FileSystemError {
             throw ItsypadError.from(error)
         }
@@ -96,6 +97,13 @@ public final class DataStore {
         openedSettings = nil
         openedPending = nil
         lock = nil
+    }
+
+    /// Forgets open files after a staged change replaced them; they reopen on next use.
+    func reopenFiles() {
+        openedClips = nil
+        openedSettings = nil
+        openedPending = nil
     }
 
     public var tabs: TabStore { TabStore(directory: path + "/tabs") }

@@ -81,16 +81,19 @@ public final class PendingQueue {
     public func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil) throws {
         guard !keys.isEmpty else { return }
         var lines: [UInt8] = []
-        for key in keys {
-            var members: [(String, JSONValue)] = [("op", .string(operation.rawValue)), ("type", .string(key.type.rawValue)),
-                                                  ("id", .string(key.name))]
-            if let tag { members.append(("tag", .string(tag))) }
-            lines += (JSONValue.object(members).serialized() + "\n").utf8
-        }
+        for key in keys { PendingQueue.appendLine(operation, key, tag: tag, to: &lines) }
         let file = try appendFile()
         try storeOperation { try file.append(lines) }
         loaded = nil
         byKey = nil
+    }
+
+    /// The log line that enqueues one change.
+    static func appendLine(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil, to lines: inout [UInt8]) {
+        var members: [(String, JSONValue)] = [("op", .string(operation.rawValue)), ("type", .string(key.type.rawValue)),
+                                              ("id", .string(key.name))]
+        if let tag { members.append(("tag", .string(tag))) }
+        lines += (JSONValue.object(members).serialized() + "\n").utf8
     }
 
     public func enqueue(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil) throws {

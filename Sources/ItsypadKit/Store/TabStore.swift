@@ -34,7 +34,7 @@ public struct TabStore {
     public func save(_ tab: Tab) throws {
         try storeOperation {
             try FileSystem.makeDirectory(directory)
-            try FileSystem.writeAtomically(filePath(tab.id), Array((TabStore.encode(tab).prettySerialized() + "\n").utf8))
+            try FileSystem.writeAtomically(filePath(tab.id), TabStore.fileContent(tab))
         }
     }
 
@@ -42,8 +42,7 @@ public struct TabStore {
     public func save(_ tabs: [Tab]) throws {
         try storeOperation {
             try FileSystem.makeDirectory(directory)
-            try FileSystem.writeAtomically(tabs.map { (filePath($0.id), Array((TabStore.encode($0).prettySerialized() + "\n").utf8)) },
-                                           in: directory)
+            try FileSystem.writeAtomically(tabs.map { (filePath($0.id), TabStore.fileContent($0)) }, in: directory)
         }
     }
 
@@ -53,6 +52,9 @@ public struct TabStore {
             try FileSystem.syncDirectory(directory)
         }
     }
+
+    /// A tab's file.
+    static func fileContent(_ tab: Tab) -> [UInt8] { Array((encode(tab).prettySerialized() + "\n").utf8) }
 
     /// The on-disk form (content omitted for file-backed tabs).
     static func encode(_ tab: Tab) -> JSONValue {

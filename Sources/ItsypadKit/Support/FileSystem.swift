@@ -223,6 +223,14 @@ public enum FileSystem {
         if fsync(fd) != 0 && errno != EINVAL { throw fail("sync", directory) }
     }
 
+    /// Makes everything written on the file system holding `directory` durable (one syncfs for many files).
+    public static func syncFileSystem(of directory: String) throws {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { throw fail("open", directory) }
+        defer { close(fd) }
+        if linuxSyncfs(fd) != 0 { throw fail("sync", directory) }
+    }
+
     /// Makes renames and unlinks in a directory durable. Some network file systems
     /// refuse fsync on directories; nothing better can be done there, so that is no error.
     public static func syncDirectory(_ path: String) throws {

@@ -48,7 +48,7 @@ import Testing
         // A crash between the log append and the index update leaves the index behind.
         let log = try #require(try FileSystem.read(path + "/log"))
         let extra = ClipStore.addLine(entry("written before the crash", at: 100))
-        try FileSystem.writeAtomically(path + "/log", log + Array(extra.utf8))
+        try FileSystem.writeAtomically(path + "/log", log + extra)
         #expect(try ClipStore(directory: path).entries(limit: 1).map(\.text) == ["written before the crash"])
         try FileSystem.remove(path + "/index")
         let rebuilt = try ClipStore(directory: path)

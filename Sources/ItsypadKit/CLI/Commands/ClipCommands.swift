@@ -74,7 +74,7 @@ enum ClipCommands {
     static func clear(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let all = invocation.flag("all")
-        let victims = try store.clips().entries().filter { all || !$0.pinned }
+        let victims = try store.clips().summaries().filter { all || !$0.pinned }
         let removed = try store.removeClips(victims.map(\.id))
         invocation.note("removed \(removed.count) \(removed.count == 1 ? "entry" : "entries")")
         return ExitCode.success
@@ -89,8 +89,8 @@ enum ClipCommands {
         }
         let keep = try invocation.integer("keep", in: 0...Int.max) ?? settings.int("clipboard.maxEntries") ?? 1000
         let now = invocation.context.now()
-        // Newest first; pinned entries never go.
-        let unpinned = try store.clips().entries().filter { !$0.pinned }
+        // Newest first; pinned entries never go. Only the index is read.
+        let unpinned = try store.clips().summaries().filter { !$0.pinned }
         let total = try store.clips().count
         var victims = Set<String>()
         if let age = retention.milliseconds {

@@ -1,0 +1,103 @@
+/// Everything one import changes, written to a stage first (`StagedChanges`)
+/// so that the data directory takes all of it or none of it: tab files, the
+/// clip log and index, settings and the pending queue move into place together.
+final class ImportStaging {
+    let store: DataStore
+    private let stage: StagedChanges
+    private let clips: ClipStore.Staging
+    /// Only these clips are added (the newest ones, when `clipboard.maxEntries` leaves room for fewer).
+    private let admitted: ((PackedID) -> Bool)?
+    private var pending: StagedFile?
+    /// Tabs staged so far, so that a document naming a tab twice keeps the newer.
+    private var stagedTabs: [String: Tab] = [:]
+    private var settingsChanged = false
+    var summary = TransferCommands.Summary()
+    /// The slots of the clips the document would add, for the cap.
+    var addedClips: [ClipSlot] { clips.added }
+
+    init(store: DataStore, admitting admitted: ((PackedID) -> Bool)? = nil) throws {
+        self.store = store
+        self.admitted = admitted
+        stage = try StagedChanges(root: store.path)
+        do {
+            clips = try ClipStore.Staging(try store.clips(), in: stage)
+        } catch {
+            stage.discard()
+            throw error
+        }
+    }
+
+    private func relative(_ path: String) -> String { String(path.dropFirst(store.path.count + 1)) }
+
+    func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil) throws {
+        guard !keys.isEmpty else { return }
+        if pending == nil { pending = try stage.file(relative(try store.pending().path), copyingCurrent: true) }
+        var lines: [UInt8] = []
+        for key in keys { PendingQueue.appendLine(operation, key, tag: tag, to: &lines) }
+        try storeOperation { try pending!.append(lines) }
+    }
+
+    /// Keeps the newer of the local and the incoming tab (by lastModified, then clock).
+    func merge(_ incoming: Tab) throws {
+        var tab = incoming
+        if let fileURL = tab.fileURL, !FileSystem.exists(fileURL) {
+            // The file lives on another machine: keep the text as a scratch tab.
+            tab.fileURL = nil
+        }
+        if let local = try stagedTabs[tab.id] ?? store.tabs.tab(id: tab.id) {
+            guard (tab.lastModified, tab.clock) > (local.lastModified, local.clock) else { return }
+        }
+        // A file-backed tab adopts its file as it is: an import never overwrites a user's file.
+        try stage.write(relative(store.tabs.filePath(tab.id)), TabStore.fileContent(tab))
+        if stagedTabs.updateValue(tab, forKey: tab.id) == nil { summary.tabs += 1 }
+        if !tab.isFileBacked { try enqueue(.save, [RecordKey(.tab, tab.id)]) }
+    }
+
+    func add(_ clip: ClipEntry) throws {
+        if let admitted, let id = PackedID(clip.id), !admitted(id) { return }
+        guard try clips.add(clip) else { return }
+        summary.clips += 1
+        if clip.localOnly == nil { try enqueue(.save, [RecordKey(.clip, clip.id)]) }
+    }
+
+    func mergeSetting(_ key: String, _ entry: SettingsStore.Entry) throws {
+        guard try store.settings().mergeWithoutWriting(key, entry) else { return }
+        settingsChanged = true
+        summary.settings += 1
+        if Settings.definition(key)?.scope == .synced { try enqueue(.save, [RecordKey(.setting, key)]) }
+    }
+
+    func removeTab(_ tab: Tab) throws {
+        stage.remove(relative(store.tabs.filePath(tab.id)))
+        summary.deleted += 1
+        if !tab.isFileBacked { try enqueue(.delete, [RecordKey(.tab, tab.id)], tag: tab.sync?.tag) }
+    }
+
+    /// Returns how many were in the history.
+    @discardableResult
+    func removeClips(_ ids: [String]) throws -> Int {
+        let removed = try clips.remove(ids: ids)
+        summary.deleted += removed.count
+        try enqueue(.delete, removed.map { RecordKey(.clip, $0) })
+        return removed.count
+    }
+
+    /// Whether `clip` would be added (its id is new to the history).
+    func isFresh(_ clip: ClipEntry) -> Bool { clips.isFresh(clip) }
+
+    /// Puts everything in place at once; until then nothing has changed.
+    func commit() throws {
+        try clips.finish()
+        if settingsChanged { try stage.write(relative(try store.settings().path), try store.settings().encoded()) }
+        try storeOperation { try pending?.close() }
+        try withInterruptsDeferred { try stage.commit() }
+        store.reopenFiles()
+    }
+
+    /// Drops the stage: the data directory is as it was.
+    func discard() {
+        try? clips.abandon()
+        stage.discard()
+        store.reopenFiles()
+    }
+}
