@@ -118,4 +118,6 @@ public enum Resolution<Item> {
     case found(Item)
     case ambiguous([Item])
     case notFound
+
+    var isNotFound: Bool { if case .notFound = self { return true }; return false }
 }

@@ -92,7 +92,7 @@ extension DataStore {
     /// Writes a tab (its file content too when file-backed) and queues it.
     public func saveTab(_ tab: Tab) throws {
         if let fileURL = tab.fileURL { try writeUserFile(fileURL, tab.content, for: tab.id) }
-        try tabs.save(tab)
+        try tabs.updateIndex(id: tab.id, to: tab) { try tabs.save(tab) }
         if !tab.isFileBacked { try pending().enqueue(.save, RecordKey(.tab, tab.id)) }
     }
 
@@ -102,7 +102,7 @@ extension DataStore {
             try? finishInterruptedWrite(fileURL, for: tab.id)
             try storeOperation { try FileSystem.remove(userFileJournal(for: tab.id)) }
         }
-        try tabs.remove(id: tab.id)
+        try tabs.updateIndex(id: tab.id, to: nil) { try tabs.remove(id: tab.id) }
         if !tab.isFileBacked { try queueDeletion([RecordKey(.tab, tab.id)], tag: tab.sync?.tag) }
     }
 
@@ -155,15 +155,31 @@ extension DataStore {
         return loaded
     }
 
-    /// Finds a tab by id, exact name or unique id prefix.
+    /// Finds a tab by id, exact name or unique id prefix, through the index;
+    /// an index that disagrees with the tab files is rebuilt and asked again.
     public func resolveTab(_ reference: String) throws -> Resolution<Tab> {
-        let all = try tabs.all()
-        if let tab = all.first(where: { $0.id == reference.lowercased() }) { return .found(tab) }
-        let named = all.filter { $0.name == reference }
-        if named.count == 1 { return .found(named[0]) }
-        if named.count > 1 { return .ambiguous(named) }
-        guard Identifier.isPrefixCandidate(reference) else { return .notFound }
-        let prefixed = all.filter { $0.id.hasPrefix(reference.lowercased()) }
+        if let resolution = try resolveTab(reference, in: try tabs.index()), !resolution.isNotFound { return resolution }
+        // Not found, or the index disagrees with a file: ask again after reading every file.
+        return try resolveTab(reference, in: try tabs.rebuildIndex()) ?? .notFound
+    }
+
+    /// nil when a tab the index names is missing or named otherwise in its file.
+    private func resolveTab(_ reference: String, in index: TabIndex) throws -> Resolution<Tab>? {
+        let matches = index.matches(reference)
+        func load(_ ids: [PackedID], named: String? = nil) throws -> [Tab]? {
+            var loaded: [Tab] = []
+            for id in ids {
+                guard let tab = try tabs.tab(id: id.string), named.map({ tab.name == $0 }) ?? true else { return nil }
+                loaded.append(tab)
+            }
+            return loaded
+        }
+        if let id = matches.exactID { return try load([id]).map { .found($0[0]) } }
+        if !matches.named.isEmpty {
+            guard let named = try load(matches.named, named: reference) else { return nil }
+            return named.count == 1 ? .found(named[0]) : .ambiguous(named)
+        }
+        guard let prefixed = try load(matches.prefixed) else { return nil }
         switch prefixed.count {
         case 0: return .notFound
         case 1: return .found(prefixed[0])

@@ -15,6 +15,36 @@ public struct TabStore {
         }
     }
 
+    /// The index of names and rows, rebuilt from the files when it does not match them.
+    func index() throws -> TabIndex {
+        if let index = TabIndex.load(directory: directory) { return index }
+        return try rebuildIndex()
+    }
+
+    /// Reads every tab file and writes a fresh index.
+    @discardableResult
+    func rebuildIndex() throws -> TabIndex {
+        let index = TabIndex(records: try all().compactMap(TabIndex.record))
+        // A cache: a directory where it cannot be written still lists (more slowly).
+        if FileSystem.isDirectory(directory) { try? index.save(directory: directory) }
+        return index
+    }
+
+    /// Every write drops the index (the directory's time may not change within
+    /// the clock's granularity); a reader rebuilds it, or `updateIndex` carries it over.
+    private func invalidateIndex() throws {
+        try FileSystem.remove(directory + "/" + TabIndex.fileName)
+    }
+
+    /// Keeps a current index current across a change to one tab (nil: removed).
+    func updateIndex(id: String, to tab: Tab?, _ change: () throws -> Void) throws {
+        let before = TabIndex.load(directory: directory)
+        try change()
+        guard var index = before, let packed = PackedID(id) else { return }
+        index.update(id: packed, with: tab.flatMap(TabIndex.record))
+        try? index.save(directory: directory)
+    }
+
     public func tab(id: String) throws -> Tab? {
         try storeOperation { try FileSystem.read(filePath(id)).map { try decode($0, path: filePath(id)) } }
     }
@@ -35,6 +65,7 @@ public struct TabStore {
         try storeOperation {
             try FileSystem.makeDirectory(directory)
             try FileSystem.writeAtomically(filePath(tab.id), TabStore.fileContent(tab))
+            try invalidateIndex()
         }
     }
 
@@ -43,6 +74,7 @@ public struct TabStore {
         try storeOperation {
             try FileSystem.makeDirectory(directory)
             try FileSystem.writeAtomically(tabs.map { (filePath($0.id), TabStore.fileContent($0)) }, in: directory)
+            try invalidateIndex()
         }
     }
 
@@ -50,6 +82,7 @@ public struct TabStore {
         try storeOperation {
             try FileSystem.remove(filePath(id))
             try FileSystem.syncDirectory(directory)
+            try invalidateIndex()
         }
     }
 

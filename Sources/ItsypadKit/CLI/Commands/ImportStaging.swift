@@ -10,6 +10,7 @@ final class ImportStaging {
     private var pending: StagedFile?
     /// Tabs staged so far, so that a document naming a tab twice keeps the newer.
     private var stagedTabs: [String: Tab] = [:]
+    private var removedTabs: [PackedID] = []
     private var settingsChanged = false
     var summary = TransferCommands.Summary()
     /// The slots of the clips the document would add, for the cap.
@@ -49,6 +50,7 @@ final class ImportStaging {
         }
         // A file-backed tab adopts its file as it is: an import never overwrites a user's file.
         try stage.write(relative(store.tabs.filePath(tab.id)), TabStore.fileContent(tab))
+        dropTabIndex()
         if stagedTabs.updateValue(tab, forKey: tab.id) == nil { summary.tabs += 1 }
         if !tab.isFileBacked { try enqueue(.save, [RecordKey(.tab, tab.id)]) }
     }
@@ -69,8 +71,15 @@ final class ImportStaging {
 
     func removeTab(_ tab: Tab) throws {
         stage.remove(relative(store.tabs.filePath(tab.id)))
+        dropTabIndex()
+        if let id = PackedID(tab.id) { removedTabs.append(id) }
         summary.deleted += 1
         if !tab.isFileBacked { try enqueue(.delete, [RecordKey(.tab, tab.id)], tag: tab.sync?.tag) }
+    }
+
+    /// The tab index goes with the commit (a crash before it is carried over must not leave it stale).
+    private func dropTabIndex() {
+        if stagedTabs.isEmpty && removedTabs.isEmpty { stage.remove(relative(store.tabs.directory + "/" + TabIndex.fileName)) }
     }
 
     /// Returns how many were in the history.
@@ -90,8 +99,14 @@ final class ImportStaging {
         try clips.finish()
         if settingsChanged { try stage.write(relative(try store.settings().path), try store.settings().encoded()) }
         try storeOperation { try pending?.close() }
+        var index = TabIndex.load(directory: store.tabs.directory)
         try withInterruptsDeferred { try stage.commit() }
         store.reopenFiles()
+        // A current tab index stays current: the staged tabs replace their records.
+        guard index != nil else { return }
+        for tab in stagedTabs.values { index!.update(id: PackedID(tab.id)!, with: TabIndex.record(for: tab)) }
+        for id in removedTabs { index!.update(id: id, with: nil) }
+        try? index!.save(directory: store.tabs.directory)
     }
 
     /// Drops the stage: the data directory is as it was.

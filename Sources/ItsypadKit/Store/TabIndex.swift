@@ -1,0 +1,181 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tabs/index`: a rebuildable cache of every tab's id, name and `tab ls`
+/// row, newest first, so that finding a tab by name or id prefix and listing
+/// 10,000 tabs read one file instead of 10,000. It records the `tabs/`
+/// directory's inode and modification time: any tab file written, renamed or
+/// removed since changes them, and the index is then rebuilt from the files.
+/// Only whole-file replacements are noticed (itsypad never edits a tab file in
+/// place); a resolved tab is checked against its file all the same.
+///
+/// Format: a 64-byte header (magic `ITSYTAB1`, directory inode, mtime seconds
+/// and nanoseconds, record count, body checksum, header checksum), then
+/// records: id (16 bytes), name length and row length (4 bytes each, little
+/// endian), name, row.
+struct TabIndex {
+    struct Record: Equatable {
+        let id: PackedID
+        let lastModified: Milliseconds
+        let name: [UInt8]
+        /// The tab's `tab ls` row, without its newline.
+        let row: [UInt8]
+    }
+
+    static let fileName = "index"
+    private static let magic = Array("ITSYTAB1".utf8)
+    private static let headerSize = 64
+
+    /// Newest first (by lastModified, then id), as `tab ls` lists them.
+    private(set) var records: [Record]
+
+    init(records: [Record]) {
+        self.records = records.sorted { ($0.lastModified, $0.id.string) > ($1.lastModified, $1.id.string) }
+    }
+
+    /// The row `tab ls` prints for a tab.
+    static func row(for tab: Tab) -> [UInt8] {
+        var row = Array(Identifier.short(tab.id).utf8)
+        row.append(0x09)
+        row += Text.preview(tab.name, limit: 60).utf8
+        row.append(0x09)
+        row += tab.language.utf8
+        row.append(0x09)
+        Time.appendISO8601(tab.lastModified, to: &row)
+        return row
+    }
+
+    static func record(for tab: Tab) -> Record? {
+        PackedID(tab.id).map { Record(id: $0, lastModified: tab.lastModified, name: Array(tab.name.utf8), row: row(for: tab)) }
+    }
+
+    /// Replaces (or with nil, removes) the record of `id`.
+    mutating func update(id: PackedID, with record: Record?) {
+        records.removeAll { $0.id == id }
+        if let record {
+            let position = records.firstIndex { ($0.lastModified, $0.id.string) < (record.lastModified, record.id.string) } ?? records.count
+            records.insert(record, at: position)
+        }
+    }
+
+    /// The tabs a reference names, by the rule `DataStore.resolveTab` states:
+    /// a full id, else an exact name (Swift's `String` equality), else an id prefix.
+    func matches(_ reference: String) -> (exactID: PackedID?, named: [PackedID], prefixed: [PackedID]) {
+        let lowered = reference.lowercased()
+        if let id = PackedID(canonical: lowered), records.contains(where: { $0.id == id }) { return (id, [], []) }
+        let wanted = Array(reference.utf8)
+        let wantedIsASCII = wanted.allSatisfy { $0 < 0x80 }
+        let named = records.filter { record in
+            // Two ASCII strings are equal only byte for byte; anything else goes by Swift's rule.
+            wantedIsASCII && record.name.allSatisfy({ $0 < 0x80 })
+                ? record.name == wanted : String(decoding: record.name, as: UTF8.self) == reference
+        }.map(\.id)
+        guard named.isEmpty, Identifier.isPrefixCandidate(reference) else { return (nil, named, []) }
+        let prefix = Array(lowered.utf8)
+        var text: [UInt8] = []
+        let prefixed = records.filter { record in
+            text.removeAll(keepingCapacity: true)
+            record.id.appendText(to: &text)
+            return text.starts(with: prefix)
+        }.map(\.id)
+        return (nil, [], prefixed)
+    }
+
+    // MARK: File
+
+    /// The index of `directory` if it is there and current; nil otherwise.
+    static func load(directory: String) -> TabIndex? {
+        guard let stamp = DirectoryStamp(directory),
+              let bytes = try? FileSystem.read(directory + "/" + fileName), bytes.count >= headerSize else { return nil }
+        return bytes.withUnsafeBytes { raw -> TabIndex? in
+            func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+            guard Array(raw[0..<8]) == magic, word(56) == checksum(UnsafeRawBufferPointer(rebasing: raw[0..<56])),
+                  DirectoryStamp(inode: word(8), seconds: word(16), nanoseconds: word(24)) == stamp,
+                  word(40) == checksum(UnsafeRawBufferPointer(rebasing: raw[headerSize...])) else { return nil }
+            var records: [Record] = []
+            records.reserveCapacity(Int(min(word(32), 1 << 20)))
+            var position = headerSize
+            while position + 32 <= raw.count {
+                let id = PackedID(high: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)),
+                                  low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: position + 8, as: UInt64.self)))
+                let lastModified = Int64(bitPattern: word(position + 16))
+                let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + 24, as: UInt32.self)))
+                let rowLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + 28, as: UInt32.self)))
+                let start = position + 32
+                guard start + nameLength + rowLength <= raw.count else { return nil }
+                records.append(Record(id: id, lastModified: lastModified, name: Array(raw[start..<start + nameLength]),
+                                      row: Array(raw[start + nameLength..<start + nameLength + rowLength])))
+                position = start + nameLength + rowLength
+            }
+            guard position == raw.count, records.count == Int(word(32)) else { return nil }
+            return TabIndex(sortedRecords: records)
+        }
+    }
+
+    private init(sortedRecords: [Record]) { records = sortedRecords }
+
+    /// Writes the index in place (a cache: no fsync; the checksums catch a torn write).
+    func save(directory: String) throws {
+        let path = directory + "/" + TabIndex.fileName
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0 { throw FileSystem.fail("write", path) }
+        defer { close(fd) }
+        // Stamped after the file exists: creating it changes the directory.
+        guard let stamp = DirectoryStamp(directory) else { throw FileSystemError(path: directory, code: ENOENT, operation: "stat") }
+        var body: [UInt8] = []
+        for record in records {
+            body += record.id.bytes
+            Binary.append(UInt64(bitPattern: record.lastModified), to: &body)
+            for length in [record.name.count, record.row.count] {
+                withUnsafeBytes(of: UInt32(length).littleEndian) { body += $0 }
+            }
+            body += record.name
+            body += record.row
+        }
+        var header = TabIndex.magic
+        for value in [stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(records.count)] { Binary.append(value, to: &header) }
+        body.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
+        Binary.append(0, to: &header)
+        header.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
+        if ftruncate(fd, 0) != 0 { throw FileSystem.fail("write", path) }
+        try FileSystem.writeAll(fd: fd, header + body, at: 0, path: path)
+    }
+
+    /// A 64-bit checksum, eight bytes at a time (the index is read on every lookup).
+    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var index = 0
+        while index + 8 <= bytes.count {
+            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x0100_0000_01b3
+            hash ^= hash >> 29
+            index += 8
+        }
+        while index < bytes.count {
+            hash = (hash ^ UInt64(bytes[index])) &* 0x0100_0000_01b3
+            index += 1
+        }
+        return hash
+    }
+}
+
+/// What identifies a directory's listing at one moment: any entry created,
+/// renamed or removed in it changes its modification time.
+struct DirectoryStamp: Equatable {
+    let inode: UInt64
+    let seconds: UInt64
+    let nanoseconds: UInt64
+
+    init(inode: UInt64, seconds: UInt64, nanoseconds: UInt64) {
+        self.inode = inode
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+    }
+
+    init?(_ directory: String) {
+        var info = stat()
+        guard stat(directory, &info) == 0 else { return nil }
+        self.init(inode: UInt64(info.st_ino), seconds: UInt64(bitPattern: Int64(info.st_mtim.tv_sec)),
+                  nanoseconds: UInt64(bitPattern: Int64(info.st_mtim.tv_nsec)))
+    }
+}
