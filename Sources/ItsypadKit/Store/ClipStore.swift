@@ -113,6 +113,30 @@ public final class ClipStore {
         }
     }
 
+    /// The newest live entry when its text is the one in `line` (an add line),
+    /// byte for byte. Only a text of the same length is read: a big clip added
+    /// after another is not read back.
+    private func newestEntry(withText text: String, line: [UInt8]) throws -> ClipEntry? {
+        var newest: ClipSlot?
+        try forEachSlotNewestFirst { _, slot in
+            if slot.isLive { newest = slot }
+            return newest == nil
+        }
+        guard let newest else { return nil }
+        let head = try FileSystem.read(fd: log.fd, offset: Int(newest.offset), count: min(Int(newest.length), ClipStore.headerAllowance),
+                                       path: logPath)
+        guard let newestStart = head.withUnsafeBufferPointer(ClipLineHeader.init)?.textStart,
+              let start = line.withUnsafeBufferPointer(ClipLineHeader.init)?.textStart else {
+            // A line in another form: compare the parsed texts.
+            let entry = try entry(newest)
+            return entry.text.utf8.elementsEqual(text.utf8) ? entry : nil
+        }
+        let textLength = line.count - 3 - start
+        guard Int(newest.length) - 2 - newestStart == textLength else { return nil }
+        let stored = try FileSystem.read(fd: log.fd, offset: Int(newest.offset) + newestStart, count: textLength, path: logPath)
+        return stored.elementsEqual(line[start..<start + textLength]) ? try entry(newest) : nil
+    }
+
     /// The newest live entry, if any.
     public func newest() throws -> ClipEntry? { try entries(limit: 1).first }
 
@@ -163,10 +187,10 @@ public final class ClipStore {
     /// unpinned entries beyond `maxEntries`: one log append covers both.
     public func add(_ entry: ClipEntry, maxEntries: Int) throws -> AddOutcome {
         try storeOperation {
-            if let newest = try newest(), newest.text == entry.text {
+            var lines = ClipStore.addLine(entry)
+            if let newest = try newestEntry(withText: entry.text, line: lines) {
                 return AddOutcome(entry: newest, duplicate: true, evicted: [])
             }
-            var lines = ClipStore.addLine(entry)
             let length = lines.count - 1
             let evictions = try evictionCandidates(keeping: maxEntries - 1)
             for victim in evictions.slots { lines += ClipStore.removeLine(victim.slot.idString).utf8 }

@@ -219,4 +219,6 @@ extension DataStore {
 public enum ClipLimits {
     /// A record may not exceed 1 MiB; leave room for the record's other fields.
     public static let maxSyncedBytes = 1_000_000
+    /// `clipboard.maxBytes` unless set: 16 MiB.
+    public static let defaultMaxBytes = 16 << 20
 }

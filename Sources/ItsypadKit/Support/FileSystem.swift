@@ -59,18 +59,22 @@ public enum FileSystem {
         return size > offset ? try read(fd: fd, offset: offset, count: size - offset, path: path) : []
     }
 
-    public static func readAll(fd: Int32, path: String = "standard input") throws -> [UInt8] {
+    /// Reads to the end, or until `limit` bytes (a file's size, when known, sizes the buffer once).
+    public static func readAll(fd: Int32, path: String = "standard input", limit: Int = .max) throws -> [UInt8] {
         var result: [UInt8] = []
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG { result.reserveCapacity(min(limit, Int(info.st_size) + 1)) }
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        while result.count < limit {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min($0.count, limit - result.count)) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw fail("read", path)
             }
-            if count == 0 { return result }
+            if count == 0 { break }
             result.append(contentsOf: chunk[0..<count])
         }
+        return result
     }
 
     /// Reads `count` bytes at `offset` (fewer at end of file).

@@ -3,11 +3,24 @@ enum ClipCommands {
     static let previewLength = 100
 
     static func add(_ invocation: Invocation) throws -> Int32 {
+        let maxBytes = try invocation.store().settings().int("clipboard.maxBytes") ?? ClipLimits.defaultMaxBytes
+        // Nobody waits on our lock while a slow pipe is read.
+        invocation.close()
+        func tooLarge() -> ItsypadError {
+            .failure("the input is larger than clipboard.maxBytes (\(maxBytes) bytes); nothing was stored "
+                + "(to keep larger clips: itsypad settings set clipboard.maxBytes N)")
+        }
         let text: String
         if !invocation.arguments.isEmpty {
             text = invocation.arguments.joined(separator: " ")
-        } else if let piped = try invocation.pipedText(what: "the input") {
-            text = piped
+            guard text.utf8.count <= maxBytes else { throw tooLarge() }
+        } else if !invocation.context.stdinIsTerminal {
+            // Read only up to the cap: a huge input is refused without being held in memory.
+            guard let bytes = try invocation.context.standardInput(limit: maxBytes) else { throw tooLarge() }
+            guard let decoded = Text.decodeUTF8(bytes) else {
+                throw ItsypadError.failure("the input is not valid UTF-8 text; nothing was stored")
+            }
+            text = decoded
         } else {
             throw invocation.usage("No text: pass TEXT or pipe it on standard input.")
         }
