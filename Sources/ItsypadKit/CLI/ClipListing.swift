@@ -32,8 +32,8 @@ struct ClipListing {
         }
     }
 
-    /// `SHORTID<TAB>preview` lines; `clean` makes each line safe for a terminal.
-    func printPreviews(to out: OutputBuffer, length: Int, clean: ((inout [UInt8]) -> Void)? = nil) throws {
+    /// `SHORTID<TAB>preview` lines, made safe for a terminal when one shows them.
+    func printPreviews(to out: OutputBuffer, length: Int, terminalSafe: Bool = false) throws {
         var line: [UInt8] = []
         var scratch: [UInt8] = []
         try forEachShown(textHead: ClipListing.previewHead) { clip in
@@ -44,7 +44,7 @@ struct ClipListing {
             line = []
             try clips.forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in !preview.feed(piece, isLast: last) }
             line = preview.output
-            clean?(&line)
+            if terminalSafe { Text.makeTerminalSafe(&line) }
             line.append(0x0A)
             out.write(line)
         }

@@ -80,8 +80,9 @@ public final class Context {
 
     /// An in-memory context for tests.
     public static func memory(environment: [String: String] = [:], stdin: [UInt8]? = nil, stdinIsTerminal: Bool = false,
+                              stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false,
                               now: @escaping () -> Milliseconds = Time.now) -> Context {
-        Context(environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: false, stderrIsTerminal: false,
+        Context(environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
                 standardOutput: OutputBuffer(), standardError: OutputBuffer(), readInput: { Array((stdin ?? []).prefix($0)) }, now: now)
     }
 

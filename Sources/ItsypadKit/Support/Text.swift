@@ -22,6 +22,40 @@ public enum Text {
         return String(decoding: builder.output, as: UTF8.self)
     }
 
+    /// Makes a listing line safe to print on a terminal: control characters
+    /// (C0 but the tab that separates columns, DEL, C1) and the bidirectional
+    /// embeddings, overrides and isolates become U+FFFD, so text from
+    /// elsewhere can neither drive the terminal (`ESC ]52;…`, `ESC [2J`, CSI)
+    /// nor reorder what the line shows.
+    static func makeTerminalSafe(_ line: inout [UInt8]) {
+        guard line.contains(where: { $0 < 0x20 && $0 != 0x09 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 || $0 == 0xD8 }) else { return }
+        let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
+        var safe: [UInt8] = []
+        safe.reserveCapacity(line.count + 16)
+        var index = 0
+        while index < line.count {
+            let byte = line[index]
+            let next = index + 1 < line.count ? line[index + 1] : 0
+            let third = index + 2 < line.count ? line[index + 2] : 0
+            if (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+                safe += replacement
+                index += 1
+            } else if byte == 0xC2, (0x80...0x9F).contains(next) {
+                safe += replacement
+                index += 2
+            } else if byte == 0xD8 && next == 0x9C                            // U+061C ARABIC LETTER MARK
+                        || byte == 0xE2 && next == 0x80 && (0xAA...0xAE).contains(third)   // U+202A–U+202E
+                        || byte == 0xE2 && next == 0x81 && (0xA6...0xA9).contains(third) { // U+2066–U+2069
+                safe += replacement
+                index += byte == 0xD8 ? 2 : 3
+            } else {
+                safe.append(byte)
+                index += 1
+            }
+        }
+        line = safe
+    }
+
     /// The first line, trimmed, cut to `limit` characters: Itsypad's tab title rule.
     public static func firstLineTitle(_ text: String, limit: Int = 30) -> String? {
         let line = text.split(whereSeparator: \.isNewline).first { !isBlank(String($0)) }

@@ -86,6 +86,28 @@ import Testing
         try check("tab-show", tabs)
     }
 
+    /// On a terminal the same listings come out with control characters,
+    /// escape sequences and bidirectional overrides replaced, nothing else changed.
+    @Test(arguments: [("clip-ls", ["clip", "ls"]), ("tab-ls", ["tab", "ls"])])
+    func onATerminalListingsAreMadeSafe(_ name: String, _ arguments: [String]) throws {
+        guard !ListingGoldenTests.recording else { return }
+        let context = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir], stdoutIsTerminal: true)
+        #expect(Itsypad.run(arguments, context: context) == 0)
+        let output = context.standardOutput.captured
+        let golden = try #require(try FileSystem.read(ListingGoldenTests.fixtures + "/" + name + ".out"))
+        let expected = golden.split(separator: 0x0A, omittingEmptySubsequences: false).map { line -> [UInt8] in
+            var line = Array(line)
+            Text.makeTerminalSafe(&line)
+            return line
+        }
+        #expect(output == Array(expected.joined(separator: [0x0A])))
+        #expect(output != golden, "the corpus holds escape sequences: a terminal must not get them")
+        let text = String(decoding: output, as: UTF8.self)
+        for forbidden in ["\u{1B}", "\u{07}", "\u{9B}", "\u{85}", "\u{202E}", "\u{2066}", "\u{0}"] {
+            #expect(!text.unicodeScalars.contains(forbidden.unicodeScalars.first!), "U+\(String(forbidden.unicodeScalars.first!.value, radix: 16))")
+        }
+    }
+
     /// The built binary writing to a pipe prints the same bytes.
     @Test(arguments: ["clip-ls", "tab-ls", "clip-ls-json"])
     func binaryOffATerminalPrintsTheSameBytes(_ name: String) throws {

@@ -29,6 +29,20 @@ import Testing
         #expect(Text.suggestion(for: "zzzzzz", among: ["tab", "clip"]) == nil)
     }
 
+    @Test(arguments: [
+        ("a\u{1B}]52;c;aGk=\u{07}b", "a\u{FFFD}]52;c;aGk=\u{FFFD}b"),
+        ("clear\u{1B}[2J", "clear\u{FFFD}[2J"),
+        ("csi\u{9B}2J and nel\u{85}", "csi\u{FFFD}2J and nel\u{FFFD}"),
+        ("\u{202E}evil\u{202C} \u{2066}iso\u{2069} \u{61C}", "\u{FFFD}evil\u{FFFD} \u{FFFD}iso\u{FFFD} \u{FFFD}"),
+        ("nul\u{0}del\u{7F}", "nul\u{FFFD}del\u{FFFD}"),
+        ("3f2a\tcolumns stay\té日👍 \u{200F}mark", "3f2a\tcolumns stay\té日👍 \u{200F}mark"),
+    ])
+    func makesLinesSafeForATerminal(_ line: String, _ safe: String) {
+        var bytes = Array(line.utf8)
+        Text.makeTerminalSafe(&bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == safe)
+    }
+
     @Test func refusesInvalidUTF8() {
         #expect(Text.decodeUTF8([0x68, 0x69]) == "hi")
         #expect(Text.decodeUTF8([0xC3, 0x28]) == nil)

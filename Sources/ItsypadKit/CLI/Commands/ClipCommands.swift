@@ -45,7 +45,7 @@ enum ClipCommands {
             try listing.printJSON(to: invocation.out)
             invocation.out.write("\n")
         } else {
-            try listing.printPreviews(to: invocation.out, length: previewLength)
+            try listing.printPreviews(to: invocation.out, length: previewLength, terminalSafe: invocation.context.stdoutIsTerminal)
         }
         return ExitCode.success
     }

@@ -67,7 +67,13 @@ enum TabCommands {
         // The rows come ready-made from the index: 10,000 tabs list as fast as 100.
         var rows: [UInt8] = []
         for record in try store.tabs.index().records {
-            rows += record.row
+            if invocation.context.stdoutIsTerminal {
+                var row = record.row
+                Text.makeTerminalSafe(&row)
+                rows += row
+            } else {
+                rows += record.row
+            }
             rows.append(0x0A)
         }
         invocation.out.write(rows)
