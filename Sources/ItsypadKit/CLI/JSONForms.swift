@@ -67,12 +67,8 @@ extension Invocation {
         case .found(let item): return item
         case .notFound: throw ItsypadError.failure("no \(kind) matches '\(reference)'")
         case .ambiguous(let items):
-            let lines = items.map { item -> String in
-                var line = Array(("  " + describe(item)).utf8)
-                if context.stderrIsTerminal { Text.makeTerminalSafe(&line) }
-                return String(decoding: line, as: UTF8.self)
-            }
-            throw ItsypadError.failure("'\(reference)' matches several \(kind)s; use more characters:\n" + lines.joined(separator: "\n"))
+            throw ItsypadError.failure("'\(reference)' matches several \(kind)s; use more characters:\n"
+                + items.map { "  " + describe($0) }.joined(separator: "\n"))
         }
     }
 }

@@ -23,12 +23,13 @@ public enum Text {
     }
 
     /// Makes a listing line safe to print on a terminal: control characters
-    /// (C0 but the tab that separates columns, DEL, C1) and the bidirectional
+    /// (C0 but the tab that separates columns, and newlines if asked; DEL; C1) and the bidirectional
     /// embeddings, overrides and isolates become U+FFFD, so text from
     /// elsewhere can neither drive the terminal (`ESC ]52;…`, `ESC [2J`, CSI)
     /// nor reorder what the line shows.
-    static func makeTerminalSafe(_ line: inout [UInt8]) {
-        guard line.contains(where: { $0 < 0x20 && $0 != 0x09 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 || $0 == 0xD8 }) else { return }
+    static func makeTerminalSafe(_ line: inout [UInt8], keepingNewlines: Bool = false) {
+        func isControl(_ byte: UInt8) -> Bool { byte < 0x20 && byte != 0x09 && !(keepingNewlines && byte == 0x0A) || byte == 0x7F }
+        guard line.contains(where: { isControl($0) || $0 == 0xC2 || $0 == 0xE2 || $0 == 0xD8 }) else { return }
         let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
         var safe: [UInt8] = []
         safe.reserveCapacity(line.count + 16)
@@ -37,7 +38,7 @@ public enum Text {
             let byte = line[index]
             let next = index + 1 < line.count ? line[index + 1] : 0
             let third = index + 2 < line.count ? line[index + 2] : 0
-            if (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+            if isControl(byte) {
                 safe += replacement
                 index += 1
             } else if byte == 0xC2, (0x80...0x9F).contains(next) {
