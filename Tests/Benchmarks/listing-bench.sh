@@ -93,7 +93,7 @@ for n in $SIZES; do
         --export-json "$results/add-$n.json" -n "add @$n" "$(it "$dir") clip add < $(printf %q "$text_file")" >/dev/null
     import_dir=$work/import-$n
     prepare_import="rm -rf $(printf %q "$import_dir") && $(it "$import_dir") --quiet settings set clipboard.maxEntries 2000000"
-    hyperfine --style basic -N --output=pipe --warmup 0 --runs "$(( runs < 5 ? 2 : 3 ))" --prepare "$prepare_import" \
+    hyperfine --style basic --shell=bash --output=pipe --warmup 0 --runs "$(( runs < 5 ? 2 : 3 ))" --prepare "$prepare_import" \
         --export-json "$results/import-$n.json" -n "import @$n" "$(it "$import_dir") --quiet import $(printf %q "$work/itsypad-$n.json")" >/dev/null
     rm -rf "$import_dir"
     if [[ $n -ne $LARGE ]]; then rm -rf "$dir" "$work/itsypad-$n.json" "$work/clipman-$n.json"; fi
@@ -132,8 +132,8 @@ for n in 100 10000; do
 done
 import_dir=$work/tab-import
 files_dir=$work/tab-files
-hyperfine --style basic -N --output=pipe --warmup 1 --runs 5 \
-    --prepare "rm -rf $(printf %q "$import_dir") $(printf %q "$files_dir")" --export-json "$results/tab-import.json" \
+hyperfine --style basic --shell=bash --output=pipe --warmup 1 --runs 5 \
+    --prepare "rm -rf $(printf %q "$import_dir") $(printf %q "$files_dir") && sync" --export-json "$results/tab-import.json" \
     -n "import 10000 tabs" "$(it "$import_dir") --quiet import $(printf %q "$work/tabs-10000.json")" \
     -n "cp -r 10000 tab files" "cp -r $(printf %q "$work/tabs-10000/tabs") $(printf %q "$files_dir")" >/dev/null
 
