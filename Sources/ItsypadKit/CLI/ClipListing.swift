@@ -24,7 +24,8 @@ struct ClipListing {
     private func forEachShown(textHead: Int, _ body: (ListedClip) throws -> Void) throws {
         var shown = 0
         var scratch: [UInt8] = []
-        try clips.forEachListed(pinnedOnly: pinnedOnly, textHead: query == nil ? textHead : nil) { clip in
+        // A search reads whole texts, a long one in pieces after its first MiB.
+        try clips.forEachListed(pinnedOnly: pinnedOnly, textHead: query == nil ? textHead : 1 << 20) { clip in
             if let query, try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }
             try body(clip)
             shown += 1

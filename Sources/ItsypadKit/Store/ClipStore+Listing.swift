@@ -177,14 +177,15 @@ extension ClipStore {
 
     /// The whole text of `clip` as UTF-8.
     func wholeText<Result>(of clip: ListedClip, scratch: inout [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result {
-        var whole: [UInt8]?
+        var whole: [UInt8] = []
         var result: Result?
         try forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in
-            if last && whole == nil {
+            if last && whole.isEmpty {
                 result = try body(piece)
             } else {
-                whole = (whole ?? []) + Array(piece)
-                if last { result = try whole!.withUnsafeBufferPointer(body) }
+                if whole.isEmpty { whole.reserveCapacity(clip.textLength) }
+                whole += piece
+                if last { result = try whole.withUnsafeBufferPointer(body) }
             }
             return true
         }
@@ -200,14 +201,19 @@ extension ClipStore {
 /// The start of an add line in the form `ClipStore.addLine` writes:
 /// `{"op":"add","id":"<uuid>","ts":<int>,"pinned":<bool>[,"local":"<reason>"],"text":"`.
 struct ClipLineHeader {
+    let id: PackedID
+    let timestamp: Int64
+    let pinned: Bool
+    /// Where the bytes after the pinned value start (`,"local"…` or `,"text"…`).
+    let pinnedEnd: Int
     let textStart: Int
     let localOnly: LocalOnlyReason?
 
     private static let opAndID = Array(#"{"op":"add","id":""#.utf8)
-    private static let timestamp = Array(#"","ts":"#.utf8)
-    private static let pinned = Array(#","pinned":"#.utf8)
-    private static let local = Array(#","local":""#.utf8)
-    private static let text = Array(#","text":""#.utf8)
+    private static let timestampKey = Array(#"","ts":"#.utf8)
+    private static let pinnedKey = Array(#","pinned":"#.utf8)
+    private static let localKey = Array(#","local":""#.utf8)
+    private static let textKey = Array(#","text":""#.utf8)
     private static let yes = Array("true".utf8)
     private static let no = Array("false".utf8)
 
@@ -220,14 +226,24 @@ struct ClipLineHeader {
             position += literal.count
             return true
         }
-        guard expect(ClipLineHeader.opAndID) else { return nil }
+        guard expect(ClipLineHeader.opAndID), position + 36 <= line.count,
+              let id = PackedID(canonicalUTF8: UnsafeBufferPointer(rebasing: line[position..<position + 36])) else { return nil }
         position += 36
-        guard expect(ClipLineHeader.timestamp) else { return nil }
-        if position < line.count, line[position] == UInt8(ascii: "-") { position += 1 }
-        while position < line.count, (0x30...0x39).contains(line[position]) { position += 1 }
-        guard expect(ClipLineHeader.pinned), expect(ClipLineHeader.yes) || expect(ClipLineHeader.no) else { return nil }
+        guard expect(ClipLineHeader.timestampKey) else { return nil }
+        let negative = position < line.count && line[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var magnitude: Int64 = 0
+        let digitsStart = position
+        while position < line.count, (0x30...0x39).contains(line[position]), position - digitsStart < 18 {
+            magnitude = magnitude * 10 + Int64(line[position] - 0x30)
+            position += 1
+        }
+        guard position > digitsStart, expect(ClipLineHeader.pinnedKey) else { return nil }
+        let pinned = expect(ClipLineHeader.yes)
+        guard pinned || expect(ClipLineHeader.no) else { return nil }
+        pinnedEnd = position
         var reason: LocalOnlyReason?
-        if expect(ClipLineHeader.local) {
+        if expect(ClipLineHeader.localKey) {
             let start = position
             while position < line.count, line[position] != 0x22, position - start < 32 { position += 1 }
             guard position < line.count, line[position] == 0x22 else { return nil }
@@ -235,8 +251,22 @@ struct ClipLineHeader {
             reason = LocalOnlyReason(rawValue: name) ?? .requested
             position += 1
         }
-        guard expect(ClipLineHeader.text) else { return nil }
+        guard expect(ClipLineHeader.textKey) else { return nil }
+        self.id = id
+        timestamp = negative ? -magnitude : magnitude
+        self.pinned = pinned
         textStart = position
         localOnly = reason
+    }
+
+    /// The line's start with another pin: `{"op":"add","id":…,"ts":…,"pinned":<pinned>`.
+    static func start(id: PackedID, timestamp: Int64, pinned: Bool) -> [UInt8] {
+        var bytes = opAndID
+        id.appendText(to: &bytes)
+        bytes += timestampKey
+        bytes += String(timestamp).utf8
+        bytes += pinnedKey
+        bytes += pinned ? yes : no
+        return bytes
     }
 }

@@ -333,7 +333,10 @@ public final class ClipStore {
     /// written from bytes: the form `ClipLineHeader` reads back.
     static func addLine(_ entry: ClipEntry) -> [UInt8] {
         var line: [UInt8] = []
-        line.reserveCapacity(entry.text.utf8.count + 160)
+        // Sized exactly (escapes included): a 16 MiB text must not make the array double.
+        var text = entry.text
+        let escapes = text.withUTF8 { $0.reduce(0) { $0 + (JSONString.needsEscape($1) ? 5 : 0) } }
+        line.reserveCapacity(text.utf8.count + escapes + 1024)
         func string(_ value: String) {
             var value = value
             line.append(0x22)
@@ -377,6 +380,15 @@ public final class ClipStore {
         var positions: [PackedID: Int] = [:]
         var deadLines: UInt64 = 0
         try forEachLine(of: log) { offset, line in
+            // An add line in itsypad's own form is read from its start (a big text is not parsed).
+            if let header = line.withUnsafeBufferPointer(ClipLineHeader.init), line.last == 0x7D {
+                if let previous = positions[header.id], slots[previous].isLive { deadLines += 1; return }
+                let flags = (header.pinned ? ClipSlot.pinned : 0) | (header.localOnly != nil ? ClipSlot.localOnly : 0)
+                positions[header.id] = slots.count
+                slots.append(ClipSlot(id: header.id, timestamp: header.timestamp, offset: UInt64(offset),
+                                      length: UInt32(line.count), flags: flags))
+                return
+            }
             guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
                   let id = json["id"]?.stringValue, let idBytes = PackedID(id) else {
                 throw ItsypadError.corrupt(logPath, "unreadable line at byte \(offset)")
@@ -434,14 +446,32 @@ public final class ClipStore {
         if fd < 0 { throw FileSystem.fail("write", temp) }
         do {
             var buffer: [UInt8] = []
-            for slot in try index.allSlots() where slot.isLive {
-                buffer += ClipStore.addLine(try entry(slot))
-                if buffer.count > 1 << 20 {
-                    try buffer.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: temp) }
-                    buffer.removeAll(keepingCapacity: true)
-                }
+            func flush(over size: Int) throws {
+                guard buffer.count > size else { return }
+                try buffer.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: temp) }
+                buffer.removeAll(keepingCapacity: true)
             }
-            try buffer.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: temp) }
+            for slot in try index.allSlots() where slot.isLive {
+                // Lines are copied as they are, with the current pin, a piece at a time: a big text is never held whole.
+                let head = try FileSystem.read(fd: log.fd, offset: Int(slot.offset), count: min(Int(slot.length), ClipStore.headerAllowance),
+                                               path: logPath)
+                guard let header = head.withUnsafeBufferPointer(ClipLineHeader.init), header.id == slot.id else {
+                    buffer += ClipStore.addLine(try entry(slot))
+                    try flush(over: 1 << 20)
+                    continue
+                }
+                buffer += ClipLineHeader.start(id: slot.id, timestamp: slot.timestamp, pinned: slot.isPinned)
+                var done = header.pinnedEnd
+                while done < Int(slot.length) {
+                    let count = min(1 << 20, Int(slot.length) - done)
+                    buffer += try FileSystem.read(fd: log.fd, offset: Int(slot.offset) + done, count: count, path: logPath)
+                    done += count
+                    try flush(over: 1 << 20)
+                }
+                buffer.append(0x0A)
+                try flush(over: 1 << 20)
+            }
+            try flush(over: 0)
             if fsync(fd) != 0 { throw FileSystem.fail("sync", temp) }
             close(fd)
         } catch {
