@@ -26,12 +26,62 @@ struct TabIndex {
     static let fileName = "index"
     private static let magic = Array("ITSYTAB1".utf8)
     private static let headerSize = 64
+    private static let recordHeaderSize = 32
 
-    /// Newest first (by lastModified, then id), as `tab ls` lists them.
-    private(set) var records: [Record]
+    /// The records as stored, newest first (by lastModified, then id), as `tab ls` lists them;
+    /// read in place, so that loading 10,000 of them allocates nothing per tab.
+    private var body: [UInt8]
+    private var starts: [Int]
 
     init(records: [Record]) {
-        self.records = records.sorted { ($0.lastModified, $0.id.string) > ($1.lastModified, $1.id.string) }
+        body = []
+        starts = []
+        for record in records.sorted(by: TabIndex.newerFirst) { append(record) }
+    }
+
+    private static func newerFirst(_ a: Record, _ b: Record) -> Bool {
+        (a.lastModified, a.id.string) > (b.lastModified, b.id.string)
+    }
+
+    private mutating func append(_ record: Record) {
+        starts.append(body.count)
+        body += record.id.bytes
+        Binary.append(UInt64(bitPattern: record.lastModified), to: &body)
+        for length in [record.name.count, record.row.count] { withUnsafeBytes(of: UInt32(length).littleEndian) { body += $0 } }
+        body += record.name
+        body += record.row
+    }
+
+    var count: Int { starts.count }
+
+    /// Calls `body` with each record's id, name and row, newest first.
+    func forEach(_ visit: (PackedID, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+        try body.withUnsafeBufferPointer { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
+            for start in starts {
+                let id = PackedID(high: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self)),
+                                  low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: start + 8, as: UInt64.self)))
+                let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 24, as: UInt32.self)))
+                let rowLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 28, as: UInt32.self)))
+                let name = start + TabIndex.recordHeaderSize
+                try visit(id, UnsafeBufferPointer(rebasing: bytes[name..<name + nameLength]),
+                          UnsafeBufferPointer(rebasing: bytes[name + nameLength..<name + nameLength + rowLength]))
+            }
+        }
+    }
+
+    /// The records, built whole (for a change).
+    var records: [Record] {
+        var records: [Record] = []
+        body.withUnsafeBytes { raw in
+            var index = 0
+            forEach { id, name, row in
+                let lastModified = Int64(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: starts[index] + 16, as: UInt64.self)))
+                records.append(Record(id: id, lastModified: lastModified, name: Array(name), row: Array(row)))
+                index += 1
+            }
+        }
+        return records
     }
 
     /// The row `tab ls` prints for a tab.
@@ -52,33 +102,37 @@ struct TabIndex {
 
     /// Replaces (or with nil, removes) the record of `id`.
     mutating func update(id: PackedID, with record: Record?) {
-        records.removeAll { $0.id == id }
-        if let record {
-            let position = records.firstIndex { ($0.lastModified, $0.id.string) < (record.lastModified, record.id.string) } ?? records.count
-            records.insert(record, at: position)
-        }
+        var records = self.records.filter { $0.id != id }
+        if let record { records.append(record) }
+        self = TabIndex(records: records)
     }
 
     /// The tabs a reference names, by the rule `DataStore.resolveTab` states:
     /// a full id, else an exact name (Swift's `String` equality), else an id prefix.
     func matches(_ reference: String) -> (exactID: PackedID?, named: [PackedID], prefixed: [PackedID]) {
         let lowered = reference.lowercased()
-        if let id = PackedID(canonical: lowered), records.contains(where: { $0.id == id }) { return (id, [], []) }
+        var exact: PackedID?
+        var named: [PackedID] = []
         let wanted = Array(reference.utf8)
         let wantedIsASCII = wanted.allSatisfy { $0 < 0x80 }
-        let named = records.filter { record in
+        let asID = PackedID(canonical: lowered)
+        forEach { id, name, _ in
+            if id == asID { exact = id }
             // Two ASCII strings are equal only byte for byte; anything else goes by Swift's rule.
-            wantedIsASCII && record.name.allSatisfy({ $0 < 0x80 })
-                ? record.name == wanted : String(decoding: record.name, as: UTF8.self) == reference
-        }.map(\.id)
+            let equal = wantedIsASCII && UTF8Check.isASCII(name)
+                ? name.elementsEqual(wanted) : String(decoding: name, as: UTF8.self) == reference
+            if equal { named.append(id) }
+        }
+        if let exact { return (exact, [], []) }
         guard named.isEmpty, Identifier.isPrefixCandidate(reference) else { return (nil, named, []) }
         let prefix = Array(lowered.utf8)
         var text: [UInt8] = []
-        let prefixed = records.filter { record in
+        var prefixed: [PackedID] = []
+        forEach { id, _, _ in
             text.removeAll(keepingCapacity: true)
-            record.id.appendText(to: &text)
-            return text.starts(with: prefix)
-        }.map(\.id)
+            id.appendText(to: &text)
+            if text.starts(with: prefix) { prefixed.append(id) }
+        }
         return (nil, [], prefixed)
     }
 
@@ -87,33 +141,34 @@ struct TabIndex {
     /// The index of `directory` if it is there and current; nil otherwise.
     static func load(directory: String) -> TabIndex? {
         guard let stamp = DirectoryStamp(directory),
-              let bytes = try? FileSystem.read(directory + "/" + fileName), bytes.count >= headerSize else { return nil }
-        return bytes.withUnsafeBytes { raw -> TabIndex? in
+              var bytes = try? FileSystem.read(directory + "/" + fileName), bytes.count >= headerSize else { return nil }
+        let starts = bytes.withUnsafeBytes { raw -> [Int]? in
             func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
             guard Array(raw[0..<8]) == magic, word(56) == checksum(UnsafeRawBufferPointer(rebasing: raw[0..<56])),
                   DirectoryStamp(inode: word(8), seconds: word(16), nanoseconds: word(24)) == stamp,
                   word(40) == checksum(UnsafeRawBufferPointer(rebasing: raw[headerSize...])) else { return nil }
-            var records: [Record] = []
-            records.reserveCapacity(Int(min(word(32), 1 << 20)))
+            var starts: [Int] = []
+            starts.reserveCapacity(Int(min(word(32), 1 << 20)))
             var position = headerSize
-            while position + 32 <= raw.count {
-                let id = PackedID(high: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)),
-                                  low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: position + 8, as: UInt64.self)))
-                let lastModified = Int64(bitPattern: word(position + 16))
+            while position + recordHeaderSize <= raw.count {
                 let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + 24, as: UInt32.self)))
                 let rowLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + 28, as: UInt32.self)))
-                let start = position + 32
-                guard start + nameLength + rowLength <= raw.count else { return nil }
-                records.append(Record(id: id, lastModified: lastModified, name: Array(raw[start..<start + nameLength]),
-                                      row: Array(raw[start + nameLength..<start + nameLength + rowLength])))
-                position = start + nameLength + rowLength
+                guard nameLength <= raw.count, rowLength <= raw.count else { return nil }
+                starts.append(position - headerSize)
+                position += recordHeaderSize + nameLength + rowLength
             }
-            guard position == raw.count, records.count == Int(word(32)) else { return nil }
-            return TabIndex(sortedRecords: records)
+            guard position == raw.count, starts.count == Int(word(32)) else { return nil }
+            return starts
         }
+        guard let starts else { return nil }
+        bytes.removeFirst(headerSize)
+        return TabIndex(body: bytes, starts: starts)
     }
 
-    private init(sortedRecords: [Record]) { records = sortedRecords }
+    private init(body: [UInt8], starts: [Int]) {
+        self.body = body
+        self.starts = starts
+    }
 
     /// Writes the index in place (a cache: no fsync; the checksums catch a torn write).
     func save(directory: String) throws {
@@ -123,18 +178,8 @@ struct TabIndex {
         defer { close(fd) }
         // Stamped after the file exists: creating it changes the directory.
         guard let stamp = DirectoryStamp(directory) else { throw FileSystemError(path: directory, code: ENOENT, operation: "stat") }
-        var body: [UInt8] = []
-        for record in records {
-            body += record.id.bytes
-            Binary.append(UInt64(bitPattern: record.lastModified), to: &body)
-            for length in [record.name.count, record.row.count] {
-                withUnsafeBytes(of: UInt32(length).littleEndian) { body += $0 }
-            }
-            body += record.name
-            body += record.row
-        }
         var header = TabIndex.magic
-        for value in [stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(records.count)] { Binary.append(value, to: &header) }
+        for value in [stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(count)] { Binary.append(value, to: &header) }
         body.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
         Binary.append(0, to: &header)
         header.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }

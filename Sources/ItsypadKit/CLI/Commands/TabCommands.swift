@@ -66,13 +66,14 @@ enum TabCommands {
         }
         // The rows come ready-made from the index: 10,000 tabs list as fast as 100.
         var rows: [UInt8] = []
-        for record in try store.tabs.index().records {
-            if invocation.context.stdoutIsTerminal {
-                var row = record.row
-                Text.makeTerminalSafe(&row)
-                rows += row
+        let terminal = invocation.context.stdoutIsTerminal
+        try store.tabs.index().forEach { _, _, row in
+            if terminal {
+                var safe = Array(row)
+                Text.makeTerminalSafe(&safe)
+                rows += safe
             } else {
-                rows += record.row
+                rows += row
             }
             rows.append(0x0A)
         }
