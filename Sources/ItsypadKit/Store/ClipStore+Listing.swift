@@ -62,7 +62,9 @@ extension ClipStore {
     /// Reads the lines of `slots` with one pread per cluster of nearby lines, then hands them over in order.
     private func readLines(_ slots: ArraySlice<ClipSlot>, textHead: Int?, into buffer: inout [UInt8],
                            _ body: (ListedClip) throws -> Bool) throws -> Bool {
-        let order = slots.indices.sorted { slots[$0].offset < slots[$1].offset }
+        // Newest first is usually the log backwards: then no sort is needed.
+        let backwards = zip(slots, slots.dropFirst()).allSatisfy { $0.offset > $1.offset }
+        let order = backwards ? Array(slots.indices.reversed()) : slots.indices.sorted { slots[$0].offset < slots[$1].offset }
         var positions = [Int](repeating: 0, count: slots.count)
         var clusters: [(start: Int, end: Int, at: Int)] = []
         var size = 0
@@ -201,7 +203,6 @@ extension ClipStore {
 /// The start of an add line in the form `ClipStore.addLine` writes:
 /// `{"op":"add","id":"<uuid>","ts":<int>,"pinned":<bool>[,"local":"<reason>"],"text":"`.
 struct ClipLineHeader {
-    let id: PackedID
     let timestamp: Int64
     let pinned: Bool
     /// Where the bytes after the pinned value start (`,"local"…` or `,"text"…`).
@@ -226,8 +227,7 @@ struct ClipLineHeader {
             position += literal.count
             return true
         }
-        guard expect(ClipLineHeader.opAndID), position + 36 <= line.count,
-              let id = PackedID(canonicalUTF8: UnsafeBufferPointer(rebasing: line[position..<position + 36])) else { return nil }
+        guard expect(ClipLineHeader.opAndID), position + 36 <= line.count else { return nil }
         position += 36
         guard expect(ClipLineHeader.timestampKey) else { return nil }
         let negative = position < line.count && line[position] == UInt8(ascii: "-")
@@ -252,11 +252,15 @@ struct ClipLineHeader {
             position += 1
         }
         guard expect(ClipLineHeader.textKey) else { return nil }
-        self.id = id
         timestamp = negative ? -magnitude : magnitude
         self.pinned = pinned
         textStart = position
         localOnly = reason
+    }
+
+    /// The id of the line this header was read from (checked: the listing trusts the index's instead).
+    static func id(of line: UnsafeBufferPointer<UInt8>) -> PackedID? {
+        PackedID(canonicalUTF8: UnsafeBufferPointer(rebasing: line[opAndID.count..<opAndID.count + 36]))
     }
 
     /// The line's start with another pin: `{"op":"add","id":…,"ts":…,"pinned":<pinned>`.

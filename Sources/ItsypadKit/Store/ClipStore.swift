@@ -381,11 +381,12 @@ public final class ClipStore {
         var deadLines: UInt64 = 0
         try forEachLine(of: log) { offset, line in
             // An add line in itsypad's own form is read from its start (a big text is not parsed).
-            if let header = line.withUnsafeBufferPointer(ClipLineHeader.init), line.last == 0x7D {
-                if let previous = positions[header.id], slots[previous].isLive { deadLines += 1; return }
+            if let header = line.withUnsafeBufferPointer(ClipLineHeader.init), line.last == 0x7D,
+               let id = line.withUnsafeBufferPointer(ClipLineHeader.id) {
+                if let previous = positions[id], slots[previous].isLive { deadLines += 1; return }
                 let flags = (header.pinned ? ClipSlot.pinned : 0) | (header.localOnly != nil ? ClipSlot.localOnly : 0)
-                positions[header.id] = slots.count
-                slots.append(ClipSlot(id: header.id, timestamp: header.timestamp, offset: UInt64(offset),
+                positions[id] = slots.count
+                slots.append(ClipSlot(id: id, timestamp: header.timestamp, offset: UInt64(offset),
                                       length: UInt32(line.count), flags: flags))
                 return
             }
@@ -455,7 +456,8 @@ public final class ClipStore {
                 // Lines are copied as they are, with the current pin, a piece at a time: a big text is never held whole.
                 let head = try FileSystem.read(fd: log.fd, offset: Int(slot.offset), count: min(Int(slot.length), ClipStore.headerAllowance),
                                                path: logPath)
-                guard let header = head.withUnsafeBufferPointer(ClipLineHeader.init), header.id == slot.id else {
+                guard let header = head.withUnsafeBufferPointer(ClipLineHeader.init),
+                      head.withUnsafeBufferPointer(ClipLineHeader.id) == slot.id else {
                     buffer += ClipStore.addLine(try entry(slot))
                     try flush(over: 1 << 20)
                     continue
