@@ -160,17 +160,22 @@ extension ClipStore {
             if leftover.isEmpty && JSONString.isPlainASCII(raw) {
                 return try body(raw, final)
             }
-            let joined = leftover + Array(raw)
             decoded.removeAll(keepingCapacity: true)
-            let consumed: Int
             do {
-                consumed = try joined.withUnsafeBufferPointer {
-                    try JSONString.unescape($0, final: final, reescaping: reescaping, into: &decoded)
+                if leftover.isEmpty {
+                    let consumed = try JSONString.unescape(raw, final: final, reescaping: reescaping, into: &decoded)
+                    leftover = Array(raw[consumed...])
+                } else {
+                    // An escape or a character cut by the previous piece's end.
+                    let joined = leftover + Array(raw)
+                    let consumed = try joined.withUnsafeBufferPointer {
+                        try JSONString.unescape($0, final: final, reescaping: reescaping, into: &decoded)
+                    }
+                    leftover = Array(joined[consumed...])
                 }
             } catch let error as JSONString.Malformed {
                 throw corrupt(clip, error)
             }
-            leftover = Array(joined[consumed...])
             return try decoded.withUnsafeBufferPointer { try body($0, final) }
         }
         guard try feed(clip.head, final: clip.isWhole), !clip.isWhole else { return }
