@@ -89,11 +89,33 @@ public final class PendingQueue {
     }
 
     /// The log line that enqueues one change.
+    /// `{"op":…,"type":…,"id":…[,"tag":…]}`, written from bytes (an import queues 100,000 of them).
     static func appendLine(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil, to lines: inout [UInt8]) {
-        var members: [(String, JSONValue)] = [("op", .string(operation.rawValue)), ("type", .string(key.type.rawValue)),
-                                              ("id", .string(key.name))]
-        if let tag { members.append(("tag", .string(tag))) }
-        lines += (JSONValue.object(members).serialized() + "\n").utf8
+        func string(_ value: String) {
+            var value = value
+            lines.append(0x22)
+            value.withUTF8 { JSONString.appendEscaped($0, to: &lines) }
+            lines.append(0x22)
+        }
+        lines += #"{"op":"#.utf8
+        string(operation.rawValue)
+        lines += #","type":"#.utf8
+        string(key.type.rawValue)
+        lines += #","id":"#.utf8
+        string(key.name)
+        if let tag {
+            lines += #","tag":"#.utf8
+            string(tag)
+        }
+        lines += "}\n".utf8
+    }
+
+    /// A first line that records `bytes` as the size after the last compaction,
+    /// so that a queue written in bulk is not compacted again until it doubles.
+    /// Padded to a fixed length, so that it can be written before the size is known.
+    static func baseLine(bytes: Int) -> [UInt8] {
+        let text = #"{"op":"base","bytes":"# + String(bytes)
+        return Array((text + String(repeating: " ", count: max(0, 48 - text.utf8.count)) + "}\n").utf8)
     }
 
     public func enqueue(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil) throws {
@@ -217,11 +239,11 @@ public final class PendingQueue {
         func line(_ change: PendingChange) -> String { change.line.serialized() + "\n" }
         let size = changes.reduce(0) { $0 + line($1).utf8.count }
         // The first line records the compacted size, so the log is compacted again only once it has doubled.
-        let header = JSONValue.object([("op", .string("base")), ("bytes", .integer(Int64(size)))]).serialized() + "\n"
+        let header = PendingQueue.baseLine(bytes: size)
         try storeOperation {
             try FileSystem.makeDirectory(FileSystem.directoryName(path))
             try FileSystem.writeAtomically(path) { write in
-                var chunk = Array(header.utf8)
+                var chunk = header
                 for change in changes {
                     chunk += line(change).utf8
                     if chunk.count >= 1 << 16 { try write(chunk); chunk.removeAll(keepingCapacity: true) }

@@ -59,7 +59,17 @@ final class StagedChanges {
     /// everything into place. Past the marker the changes are committed.
     func commit() throws {
         try storeOperation {
-            try FileSystem.syncFileSystem(of: stage)
+            // A few files are synced one by one; thousands (an import of many tabs) with one syncfs.
+            if files.count > 64 {
+                try FileSystem.syncFileSystem(of: stage)
+            } else {
+                for file in files { try FileSystem.syncFile(stage + "/" + file) }
+                // Their names too: a marker must never point at files a crash could lose.
+                for directory in Set(files.map { FileSystem.directoryName(stage + "/" + $0) }).sorted().reversed() {
+                    try FileSystem.syncDirectory(directory)
+                }
+                try FileSystem.syncDirectory(stage)
+            }
             let lines = files.map { "write " + $0 + "\n" } + removals.map { "remove " + $0 + "\n" }
             try FileSystem.writeAtomically(stage + "/" + StagedChanges.marker, Array(lines.joined().utf8))
         }
@@ -147,6 +157,12 @@ final class StagedFile {
     func flush() throws {
         try buffer.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: path) }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Replaces bytes already written (the same number of them).
+    func overwrite(_ bytes: [UInt8], at offset: Int) throws {
+        try flush()
+        try FileSystem.writeAll(fd: fd, bytes, at: offset, path: path)
     }
 
     /// The file's inode (it keeps it when moved into place).

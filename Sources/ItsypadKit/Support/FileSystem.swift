@@ -227,6 +227,14 @@ public enum FileSystem {
         if fsync(fd) != 0 && errno != EINVAL { throw fail("sync", directory) }
     }
 
+    /// Makes a file's data durable.
+    public static func syncFile(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw fail("open", path) }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw fail("sync", path) }
+    }
+
     /// Makes everything written on the file system holding `directory` durable (one syncfs for many files).
     public static func syncFileSystem(of directory: String) throws {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -32,7 +32,15 @@ final class ImportStaging {
 
     func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil) throws {
         guard !keys.isEmpty else { return }
-        if pending == nil { pending = try stage.file(relative(try store.pending().path), copyingCurrent: true) }
+        if pending == nil {
+            // A base line first (its size is filled in at commit): the queue is compacted only once it doubles again.
+            let file = try stage.file(relative(try store.pending().path))
+            try storeOperation {
+                try file.append(PendingQueue.baseLine(bytes: 0))
+                try file.copy(from: try store.pending().path)
+            }
+            pending = file
+        }
         var lines: [UInt8] = []
         for key in keys { PendingQueue.appendLine(operation, key, tag: tag, to: &lines) }
         try storeOperation { try pending!.append(lines) }
@@ -98,7 +106,10 @@ final class ImportStaging {
     func commit() throws {
         try clips.finish()
         if settingsChanged { try stage.write(relative(try store.settings().path), try store.settings().encoded()) }
-        try storeOperation { try pending?.close() }
+        try storeOperation {
+            if let pending { try pending.overwrite(PendingQueue.baseLine(bytes: pending.size), at: 0) }
+            try pending?.close()
+        }
         var index = TabIndex.load(directory: store.tabs.directory)
         try withInterruptsDeferred { try stage.commit() }
         store.reopenFiles()
