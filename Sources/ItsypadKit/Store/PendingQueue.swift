@@ -61,6 +61,8 @@ public final class PendingQueue {
     public let path: String
     private var file: AppendFile?
     private var loaded: [PendingChange]?
+    /// `keys()`, kept until the queue changes (export asks for tabs and clips).
+    private var waiting: RecordKeySet?
 
     /// Compact once the log passes this many bytes.
     static let compactionThreshold = 4 << 20
@@ -86,6 +88,7 @@ public final class PendingQueue {
         try storeOperation { try file.append(lines) }
         loaded = nil
         byKey = nil
+        waiting = nil
     }
 
     /// The log line that enqueues one change.
@@ -132,8 +135,10 @@ public final class PendingQueue {
 
     /// The records with a waiting change, without ordering them (cheaper for listings).
     public func keys() throws -> RecordKeySet {
-        if let loaded { return RecordKeySet(loaded.map(\.key)) }
-        return try replayLog().waiting
+        if let waiting { return waiting }
+        let keys = try loaded.map { RecordKeySet($0.map(\.key)) } ?? replayLog().waiting
+        waiting = keys
+        return keys
     }
 
     private func replayLog() throws -> Replay {
@@ -222,6 +227,7 @@ public final class PendingQueue {
         let confirmed = Dictionary(sent.map { ($0.key, $0.version) }, uniquingKeysWith: max)
         loaded?.removeAll { change in confirmed[change.key].map { $0 >= change.version } ?? false }
         byKey = nil
+        waiting = nil
     }
 
     /// Forgets the waiting changes of `keys`, as if sent: for records no backend
@@ -254,6 +260,7 @@ public final class PendingQueue {
         file = nil
         loaded = nil
         byKey = nil
+        waiting = nil
         _ = try self.changes()
     }
 
@@ -353,12 +360,14 @@ struct PendingLine {
     private static let idKey = Array(#"","id":""#.utf8)
     private static let versionKey = Array(#","v":"#.utf8)
     private static let tagKey = Array(#","tag":""#.utf8)
+    private static let operations = ["save", "delete", "done", "base"].map { (Array($0.utf8), $0) }
+    private static let types = RecordType.allCases.map { (Array($0.rawValue.utf8), $0) }
 
     private static func canonical(_ line: UnsafeBufferPointer<UInt8>) -> PendingLine? {
         var position = 0
         func expect(_ literal: [UInt8]) -> Bool {
-            guard position + literal.count <= line.count else { return false }
-            for (offset, byte) in literal.enumerated() where line[position + offset] != byte { return false }
+            guard position + literal.count <= line.count,
+                  literal.withUnsafeBytes({ memcmp(line.baseAddress! + position, $0.baseAddress!, $0.count) }) == 0 else { return false }
             position += literal.count
             return true
         }
@@ -372,8 +381,11 @@ struct PendingLine {
             return position < line.count ? UnsafeBufferPointer(rebasing: line[start..<position]) : nil
         }
         func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
-        guard expect(opKey), let op = plain(), expect(typeKey), let typeName = plain(),
-              let type = RecordType(rawValue: text(typeName)), expect(idKey), let id = plain() else { return nil }
+        func named<Value>(_ bytes: UnsafeBufferPointer<UInt8>, _ table: [([UInt8], Value)]) -> Value? {
+            table.first { $0.0.elementsEqual(bytes) }?.1
+        }
+        guard expect(opKey), let opName = plain(), let op = named(opName, operations), expect(typeKey), let typeName = plain(),
+              let type = named(typeName, types), expect(idKey), let id = plain() else { return nil }
         position += 1
         var version: Int?
         if expect(versionKey) {
@@ -399,6 +411,6 @@ struct PendingLine {
         } else {
             key = .other(RecordKey(type, text(id)))
         }
-        return PendingLine(op: text(op), key: key, version: version, tag: tag)
+        return PendingLine(op: op, key: key, version: version, tag: tag)
     }
 }
