@@ -445,6 +445,9 @@ public final class ClipStore {
         let temp = directory + "/.log.compact"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0 { throw FileSystem.fail("write", temp) }
+        // The new log's slots, known as it is written: no replay to index it.
+        var slots: [ClipSlot] = []
+        var written = 0
         do {
             var buffer: [UInt8] = []
             func flush(over size: Int) throws {
@@ -456,21 +459,32 @@ public final class ClipStore {
                 // Lines are copied as they are, with the current pin, a piece at a time: a big text is never held whole.
                 let head = try FileSystem.read(fd: log.fd, offset: Int(slot.offset), count: min(Int(slot.length), ClipStore.headerAllowance),
                                                path: logPath)
+                let start = written
                 guard let header = head.withUnsafeBufferPointer(ClipLineHeader.init),
                       head.withUnsafeBufferPointer(ClipLineHeader.id) == slot.id else {
-                    buffer += ClipStore.addLine(try entry(slot))
+                    let line = ClipStore.addLine(try entry(slot))
+                    buffer += line
+                    written += line.count
+                    slots.append(ClipSlot(id: slot.id, timestamp: slot.timestamp, offset: UInt64(start), length: UInt32(line.count - 1),
+                                          flags: slot.flags))
                     try flush(over: 1 << 20)
                     continue
                 }
-                buffer += ClipLineHeader.start(id: slot.id, timestamp: slot.timestamp, pinned: slot.isPinned)
+                let lineStart = ClipLineHeader.start(id: slot.id, timestamp: slot.timestamp, pinned: slot.isPinned)
+                buffer += lineStart
+                written += lineStart.count
                 var done = header.pinnedEnd
                 while done < Int(slot.length) {
                     let count = min(1 << 20, Int(slot.length) - done)
                     buffer += try FileSystem.read(fd: log.fd, offset: Int(slot.offset) + done, count: count, path: logPath)
                     done += count
+                    written += count
                     try flush(over: 1 << 20)
                 }
                 buffer.append(0x0A)
+                written += 1
+                slots.append(ClipSlot(id: slot.id, timestamp: slot.timestamp, offset: UInt64(start), length: UInt32(written - 1 - start),
+                                      flags: slot.flags))
                 try flush(over: 1 << 20)
             }
             try flush(over: 0)
@@ -484,6 +498,11 @@ public final class ClipStore {
         if rename(temp, logPath) != 0 { throw FileSystem.fail("rename", logPath) }
         try FileSystem.syncDirectory(directory)
         log = try AppendFile(path: logPath)
-        try rebuildIndex()
+        var header = ClipIndexHeader()
+        header.logSize = UInt64(log.size)
+        header.logInode = logInode()
+        header.slotCount = UInt64(slots.count)
+        header.liveCount = UInt64(slots.count)
+        index = try ClipIndexFile.create(path: indexPath, header: header, slots: slots)
     }
 }

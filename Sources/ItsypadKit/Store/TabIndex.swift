@@ -31,6 +31,7 @@ struct TabIndex {
     /// The records as stored, newest first (by lastModified, then id), as `tab ls` lists them;
     /// read in place, so that loading 10,000 of them allocates nothing per tab.
     private var body: [UInt8]
+    private var bodyStart = 0
     private var starts: [Int]
 
     init(records: [Record]) {
@@ -161,13 +162,14 @@ struct TabIndex {
             return starts
         }
         guard let starts else { return nil }
-        bytes.removeFirst(headerSize)
-        return TabIndex(body: bytes, starts: starts)
+        return TabIndex(body: bytes, starts: starts.map { $0 + headerSize }, bodyStart: headerSize)
     }
 
-    private init(body: [UInt8], starts: [Int]) {
+    /// Over the file as read, header included (`bodyStart` bytes), so that it is not copied again.
+    private init(body: [UInt8], starts: [Int], bodyStart: Int) {
         self.body = body
         self.starts = starts
+        self.bodyStart = bodyStart
     }
 
     /// Writes the index in place (a cache: no fsync; the checksums catch a torn write).
@@ -180,11 +182,12 @@ struct TabIndex {
         guard let stamp = DirectoryStamp(directory) else { throw FileSystemError(path: directory, code: ENOENT, operation: "stat") }
         var header = TabIndex.magic
         for value in [stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(count)] { Binary.append(value, to: &header) }
-        body.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
+        let records = body[bodyStart...]
+        records.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
         Binary.append(0, to: &header)
         header.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
         if ftruncate(fd, 0) != 0 { throw FileSystem.fail("write", path) }
-        try FileSystem.writeAll(fd: fd, header + body, at: 0, path: path)
+        try FileSystem.writeAll(fd: fd, header + Array(records), at: 0, path: path)
     }
 
     /// A 64-bit checksum, eight bytes at a time (the index is read on every lookup).
