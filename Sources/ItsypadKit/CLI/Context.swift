@@ -49,9 +49,19 @@ public final class Context {
     private let readInput: (Int) throws -> [UInt8]
     public let now: () -> Milliseconds
 
+    /// `readInput` returns all of standard input.
+    public convenience init(environment: [String: String], stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
+                            standardOutput: OutputBuffer, standardError: OutputBuffer,
+                            readInput: @escaping () throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now) {
+        self.init(environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal,
+                  stderrIsTerminal: stderrIsTerminal, standardOutput: standardOutput, standardError: standardError,
+                  readUpTo: { Array(try readInput().prefix($0)) }, now: now)
+    }
+
+    /// `readUpTo` reads standard input up to a number of bytes (a large input is not held whole).
     public init(environment: [String: String], stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
                 standardOutput: OutputBuffer, standardError: OutputBuffer,
-                readInput: @escaping (Int) throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now) {
+                readUpTo readInput: @escaping (Int) throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now) {
         self.environment = environment
         self.stdinIsTerminal = stdinIsTerminal
         self.stdoutIsTerminal = stdoutIsTerminal
@@ -75,7 +85,7 @@ public final class Context {
         }
         return Context(environment: environment, stdinIsTerminal: isatty(0) == 1, stdoutIsTerminal: isatty(1) == 1,
                        stderrIsTerminal: isatty(2) == 1, standardOutput: OutputBuffer(fd: 1),
-                       standardError: OutputBuffer(fd: 2), readInput: { try FileSystem.readAll(fd: 0, limit: $0) })
+                       standardError: OutputBuffer(fd: 2), readUpTo: { try FileSystem.readAll(fd: 0, limit: $0) })
     }
 
     /// An in-memory context for tests.
@@ -83,7 +93,7 @@ public final class Context {
                               stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false,
                               now: @escaping () -> Milliseconds = Time.now) -> Context {
         Context(environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
-                standardOutput: OutputBuffer(), standardError: OutputBuffer(), readInput: { Array((stdin ?? []).prefix($0)) }, now: now)
+                standardOutput: OutputBuffer(), standardError: OutputBuffer(), readUpTo: { Array((stdin ?? []).prefix($0)) }, now: now)
     }
 
     private var consumedInput: [UInt8]?
