@@ -552,17 +552,23 @@ final class RandomSyncSimulation {
         return found
     }
 
-    /// The change that decides a tab's name and language: the last one, unless a removal by the
-    /// same device took it before it ever left that device (then the one before). nil when that is
-    /// not decided: a removal that lost to concurrent edits may or may not have carried a change
-    /// already sent, depending on which device synced first.
+    /// The change that decides a tab's name and language: the last one, unless the device
+    /// that made it removed the tab before sending it (then the one before). nil when that is
+    /// not decided: a later removal may have seen a change already sent and, losing to
+    /// concurrent edits, carried it away or not depending on which device synced first.
+    /// (Commits are known exactly, from what the backend accepted, so this needs no guess
+    /// at what a device had fetched.)
     private func lastSurvivingChange(of id: String) -> Change? {
         let removals = tabRemovals.filter { $0.id == id }
         for change in (changes[RecordKey(.tab, id)] ?? []).sorted(by: { $0.step > $1.step }) {
-            let removedBy = removals.filter { $0.step > change.step && knows($0.device, change, before: $0.step) }
-            if removedBy.isEmpty { return change }
-            let sentFirst = removedBy.contains { removal in change.committedAt.map { $0 < removal.step } ?? false }
-            if sentFirst { return nil }
+            let removedUnsent = removals.contains { removal in
+                removal.device == change.device && removal.step > change.step && (change.committedAt.map { $0 > removal.step } ?? true)
+            }
+            if removedUnsent { continue }
+            let mayHaveBeenRemoved = removals.contains { removal in
+                removal.step > change.step && (change.committedAt.map { $0 < removal.step } ?? false)
+            }
+            return mayHaveBeenRemoved ? nil : change
         }
         return nil
     }
