@@ -1,7 +1,28 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Testing
 @testable import ItsypadKit
+
+/// The backend implementations the simulation runs over (a new one joins here). Each
+/// simulated machine opens its own handle on one shared backend, as real ones do.
+enum SimulatedBackend: String, CaseIterable, CustomTestStringConvertible {
+    case directory = "format 1"
+    case inMemory = "in memory"
+
+    var testDescription: String { rawValue }
+
+    /// Opens handles on a fresh shared backend stored at `path` (the in-memory one lives as long as the opener).
+    func opener(path: String) -> () -> SyncBackend {
+        switch self {
+        case .directory:
+            return { BackendFactory.format1.open(path) }
+        case .inMemory:
+            let shared = InMemoryBackend()
+            return { shared }
+        }
+    }
+}
 
 /// A kill -9 in the middle of a sync: thrown by ``FaultInjectingBackend``. Every
 /// write of the engine and the stores is atomic, so stopping at a backend call
@@ -77,10 +98,9 @@ final class FaultInjectingBackend: SyncBackend, @unchecked Sendable {
 final class RandomSyncSimulation {
     let seed: UInt64
     let steps: Int
-    /// Opens one device's handle on the shared backend (each simulated machine has its own, as real ones do).
-    private let factory: BackendFactory
+    /// Opens one device's handle on the shared backend.
+    private let openBackend: () -> SyncBackend
     private let root: String
-    private var backendPath: String { root + "/backend" }
     private var random: SeededGenerator
     private var devices: [SimulatedDevice] = []
     private var step = 0
@@ -118,12 +138,12 @@ final class RandomSyncSimulation {
         var uncommitted: [(key: RecordKey, index: Int)] = []
     }
 
-    init(seed: UInt64, devices count: Int = 3, steps: Int = 150, backend: BackendFactory) {
+    init(seed: UInt64, devices count: Int = 3, steps: Int = 150, backend: SimulatedBackend) {
         self.seed = seed
         self.steps = steps
-        factory = backend
         random = SeededGenerator(seed: seed)
         root = RandomSyncSimulation.makeRoot()
+        openBackend = backend.opener(path: root + "/backend")
         devices = (0..<count).map { SimulatedDevice(dataDir: root + "/device\($0)") }
     }
 
@@ -375,7 +395,7 @@ final class RandomSyncSimulation {
     @discardableResult
     private func runSync(_ index: Int, configure: (FaultInjectingBackend) -> Void = { _ in }) throws -> Bool {
         guard devices[index].enabled else { return false }
-        let backend = FaultInjectingBackend(factory.open(backendPath))
+        let backend = FaultInjectingBackend(openBackend())
         configure(backend)
         let store = try DataStore(path: devices[index].dataDir)
         defer { store.close() }
@@ -449,7 +469,7 @@ final class RandomSyncSimulation {
     }
 
     private func compact() throws {
-        _ = try factory.open(backendPath).compact()
+        _ = try openBackend().compact()
         trace.append("step \(step): compact")
     }
 

@@ -58,8 +58,8 @@ import Testing
 /// Many random operations, killed and concurrent syncs on three devices (see
 /// ``RandomSyncSimulation``); `Tests/Soak/sync-soak.sh` runs many more seeds.
 @Suite struct SyncRandomizedTests {
-    @Test(arguments: BackendFactory.all, 1...SyncRandomizedTests.seeds)
-    func threeDevicesConverge(backend: BackendFactory, seed: UInt64) throws {
+    @Test(arguments: SimulatedBackend.allCases, 1...SyncRandomizedTests.seeds)
+    func threeDevicesConverge(backend: SimulatedBackend, seed: UInt64) throws {
         let simulation = RandomSyncSimulation(seed: seed, backend: backend)
         let violations = try simulation.run()
         #expect(violations.isEmpty, "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
@@ -79,8 +79,8 @@ import Testing
         return Array(first..<first + count)
     }()
 
-    @Test(.enabled(if: !seeds.isEmpty, "set ITSYPAD_SOAK_SEEDS to run"), arguments: BackendFactory.all, seeds)
-    func manySeedsConverge(backend: BackendFactory, seed: UInt64) throws {
+    @Test(.enabled(if: !seeds.isEmpty, "set ITSYPAD_SOAK_SEEDS to run"), arguments: SimulatedBackend.allCases, seeds)
+    func manySeedsConverge(backend: SimulatedBackend, seed: UInt64) throws {
         let simulation = RandomSyncSimulation(seed: seed, devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3),
                                               steps: Int(SyncSoakTests.setting("ITSYPAD_SOAK_STEPS") ?? 150), backend: backend)
         let violations = try simulation.run()
