@@ -36,9 +36,8 @@ struct ZoneDocument: Codable {
         } catch {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
-        // Tokens use ":" as a separator, so a zone ID containing one could not round-trip.
-        guard format >= 1, !document.zoneID.isEmpty, !document.zoneID.contains(":") else {
-            throw BackendError.corrupt(path: path, reason: "format must be 1 and zoneID a non-empty string without ':'")
+        guard format >= 1, NameRules.isZoneID(document.zoneID) else {
+            throw BackendError.corrupt(path: path, reason: "format must be 1 and zoneID 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
         }
         return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created)
     }
@@ -54,16 +53,22 @@ struct BackendState: Codable, Equatable {
     static let empty = BackendState(appliedSeq: 0, compactedThrough: 0)
 
     /// Reads state.json; a missing file means nothing was applied yet.
-    static func read(from path: String) throws -> BackendState {
-        guard let bytes = try FileIO.readFileIfExists(path) else { return .empty }
+    static func read(from path: String, files: FileIO) throws -> BackendState {
+        guard let bytes = try files.readFileIfExists(path, limit: BackendLimits.maxSmallFileBytes) else { return .empty }
+        let state: BackendState
         do {
-            return try JSONCoding.decode(BackendState.self, from: bytes)
+            state = try JSONCoding.decode(BackendState.self, from: bytes)
         } catch {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
+        guard NameRules.isSeq(state.appliedSeq, allowingZero: true), NameRules.isSeq(state.compactedThrough, allowingZero: true),
+              state.compactedThrough <= state.appliedSeq else {
+            throw BackendError.corrupt(path: path, reason: "appliedSeq and compactedThrough must be 0…\(BackendLimits.maxSeq), compactedThrough not above appliedSeq")
+        }
+        return state
     }
 
-    func write(to path: String) throws {
-        try FileIO.writeAtomically(try JSONCoding.encode(self), to: path)
+    func write(to path: String, files: FileIO) throws {
+        try files.writeAtomically(try JSONCoding.encode(self), to: path)
     }
 }

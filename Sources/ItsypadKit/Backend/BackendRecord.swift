@@ -167,11 +167,42 @@ enum NameRules {
             switch value {
             case .double(let number) where !number.isFinite:
                 return "field '\(name)' is not a finite number"
-            case .asset(let reference) where !reference.hasValidChecksum || reference.size < 0:
+            case .asset(let reference) where !reference.hasValidChecksum || !(0...BackendLimits.maxAssetBytes).contains(reference.size):
                 return "field '\(name)' has an invalid asset reference"
             default:
                 continue
             }
+        }
+        return nil
+    }
+
+    /// Longest zone ID.
+    static let maxZoneIDLength = 64
+
+    /// Zone IDs: 1–64 characters of [A-Za-z0-9_-] (they travel inside tokens, separated by ":").
+    static func isZoneID(_ text: String) -> Bool {
+        let bytes = text.utf8
+        return (1...maxZoneIDLength).contains(bytes.count) && bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    }
+
+    /// The sequence number a change tag or a number in a file stands for: decimal digits for
+    /// 1…`BackendLimits.maxSeq` (0 too with `allowingZero`), nothing else.
+    static func seq(_ text: some StringProtocol, allowingZero: Bool = false) -> Int64? {
+        guard (1...16).contains(text.utf8.count), text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              let value = Int64(text), isSeq(value, allowingZero: allowingZero) else { return nil }
+        return value
+    }
+
+    static func isSeq(_ value: Int64, allowingZero: Bool = false) -> Bool {
+        ((allowingZero ? 0 : 1)...BackendLimits.maxSeq).contains(value)
+    }
+
+    /// Why a record read from the backend does not follow the format, or nil: its names and fields,
+    /// and a change tag that is a sequence number.
+    static func problem(withStored record: BackendRecord) -> String? {
+        if let problem = problem(with: record) { return problem }
+        guard let tag = record.recordChangeTag, seq(tag) != nil else {
+            return "recordChangeTag must be a sequence number from 1 to \(BackendLimits.maxSeq)"
         }
         return nil
     }

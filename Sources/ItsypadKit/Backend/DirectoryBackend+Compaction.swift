@@ -22,13 +22,13 @@ extension DirectoryBackend {
             compactedThrough = latestSeq
             // Order matters to readers: expire the old tokens, make sure the next segment exists
             // (it carries the latest seq in its name), then drop the old segments.
-            try BackendState(appliedSeq: latestSeq, compactedThrough: compactedThrough).write(to: layout.stateFile)
+            try BackendState(appliedSeq: latestSeq, compactedThrough: compactedThrough).write(to: layout.stateFile, files: files)
             try journal.createSegment(firstSeq: nextSeq)
             for segment in appliedSegments {
-                removedBytes += try FileIO.status(segment.path)?.size ?? 0
-                try FileIO.removeFile(segment.path)
+                removedBytes += try files.status(segment.path)?.size ?? 0
+                try files.removeFile(segment.path)
             }
-            try FileIO.syncDirectory(layout.journalDirectory)
+            try files.syncDirectory(layout.journalDirectory)
         }
         return CompactionReport(
             compactedThrough: compactedThrough,
@@ -39,11 +39,12 @@ extension DirectoryBackend {
         )
     }
 
-    /// Checksums of every asset a current record references.
+    /// Checksums of every asset a current record references. Malformed records are skipped: they
+    /// cannot be read by any device, and must not keep the journal from being compacted.
     private func referencedAssetChecksums() throws -> Set<String> {
         var referenced = Set<String>()
-        for id in try records.ids() {
-            guard let record = try records.record(id) else { continue }
+        for id in try records.ids().ids {
+            guard let record = try? records.record(id) else { continue }
             for case .asset(let reference) in record.fields.values {
                 referenced.insert(reference.fileChecksum)
             }
@@ -55,10 +56,10 @@ extension DirectoryBackend {
     /// and the `modify` that references it.
     private func removeAssets(notIn referenced: Set<String>) throws -> Int {
         var removed = 0
-        for name in try FileIO.listDirectory(layout.assetsDirectory) ?? [] {
+        for name in try files.listDirectory(layout.assetsDirectory) ?? [] {
             guard AssetReference(fileChecksum: name, size: 0).hasValidChecksum, !referenced.contains(name) else { continue }
             let assetPath = layout.assetFile(name)
-            if try isAbandoned(assetPath), try FileIO.removeFile(assetPath) {
+            if try isAbandoned(assetPath), try files.removeFile(assetPath) {
                 removed += 1
             }
         }
@@ -68,14 +69,15 @@ extension DirectoryBackend {
     /// Removes temporary files left by writers that crashed (old enough not to belong to a live writer).
     private func removeAbandonedTemporaryFiles() throws -> Int {
         var directories = [path, layout.recordsDirectory, layout.assetsDirectory, layout.journalDirectory]
-        for name in try FileIO.listDirectory(layout.recordsDirectory) ?? [] where !name.hasPrefix(".") {
+        for name in try files.listDirectory(layout.recordsDirectory) ?? []
+        where try NameRules.isSafeFileName(name, maxLength: NameRules.maxRecordTypeLength) && files.status(records.typeDirectory(name))?.isDirectory == true {
             directories.append(records.typeDirectory(name))
         }
         var removed = 0
         for directory in directories {
-            for name in try FileIO.listDirectory(directory) ?? [] where name.hasPrefix(FileIO.temporaryPrefix) {
+            for name in try files.listDirectory(directory) ?? [] where name.hasPrefix(FileIO.temporaryPrefix) {
                 let filePath = directory + "/" + name
-                if try isAbandoned(filePath), try FileIO.removeFile(filePath) {
+                if try isAbandoned(filePath), try files.removeFile(filePath) {
                     removed += 1
                 }
             }
@@ -84,7 +86,8 @@ extension DirectoryBackend {
     }
 
     private func isAbandoned(_ filePath: String) throws -> Bool {
-        guard let status = try FileIO.status(filePath), !status.isDirectory else { return false }
-        return now() - status.modifiedMilliseconds > tuning.abandonedFileAge
+        guard let status = try files.status(filePath), !status.isDirectory else { return false }
+        let (age, overflow) = now().subtractingReportingOverflow(status.modifiedMilliseconds)
+        return overflow || age > tuning.abandonedFileAge
     }
 }

@@ -14,7 +14,7 @@ extension DirectoryBackend {
         let position = try token.map { try TokenContents(decoding: $0, zoneID: zone.zoneID) }
         for _ in 0..<Self.readAttempts {
             do {
-                let state = try BackendState.read(from: layout.stateFile)
+                let state = try BackendState.read(from: layout.stateFile, files: files)
                 if let position, position.seq < state.compactedThrough {
                     throw BackendError.tokenExpired
                 }
@@ -47,15 +47,18 @@ extension DirectoryBackend {
             }
             return ChangesPage(changes: [], token: position.token, moreComing: false)
         }
-        let next = TokenContents(zoneID: position.zoneID, seq: last.change.seq, hint: last.resume)
-        return ChangesPage(changes: read.changes.map { Self.change(from: $0.change) }, token: next.token, moreComing: read.moreComing)
+        let next = TokenContents(zoneID: position.zoneID, seq: last.seq, hint: last.resume)
+        return ChangesPage(changes: read.validChanges.map(Self.change(from:)), token: next.token, moreComing: read.moreComing,
+                           quarantined: read.quarantined)
     }
 
     /// Every current record (records/ plus committed batches not yet applied, overlaid in memory),
     /// sorted by ID and paged. The final token is the seq the full fetch started at, so changes made
     /// while paging come with the next incremental fetch.
+    /// Malformed entries (record files, unapplied journal changes) are skipped and reported, on the
+    /// page where their record would have been, or on the first page when no record can be named.
     private func fullFetchPage(zoneID: String, continuing position: TokenContents?, state: BackendState, limit: Int, stats: inout JournalReadStats) throws -> ChangesPage {
-        let storedIDs = try records.ids()
+        let (storedIDs, strays) = try records.ids()
         let pending: JournalRead
         do {
             pending = try journal.read(after: state.appliedSeq, from: nil, maxChanges: nil, stats: &stats)
@@ -65,19 +68,25 @@ extension DirectoryBackend {
         }
         try requireUncompacted(since: state)
 
-        var unappliedChange: [RecordID: JournalChange] = [:]
+        var unappliedChange: [RecordID: LocatedChange.Entry] = [:]
+        var quarantined = position == nil ? strays : []
         for located in pending.changes {
-            unappliedChange[located.change.id] = located.change
-        }
-        var currentIDs = Set(storedIDs)
-        for (id, change) in unappliedChange {
-            if change.op == .save {
-                currentIDs.insert(id)
-            } else {
-                currentIDs.remove(id)
+            switch located.entry {
+            case .change(let change): unappliedChange[change.id] = located.entry
+            case .malformed(let item):
+                if let id = item.id { unappliedChange[id] = located.entry } else if position == nil { quarantined.append(item) }
             }
         }
-        let latestSeq = max(state.appliedSeq, pending.changes.last?.change.seq ?? 0)
+        if position == nil { quarantined += pending.malformedLines }
+        var currentIDs = Set(storedIDs)
+        for (id, entry) in unappliedChange {
+            if case .change(let change) = entry, change.op == .delete {
+                currentIDs.remove(id)
+            } else {
+                currentIDs.insert(id)
+            }
+        }
+        let latestSeq = max(state.appliedSeq, pending.changes.last?.seq ?? 0)
         let snapshotSeq = position?.seq ?? latestSeq
         guard snapshotSeq <= latestSeq else { throw BackendError.tokenExpired }
 
@@ -85,21 +94,59 @@ extension DirectoryBackend {
         let pageIDs = remaining.prefix(limit)
         var changes: [Change] = []
         for id in pageIDs {
-            if let change = unappliedChange[id], let record = change.record {
-                changes.append(.saved(record))
-            } else if let record = try records.record(id) {
-                changes.append(.saved(record))
+            switch unappliedChange[id] {
+            case .change(let change)?:
+                if let record = change.record { changes.append(.saved(record)) }
+            case .malformed(let item)?:
+                quarantined.append(item)
+            case nil:
+                do {
+                    if let record = try records.record(id) { changes.append(.saved(record)) }
+                    // Otherwise it was deleted after the listing; that deletion has a later seq and comes incrementally.
+                } catch BackendError.corrupt(let path, let reason) {
+                    quarantined.append(QuarantinedItem(id: id, location: path, reason: reason))
+                }
             }
-            // Otherwise it was deleted after the listing; that deletion has a later seq and comes incrementally.
         }
         let moreComing = remaining.count > limit
         let next = TokenContents(zoneID: zoneID, seq: snapshotSeq, fullFetchCursor: moreComing ? pageIDs.last : nil)
-        return ChangesPage(changes: changes, token: next.token, moreComing: moreComing)
+        return ChangesPage(changes: changes, token: next.token, moreComing: moreComing, quarantined: quarantined)
+    }
+
+    public func fetchRecord(_ id: RecordID) throws -> BackendRecord? {
+        _ = try readZone()
+        for _ in 0..<Self.readAttempts {
+            do {
+                let state = try BackendState.read(from: layout.stateFile, files: files)
+                var stats = JournalReadStats()
+                let pending: JournalRead
+                do {
+                    pending = try journal.read(after: state.appliedSeq, from: nil, maxChanges: nil, stats: &stats)
+                } catch JournalReadError.gap {
+                    pending = JournalRead(changes: [], moreComing: false)
+                }
+                // The last unapplied change of this record, if any, is newer than its file.
+                for located in pending.changes.reversed() {
+                    switch located.entry {
+                    case .change(let change) where change.id == id:
+                        return change.record
+                    case .malformed(let item) where item.id == id:
+                        throw BackendError.corrupt(path: item.location, reason: item.reason)
+                    default:
+                        continue
+                    }
+                }
+                return try records.record(id)
+            } catch JournalReadError.compactedMeanwhile {
+                continue
+            }
+        }
+        throw BackendError.io("the journal in \(path) kept being compacted while reading it")
     }
 
     /// Throws `.compactedMeanwhile` if a compaction ran since `state` was read.
     private func requireUncompacted(since state: BackendState) throws {
-        if try BackendState.read(from: layout.stateFile).compactedThrough != state.compactedThrough {
+        if try BackendState.read(from: layout.stateFile, files: files).compactedThrough != state.compactedThrough {
             throw JournalReadError.compactedMeanwhile
         }
     }

@@ -10,6 +10,9 @@ extension DirectoryBackend {
             _ = try readZone()
             let (tail, state) = try prepareForWrite()
             let firstSeq = max(tail.latestSeq, state.appliedSeq) + 1
+            guard firstSeq + Int64(saves.count + deletes.count) <= BackendLimits.maxSeq else {
+                throw BackendError.corrupt(path: layout.journalDirectory, reason: "sequence numbers would pass \(BackendLimits.maxSeq)")
+            }
             let plan = try planBatch(saves: saves, deletes: deletes, device: device, firstSeq: firstSeq, time: now())
             if plan.hasFailures {
                 return plan.failedResult
@@ -20,7 +23,7 @@ extension DirectoryBackend {
                 // Committed. If updating records/ fails now, readers still see the batch through the
                 // journal and the next writer rolls it forward, so this call must not report a failure.
                 try? apply(batch.changes)
-                try? BackendState(appliedSeq: batch.lastSeq, compactedThrough: state.compactedThrough).write(to: layout.stateFile)
+                try? BackendState(appliedSeq: batch.lastSeq, compactedThrough: state.compactedThrough).write(to: layout.stateFile, files: files)
                 compactIfJournalOutgrewRecords(after: batch)
             }
             return ModifyResult(saved: plan.saved, deleted: plan.deleted, failures: [])
@@ -52,7 +55,9 @@ extension DirectoryBackend {
                 plan.outcomes.append((id, error))
                 continue
             }
-            let current = try records.record(id)
+            // A malformed stored version counts as absent: a device's good version replaces it.
+            var malformed = false
+            let current = try records.recordForWriting(id, malformed: &malformed)
             if let error = Self.conflict(sentTag: save.record.recordChangeTag, current: current) {
                 plan.outcomes.append((id, error))
                 continue
@@ -80,7 +85,8 @@ extension DirectoryBackend {
                 plan.outcomes.append((id, .invalid("\(id) appears more than once in the request")))
                 continue
             }
-            let current = try records.record(id)
+            var malformed = false
+            let current = try records.recordForWriting(id, malformed: &malformed)
             if let current, let ifTag = delete.ifTag, ifTag != current.recordChangeTag {
                 plan.outcomes.append((id, .serverRecordChanged(server: current)))
                 continue
@@ -88,8 +94,9 @@ extension DirectoryBackend {
             plan.outcomes.append((id, nil))
             plan.deleted.append(id)
             // A record that is already gone needs no journal entry: deleting is idempotent.
-            if let current {
-                plan.changes.append(.delete(id, removedTag: current.recordChangeTag, seq: nextSeq))
+            // A malformed one is deleted like any other.
+            if current != nil || malformed {
+                plan.changes.append(.delete(id, removedTag: current?.recordChangeTag, seq: nextSeq))
                 nextSeq += 1
             }
         }

@@ -31,9 +31,11 @@ public final class DirectoryBackend: SyncBackend {
     let now: @Sendable () -> Int64
     let tuning: BackendTuning
     let layout: BackendLayout
+    /// Every file operation inside the backend goes through this (see `FileTree`).
+    let files: FileIO
 
-    var records: RecordStore { RecordStore(directory: layout.recordsDirectory) }
-    var journal: Journal { Journal(directory: layout.journalDirectory, segmentSizeLimit: tuning.segmentSizeLimit) }
+    var records: RecordStore { RecordStore(files: files, directory: layout.recordsDirectory) }
+    var journal: Journal { Journal(files: files, directory: layout.journalDirectory, segmentSizeLimit: tuning.segmentSizeLimit) }
 
     /// - Parameters:
     ///   - path: The backend directory. Its parent must exist; the directory itself is created by `createZoneIfNeeded()`.
@@ -54,6 +56,7 @@ public final class DirectoryBackend: SyncBackend {
         self.now = now
         self.tuning = tuning
         self.layout = BackendLayout(root: trimmed)
+        self.files = FileIO(root: trimmed)
     }
 
     /// Wall-clock milliseconds since 1970.
@@ -63,36 +66,41 @@ public final class DirectoryBackend: SyncBackend {
 
     // MARK: Zone
 
+    /// The one place a backend is created. Its parent directory must exist.
     public func createZoneIfNeeded() throws -> ZoneInfo {
         let directoryExists = try backendDirectoryExists()
         // Checked before taking the lock: a newer format must not even get a lock file.
         if directoryExists, let zone = try existingZone() {
             return zone
         }
-        if !directoryExists {
-            try FileIO.makeDirectory(path)
+        if !directoryExists, mkdir(path, 0o700) != 0, errno != EEXIST {
+            throw FileIO.error(FileSystem.fail("create directory", path))
         }
         return try withWriteLock {
             if let zone = try existingZone() {
                 return zone
             }
             for directory in [layout.recordsDirectory, layout.assetsDirectory, layout.journalDirectory] {
-                try FileIO.makeDirectory(directory)
+                try files.makeDirectory(directory)
             }
             // Keep an existing state.json: seqs, and so change tags, must never be reused.
-            if try FileIO.status(layout.stateFile) == nil {
-                try BackendState.empty.write(to: layout.stateFile)
+            if try files.status(layout.stateFile) == nil {
+                try BackendState.empty.write(to: layout.stateFile, files: files)
             }
             let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: now())
             let document = ZoneDocument(format: zone.format, zoneID: zone.zoneID, created: zone.created)
             // Written last: zone.json marks a complete zone.
-            try FileIO.writeAtomically(try JSONCoding.encode(document), to: layout.zoneFile)
+            try files.writeAtomically(try JSONCoding.encode(document), to: layout.zoneFile)
             return zone
         }
     }
 
     public func zone() throws -> ZoneInfo {
         try readZone()
+    }
+
+    public func location(of id: RecordID) -> String {
+        NameRules.problem(with: id) == nil ? records.path(for: id) : layout.recordsDirectory
     }
 
     /// The zone, or `.zoneNotFound`, `.unavailable`, `.newerFormat`, `.corrupt`.
@@ -104,20 +112,20 @@ public final class DirectoryBackend: SyncBackend {
     }
 
     private func existingZone() throws -> ZoneInfo? {
-        guard let bytes = try FileIO.readFileIfExists(layout.zoneFile) else { return nil }
+        guard let bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
         return try ZoneDocument.parse(bytes, path: layout.zoneFile)
     }
 
     /// Whether the backend directory exists. Throws `.unavailable` when it exists but cannot be read,
     /// or when its parent is missing too (typically an unmounted disk or share).
     func backendDirectoryExists() throws -> Bool {
-        if let status = try FileIO.status(path) {
+        if let status = try files.status(path) {
             guard status.isDirectory else { throw BackendError.unavailable("\(path) is not a directory") }
-            guard access(path, R_OK | X_OK) == 0 else { throw FileIO.error("access", path) }
+            guard access(path, R_OK | X_OK) == 0 else { throw FileIO.error(FileSystem.fail("access", path)) }
             return true
         }
         let parent = FileIO.parentDirectory(of: path)
-        guard let parentStatus = try FileIO.status(parent), parentStatus.isDirectory else {
+        guard let parentStatus = try FileTree(root: parent).status(parent), parentStatus.isDirectory else {
             throw BackendError.unavailable("neither \(path) nor its parent exists (is the disk or share mounted?)")
         }
         return false
@@ -127,7 +135,7 @@ public final class DirectoryBackend: SyncBackend {
 
     /// Runs `body` holding the backend's exclusive lock.
     func withWriteLock<Result>(_ body: () throws -> Result) throws -> Result {
-        let lock = try BackendLock.acquire(path: layout.lockFile, timeout: lockTimeout)
+        let lock = try BackendLock.acquire(path: layout.lockFile, in: files.tree, timeout: lockTimeout)
         return try withExtendedLifetime(lock) { try body() }
     }
 
@@ -135,7 +143,7 @@ public final class DirectoryBackend: SyncBackend {
     /// Returns the journal tail and the state, with every committed change applied.
     func prepareForWrite() throws -> (tail: JournalTail, state: BackendState) {
         let tail = try journal.repair(try journal.tail())
-        var state = try BackendState.read(from: layout.stateFile)
+        var state = try BackendState.read(from: layout.stateFile, files: files)
         guard tail.latestSeq > state.appliedSeq else { return (tail, state) }
         var stats = JournalReadStats()
         let pending: JournalRead
@@ -146,27 +154,33 @@ public final class DirectoryBackend: SyncBackend {
         } catch JournalReadError.compactedMeanwhile {
             throw BackendError.io("journal segment vanished while holding the lock")
         }
-        try apply(pending.changes.map(\.change))
+        try apply(pending.validChanges)
         state.appliedSeq = tail.latestSeq
-        try state.write(to: layout.stateFile)
+        try state.write(to: layout.stateFile, files: files)
         return (tail, state)
     }
 
     /// Makes records/ reflect committed changes, durably. Only each record's last change matters.
+    /// A record whose file cannot be replaced because something malformed is in its place (a
+    /// directory, a symlinked folder) is left as it is: readers quarantine it, and the rest applies.
     func apply(_ changes: [JournalChange]) throws {
         var lastChange: [RecordID: JournalChange] = [:]
         for change in changes {
             lastChange[change.id] = change
         }
         for change in lastChange.values {
-            if change.op == .save, let record = change.record {
-                try records.write(record)
-            } else {
-                try records.remove(change.id)
+            do {
+                if change.op == .save, let record = change.record {
+                    try records.write(record)
+                } else {
+                    try records.remove(change.id)
+                }
+            } catch BackendError.corrupt {
+                continue
             }
         }
-        for directory in records.directories(touchedBy: lastChange.keys) where try FileIO.status(directory) != nil {
-            try FileIO.syncDirectory(directory)
+        for directory in records.directories(touchedBy: lastChange.keys) where try files.status(directory)?.isDirectory == true {
+            try files.syncDirectory(directory)
         }
     }
 
@@ -177,21 +191,24 @@ public final class DirectoryBackend: SyncBackend {
         _ = try readZone()
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let assetPath = layout.assetFile(reference.fileChecksum)
-        if let status = try FileIO.status(assetPath), status.size == reference.size {
+        if let status = try files.status(assetPath), status.isRegular, status.size == reference.size {
             // Already stored; refresh its age so compaction does not take it before the record referencing it is saved.
-            try FileIO.touch(assetPath)
+            try files.touch(assetPath)
             return reference
         }
-        try FileIO.makeDirectory(layout.assetsDirectory)
-        try FileIO.writeAtomically(bytes, to: assetPath)
+        try files.makeDirectory(layout.assetsDirectory)
+        try files.writeAtomically(bytes, to: assetPath)
         return reference
     }
 
     public func readAsset(_ reference: AssetReference) throws -> [UInt8] {
         _ = try readZone()
-        guard reference.hasValidChecksum else { throw BackendError.assetNotFound(reference.fileChecksum) }
+        guard reference.hasValidChecksum, (0...BackendLimits.maxAssetBytes).contains(reference.size) else {
+            throw BackendError.corrupt(path: layout.assetsDirectory, reason: "invalid asset reference \(reference.fileChecksum.prefix(80)) of \(reference.size) bytes")
+        }
         let assetPath = layout.assetFile(reference.fileChecksum)
-        guard let bytes = try FileIO.readFileIfExists(assetPath) else {
+        // Its size is checked before reading: a file larger than its reference says is never read.
+        guard let bytes = try files.readFileIfExists(assetPath, limit: reference.size) else {
             throw BackendError.assetNotFound(reference.fileChecksum)
         }
         guard bytes.count == reference.size else {
@@ -208,7 +225,7 @@ public final class DirectoryBackend: SyncBackend {
     func missingAsset(in record: BackendRecord) throws -> String? {
         for (name, value) in record.fields.sorted(by: { $0.key < $1.key }) {
             guard case .asset(let reference) = value else { continue }
-            guard let status = try FileIO.status(layout.assetFile(reference.fileChecksum)), status.size == reference.size else {
+            guard let status = try files.status(layout.assetFile(reference.fileChecksum)), status.isRegular, status.size == reference.size else {
                 return "field '\(name)' references asset \(reference.fileChecksum), which has not been uploaded"
             }
         }

@@ -2,25 +2,26 @@
 import Glibc
 #endif
 
-/// What `stat` says about a path.
-struct FileStatus: Equatable {
-    let size: Int
-    /// Permission bits only (e.g. 0o600).
-    let permissions: UInt32
-    let isDirectory: Bool
-    let modifiedMilliseconds: Int64
-}
+/// The backend's file operations: those of its `FileTree` (no symlink followed, no FIFO opened,
+/// nothing reached outside the backend directory), with failures classified as the `BackendError`s
+/// the engine acts on (full → quota, unreachable → retry later, malformed → corrupt).
+struct FileIO: Sendable {
+    let tree: FileTree
 
-/// The backend's file operations: `FileSystem`'s, with failures classified as
-/// the `BackendError`s the engine acts on (full → quota, unreachable → retry later).
-enum FileIO {
+    init(root: String) {
+        tree = FileTree(root: root)
+    }
+
     /// Prefix of every temporary file; readers skip names starting with "." and compaction sweeps old ones.
     static let temporaryPrefix = FileSystem.temporaryPrefix
 
-    /// Maps an errno to the error the engine can act on.
-    static func error(_ operation: String, _ path: String, code: Int32 = errno) -> BackendError {
-        let message = "\(operation) \(path): \(String(cString: strerror(code)))"
-        switch code {
+    /// Maps a file system failure to the error the engine can act on.
+    static func error(_ failure: FileSystemError) -> BackendError {
+        if failure.isMalformed {
+            return .corrupt(path: failure.path, reason: failure.description)
+        }
+        let message = failure.description
+        switch failure.code {
         case ENOSPC, EDQUOT, EFBIG:
             return .quotaExceeded(message)
         case EACCES, EPERM, EROFS, ENOTCONN, ESTALE, ENODEV, ENXIO, EHOSTDOWN, EHOSTUNREACH, ETIMEDOUT, ENOMEDIUM:
@@ -31,97 +32,86 @@ enum FileIO {
     }
 
     /// Runs a `FileSystem` operation, translating its error.
-    private static func classified<T>(_ body: () throws -> T) throws -> T {
+    private func classified<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let failure as FileSystemError {
-            throw error(failure.operation, failure.path, code: failure.code)
+            throw Self.error(failure)
         }
     }
 
     // MARK: Status
 
-    /// `stat` of `path`, or nil if it does not exist.
-    static func status(_ path: String) throws -> FileStatus? {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw error("stat", path)
-        }
-        return FileStatus(
-            size: Int(info.st_size),
-            permissions: UInt32(info.st_mode) & 0o7777,
-            isDirectory: (info.st_mode & S_IFMT) == S_IFDIR,
-            modifiedMilliseconds: Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec) / 1_000_000
-        )
+    /// `lstat` of `path`, or nil if it does not exist.
+    func status(_ path: String) throws -> FileStatus? {
+        try classified { try tree.status(path) }
     }
 
     /// Sets the modification time to now (keeps a re-uploaded asset from looking abandoned).
-    static func touch(_ path: String) throws {
-        guard utimensat(AT_FDCWD, path, nil, 0) == 0 else { throw error("utimensat", path) }
+    func touch(_ path: String) throws {
+        try classified { try tree.touch(path) }
     }
 
     // MARK: Reading and writing
 
-    /// The file's bytes from `offset` to its end, or nil if the file does not exist.
-    static func readFileIfExists(_ path: String, from offset: Int = 0) throws -> [UInt8]? {
-        try classified { try FileSystem.read(path, from: offset) }
+    /// The regular file's bytes from `offset` to its end, or nil if it does not exist.
+    /// A file over `limit` bytes is refused as corrupt before it is read.
+    func readFileIfExists(_ path: String, from offset: Int = 0, limit: Int? = nil) throws -> [UInt8]? {
+        try classified { try tree.read(path, from: offset, limit: limit) }
+    }
+
+    /// Opens a regular file (never a symlink or FIFO); nil if it does not exist and `flags` lacks O_CREAT.
+    func open(_ path: String, flags: Int32) throws -> Int32? {
+        try classified { try tree.openFile(path, flags: flags) }
     }
 
     /// Reads up to `count` bytes at `offset` (fewer if the file is shorter).
-    static func read(_ descriptor: Int32, path: String, offset: Int, count: Int) throws -> [UInt8] {
+    func read(_ descriptor: Int32, path: String, offset: Int, count: Int) throws -> [UInt8] {
         try classified { try FileSystem.read(fd: descriptor, offset: offset, count: count, path: path) }
     }
 
     /// Writes every byte, retrying short writes.
-    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
+    func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
         try classified { try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: descriptor, $0, path: path) } }
     }
 
-    static func sync(_ descriptor: Int32, path: String) throws {
-        guard fsync(descriptor) == 0 else { throw error("fsync", path) }
+    func sync(_ descriptor: Int32, path: String) throws {
+        guard fsync(descriptor) == 0 else { throw Self.error(FileSystem.fail("fsync", path)) }
     }
 
     /// Readers see either the old or the new file, never a partial one (temp, fsync, rename,
     /// and optionally an fsync of the directory; the caller may sync a batch's directories once).
-    static func writeAtomically(_ bytes: [UInt8], to path: String, syncingDirectory: Bool = true) throws {
-        try classified { try FileSystem.writeAtomically(path, bytes, syncingDirectory: syncingDirectory) }
+    func writeAtomically(_ bytes: [UInt8], to path: String, syncingDirectory: Bool = true) throws {
+        try classified { try tree.writeAtomically(path, bytes, syncingDirectory: syncingDirectory) }
     }
 
-    static func syncDirectory(_ directory: String) throws {
-        try classified { try FileSystem.syncDirectory(directory) }
+    func syncDirectory(_ directory: String) throws {
+        try classified { try tree.syncDirectory(directory) }
     }
 
     /// Truncates the file to `length` bytes and makes that durable.
-    static func truncate(_ path: String, to length: Int) throws {
-        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw error("open", path) }
+    func truncate(_ path: String, to length: Int) throws {
+        guard let descriptor = try open(path, flags: O_WRONLY) else { throw Self.error(FileSystemError(path: path, code: ENOENT, operation: "truncate")) }
         defer { close(descriptor) }
-        guard ftruncate(descriptor, off_t(length)) == 0 else { throw error("ftruncate", path) }
+        guard ftruncate(descriptor, off_t(length)) == 0 else { throw Self.error(FileSystem.fail("truncate", path)) }
         try sync(descriptor, path: path)
     }
 
     // MARK: Directories
 
-    /// Creates `path` (not its parents: a missing parent means an unmounted share) with mode 0700.
-    /// Returns false if it already existed.
+    /// Creates `path` (mode 0700) inside the backend. Returns false if it already existed.
     @discardableResult
-    static func makeDirectory(_ path: String) throws -> Bool {
-        if mkdir(path, mode_t(0o700)) == 0 { return true }
-        if errno == EEXIST { return false }
-        throw error("mkdir", path)
+    func makeDirectory(_ path: String) throws -> Bool {
+        try classified { try tree.makeDirectory(path) }
     }
 
     /// Names in `directory`, temporary files included, or nil if it does not exist.
-    static func listDirectory(_ directory: String) throws -> [String]? {
-        guard FileSystem.exists(directory) else { return nil }
-        return try classified { try FileSystem.list(directory, includingHidden: true) }
+    func listDirectory(_ directory: String) throws -> [String]? {
+        try classified { try tree.list(directory, includingHidden: true) }
     }
 
     /// Removes a file. Returns false if it did not exist.
     @discardableResult
-    static func removeFile(_ path: String) throws -> Bool {
-        if unlink(path) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw error("unlink", path)
+    func removeFile(_ path: String) throws -> Bool {
+        try classified { try tree.remove(path) }
     }
 
     static func parentDirectory(of path: String) -> String { FileSystem.directoryName(path) }
@@ -132,10 +122,10 @@ struct BackendLock {
     private let lock: FileLock
 
     /// Waits at most `timeout` seconds, then throws `.locked`.
-    static func acquire(path: String, timeout: Double) throws -> BackendLock {
+    static func acquire(path: String, in tree: FileTree, timeout: Double) throws -> BackendLock {
         let lock: FileLock?
-        do { lock = try FileLock(path: path, mode: .exclusive, timeout: timeout) } catch let failure as FileSystemError {
-            throw FileIO.error(failure.operation, failure.path, code: failure.code)
+        do { lock = try FileLock(path: path, in: tree, mode: .exclusive, timeout: timeout) } catch let failure as FileSystemError {
+            throw FileIO.error(failure)
         }
         guard let lock else { throw BackendError.locked }
         return BackendLock(lock: lock)

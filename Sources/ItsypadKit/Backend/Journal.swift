@@ -47,21 +47,6 @@ struct JournalBatch: Codable {
         line += Array("}\n".utf8)
         return line
     }
-
-    /// Why this batch is not well formed, or nil if it is.
-    var problem: String? {
-        guard !changes.isEmpty else { return "batch \(seq) has no changes" }
-        for (index, change) in changes.enumerated() {
-            guard change.seq == seq + Int64(index) else { return "batch \(seq) has change \(change.seq) out of sequence" }
-            switch change.op {
-            case .save:
-                guard let record = change.record, record.id == change.id else { return "save \(change.seq) lacks its record" }
-            case .delete:
-                guard change.record == nil else { return "delete \(change.seq) carries a record" }
-            }
-        }
-        return nil
-    }
 }
 
 /// A journal segment file, `journal/<first seq, 16 digits>.log`.
@@ -76,16 +61,41 @@ struct JournalPosition: Equatable, Sendable {
     let offset: Int
 }
 
-/// A change read from the journal, with where to resume reading after it.
+/// A change read from the journal, with where to resume reading after it. A change that does not
+/// follow the format (a bad name, a record that does not parse) keeps its place, as `malformed`.
 struct LocatedChange {
-    let change: JournalChange
+    let seq: Int64
+    let entry: Entry
     let resume: JournalPosition
+
+    enum Entry {
+        case change(JournalChange)
+        case malformed(QuarantinedItem)
+    }
+
+    var change: JournalChange? { if case .change(let change) = entry { return change }; return nil }
 }
 
 /// The result of reading the journal after some seq.
 struct JournalRead {
     var changes: [LocatedChange]
     var moreComing: Bool
+    /// Lines that are not journal batches (other than a torn last one), skipped.
+    var malformedLines: [QuarantinedItem] = []
+
+    /// The well-formed changes.
+    var validChanges: [JournalChange] { changes.compactMap(\.change) }
+    /// Everything skipped: whole lines, and single changes.
+    var quarantined: [QuarantinedItem] {
+        malformedLines + changes.compactMap { if case .malformed(let item) = $0.entry { return item }; return nil }
+    }
+}
+
+/// A journal line as read: its seq range and each change, checked one by one.
+struct DecodedBatch {
+    let seq: Int64
+    let lastSeq: Int64
+    let changes: [LocatedChange.Entry]
 }
 
 /// How much work a read did; lets tests assert that incremental fetches do not scan everything.
@@ -120,6 +130,7 @@ enum JournalReadError: Error {
 /// The append-only change log, `journal/*.log`. Each line is one committed batch;
 /// a last line without newline or with invalid JSON was never committed.
 struct Journal {
+    let files: FileIO
     let directory: String
     /// Appends go to a new segment once the last one reaches this size.
     let segmentSizeLimit: Int
@@ -132,18 +143,24 @@ struct Journal {
         return String(repeating: "0", count: max(0, 16 - digits.count)) + digits + ".log"
     }
 
-    /// Segments in seq order. Other files (temporary ones, strays) are ignored.
+    /// Segments in seq order: names of exactly 16 digits (a seq from 1 to `BackendLimits.maxSeq`) and ".log".
+    /// Other files (temporary ones, strays) are ignored.
     func segments() throws -> [JournalSegment] {
-        let names = try FileIO.listDirectory(directory) ?? []
+        let names = try files.listDirectory(directory) ?? []
         return names.compactMap { name -> JournalSegment? in
-            guard name.utf8.count == 20, name.hasSuffix(".log"), let seq = Int64(name.prefix(16)), seq > 0 else { return nil }
+            guard name.utf8.count == 20, name.hasSuffix(".log"), let seq = NameRules.seq(name.prefix(16)) else { return nil }
             return JournalSegment(firstSeq: seq, path: directory + "/" + name)
         }
         .sorted { $0.firstSeq < $1.firstSeq }
     }
 
     func totalSize() throws -> Int {
-        try segments().reduce(0) { total, segment in total + ((try FileIO.status(segment.path))?.size ?? 0) }
+        try segments().reduce(0) { total, segment in total + ((try files.status(segment.path))?.size ?? 0) }
+    }
+
+    /// A segment's bytes from `offset`, refusing a segment larger than any writer makes.
+    private func readSegment(_ segment: JournalSegment, from offset: Int) throws -> [UInt8]? {
+        try files.readFileIfExists(segment.path, from: offset, limit: BackendLimits.maxSegmentBytes)
     }
 
     // MARK: Reading
@@ -174,13 +191,16 @@ struct Journal {
     ) throws -> JournalRead? {
         guard startIndex < segments.count else { return JournalRead(changes: [], moreComing: false) }
         var collected: [LocatedChange] = []
+        var malformedLines: [QuarantinedItem] = []
         var expectedBatchSeq: Int64?
+        // Changes missing after a skipped line are explained by it: that is no gap in the journal.
+        var skippedBeforeFirst = false
         for index in startIndex..<segments.count {
             let segment = segments[index]
             let offset = index == startIndex ? startOffset : 0
             // With a hint, read one byte earlier to check that it lands right after a newline.
             let readOffset = max(0, offset - 1)
-            guard let bytes = try FileIO.readFileIfExists(segment.path, from: readOffset) else {
+            guard let bytes = try readSegment(segment, from: readOffset) else {
                 throw JournalReadError.compactedMeanwhile
             }
             stats.segmentsOpened += 1
@@ -197,84 +217,96 @@ struct Journal {
                 if let nextLineSeq, nextLineSeq <= seq + 1 {
                     continue
                 }
-                guard let batch = Self.decodeBatch(bytes[line.bytes]) else {
+                let decoded = Self.decodeBatch(bytes[line.bytes], location: Self.location(segment, line.start))
+                guard case .success(let batch) = decoded else {
                     if isLastSegment && lineIndex == lines.count - 1 {
                         break  // A torn final write: it was never committed.
                     }
-                    throw BackendError.corrupt(path: segment.path, reason: "line at byte \(line.start) is not a valid journal batch")
+                    // Skipped and reported; the journal goes on at the next good line.
+                    if case .failure(let problem) = decoded { malformedLines.append(problem.item) }
+                    expectedBatchSeq = nil
+                    if collected.isEmpty { skippedBeforeFirst = true }
+                    continue
                 }
                 stats.batchesDecoded += 1
                 stats.changesDecoded += batch.changes.count
-                if let expectedBatchSeq, batch.seq != expectedBatchSeq {
-                    throw BackendError.corrupt(path: segment.path, reason: "journal jumps from seq \(expectedBatchSeq - 1) to \(batch.seq)")
+                if let expected = expectedBatchSeq, batch.seq != expected {
+                    let reason = batch.seq < expected ? "repeats seq \(batch.seq), already used" : "journal jumps from seq \(expected - 1) to \(batch.seq)"
+                    malformedLines.append(QuarantinedItem(id: nil, location: Self.location(segment, line.start), reason: reason))
+                    if collected.isEmpty { skippedBeforeFirst = true }
+                    if batch.seq < expected { continue }
                 }
                 expectedBatchSeq = batch.lastSeq + 1
-                for (changeIndex, change) in batch.changes.enumerated() where change.seq > seq {
-                    if collected.isEmpty && change.seq != seq + 1 {
+                for (changeIndex, entry) in batch.changes.enumerated() {
+                    let changeSeq = batch.seq + Int64(changeIndex)
+                    guard changeSeq > seq else { continue }
+                    if collected.isEmpty && changeSeq != seq + 1 && !skippedBeforeFirst {
                         if usingHint { return nil }
-                        throw JournalReadError.gap(after: seq, next: change.seq)
+                        throw JournalReadError.gap(after: seq, next: changeSeq)
                     }
                     let isLastInLine = changeIndex == batch.changes.count - 1
                     let resume = JournalPosition(segment: segment.firstSeq, offset: isLastInLine ? line.end : line.start)
-                    collected.append(LocatedChange(change: change, resume: resume))
+                    collected.append(LocatedChange(seq: changeSeq, entry: entry, resume: resume))
                     if let maxChanges, collected.count > maxChanges {
-                        return JournalRead(changes: Array(collected.prefix(maxChanges)), moreComing: true)
+                        return JournalRead(changes: Array(collected.prefix(maxChanges)), moreComing: true, malformedLines: malformedLines)
                     }
                 }
             }
         }
-        return JournalRead(changes: collected, moreComing: false)
+        return JournalRead(changes: collected, moreComing: false, malformedLines: malformedLines)
+    }
+
+    /// How a journal line is named in messages: its segment and the byte it starts at.
+    static func location(_ segment: JournalSegment, _ offset: Int) -> String {
+        "\(segment.path), line at byte \(offset)"
     }
 
     // MARK: Writing (under the lock)
 
     /// Finds the last committed line by reading backwards from the end of the last segment.
+    /// The latest seq is that of the last good line: malformed ones before it were skipped by
+    /// readers, and a malformed last line is cut off like a torn one.
     func tail() throws -> JournalTail {
         guard let segment = try segments().last else {
             return JournalTail(segment: nil, committedEnd: 0, fileSize: 0, latestSeq: 0)
         }
-        let descriptor = open(segment.path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FileIO.error("open", segment.path) }
+        guard let descriptor = try files.open(segment.path, flags: O_RDONLY) else { throw JournalReadError.compactedMeanwhile }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw FileIO.error("fstat", segment.path) }
+        guard fstat(descriptor, &info) == 0 else { throw FileIO.error(FileSystem.fail("fstat", segment.path)) }
         let size = Int(info.st_size)
+        guard size <= BackendLimits.maxSegmentBytes else {
+            throw BackendError.corrupt(path: segment.path, reason: "\(size) bytes; a journal segment is at most \(BackendLimits.maxSegmentBytes)")
+        }
         var window = 64 * 1024
         while true {
             let start = max(0, size - window)
-            let bytes = try FileIO.read(descriptor, path: segment.path, offset: start, count: size - start)
+            let bytes = try files.read(descriptor, path: segment.path, offset: start, count: size - start)
             var lines = Self.completeLines(in: bytes, from: 0, fileOffset: start)
             if start > 0 && !lines.isEmpty {
                 lines.removeFirst()  // May begin mid-line.
             }
-            // The last line may be torn, so the one before it is needed too.
-            if start > 0 && lines.count < 2 {
+            let decoded = lines.reversed().lazy.compactMap { line in
+                (try? Self.decodeBatch(bytes[line.bytes], location: "").get()).map { (line, $0) }
+            }.first
+            // Read further back until a good line turns up, or the whole segment is read.
+            if start > 0 && decoded == nil {
                 window *= 4
                 continue
             }
-            var committedEnd = lines.last?.end ?? 0
-            var latestSeq = segment.firstSeq - 1
-            if let last = lines.last {
-                if let batch = Self.decodeBatch(bytes[last.bytes]) {
-                    latestSeq = batch.lastSeq
-                } else {
-                    committedEnd = last.start
-                    if lines.count >= 2 {
-                        guard let batch = Self.decodeBatch(bytes[lines[lines.count - 2].bytes]) else {
-                            throw BackendError.corrupt(path: segment.path, reason: "line at byte \(lines[lines.count - 2].start) is not a valid journal batch")
-                        }
-                        latestSeq = batch.lastSeq
-                    }
-                }
+            guard let last = lines.last else {
+                return JournalTail(segment: segment, committedEnd: 0, fileSize: size, latestSeq: segment.firstSeq - 1)
             }
-            return JournalTail(segment: segment, committedEnd: committedEnd, fileSize: size, latestSeq: latestSeq)
+            let lastIsGood = decoded?.0.start == last.start
+            let latestSeq = max(decoded?.1.lastSeq ?? 0, segment.firstSeq - 1)
+            return JournalTail(segment: segment, committedEnd: lastIsGood ? last.end : last.start, fileSize: size, latestSeq: latestSeq)
         }
     }
 
     /// Cuts off an uncommitted (torn) last write so the next line starts cleanly.
     func repair(_ tail: JournalTail) throws -> JournalTail {
         guard tail.isTorn, let segment = tail.segment else { return tail }
-        try FileIO.truncate(segment.path, to: tail.committedEnd)
+        try files.truncate(segment.path, to: tail.committedEnd)
         return JournalTail(segment: segment, committedEnd: tail.committedEnd, fileSize: tail.committedEnd, latestSeq: tail.latestSeq)
     }
 
@@ -291,12 +323,11 @@ struct Journal {
             path = try createSegment(firstSeq: batch.seq)
             previousEnd = 0
         }
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FileIO.error("open", path) }
+        guard let descriptor = try files.open(path, flags: O_WRONLY | O_APPEND) else { throw JournalReadError.compactedMeanwhile }
         defer { close(descriptor) }
         do {
-            try FileIO.writeAll(descriptor, line, path: path)
-            try FileIO.sync(descriptor, path: path)
+            try files.writeAll(descriptor, line, path: path)
+            try files.sync(descriptor, path: path)
         } catch {
             // Leave no partial line behind; if this fails too, the next writer truncates it.
             _ = ftruncate(descriptor, off_t(previousEnd))
@@ -307,12 +338,10 @@ struct Journal {
     /// Creates an empty segment (if absent) and makes its name durable. Returns its path.
     @discardableResult
     func createSegment(firstSeq: Int64) throws -> String {
-        try FileIO.makeDirectory(directory)
+        try files.makeDirectory(directory)
         let path = directory + "/" + Self.fileName(forFirstSeq: firstSeq)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, mode_t(0o600))
-        guard descriptor >= 0 else { throw FileIO.error("create", path) }
-        close(descriptor)
-        try FileIO.syncDirectory(directory)
+        if let descriptor = try files.open(path, flags: O_WRONLY | O_CREAT) { close(descriptor) }
+        try files.syncDirectory(directory)
         return path
     }
 
@@ -359,8 +388,54 @@ struct Journal {
         return nil
     }
 
-    private static func decodeBatch(_ line: ArraySlice<UInt8>) -> JournalBatch? {
-        guard let batch = try? JSONCoding.decode(JournalBatch.self, from: Array(line)), batch.problem == nil else { return nil }
-        return batch
+    /// Why a line is not a journal batch.
+    struct MalformedLine: Error {
+        let item: QuarantinedItem
+    }
+
+    /// Decodes a line, checking its structure (a seq in range, consecutive changes) and then each change
+    /// on its own: one bad change is skipped with its reason, the others in the line still apply.
+    static func decodeBatch(_ line: ArraySlice<UInt8>, location: String) -> Result<DecodedBatch, MalformedLine> {
+        func malformed(_ reason: String) -> Result<DecodedBatch, MalformedLine> {
+            .failure(MalformedLine(item: QuarantinedItem(id: nil, location: location, reason: reason)))
+        }
+        guard line.count <= BackendLimits.maxJournalLineBytes else {
+            return malformed("\(line.count) bytes; a journal line is at most \(BackendLimits.maxJournalLineBytes)")
+        }
+        guard let json = try? JSONValue.parse(line) else { return malformed("not a valid journal batch (not JSON)") }
+        guard let first = json["seq"]?.int64Value, NameRules.isSeq(first), case .array(let items)? = json["changes"], !items.isEmpty,
+              Int64(items.count) <= BackendLimits.maxSeq - first + 1, json["device"]?.stringValue != nil, json["time"]?.int64Value != nil else {
+            return malformed("not a valid journal batch: it needs seq (1…\(BackendLimits.maxSeq)), device, time and a non-empty changes array")
+        }
+        var entries: [LocatedChange.Entry] = []
+        entries.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            let seq = first + Int64(index)
+            guard item["seq"]?.int64Value == seq else { return malformed("batch \(first) has a change out of sequence at \(seq)") }
+            entries.append(decodeChange(item, seq: seq, location: location))
+        }
+        return .success(DecodedBatch(seq: first, lastSeq: first + Int64(items.count) - 1, changes: entries))
+    }
+
+    /// One change of a batch, or why it does not follow the format.
+    private static func decodeChange(_ json: JSONValue, seq: Int64, location: String) -> LocatedChange.Entry {
+        let type = json["recordType"]?.stringValue, name = json["recordName"]?.stringValue
+        let id = type.flatMap { type in name.map { RecordID(recordType: type, recordName: $0) } }
+        let validID = id.flatMap { NameRules.problem(with: $0) == nil ? $0 : nil }
+        func malformed(_ reason: String) -> LocatedChange.Entry {
+            .malformed(QuarantinedItem(id: validID, location: location, reason: "change \(seq): \(reason)"))
+        }
+        let change: JournalChange
+        do { change = try JSONCoding.decode(JournalChange.self, from: json) } catch { return malformed(JSONCoding.describe(error)) }
+        if let problem = NameRules.problem(with: change.id) { return malformed(problem) }
+        switch change.op {
+        case .save:
+            guard let record = change.record, record.id == change.id else { return malformed("a save must carry its record") }
+            if let problem = NameRules.problem(withStored: record) { return malformed(problem) }
+            guard record.recordChangeTag == String(seq) else { return malformed("the record's change tag must be its seq, \(seq)") }
+        case .delete:
+            guard change.record == nil else { return malformed("a delete carries no record") }
+        }
+        return .change(change)
     }
 }

@@ -26,6 +26,13 @@ public protocol SyncBackend: Sendable {
     /// Reads a blob back, verifying its size and checksum.
     func readAsset(_ reference: AssetReference) throws -> [UInt8]
 
+    /// The current version of one record (nil if there is none). Throws `.corrupt` when it is malformed:
+    /// how a device checks again a record it quarantined.
+    func fetchRecord(_ id: RecordID) throws -> BackendRecord?
+
+    /// Where a record is kept, for messages about it.
+    func location(of id: RecordID) -> String
+
     /// Drops journal entries already applied to the record files (the records stay).
     /// Tokens older than the compaction point then fail with `.tokenExpired`.
     /// Also removes unreferenced assets and abandoned temporary files.
@@ -42,6 +49,32 @@ public enum BackendLimits {
     public static let maxRecordBytes = 1024 * 1024
     /// Size of one asset.
     public static let maxAssetBytes = 50 * 1024 * 1024
+    /// Largest sequence number (and so change tag) a backend may hold: far beyond any real journal,
+    /// and small enough that arithmetic on it never overflows.
+    public static let maxSeq: Int64 = 1 << 53
+    /// One journal line: a batch of at most 2 MiB of records, with room for the changes around them.
+    public static let maxJournalLineBytes = 4 * 1024 * 1024
+    /// One journal segment: writers start a new one at 4 MiB, so this is never reached by itsypad.
+    public static let maxSegmentBytes = 64 * 1024 * 1024
+    /// zone.json and state.json.
+    public static let maxSmallFileBytes = 64 * 1024
+}
+
+/// Something read from the backend that does not follow the format (a bad name, number, size or
+/// file type, a record that does not parse) and so was skipped: the rest of the sync goes on.
+public struct QuarantinedItem: Sendable, Equatable {
+    /// The record, when its type and name are valid (so it can be checked again later); nil for a
+    /// journal line or a file name that cannot be attributed to a record.
+    public let id: RecordID?
+    /// Where it was found: a record file, or a journal segment and the line's byte offset.
+    public let location: String
+    public let reason: String
+
+    public init(id: RecordID?, location: String, reason: String) {
+        self.id = id
+        self.location = location
+        self.reason = reason
+    }
 }
 
 /// The backend's single record zone.
@@ -87,11 +120,14 @@ public struct ChangesPage: Sendable {
     public let token: ChangeToken
     /// True if more changes are available right now.
     public let moreComing: Bool
+    /// Malformed records and journal entries met on this page, which were skipped.
+    public let quarantined: [QuarantinedItem]
 
-    public init(changes: [Change], token: ChangeToken, moreComing: Bool) {
+    public init(changes: [Change], token: ChangeToken, moreComing: Bool, quarantined: [QuarantinedItem] = []) {
         self.changes = changes
         self.token = token
         self.moreComing = moreComing
+        self.quarantined = quarantined
     }
 }
 
@@ -201,7 +237,8 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
     case unavailable(String)
     /// Another writer held the lock for longer than the lock time-out. Retry later.
     case locked
-    /// zone.json does not exist: call `createZoneIfNeeded()`, then send everything again.
+    /// zone.json does not exist, or the directory is missing: an unmounted disk, or a backend deleted
+    /// on purpose. Only `createZoneIfNeeded()` (what `sync enable` calls) makes a new one.
     case zoneNotFound
     /// The token belongs to a different zone: the backend was replaced. Drop sync state and fetch from nil.
     case zoneChanged
@@ -209,7 +246,8 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
     case tokenExpired
     /// The backend was written by a newer itsypad; nothing is written to it.
     case newerFormat(found: Int)
-    /// A file could not be parsed. It is left untouched.
+    /// A file does not follow the format (does not parse, a bad name, number or size, a symlink or
+    /// FIFO where a file belongs). It is left untouched; retrying cannot help.
     case corrupt(path: String, reason: String)
     /// The request has too many records or bytes: split it and send the halves.
     case limitExceeded

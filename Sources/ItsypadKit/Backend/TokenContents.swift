@@ -32,7 +32,7 @@ struct TokenContents: Equatable {
     /// one that cannot be understood throws `.tokenExpired`, which makes the engine start over from nil.
     init(decoding token: ChangeToken, zoneID expectedZoneID: String) throws {
         let parts = token.rawValue.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count >= 3, parts[0] == Self.version, let seq = Int64(parts[2]), seq >= 0 else {
+        guard parts.count >= 3, parts[0] == Self.version, let seq = NameRules.seq(parts[2], allowingZero: true) else {
             throw BackendError.tokenExpired
         }
         guard parts[1] == expectedZoneID else { throw BackendError.zoneChanged }
@@ -47,7 +47,7 @@ struct TokenContents: Equatable {
             guard NameRules.problem(with: cursor) == nil else { throw BackendError.tokenExpired }
             fullFetchCursor = cursor
         case 6 where parts[3] == "at":
-            guard let segment = Int64(parts[4]), let offset = Int(parts[5]), segment > 0, offset >= 0 else {
+            guard let segment = NameRules.seq(parts[4]), let offset = Int(parts[5]), (0...BackendLimits.maxSegmentBytes).contains(offset) else {
                 throw BackendError.tokenExpired
             }
             hint = JournalPosition(segment: segment, offset: offset)

@@ -51,7 +51,7 @@ struct TemporaryBackend {
     var layout: BackendLayout { BackendLayout(root: path) }
 
     func segmentPaths() throws -> [String] {
-        try Journal(directory: layout.journalDirectory, segmentSizeLimit: .max).segments().map(\.path)
+        try Journal(files: .anywhere, directory: layout.journalDirectory, segmentSizeLimit: .max).segments().map(\.path)
     }
 
     func state() throws -> BackendState {
@@ -158,6 +158,24 @@ extension Change {
 }
 
 // MARK: Files
+
+/// Tests reach backend files by absolute path: the same operations, over a tree rooted at "/".
+extension FileIO {
+    static let anywhere = FileIO(root: "/")
+
+    static func status(_ path: String) throws -> FileStatus? { try anywhere.status(path) }
+    static func readFileIfExists(_ path: String) throws -> [UInt8]? { try anywhere.readFileIfExists(path) }
+    static func writeAtomically(_ bytes: [UInt8], to path: String) throws { try anywhere.writeAtomically(bytes, to: path) }
+    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws { try anywhere.writeAll(descriptor, bytes, path: path) }
+    static func listDirectory(_ path: String) throws -> [String]? { try anywhere.listDirectory(path) }
+    static func removeFile(_ path: String) throws { try anywhere.removeFile(path) }
+    static func makeDirectory(_ path: String) throws { try anywhere.makeDirectory(path) }
+}
+
+extension BackendState {
+    static func read(from path: String) throws -> BackendState { try read(from: path, files: .anywhere) }
+    func write(to path: String) throws { try write(to: path, files: .anywhere) }
+}
 
 func readBytes(_ path: String) throws -> [UInt8] {
     try #require(try FileIO.readFileIfExists(path))

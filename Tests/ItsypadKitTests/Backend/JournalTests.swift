@@ -82,7 +82,7 @@ struct JournalTests {
         #expect(try fixture.backend.save(tab("c")).first?.recordChangeTag == "5")
     }
 
-    @Test("an invalid line before the end is corruption, not a torn write")
+    @Test("an invalid line before the end is quarantined, not taken for a torn write, and the rest is read")
     func corruptMiddleLine() throws {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
@@ -92,9 +92,11 @@ struct JournalTests {
         let segment = try #require(try fixture.segmentPaths().first)
         let lines = try readText(segment).split(separator: "\n")
         try writeText("garbage\n" + lines[1] + "\n", to: segment)
-        #expect(throws: BackendError.corrupt(path: segment, reason: "line at byte 0 is not a valid journal batch")) {
-            try fixture.backend.fetchChanges(since: token, limit: 10)
-        }
+        let page = try fixture.backend.fetchChanges(since: token, limit: 10)
+        #expect(page.changes.map(\.recordName) == ["b"])
+        #expect(page.quarantined == [QuarantinedItem(id: nil, location: segment + ", line at byte 0", reason: "not a valid journal batch (not JSON)")])
+        // Writers go on after it too.
+        #expect(try fixture.backend.save(tab("c")).first?.recordChangeTag == "3")
     }
 
     @Test("batches go to new segments past the size limit; fetches span them and open only what they need")

@@ -29,21 +29,26 @@ struct ModifyTests {
         #expect(try FileIO.status(fixture.recordFile("ScratchTab", "b")) != nil)
     }
 
-    @Test("a corrupt record file fails the writer and is left untouched")
+    @Test("a corrupt record file is quarantined by readers, replaced by a writer's save, and does not block compaction")
     func corruptRecordFile() throws {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
-        let saved = try fixture.backend.save(tab("a"))
+        let saved = try fixture.backend.save(tab("a"), tab("b"))
         let file = fixture.recordFile("ScratchTab", "a")
         try writeText("{\"recordName\":", to: file)
-        let journalBefore = try fixture.segmentPaths().map(readText)
+        let page = try fixture.backend.fetchChanges(since: nil, limit: 10)
+        #expect(page.changes.map(\.recordName) == ["b"])
+        #expect(page.quarantined == [QuarantinedItem(id: RecordID(recordType: "ScratchTab", recordName: "a"), location: file, reason: "not valid JSON")])
         #expect(throws: BackendError.corrupt(path: file, reason: "not valid JSON")) {
-            try fixture.backend.modify(saves: [RecordSave(record: tab("a", text: "x", tag: saved[0].recordChangeTag))], deletes: [], device: "A")
+            try fixture.backend.fetchRecord(RecordID(recordType: "ScratchTab", recordName: "a"))
         }
-        #expect(throws: BackendError.corrupt(path: file, reason: "not valid JSON")) { try fixture.backend.fetchChanges(since: nil, limit: 10) }
-        #expect(throws: BackendError.corrupt(path: file, reason: "not valid JSON")) { try fixture.backend.compact() }
-        #expect(try readText(file) == "{\"recordName\":")
-        // The journal may hold the last good version, so compaction must not have dropped it.
-        #expect(try fixture.segmentPaths().map(readText) == journalBefore)
+        #expect(try fixture.backend.compact().segmentsRemoved == 1)
+        #expect(try readText(file) == "{\"recordName\":", "readers and compaction leave it alone")
+
+        // A malformed version counts as absent: the device that has the record saves it again.
+        let stale = try fixture.backend.modify(saves: [RecordSave(record: tab("a", text: "x", tag: saved[0].recordChangeTag))], deletes: [], device: "A")
+        #expect(stale.failures.map(\.error) == [.unknownItem])
+        try fixture.backend.save(tab("a", text: "x"))
+        #expect(try fixture.backend.fetchRecord(RecordID(recordType: "ScratchTab", recordName: "a"))?.fields["name"] == .string("x"))
     }
 }
