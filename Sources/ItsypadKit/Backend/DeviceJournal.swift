@@ -55,6 +55,7 @@ struct DeviceBatch: Codable, Equatable {
 /// as in format 1. Readers take only complete, well-formed lines, in sequence, and stop where the
 /// journal has not fully replicated yet.
 struct DeviceJournal {
+    let files: FileIO
     let device: String
     let directory: String
     let segmentSizeLimit: Int
@@ -73,7 +74,7 @@ struct DeviceJournal {
     /// A segment grows past the size limit by at most one line; a larger one is not read into memory.
     var maxSegmentBytes: Int { segmentSizeLimit + Self.maxLineBytes }
 
-    private var segmentNames: Journal { Journal(directory: directory, segmentSizeLimit: segmentSizeLimit) }
+    private var segmentNames: Journal { Journal(files: files, directory: directory, segmentSizeLimit: segmentSizeLimit) }
 
     func segments() throws -> [JournalSegment] { try segmentNames.segments() }
 
@@ -97,11 +98,11 @@ struct DeviceJournal {
                 return result
             }
             let offset = index == startIndex && hint?.segment == segment.firstSeq ? hint!.offset : 0
-            if let size = try FileIO.status(segment.path)?.size, size > maxSegmentBytes {
+            if let size = try files.status(segment.path)?.size, size > maxSegmentBytes {
                 result.waiting = (segment.path, "larger than \(maxSegmentBytes) bytes (quarantined)")
                 return result
             }
-            guard let bytes = try FileIO.readFileIfExists(segment.path, from: offset) else { continue }
+            guard let bytes = try files.readFileIfExists(segment.path, from: offset) else { continue }
             var lineStart = 0
             for (position, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
                 defer { lineStart = position + 1 }
@@ -146,11 +147,11 @@ struct DeviceJournal {
         let line = try batch.encodedLine()
         do {
             var path = try segments().last?.path
-            if let current = path, (FileSystem.fileSize(current) ?? 0) >= segmentSizeLimit { path = nil }
+            if let current = path, (files.tree.fileSize(current) ?? 0) >= segmentSizeLimit { path = nil }
             if path == nil { path = try segmentNames.createSegment(firstSeq: batch.seq) }
-            try AppendFile(path: path!).append(line)
+            try AppendFile(path: path!, in: files.tree).append(line)
         } catch let failure as FileSystemError {
-            throw FileIO.error(failure.operation, failure.path, code: failure.code)
+            throw FileIO.error(failure)
         }
     }
 }

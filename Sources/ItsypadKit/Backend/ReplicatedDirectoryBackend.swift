@@ -17,6 +17,8 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     let lockTimeout: Double
     let now: @Sendable () -> Int64
     let layout: ReplicatedLayout
+    /// Every file operation inside the backend goes through this (see `FileTree`).
+    let files: FileIO
     /// Appends start a new journal segment once the last one reaches this size.
     let segmentSizeLimit: Int
     /// A record file holds a record (1 MiB) and its base; anything larger is not read.
@@ -39,10 +41,11 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         self.now = now
         self.segmentSizeLimit = segmentSizeLimit
         layout = ReplicatedLayout(root: trimmed)
+        files = FileIO(root: trimmed)
     }
 
     func journal(of device: String) -> DeviceJournal {
-        DeviceJournal(device: device, directory: layout.journalDirectory(device), segmentSizeLimit: segmentSizeLimit)
+        DeviceJournal(files: files, device: device, directory: layout.journalDirectory(device), segmentSizeLimit: segmentSizeLimit)
     }
 
     // MARK: Zone
@@ -52,7 +55,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             try prepareDeviceFolder(zone: zone)
             return zone
         }
-        try FileIO.makeDirectory(path)
+        try files.makeDirectory(path)
         let created = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ReplicatedLayout.format, created: now())
         let document = ReplicatedZoneDocument(format: created.format, zoneID: created.zoneID, created: created.created)
         // Exclusive: in a coherent folder two devices creating at once get one zone.
@@ -69,16 +72,16 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     }
 
     private func existingZone() throws -> ZoneInfo? {
-        try FileIO.readFileIfExists(layout.zoneFile).map { try ReplicatedZoneDocument.parse($0, path: layout.zoneFile) }
+        try files.readFileIfExists(layout.zoneFile).map { try ReplicatedZoneDocument.parse($0, path: layout.zoneFile) }
     }
 
     /// Whether the backend directory exists; `.unavailable` when neither it nor its parent does (an unmounted share).
     private func backendDirectoryExists() throws -> Bool {
-        if let status = try FileIO.status(path) {
+        if let status = try files.status(path) {
             guard status.isDirectory else { throw BackendError.unavailable("\(path) is not a directory") }
             return true
         }
-        guard try FileIO.status(FileIO.parentDirectory(of: path))?.isDirectory == true else {
+        guard try FileTree.containing(path).status(FileIO.parentDirectory(of: path))?.isDirectory == true else {
             throw BackendError.unavailable("neither \(path) nor its parent exists (is the disk or share mounted?)")
         }
         return false
@@ -86,14 +89,14 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
 
     /// Writes `bytes` to `path` unless it exists (link(2) of a complete temporary file: atomic and exclusive).
     private func createExclusively(_ bytes: [UInt8], at path: String) throws -> Bool {
-        let temporary = FileSystem.temporaryPath(in: FileIO.parentDirectory(of: path))
-        try FileIO.writeAtomically(bytes, to: temporary, syncingDirectory: false)
+        let temporary = FileIO.parentDirectory(of: path) + "/" + FileSystem.temporaryPrefix + Identifier.make()
+        try files.writeAtomically(bytes, to: temporary, syncingDirectory: false)
         defer { unlink(temporary) }
         if link(temporary, path) == 0 {
-            try FileIO.syncDirectory(FileIO.parentDirectory(of: path))
+            try files.syncDirectory(FileIO.parentDirectory(of: path))
             return true
         }
-        guard errno == EEXIST else { throw FileIO.error("link", path) }
+        guard errno == EEXIST else { throw FileIO.error(FileSystem.fail("link", path)) }
         return false
     }
 
@@ -101,9 +104,9 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     private func prepareDeviceFolder(zone: ZoneInfo) throws {
         for directory in [layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID),
                           layout.assetsDirectory(deviceID), layout.recordsDirectory] {
-            try FileIO.makeDirectory(directory)
+            try files.makeDirectory(directory)
         }
-        if try FileIO.status(layout.deviceFile(deviceID)) == nil {
+        if try files.status(layout.deviceFile(deviceID)) == nil {
             try writeDeviceDocument(DeviceDocument(format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
                                                    zoneID: zone.zoneID, created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
         }
@@ -111,19 +114,19 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
 
     func deviceDocument() throws -> DeviceDocument {
         let file = layout.deviceFile(deviceID)
-        guard let bytes = try FileIO.readFileIfExists(file) else { throw BackendError.zoneNotFound }
+        guard let bytes = try files.readFileIfExists(file) else { throw BackendError.zoneNotFound }
         do { return try JSONCoding.decode(DeviceDocument.self, from: bytes) } catch {
             throw BackendError.corrupt(path: file, reason: JSONCoding.describe(error))
         }
     }
 
     func writeDeviceDocument(_ document: DeviceDocument) throws {
-        try FileIO.writeAtomically(try JSONCoding.encode(document), to: layout.deviceFile(deviceID))
+        try files.writeAtomically(try JSONCoding.encode(document), to: layout.deviceFile(deviceID))
     }
 
     /// Runs `body` holding this device's lock (other processes of this machine writing as this device wait).
     func withDeviceLock<Result>(_ body: () throws -> Result) throws -> Result {
-        let lock = try BackendLock.acquire(path: layout.lockFile(deviceID), timeout: lockTimeout)
+        let lock = try BackendLock.acquire(path: layout.lockFile(deviceID), in: files.tree, timeout: lockTimeout)
         return try withExtendedLifetime(lock) { try body() }
     }
 
@@ -134,10 +137,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     func versions(of id: RecordID, zone: String) throws -> [RecordVersion] {
         let directory = layout.recordDirectory(id)
         var versions: [RecordVersion] = []
-        for name in try FileIO.listDirectory(directory) ?? [] {
+        for name in try files.listDirectory(directory) ?? [] {
             guard let device = ReplicatedLayout.device(ofRecordFile: name),
-                  let status = try FileIO.status(directory + "/" + name), !status.isDirectory, status.size <= Self.maxRecordFileBytes,
-                  let bytes = try FileIO.readFileIfExists(directory + "/" + name),
+                  let status = try files.status(directory + "/" + name), !status.isDirectory, status.size <= Self.maxRecordFileBytes,
+                  let bytes = try files.readFileIfExists(directory + "/" + name),
                   let document = try? JSONCoding.decode(VersionDocument.self, from: bytes), document.zone == zone,
                   let version = document.recordVersion(writer: device), version.record.id == id else { continue }
             versions.append(version)
@@ -151,9 +154,9 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         for change in batch.changes { last[change.id] = change }
         for (id, change) in last.sorted(by: { $0.key < $1.key }) {
             for directory in [layout.recordsDirectory, layout.recordTypeDirectory(id.recordType), layout.recordDirectory(id)] {
-                try FileIO.makeDirectory(directory)
+                try files.makeDirectory(directory)
             }
-            try FileIO.writeAtomically(try JSONCoding.encode(change.version), to: layout.recordFile(id, device: deviceID))
+            try files.writeAtomically(try JSONCoding.encode(change.version), to: layout.recordFile(id, device: deviceID))
         }
     }
 
@@ -174,12 +177,12 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         _ = try readZone()
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let file = layout.assetFile(deviceID, reference.fileChecksum)
-        if let status = try FileIO.status(file), status.size == reference.size {
-            try FileIO.touch(file)
+        if let status = try files.status(file), status.size == reference.size {
+            try files.touch(file)
             return reference
         }
-        try FileIO.makeDirectory(layout.assetsDirectory(deviceID))
-        try FileIO.writeAtomically(bytes, to: file)
+        try files.makeDirectory(layout.assetsDirectory(deviceID))
+        try files.writeAtomically(bytes, to: file)
         return reference
     }
 
@@ -189,7 +192,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         guard reference.hasValidChecksum else { throw BackendError.assetNotFound(reference.fileChecksum) }
         for device in [deviceID] + (try layout.devices()) {
             let file = layout.assetFile(device, reference.fileChecksum)
-            guard let bytes = try FileIO.readFileIfExists(file), bytes.count == reference.size,
+            guard let bytes = try files.readFileIfExists(file), bytes.count == reference.size,
                   SHA256.hexDigest(of: bytes) == reference.fileChecksum else { continue }
             return bytes
         }
@@ -201,7 +204,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         for value in record.fields.values {
             guard case .asset(let reference) = value else { continue }
             let present = try devices.contains { device in
-                try FileIO.status(layout.assetFile(device, reference.fileChecksum))?.size == reference.size
+                try files.status(layout.assetFile(device, reference.fileChecksum))?.size == reference.size
             }
             if !present { return reference }
         }

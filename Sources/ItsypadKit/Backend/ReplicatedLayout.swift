@@ -23,7 +23,7 @@ struct ReplicatedLayout {
     /// The devices that have a folder here. Anything else in `devices/` (conflict copies, a
     /// service's temporary files, `.stfolder`) is not a device.
     func devices() throws -> [String] {
-        try (FileIO.listDirectory(devicesDirectory) ?? []).filter { VersionVector.isDeviceID($0) }.sorted()
+        try (FileIO(root: root).listDirectory(devicesDirectory) ?? []).filter { VersionVector.isDeviceID($0) }.sorted()
     }
 
     /// The device whose record file `name` is (`<device>.json`), or nil for any other name.

@@ -124,6 +124,7 @@ public final class Invocation {
     public let parsed: ParsedCommand
     public let context: Context
     private var openedStore: DataStore?
+    private var warnedAboutExposure = false
 
     init(parsed: ParsedCommand, context: Context) {
         self.parsed = parsed
@@ -179,6 +180,8 @@ public final class Invocation {
 
     /// The data directory's path, as given or by default.
     public func dataDirectory() throws -> String {
+        // An empty --data-dir would make the current directory a data directory.
+        if value("data-dir")?.isEmpty == true { throw usage("'--data-dir' needs a directory, not an empty string.") }
         guard let path = value("data-dir") ?? DataStore.defaultPath(environment: context.environment) else {
             throw ItsypadError.failure("no data directory: set HOME, ITSYPAD_DATA_DIR or pass --data-dir")
         }
@@ -190,8 +193,17 @@ public final class Invocation {
         if let openedStore { return openedStore }
         let timeout = lockTimeout ?? context.environment["ITSYPAD_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
         let store = try DataStore(path: try dataDirectory(), lockTimeout: timeout, warn: { [weak self] in self?.warn($0) })
+        if let mode = store.exposure, !warnedAboutExposure {
+            warnedAboutExposure = true
+            warn(Invocation.exposureWarning("the data directory", store.path, mode))
+        }
         openedStore = store
         return store
+    }
+
+    /// One line on stderr, the way ssh treats a private key others can read.
+    static func exposureWarning(_ what: String, _ path: String, _ mode: UInt32) -> String {
+        "\(what) \(path) is accessible by other users (mode \(String(mode, radix: 8))); run 'chmod 700 \(path)'"
     }
 
     /// Releases the data directory's lock.

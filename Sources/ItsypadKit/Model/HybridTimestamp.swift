@@ -13,10 +13,14 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, CustomStringConve
         self.device = device
     }
 
+    /// Counters beyond this are refused when read, so that advancing one can never overflow.
+    public static let maxCounter = 1 << 40
+
     /// The next reading for an edit made now, after `previous` (the version edited).
     public static func next(after previous: HybridTimestamp?, now: Milliseconds, device: String) -> HybridTimestamp {
+        let now = Time.clamped(now)
         guard let previous, previous.physical >= now else { return HybridTimestamp(physical: now, device: device) }
-        return HybridTimestamp(physical: previous.physical, counter: previous.counter + 1, device: device)
+        return previous.advanced(device: device)
     }
 
     /// The stamp of a merge of two versions: after both, and computed from them
@@ -24,7 +28,19 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, CustomStringConve
     /// (the merger's wall clock would let a stale change win by being merged late).
     public static func merged(_ a: HybridTimestamp, _ b: HybridTimestamp) -> HybridTimestamp {
         let latest = max(a, b)
-        return HybridTimestamp(physical: latest.physical, counter: latest.counter + 1, device: latest.device)
+        return latest.advanced(device: latest.device)
+    }
+
+    /// The reading right after this one. Never traps, and stays a reading `init?(_:)` accepts:
+    /// a counter at its end moves the physical time on; at the end of time it stays put.
+    private func advanced(device: String) -> HybridTimestamp {
+        if counter < HybridTimestamp.maxCounter {
+            return HybridTimestamp(physical: physical, counter: counter + 1, device: device)
+        }
+        if physical < Time.validRange.upperBound {
+            return HybridTimestamp(physical: physical + 1, device: device)
+        }
+        return HybridTimestamp(physical: physical, counter: counter, device: device)
     }
 
     public static func < (a: HybridTimestamp, b: HybridTimestamp) -> Bool {
@@ -34,13 +50,12 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, CustomStringConve
     /// `physical.counter.device`, the form stored in files and records.
     public var description: String { "\(physical).\(counter).\(device)" }
 
-    /// Counters beyond this are refused when read, so that advancing one can never overflow.
-    static let maxCounter = 1 << 40
-
+    /// Parses the stored form; nil when malformed, a time outside `Time.validRange` or a counter
+    /// outside 0…`maxCounter` included.
     public init?(_ text: String) {
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, let physical = Milliseconds(parts[0]), let counter = Int(parts[1]),
-              (0...HybridTimestamp.maxCounter).contains(counter) else { return nil }
+        guard parts.count == 3, let physical = Milliseconds(parts[0]), Time.validRange.contains(physical),
+              let counter = Int(parts[1]), (0...HybridTimestamp.maxCounter).contains(counter) else { return nil }
         self.init(physical: physical, counter: counter, device: String(parts[2]))
     }
 }

@@ -114,10 +114,15 @@ struct ClipIndexHeader: Equatable {
 /// The index file: a header and fixed-size slots sorted by (timestamp, id).
 /// It is a cache derived from the log: written without fsync, validated
 /// against the log's size and inode on open, and rebuilt when it does not match.
+/// It is never trusted: a count that does not fit the file refuses it on open, and a
+/// slot pointing outside the log throws `Damaged` when read, so that it is rebuilt.
 final class ClipIndexFile {
     let path: String
     let fd: Int32
     var header: ClipIndexHeader
+
+    /// A slot that cannot describe an entry of the log: the index must be rebuilt.
+    struct Damaged: Error {}
 
     init(path: String, header: ClipIndexHeader, fd: Int32) {
         self.path = path
@@ -128,15 +133,14 @@ final class ClipIndexFile {
     deinit { close(fd) }
 
     /// Opens an existing index; nil when missing or invalid.
-    static func open(path: String) throws -> ClipIndexFile? {
-        let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw FileSystem.fail("open", path)
-        }
+    static func open(path: String, in tree: FileTree) throws -> ClipIndexFile? {
+        guard let fd = try tree.openFile(path, flags: O_RDWR) else { return nil }
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? UInt64(info.st_size) : 0
         let bytes = try FileSystem.read(fd: fd, offset: 0, count: ClipIndexHeader.size, path: path)
-        guard let header = ClipIndexHeader(decoding: bytes),
-              (FileSystem.fileSize(path) ?? 0) >= ClipIndexHeader.size + Int(header.slotCount) * ClipSlot.size else {
+        guard let header = ClipIndexHeader(decoding: bytes), size >= UInt64(ClipIndexHeader.size),
+              header.slotCount <= (size - UInt64(ClipIndexHeader.size)) / UInt64(ClipSlot.size),
+              header.liveCount <= header.slotCount, header.evictCursor <= header.slotCount, header.deadLines <= 1 << 53 else {
             close(fd)
             return nil
         }
@@ -144,22 +148,28 @@ final class ClipIndexFile {
     }
 
     /// Writes a complete index (header + slots) by atomic replacement.
-    static func create(path: String, header: ClipIndexHeader, slots: [ClipSlot]) throws -> ClipIndexFile {
+    static func create(path: String, in tree: FileTree, header: ClipIndexHeader, slots: [ClipSlot]) throws -> ClipIndexFile {
         var bytes = header.encoded()
         bytes.reserveCapacity(ClipIndexHeader.size + slots.count * ClipSlot.size)
         for slot in slots { slot.encoded(into: &bytes) }
-        try FileSystem.writeAtomically(path, bytes)
-        guard let file = try open(path: path) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
+        try tree.writeAtomically(path, bytes)
+        guard let file = try open(path: path, in: tree) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
         return file
     }
 
+    /// Slots in `range`, each checked to lie within the log and to carry a valid time.
     func slots(_ range: Range<Int>) throws -> [ClipSlot] {
         guard !range.isEmpty else { return [] }
         let bytes = try FileSystem.read(fd: fd, offset: ClipIndexHeader.size + range.lowerBound * ClipSlot.size,
                                         count: range.count * ClipSlot.size, path: path)
-        return stride(from: 0, to: bytes.count - ClipSlot.size + 1, by: ClipSlot.size).map {
+        let slots = stride(from: 0, to: bytes.count - ClipSlot.size + 1, by: ClipSlot.size).map {
             ClipSlot(decoding: bytes[$0..<$0 + ClipSlot.size])
         }
+        let logSize = header.logSize
+        guard slots.count == range.count, slots.allSatisfy({ slot in
+            slot.offset < logSize && UInt64(slot.length) <= logSize - slot.offset && slot.length > 0 && Time.validRange.contains(slot.timestamp)
+        }) else { throw Damaged() }
+        return slots
     }
 
     func allSlots() throws -> [ClipSlot] { try slots(0..<Int(header.slotCount)) }

@@ -13,23 +13,38 @@ import Glibc
 /// outnumber live ones, which keeps the amortised cost per change constant.
 public final class ClipStore {
     public let directory: String
+    /// The data directory the history lives in (see `FileTree`).
+    private let tree: FileTree
     private var log: AppendFile
     private var index: ClipIndexFile
 
     var logPath: String { directory + "/log" }
     var indexPath: String { directory + "/index" }
 
-    init(directory: String) throws {
+    init(directory: String, tree: FileTree? = nil) throws {
+        let tree = tree ?? FileTree(root: directory)
         self.directory = directory
-        try storeOperation { try FileSystem.makeDirectory(directory) }
-        let log = try storeOperation { try AppendFile(path: directory + "/log") }
+        self.tree = tree
+        try storeOperation { try tree.makeDirectory(directory) }
+        let log = try storeOperation { try AppendFile(path: directory + "/log", in: tree) }
         self.log = log
         index = try storeOperation {
-            let current = try ClipIndexFile.open(path: directory + "/index")
+            let current = try ClipIndexFile.open(path: directory + "/index", in: tree)
             if let current, current.header.logSize == UInt64(log.size), current.header.logInode == ClipStore.inode(of: log) {
                 return current
             }
-            return try ClipStore.buildIndex(log: log, indexPath: directory + "/index")
+            return try ClipStore.buildIndex(log: log, indexPath: directory + "/index", in: tree)
+        }
+    }
+
+    /// Runs `body` over the index; when a slot turns out not to describe an entry of the log,
+    /// the index (a cache) is rebuilt from the log and `body` runs again.
+    private func checkingIndex<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try storeOperation(body)
+        } catch is ClipIndexFile.Damaged {
+            try storeOperation { try rebuildIndex() }
+            return try storeOperation(body)
         }
     }
 
@@ -46,7 +61,7 @@ public final class ClipStore {
 
     /// The live local-only entries (found through the index; only they are read).
     public func localOnlyEntries() throws -> [ClipEntry] {
-        try storeOperation { try index.allSlots().filter { $0.isLive && $0.flags & ClipSlot.localOnly != 0 }.map(entry) }
+        try checkingIndex { try index.allSlots().filter { $0.isLive && $0.flags & ClipSlot.localOnly != 0 }.map(entry) }
     }
 
     /// Live entries, newest first, stopping after `limit` matches.
@@ -59,8 +74,8 @@ public final class ClipStore {
     /// Streams live entries newest first, so that listing 100,000 of them needs no list in memory.
     public func forEachEntry(limit: Int? = nil, pinnedOnly: Bool = false, matching: ((ClipEntry) -> Bool)? = nil,
                              _ body: (ClipEntry) throws -> Void) throws {
-        var count = 0
-        try storeOperation {
+        try checkingIndex {
+            var count = 0
             try forEachSlotNewestFirst { _, slot in
                 guard slot.isLive, !pinnedOnly || slot.isPinned else { return true }
                 let entry = try self.entry(slot)
@@ -89,10 +104,12 @@ public final class ClipStore {
 
     func entry(_ slot: ClipSlot) throws -> ClipEntry { try ClipStore.entry(slot, logFD: log.fd, logPath: logPath) }
 
+    /// The entry a slot points to. A slot that does not point to its own add line is a damaged index.
     static func entry(_ slot: ClipSlot, logFD: Int32, logPath: String) throws -> ClipEntry {
         let bytes = try FileSystem.read(fd: logFD, offset: Int(slot.offset), count: Int(slot.length), path: logPath)
-        guard let json = try? JSONValue.parse(bytes), let text = json["text"]?.stringValue else {
-            throw ItsypadError.corrupt(logPath, "unreadable entry at byte \(slot.offset)")
+        guard let json = try? JSONValue.parse(bytes), json["op"]?.stringValue == "add", json["id"]?.stringValue.flatMap(Identifier.bytes) == slot.id,
+              let text = json["text"]?.stringValue else {
+            throw ClipIndexFile.Damaged()
         }
         let local = json["local"]?.stringValue.map { LocalOnlyReason(rawValue: $0) ?? .requested }
         return ClipEntry(id: slot.idString, text: text, timestamp: slot.timestamp, pinned: slot.isPinned, localOnly: local)
@@ -106,16 +123,18 @@ public final class ClipStore {
         let wanted = reference.lowercased().filter { $0 != "-" }
         guard Identifier.isPrefixCandidate(reference), wanted.allSatisfy(\.isHexDigit) else { return .notFound }
         let nibbles = wanted.map { UInt8($0.hexDigitValue!) }
-        let matches = try storeOperation { try index.allSlots() }.filter { slot in
-            slot.isLive && nibbles.enumerated().allSatisfy { i, nibble in
-                let byte = slot.id[i / 2]
-                return (i % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibble
+        return try checkingIndex {
+            let matches = try index.allSlots().filter { slot in
+                slot.isLive && nibbles.enumerated().allSatisfy { i, nibble in
+                    let byte = slot.id[i / 2]
+                    return (i % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibble
+                }
             }
-        }
-        switch matches.count {
-        case 0: return .notFound
-        case 1: return .found(try storeOperation { try entry(matches[0]) })
-        default: return .ambiguous(try storeOperation { try matches.prefix(10).map(entry) })
+            switch matches.count {
+            case 0: return .notFound
+            case 1: return .found(try entry(matches[0]))
+            default: return .ambiguous(try matches.prefix(10).map(entry))
+            }
         }
     }
 
@@ -124,7 +143,8 @@ public final class ClipStore {
         let wanted = Set(ids.compactMap(Identifier.bytes))
         guard !wanted.isEmpty else { return [:] }
         var result: [String: ClipEntry] = [:]
-        try storeOperation {
+        try checkingIndex {
+            result = [:]
             for slot in try index.allSlots() where slot.isLive && wanted.contains(slot.id) {
                 let entry = try entry(slot)
                 result[entry.id] = entry
@@ -147,7 +167,7 @@ public final class ClipStore {
     /// Adds an entry (unless it repeats the newest one) and evicts the oldest
     /// unpinned entries beyond `maxEntries`: one log append covers both.
     public func add(_ entry: ClipEntry, maxEntries: Int) throws -> AddOutcome {
-        try storeOperation {
+        try checkingIndex {
             if let newest = try newest(), newest.text == entry.text {
                 return AddOutcome(entry: newest, duplicate: true, evicted: [])
             }
@@ -164,7 +184,7 @@ public final class ClipStore {
                 try index.writeFlags(victim.slot.flags | ClipSlot.deleted, at: victim.index)
             }
             header.evictCursor = UInt64(evictions.cursor)
-            header.liveCount -= UInt64(evictions.slots.count)
+            header.liveCount -= min(header.liveCount, UInt64(evictions.slots.count))
             header.deadLines += UInt64(evictions.slots.count * 2)
             try insert([slot], header: header)
             try compactIfNeeded()
@@ -175,7 +195,7 @@ public final class ClipStore {
     /// Adds entries that came from elsewhere (sync, import), skipping ids already
     /// present. A removed entry's id is not present: the entry can come back.
     public func insert(_ entries: [ClipEntry]) throws -> [ClipEntry] {
-        try storeOperation {
+        try checkingIndex {
             var known = Set(try index.allSlots().lazy.filter(\.isLive).map { PackedID($0.id) })
             var fresh = entries.filter { entry in Identifier.bytes(entry.id).map { known.insert(PackedID($0)).inserted } ?? false }
             guard !fresh.isEmpty else { return [] }
@@ -203,7 +223,14 @@ public final class ClipStore {
     private func insert(_ slots: [ClipSlot], header: ClipIndexHeader) throws {
         var header = header
         let count = Int(header.slotCount)
-        let last = count > 0 ? try index.slots(count - 1..<count).first : nil
+        let last: ClipSlot?
+        do {
+            last = count > 0 ? try index.slots(count - 1..<count).first : nil
+        } catch is ClipIndexFile.Damaged {
+            // The log was appended already: the index is rebuilt from it rather than the change retried.
+            try rebuildIndex()
+            return
+        }
         if let last, let first = slots.first, first.sortsBefore(last) {
             try rebuildIndex()
             return
@@ -220,7 +247,7 @@ public final class ClipStore {
     /// Removes entries by id; returns the ids that were present.
     @discardableResult
     public func remove(ids: [String]) throws -> [String] {
-        try storeOperation {
+        try checkingIndex {
             let wanted = Set(ids.compactMap(Identifier.bytes))
             let slots = try index.allSlots()
             let victims = slots.enumerated().filter { $0.element.isLive && wanted.contains($0.element.id) }
@@ -228,7 +255,7 @@ public final class ClipStore {
             try log.append(Array(victims.map { ClipStore.removeLine($0.element.idString) }.joined().utf8))
             var header = index.header
             for (position, slot) in victims { try index.writeFlags(slot.flags | ClipSlot.deleted, at: position) }
-            header.liveCount -= UInt64(victims.count)
+            header.liveCount -= min(header.liveCount, UInt64(victims.count))
             header.deadLines += UInt64(victims.count * 2)
             header.logSize = UInt64(log.size)
             index.header = header
@@ -241,7 +268,7 @@ public final class ClipStore {
     /// Pins or unpins an entry; returns false when it already was.
     @discardableResult
     public func setPinned(id: String, _ pinned: Bool) throws -> Bool {
-        try storeOperation {
+        try checkingIndex {
             guard let bytes = Identifier.bytes(id) else { return false }
             let slots = try index.allSlots()
             guard let position = slots.firstIndex(where: { $0.id == bytes && $0.isLive }) else { return false }
@@ -313,10 +340,12 @@ public final class ClipStore {
     /// Replays the whole log into a fresh index. Runs after a crash left the
     /// index behind the log, or after an out-of-order insert.
     private func rebuildIndex() throws {
-        index = try ClipStore.buildIndex(log: log, indexPath: indexPath)
+        index = try ClipStore.buildIndex(log: log, indexPath: indexPath, in: tree)
     }
 
-    private static func buildIndex(log: AppendFile, indexPath: String) throws -> ClipIndexFile {
+    /// A line that does not parse in the middle of the log is reported (the log named) and the
+    /// log kept as it is: nothing in it is dropped. Only a torn last line was cut, when opened.
+    private static func buildIndex(log: AppendFile, indexPath: String, in tree: FileTree) throws -> ClipIndexFile {
         let logPath = log.path
         var slots: [ClipSlot] = []
         var positions: [[UInt8]: Int] = [:]
@@ -328,7 +357,7 @@ public final class ClipStore {
             }
             switch op {
             case "add":
-                guard let timestamp = json["ts"]?.int64Value, json["text"]?.stringValue != nil else {
+                guard let timestamp = json["ts"]?.int64Value, Time.validRange.contains(timestamp), json["text"]?.stringValue != nil else {
                     throw ItsypadError.corrupt(logPath, "incomplete entry at byte \(offset)")
                 }
                 if let previous = positions[idBytes], slots[previous].isLive { deadLines += 1; return }
@@ -359,7 +388,7 @@ public final class ClipStore {
         header.liveCount = UInt64(slots.filter(\.isLive).count)
         header.deadLines = deadLines
         header.evictCursor = 0
-        return try ClipIndexFile.create(path: indexPath, header: header, slots: slots)
+        return try ClipIndexFile.create(path: indexPath, in: tree, header: header, slots: slots)
     }
 
     private static func forEachLine(of log: AppendFile, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
@@ -374,30 +403,29 @@ public final class ClipStore {
 
     /// Rewrites the log with only live entries (current pins folded in), then the index.
     func compact() throws {
-        let temp = directory + "/.log.compact"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        if fd < 0 { throw FileSystem.fail("write", temp) }
         do {
+            try writeCompactedLog()
+        } catch is ClipIndexFile.Damaged {
+            // Called after a change was committed: repaired here rather than by running that change again.
+            try rebuildIndex()
+            try writeCompactedLog()
+        }
+        log = try AppendFile(path: logPath, in: tree)
+        try rebuildIndex()
+    }
+
+    private func writeCompactedLog() throws {
+        try tree.writeAtomically(logPath) { write in
             var buffer: [UInt8] = []
             for slot in try index.allSlots() where slot.isLive {
                 buffer += Array(ClipStore.addLine(try entry(slot)).utf8)
                 if buffer.count > 1 << 20 {
-                    try buffer.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: temp) }
+                    try write(buffer)
                     buffer.removeAll(keepingCapacity: true)
                 }
             }
-            try buffer.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: temp) }
-            if fsync(fd) != 0 { throw FileSystem.fail("sync", temp) }
-            close(fd)
-        } catch {
-            close(fd)
-            unlink(temp)
-            throw error
+            try write(buffer)
         }
-        if rename(temp, logPath) != 0 { throw FileSystem.fail("rename", logPath) }
-        try FileSystem.syncDirectory(directory)
-        log = try AppendFile(path: logPath)
-        try rebuildIndex()
     }
 }
 

@@ -43,10 +43,13 @@ public final class ClipSyncLedger {
     }
 
     public let path: String
+    /// The data directory the ledger lives in (see `FileTree`).
+    private let tree: FileTree
     private var file: AppendFile?
 
-    init(path: String) {
+    init(path: String, tree: FileTree? = nil) {
         self.path = path
+        self.tree = tree ?? .containing(path)
     }
 
     // MARK: Reading
@@ -67,7 +70,7 @@ public final class ClipSyncLedger {
 
     private func read(wanted: Set<String>?) throws -> [String: Entry] {
         var entries: [String: Entry] = [:]
-        try storeOperation { try FileSystem.forEachLine(path: path) { _, line in
+        try storeOperation { try tree.forEachLine(path) { _, line in
             guard line.count > Self.idPrefix.count + Self.idLength, line.starts(with: Self.idPrefix) else { return }
             let idStart = line.startIndex + Self.idPrefix.count
             let id = String(decoding: line[idStart..<idStart + Self.idLength], as: UTF8.self)
@@ -118,7 +121,7 @@ public final class ClipSyncLedger {
     /// Forgets everything (the backend was replaced).
     public func reset() throws {
         try storeOperation {
-            try FileSystem.remove(path)
+            try tree.remove(path)
             file = nil
         }
     }
@@ -136,10 +139,7 @@ public final class ClipSyncLedger {
         guard !lines.isEmpty else { return }
         let bytes = Array(lines.map { $0.serialized() + "\n" }.joined().utf8)
         try storeOperation {
-            if file == nil {
-                try FileSystem.makeDirectory(FileSystem.directoryName(path))
-                file = try AppendFile(path: path)
-            }
+            if file == nil { file = try AppendFile(path: path, in: tree) }
             try file!.append(bytes)
         }
         try compactIfGrown()
@@ -149,14 +149,14 @@ public final class ClipSyncLedger {
 
     /// Rewrites the log once it has doubled since the last rewrite, whose size its first line records.
     private func compactIfGrown() throws {
-        let size = FileSystem.fileSize(path) ?? 0
+        let size = tree.fileSize(path) ?? 0
         guard size > 1 << 20 else { return }
-        let base = PendingQueue.baseLine(of: path)?["bytes"]?.int64Value ?? 0
+        let base = PendingQueue.baseLine(of: path, in: tree)?["bytes"]?.int64Value ?? 0
         guard base < Int64(size) / 2 else { return }
         let lines = try all().sorted { $0.key < $1.key }.map { Self.line(id: $0.key, $0.value).serialized() + "\n" }.joined()
         let header = JSONValue.object([("op", .string("base")), ("bytes", .integer(Int64(lines.utf8.count)))]).serialized() + "\n"
         try storeOperation {
-            try FileSystem.writeAtomically(path, Array((header + lines).utf8))
+            try tree.writeAtomically(path, Array((header + lines).utf8))
             file = nil
         }
     }

@@ -189,19 +189,16 @@ extension DataStore {
         return loaded
     }
 
-    /// Finds a tab by id, exact name or unique id prefix.
+    /// Finds a tab by id, exact name or unique id prefix. A reference that could mean more than one
+    /// tab (a name that is also another tab's id prefix, say) is ambiguous: nothing is guessed.
     public func resolveTab(_ reference: String) throws -> Resolution<Tab> {
-        let all = try tabs.all()
-        if let tab = all.first(where: { $0.id == reference.lowercased() }) { return .found(tab) }
-        let named = all.filter { $0.name == reference }
-        if named.count == 1 { return .found(named[0]) }
-        if named.count > 1 { return .ambiguous(named) }
-        guard Identifier.isPrefixCandidate(reference) else { return .notFound }
-        let prefixed = all.filter { $0.id.hasPrefix(reference.lowercased()) }
-        switch prefixed.count {
+        let id = reference.lowercased()
+        let byPrefix = Identifier.isPrefixCandidate(reference)
+        let matches = try tabs.all().filter { tab in tab.id == id || tab.name == reference || (byPrefix && tab.id.hasPrefix(id)) }
+        switch matches.count {
         case 0: return .notFound
-        case 1: return .found(prefixed[0])
-        default: return .ambiguous(prefixed)
+        case 1: return .found(matches[0])
+        default: return .ambiguous(matches)
         }
     }
 

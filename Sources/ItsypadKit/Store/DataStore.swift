@@ -21,6 +21,10 @@ public final class DataStore {
     public let deviceID: String
     /// Opened without the lock: only files replaced atomically or appended to may be read.
     public let isReadOnly: Bool
+    /// Every file below `path` is opened through this: no symlink followed, no FIFO opened (see `FileTree`).
+    public let tree: FileTree
+    /// Set when other users may read or write the data directory (its permission bits).
+    public let exposure: UInt32?
     private var lock: FileLock?
     private var openedClips: ClipStore?
     private var openedSettings: SettingsStore?
@@ -30,18 +34,20 @@ public final class DataStore {
     private let warn: (String) -> Void
     private var openedLedger: ClipSyncLedger?
 
-    /// Opens (creating if needed) the data directory and takes its lock, waiting up to `lockTimeout` seconds.
+    /// Opens (creating if needed, with mode 0700) the data directory and takes its lock, waiting up to `lockTimeout` seconds.
     public init(path: String, lockTimeout: Double = 10, warn: @escaping (String) -> Void = { _ in }) throws {
         self.path = path
         self.warn = warn
+        tree = FileTree(root: path)
         do {
             try FileSystem.makeDirectory(path)
-            guard let lock = try FileLock(path: path + "/lock", mode: .exclusive, timeout: lockTimeout) else {
+            exposure = try DataStore.exposure(of: tree)
+            guard let lock = try FileLock(path: path + "/lock", in: tree, mode: .exclusive, timeout: lockTimeout) else {
                 throw ItsypadError.temporary("the data directory \(path) is locked by another itsypad process; try again later")
             }
             self.lock = lock
             isReadOnly = false
-            deviceID = try DataStore.readOrCreateMeta(path + "/meta.json")
+            deviceID = try DataStore.readOrCreateMeta(path + "/meta.json", in: tree)
         } catch let error as FileSystemError {
             throw ItsypadError.from(error)
         }
@@ -53,9 +59,11 @@ public final class DataStore {
     public init(readingWithoutLock path: String, warn: @escaping (String) -> Void = { _ in }) throws {
         self.path = path
         self.warn = warn
+        tree = FileTree(root: path)
         isReadOnly = true
         do {
-            guard let device = try DataStore.readMeta(path + "/meta.json") else {
+            exposure = try DataStore.exposure(of: tree)
+            guard let device = try DataStore.readMeta(path + "/meta.json", in: tree) else {
                 throw ItsypadError.failure("\(path) is not an itsypad data directory (no meta.json)")
             }
             deviceID = device
@@ -64,22 +72,27 @@ public final class DataStore {
         }
     }
 
+    /// The data directory's permission bits when other users may read or write it.
+    private static func exposure(of tree: FileTree) throws -> UInt32? {
+        try tree.status(tree.root).flatMap { $0.permissions & 0o077 != 0 ? $0.permissions : nil }
+    }
+
     /// Reads meta.json, refusing a newer format; creates it on first use.
-    private static func readOrCreateMeta(_ metaPath: String) throws -> String {
-        if let device = try readMeta(metaPath) { return device }
+    private static func readOrCreateMeta(_ metaPath: String, in tree: FileTree) throws -> String {
+        if let device = try readMeta(metaPath, in: tree) { return device }
         let device = Identifier.make()
         let meta = JSONValue.object([
             ("format", .integer(Int64(DataStore.format))),
             ("deviceID", .string(device)),
             ("created", .string(Time.iso8601(Time.now()))),
         ])
-        try FileSystem.writeAtomically(metaPath, Array((meta.prettySerialized() + "\n").utf8))
+        try tree.writeAtomically(metaPath, Array((meta.prettySerialized() + "\n").utf8))
         return device
     }
 
     /// The device id from meta.json (nil when there is none), refusing a newer format.
-    private static func readMeta(_ metaPath: String) throws -> String? {
-        guard let bytes = try FileSystem.read(metaPath) else { return nil }
+    private static func readMeta(_ metaPath: String, in tree: FileTree) throws -> String? {
+        guard let bytes = try tree.read(metaPath, limit: 64 << 10) else { return nil }
         let meta: JSONValue
         do { meta = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(metaPath, "\(error)") }
         guard let format = meta["format"]?.int64Value, let device = meta["deviceID"]?.stringValue else {
@@ -88,6 +101,7 @@ public final class DataStore {
         if format > Int64(DataStore.format) {
             throw ItsypadError.failure("the data directory was written by a newer itsypad (format \(format); this one reads format \(DataStore.format)); upgrade itsypad to use it")
         }
+        guard Identifier.isValid(device) else { throw ItsypadError.corrupt(metaPath, "deviceID must be a UUID") }
         return device
     }
 
@@ -101,26 +115,26 @@ public final class DataStore {
         lock = nil
     }
 
-    public var tabs: TabStore { TabStore(directory: path + "/tabs") }
+    public var tabs: TabStore { TabStore(directory: path + "/tabs", tree: tree) }
 
     public func clips() throws -> ClipStore {
         precondition(!isReadOnly, "the clipboard history is opened only under the lock")
         if let openedClips { return openedClips }
-        let store = try ClipStore(directory: path + "/clips")
+        let store = try ClipStore(directory: path + "/clips", tree: tree)
         openedClips = store
         return store
     }
 
     public func settings() throws -> SettingsStore {
         if let openedSettings { return openedSettings }
-        let store = try SettingsStore(path: path + "/settings.json")
+        let store = try SettingsStore(path: path + "/settings.json", tree: tree)
         openedSettings = store
         return store
     }
 
     public func pending() throws -> PendingQueue {
         if let openedPending { return openedPending }
-        let queue = try PendingQueue(path: path + "/sync/pending.log")
+        let queue = try PendingQueue(path: path + "/sync/pending.log", tree: tree)
         openedPending = queue
         return queue
     }
@@ -141,7 +155,7 @@ public final class DataStore {
 
     public func clipLedger() -> ClipSyncLedger {
         if let openedLedger { return openedLedger }
-        let ledger = ClipSyncLedger(path: path + "/sync/clips.log")
+        let ledger = ClipSyncLedger(path: path + "/sync/clips.log", tree: tree)
         openedLedger = ledger
         return ledger
     }

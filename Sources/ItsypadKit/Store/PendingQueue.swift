@@ -72,6 +72,7 @@ public struct PendingChange: Equatable, Sendable {
 /// last line is not (it was never committed).
 public final class PendingQueue {
     public let path: String
+    private let tree: FileTree
     private var file: AppendFile?
     private var loaded: [PendingChange]?
     /// Why the log cannot be trusted to hold every change, found while reading it.
@@ -80,14 +81,14 @@ public final class PendingQueue {
     /// Compact once the log passes this many bytes.
     static let compactionThreshold = 4 << 20
 
-    init(path: String) throws {
+    init(path: String, tree: FileTree? = nil) throws {
         self.path = path
+        self.tree = tree ?? .containing(path)
     }
 
     private func appendFile() throws -> AppendFile {
         if let file { return file }
-        try storeOperation { try FileSystem.makeDirectory(FileSystem.directoryName(path)) }
-        let opened = try storeOperation { try AppendFile(path: path) }
+        let opened = try storeOperation { try AppendFile(path: path, in: tree) }
         file = opened
         return opened
     }
@@ -125,10 +126,10 @@ public final class PendingQueue {
 
     private func replayLog() throws -> Replay {
         // About 80 bytes a line: reserving avoids doubling a large queue's storage while it grows.
-        var replay = Replay(expectedLines: (FileSystem.fileSize(path) ?? 0) / 80)
+        var replay = Replay(expectedLines: (tree.fileSize(path) ?? 0) / 80)
         var lineNumber = 0
         var unreadable: [Int] = []
-        try storeOperation { try FileSystem.forEachLine(path: path) { _, line in
+        try storeOperation { try tree.forEachLine(path) { _, line in
             lineNumber += 1
             guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue else {
                 unreadable.append(lineNumber)
@@ -136,11 +137,12 @@ public final class PendingQueue {
             }
             guard let type = json["type"]?.stringValue.flatMap(RecordType.init(rawValue:)), let id = json["id"]?.stringValue else { return }
             let key = RecordKey(type, id)
-            if op == "done", let sent = json["v"]?.int64Value {
-                replay.confirm(key, version: Int(sent))
+            // Versions count enqueues: anything beyond 2^53 is damage, and would overflow.
+            let version = json["v"]?.int64Value.flatMap { (0...(1 << 53)).contains($0) ? Int($0) : nil }
+            if op == "done", let sent = version {
+                replay.confirm(key, version: sent)
             } else if let operation = PendingChange.Operation(rawValue: op) {
-                replay.apply(operation, key, version: json["v"]?.int64Value.map(Int.init), tag: json["tag"]?.stringValue,
-                             hard: json["hard"]?.boolValue == true)
+                replay.apply(operation, key, version: version, tag: json["tag"]?.stringValue, hard: json["hard"]?.boolValue == true)
             }
         } }
         // Only the last line may be torn by a crash; an unreadable line before it is damage.
@@ -237,8 +239,7 @@ public final class PendingQueue {
         if let identity { base.append(("queue", .string(identity))) }
         let header = JSONValue.object(base).serialized() + "\n"
         try storeOperation {
-            try FileSystem.makeDirectory(FileSystem.directoryName(path))
-            try FileSystem.writeAtomically(path) { write in
+            try tree.writeAtomically(path) { write in
                 var chunk = Array(header.utf8)
                 for change in changes {
                     chunk += line(change).utf8
@@ -258,12 +259,11 @@ public final class PendingQueue {
     /// a log created from scratch after the old one was lost has none.
     public var identity: String? { header()?["queue"]?.stringValue }
 
-    private func header() -> JSONValue? { PendingQueue.baseLine(of: path) }
+    private func header() -> JSONValue? { PendingQueue.baseLine(of: path, in: tree) }
 
     /// The `{"op":"base",…}` first line a compacted log starts with, if it has one.
-    static func baseLine(of path: String) -> JSONValue? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+    static func baseLine(of path: String, in tree: FileTree? = nil) -> JSONValue? {
+        guard let fd = (try? (tree ?? .containing(path)).openFile(path, flags: O_RDONLY)) ?? nil else { return nil }
         defer { close(fd) }
         let head = (try? FileSystem.read(fd: fd, offset: 0, count: 160, path: path)) ?? []
         guard let firstLine = head.split(separator: 0x0A, omittingEmptySubsequences: false).first,
@@ -275,7 +275,7 @@ public final class PendingQueue {
     /// threshold and twice its size after the last compaction (a long queue of
     /// real changes is not rewritten on every append).
     public var needsCompaction: Bool {
-        let size = FileSystem.fileSize(path) ?? 0
+        let size = tree.fileSize(path) ?? 0
         guard size > PendingQueue.compactionThreshold else { return false }
         let base = header()?["bytes"]?.int64Value ?? 0
         return base < Int64(size) / 2

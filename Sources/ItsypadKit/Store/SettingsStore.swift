@@ -20,10 +20,12 @@ public final class SettingsStore {
 
     public let path: String
     public private(set) var entries: [String: Entry] = [:]
+    private let tree: FileTree
 
-    init(path: String) throws {
+    init(path: String, tree: FileTree? = nil) throws {
         self.path = path
-        guard let bytes = try storeOperation({ try FileSystem.read(path) }) else { return }
+        self.tree = tree ?? .containing(path)
+        guard let bytes = try storeOperation({ try self.tree.read(path) }) else { return }
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
         guard case .object(let values)? = json["values"] else { throw ItsypadError.corrupt(path, "no values object") }
@@ -82,7 +84,7 @@ public final class SettingsStore {
             return (key, .object(members))
         }
         let json = JSONValue.object([("format", .integer(1)), ("values", .object(values))])
-        try storeOperation { try FileSystem.writeAtomically(path, Array((json.prettySerialized() + "\n").utf8)) }
+        try storeOperation { try tree.writeAtomically(path, Array((json.prettySerialized() + "\n").utf8)) }
     }
 
     static func hostName() -> String {

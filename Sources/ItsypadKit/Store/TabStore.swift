@@ -2,14 +2,34 @@
 /// A file-backed tab's content lives in its own file, not here.
 public struct TabStore {
     public let directory: String
+    /// The data directory the tabs live in (see `FileTree`).
+    let tree: FileTree
 
-    func filePath(_ id: String) -> String { directory + "/" + id + ".json" }
+    public init(directory: String, tree: FileTree? = nil) {
+        self.directory = directory
+        self.tree = tree ?? FileTree(root: directory)
+    }
+
+    /// A tab's file name: its id, which must be a UUID (lowercase on disk), then ".json".
+    /// nil for anything else: such a name is never turned into a path.
+    static func fileName(_ id: String) -> String? {
+        Identifier.isValid(id) ? id.lowercased() + ".json" : nil
+    }
+
+    func filePath(_ id: String) -> String? { TabStore.fileName(id).map { directory + "/" + $0 } }
 
     /// What a tab file holds: a tab, or the record of a synced tab deleted here
     /// whose deletion has not reached the backend yet.
     public enum Entry: Equatable {
         case live(Tab)
         case deleted(TabDeletion)
+
+        var id: String {
+            switch self {
+            case .live(let tab): return tab.id
+            case .deleted(let deletion): return deletion.id
+            }
+        }
     }
 
     /// Every tab, most recently modified first.
@@ -23,61 +43,77 @@ public struct TabStore {
         try entries().compactMap { if case .deleted(let deletion) = $0 { return deletion }; return nil }
     }
 
+    /// Files whose names are not `<id>.json` are not tabs.
     private func entries() throws -> [Entry] {
         try storeOperation {
-            try FileSystem.list(directory).filter { $0.hasSuffix(".json") }.map { name in
-                let path = directory + "/" + name
-                guard let bytes = try FileSystem.read(path) else { throw ItsypadError.failure("\(path) vanished while reading") }
-                return try decode(bytes, path: path)
-            }
+            try (tree.list(directory) ?? []).filter { name in name.hasSuffix(".json") && TabStore.fileName(String(name.dropLast(5))) == name }
+                .map { name in
+                    let path = directory + "/" + name
+                    guard let bytes = try tree.read(path) else { throw ItsypadError.failure("\(path) vanished while reading") }
+                    return try decode(bytes, path: path)
+                }
         }
     }
 
+    /// The tab with this id; nil when there is none, or `id` is not an id at all.
     public func tab(id: String) throws -> Tab? {
         if case .live(let tab)? = try entry(id: id) { return tab }
         return nil
     }
 
     public func entry(id: String) throws -> Entry? {
-        try storeOperation { try FileSystem.read(filePath(id)).map { try decode($0, path: filePath(id)) } }
+        guard let path = filePath(id) else { return nil }
+        return try storeOperation { try tree.read(path).map { try decode($0, path: path) } }
     }
 
     private func decode(_ bytes: [UInt8], path: String) throws -> Entry {
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
-        if json["deleted"]?.boolValue == true, let deletion = TabDeletion(json: json) { return .deleted(deletion) }
-        guard let tab = TabStore.decode(json) else { throw ItsypadError.corrupt(path, "missing or invalid fields") }
-        return .live(tab)
+        let entry: Entry
+        if json["deleted"]?.boolValue == true, let deletion = TabDeletion(json: json) {
+            entry = .deleted(deletion)
+        } else {
+            guard let tab = TabStore.decode(json) else { throw ItsypadError.corrupt(path, "missing or invalid fields") }
+            entry = .live(tab)
+        }
+        guard FileSystem.baseName(path) == TabStore.fileName(entry.id) else { throw ItsypadError.corrupt(path, "it holds tab \(entry.id)") }
+        return entry
     }
 
     public func save(_ tab: Tab) throws {
+        let path = try checkedPath(tab.id)
         try storeOperation {
-            try FileSystem.makeDirectory(directory)
-            try FileSystem.writeAtomically(filePath(tab.id), Array((TabStore.encode(tab).prettySerialized() + "\n").utf8))
+            try tree.writeAtomically(path, Array((TabStore.encode(tab).prettySerialized() + "\n").utf8))
         }
     }
 
-    /// Saves many tabs with one sync for all of them (see `FileSystem.writeAtomically(_:in:)`).
+    /// Saves many tabs with one sync for all of them (see `FileTree.writeAtomically(_:in:)`).
     public func save(_ tabs: [Tab]) throws {
-        try storeOperation {
-            try FileSystem.makeDirectory(directory)
-            try FileSystem.writeAtomically(tabs.map { (filePath($0.id), Array((TabStore.encode($0).prettySerialized() + "\n").utf8)) },
-                                           in: directory)
+        let files = try tabs.map { tab in
+            (name: FileSystem.baseName(try checkedPath(tab.id)), bytes: Array((TabStore.encode(tab).prettySerialized() + "\n").utf8))
         }
+        try storeOperation { try tree.writeAtomically(files, in: directory) }
     }
 
     /// Replaces a synced tab by the record of its deletion (one atomic replacement:
     /// the tab is never both present and deleted).
     public func markDeleted(_ deletion: TabDeletion) throws {
-        try storeOperation { try FileSystem.writeAtomically(filePath(deletion.id), Array((deletion.json.prettySerialized() + "\n").utf8)) }
+        let path = try checkedPath(deletion.id)
+        try storeOperation { try tree.writeAtomically(path, Array((deletion.json.prettySerialized() + "\n").utf8)) }
     }
 
-    /// Removes a tab, or the record of its deletion.
+    /// Removes a tab, or the record of its deletion, if there is one.
     public func remove(id: String) throws {
+        guard let path = filePath(id) else { return }
         try storeOperation {
-            try FileSystem.remove(filePath(id))
-            try FileSystem.syncDirectory(directory)
+            try tree.remove(path)
+            try tree.syncDirectory(directory)
         }
+    }
+
+    private func checkedPath(_ id: String) throws -> String {
+        guard let path = filePath(id) else { throw ItsypadError.failure("'\(id)' is not a tab id") }
+        return path
     }
 
     /// The on-disk form (content omitted for file-backed tabs).
@@ -109,7 +145,7 @@ public struct TabStore {
         guard let id = json["id"]?.stringValue, Identifier.isValid(id),
               let name = json["name"]?.stringValue,
               let language = json["language"]?.stringValue,
-              let lastModified = json["lastModified"]?.int64Value,
+              let lastModified = json["lastModified"]?.int64Value, Time.validRange.contains(lastModified),
               let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init)
         else { return nil }
         let fileURL = json["fileURL"]?.stringValue

@@ -486,8 +486,13 @@ public struct FileTree: Sendable {
     /// missing directories are made (mode 0700). Returns nil when one is missing and not created.
     private func openDirectory(_ names: ArraySlice<String>, creating: Bool) throws -> Int32? {
         var fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 && errno == ENOENT && creating {
+            // The root is where the user said the tree lives; it is made as named.
+            try FileSystem.makeDirectory(root)
+            fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
         if fd < 0 {
-            if errno == ENOENT && !creating { return nil }
+            if errno == ENOENT { return nil }
             throw FileSystem.fail("open", root)
         }
         for (index, name) in zip(names.indices, names) {

@@ -7,11 +7,25 @@ import Glibc
 public typealias Milliseconds = Int64
 
 public enum Time {
-    /// The wall clock now, in milliseconds.
+    /// The dates itsypad stores: 1970-01-01 to 9999-12-31. A time read from a file outside them is
+    /// malformed (see `stored(_:)`); a clock outside them is taken as the nearest end.
+    public static let validRange: ClosedRange<Milliseconds> = 0...253_402_300_799_999
+
+    /// The wall clock now, in milliseconds (within `validRange`).
     public static func now() -> Milliseconds {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        return Milliseconds(spec.tv_sec) * 1000 + Milliseconds(spec.tv_nsec / 1_000_000)
+        return clamped(Milliseconds(spec.tv_sec).multipliedReportingOverflow(by: 1000).partialValue + Milliseconds(spec.tv_nsec / 1_000_000))
+    }
+
+    /// `ms` moved into `validRange`.
+    public static func clamped(_ ms: Milliseconds) -> Milliseconds {
+        min(max(ms, validRange.lowerBound), validRange.upperBound)
+    }
+
+    /// A time read from a file or another device, if it is one itsypad stores (within `validRange`).
+    public static func stored(_ ms: Milliseconds?) -> Milliseconds? {
+        ms.flatMap { validRange.contains($0) ? $0 : nil }
     }
 
     /// The times that ISO 8601 with four-digit years can write, from

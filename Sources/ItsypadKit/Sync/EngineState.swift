@@ -1,7 +1,7 @@
 /// What the engine remembers between runs (`sync/state.json`, replaced
 /// atomically): the zone it synced with, the change token, the last
 /// successes, the items that keep failing, the identity of the pending queue
-/// (to notice a lost one) and whether a full fetch is under way.
+/// (to notice a lost one), whether a full fetch is under way, and what it quarantined.
 public struct EngineState: Equatable, Sendable {
     /// Why every record is being fetched.
     public enum FullFetch: String, Sendable {
@@ -17,8 +17,23 @@ public struct EngineState: Equatable, Sendable {
         public var error: String
     }
 
+    /// Something from the backend that does not follow the format and was skipped. A record stays
+    /// here, and is read again on every sync, until a good version or its deletion arrives, so that
+    /// a token moving past it never loses it; a journal line that names no record is listed until
+    /// the next full fetch.
+    public struct Quarantined: Equatable, Sendable {
+        /// The record, when its type and name are known.
+        public var key: RecordKey?
+        public var location: String
+        public var reason: String
+        /// When it was first found.
+        public var since: Milliseconds
+    }
+
     /// Attempts after which an item shows as `failed`.
     public static let failureThreshold = 5
+    /// Attempts are counted up to this (a number read back from the file cannot overflow).
+    static let maxAttempts = 1_000_000
 
     public var zoneID: String?
     public var token: String?
@@ -30,30 +45,54 @@ public struct EngineState: Equatable, Sendable {
     public var queueID: String?
     /// Set while a full fetch runs: one interrupted is started again, since what it saw is not kept.
     public var fullFetch: FullFetch?
+    public var quarantine: [Quarantined] = []
+    /// Why `sync/state.json` could not be read, when it could not: the engine then starts over
+    /// as for a replaced backend (fetch everything, send everything again). Never saved.
+    public var damage: String?
 
     public init() {}
 
     static func path(in store: DataStore) -> String { store.path + "/sync/state.json" }
 
+    /// Reads the state. A damaged file (not JSON, not a regular file, out-of-range values) gives a
+    /// fresh state with `damage` set rather than an error: sync must recover from it by itself.
     public static func load(from store: DataStore) throws -> EngineState {
         let path = path(in: store)
-        guard let bytes = try storeOperation({ try FileSystem.read(path) }) else { return EngineState() }
-        let json: JSONValue
-        do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
+        let bytes: [UInt8]?
+        do {
+            bytes = try store.tree.read(path, limit: 64 << 20)
+        } catch let error as FileSystemError where error.isMalformed {
+            return EngineState(damage: error.description)
+        } catch let error as FileSystemError {
+            throw ItsypadError.from(error)
+        }
+        guard let bytes else { return EngineState() }
+        guard let json = try? JSONValue.parse(bytes), case .object = json else { return EngineState(damage: "\(path) is not valid JSON") }
         var state = EngineState()
         state.zoneID = json["zoneID"]?.stringValue
+        if let zoneID = state.zoneID, !NameRules.isZoneID(zoneID) { return EngineState(damage: "\(path) holds an invalid zone ID") }
         state.token = json["token"]?.stringValue
-        state.lastPush = json["lastPush"]?.int64Value
-        state.lastPull = json["lastPull"]?.int64Value
+        state.lastPush = json["lastPush"]?.int64Value.flatMap { Time.validRange.contains($0) ? $0 : nil }
+        state.lastPull = json["lastPull"]?.int64Value.flatMap { Time.validRange.contains($0) ? $0 : nil }
         state.lastError = json["lastError"]?.stringValue
         state.queueID = json["queueID"]?.stringValue
         state.fullFetch = json["fullFetch"]?.stringValue.flatMap(FullFetch.init(rawValue:))
         for item in json["failures"]?.arrayValue ?? [] {
             guard let type = item["type"]?.stringValue.flatMap(RecordType.init(rawValue:)), let id = item["id"]?.stringValue,
                   let attempts = item["attempts"]?.int64Value, let error = item["error"]?.stringValue else { continue }
-            state.failures[RecordKey(type, id)] = Failure(attempts: Int(attempts), error: error)
+            state.failures[RecordKey(type, id)] = Failure(attempts: Int(min(max(attempts, 0), Int64(maxAttempts))), error: error)
+        }
+        for item in json["quarantine"]?.arrayValue ?? [] {
+            guard let location = item["location"]?.stringValue, let reason = item["reason"]?.stringValue else { continue }
+            let key = item["type"]?.stringValue.flatMap(RecordType.init(rawValue:)).flatMap { type in item["id"]?.stringValue.map { RecordKey(type, $0) } }
+            let since = item["since"]?.int64Value.flatMap { Time.validRange.contains($0) ? $0 : nil } ?? Time.now()
+            state.quarantine.append(Quarantined(key: key, location: location, reason: reason, since: since))
         }
         return state
+    }
+
+    private init(damage: String) {
+        self.damage = damage
     }
 
     public func save(to store: DataStore) throws {
@@ -71,11 +110,11 @@ public struct EngineState: Equatable, Sendable {
             ("failures", .array(failures)),
             ("queueID", optional(queueID) { .string($0) }),
             ("fullFetch", optional(fullFetch) { .string($0.rawValue) }),
+            ("quarantine", .array(quarantine.map(\.json))),
         ])
         let path = EngineState.path(in: store)
         try storeOperation {
-            try FileSystem.makeDirectory(FileSystem.directoryName(path))
-            try FileSystem.writeAtomically(path, Array((json.prettySerialized() + "\n").utf8))
+            try store.tree.writeAtomically(path, Array((json.prettySerialized() + "\n").utf8))
         }
     }
 
@@ -83,6 +122,33 @@ public struct EngineState: Equatable, Sendable {
     public var failedKeys: Set<RecordKey> {
         Set(failures.filter { $0.value.attempts >= EngineState.failureThreshold }.keys)
     }
+
+    /// Adds or refreshes a quarantined item (one entry per record, or per location when no record is known).
+    mutating func quarantine(_ item: Quarantined) {
+        var item = item
+        if let index = quarantine.firstIndex(where: { item.key != nil ? $0.key == item.key : $0.location == item.location }) {
+            item.since = quarantine[index].since
+            quarantine[index] = item
+        } else {
+            quarantine.append(item)
+        }
+    }
+
+    /// A good version (or the deletion) of a quarantined record arrived.
+    mutating func release(_ key: RecordKey) {
+        quarantine.removeAll { $0.key == key }
+    }
+}
+
+extension EngineState.Quarantined {
+    /// The form in `sync/state.json` and `sync status --json`.
+    var json: JSONValue {
+        .object([("type", key.map { .string($0.type.rawValue) } ?? .null), ("id", key.map { .string($0.name) } ?? .null),
+                 ("location", .string(location)), ("reason", .string(reason)), ("since", .integer(since))])
+    }
+
+    /// One line for people: where, and why.
+    var summary: String { "\(location): \(reason)" }
 }
 
 /// The capped activity log of sync attempts (`sync/log.jsonl`, seed 004).
@@ -95,11 +161,14 @@ public struct ActivityLog {
         public var conflicts: Int
         public var result: String
         public var error: String?
+        /// What this run skipped as malformed: "location: reason" each.
+        public var quarantined: [String] = []
 
         var json: JSONValue {
             .object([("time", .string(Time.iso8601(time))), ("direction", .string(direction)), ("pulled", .integer(Int64(pulled))),
                      ("pushed", .integer(Int64(pushed))), ("conflicts", .integer(Int64(conflicts))),
-                     ("result", .string(result)), ("error", error.map { .string($0) } ?? .null)])
+                     ("result", .string(result)), ("error", error.map { .string($0) } ?? .null),
+                     ("quarantined", .array(quarantined.map { .string($0) }))])
         }
     }
 
@@ -107,31 +176,37 @@ public struct ActivityLog {
     public static let capacity = 500
 
     let path: String
+    private let tree: FileTree
 
-    init(store: DataStore) { path = store.path + "/sync/log.jsonl" }
+    init(store: DataStore) {
+        path = store.path + "/sync/log.jsonl"
+        tree = store.tree
+    }
 
     public func append(_ entry: Entry) throws {
         try storeOperation {
-            try FileSystem.makeDirectory(FileSystem.directoryName(path))
-            let file = try AppendFile(path: path)
+            try tree.makeDirectory(FileSystem.directoryName(path))
+            let file = try AppendFile(path: path, in: tree)
             try file.append(Array((entry.json.serialized() + "\n").utf8))
             // Trim by rewriting once the log holds twice its capacity: amortised O(1).
             if file.size > ActivityLog.capacity * 2 * 160 {
                 let lines = try entries().suffix(ActivityLog.capacity)
                 let text = lines.map { $0.json.serialized() + "\n" }.joined()
-                try FileSystem.writeAtomically(path, Array(text.utf8))
+                try tree.writeAtomically(path, Array(text.utf8))
             }
         }
     }
 
     /// Oldest first.
     public func entries() throws -> [Entry] {
-        let bytes = try storeOperation { try FileSystem.read(path) } ?? []
+        let bytes = try storeOperation { try tree.read(path) } ?? []
         return bytes.split(separator: 0x0A).compactMap { line in
             guard let json = try? JSONValue.parse(line), let time = json["time"]?.stringValue.flatMap(Time.parseISO8601) else { return nil }
-            return Entry(time: time, direction: json["direction"]?.stringValue ?? "?", pulled: Int(json["pulled"]?.int64Value ?? 0),
-                         pushed: Int(json["pushed"]?.int64Value ?? 0), conflicts: Int(json["conflicts"]?.int64Value ?? 0),
-                         result: json["result"]?.stringValue ?? "?", error: json["error"]?.stringValue)
+            func count(_ key: String) -> Int { Int(clamping: json[key]?.int64Value ?? 0) }
+            return Entry(time: time, direction: json["direction"]?.stringValue ?? "?", pulled: count("pulled"),
+                         pushed: count("pushed"), conflicts: count("conflicts"),
+                         result: json["result"]?.stringValue ?? "?", error: json["error"]?.stringValue,
+                         quarantined: (json["quarantined"]?.arrayValue ?? []).compactMap(\.stringValue))
         }
     }
 }

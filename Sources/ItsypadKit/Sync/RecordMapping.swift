@@ -25,20 +25,59 @@ enum RecordMapping {
                              fields: fields, created: nil, modified: nil)
     }
 
-    /// A remote tab as a local one (sync metadata set to the record's tag and content).
+    /// Why a record of a type this version knows cannot become a local item, or nil when it can
+    /// (or is simply not for this device: an unknown or device-scoped setting).
+    static func problem(with record: BackendRecord) -> String? {
+        let fields = record.fields
+        switch RecordType(rawValue: record.recordType) {
+        case .tab?:
+            guard Identifier.isValid(record.recordName) else { return "the record name is not a tab id" }
+            guard case .string? = fields["name"] else { return "no name" }
+            guard case .timestamp(let modified)? = fields["lastModified"], Time.validRange.contains(modified) else {
+                return "lastModified is missing or outside 1970–9999"
+            }
+            switch (fields["content"], fields["contentAsset"]) {
+            case (.string?, _), (nil, .asset?): break
+            default: return "no content"
+            }
+            if let clock = string(fields["clock"]), HybridTimestamp(clock) == nil { return "clock '\(clock.prefix(80))' is not a valid clock" }
+        case .clip?:
+            guard Identifier.isValid(record.recordName) else { return "the record name is not a clip id" }
+            guard string(record.fields["text"]) != nil else { return "no text" }
+            guard case .timestamp(let time)? = record.fields["timestamp"], Time.validRange.contains(time) else {
+                return "timestamp is missing or outside 1970–9999"
+            }
+        case .setting?:
+            guard let definition = Settings.definition(record.recordName), definition.scope == .synced else { return nil }
+            guard string(record.fields["clock"]).flatMap(HybridTimestamp.init) != nil else { return "no valid clock" }
+            if let text = string(record.fields["value"]) {
+                guard let parsed = try? JSONValue.parse(text), definition.kind.decode(parsed) != nil else {
+                    return "value is not \(definition.kind.summary)"
+                }
+            }
+        case nil:
+            return nil
+        }
+        return nil
+    }
+
+    /// A remote tab as a local one (sync metadata set to the record's tag and content); nil when
+    /// `problem(with:)` finds one. Throws when its content asset cannot be read.
     static func tab(from record: BackendRecord, backend: SyncBackend) throws -> Tab? {
+        guard problem(with: record) == nil else { return nil }
         let fields = record.fields
         let content: String
         if case .string(let inline)? = fields["content"] {
             content = inline
         } else if case .asset(let reference)? = fields["contentAsset"] {
-            guard let text = String(validating: try backend.readAsset(reference), as: UTF8.self) else { return nil }
+            guard let text = String(validating: try backend.readAsset(reference), as: UTF8.self) else {
+                throw BackendError.corrupt(path: backend.location(of: record.id), reason: "its content asset is not UTF-8 text")
+            }
             content = text
         } else {
             return nil
         }
-        guard Identifier.isValid(record.recordName), let tag = record.recordChangeTag,
-              case .string(let name)? = fields["name"], case .timestamp(let modified)? = fields["lastModified"] else { return nil }
+        guard let tag = record.recordChangeTag, case .string(let name)? = fields["name"], case .timestamp(let modified)? = fields["lastModified"] else { return nil }
         let clock = string(fields["clock"]).flatMap(HybridTimestamp.init)
             ?? HybridTimestamp(physical: modified, device: record.modified?.deviceID ?? "")
         // Records written before histories were kept count as their own edit.
@@ -62,7 +101,7 @@ enum RecordMapping {
 
     /// A remote clip, with the pin changes it includes (none for records written before they were kept).
     static func clip(from record: BackendRecord) -> (entry: ClipEntry, history: EditHistory)? {
-        guard Identifier.isValid(record.recordName), let text = string(record.fields["text"]),
+        guard problem(with: record) == nil, let text = string(record.fields["text"]),
               case .timestamp(let time)? = record.fields["timestamp"] else { return nil }
         let entry = ClipEntry(id: record.recordName.lowercased(), text: text, timestamp: time, pinned: int(record.fields["pinned"]) == 1)
         return (entry, record.fields["history"] == nil ? EditHistory() : history(of: record))
@@ -77,7 +116,7 @@ enum RecordMapping {
 
     /// A remote setting (nil value = unset), if it is one this version knows and its value is valid.
     static func setting(from record: BackendRecord) -> (String, SettingsStore.Entry)? {
-        guard let definition = Settings.definition(record.recordName), definition.scope == .synced,
+        guard problem(with: record) == nil, let definition = Settings.definition(record.recordName), definition.scope == .synced,
               let clock = string(record.fields["clock"]).flatMap(HybridTimestamp.init) else { return nil }
         var value: JSONValue?
         if let text = string(record.fields["value"]) {

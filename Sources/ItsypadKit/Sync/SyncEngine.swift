@@ -11,6 +11,8 @@ public struct SyncReport: Equatable, Sendable {
     public var failed: [RecordKey: String] = [:]
     /// Problems found and repaired that the user should hear about (a damaged queue).
     public var warnings: [String] = []
+    /// What this run skipped as malformed (found now, or still malformed when checked again).
+    public var quarantined: [EngineState.Quarantined] = []
 }
 
 /// CKSyncEngine's semantics against a `SyncBackend`: fetch changes since a
@@ -86,7 +88,13 @@ public final class SyncEngine {
                 try startFullFetch(.expired)
                 pass = FetchPass(fullFetch: .expired)
                 continue
+            } catch BackendError.zoneChanged {
+                // A token of another zone (a state file copied or edited): start over as for a replaced backend.
+                try startOver()
+                pass = FetchPass(fullFetch: .initial)
+                continue
             }
+            quarantine(page.quarantined, in: &pass)
             try apply(page.changes, in: &pass)
             try writeStagedTabs()
             progress?(report)
@@ -96,6 +104,7 @@ public final class SyncEngine {
             if !page.moreComing { break }
         }
         if let mode = pass.fullFetch { try finishFullFetch(pass, mode) }
+        try recheckQuarantine()
         try trimClipboardToLimit()
         state.lastPull = now()
         try state.save(to: store)
@@ -143,30 +152,81 @@ public final class SyncEngine {
         if report.failed.isEmpty { state.lastPush = now() }
         try state.save(to: store)
         // Sent changes leave "done" lines behind: rewrite the log as what is still waiting.
-        if (FileSystem.fileSize(pending.path) ?? 0) > 64 << 10 { try pending.compact { _ in true } }
+        if (store.tree.fileSize(pending.path) ?? 0) > 64 << 10 { try pending.compact { _ in true } }
     }
 
     // MARK: Zone
 
-    /// Creates the zone if it is missing, and starts over when it was replaced:
-    /// sync metadata is dropped and all local data is sent again; local data is never deleted for it.
+    /// Starts over when the zone was replaced, or the engine state was damaged: sync metadata is
+    /// dropped and all local data is sent again; local data is never deleted for it. A missing zone
+    /// is never created here (`.zoneNotFound`): only `sync enable` creates a backend.
     private func checkZone() throws {
-        let zone: ZoneInfo
-        do {
-            zone = try retrying { try backend.zone() }
-        } catch BackendError.zoneNotFound {
-            zone = try retrying { try backend.createZoneIfNeeded() }
-        }
-        guard state.zoneID != zone.zoneID else { return }
-        if state.zoneID != nil {
-            try forgetSyncedTabs()
-            try forgetSyncedClips()
-            try forgetSyncedSettings()
-        }
+        let zone = try retrying { try backend.zone() }
+        guard state.zoneID != zone.zoneID || state.damage != nil else { return }
+        if state.zoneID != nil || state.damage != nil { try startOver() }
         state.zoneID = zone.zoneID
         state.token = nil
         state.fullFetch = nil
         try state.save(to: store)
+    }
+
+    /// The replaced-zone path: forget the token and what the backend was known to hold, send everything.
+    private func startOver() throws {
+        try forgetSyncedTabs()
+        try forgetSyncedClips()
+        try forgetSyncedSettings()
+        state.token = nil
+        state.fullFetch = .initial
+        state.damage = nil
+        state.quarantine = []
+        try state.save(to: store)
+    }
+
+    // MARK: Quarantine
+
+    /// Records what the backend skipped as malformed. A quarantined record still exists there, so
+    /// it counts as live: a full fetch must not take it for a deletion.
+    private func quarantine(_ items: [QuarantinedItem], in pass: inout FetchPass) {
+        for item in items {
+            guard let id = item.id else {
+                record(EngineState.Quarantined(key: nil, location: item.location, reason: item.reason, since: now()))
+                continue
+            }
+            // A record of a type this version does not sync is none of its business.
+            guard let key = RecordKey(record: id) else { continue }
+            pass.live.insert(key)
+            quarantine(key, at: item.location, item.reason)
+        }
+    }
+
+    private func quarantine(_ key: RecordKey, at location: String, _ reason: String) {
+        record(EngineState.Quarantined(key: key, location: location, reason: reason, since: now()))
+    }
+
+    private func record(_ item: EngineState.Quarantined) {
+        state.quarantine(item)
+        report.quarantined.removeAll { item.key != nil ? $0.key == item.key : $0.location == item.location }
+        report.quarantined.append(item)
+    }
+
+    /// Reads again every record quarantined in an earlier run (the token has moved past it): a good
+    /// version is applied like a fetched one, a deleted one is let go (deletions travel as changes),
+    /// and one still malformed stays quarantined.
+    private func recheckQuarantine() throws {
+        let waiting = state.quarantine.compactMap(\.key).filter { key in !report.quarantined.contains { $0.key == key } }
+        var pass = FetchPass(fullFetch: nil)
+        for key in waiting {
+            do {
+                if let record = try retrying({ try backend.fetchRecord(RecordID(recordType: key.type.rawValue, recordName: key.name)) }) {
+                    try apply([.saved(record)], in: &pass)
+                } else {
+                    state.release(key)
+                }
+            } catch BackendError.corrupt(let path, let reason) {
+                quarantine(key, at: path, reason)
+            }
+        }
+        try writeStagedTabs()
     }
 
     // MARK: Fetching
@@ -221,15 +281,27 @@ public final class SyncEngine {
             case .saved(let record):
                 guard let key = RecordKey(record: record.id) else { continue }
                 pass.live.insert(key)
+                state.release(key)
+                if let problem = RecordMapping.problem(with: record) {
+                    quarantine(key, at: backend.location(of: record.id), problem)
+                    continue
+                }
                 switch key.type {
                 case .clip: clipChanges[key.name] = .saved(record)
-                case .tab: _ = try applyTabRecord(record)
+                case .tab:
+                    do {
+                        _ = try applyTabRecord(record)
+                    } catch let error as BackendError where !error.isTransient {
+                        // Its content asset is missing or malformed: the tab is quarantined, the rest goes on.
+                        quarantine(key, at: backend.location(of: record.id), error.description)
+                    }
                 case .setting: _ = try applySettingRecord(record)
                 }
             case .deleted(let recordType, let recordName):
                 // Tombstones removed by a purge need nothing.
                 guard let key = RecordKey(record: RecordID(recordType: recordType, recordName: recordName)) else { continue }
                 pass.live.remove(key)
+                state.release(key)
                 if key.type == .clip { clipChanges[key.name] = .deleted } else { try applyDeletion(key, history: nil) }
             }
         }

@@ -247,6 +247,11 @@ import Testing
         fleet.converge()
         _ = try Process.run("/bin/rm", ["-rf", fleet.backendPath])
         _ = b.output("tab", "new", "made after the wipe")
+        // A plain sync never re-creates a backend (it may be an unmounted disk): only sync enable does.
+        let (status, _, err) = b.inProcess(["sync"])
+        #expect(status == ExitCode.temporary && err.contains("sync enable"))
+        #expect(!FileSystem.exists(fleet.backendPath))
+        fleet.enable(0)
         fleet.converge()
         #expect(try fleet.tabs(0).count == 2)
         #expect(try fleet.clips(0).count == 1)

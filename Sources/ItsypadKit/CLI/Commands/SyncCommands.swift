@@ -12,17 +12,23 @@ enum SyncCommands {
         try withEngine(invocation, direction: "pull") { try $0.pull() }
     }
 
+    /// The one command that creates a backend; a missing parent directory is taken for a typo.
     static func enable(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let now = invocation.context.now()
-        if let directory = invocation.arguments.first {
-            try store.changeSetting(Settings.definition("sync.backend")!, to: .string(FileSystem.absolute(directory)), now: now)
-        }
-        guard let path = try store.settings().string("sync.backend") else {
+        guard let path = try invocation.arguments.first.map(FileSystem.absolute) ?? store.settings().string("sync.backend") else {
             throw invocation.usage("No backend directory: pass DIR or set sync.backend.")
         }
         let backend = DirectoryBackend(path: path, lockTimeout: lockTimeout(invocation))
-        do { _ = try backend.createZoneIfNeeded() } catch let error as BackendError { throw mapped(error) }
+        let parent = FileSystem.directoryName(backend.path)
+        guard FileSystem.isDirectory(parent) else {
+            throw ItsypadError.failure("cannot create the sync backend \(backend.path): \(parent) does not exist (a typo?); nothing was changed")
+        }
+        do { _ = try backend.createZoneIfNeeded() } catch let error as BackendError { throw mapped(error, backend: backend.path) }
+        warnIfExposed(backend.path, invocation)
+        if invocation.arguments.first != nil {
+            try store.changeSetting(Settings.definition("sync.backend")!, to: .string(backend.path), now: now)
+        }
         try store.changeSetting(Settings.definition("sync.enabled")!, to: .bool(true), now: now)
         return try run(invocation)
     }
@@ -43,7 +49,7 @@ enum SyncCommands {
             let report = try backend.compact()
             invocation.note("compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes), \(report.assetsRemoved) assets and \(tombstones) tombstones over 90 days old")
         } catch let error as BackendError {
-            throw mapped(error)
+            throw mapped(error, backend: backend.path)
         }
         return ExitCode.success
     }
@@ -57,6 +63,7 @@ enum SyncCommands {
         let counts = RecordType.allCases.map { type in (type, pending.filter { $0.key.type == type }.count) }
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
         func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
+        let quarantined = JSONValue.array(state.quarantine.map(\.json))
         if invocation.flag("json") {
             // Fields are only ever appended, so that scripts reading them by position keep working.
             invocation.printJSON(.object([
@@ -75,6 +82,7 @@ enum SyncCommands {
                 ("lastError", state.lastError.map { .string($0) } ?? .null),
                 ("localOnlyReasons", localOnly.map { counts in .object(counts.reasons.map { ($0.key, .integer(Int64($0.count))) }) } ?? .null),
                 ("syncing", running?.json ?? .null),
+                ("quarantined", quarantined),
             ]))
             return ExitCode.success
         }
@@ -95,6 +103,13 @@ enum SyncCommands {
             out.line("local-only: \(localOnly.total)" + (reasons.isEmpty ? "" : " (" + reasons.joined(separator: ", ") + ")"))
         } else {
             out.line("local-only: (counted once the sync is done)")
+        }
+        out.line("quarantined: \(state.quarantine.count)" + (state.quarantine.isEmpty ? "" : " (malformed on the backend, skipped)"))
+        for item in state.quarantine {
+            out.line("  \(item.summary) (since \(Time.iso8601(item.since)))")
+        }
+        if let damage = state.damage {
+            out.line("state:      damaged (\(damage)); the next sync starts over and sends everything again")
         }
         out.line("last error: \(state.lastError ?? "none")")
         return ExitCode.success
@@ -117,7 +132,7 @@ enum SyncCommands {
     /// when a running sync is rewriting the clipboard history's index.
     static func localOnlyCounts(_ store: DataStore) throws -> (total: Int, reasons: [(key: String, noun: String, explanation: String, count: Int)])? {
         let entries = store.isReadOnly
-            ? try ClipStore.localOnlyEntriesWithoutLock(directory: store.path + "/clips")
+            ? try ClipStore.localOnlyEntriesWithoutLock(directory: store.path + "/clips", tree: store.tree)
             : try store.clips().localOnlyEntries()
         guard let entries else { return nil }
         var reasons = LocalOnlyReason.allCases.map { reason in
@@ -140,6 +155,7 @@ enum SyncCommands {
         for entry in entries {
             var line = "\(Time.iso8601(entry.time))\t\(entry.direction)\tpulled \(entry.pulled)\tpushed \(entry.pushed)\tconflicts \(entry.conflicts)\t\(entry.result)"
             if let error = entry.error { line += "\t\(error)" }
+            if !entry.quarantined.isEmpty { line += "\tquarantined: " + entry.quarantined.joined(separator: "; ") }
             invocation.out.line(line)
         }
         return ExitCode.success
@@ -157,7 +173,15 @@ enum SyncCommands {
             throw ItsypadError.failure("no sync backend: run 'itsypad sync enable DIR'")
         }
         // Each of the engine's attempts waits a fifth of the lock time-out.
-        return DirectoryBackend(path: path, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
+        let backend = DirectoryBackend(path: path, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
+        warnIfExposed(backend.path, invocation)
+        return backend
+    }
+
+    /// Warns when other users may read or write the backend directory.
+    static func warnIfExposed(_ path: String, _ invocation: Invocation) {
+        guard let status = (try? FileTree(root: path).status(path)) ?? nil, status.permissions & 0o077 != 0 else { return }
+        invocation.warn(Invocation.exposureWarning("the sync backend", path, status.permissions))
     }
 
     /// Runs the engine, logs the attempt, and maps the outcome to an exit status:
@@ -177,7 +201,7 @@ enum SyncCommands {
         do {
             try body(engine)
         } catch let error as BackendError {
-            failure = mapped(error)
+            failure = mapped(error, backend: backend.path)
         } catch let error as ItsypadError {
             failure = error
         }
@@ -185,32 +209,41 @@ enum SyncCommands {
         let report = engine.report
         // Repairs the user must hear about (a damaged queue), even with -q.
         for warning in report.warnings { invocation.warn(warning) }
+        let quarantined = report.quarantined.map(\.summary)
         var state = try EngineState.load(from: store)
         if let failure {
             state.lastError = failure.message
         } else if !report.failed.isEmpty {
             state.lastError = report.failed.values.sorted().first
         } else {
-            state.lastError = nil
+            state.lastError = quarantined.first.map { "malformed, skipped: " + $0 }
         }
-        try state.save(to: store)
+        // A state still damaged (the run stopped before starting over) is left for the next run to replace.
+        if state.damage == nil { try state.save(to: store) }
         let result = failure.map { $0.exitCode == ExitCode.temporary ? "temporary failure" : "failed" }
-            ?? (report.failed.isEmpty ? "ok" : "failed")
+            ?? (report.failed.isEmpty && quarantined.isEmpty ? "ok" : "failed")
         try ActivityLog(store: store).append(ActivityLog.Entry(time: invocation.context.now(), direction: direction, pulled: report.pulled,
                                                              pushed: report.pushed, conflicts: report.conflicts, result: result,
-                                                             error: failure?.message ?? state.lastError))
+                                                             error: failure?.message ?? state.lastError, quarantined: quarantined))
         if let failure { throw failure }
         if invocation.context.stdoutIsTerminal && !invocation.quiet {
             invocation.out.line("pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts")
         }
-        guard report.failed.isEmpty else {
-            invocation.context.standardError.line("Error: \(report.failed.count) item(s) failed to sync; see 'itsypad sync status'")
-            return ExitCode.failure
+        let errors = invocation.context.standardError
+        if !report.failed.isEmpty {
+            errors.line("Error: \(report.failed.count) item(s) failed to sync; see 'itsypad sync status'")
         }
-        return ExitCode.success
+        for line in quarantined.prefix(5) { errors.line("Error: malformed on the backend, skipped: \(line)") }
+        if quarantined.count > 5 { errors.line("Error: … and \(quarantined.count - 5) more malformed item(s); see 'itsypad sync status'") }
+        return report.failed.isEmpty && quarantined.isEmpty ? ExitCode.success : ExitCode.failure
     }
 
-    static func mapped(_ error: BackendError) -> ItsypadError {
-        error.isTransient ? .temporary(error.description + "; try again later") : .failure(error.description)
+    /// Exit 75 for what retrying can fix (busy, unreachable, a backend that is not there now), 1 for the rest.
+    static func mapped(_ error: BackendError, backend path: String) -> ItsypadError {
+        if case .zoneNotFound = error {
+            return .temporary("the sync backend \(path) is missing or empty (no zone.json): is a disk or share unmounted? "
+                + "Nothing was synced; local changes stay queued. To start a new backend there on purpose, run 'itsypad sync enable \(path)'")
+        }
+        return error.isTransient ? .temporary(error.description + "; try again later") : .failure(error.description)
     }
 }

@@ -144,7 +144,7 @@ enum TransferCommands {
 
     static func decodeClip(_ json: JSONValue) -> ClipEntry? {
         guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
-              let timestamp = json["timestamp"]?.stringValue.flatMap(Time.parseISO8601) else { return nil }
+              let timestamp = Time.stored(json["timestamp"]?.stringValue.flatMap(Time.parseISO8601)) else { return nil }
         let reason = json["localReason"]?.stringValue.flatMap(LocalOnlyReason.init(rawValue:))
             ?? (json["localOnly"]?.boolValue == true ? .requested : nil)
         return ClipEntry(id: id, text: text, timestamp: timestamp, pinned: json["pinned"]?.boolValue ?? false, localOnly: reason)
@@ -164,7 +164,7 @@ enum TransferCommands {
     static func decodeTab(_ json: JSONValue, device: String) -> Tab? {
         guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id),
               let content = json["content"]?.stringValue,
-              let modified = json["lastModified"]?.stringValue.flatMap(Time.parseISO8601) else { return nil }
+              let modified = Time.stored(json["lastModified"]?.stringValue.flatMap(Time.parseISO8601)) else { return nil }
         let name = json["name"]?.stringValue ?? Tab.derivedName(for: content)
         let language = json["language"]?.stringValue.flatMap(LanguageDetector.canonical) ?? LanguageDetector.detect(content)
         let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init) ?? HybridTimestamp(physical: modified, device: device)
@@ -200,9 +200,9 @@ enum TransferCommands {
 
     // MARK: Legacy key-value layout (seed 001)
 
-    /// Seconds since 2001-01-01 (JSONEncoder's default Date form) to Unix milliseconds.
+    /// Seconds since 2001-01-01 (JSONEncoder's default Date form) to Unix milliseconds; nil outside 1970–9999.
     static func legacyDate(_ value: JSONValue?) -> Milliseconds? {
-        value?.doubleValue.flatMap(Time.fromReferenceDate(seconds:))
+        Time.stored(value?.doubleValue.flatMap(Time.fromReferenceDate(seconds:)))
     }
 
     /// A key's array. The app stored each value as encoded data, so a dump may hold it
