@@ -149,10 +149,10 @@ enum NameRules {
     /// Why `id` cannot be used, or nil if it can.
     static func problem(with id: RecordID) -> String? {
         if !isSafeFileName(id.recordType, maxLength: maxRecordTypeLength) {
-            return "record type '\(id.recordType)' must be 1–\(maxRecordTypeLength) characters of A-Z a-z 0-9 . _ - and not start with '.'"
+            return "record type \(Text.quoted(id.recordType)) must be 1–\(maxRecordTypeLength) characters of A-Z a-z 0-9 . _ - and not start with '.'"
         }
         if !isSafeFileName(id.recordName, maxLength: maxRecordNameLength) {
-            return "record name '\(id.recordName)' must be 1–\(maxRecordNameLength) characters of A-Z a-z 0-9 . _ - and not start with '.'"
+            return "record name \(Text.quoted(id.recordName)) must be 1–\(maxRecordNameLength) characters of A-Z a-z 0-9 . _ - and not start with '.'"
         }
         return nil
     }
@@ -162,13 +162,13 @@ enum NameRules {
         if let problem = problem(with: record.id) { return problem }
         for (name, value) in record.fields {
             guard isFieldName(name) else {
-                return "field name '\(name)' must start with a letter and contain only A-Z a-z 0-9 _"
+                return "field name \(Text.quoted(name)) must start with a letter and contain only A-Z a-z 0-9 _"
             }
             switch value {
             case .double(let number) where !number.isFinite:
-                return "field '\(name)' is not a finite number"
+                return "field \(Text.quoted(name)) is not a finite number"
             case .asset(let reference) where !reference.hasValidChecksum || !(0...BackendLimits.maxAssetBytes).contains(reference.size):
-                return "field '\(name)' has an invalid asset reference"
+                return "field \(Text.quoted(name)) has an invalid asset reference"
             default:
                 continue
             }

@@ -226,7 +226,7 @@ public final class DirectoryBackend: SyncBackend {
         for (name, value) in record.fields.sorted(by: { $0.key < $1.key }) {
             guard case .asset(let reference) = value else { continue }
             guard let status = try files.status(layout.assetFile(reference.fileChecksum)), status.isRegular, status.size == reference.size else {
-                return "field '\(name)' references asset \(reference.fileChecksum), which has not been uploaded"
+                return "field \(Text.quoted(name)) references asset \(reference.fileChecksum), which has not been uploaded"
             }
         }
         return nil

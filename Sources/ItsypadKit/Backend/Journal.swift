@@ -212,9 +212,10 @@ struct Journal {
             let nextSegmentSeq = index + 1 < segments.count ? segments[index + 1].firstSeq : nil
             let isLastSegment = index == segments.count - 1
             for (lineIndex, line) in lines.enumerated() {
-                // Skip without decoding when the next line (or segment) still starts at or before seq + 1.
+                // Skip without decoding when the next line (or segment) still starts at or before seq + 1,
+                // and after this one: a line whose seq does not increase is no guide to what it follows.
                 let nextLineSeq = lineIndex + 1 < lines.count ? Self.peekSeq(bytes[lines[lineIndex + 1].bytes]) : nextSegmentSeq
-                if let nextLineSeq, nextLineSeq <= seq + 1 {
+                if let nextLineSeq, nextLineSeq <= seq + 1, let lineSeq = Self.peekSeq(bytes[line.bytes]), lineSeq < nextLineSeq {
                     continue
                 }
                 let decoded = Self.decodeBatch(bytes[line.bytes], location: Self.location(segment, line.start))
@@ -423,7 +424,7 @@ struct Journal {
         let id = type.flatMap { type in name.map { RecordID(recordType: type, recordName: $0) } }
         let validID = id.flatMap { NameRules.problem(with: $0) == nil ? $0 : nil }
         func malformed(_ reason: String) -> LocatedChange.Entry {
-            .malformed(QuarantinedItem(id: validID, location: location, reason: "change \(seq): \(reason)"))
+            .malformed(QuarantinedItem(id: validID, location: "\(location), change \(seq)", reason: reason))
         }
         let change: JournalChange
         do { change = try JSONCoding.decode(JournalChange.self, from: json) } catch { return malformed(JSONCoding.describe(error)) }

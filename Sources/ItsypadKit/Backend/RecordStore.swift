@@ -26,10 +26,10 @@ struct RecordStore {
         } catch {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
+        if let problem = NameRules.problem(withStored: record) { throw BackendError.corrupt(path: path, reason: problem) }
         guard record.id == id else {
             throw BackendError.corrupt(path: path, reason: "file holds record \(record.id), not \(id)")
         }
-        if let problem = NameRules.problem(withStored: record) { throw BackendError.corrupt(path: path, reason: problem) }
         return record
     }
 

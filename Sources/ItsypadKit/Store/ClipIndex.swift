@@ -132,9 +132,12 @@ final class ClipIndexFile {
 
     deinit { close(fd) }
 
-    /// Opens an existing index; nil when missing or invalid.
+    /// Opens an existing index; nil when missing or invalid (a symlink or FIFO in its place included:
+    /// the index is rebuilt, by renaming a new file over whatever is there).
     static func open(path: String, in tree: FileTree) throws -> ClipIndexFile? {
-        guard let fd = try tree.openFile(path, flags: O_RDWR) else { return nil }
+        let opened: Int32?
+        do { opened = try tree.openFile(path, flags: O_RDWR) } catch let error as FileSystemError where error.isMalformed { return nil }
+        guard let fd = opened else { return nil }
         var info = stat()
         let size = fstat(fd, &info) == 0 ? UInt64(info.st_size) : 0
         let bytes = try FileSystem.read(fd: fd, offset: 0, count: ClipIndexHeader.size, path: path)

@@ -25,8 +25,13 @@ package enum JSONCoding {
         try ValueDecoder(value: json, codingPath: []).unbox(type)
     }
 
-    /// A one-line reason for a decoding failure, for `BackendError.corrupt`.
+    /// A one-line reason for a decoding failure, for `BackendError.corrupt`. It may quote what the
+    /// file holds, so control characters are escaped.
     static func describe(_ error: any Error) -> String {
+        Text.escapingControls(rawDescription(error), limit: 300)
+    }
+
+    private static func rawDescription(_ error: any Error) -> String {
         guard let decodingError = error as? DecodingError else { return "\(error)" }
         switch decodingError {
         case .dataCorrupted(let context):

@@ -37,6 +37,26 @@ public enum Text {
         return result
     }
 
+    /// A name read from a file, as an error message quotes it (see `escapingControls`).
+    public static func quoted(_ name: String, limit: Int = 80) -> String {
+        "'" + escapingControls(name, limit: limit) + "'"
+    }
+
+    /// Text a peer controls, made safe for a message: control characters (NUL, ESC, newlines) shown
+    /// as `\u{…}` escapes, cut at `limit` characters with "…".
+    public static func escapingControls(_ text: String, limit: Int) -> String {
+        var result = ""
+        for (count, scalar) in text.unicodeScalars.enumerated() {
+            if count == limit { return result + "…" }
+            if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
     /// The first line, trimmed, cut to `limit` characters: Itsypad's tab title rule.
     public static func firstLineTitle(_ text: String, limit: Int = 30) -> String? {
         let line = text.split(whereSeparator: \.isNewline).first { !isBlank(String($0)) }

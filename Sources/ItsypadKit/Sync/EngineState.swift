@@ -147,8 +147,8 @@ extension EngineState.Quarantined {
                  ("location", .string(location)), ("reason", .string(reason)), ("since", .integer(since))])
     }
 
-    /// One line for people: where, and why.
-    var summary: String { "\(location): \(reason)" }
+    /// One line for people: where, and why (both may hold names a peer chose, so escaped).
+    var summary: String { Text.escapingControls("\(location): \(reason)", limit: 500) }
 }
 
 /// The capped activity log of sync attempts (`sync/log.jsonl`, seed 004).

@@ -40,7 +40,7 @@ enum RecordMapping {
             case (.string?, _), (nil, .asset?): break
             default: return "no content"
             }
-            if let clock = string(fields["clock"]), HybridTimestamp(clock) == nil { return "clock '\(clock.prefix(80))' is not a valid clock" }
+            if let clock = string(fields["clock"]), HybridTimestamp(clock) == nil { return "clock \(Text.quoted(clock)) is not a valid clock" }
         case .clip?:
             guard Identifier.isValid(record.recordName) else { return "the record name is not a clip id" }
             guard string(record.fields["text"]) != nil else { return "no text" }

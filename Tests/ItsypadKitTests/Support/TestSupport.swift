@@ -38,6 +38,8 @@ struct RunResult {
     let stdoutBytes: [UInt8]
     /// Set when the process was killed by a signal.
     let signal: Int32?
+    /// Set when it ran past its time-out and was killed (a hang).
+    var timedOut = false
 }
 
 /// Runs programs with files for standard streams (no pipe deadlocks).
@@ -56,20 +58,38 @@ enum Process {
         return ".build/debug/itsypad"
     }()
 
+    /// Runs `program` to its end; with `timeout` (seconds), a process still running then is killed
+    /// and reported as `timedOut`: a guard against hangs, not a measurement.
     @discardableResult
-    static func run(_ program: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String]? = nil) throws -> RunResult {
+    static func run(_ program: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String]? = nil,
+                    timeout: Double? = nil) throws -> RunResult {
         let scratch = TemporaryScratch()
         let inPath = scratch.path + "/in", outPath = scratch.path + "/out", errPath = scratch.path + "/err"
         try FileSystem.writeAtomically(inPath, stdin ?? [])
         let pid = try spawn(program, arguments, stdin: stdin == nil ? "/dev/null" : inPath, stdout: outPath, stderr: errPath, environment: environment)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        var timedOut = false
+        if let timeout {
+            var waited = 0.0
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                if waited >= timeout {
+                    kill(pid, SIGKILL)
+                    timedOut = true
+                    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                    break
+                }
+                usleep(10_000)
+                waited += 0.01
+            }
+        } else {
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
         let out = try FileSystem.read(outPath) ?? []
         let err = try FileSystem.read(errPath) ?? []
         let signaled = status & 0x7F
         return RunResult(status: signaled == 0 ? (status >> 8) & 0xFF : 128 + signaled,
                          stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self),
-                         stdoutBytes: out, signal: signaled == 0 ? nil : signaled)
+                         stdoutBytes: out, signal: signaled == 0 ? nil : signaled, timedOut: timedOut)
     }
 
     /// Starts a program with files for its standard streams and returns its process id; the caller waits for it.

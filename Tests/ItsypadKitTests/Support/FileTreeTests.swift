@@ -1,0 +1,132 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadKit
+
+/// The one way into the data directory and a backend: nothing reached through a symlink,
+/// no FIFO or device opened, no name that leaves its directory.
+@Suite struct FileTreeTests {
+    let scratch = TemporaryDirectory()
+    var root: String { scratch.path + "/tree" }
+    var outside: String { scratch.path + "/outside" }
+    var tree: FileTree { FileTree(root: root) }
+
+    init() throws {
+        try FileSystem.makeDirectory(root + "/sub")
+        try FileSystem.makeDirectory(outside)
+        try FileSystem.writeAtomically(outside + "/target", Array("outside".utf8))
+    }
+
+    var targetIntact: Bool { (try? FileSystem.read(outside + "/target")) == Array("outside".utf8) }
+
+    func symlink(_ target: String, at path: String) throws {
+        try #require(Glibc.symlink(target, path) == 0)
+    }
+
+    func expectMalformed(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(sourceLocation: sourceLocation) { try body() } throws: { error in
+            (error as? FileSystemError)?.isMalformed == true
+        }
+    }
+
+    @Test func readsWritesListsAndRemovesPlainFiles() throws {
+        try tree.writeAtomically(root + "/sub/file", Array("hello".utf8))
+        #expect(try tree.read(root + "/sub/file") == Array("hello".utf8))
+        #expect(try tree.list(root + "/sub") == ["file"])
+        #expect(try tree.status(root + "/sub/file")?.isRegular == true)
+        #expect(try tree.remove(root + "/sub/file"))
+        #expect(try tree.read(root + "/sub/file") == nil)
+        #expect(try tree.list(root + "/missing") == nil)
+        try tree.writeAtomically(root + "/made/on/the/way", [1])
+        #expect(try tree.status(root + "/made/on")?.isDirectory == true)
+        #expect(try tree.status(root + "/made")?.permissions == 0o700)
+    }
+
+    @Test func aSymlinkedFileIsNeitherReadNorWrittenThrough() throws {
+        try symlink(outside + "/target", at: root + "/link")
+        expectMalformed { _ = try tree.read(root + "/link") }
+        expectMalformed { _ = try AppendFile(path: root + "/link", in: tree).append(Array("x\n".utf8)) }
+        expectMalformed { _ = try tree.openFile(root + "/link", flags: O_WRONLY | O_TRUNC) }
+        // Replacing the link replaces the link itself, never its target.
+        try tree.writeAtomically(root + "/link", Array("new".utf8))
+        #expect(try tree.status(root + "/link")?.isRegular == true)
+        #expect(targetIntact)
+    }
+
+    @Test func aSymlinkedDirectoryOnTheWayIsRefused() throws {
+        try symlink(outside, at: root + "/linked")
+        expectMalformed { _ = try tree.read(root + "/linked/target") }
+        expectMalformed { try tree.writeAtomically(root + "/linked/new", [1]) }
+        expectMalformed { _ = try tree.list(root + "/linked") }
+        expectMalformed { try tree.remove(root + "/linked/target") }
+        expectMalformed { try tree.makeDirectory(root + "/linked/deeper") }
+        expectMalformed { try tree.writeAtomically([(name: "x", bytes: [1])], in: root + "/linked") }
+        #expect(targetIntact)
+        #expect(try FileSystem.list(outside) == ["target"])
+    }
+
+    @Test func theRootItselfMayBeASymlink() throws {
+        let alias = scratch.path + "/alias"
+        try symlink(root, at: alias)
+        let aliased = FileTree(root: alias)
+        try aliased.writeAtomically(alias + "/sub/file", [7])
+        #expect(try aliased.read(alias + "/sub/file") == [7])
+    }
+
+    @Test func aLockSymlinkNeverCreatesItsTarget() throws {
+        try symlink(outside + "/created-by-lock", at: root + "/lock")
+        expectMalformed { _ = try FileLock(path: root + "/lock", in: tree, mode: .exclusive, timeout: 0.1) }
+        #expect(!FileSystem.exists(outside + "/created-by-lock"))
+    }
+
+    @Test func aFIFOIsRefusedWithoutBlocking() throws {
+        try #require(mkfifo(root + "/fifo", 0o600) == 0)
+        expectMalformed { _ = try tree.read(root + "/fifo") }
+        expectMalformed { _ = try tree.openFile(root + "/fifo", flags: O_WRONLY) }
+        expectMalformed { _ = try AppendFile(path: root + "/fifo", in: tree) }
+        expectMalformed { _ = try FileLock(path: root + "/fifo", in: tree, mode: .exclusive, timeout: 0.1) }
+        expectMalformed { try tree.forEachLine(root + "/fifo") { _, _ in } }
+        #expect(tree.fileSize(root + "/fifo") == nil)
+    }
+
+    @Test func aDirectoryWhereAFileBelongsIsMalformed() throws {
+        try FileSystem.makeDirectory(root + "/record.json")
+        expectMalformed { _ = try tree.read(root + "/record.json") }
+        expectMalformed { try tree.remove(root + "/record.json") }
+        expectMalformed { _ = try AppendFile(path: root + "/record.json", in: tree) }
+        try FileSystem.writeAtomically(root + "/plain", [1])
+        expectMalformed { _ = try tree.read(root + "/plain/below") }
+    }
+
+    @Test(arguments: ["../outside/target", "sub/../../outside/target", "/etc/passwd", "sub//file", "sub/./file", "nul\u{0}.json",
+                      String(repeating: "a", count: 256)])
+    func namesThatLeaveTheirDirectoryAreRefused(_ name: String) throws {
+        let path = root + "/" + name
+        expectMalformed { _ = try tree.read(path) }
+        expectMalformed { try tree.writeAtomically(path, [1]) }
+        expectMalformed { try tree.remove(path) }
+        #expect(targetIntact)
+    }
+
+    @Test func aPathOutsideTheRootIsRefused() {
+        expectMalformed { _ = try tree.read(outside + "/target") }
+        expectMalformed { try tree.writeAtomically(scratch.path + "/tree2/x", [1]) }
+    }
+
+    @Test func sizesAreCheckedBeforeReading() throws {
+        try tree.writeAtomically(root + "/big", [UInt8](repeating: 1, count: 100))
+        #expect(try tree.read(root + "/big", limit: 100)?.count == 100)
+        #expect { try tree.read(root + "/big", limit: 99) } throws: { error in
+            (error as? FileSystemError)?.code == FileSystemError.tooLarge
+        }
+    }
+
+    @Test(arguments: [(Int.max, Int64.max), (Int.min, Int64.min), (Int.max / 1000, Int64.max)])
+    func extremeModificationTimesSaturate(_ seconds: Int, _ expected: Int64) {
+        var info = stat()
+        info.st_mtim.tv_sec = seconds
+        info.st_mtim.tv_nsec = 999_999_999
+        #expect(FileStatus(info).modifiedMilliseconds == expected)
+    }
+}
