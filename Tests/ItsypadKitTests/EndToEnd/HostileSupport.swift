@@ -17,6 +17,8 @@ final class HostileWorld {
     var peer: String { scratch.path + "/peer" }
     /// A third device that joins after the attack.
     var newcomer: String { scratch.path + "/newcomer" }
+    /// Where a test puts files it hands to a command (an import).
+    var input: String { scratch.path + "/input" }
     /// A file a symlink may point at: it must never change.
     var target: String { outside + "/target" }
 
@@ -52,7 +54,7 @@ final class HostileWorld {
 
     /// What the scratch directory holds besides the data directories and the backend.
     private func entriesBesideTheStores() throws -> [String] {
-        try FileSystem.list(scratch.path, includingHidden: true).filter { !["backend", "victim", "peer", "newcomer"].contains($0) }
+        try FileSystem.list(scratch.path, includingHidden: true).filter { !["backend", "victim", "peer", "newcomer", "input"].contains($0) }
     }
 
     // MARK: Running
