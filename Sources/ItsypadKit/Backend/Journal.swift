@@ -373,7 +373,8 @@ struct Journal {
     }
 
     /// The batch's first seq, read from the `{"seq":N,` prefix without decoding the line.
-    private static func peekSeq(_ line: ArraySlice<UInt8>) -> Int64? {
+    /// Any number of digits is accepted without trapping; one beyond `BackendLimits.maxSeq` is no seq.
+    static func peekSeq(_ line: ArraySlice<UInt8>) -> Int64? {
         guard line.starts(with: seqPrefix) else { return nil }
         var value: Int64 = 0
         var digits = 0
@@ -381,10 +382,9 @@ struct Journal {
             guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else {
                 return digits > 0 && byte == UInt8(ascii: ",") ? value : nil
             }
-            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
-            guard !overflow, digits < 19 else { return nil }
-            value = shifted + Int64(byte - UInt8(ascii: "0"))
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
             digits += 1
+            guard value <= BackendLimits.maxSeq else { return nil }
         }
         return nil
     }

@@ -178,3 +178,48 @@ struct JournalTests {
         #expect(stats.changesDecoded == 100)
     }
 }
+
+@Suite("Journal: untrusted lines")
+struct JournalUntrustedLineTests {
+    @Test("peeking a line's seq never traps, whatever its digits", arguments: [
+        ("{\"seq\":9223372036854775807,", nil), ("{\"seq\":9223372036854775808,", nil), ("{\"seq\":99999999999999999999999,", nil),
+        ("{\"seq\":9007199254740992,", Int64(1) << 53), ("{\"seq\":12,", 12), ("{\"seq\":-1,", nil), ("{\"seq\":,", nil),
+    ] as [(String, Int64?)])
+    func peekSeq(_ line: String, _ expected: Int64?) {
+        #expect(Journal.peekSeq(Array(line.utf8)[...]) == expected)
+    }
+
+    @Test("a line's structure is checked before its changes, each change on its own", arguments: [
+        (#"{"seq":1,"device":"d","time":0,"changes":[]}"#, "non-empty changes"),
+        (#"{"seq":0,"device":"d","time":0,"changes":[{"seq":0,"op":"delete","recordType":"T","recordName":"a"}]}"#, "seq (1"),
+        (#"{"seq":9007199254740992,"device":"d","time":0,"changes":[{"seq":9007199254740992,"op":"delete","recordType":"T","recordName":"a"},{"seq":9007199254740993,"op":"delete","recordType":"T","recordName":"b"}]}"#, "seq (1"),
+        (#"{"seq":1,"device":"d","time":0,"changes":[{"seq":2,"op":"delete","recordType":"T","recordName":"a"}]}"#, "out of sequence"),
+        (#"[1,2,3]"#, "seq (1"),
+    ])
+    func malformedLines(_ line: String, _ reason: String) {
+        guard case .failure(let problem) = Journal.decodeBatch(Array(line.utf8)[...], location: "here") else {
+            Issue.record("\(line) was accepted")
+            return
+        }
+        #expect(problem.item.reason.contains(reason), "\(problem.item.reason)")
+        #expect(problem.item.location == "here" && problem.item.id == nil)
+    }
+
+    @Test("one bad change is skipped with its record named, the others in the line stand")
+    func malformedChange() throws {
+        let line = #"{"seq":5,"device":"d","time":0,"changes":[{"seq":5,"op":"delete","recordType":"ScratchTab","recordName":"../x"},{"seq":6,"op":"save","recordType":"ScratchTab","recordName":"good","tag":"6","record":{"recordName":"good","recordType":"ScratchTab","recordChangeTag":"99","fields":{}}},{"seq":7,"op":"delete","recordType":"ScratchTab","recordName":"ok"}]}"#
+        guard case .success(let batch) = Journal.decodeBatch(Array(line.utf8)[...], location: "here") else {
+            Issue.record("the line was refused")
+            return
+        }
+        #expect(batch.seq == 5 && batch.lastSeq == 7)
+        guard batch.changes.count == 3, case .malformed(let traversal) = batch.changes[0], case .malformed(let badTag) = batch.changes[1],
+              case .change(let delete) = batch.changes[2] else {
+            Issue.record("unexpected \(batch.changes)")
+            return
+        }
+        #expect(traversal.id == nil && traversal.location == "here, change 5")
+        #expect(badTag.id == RecordID(recordType: "ScratchTab", recordName: "good") && badTag.reason.contains("change tag"))
+        #expect(delete.recordName == "ok")
+    }
+}
