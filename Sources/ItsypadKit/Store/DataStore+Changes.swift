@@ -24,10 +24,13 @@ extension DataStore {
         let reason = try localOnlyReason(for: text, requested: local)
         let entry = ClipEntry(id: Identifier.make(), text: text, timestamp: now, localOnly: reason)
         let maxEntries = try settings().int("clipboard.maxEntries") ?? 1000
+        let pending = try pending()
+        if let newest = try clips().newest(), newest.text == text { return .init(entry: newest, duplicate: true, evicted: []) }
+        // Queued before it is stored: a full disk in between leaves a queued save of nothing (dropped
+        // when sent), never a stored clip that would not sync.
+        if reason == nil { try pending.enqueue(.save, RecordKey(.clip, entry.id)) }
         let outcome = try clips().add(entry, maxEntries: maxEntries)
         guard !outcome.duplicate else { return outcome }
-        let pending = try pending()
-        if reason == nil { try pending.enqueue(.save, RecordKey(.clip, entry.id)) }
         try queueDeletion(outcome.evicted.map { RecordKey(.clip, $0) }, hard: true)
         if pending.needsCompaction {
             let everSynced = try hasEverSynced()
@@ -116,11 +119,12 @@ extension DataStore {
         return true
     }
 
-    /// Writes a tab (its file content too when file-backed) and queues it.
+    /// Writes a tab (its file content too when file-backed) and queues it, queued first: a full disk
+    /// cannot leave a changed tab that would not sync.
     public func saveTab(_ tab: Tab) throws {
+        if !tab.isFileBacked { try pending().enqueue(.save, RecordKey(.tab, tab.id)) }
         if let fileURL = tab.fileURL { try writeUserFile(fileURL, tab.content, for: tab.id) }
         try tabs.save(tab)
-        if !tab.isFileBacked { try pending().enqueue(.save, RecordKey(.tab, tab.id)) }
     }
 
     /// Removes a tab and queues its deletion. On a device that has synced, the tab leaves
@@ -130,7 +134,7 @@ extension DataStore {
         if let fileURL = tab.fileURL {
             // Removing the tab leaves its file: finish what a crash interrupted if that still can be done.
             try? finishInterruptedWrite(fileURL, for: tab.id)
-            try storeOperation { try FileSystem.remove(userFileJournal(for: tab.id)) }
+            try storeOperation { try tree.remove(userFileJournal(for: tab.id)) }
         }
         if !tab.isFileBacked, try hasEverSynced() {
             try tabs.markDeleted(TabDeletion(id: tab.id, tag: tab.sync?.tag, history: tab.history))
@@ -144,7 +148,8 @@ extension DataStore {
 
     /// Where the text being written to a file-backed tab's file is kept until
     /// the file holds it: the user's file is written in place, which a crash can tear.
-    private func userFileJournal(for id: String) -> String { tabs.directory + "/" + id + ".writing" }
+    /// (`id` is a tab's, checked when the tab was read: a UUID.)
+    private func userFileJournal(for id: String) -> String { tabs.directory + "/" + id.lowercased() + ".writing" }
 
     /// Writes the user's own file in place (keeping its inode, mode, owner and
     /// links; through a symlink, its target), unless it already holds `content`.
@@ -156,10 +161,9 @@ extension DataStore {
             guard access(path, W_OK) == 0 else { throw FileSystem.fail("write", path) }
             if try FileSystem.read(path) == bytes { return }
             let journal = userFileJournal(for: id)
-            try FileSystem.makeDirectory(tabs.directory)
-            try FileSystem.writeAtomically(journal, bytes)
+            try tree.writeAtomically(journal, bytes)
             try FileSystem.overwriteInPlace(path, bytes)
-            try FileSystem.remove(journal)
+            try tree.remove(journal)
         }
     }
 
@@ -168,9 +172,9 @@ extension DataStore {
     private func finishInterruptedWrite(_ path: String, for id: String) throws {
         let journal = userFileJournal(for: id)
         try storeOperation {
-            guard let bytes = try FileSystem.read(journal) else { return }
+            guard let bytes = try tree.read(journal) else { return }
             try FileSystem.overwriteInPlace(path, bytes)
-            try FileSystem.remove(journal)
+            try tree.remove(journal)
         }
     }
 

@@ -449,6 +449,7 @@ public final class SyncEngine {
             }
             // Resolved exactly as if the server's version had been fetched.
             if try applyServerVersion(server) { return true }
+            if let tag = server.recordChangeTag, try replaceUnreadable(key, tag: tag) { return true }
             recordFailure(key, "the backend holds a version of \(id) that cannot be read", permanent: true)
             return false
         case .unknownItem:
@@ -473,12 +474,37 @@ public final class SyncEngine {
     private func applyServerVersion(_ server: BackendRecord) throws -> Bool {
         guard let key = RecordKey(record: server.id) else { return false }
         switch key.type {
-        case .tab: return try applyTabRecord(server)
+        case .tab:
+            // A version whose content asset cannot be read is one that cannot be read.
+            do { return try applyTabRecord(server) } catch let error as BackendError where !error.isTransient { return false }
         case .clip:
             guard RecordMapping.clip(from: server) != nil else { return false }
             try applyClips([key.name: .saved(server)])
             return true
         case .setting: return try applySettingRecord(server)
+        }
+    }
+
+    /// A version on the backend that cannot be read (malformed, quarantined) would block every change
+    /// to its record: this device's tab or setting is sent again over it, carrying its tag. Returns
+    /// whether there is something to send that way.
+    private func replaceUnreadable(_ key: RecordKey, tag: String) throws -> Bool {
+        switch (key.type, try key.type == .tab ? store.tabs.entry(id: key.name) : nil) {
+        case (.tab, .live(var tab)?):
+            tab.sync = TabSyncMetadata(tag: tag, ancestor: tab.sync?.ancestor ?? "", clock: tab.sync?.clock)
+            try store.tabs.save(tab)
+            return true
+        case (.tab, .deleted(var deletion)?):
+            deletion.tag = tag
+            try store.tabs.markDeleted(deletion)
+            return true
+        case (.setting, _):
+            guard var entry = try store.settings().entries[key.name] else { return false }
+            entry.tag = tag
+            try store.settings().replace(key.name, entry)
+            return true
+        default:
+            return false
         }
     }
 

@@ -17,6 +17,20 @@ import Testing
         try JSONValue.parse(device.inProcess(["tab", "show", reference, "--json"]).1)
     }
 
+    @Test func aNameThatIsAlsoAnotherTabsIdPrefixIsAmbiguous() throws {
+        let target = new(["the target"])
+        let prefix = String(target.prefix(8))
+        let impostor = new(["--name", prefix, "named like the target's short id"])
+        let (status, _, err) = device.inProcess(["tab", "rm", prefix])
+        #expect(status == ExitCode.failure)
+        #expect(err.contains(target) && err.contains(impostor), "both are listed: \(err)")
+        #expect(device.inProcess(["tab", "show", target]).0 == 0, "nothing was removed")
+        #expect(device.inProcess(["tab", "show", impostor]).0 == 0)
+        // A full id is still unambiguous.
+        #expect(device.inProcess(["tab", "rm", target]).0 == 0)
+        #expect(device.inProcess(["tab", "rm", prefix]).0 == 0, "now the name is the only match")
+    }
+
     @Test func createsFromTextOrStdinAndShowsExactBytes() throws {
         let fromText = new(["hello", "world"])
         #expect(device.inProcess(["tab", "show", fromText]).1 == "hello world")

@@ -70,6 +70,23 @@ import Testing
         }
     }
 
+    @Test func anEmptyDataDirectoryIsAUsageError() throws {
+        let scratch = TemporaryDirectory()
+        let result = try Process.shell("cd '\(scratch.path)' && '\(Process.itsypad)' --data-dir '' clip add x")
+        #expect(result.status == ExitCode.usage, "\(result.stderr)")
+        #expect(try FileSystem.list(scratch.path, includingHidden: true).isEmpty, "the current directory was not made a data directory")
+    }
+
+    @Test func aDataDirectoryOthersCanReadIsWarnedAbout() throws {
+        try device.run("clip", "add", "x")
+        #expect(try device.run("clip", "ls").stderr.isEmpty)
+        try #require(chmod(device.dataDir, 0o755) == 0)
+        let result = try device.run("clip", "ls")
+        #expect(result.status == 0)
+        let warnings = result.stderr.split(separator: "\n")
+        #expect(warnings.count == 1 && warnings[0].contains("accessible by other users") && warnings[0].contains("chmod 700"), "\(result.stderr)")
+    }
+
     @Test func closedPipeExitsQuietly() throws {
         let lines = (0..<3000).map { "entry \($0)" }.joined(separator: "\n")
         try device.run("settings", "set", "clipboard.maxEntries", "5000")
