@@ -283,11 +283,11 @@ complete -c itsypad -n '__itsypad_at "settings set" 1+' -a '(__itsypad_setting_v
 complete -c itsypad -n '__itsypad_at "settings unset" 0' -a '(__itsypad_complete setting-keys)'
 
 # itsypad sync
-complete -c itsypad -n '__itsypad_at "sync" 0' -a enable -d 'Start syncing through DIR (created if needed) and run a first sync that merges both ways.'
+complete -c itsypad -n '__itsypad_at "sync" 0' -a enable -d 'Start syncing through DIR (created if needed; its parent must exist) and run a first sync that merges both ways.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a disable -d 'Stop syncing; local data stays and changes are still recorded for later.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a push -d 'Send pending changes.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a pull -d 'Fetch and apply changes from other devices.'
-complete -c itsypad -n '__itsypad_at "sync" 0' -a status -d 'Show sync state: backend, device, last push and pull, pending and failed items.'
+complete -c itsypad -n '__itsypad_at "sync" 0' -a status -d 'Show sync state: backend, device, last push and pull, pending, failed and quarantined items.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a log -d 'Show the activity log of sync attempts.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a compact -d 'Shrink the backend\'s change journal (devices far behind then re-fetch everything).'
 

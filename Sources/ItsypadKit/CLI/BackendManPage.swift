@@ -63,9 +63,8 @@ the itsypad command then exits 75 (try again later).
 Readers never take it.
 .TP
 .IR records/ recordType / recordName .json
-The current version of every record, as of \fBappliedSeq\fR.
-Record types and names are 1 to 250 characters of
-\fBA\-Z a\-z 0\-9 . _ \-\fR and do not start with a dot.
+The current version of every record, as of \fBappliedSeq\fR
+(see NAMES AND LIMITS for the names).
 A deleted record has no file.
 .TP
 .IR assets/ sha256
@@ -197,8 +196,9 @@ Each change has \fBseq\fR (consecutive within the batch and across batches),
 for a delete the tag of the version it removed)
 and, for a save, \fBrecord\fR: the whole record as stored in \fIrecords/\fR.
 .PP
-A last line without a newline, or that is not valid JSON, was never committed:
+A last line without a newline, or that is not a valid batch, was never committed:
 the next writer cuts it off.
+A line before it that is not a valid batch is malformed (see MALFORMED ENTRIES).
 .SH "CHANGE TAGS AND TOKENS"
 A version's change tag is the sequence number, in decimal, of the journal
 change that wrote it.
@@ -244,6 +244,85 @@ Readers never lock: they read \fIstate.json\fR, then \fIrecords/\fR,
 then the journal lines after \fBappliedSeq\fR, and overlay those on the records.
 When a segment disappears under them because a compaction ran,
 they read \fIstate.json\fR again and retry.
+.SH "NAMES AND LIMITS"
+Every name below is checked against its grammar before it is used,
+and only a name that passes becomes part of a path;
+paths stay inside the backend directory.
+.TP
+.I recordType
+1 to 255 characters of \fBA\-Z a\-z 0\-9 . _ \-\fR, not starting with a dot;
+a folder of \fIrecords/\fR.
+.TP
+.I recordName
+1 to 250 characters of the same, not starting with a dot;
+with \fB.json\fR, a file in its type's folder.
+Tabs and clipboard entries are named by their ids, lowercase UUIDs;
+settings by their keys.
+.TP
+.I field names
+A letter, then letters, digits and underscores; at most 255 characters.
+.TP
+.I first\-seq .log
+A journal segment: exactly 16 decimal digits, a sequence number from 1 to
+2^53 (9007199254740992), then \fB.log\fR.
+Other names in \fIjournal/\fR are ignored.
+.TP
+.I sha256
+An asset: exactly 64 lowercase hexadecimal digits.
+.TP
+.I zoneID
+1 to 64 characters of \fBA\-Z a\-z 0\-9 _ \-\fR.
+.TP
+.I change tags and sequence numbers
+Decimal, from 1 to 2^53; a saved record's tag is the sequence number of the
+journal change that wrote it.
+\fBappliedSeq\fR and \fBcompactedThrough\fR are from 0 to 2^53,
+the second not above the first.
+.TP
+.I device
+The \fBdevice\fR of a batch and the \fBdeviceID\fR of a stamp are
+informational strings; itsypad writes its data directory's UUID.
+.PP
+Names starting with a dot are temporary files.
+Files are regular files and folders are folders:
+a symbolic link anywhere inside the backend is never followed
+(the backend directory itself may be one),
+and a FIFO, socket or device where a file belongs is never opened for reading or writing.
+.PP
+Sizes are checked before anything is read:
+a record file is at most 1 MiB; an asset at most 50 MiB and exactly the
+\fBsize\fR its reference gives; a journal line at most 4 MiB;
+a segment at most 64 MiB; \fIzone.json\fR and \fIstate.json\fR at most 64 KiB.
+Times that itsypad interprets (a tab's \fBlastModified\fR,
+an entry's \fBtimestamp\fR, the physical part of a clock) lie between
+1970\-01\-01 and 9999\-12\-31;
+a clock's counter is at most 2147483647.
+.SH "MALFORMED ENTRIES"
+A record file, a journal line or a single change of a line that breaks
+the rules above, does not parse, or cannot be read as the tab,
+clipboard entry or setting its type says is malformed.
+Readers skip it and go on with everything else: a device syncs the rest,
+a new device joins, a writer commits, compaction runs.
+The device names it (where, and why) in
+.B itsypad sync status
+and
+.BR "itsypad sync log" ,
+keeps its own version of that record, and exits 1.
+A malformed record stays quarantined across syncs and is read again on
+every sync, so a good version, a deletion, or the file being repaired
+is picked up even after the device's change token has moved past it.
+A journal line that names no record is reported once.
+In a conflict, a device's own version replaces a malformed one.
+.PP
+What no device can skip is reported as an error and nothing is written:
+a malformed \fIzone.json\fR or \fIstate.json\fR, a journal segment or
+folder that is not a regular file or folder (exit 1).
+A backend directory that is missing, or has no \fIzone.json\fR
+(an empty mount point of an unmounted disk) is never re-created by a sync:
+.B itsypad sync
+exits 75, names the path and keeps every pending change;
+.B itsypad sync enable
+creates a backend on purpose.
 .SH "FORMAT 2"
 Format 2 keeps the record form, the change tags and tokens and the limits of
 format 1, and changes who writes which file:
@@ -498,6 +577,34 @@ tombstone per record deleted within the retention, and, per device,
 Conflict copies and temporary files left by the service, and everything else
 not named in these rules.
 Removing a file these rules name can lose data for devices that join later.
+.SH "SECURITY"
+The backend is shared with every device that syncs through it, and with
+whatever else can write to it: a sync service, a file server, another user.
+itsypad treats all of it as untrusted input.
+What follows holds for format 1, the format this version creates.
+.PP
+A peer that can write the backend can do what any device could:
+read everything synced (nothing is encrypted), change or delete synced tabs,
+clipboard entries and synced settings, replace the backend (every device then
+sends its data again), and make devices miss changes or report malformed
+entries until someone repairs or compacts the backend.
+.PP
+It cannot read, write, create or delete any file outside the backend and the
+devices' data directories: names are checked before they become paths,
+and no symbolic link is followed.
+It cannot crash a device, make it hang on a FIFO or device file,
+or make it read more than the limits above.
+It cannot change a device setting (\fBsync.backend\fR, \fBeditor\fR,
+\fBdevice.name\fR, \fBsync.enabled\fR):
+records of device settings are ignored.
+It cannot make local-only clipboard entries or file-backed tabs leave a device,
+delete a tab with edits not yet sent (an edit beats a delete),
+or make a device re-create a backend that is gone.
+.PP
+Keep the backend directory readable and writable only by you
+(mode 0700, as
+.B itsypad sync enable
+creates it); itsypad warns when other users can read or write it.
 .SH "SEE ALSO"
 .BR itsypad (1),
 .BR itsypad\-settings (1),

@@ -144,9 +144,9 @@ public enum CommandTable {
 
     static let sync = CommandSpec(
         "sync", abstract: "Sync tabs, clips and synced settings through a shared backend directory.",
-        discussion: "Without a subcommand: pull, then push, then pull. Quiet on success unless standard output is a terminal, so cron mails only failures. Exit status 75 means the backend was locked or unreachable: try again later; nothing pending is lost.",
+        discussion: "Without a subcommand: pull, then push, then pull. Quiet on success unless standard output is a terminal, so cron mails only failures. Exit status 75 means the backend was locked, unreachable or missing (an unmounted disk: sync never creates a backend, only sync enable does): try again later; nothing pending is lost. Exit status 1 with records named means something on the backend is malformed: it was skipped and everything else synced (see sync status).",
         subcommands: [
-            CommandSpec("enable", abstract: "Start syncing through DIR (created if needed) and run a first sync that merges both ways.",
+            CommandSpec("enable", abstract: "Start syncing through DIR (created if needed; its parent must exist) and run a first sync that merges both ways.",
                         arguments: [ArgumentSpec("dir", .optional, help: "The backend directory (default: the sync.backend setting).", completion: .directory)],
                         examples: [Example("itsypad sync enable /mnt/usb/itsypad", "Sync through a USB disk.")],
                         action: SyncCommands.enable),
@@ -154,7 +154,7 @@ public enum CommandTable {
                         examples: [Example("itsypad sync disable", "Work offline.")], action: SyncCommands.disable),
             CommandSpec("push", abstract: "Send pending changes.", examples: [Example("itsypad sync push", "Send only.")], action: SyncCommands.push),
             CommandSpec("pull", abstract: "Fetch and apply changes from other devices.", examples: [Example("itsypad sync pull", "Fetch only.")], action: SyncCommands.pull),
-            CommandSpec("status", abstract: "Show sync state: backend, device, last push and pull, pending and failed items.",
+            CommandSpec("status", abstract: "Show sync state: backend, device, last push and pull, pending, failed and quarantined items.",
                         options: [json], examples: [Example("itsypad sync status", "Is everything sent?")], action: SyncCommands.status),
             CommandSpec("log", abstract: "Show the activity log of sync attempts.",
                         options: [OptionSpec("limit", short: "n", value: "N", help: "Show the newest N attempts."), json],

@@ -71,7 +71,7 @@ public enum ManPage {
             page.section("ENVIRONMENT")
             Prose.environment.forEach { page.item("\\fB\(Roff.code($0.name))\\fR", $0.meaning) }
             page.section("FILES")
-            page.paragraph("The data directory (see ENVIRONMENT) holds:")
+            page.paragraph("The data directory (see ENVIRONMENT) is created with mode 0700; when other users can read or write it, every command warns once on standard error. itsypad reads it as untrusted: it follows no symlink inside it and opens no FIFO or device there. It holds:")
             Prose.files.forEach { page.item("\\fI\(Roff.code($0.path))\\fR", $0.meaning) }
         }
 
@@ -296,15 +296,15 @@ private enum Prose {
         "tab ls --json prints an array of tabs and tab show --json one tab, as objects with the fields id, name, content, language, languageLocked (true or false), lastModified (ISO 8601), fileURL (the backing file or null) and syncState (synced, pending, failed or localOnly).",
         "clip ls --json prints an array of entries, as objects with the fields id, text, timestamp (ISO 8601), pinned, localOnly and syncState.",
         "settings list --json prints an array of objects with the fields key, value (null when unset), scope (synced or device) and isDefault.",
-        "sync status --json prints one object with the fields enabled, backend, deviceID, deviceName, lastPush and lastPull (ISO 8601 or null), pending (counts by record type: ScratchTab, ClipboardEntry, Setting), failed (objects with type, id, attempts and error), localOnly (a count), lastError, localOnlyReasons (counts by reason: local, ignored, secret and oversized clips, fileBacked tabs) and syncing (null, or the pid and since of the sync under way). localOnly and localOnlyReasons are null while a running sync rewrites the clipboard index.",
-        "sync log --json prints an array of attempts, as objects with the fields time, direction (sync, push or pull), pulled, pushed, conflicts, result and error.",
+        "sync status --json prints one object with the fields enabled, backend, deviceID, deviceName, lastPush and lastPull (ISO 8601 or null), pending (counts by record type: ScratchTab, ClipboardEntry, Setting), failed (objects with type, id, attempts and error), localOnly (a count), lastError, localOnlyReasons (counts by reason: local, ignored, secret and oversized clips, fileBacked tabs), syncing (null, or the pid and since of the sync under way) and quarantined (what the backend holds malformed, skipped until it is fixed: objects with type and id, both null when no record can be named, location, reason, and since in milliseconds since 1970). localOnly and localOnlyReasons are null while a running sync rewrites the clipboard index.",
+        "sync log --json prints an array of attempts, as objects with the fields time, direction (sync, push or pull), pulled, pushed, conflicts, result, error and quarantined (what that attempt skipped as malformed, each as location: reason).",
     ]
 
     static let exitStatus: [(code: Int32, meaning: String)] = [
         (ExitCode.success, "Success."),
-        (ExitCode.failure, "The command failed: no such item, invalid input, a corrupt or newer data directory, a full disk."),
+        (ExitCode.failure, "The command failed: no such item, invalid input, a corrupt or newer data directory, a full disk, something malformed on the sync backend (a symlink, FIFO or damaged file; retrying will not help)."),
         (ExitCode.usage, "Usage error: an unknown command or option, a missing or invalid argument."),
-        (ExitCode.temporary, "Temporary failure: the data directory is locked by another itsypad, or the sync backend is locked or unreachable. Try again later."),
+        (ExitCode.temporary, "Temporary failure: the data directory is locked by another itsypad, or the sync backend is locked, unreachable or missing (is its disk mounted?). Try again later."),
         (ExitCode.interrupted, "Interrupted (SIGINT)."),
     ]
 
@@ -330,7 +330,7 @@ private enum Prose {
         ("settings.json", "Stored settings, each with the clock of its last change."),
         ("sync/pending.log", "The queue of changes waiting to be sent to the sync backend: an append-only log, one JSON object a line. If it is lost or damaged, sync says so, keeps a damaged copy, and queues again whatever differs from the last synced versions."),
         ("sync/clips.log", "What sync knows of each clipboard entry on the backend (change tag, pinned state, pin history), one JSON object a line."),
-        ("sync/state.json", "What sync remembers between runs: the backend's zone, the change token, the last push and pull, the items that keep failing, the queue's identity."),
+        ("sync/state.json", "What sync remembers between runs: the backend's zone, the change token, the last push and pull, the items that keep failing, the queue's identity, and what is quarantined. If it is damaged, the next sync starts over: it fetches everything and sends everything again."),
         ("sync/running.json", "The process id and start time of the sync under way, removed when it ends; a note left by a killed sync is ignored."),
         ("sync/log.jsonl", "The activity log of sync attempts, one JSON object a line (the newest 500)."),
     ]
