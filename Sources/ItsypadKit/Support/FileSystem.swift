@@ -84,6 +84,9 @@ public struct FileStatus: Equatable, Sendable {
 /// Thin, synchronous POSIX file helpers. Every write that must survive a crash
 /// goes through `writeAtomically` (temp + fsync + rename + directory fsync) or
 /// `append` (write + fdatasync); nothing here buffers behind the caller's back.
+/// Paths given here are the user's own (a file-backed tab, a file to import, which
+/// may be a symlink or a pipe); everything inside the data directory or a sync
+/// backend goes through a `FileTree` instead.
 public enum FileSystem {
     static func fail(_ operation: String, _ path: String) -> FileSystemError {
         FileSystemError(path: path, code: errno, operation: operation)
@@ -96,11 +99,6 @@ public enum FileSystem {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    public static func fileSize(_ path: String) -> Int? {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : nil
-    }
-
     /// Creates `path` and its missing parents with `mode` (0700 by default).
     public static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws {
         if isDirectory(path) { return }
@@ -109,7 +107,7 @@ public enum FileSystem {
         if mkdir(path, mode) != 0 && errno != EEXIST { throw fail("create directory", path) }
     }
 
-    /// Reads a file from `offset` to its end; nil when it does not exist.
+    /// Reads a file the user named from `offset` to its end; nil when it does not exist.
     public static func read(_ path: String, from offset: Int = 0) throws -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
@@ -188,19 +186,6 @@ public enum FileSystem {
         }
     }
 
-    /// `forEachLine` over a file by path; a missing file has no lines.
-    public static func forEachLine(path: String, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return }
-            throw fail("read", path)
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw fail("read", path) }
-        try forEachLine(fd: fd, size: Int(info.st_size), path: path, body)
-    }
-
     /// Writes all of `bytes` at `offset` (pwrite, retried on EINTR and short writes).
     public static func writeAll(fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws {
         try bytes.withUnsafeBytes { raw in
@@ -220,65 +205,11 @@ public enum FileSystem {
     /// recognisable to the backend's sweep of files abandoned by a crash.
     public static let temporaryPrefix = ".tmp-"
 
-    /// A fresh temporary name in `directory`, unique across processes and hosts
-    /// (a shared backend directory has writers on several machines).
-    static func temporaryPath(in directory: String) -> String {
-        directory + "/" + temporaryPrefix + Identifier.make()
-    }
-
     /// Replaces `path` with `bytes` so that a crash leaves either the old or the
-    /// new file, never a torn one.
+    /// new file, never a torn one (temp + fsync + rename + directory fsync). The
+    /// file is the user's (a file-backed tab): whatever stands at `path` is replaced.
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600, syncingDirectory: Bool = true) throws {
-        try writeAtomically(path, mode: mode, syncingDirectory: syncingDirectory) { write in try write(bytes) }
-    }
-
-    /// Like `writeAtomically(_:_:)`, with the content produced in pieces by
-    /// `produce` (a large file never has to be held in memory whole).
-    public static func writeAtomically(_ path: String, mode: mode_t = 0o600, syncingDirectory: Bool = true,
-                                       _ produce: ((_ bytes: [UInt8]) throws -> Void) throws -> Void) throws {
-        let temp = temporaryPath(in: directoryName(path))
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        if fd < 0 { throw fail("write", temp) }
-        do {
-            try produce { bytes in try bytes.withUnsafeBytes { try writeAll(fd: fd, $0, path: temp) } }
-            if fsync(fd) != 0 { throw fail("sync", temp) }
-            close(fd)
-        } catch {
-            close(fd)
-            unlink(temp)
-            throw error
-        }
-        if rename(temp, path) != 0 {
-            let failure = fail("rename", path)
-            unlink(temp)
-            throw failure
-        }
-        if syncingDirectory { try syncDirectory(directoryName(path)) }
-    }
-
-    /// Replaces many files in one directory at once: every temp file is written,
-    /// one `syncfs` makes them all durable, then each is renamed into place and
-    /// the directory synced once. A crash leaves each file old or new, never torn,
-    /// at a fraction of the cost of one fsync per file (a large first sync writes thousands).
-    public static func writeAtomically(_ files: [(path: String, bytes: [UInt8])], in directory: String, mode: mode_t = 0o600) throws {
-        guard !files.isEmpty else { return }
-        var temps: [String] = []
-        defer { for temp in temps { unlink(temp) } }
-        for file in files {
-            let temp = temporaryPath(in: directory)
-            let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-            if fd < 0 { throw fail("write", temp) }
-            temps.append(temp)
-            defer { close(fd) }
-            try file.bytes.withUnsafeBytes { try writeAll(fd: fd, $0, path: temp) }
-        }
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd < 0 { throw fail("open", directory) }
-        defer { close(fd) }
-        if linuxSyncfs(fd) != 0 { throw fail("sync", directory) }
-        for (temp, file) in zip(temps, files) where rename(temp, file.path) != 0 { throw fail("rename", file.path) }
-        temps.removeAll()
-        if fsync(fd) != 0 && errno != EINVAL { throw fail("sync", directory) }
+        try FileTree.containing(path).writeAtomically(path, bytes, mode: mode, syncingDirectory: syncingDirectory)
     }
 
     /// Makes renames and unlinks in a directory durable. Some network file systems
