@@ -18,10 +18,8 @@ struct RunningSync: Equatable {
         let path = path(in: store.path)
         let bytes = Array(JSONValue.object([("pid", .integer(Int64(running.pid))), ("since", .integer(now))]).serialized().utf8)
         try storeOperation {
-            try FileSystem.makeDirectory(FileSystem.directoryName(path))
             // A reader that catches the file half-written sees no sync and waits for the lock as usual.
-            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            if fd < 0 { throw FileSystem.fail("write", path) }
+            guard let fd = try store.tree.openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC) else { throw FileSystem.fail("write", path) }
             defer { close(fd) }
             try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: path) }
         }
@@ -29,15 +27,15 @@ struct RunningSync: Equatable {
     }
 
     func end(in store: DataStore) {
-        try? FileSystem.remove(RunningSync.path(in: store.path))
+        _ = try? store.tree.remove(RunningSync.path(in: store.path))
     }
 
     /// The sync under way in `dataDirectory`, if its note is there and its process is alive.
     static func current(in dataDirectory: String) -> RunningSync? {
-        guard let bytes = try? FileSystem.read(path(in: dataDirectory)), bytes.count < 256,
+        guard let bytes = (try? FileTree(root: dataDirectory).read(path(in: dataDirectory), limit: 256)) ?? nil,
               let json = try? JSONValue.parse(bytes),
               let pid = json["pid"]?.int64Value, pid > 0, pid <= Int64(Int32.max),
-              let since = json["since"]?.int64Value else { return nil }
+              let since = json["since"]?.int64Value, Time.validRange.contains(since) else { return nil }
         // Signal 0 checks the process exists; EPERM means it does, under another user.
         guard kill(pid_t(pid), 0) == 0 || errno == EPERM else { return nil }
         return RunningSync(pid: pid_t(pid), since: since)
