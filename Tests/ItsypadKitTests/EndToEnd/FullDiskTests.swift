@@ -77,7 +77,7 @@ struct FullDiskTests {
         let sync = try world.run(device, "sync")
         world.expectContained(sync)
         world.expectExit(sync, 1, mentioning: ["full"])
-        #expect(try world.run(device, "sync", "status").stdout.contains("pending:    3 ScratchTab"))
+        #expect(try world.run(device, "sync", "status").stdout.contains("pending:    3 tabs,"))
         disk.free()
         let retry = try world.run(device, "sync")
         world.expectExit(retry, 0)

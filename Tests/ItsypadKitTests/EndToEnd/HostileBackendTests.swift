@@ -305,7 +305,7 @@ import Testing
         world.expectContained(sync)
         world.expectExit(sync, 1, mentioning: ["state.json"])
         try world.expectVictimIntact()
-        #expect(try world.run(world.victim, "sync", "status").stdout.contains("pending:    1 ScratchTab"), "\(label): pending work stays pending")
+        #expect(try world.run(world.victim, "sync", "status").stdout.contains("pending:    1 tab,"), "\(label): pending work stays pending")
     }
 
     @Test(arguments: [
@@ -420,7 +420,7 @@ import Testing
         world.expectExit(sync, ExitCode.temporary, mentioning: [world.backend, "unmounted", "sync enable"])
         #expect((try? FileSystem.list(world.backend)) ?? [] == [], "nothing was created in place of the backend")
         #expect(FileSystem.exists(world.backend) == (how == "emptied"))
-        #expect(try world.run(world.victim, "sync", "status").stdout.contains("pending:    1 ScratchTab"))
+        #expect(try world.run(world.victim, "sync", "status").stdout.contains("pending:    1 tab,"))
         // Re-created on purpose, it gets everything again.
         let enable = try world.run(world.victim, "sync", "enable", world.backend)
         world.expectExit(enable, 0)
