@@ -66,6 +66,14 @@ import Testing
         #expect(Time.parseISO8601(text) == nil)
     }
 
+    @Test func storedTimesLieBetween1970And9999() {
+        #expect(Time.stored(0) == 0 && Time.stored(Time.validRange.upperBound) == Time.validRange.upperBound)
+        for outside in [Int64.min, -1, Time.validRange.upperBound + 1, Int64.max] { #expect(Time.stored(outside) == nil) }
+        #expect(Time.clamped(.min) == 0 && Time.clamped(.max) == Time.validRange.upperBound)
+        #expect(Time.validRange.contains(Time.now()))
+        #expect(Time.validRange.upperBound == Time.representable.upperBound)
+    }
+
     @Test func legacyReferenceDatesAreRangeChecked() {
         #expect(Time.fromReferenceDate(seconds: 0) == 978_307_200_000)
         #expect(Time.fromReferenceDate(seconds: 753_892_800.25) == 1_732_200_000_250)
