@@ -83,6 +83,16 @@ public final class InMemoryBackend: SyncBackend {
         }
     }
 
+    public func fetchRecord(_ id: RecordID) throws -> BackendRecord? {
+        try throwInjectedFault()
+        return try storage.withLock { storage in
+            _ = try storage.existingZone()
+            return storage.records[id]
+        }
+    }
+
+    public func location(of id: RecordID) -> String { "record \(id) (in memory)" }
+
     // MARK: Writing
 
     public func modify(saves: [RecordSave], deletes: [RecordDelete], device: String) throws -> ModifyResult {
