@@ -312,7 +312,7 @@ A malformed record stays quarantined across syncs and is read again on
 every sync, so a good version, a deletion, or the file being repaired
 is picked up even after the device's change token has moved past it.
 A journal line that names no record is reported once.
-In a conflict, a device's own version replaces a malformed one.
+In a conflict, a device's own tab or setting replaces a malformed version.
 .PP
 What no device can skip is reported as an error and nothing is written:
 a malformed \fIzone.json\fR or \fIstate.json\fR, a journal segment or

@@ -78,6 +78,8 @@ final class FaultInjectingBackend: SyncBackend, @unchecked Sendable {
     func putAsset(_ bytes: [UInt8]) throws -> AssetReference { try call { try base.putAsset(bytes) } }
     func readAsset(_ reference: AssetReference) throws -> [UInt8] { try call { try base.readAsset(reference) } }
     func compact() throws -> CompactionReport { try call { try base.compact() } }
+    func fetchRecord(_ id: RecordID) throws -> BackendRecord? { try call { try base.fetchRecord(id) } }
+    func location(of id: RecordID) -> String { base.location(of: id) }
 }
 
 /// Several devices working on one backend at random — every tab, clip, setting and
