@@ -175,7 +175,7 @@ final class RandomSyncSimulation {
     /// Runs the operations, brings the devices to quiescence and returns what the oracle found wrong.
     func run() throws -> [String] {
         // Created on purpose, as `sync enable` does: a sync never creates a backend.
-        _ = try factory.open(backendPath).createZoneIfNeeded()
+        _ = try openBackend().createZoneIfNeeded()
         for index in devices.indices {
             try withStore(index) { store in
                 try store.changeSetting(Settings.definition("device.name")!, to: .string("dev\(index)"), now: time)
