@@ -161,6 +161,12 @@ public enum CommandTable {
                         examples: [Example("itsypad sync log -n 5", "The last five attempts.")], action: SyncCommands.log),
             CommandSpec("compact", abstract: "Shrink the backend's change journal (devices far behind then re-fetch everything).",
                         examples: [Example("itsypad sync compact", "Run monthly from cron.")], action: SyncCommands.compact),
+            CommandSpec("watch", abstract: "Sync continuously: at start, when this device's data or the backend changes, and every interval, until stopped.",
+                        discussion: "Runs in the foreground (for a terminal or a systemd user service) until SIGINT, SIGTERM or SIGHUP, then exits 0; a signal that arrives during a sync ends it once that sync is done. Each sync is exactly 'itsypad sync', holding the data directory's lock only as that does; while waiting, the watcher holds no lock and uses no CPU. Changes are noticed through inotify on sync/pending.log and on the backend's journal and zone.json, a fraction of a second after they happen; changes inotify cannot see (another machine writing to a network filesystem) are picked up by a sync every --interval seconds. A failed sync is one line on stderr and the watcher keeps going: a backend that is busy, unreachable or missing (exit 75 of a single sync) is tried again after 1, 2, 4 … seconds, at most the interval. One line on stderr for each sync that pulled or pushed something or failed, and for the first; with -q only failures. Exit status 1 when sync is not enabled, or when another 'sync watch' already runs for the same data directory (one is enough; retrying would not help).",
+                        options: [OptionSpec("interval", value: "SECONDS", help: "Also sync every SECONDS (1-86400; default \(SyncWatchCommand.defaultInterval)), for changes no notification reports.")],
+                        examples: [Example("itsypad sync watch", "Sync live in a terminal; Ctrl-C stops."),
+                                   Example("systemctl --user enable --now itsypad-sync-watch.service", "Run it as a service (see contrib/systemd in the source).")],
+                        action: SyncWatchCommand.run),
         ],
         examples: [Example("*/5 * * * * itsypad sync", "A crontab line: sync every five minutes.")],
         action: SyncCommands.run)

@@ -31,15 +31,10 @@ public enum Itsypad {
             let invocation = Invocation(parsed: parsed, context: context)
             defer { invocation.close() }
             return try action(invocation)
-        } catch let error as ItsypadError {
-            report(error, names: names, context: context)
-            return error.exitCode
-        } catch let error as FileSystemError {
-            report(.from(error), names: names, context: context)
-            return ExitCode.failure
         } catch {
-            report(.failure("\(error)"), names: names, context: context)
-            return ExitCode.failure
+            let failure = ItsypadError.wrapping(error)
+            report(failure, names: names, context: context)
+            return failure.exitCode
         }
     }
 

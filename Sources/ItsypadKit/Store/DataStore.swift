@@ -132,9 +132,12 @@ public final class DataStore {
         return store
     }
 
+    /// The queue of changes to send: every local change to a syncable item appends to it.
+    static func pendingQueuePath(in directory: String) -> String { directory + "/sync/pending.log" }
+
     public func pending() throws -> PendingQueue {
         if let openedPending { return openedPending }
-        let queue = try PendingQueue(path: path + "/sync/pending.log", tree: tree)
+        let queue = try PendingQueue(path: DataStore.pendingQueuePath(in: path), tree: tree)
         openedPending = queue
         return queue
     }

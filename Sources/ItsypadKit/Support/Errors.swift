@@ -21,6 +21,15 @@ public enum ItsypadError: Error, Equatable {
         }
     }
 
+    /// Any error a command throws, as the user should see it.
+    static func wrapping(_ error: any Error) -> ItsypadError {
+        switch error {
+        case let error as ItsypadError: return error
+        case let error as FileSystemError: return .from(error)
+        default: return .failure("\(error)")
+        }
+    }
+
     /// Wraps a file system error as the user should see it.
     static func from(_ error: FileSystemError) -> ItsypadError {
         if error.isDiskFull { return .failure("\(error) (nothing was changed; free some space and retry)") }

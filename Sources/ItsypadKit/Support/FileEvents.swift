@@ -1,0 +1,142 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Waits, without using CPU, for a change in some directories (inotify), a
+/// request to stop (SIGINT, SIGTERM, SIGHUP) or a time-out.
+///
+/// Both kinds of event arrive as signals: the inotify descriptor raises SIGIO
+/// when an event is queued, and all four signals stay blocked while the
+/// process works, so `wait` collects them with one `sigtimedwait`. Nothing
+/// is lost between checking and waiting (a blocked signal stays pending),
+/// and a stop requested in the middle of some work is seen when it is done.
+final class FileEvents {
+    /// What ended a wait.
+    enum Wake: Equatable { case changed, stopRequested, timedOut }
+
+    /// A directory to watch, and the names in it whose changes count (nil: every name).
+    struct Watched: Hashable {
+        let directory: String
+        let names: Set<String>?
+        /// Whether `directory` itself may be a symlink (a root the user named; below it, none is followed).
+        let followsSymlink: Bool
+
+        init(_ directory: String, names: Set<String>? = nil, followsSymlink: Bool = false) {
+            self.directory = directory
+            self.names = names
+            self.followsSymlink = followsSymlink
+        }
+    }
+
+    private let fd: Int32
+    private var signals = sigset_t()
+    private var previousMask = sigset_t()
+    private var watches: [Int32: Watched] = [:]
+
+    /// Content changes, files created, removed or renamed in place, and the directory itself going away.
+    private static let eventMask = UInt32(IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM
+        | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+
+    /// Without inotify (out of instances, a kernel without it) every directory counts as
+    /// unwatched, and waits end only by a signal or their time-out.
+    init() {
+        sigemptyset(&signals)
+        for signal in [SIGIO, SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+        sigprocmask(SIG_BLOCK, &signals, &previousMask)
+        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else { return }
+        // SIGIO to this process whenever an event is queued.
+        _ = fcntl(fd, F_SETOWN, getpid())
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC)
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+        sigprocmask(SIG_SETMASK, &previousMask, nil)
+    }
+
+    /// Watches exactly `directories` from now on (one watched again is refreshed: it may
+    /// have been replaced). Returns those that cannot be watched (missing, not a
+    /// directory, out of watches): their changes are seen only by polling.
+    @discardableResult
+    func watch(_ directories: [Watched]) -> [Watched] {
+        guard fd >= 0 else { return directories }
+        let wanted = Set(directories)
+        for (descriptor, watched) in watches where !wanted.contains(watched) {
+            inotify_rm_watch(fd, descriptor)
+            watches[descriptor] = nil
+        }
+        var unwatched: [Watched] = []
+        for watched in directories {
+            let mask = FileEvents.eventMask | (watched.followsSymlink ? 0 : UInt32(IN_DONT_FOLLOW))
+            let descriptor = inotify_add_watch(fd, watched.directory, mask)
+            guard descriptor >= 0 else { unwatched.append(watched); continue }
+            // The same descriptor comes back for the same directory; a new one means it was replaced.
+            for (old, previous) in watches where previous == watched && old != descriptor {
+                inotify_rm_watch(fd, old)
+                watches[old] = nil
+            }
+            watches[descriptor] = watched
+        }
+        return unwatched
+    }
+
+    /// Waits up to `timeout` seconds for a relevant change or a request to stop.
+    func wait(timeout: Double) -> Wake {
+        let deadline = Monotonic.seconds() + max(0, timeout)
+        while true {
+            if drain() { return .changed }
+            let remaining = deadline - Monotonic.seconds()
+            guard remaining > 0 else { return .timedOut }
+            var pause = timespec(tv_sec: Int(remaining), tv_nsec: Int((remaining - remaining.rounded(.down)) * 1e9))
+            var info = siginfo_t()
+            let signal = sigtimedwait(&signals, &info, &pause)
+            if signal == SIGINT || signal == SIGTERM || signal == SIGHUP { return .stopRequested }
+            // SIGIO (read what came), EINTR or EAGAIN (time is checked again).
+        }
+    }
+
+    /// Reads every queued event; true when one of them is a change that counts.
+    private func drain() -> Bool {
+        guard fd >= 0 else { return false }
+        var changed = false
+        var buffer = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return changed }
+            var offset = 0
+            let headerSize = MemoryLayout<inotify_event>.size
+            while offset + headerSize <= count {
+                let (descriptor, mask, nameLength) = buffer.withUnsafeBytes { bytes in
+                    let event = bytes.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                    return (event.wd, event.mask, Int(event.len))
+                }
+                let nameBytes = buffer[(offset + headerSize)..<min(count, offset + headerSize + nameLength)]
+                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                changed = counts(descriptor: descriptor, mask: mask, name: name) || changed
+                offset += headerSize + nameLength
+            }
+        }
+    }
+
+    private func counts(descriptor: Int32, mask: UInt32, name: String) -> Bool {
+        // The kernel dropped events: anything may have changed.
+        if mask & UInt32(IN_Q_OVERFLOW) != 0 { return true }
+        guard let watched = watches[descriptor] else { return false }
+        if mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+            // The directory went away (an unmounted disk, a removed backend): the next sync says so.
+            if mask & UInt32(IN_IGNORED) != 0 { watches[descriptor] = nil }
+            return true
+        }
+        return watched.names.map { $0.contains(name) } ?? true
+    }
+}
+
+/// Seconds on a clock that never jumps (time-outs must not follow a changed wall clock).
+enum Monotonic {
+    static func seconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}
