@@ -9,7 +9,7 @@ _itsypad_subcommands() {
         'tab') REPLY='new ls show edit rm' ;;
         'clip') REPLY='add ls show rm pin unpin clear prune' ;;
         'settings') REPLY='list get set unset' ;;
-        'sync') REPLY='enable disable push pull status log compact' ;;
+        'sync') REPLY='enable disable push pull status log compact watch' ;;
         *) return 1 ;;
     esac
 }
@@ -46,6 +46,7 @@ _itsypad_options() {
         'sync status') REPLY='--json --data-dir -q --quiet -h --help' ;;
         'sync log') REPLY='-n --limit --json --data-dir -q --quiet -h --help' ;;
         'sync compact') REPLY='--data-dir -q --quiet -h --help' ;;
+        'sync watch') REPLY='--interval --data-dir -q --quiet -h --help' ;;
         'export') REPLY='--data-dir -q --quiet -h --help' ;;
         'import') REPLY='--kvs --data-dir -q --quiet -h --help' ;;
         'help') REPLY='--data-dir -q --quiet -h --help' ;;
@@ -70,6 +71,7 @@ _itsypad_option_value() {
         'clip prune:--older-than') REPLY='words never 90s 30m 12h 1d 7d 2w' ;;
         'clip prune:--keep') REPLY='none' ;;
         'sync log:-n' | 'sync log:--limit') REPLY='none' ;;
+        'sync watch:--interval') REPLY='none' ;;
         'install:--prefix') REPLY='directory' ;;
         'uninstall:--prefix') REPLY='directory' ;;
         *) return 1 ;;

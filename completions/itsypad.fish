@@ -14,7 +14,7 @@ function __itsypad_subcommands
         case 'settings'
             printf '%s\n' list get set unset
         case 'sync'
-            printf '%s\n' enable disable push pull status log compact
+            printf '%s\n' enable disable push pull status log compact watch
     end
 end
 
@@ -79,6 +79,8 @@ function __itsypad_value_options
             printf '%s\n' -n --limit --data-dir
         case 'sync compact'
             printf '%s\n' --data-dir
+        case 'sync watch'
+            printf '%s\n' --interval --data-dir
         case 'export'
             printf '%s\n' --data-dir
         case 'import'
@@ -290,6 +292,7 @@ complete -c itsypad -n '__itsypad_at "sync" 0' -a pull -d 'Fetch and apply chang
 complete -c itsypad -n '__itsypad_at "sync" 0' -a status -d 'Show sync state: backend, device, last push and pull, pending, failed and quarantined items.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a log -d 'Show the activity log of sync attempts.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a compact -d 'Shrink the backend\'s change journal (devices far behind then re-fetch everything).'
+complete -c itsypad -n '__itsypad_at "sync" 0' -a watch -d 'Sync continuously: at start, when this device\'s data or the backend changes, and every interval, until stopped.'
 
 # itsypad sync enable
 complete -c itsypad -n '__itsypad_at "sync enable" 0' -a '(__fish_complete_directories)'
@@ -308,6 +311,9 @@ complete -c itsypad -n '__itsypad_at "sync log"' -s n -l limit -x -d 'Show the n
 complete -c itsypad -n '__itsypad_at "sync log"' -l json -d 'Print JSON (stable; see itsypad(1) for the fields).'
 
 # itsypad sync compact
+
+# itsypad sync watch
+complete -c itsypad -n '__itsypad_at "sync watch"' -l interval -x -d 'Also sync every SECONDS (1-86400; default 30), for changes no notification reports.'
 
 # itsypad export
 

@@ -333,5 +333,6 @@ private enum Prose {
         ("sync/state.json", "What sync remembers between runs: the backend's zone, the change token, the last push and pull, the items that keep failing, the queue's identity, and what is quarantined. If it is damaged, the next sync starts over: it fetches everything and sends everything again."),
         ("sync/running.json", "The process id and start time of the sync under way, removed when it ends; a note left by a killed sync is ignored."),
         ("sync/log.jsonl", "The activity log of sync attempts, one JSON object a line (the newest 500)."),
+        ("sync/watch.lock", "Locked (flock) by a running sync watch for its whole life, so that a second one for the same directory is refused; never locked by anything else."),
     ]
 }
