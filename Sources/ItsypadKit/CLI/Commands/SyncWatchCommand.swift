@@ -5,7 +5,7 @@
 /// no lock and sleeps in the kernel.
 enum SyncWatchCommand {
     /// A burst of changes (several clips, a peer's batch) waits this long to become one sync.
-    static let debounce = 0.15
+    static let debounce = 0.05
     static let defaultInterval = 30
 
     static func run(_ invocation: Invocation) throws -> Int32 {
