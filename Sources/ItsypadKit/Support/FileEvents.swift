@@ -86,13 +86,14 @@ final class FileEvents {
         let deadline = Monotonic.seconds() + max(0, timeout)
         while true {
             if drain() { return .changed }
-            let remaining = deadline - Monotonic.seconds()
-            guard remaining > 0 else { return .timedOut }
+            // Even when the time is up: a stop requested during the last sync is pending, and goes first.
+            let remaining = max(0, deadline - Monotonic.seconds())
             var pause = timespec(tv_sec: Int(remaining), tv_nsec: Int((remaining - remaining.rounded(.down)) * 1e9))
             var info = siginfo_t()
             let signal = sigtimedwait(&signals, &info, &pause)
             if signal == SIGINT || signal == SIGTERM || signal == SIGHUP { return .stopRequested }
-            // SIGIO (read what came), EINTR or EAGAIN (time is checked again).
+            if signal < 0 && errno == EAGAIN { return .timedOut }
+            // SIGIO: read what came; EINTR: wait for the rest of the time.
         }
     }
 
