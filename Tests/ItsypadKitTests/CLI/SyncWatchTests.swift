@@ -95,6 +95,8 @@ import Testing
         let second = try laptop.run("sync", "watch")
         #expect(second.status == 1)
         #expect(second.stderr.contains("another 'itsypad sync watch' is already running"), "\(second.stderr)")
+        // Waiting, the watcher holds nothing other commands need: the data directory's lock is free at once.
+        #expect(try FileLock(path: laptop.dataDir + "/lock", mode: .exclusive, timeout: 0) != nil)
         // The other device is not affected.
         let other = try RunningWatcher(desktop, [])
         #expect(eventually { other.stderr.contains("synced:") }, "\(other.stderr)")

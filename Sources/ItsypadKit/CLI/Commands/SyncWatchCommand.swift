@@ -113,7 +113,8 @@ enum SyncWatchCommand {
         let report = outcome.report
         let counts = "pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
         if outcome.status == ExitCode.success {
-            let worthALine = previous == nil || previous?.status != ExitCode.success || outcome.movedSomething
+            // The first sync, the first after a failure, and those that moved something.
+            let worthALine = previous?.status != ExitCode.success || outcome.movedSomething
             if worthALine && !invocation.quiet { errors.line("\(time) synced: \(counts)") }
         } else if outcome.isRetryable {
             errors.line("\(time) sync failed, retrying in \(Int(delay.rounded(.up))) s: \(outcome.problem ?? "exit \(outcome.status)")")
