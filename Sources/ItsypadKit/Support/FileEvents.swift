@@ -10,6 +10,8 @@ import Glibc
 /// process works, so `wait` collects them with one `sigtimedwait`. Nothing
 /// is lost between checking and waiting (a blocked signal stays pending),
 /// and a stop requested in the middle of some work is seen when it is done.
+/// Signal masks belong to a thread: this is for a single-threaded process
+/// such as the itsypad binary (elsewhere another thread could take the signals).
 final class FileEvents {
     /// What ended a wait.
     enum Wake: Equatable { case changed, stopRequested, timedOut }
