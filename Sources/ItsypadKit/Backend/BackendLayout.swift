@@ -12,7 +12,7 @@ struct BackendLayout {
     func assetFile(_ checksum: String) -> String { assetsDirectory + "/" + checksum }
 }
 
-/// Contents of zone.json.
+/// Contents of zone.json, in both formats (format 2 keeps format 1's fields).
 struct ZoneDocument: Codable {
     static let currentFormat = 1
 
@@ -20,8 +20,15 @@ struct ZoneDocument: Codable {
     let zoneID: String
     let created: Int64
 
-    /// Parses zone.json, refusing formats newer than this code understands before anything else.
-    static func parse(_ bytes: [UInt8], path: String) throws -> ZoneInfo {
+    init(_ zone: ZoneInfo) {
+        format = zone.format
+        zoneID = zone.zoneID
+        created = zone.created
+    }
+
+    /// Parses zone.json of any format from 1 to `newestFormat` (the newest the reader understands),
+    /// refusing a newer one before anything else is read.
+    static func parse(_ bytes: [UInt8], path: String, newestFormat: Int = currentFormat) throws -> ZoneInfo {
         struct FormatOnly: Decodable { let format: Int }
         let format: Int
         do {
@@ -29,7 +36,7 @@ struct ZoneDocument: Codable {
         } catch {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
-        guard format <= currentFormat else { throw BackendError.newerFormat(found: format) }
+        guard format <= newestFormat else { throw BackendError.newerFormat(found: format) }
         let document: ZoneDocument
         do {
             document = try JSONCoding.decode(ZoneDocument.self, from: bytes)
@@ -37,7 +44,7 @@ struct ZoneDocument: Codable {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
         guard format >= 1, NameRules.isZoneID(document.zoneID) else {
-            throw BackendError.corrupt(path: path, reason: "format must be 1 and zoneID 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
+            throw BackendError.corrupt(path: path, reason: "format must be \(newestFormat == 1 ? "1" : "1…\(newestFormat)") and zoneID 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
         }
         return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created)
     }

@@ -1,16 +1,79 @@
-/// One change in a device's journal: a new version of a record (a save, or a tombstone for a delete).
+/// One change in a device's journal: a new version of a record (a save, or a tombstone for a
+/// delete); a drop: the device removed its record file because it was superseded or, for a
+/// tombstone, because every device has seen it; or a checkpoint, the first line of a compacted journal.
 struct DeviceChange: Codable, Equatable {
     enum Operation: String, Codable {
-        case save, delete
+        case save, delete, drop, checkpoint
     }
 
     let seq: Int64
     let op: Operation
-    let recordType: String
-    let recordName: String
-    let version: VersionDocument
+    let recordType: String?
+    let recordName: String?
+    /// The new version, for a save or delete.
+    let version: VersionDocument?
+    /// What a drop removed, for a drop.
+    let drop: DropDocument?
+    /// What a reader starting from the record files needs, for a checkpoint.
+    let checkpoint: CheckpointDocument?
 
-    var id: RecordID { RecordID(recordType: recordType, recordName: recordName) }
+    /// The record changed; a checkpoint names none.
+    var id: RecordID { RecordID(recordType: recordType ?? "", recordName: recordName ?? "") }
+
+    init(seq: Int64, op: Operation, id: RecordID? = nil, version: VersionDocument? = nil, drop: DropDocument? = nil,
+         checkpoint: CheckpointDocument? = nil) {
+        self.seq = seq
+        self.op = op
+        recordType = id?.recordType
+        recordName = id?.recordName
+        self.version = version
+        self.drop = drop
+        self.checkpoint = checkpoint
+    }
+
+    /// Why this change is malformed, or nil.
+    func problem(device: String) -> String? {
+        let named = recordType != nil && recordName != nil && NameRules.problem(with: id) == nil
+        switch op {
+        case .checkpoint:
+            guard let checkpoint, !named, version == nil, drop == nil, checkpoint.requires.count <= VersionVector.maxEntries,
+                  checkpoint.requires.allSatisfy({ VersionVector.isDeviceID($0.key) && $0.key != device && (1..<VersionVector.maxSequence).contains($0.value) })
+            else { return "checkpoint \(seq) is malformed" }
+        case .drop:
+            guard let drop, named, version == nil, checkpoint == nil, VersionVector(tag: drop.version) != nil else { return "drop \(seq) is malformed" }
+            if let source = drop.coveredBy, !VersionVector.isDeviceID(source.device) || source.device == device
+                || !(1..<VersionVector.maxSequence).contains(source.seq) { return "drop \(seq) names a bad source" }
+        case .save, .delete:
+            guard named, drop == nil, checkpoint == nil, let document = version, document.record.id == id, document.deleted == (op == .delete),
+                  let recordVersion = document.recordVersion(writer: device) else { return "change \(seq) is malformed" }
+            // A device's own change carries its own number; a derived merge carries none of its own.
+            guard recordVersion.isDerived || recordVersion.version.entries[device] == seq else { return "change \(seq) has version \(recordVersion.version)" }
+        }
+        return nil
+    }
+}
+
+/// The first line of a compacted journal: the device's record files stand for everything before
+/// it. `requires` says, per device, how far a reader must have read that device's journal before it
+/// relies on these record files: the drops compacted away waited for that.
+struct CheckpointDocument: Codable, Equatable {
+    let requires: [String: Int64]
+}
+
+/// A drop: the version removed, and where the version that covers it was written (none for a
+/// tombstone removed because every device has seen it). A reader does not read past a drop before
+/// it has read that far in the other device's journal, so a version disappears only once what
+/// replaced it is visible.
+struct DropDocument: Codable, Equatable {
+    /// The removed version's vector, in text form.
+    let version: String
+    let coveredBy: JournalSource?
+}
+
+/// A change in a device's journal: the device and the change's sequence number.
+struct JournalSource: Codable, Equatable, Hashable {
+    let device: String
+    let seq: Int64
 }
 
 /// One committed batch of one device: one line of its journal.
@@ -23,6 +86,8 @@ struct DeviceBatch: Codable, Equatable {
     let zone: String
     let time: Int64
     let changes: [DeviceChange]
+    /// The `FilesDigest` of the device's record files once this batch is applied, in hexadecimal.
+    let files: String
 
     var lastSeq: Int64 { seq + Int64(changes.count) - 1 }
 
@@ -31,6 +96,7 @@ struct DeviceBatch: Codable, Equatable {
         var line = Array("{\"seq\":\(seq),\"changes\":".utf8)
         line += try JSONCoding.encode(changes)
         line += Array(",\"device\":".utf8) + (try JSONCoding.encode(device))
+        line += Array(",\"files\":".utf8) + (try JSONCoding.encode(files))
         line += Array(",\"instance\":".utf8) + (try JSONCoding.encode(instance))
         line += Array(",\"time\":\(time),\"zone\":".utf8) + (try JSONCoding.encode(zone))
         return line + Array("}\n".utf8)
@@ -40,14 +106,38 @@ struct DeviceBatch: Codable, Equatable {
     func problem(device expected: String) -> String? {
         guard device == expected else { return "written by \(device), not \(expected)" }
         guard !changes.isEmpty, seq >= 1, lastSeq < VersionVector.maxSequence else { return "batch \(seq) has no changes or numbers out of range" }
+        guard FilesDigest(hex: files) != nil else { return "batch \(seq) has a malformed files digest" }
         for (index, change) in changes.enumerated() {
             guard change.seq == seq + Int64(index) else { return "change \(change.seq) is out of sequence" }
-            guard change.version.record.id == change.id, change.version.deleted == (change.op == .delete),
-                  let version = change.version.recordVersion(writer: device) else { return "change \(change.seq) is malformed" }
-            // A device's own change carries its own number; a derived merge carries none of its own.
-            guard version.isDerived || version.version.entries[device] == change.seq else { return "change \(change.seq) has version \(version.version)" }
+            if change.op == .checkpoint && changes.count > 1 { return "checkpoint \(change.seq) shares its line" }
+            if let problem = change.problem(device: device) { return problem }
         }
         return nil
+    }
+
+    /// The checkpoint this line is, if it is one.
+    var checkpoint: CheckpointDocument? { changes.count == 1 ? changes[0].checkpoint : nil }
+}
+
+/// The XOR of the SHA-256 of `recordType/recordName/version` over a device's record files: a
+/// reader that finds the same digest over the files in its copy knows they are complete.
+struct FilesDigest: Equatable {
+    private(set) var bytes = [UInt8](repeating: 0, count: 32)
+
+    init() {}
+
+    init?(hex: String) {
+        guard hex.utf8.count == 64, let bytes = Hex.decode(hex) else { return nil }
+        self.bytes = bytes
+    }
+
+    var hex: String { Hex.encode(bytes) }
+
+    /// Adds a file, or takes it away again (XOR is its own inverse).
+    mutating func toggle(_ id: RecordID, version: String) {
+        var hasher = SHA256()
+        hasher.update(Array("\(id.recordType)/\(id.recordName)/\(version)".utf8))
+        for (index, byte) in hasher.finalize().enumerated() { bytes[index] ^= byte }
     }
 }
 
@@ -78,10 +168,11 @@ struct DeviceJournal {
 
     func segments() throws -> [JournalSegment] { try segmentNames.segments() }
 
-    /// Batches after `seq`, oldest first, until about `maxChanges` changes. Starts at `hint` when
+    /// Batches after `seq` and up to `last`, oldest first, until about `maxChanges` changes. Starts at `hint` when
     /// it points into the right segment. `accept` may hold a batch back (e.g. an asset it needs has
     /// not arrived): reading stops before it, with that reason.
-    func read(after seq: Int64, hint: JournalPosition?, maxChanges: Int, accept: (DeviceBatch) throws -> String? = { _ in nil }) throws -> Read {
+    func read(after seq: Int64, through last: Int64 = .max, hint: JournalPosition?, maxChanges: Int,
+              accept: (DeviceBatch) throws -> String? = { _ in nil }) throws -> Read {
         var result = Read()
         let segments = try segments()
         guard let first = segments.first else { return result }
@@ -112,6 +203,7 @@ struct DeviceJournal {
                     return result
                 }
                 if batch.lastSeq < expected { continue }
+                if batch.seq > last { return result }
                 guard batch.seq == expected else {
                     result.waiting = (segment.path, "line at byte \(offset + lineStart) starts at \(batch.seq), not \(expected) (quarantined)")
                     return result
@@ -132,21 +224,33 @@ struct DeviceJournal {
         return result
     }
 
-    /// The device's own last committed sequence number (0 for an empty journal). Reads the last
-    /// segment only. A malformed complete line in its own journal is corruption, not a wait.
-    func lastSeq() throws -> Int64 {
-        guard let segment = try segments().last else { return 0 }
+    /// The checkpoint that starts the journal, if it was compacted: the first line of the first
+    /// segment. Nil when that line is not a checkpoint or has not fully arrived.
+    func checkpoint() throws -> (batch: DeviceBatch, segment: JournalSegment)? {
+        guard let first = try segments().first, first.firstSeq > 1 else { return nil }
+        let read = try read(after: first.firstSeq - 1, through: first.firstSeq, hint: nil, maxChanges: 1)
+        guard let batch = read.batches.first?.batch, batch.checkpoint != nil else { return nil }
+        return (batch, first)
+    }
+
+    /// The device's own last committed batch (nil for an empty journal). Reads the last segment
+    /// only. A malformed complete line in its own journal is corruption, not a wait.
+    func last() throws -> DeviceBatch? {
+        guard let segment = try segments().last else { return nil }
         let read = try read(after: segment.firstSeq - 1, hint: nil, maxChanges: .max)
         if let waiting = read.waiting { throw BackendError.corrupt(path: waiting.path, reason: waiting.reason) }
-        return read.batches.last?.batch.lastSeq ?? segment.firstSeq - 1
+        return read.batches.last?.batch
     }
+
+    /// The device's own last committed sequence number (0 for an empty journal).
+    func lastSeq() throws -> Int64 { try last()?.lastSeq ?? 0 }
 
     /// Appends the batch as one line, then fsyncs: once this returns it is committed. A torn last
     /// line (a write that never completed) is cut off first.
-    func append(_ batch: DeviceBatch) throws {
+    func append(_ batch: DeviceBatch, startingSegment: Bool = false) throws {
         let line = try batch.encodedLine()
         do {
-            var path = try segments().last?.path
+            var path = startingSegment ? nil : try segments().last?.path
             if let current = path, (files.tree.fileSize(current) ?? 0) >= segmentSizeLimit { path = nil }
             if path == nil { path = try segmentNames.createSegment(firstSeq: batch.seq) }
             try AppendFile(path: path!, in: files.tree).append(line)

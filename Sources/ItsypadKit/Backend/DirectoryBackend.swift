@@ -88,7 +88,7 @@ public final class DirectoryBackend: SyncBackend {
                 try BackendState.empty.write(to: layout.stateFile, files: files)
             }
             let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: now())
-            let document = ZoneDocument(format: zone.format, zoneID: zone.zoneID, created: zone.created)
+            let document = ZoneDocument(zone)
             // Written last: zone.json marks a complete zone.
             try files.writeAtomically(try JSONCoding.encode(document), to: layout.zoneFile)
             return zone

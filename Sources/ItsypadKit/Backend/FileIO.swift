@@ -114,6 +114,17 @@ struct FileIO: Sendable {
         try classified { try tree.remove(path) }
     }
 
+    /// Removes an empty directory. Returns false if it did not exist.
+    @discardableResult
+    func removeDirectory(_ path: String) throws -> Bool {
+        try classified { try tree.removeDirectory(path) }
+    }
+
+    /// Links `source` as `target` (see `FileTree.link`); false when the file system cannot.
+    func link(_ source: String, to target: String) throws -> Bool {
+        try classified { try tree.link(source, to: target) }
+    }
+
     static func parentDirectory(of path: String) -> String { FileSystem.directoryName(path) }
 }
 

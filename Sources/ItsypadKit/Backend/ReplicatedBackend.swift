@@ -61,7 +61,7 @@ public struct ReplicatedChange: Equatable, Sendable {
 
 /// A file a fetch is waiting for (not yet replicated, or half replicated). The engine remembers
 /// since when, for `sync status`.
-public struct ReplicationWait: Equatable, Sendable {
+public struct ReplicationWait: Error, Equatable, Sendable {
     public let path: String
     /// Why, e.g. "the segments before 0000000000000040.log have not arrived".
     public let reason: String

@@ -8,11 +8,13 @@ extension ReplicatedDirectoryBackend {
         guard !saves.isEmpty || !deletes.isEmpty else { return ReplicatedModifyResult(written: [], failures: []) }
         return try withDeviceLock {
             var document = try deviceDocument()
-            let journal = journal(of: deviceID)
-            let lastSeq = try journal.lastSeq()
-            try rollForward(&document, through: lastSeq)
+            let last = try journal(of: deviceID).last()
+            try checkOwnership(document, last: last)
+            // This device's data is in a zone that lost a concurrent creation: createZoneIfNeeded moves it.
+            guard document.zoneID == zone.zoneID else { throw BackendError.zoneChanged }
+            try rollForward(&document, through: last?.lastSeq ?? 0)
             let time = now()
-            var plan = WritePlan(firstSeq: lastSeq + 1, zone: zone.zoneID)
+            var plan = WritePlan(firstSeq: (last?.lastSeq ?? 0) + 1, zone: zone.zoneID)
             let devices = try layout.devices()
             for save in saves {
                 try plan.add(save.record.id) { seq in try version(for: save, seq: seq, zone: zone.zoneID, time: time, devices: devices) }
@@ -22,13 +24,7 @@ extension ReplicatedDirectoryBackend {
             }
             if !plan.failures.isEmpty { return plan.failedResult }
             guard !plan.changes.isEmpty else { return ReplicatedModifyResult(written: plan.written, failures: []) }
-            let batch = DeviceBatch(seq: plan.firstSeq, device: deviceID, instance: instance, zone: zone.zoneID, time: time, changes: plan.changes)
-            try journal.append(batch)
-            // Committed. If the record files cannot be written now, the next write rolls them forward.
-            if (try? writeRecordFiles(batch)) != nil {
-                document.appliedSeq = batch.lastSeq
-                try? writeDeviceDocument(document)
-            }
+            try commit(plan.changes, after: last, zone: zone.zoneID, document: &document)
             return ReplicatedModifyResult(written: plan.written, failures: [])
         }
     }
@@ -39,7 +35,7 @@ extension ReplicatedDirectoryBackend {
         if let asset = try missingAsset(in: save.record, devices: [deviceID]) {
             return .failed(.invalid("asset \(asset.fileChecksum) has not been stored by this device"))
         }
-        let siblings = VersionHistory.siblings(try versions(of: save.record.id, zone: zone))
+        let siblings = VersionHistory.siblings(try versions(of: save.record.id, zone: zone, devices: devices))
         let unseen = siblings.filter { !save.basedOn.covers($0.version) }
         if !unseen.isEmpty { return .failed(.concurrentVersions(siblings)) }
         let vector: VersionVector
@@ -77,44 +73,73 @@ extension ReplicatedDirectoryBackend {
     public func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
         let zone = try readZone()
         var position = try token.map { try ReplicatedToken(decoding: $0, zoneID: zone.zoneID) } ?? ReplicatedToken(zoneID: zone.zoneID)
+        // Tombstones this device has not seen may be gone after the retention: start again.
+        if token != nil, let lastSync = try? deviceDocument().lastSync, now() - lastSync > Self.tombstoneRetention {
+            throw BackendError.tokenExpired
+        }
         let devices = try layout.devices()
         var budget = max(1, limit)
         var order: [RecordID] = []
         var read: [RecordID: [RecordVersion]] = [:]
-        var waiting: [ReplicationWait] = []
         var moreComing = false
-        for device in devices {
-            guard budget > 0 else {
-                moreComing = true
-                break
+        // Devices whose journals were compacted past this reader: a full fetch of those devices only.
+        let restarted = try restartFromRecordFiles(position, devices: devices, zone: zone.zoneID)
+        var waiting = restarted.waiting
+        for (device, files) in restarted.reads.sorted(by: { $0.key < $1.key }) {
+            for version in files.versions {
+                if read[version.record.id] == nil { order.append(version.record.id) }
+                read[version.record.id, default: []].append(version)
             }
-            let start = position.positions[device] ?? ReplicatedToken.Position(seq: 0, resume: nil)
-            let result = try journal(of: device).read(after: start.seq, hint: start.resume, maxChanges: budget) { batch in
-                // Another zone's lines wait: the device has not moved its data to this zone yet.
-                if batch.zone != zone.zoneID { return "written in zone \(batch.zone), not \(zone.zoneID)" }
-                return try batch.changes.lazy.compactMap { change in
-                    try self.missingAsset(in: change.version.record, devices: devices).map { "asset \($0.fileChecksum) of \(change.id) has not arrived" }
-                }.first
-            }
-            for (batch, resume) in result.batches {
-                for change in batch.changes {
-                    guard let version = change.version.recordVersion(writer: device) else { continue }
-                    if read[change.id] == nil { order.append(change.id) }
-                    read[change.id, default: []].append(version)
+            budget -= files.versions.count
+            position.positions[device] = files.position
+        }
+        // A drop waits for another device's journal, which may come later in this order: read the
+        // devices again while that makes progress.
+        var progressed = true
+        for _ in 0...devices.count where progressed && !moreComing {
+            progressed = false
+            for device in devices {
+                guard budget > 0 else {
+                    moreComing = true
+                    break
                 }
-                budget -= batch.changes.count
-                position.positions[device] = ReplicatedToken.Position(seq: batch.lastSeq, resume: resume)
+                if restarted.waiting[device] != nil { continue }
+                let start = position.positions[device] ?? ReplicatedToken.Position(seq: 0, resume: nil)
+                let result = try journal(of: device).read(after: start.seq, hint: start.resume, maxChanges: budget) { batch in
+                    // Another zone's lines wait: the device has not moved its data to this zone yet.
+                    if batch.zone != zone.zoneID { return "written in zone \(batch.zone), not \(zone.zoneID)" }
+                    for change in batch.changes {
+                        if let source = change.drop?.coveredBy, (position.positions[source.device]?.seq ?? 0) < source.seq {
+                            return "\(change.id) was superseded by change \(source.seq) of \(source.device), not read yet"
+                        }
+                        if let record = change.version?.record, let asset = try self.missingAsset(in: record, devices: devices) {
+                            return "asset \(asset.fileChecksum) of \(change.id) has not arrived"
+                        }
+                    }
+                    return nil
+                }
+                for (batch, resume) in result.batches {
+                    for change in batch.changes {
+                        guard let version = change.version?.recordVersion(writer: device) else { continue }
+                        if read[change.id] == nil { order.append(change.id) }
+                        read[change.id, default: []].append(version)
+                    }
+                    budget -= batch.changes.count
+                    position.positions[device] = ReplicatedToken.Position(seq: batch.lastSeq, resume: resume)
+                }
+                progressed = progressed || !result.batches.isEmpty
+                moreComing = moreComing || result.moreComing
+                waiting[device] = result.waiting.map { ReplicationWait(path: relative($0.path), reason: $0.reason) }
             }
-            moreComing = moreComing || result.moreComing
-            if let wait = result.waiting { waiting.append(ReplicationWait(path: relative(wait.path), reason: wait.reason)) }
         }
         let changes = try order.map { id in
-            ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone.zoneID) + read[id, default: []]))
+            ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone.zoneID, devices: devices) + read[id, default: []]))
         }
-        return ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing, waiting: waiting)
+        return ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing,
+                                     waiting: waiting.sorted { $0.key < $1.key }.map(\.value))
     }
 
-    private func relative(_ file: String) -> String {
+    func relative(_ file: String) -> String {
         file.hasPrefix(path + "/") ? String(file.dropFirst(path.count + 1)) : file
     }
 }
@@ -152,8 +177,7 @@ private struct WritePlan {
         case .failed(let error):
             outcomes.append((id, error))
         case .write(let version):
-            changes.append(DeviceChange(seq: seq, op: version.isDeleted ? .delete : .save, recordType: id.recordType,
-                                        recordName: id.recordName, version: VersionDocument(version, zone: zone)))
+            changes.append(DeviceChange(seq: seq, op: version.isDeleted ? .delete : .save, id: id, version: VersionDocument(version, zone: zone)))
             written.append(version)
             outcomes.append((id, nil))
         case .alreadyWritten:

@@ -21,17 +21,19 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     let files: FileIO
     /// Appends start a new journal segment once the last one reaches this size.
     let segmentSizeLimit: Int
+    /// `finishSync` compacts this device's journal once it is larger than this.
+    let compactionThreshold: Int
     /// A record file holds a record (1 MiB) and its base; anything larger is not read.
     static let maxRecordFileBytes = 2 * 1024 * 1024 + 64 * 1024
 
     public convenience init(path: String, deviceID: String, instance: String, deviceName: String, lockTimeout: Double = 10,
                             now: @escaping @Sendable () -> Int64 = { Time.now() }) {
         self.init(path: path, deviceID: deviceID, instance: instance, deviceName: deviceName, lockTimeout: lockTimeout, now: now,
-                  segmentSizeLimit: 4 * 1024 * 1024)
+                  segmentSizeLimit: 4 * 1024 * 1024, compactionThreshold: 1024 * 1024)
     }
 
     init(path: String, deviceID: String, instance: String, deviceName: String, lockTimeout: Double,
-         now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int) {
+         now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int, compactionThreshold: Int) {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.path = trimmed
         self.deviceID = deviceID
@@ -40,6 +42,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         self.lockTimeout = lockTimeout
         self.now = now
         self.segmentSizeLimit = segmentSizeLimit
+        self.compactionThreshold = compactionThreshold
         layout = ReplicatedLayout(root: trimmed)
         files = FileIO(root: trimmed)
     }
@@ -57,9 +60,8 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         }
         try files.makeDirectory(path)
         let created = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ReplicatedLayout.format, created: now())
-        let document = ReplicatedZoneDocument(format: created.format, zoneID: created.zoneID, created: created.created)
         // Exclusive: in a coherent folder two devices creating at once get one zone.
-        let zone = try createExclusively(try JSONCoding.encode(document), at: layout.zoneFile) ? created : try readZone()
+        let zone = try createExclusively(try JSONCoding.encode(ZoneDocument(created)), at: layout.zoneFile) ? created : try readZone()
         try prepareDeviceFolder(zone: zone)
         return zone
     }
@@ -71,8 +73,28 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         return zone
     }
 
+    /// The winning zone: the smallest zone id among `zone.json` and the zones every `device.json`
+    /// names (two devices may each have created one before the other's arrived). A `zone.json`
+    /// naming another zone is rewritten with the winner, so that the service settles on it.
     private func existingZone() throws -> ZoneInfo? {
-        try files.readFileIfExists(layout.zoneFile).map { try ReplicatedZoneDocument.parse($0, path: layout.zoneFile) }
+        guard var bytes = try files.readFileIfExists(layout.zoneFile) else { return nil }
+        if try ZoneDocument.parse(bytes, path: layout.zoneFile, newestFormat: ReplicatedLayout.format).format == 1 {
+            try convertFromFormat1()
+            guard let converted = try files.readFileIfExists(layout.zoneFile) else { return nil }
+            bytes = converted
+        } else if try files.status(path + "/state.json") != nil {
+            // A conversion that stopped after its commit: finish removing format 1's files.
+            try removeFormat1Files()
+        }
+        let written = try ZoneDocument.parse(bytes, path: layout.zoneFile, newestFormat: ReplicatedLayout.format)
+        var winner = written
+        for device in try layout.devices() {
+            guard let document = try? deviceDocument(of: device), let created = document.zoneCreated,
+                  NameRules.isZoneID(document.zoneID), document.zoneID < winner.zoneID else { continue }
+            winner = ZoneInfo(zoneID: document.zoneID, format: ReplicatedLayout.format, created: created)
+        }
+        if winner != written { try files.writeAtomically(try JSONCoding.encode(ZoneDocument(winner)), to: layout.zoneFile) }
+        return winner
     }
 
     /// Whether the backend directory exists; `.unavailable` when neither it nor its parent does (an unmounted share).
@@ -100,24 +122,87 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         return false
     }
 
-    /// This device's folders and `device.json`.
+    /// This device's folders and `device.json`; moves this device's data into `zone` if it wrote
+    /// into a zone that lost (see `existingZone`).
     private func prepareDeviceFolder(zone: ZoneInfo) throws {
         for directory in [layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID),
                           layout.assetsDirectory(deviceID), layout.recordsDirectory] {
             try files.makeDirectory(directory)
         }
-        if try files.status(layout.deviceFile(deviceID)) == nil {
-            try writeDeviceDocument(DeviceDocument(format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
-                                                   zoneID: zone.zoneID, created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
+        try withDeviceLock {
+            guard try files.status(layout.deviceFile(deviceID)) != nil else {
+                return try writeDeviceDocument(DeviceDocument(format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
+                                                              zoneID: zone.zoneID, zoneCreated: zone.created, created: now(), lastSync: nil,
+                                                              appliedSeq: 0, seen: [:]))
+            }
+            var document = try deviceDocument()
+            try checkOwnership(document, last: try journal(of: deviceID).last())
+            if document.zoneID != zone.zoneID { try move(&document, into: zone) }
         }
     }
 
-    func deviceDocument() throws -> DeviceDocument {
-        let file = layout.deviceFile(deviceID)
+    /// Throws `.deviceIDInUse` when another data directory writes as this device (a cloned home
+    /// directory or virtual machine): its files name another instance, its journal is shorter than
+    /// what this device applied, or the service made conflict copies of its files.
+    func checkOwnership(_ document: DeviceDocument, last: DeviceBatch?) throws {
+        let folder = "devices/\(deviceID)"
+        if document.instance != instance {
+            throw ReplicationError.deviceIDInUse("\(folder)/device.json was written by instance \(document.instance), not \(instance)")
+        }
+        if let last, last.instance != instance {
+            throw ReplicationError.deviceIDInUse("\(folder)/journal ends with a line of instance \(last.instance), not \(instance)")
+        }
+        if (last?.lastSeq ?? 0) < document.appliedSeq {
+            throw ReplicationError.deviceIDInUse("\(folder)/journal ends at \((last?.lastSeq ?? 0)), before \(document.appliedSeq), which this device wrote")
+        }
+        for directory in [layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID)] {
+            for name in try files.listDirectory(directory) ?? [] where name.contains(".sync-conflict-") || name.contains("conflicted copy") {
+                throw ReplicationError.deviceIDInUse("the service made a conflict copy of \(folder)'s files: \(name)")
+            }
+        }
+    }
+
+    /// Leaves a losing zone for `zone`: removes this device's record files and starts its journal
+    /// again with a checkpoint of no files (sequence numbers go on), so that nothing of the old
+    /// zone is read; the engine then sends everything again, as after a replaced backend.
+    private func move(_ document: inout DeviceDocument, into zone: ZoneInfo) throws {
+        let journal = journal(of: deviceID)
+        let segments = try journal.segments()
+        for file in (try recordFilesByDevice()[deviceID] ?? [:]).values { try files.removeFile(file) }
+        let seq = try journal.lastSeq() + 1
+        try journal.append(DeviceBatch(seq: seq, device: deviceID, instance: instance, zone: zone.zoneID, time: now(),
+                                       changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))],
+                                       files: FilesDigest().hex), startingSegment: true)
+        for segment in segments { try files.removeFile(segment.path) }
+        document.zoneID = zone.zoneID
+        document.zoneCreated = zone.created
+        document.appliedSeq = seq
+        document.seen = [:]
+        document.collectedThrough = nil
+        document.tombstonesSweptThrough = nil
+        try writeDeviceDocument(document)
+    }
+
+    /// `device.json` is at most this large; a larger one is not read.
+    static let maxDeviceFileBytes = 64 * 1024
+
+    func deviceDocument() throws -> DeviceDocument { try deviceDocument(of: deviceID) }
+
+    /// What `device` says about itself. Throws `.zoneNotFound` when it has not arrived, `.corrupt` when malformed.
+    func deviceDocument(of device: String) throws -> DeviceDocument {
+        let file = layout.deviceFile(device)
+        guard let status = try files.status(file), !status.isDirectory else { throw BackendError.zoneNotFound }
+        guard status.size <= Self.maxDeviceFileBytes else { throw BackendError.corrupt(path: file, reason: "larger than \(Self.maxDeviceFileBytes) bytes") }
         guard let bytes = try files.readFileIfExists(file) else { throw BackendError.zoneNotFound }
-        do { return try JSONCoding.decode(DeviceDocument.self, from: bytes) } catch {
+        let document: DeviceDocument
+        do { document = try JSONCoding.decode(DeviceDocument.self, from: bytes) } catch {
             throw BackendError.corrupt(path: file, reason: JSONCoding.describe(error))
         }
+        guard document.deviceID == device, document.seen.count <= VersionVector.maxEntries,
+              document.seen.allSatisfy({ VersionVector.isDeviceID($0.key) && (0..<VersionVector.maxSequence).contains($0.value) }) else {
+            throw BackendError.corrupt(path: file, reason: "not the document of device \(device)")
+        }
+        return document
     }
 
     func writeDeviceDocument(_ document: DeviceDocument) throws {
@@ -132,32 +217,67 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
 
     // MARK: Record files
 
-    /// Every readable version of the record in this copy, one per device's record file. Files that
-    /// are malformed, of another zone or too large are skipped: half replicated, or quarantined.
-    func versions(of id: RecordID, zone: String) throws -> [RecordVersion] {
-        let directory = layout.recordDirectory(id)
-        var versions: [RecordVersion] = []
-        for name in try files.listDirectory(directory) ?? [] {
-            guard let device = ReplicatedLayout.device(ofRecordFile: name),
-                  let status = try files.status(directory + "/" + name), !status.isDirectory, status.size <= Self.maxRecordFileBytes,
-                  let bytes = try files.readFileIfExists(directory + "/" + name),
-                  let document = try? JSONCoding.decode(VersionDocument.self, from: bytes), document.zone == zone,
-                  let version = document.recordVersion(writer: device), version.record.id == id else { continue }
-            versions.append(version)
-        }
-        return versions
+    /// Every readable version of the record in this copy: the record file of each of `devices`
+    /// (all devices with a folder when nil).
+    func versions(of id: RecordID, zone: String, devices: [String]? = nil) throws -> [RecordVersion] {
+        try (devices ?? layout.devices()).compactMap { try version(in: layout.recordFile(id, device: $0), of: id, writer: $0, zone: zone) }
     }
 
-    /// Writes this device's record files for a committed batch (the last change of each record counts).
+    /// This device's own current version of the record, from its record file.
+    func ownVersion(of id: RecordID, zone: String) throws -> RecordVersion? {
+        try version(in: layout.recordFile(id, device: deviceID), of: id, writer: deviceID, zone: zone)
+    }
+
+    /// The version in a record file, or nil when there is none or it cannot be used yet: files that
+    /// are malformed, of another zone or too large are skipped (half replicated, or quarantined).
+    func version(in file: String, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
+        guard let status = try files.status(file), !status.isDirectory, status.size <= Self.maxRecordFileBytes,
+              let bytes = try files.readFileIfExists(file), let document = try? JSONCoding.decode(VersionDocument.self, from: bytes),
+              document.zone == zone, let version = document.recordVersion(writer: writer), version.record.id == id else { return nil }
+        return version
+    }
+
+    /// Writes this device's record files for a committed batch (the last change of each record
+    /// counts); a drop removes the file if it still holds the dropped version.
     func writeRecordFiles(_ batch: DeviceBatch) throws {
         var last: [RecordID: DeviceChange] = [:]
-        for change in batch.changes { last[change.id] = change }
+        for change in batch.changes where change.op != .checkpoint { last[change.id] = change }
         for (id, change) in last.sorted(by: { $0.key < $1.key }) {
-            for directory in [layout.recordsDirectory, layout.recordTypeDirectory(id.recordType), layout.recordDirectory(id)] {
+            guard let version = change.version else {
+                guard let drop = change.drop else { continue }
+                if try ownVersion(of: id, zone: batch.zone)?.version.tag == drop.version {
+                    try files.removeFile(layout.recordFile(id, device: deviceID))
+                }
+                continue
+            }
+            for directory in [layout.recordsDirectory, layout.recordTypeDirectory(id.recordType)] {
                 try files.makeDirectory(directory)
             }
-            try files.writeAtomically(try JSONCoding.encode(change.version), to: layout.recordFile(id, device: deviceID))
+            try files.writeAtomically(try JSONCoding.encode(version), to: layout.recordFile(id, device: deviceID))
         }
+    }
+
+    /// Commits changes numbered from `after + 1` as one line of this device's journal (with the
+    /// digest of its record files once applied), then writes the record files and `appliedSeq`.
+    /// Once the line is appended the batch is committed: if the files cannot be written now, the
+    /// next write rolls them forward.
+    @discardableResult
+    func commit(_ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument) throws -> DeviceBatch {
+        var files = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
+        var changed: [RecordID: DeviceChange] = [:]
+        for change in changes where change.op != .checkpoint { changed[change.id] = change }
+        for (id, change) in changed {
+            if let own = try ownVersion(of: id, zone: zone) { files.toggle(id, version: own.version.tag) }
+            if let version = change.version { files.toggle(id, version: version.version) }
+        }
+        let batch = DeviceBatch(seq: (last?.lastSeq ?? 0) + 1, device: deviceID, instance: instance, zone: zone, time: now(),
+                                changes: changes, files: files.hex)
+        try journal(of: deviceID).append(batch)
+        if (try? writeRecordFiles(batch)) != nil {
+            document.appliedSeq = batch.lastSeq
+            try? writeDeviceDocument(document)
+        }
+        return batch
     }
 
     /// After a crash between a commit and its record files: writes the record files of every own
@@ -207,20 +327,6 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
                 try files.status(layout.assetFile(device, reference.fileChecksum))?.size == reference.size
             }
             if !present { return reference }
-        }
-        return nil
-    }
-
-    // MARK: Ending a sync
-
-    public func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? {
-        let zone = try readZone()
-        let read = try ReplicatedToken(decoding: token, zoneID: zone.zoneID)
-        try withDeviceLock {
-            var document = try deviceDocument()
-            document.seen = read.positions.mapValues(\.seq)
-            document.lastSync = now()
-            try writeDeviceDocument(document)
         }
         return nil
     }

@@ -627,6 +627,32 @@ public struct FileTree: Sendable {
         }
     }
 
+    /// Removes the empty directory at `path` (never a link's target); returns false when there was none.
+    @discardableResult
+    public func removeDirectory(_ path: String) throws -> Bool {
+        try inParent(of: path) { directory, name in
+            guard let directory else { return false }
+            if unlinkat(directory, name, AT_REMOVEDIR) == 0 { return true }
+            if errno == ENOENT { return false }
+            throw FileSystem.fail("remove directory", path)
+        }
+    }
+
+    /// Makes `target` a second name of the regular file `source` (a symlink at `source` is linked as
+    /// itself, never followed). Returns false when the file system cannot link them (another device,
+    /// no hard links); the caller copies instead.
+    public func link(_ source: String, to target: String) throws -> Bool {
+        try inParent(of: source) { sourceDirectory, sourceName in
+            guard let sourceDirectory else { throw FileSystemError(path: source, code: ENOENT, operation: "link") }
+            return try inParent(of: target, creating: true) { targetDirectory, targetName in
+                guard let targetDirectory else { throw FileSystemError(path: target, code: ENOENT, operation: "link") }
+                if linkat(sourceDirectory, sourceName, targetDirectory, targetName, 0) == 0 { return true }
+                if [EXDEV, EPERM, EMLINK, ENOTSUP].contains(errno) { return false }
+                throw FileSystem.fail("link", target)
+            }
+        }
+    }
+
     /// Sets the modification time of the file at `path` to now (the file itself, never a link's target).
     public func touch(_ path: String) throws {
         try inParent(of: path) { directory, name in

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import ItsypadKit
 
@@ -66,12 +69,18 @@ import Testing
         }
     }
 
-    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    /// Seeds 1 to 5, or to `ITSYPAD_FORMAT2_SEEDS` for a longer soak (see Tests/Benchmarks/README.md).
+    static var seeds: [UInt64] {
+        let count = getenv("ITSYPAD_FORMAT2_SEEDS").flatMap { UInt64(String(cString: $0)) } ?? 5
+        return Array(1...max(1, count))
+    }
+
+    @Test(arguments: seeds)
     func threeCopiesConverge(seed: UInt64) throws {
         var options = ReplicationSimulator.Options()
         options.temporaryNaming = ReplicationSimulator.TemporaryNaming.allCases[Int(seed) % 4]
         options.dropConflictCopyChance = seed % 2 == 0 ? 0.5 : 0
-        let devices = try ReplicatedDevices(copies: 3, seed: seed, options: options, segmentSizeLimit: 2048)
+        let devices = try ReplicatedDevices(copies: 3, seed: seed, options: options, segmentSizeLimit: 2048, compactionThreshold: 6000)
         let simulator = try #require(devices.simulator)
         var replicas = devices.backends.map { Replica(backend: $0) }
         var random = SeededGenerator(seed: seed)
@@ -101,6 +110,17 @@ import Testing
         #expect(replicas.map(\.merges).reduce(0, +) > 0, "the run should have made siblings to merge")
         Self.expectConverged(replicas, typed: typed, deleted: deleted)
         try Self.expectNoConflictCopies(in: simulator.root(0))
+        for copy in 0..<3 { try Self.expectOneFilePerLiveRecord(in: simulator.root(copy), live: replicas[0].contents().count) }
+        let compacted = try replicas.filter { try $0.backend.journal(of: $0.backend.deviceID).checkpoint() != nil }
+        #expect(!compacted.isEmpty, "the run should have compacted a journal")
+        // A full fetch, from compacted journals and record files, sees exactly what the incremental ones saw.
+        for replica in replicas {
+            var fresh = Replica(backend: replica.backend)
+            let fetched = try replica.backend.fetchAll(since: nil)
+            #expect(fetched.waiting.isEmpty, "\(fetched.waiting)")
+            fresh.records = fetched.changes
+            #expect(fresh.contents() == replicas[0].contents())
+        }
     }
 
     /// The same through real Syncthing on 127.0.0.1: each round both devices type three lines, some
@@ -112,7 +132,7 @@ import Testing
         defer { pair.stop() }
         let backends = (0..<2).map { index in
             ReplicatedDirectoryBackend(path: pair.folders[index] + "/backend", deviceID: ReplicatedDevices.deviceID(index), instance: "instance-\(index)",
-                                       deviceName: "device \(index)", lockTimeout: 5, now: { Time.now() }, segmentSizeLimit: 4096)
+                                       deviceName: "device \(index)", lockTimeout: 5, now: { Time.now() }, segmentSizeLimit: 4096, compactionThreshold: 8192)
         }
         _ = try backends[0].createZoneIfNeeded()
         try pair.waitUntilInSync()
@@ -141,7 +161,10 @@ import Testing
         }
         #expect(settled, "devices kept writing merges")
         Self.expectConverged(replicas, typed: typed, deleted: deleted)
-        for folder in pair.folders { try Self.expectNoConflictCopies(in: folder) }
+        for folder in pair.folders {
+            try Self.expectNoConflictCopies(in: folder)
+            try Self.expectOneFilePerLiveRecord(in: folder + "/backend", live: replicas[0].contents().count)
+        }
     }
 
     /// Every device holds the same single version of every record, with every line typed into a record nobody deleted.
@@ -154,6 +177,12 @@ import Testing
             let final = (contents[name] ?? nil) ?? ""
             #expect(lines.allSatisfy { final.contains($0) }, "\(name) lost lines: \(lines.filter { !final.contains($0) })", sourceLocation: sourceLocation)
         }
+    }
+
+    /// After quiescence superseded versions and tombstones every device has seen are gone: one record file per live record.
+    static func expectOneFilePerLiveRecord(in root: String, live: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let records = try ReplicationSimulatorTests.files(root).keys.filter { $0.hasPrefix("records/") && ReplicatedLayout.recordFile(named: FileSystem.baseName($0)) != nil }
+        #expect(records.count == live, "\(records.sorted())", sourceLocation: sourceLocation)
     }
 
     static func expectNoConflictCopies(in root: String, sourceLocation: SourceLocation = #_sourceLocation) throws {

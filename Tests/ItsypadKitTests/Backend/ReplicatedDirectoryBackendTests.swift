@@ -11,26 +11,29 @@ struct ReplicatedDevices {
     static func deviceID(_ index: Int) -> String { "dev" + String(UnicodeScalar(UInt8(ascii: "A") + UInt8(index))) }
 
     /// All devices on one coherent folder.
-    init(shared count: Int, segmentSizeLimit: Int = 1 << 22) throws {
+    init(shared count: Int, segmentSizeLimit: Int = 1 << 22, compactionThreshold: Int = 1 << 30) throws {
         simulator = nil
         let path = directory.path + "/backend"
-        backends = (0..<count).map { Self.backend(path, $0, segmentSizeLimit: segmentSizeLimit) }
+        backends = (0..<count).map { Self.backend(path, $0, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold) }
     }
 
     /// Each device on its own copy; the first creates the zone and it reaches every copy.
-    init(copies count: Int, seed: UInt64 = 1, options: ReplicationSimulator.Options = ReplicationSimulator.Options(), segmentSizeLimit: Int = 1 << 22) throws {
+    init(copies count: Int, seed: UInt64 = 1, options: ReplicationSimulator.Options = ReplicationSimulator.Options(), segmentSizeLimit: Int = 1 << 22,
+         compactionThreshold: Int = 1 << 30, creatingZone: Bool = true) throws {
         let simulator = try ReplicationSimulator(copies: count, in: directory.path, seed: seed, options: options)
         self.simulator = simulator
-        backends = (0..<count).map { Self.backend(simulator.root($0), $0, segmentSizeLimit: segmentSizeLimit) }
+        backends = (0..<count).map { Self.backend(simulator.root($0), $0, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold) }
+        guard creatingZone else { return }
         _ = try backends[0].createZoneIfNeeded()
         try simulator.quiesce()
         for backend in backends.dropFirst() { _ = try backend.createZoneIfNeeded() }
         try simulator.quiesce()
     }
 
-    private static func backend(_ path: String, _ index: Int, segmentSizeLimit: Int) -> ReplicatedDirectoryBackend {
-        ReplicatedDirectoryBackend(path: path, deviceID: deviceID(index), instance: "instance-\(index)", deviceName: "device \(index)",
-                                   lockTimeout: 2, now: { testNow + Int64(index) }, segmentSizeLimit: segmentSizeLimit)
+    static func backend(_ path: String, _ index: Int, segmentSizeLimit: Int = 1 << 22, compactionThreshold: Int = 1 << 30, instance: String? = nil,
+                        now: Int64 = testNow) -> ReplicatedDirectoryBackend {
+        ReplicatedDirectoryBackend(path: path, deviceID: deviceID(index), instance: instance ?? "instance-\(index)", deviceName: "device \(index)",
+                                   lockTimeout: 2, now: { now + Int64(index) }, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold)
     }
 
     subscript(index: Int) -> ReplicatedDirectoryBackend { backends[index] }
@@ -89,7 +92,7 @@ extension ReplicatedDirectoryBackend {
         // Every file but zone.json is named after the one device that writes it.
         let files = try ReplicationSimulatorTests.files(devices[0].path).keys.sorted()
         #expect(files.allSatisfy { $0 == "zone.json" || $0.contains("devA") || $0.contains("devB") }, "\(files)")
-        #expect(files.contains("records/ScratchTab/r/devA.json") && files.contains("records/ScratchTab/r/devB.json"))
+        #expect(files.contains("records/ScratchTab/r.devA.json") && files.contains("records/ScratchTab/r.devB.json"))
     }
 
     @Test func aSaveThatHasNotSeenEveryVersionFailsWithTheSiblings() throws {
@@ -194,12 +197,12 @@ extension ReplicatedDirectoryBackend {
         _ = try devices[0].createZoneIfNeeded()
         _ = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
         let root = devices[0].path
-        for leftover in ["devices/devA/journal/0000000000000001.sync-conflict-20261123-101500-BBBBBBB.log",
+        for leftover in ["devices/devB/journal/0000000000000001.sync-conflict-20261123-101500-BBBBBBB.log",
                          "devices/devA/journal/.syncthing.0000000000000002.log.tmp",
                          "devices/devA (conflicted copy 2026-11-23)/device.json",
-                         "records/ScratchTab/r/devA.sync-conflict-20261123-101500-BBBBBBB.json",
-                         "records/ScratchTab/r/devB (conflicted copy 2026-11-23).json",
-                         "records/ScratchTab/r/~syncthing~devB.json.tmp",
+                         "records/ScratchTab/r.devA.sync-conflict-20261123-101500-BBBBBBB.json",
+                         "records/ScratchTab/r.devB (conflicted copy 2026-11-23).json",
+                         "records/ScratchTab/~syncthing~r.devB.json.tmp", "records/ScratchTab/.syncthing.r.devB.json.tmp",
                          ".stfolder/marker", "devices/.dropbox.cache/x", "zone.sync-conflict-20261123-101500-BBBBBBB.json"] {
             try FileSystem.makeDirectory(FileSystem.directoryName(root + "/" + leftover))
             try FileSystem.writeAtomically(root + "/" + leftover, Array("{\"garbage\":".utf8))

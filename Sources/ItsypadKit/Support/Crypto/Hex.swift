@@ -10,4 +10,17 @@ enum Hex {
         }
         return String(decoding: text, as: UTF8.self)
     }
+
+    /// The bytes of lowercase hexadecimal text, or nil for anything else.
+    static func decode(_ text: String) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count / 2)
+        for index in stride(from: 0, to: utf8.count, by: 2) {
+            guard let high = digits.firstIndex(of: utf8[index]), let low = digits.firstIndex(of: utf8[index + 1]) else { return nil }
+            bytes.append(UInt8(high << 4 | low))
+        }
+        return bytes
+    }
 }

@@ -1,0 +1,138 @@
+/// Ending a sync: the acknowledgement, and the removal of this device's versions nobody needs any more.
+extension ReplicatedDirectoryBackend {
+    /// A tombstone waits for every device that synced within this time to have seen it (90 days).
+    static let tombstoneRetention: Int64 = 90 * 24 * 60 * 60 * 1000
+
+    public func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? {
+        let zone = try readZone()
+        let read = try ReplicatedToken(decoding: token, zoneID: zone.zoneID)
+        return try withDeviceLock {
+            var document = try deviceDocument()
+            let last = try journal(of: deviceID).last()
+            try checkOwnership(document, last: last)
+            guard document.zoneID == zone.zoneID else { throw BackendError.zoneChanged }
+            try rollForward(&document, through: last?.lastSeq ?? 0)
+            document.seen = read.positions.mapValues(\.seq)
+            document.lastSync = now()
+            // The acknowledgement first: other devices' tombstones wait for it, not for what follows.
+            try writeDeviceDocument(document)
+            let (superseded, collected) = try supersededVersions(after: document.collectedThrough, through: read, zone: zone.zoneID)
+            document.collectedThrough = collected.token.rawValue
+            let drops = superseded + (try acknowledgedTombstones(&document, zone: zone.zoneID))
+            try commitDrops(drops, zone: zone.zoneID, document: &document)
+            try writeDeviceDocument(document)
+            return try compactIfGrown(zone: zone.zoneID, document: &document)
+        }
+    }
+
+    /// This device's versions that a version read between two acknowledgements supersedes: covers
+    /// it, or has the same vector and is the one `VersionHistory.siblings` keeps. Reads only the
+    /// journal lines between the two tokens, so the cost follows the number of changes.
+    ///
+    /// Returns the drops and how far it looked: a device whose record files could not be read yet
+    /// (not fully arrived) is looked at again next time.
+    private func supersededVersions(after previous: String?, through read: ReplicatedToken, zone: String)
+        throws -> (drops: [(RecordID, DropDocument)], collected: ReplicatedToken) {
+        let start = previous.flatMap { try? ReplicatedToken(decoding: ChangeToken(rawValue: $0), zoneID: zone) } ?? ReplicatedToken(zoneID: zone)
+        var covering: [RecordID: [(version: RecordVersion, source: JournalSource)]] = [:]
+        var recordFiles: [String: [RecordID: String]]?
+        var collected = read
+        for (device, end) in read.positions.sorted(by: { $0.key < $1.key }) where device != deviceID {
+            var from = start.positions[device].flatMap { $0.seq <= end.seq ? $0 : nil } ?? ReplicatedToken.Position(seq: 0, resume: nil)
+            if let checkpoint = try journal(of: device).checkpoint(), from.seq < checkpoint.batch.seq - 1 {
+                // The lines since the last look were compacted away: the device's record files stand for them.
+                if recordFiles == nil { recordFiles = try recordFilesByDevice() }
+                guard case .success(let files) = try readRecordFiles(of: device, checkpoint: checkpoint.segment, files: recordFiles?[device] ?? [:], zone: zone),
+                      files.position.seq <= end.seq, files.isSatisfied(by: read.positions) else {
+                    collected.positions[device] = start.positions[device]
+                    continue
+                }
+                for version in files.versions {
+                    covering[version.record.id, default: []].append((version, JournalSource(device: device, seq: files.position.seq)))
+                }
+                from = files.position
+            }
+            let lines = try journal(of: device).read(after: from.seq, through: end.seq, hint: from.resume, maxChanges: .max)
+            for (batch, _) in lines.batches where batch.zone == zone {
+                for change in batch.changes {
+                    guard let version = change.version?.recordVersion(writer: device) else { continue }
+                    covering[change.id, default: []].append((version, JournalSource(device: device, seq: change.seq)))
+                }
+            }
+        }
+        var drops: [(RecordID, DropDocument)] = []
+        for (id, candidates) in covering.sorted(by: { $0.key < $1.key }) {
+            guard let own = try ownVersion(of: id, zone: zone),
+                  let winner = candidates.last(where: { Self.supersedes($0.version, own) }) else { continue }
+            drops.append((id, DropDocument(version: own.version.tag, coveredBy: winner.source)))
+        }
+        return (drops, collected)
+    }
+
+    /// Whether `other` makes `own` unnecessary: it covers it, or it is the same version and the one
+    /// the sibling rule keeps (smaller digest, then smaller writer id).
+    static func supersedes(_ other: RecordVersion, _ own: RecordVersion) -> Bool {
+        guard other.version.covers(own.version) else { return false }
+        guard other.version == own.version else { return true }
+        return (other.digest, other.writer) < (own.digest, own.writer)
+    }
+
+    /// This device's tombstones that every device has seen, once no live version of the record is
+    /// left in this copy. Devices that have not synced within the retention are not waited for;
+    /// a device named anywhere whose `device.json` has not arrived is.
+    private func acknowledgedTombstones(_ document: inout DeviceDocument, zone: String) throws -> [(RecordID, DropDocument)] {
+        guard var acknowledged = try acknowledgedByEveryone(zone: zone) else { return [] }
+        let swept = document.tombstonesSweptThrough ?? 0
+        acknowledged = min(acknowledged, document.appliedSeq)
+        guard acknowledged > swept else { return [] }
+        var drops: [(RecordID, DropDocument)] = []
+        var sweptThrough = acknowledged
+        let lines = try journal(of: deviceID).read(after: swept, through: acknowledged, hint: nil, maxChanges: .max)
+        for (batch, _) in lines.batches {
+            for change in batch.changes where change.op == .delete && change.seq <= acknowledged {
+                guard let tombstone = change.version, let own = try ownVersion(of: change.id, zone: zone),
+                      own.version.tag == tombstone.version else { continue }
+                if try versions(of: change.id, zone: zone).contains(where: { $0.writer != deviceID && !$0.isDeleted }) {
+                    // A live version is still here: it supersedes the tombstone or is about to be dropped. Look again later.
+                    sweptThrough = min(sweptThrough, change.seq - 1)
+                    continue
+                }
+                drops.append((change.id, DropDocument(version: tombstone.version, coveredBy: nil)))
+            }
+        }
+        document.tombstonesSweptThrough = sweptThrough
+        return drops
+    }
+
+    /// The last of this device's sequence numbers that every other device within the retention has
+    /// acknowledged; nil while a device is known (a folder, or named in an acknowledgement) whose
+    /// `device.json` cannot be read yet.
+    private func acknowledgedByEveryone(zone: String) throws -> Int64? {
+        var acknowledged = Int64.max
+        var known = Set(try layout.devices())
+        var checked = Set<String>()
+        while let device = known.subtracting(checked).sorted().first {
+            checked.insert(device)
+            guard device != deviceID else { continue }
+            guard let other = try? deviceDocument(of: device) else { return nil }
+            known.formUnion(other.seen.keys.filter { VersionVector.isDeviceID($0) })
+            // A device of a losing zone sends everything again into this one, reading it all.
+            guard other.zoneID == zone, now() - (other.lastSync ?? other.created) <= Self.tombstoneRetention else { continue }
+            acknowledged = min(acknowledged, other.seen[deviceID] ?? 0)
+        }
+        return acknowledged
+    }
+
+    /// Commits the drops in batches of at most `BackendLimits.maxRecordsPerRequest`, and removes the files.
+    private func commitDrops(_ drops: [(RecordID, DropDocument)], zone: String, document: inout DeviceDocument) throws {
+        var last = try journal(of: deviceID).last()
+        var start = drops.startIndex
+        while start < drops.endIndex {
+            let chunk = drops[start..<min(drops.endIndex, start + BackendLimits.maxRecordsPerRequest)]
+            let firstSeq = (last?.lastSeq ?? 0) + 1
+            let changes = chunk.enumerated().map { offset, drop in DeviceChange(seq: firstSeq + Int64(offset), op: .drop, id: drop.0, drop: drop.1) }
+            last = try commit(changes, after: last, zone: zone, document: &document)
+            start = chunk.endIndex
+        }
+    }
+}

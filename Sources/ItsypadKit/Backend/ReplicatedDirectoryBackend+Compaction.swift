@@ -1,0 +1,117 @@
+/// Compaction of this device's own journal, and reading another device from its record files
+/// when its journal no longer starts where a reader is.
+extension ReplicatedDirectoryBackend {
+    /// Starts a new segment with a checkpoint line and removes the older ones, once the journal
+    /// has grown past `compactionThreshold`. The checkpoint carries the digest of the record files
+    /// and, per device, the furthest change that a drop in the removed lines waited for.
+    func compactIfGrown(zone: String, document: inout DeviceDocument) throws -> CompactionReport? {
+        let journal = journal(of: deviceID)
+        let segments = try journal.segments()
+        var sizes: [Int] = []
+        for segment in segments { sizes.append(try files.status(segment.path)?.size ?? 0) }
+        guard sizes.reduce(0, +) > compactionThreshold, let first = segments.first else { return nil }
+        let everything = try journal.read(after: first.firstSeq - 1, hint: nil, maxChanges: .max)
+        guard everything.waiting == nil, let last = everything.batches.last?.batch else { return nil }
+        let requires = Self.requirements(of: everything.batches.map(\.batch))
+        let seq = last.lastSeq + 1
+        let checkpoint = DeviceBatch(seq: seq, device: deviceID, instance: instance, zone: zone, time: now(),
+                                     changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: requires))],
+                                     files: last.files)
+        try journal.append(checkpoint, startingSegment: true)
+        document.appliedSeq = seq
+        try writeDeviceDocument(document)
+        // Readers that find the old segments gone read this device's record files from the checkpoint on.
+        for segment in segments { try files.removeFile(segment.path) }
+        try files.syncDirectory(layout.journalDirectory(deviceID))
+        return CompactionReport(compactedThrough: last.lastSeq, segmentsRemoved: segments.count, journalBytesRemoved: sizes.reduce(0, +),
+                                assetsRemoved: 0, temporaryFilesRemoved: 0)
+    }
+
+    /// Per device, the furthest change that a checkpoint or a drop among `batches` waited for.
+    static func requirements(of batches: [DeviceBatch]) -> [String: Int64] {
+        var requires: [String: Int64] = [:]
+        for batch in batches {
+            requires.merge(batch.checkpoint?.requires ?? [:], uniquingKeysWith: max)
+            for change in batch.changes {
+                if let source = change.drop?.coveredBy { requires[source.device] = max(requires[source.device] ?? 0, source.seq) }
+            }
+        }
+        return requires
+    }
+
+    /// A device read from its record files: its versions, where its journal continues, and how far
+    /// the reader must have read other devices before relying on them (what the drops before that
+    /// point waited for).
+    struct RecordFilesRead {
+        let versions: [RecordVersion]
+        let position: ReplicatedToken.Position
+        let requires: [String: Int64]
+
+        /// Whether `positions` reach as far as the drops before this point waited for.
+        func isSatisfied(by positions: [String: ReplicatedToken.Position]) -> Bool {
+            requires.allSatisfy { device, seq in (positions[device]?.seq ?? 0) >= seq }
+        }
+    }
+
+    /// Reads `device`'s record files in this copy, for a reader whose position in its journal is
+    /// before its checkpoint. The files count as read only when their digest equals the `files` of
+    /// a line from the checkpoint on; otherwise some have not arrived or are half replicated, and
+    /// this returns why it waits.
+    func readRecordFiles(of device: String, checkpoint: JournalSegment, files: [RecordID: String], zone: String)
+        throws -> Result<RecordFilesRead, ReplicationWait> {
+        var versions: [RecordVersion] = []
+        var digest = FilesDigest()
+        for (id, file) in files.sorted(by: { $0.key < $1.key }) {
+            guard let version = try version(in: file, of: id, writer: device, zone: zone) else { continue }
+            versions.append(version)
+            digest.toggle(id, version: version.version.tag)
+        }
+        let lines = try journal(of: device).read(after: checkpoint.firstSeq - 1, hint: nil, maxChanges: .max).batches
+        guard let match = lines.lastIndex(where: { $0.batch.files == digest.hex }) else {
+            return .failure(ReplicationWait(path: relative(checkpoint.path), reason: "the record files of \(device) do not match its journal yet"))
+        }
+        return .success(RecordFilesRead(versions: versions, position: ReplicatedToken.Position(seq: lines[match].batch.lastSeq, resume: lines[match].resume),
+                                        requires: Self.requirements(of: lines[...match].map(\.batch))))
+    }
+
+    /// The devices whose journals no longer start where `token` is, read from their record files
+    /// all at once (their checkpoints may wait for one another), keeping those whose requirements
+    /// the others' positions meet; the rest wait.
+    func restartFromRecordFiles(_ token: ReplicatedToken, devices: [String], zone: String)
+        throws -> (reads: [String: RecordFilesRead], waiting: [String: ReplicationWait]) {
+        var reads: [String: RecordFilesRead] = [:]
+        var waiting: [String: ReplicationWait] = [:]
+        var files: [String: [RecordID: String]]?
+        for device in devices {
+            guard let checkpoint = try journal(of: device).checkpoint(), (token.positions[device]?.seq ?? 0) < checkpoint.batch.seq - 1 else { continue }
+            if files == nil { files = try recordFilesByDevice() }
+            switch try readRecordFiles(of: device, checkpoint: checkpoint.segment, files: files?[device] ?? [:], zone: zone) {
+            case .success(let read): reads[device] = read
+            case .failure(let wait): waiting[device] = wait
+            }
+        }
+        while true {
+            let positions = token.positions.merging(reads.mapValues(\.position)) { _, restarted in restarted }
+            guard let (device, read) = reads.first(where: { !$0.value.isSatisfied(by: positions) }) else { break }
+            let (needed, seq) = read.requires.first { (positions[$0.key]?.seq ?? 0) < $0.value }!
+            waiting[device] = ReplicationWait(path: relative(layout.journalDirectory(device)),
+                                              reason: "the record files of \(device) wait for change \(seq) of \(needed)")
+            reads[device] = nil
+        }
+        return (reads, waiting)
+    }
+
+    /// Every device's record files in this copy, by device: one walk of `records/`.
+    func recordFilesByDevice() throws -> [String: [RecordID: String]] {
+        var result: [String: [RecordID: String]] = [:]
+        for type in try files.listDirectory(layout.recordsDirectory) ?? [] where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
+            for file in try files.listDirectory(layout.recordTypeDirectory(type)) ?? [] {
+                guard let (name, device) = ReplicatedLayout.recordFile(named: file) else { continue }
+                let id = RecordID(recordType: type, recordName: name)
+                guard NameRules.problem(with: id) == nil else { continue }
+                result[device, default: [:]][id] = layout.recordTypeDirectory(type) + "/" + file
+            }
+        }
+        return result
+    }
+}
