@@ -91,21 +91,20 @@ struct DeviceBatch: Codable, Equatable {
 
     var lastSeq: Int64 { seq + Int64(changes.count) - 1 }
 
-    /// The line, with "seq" first so that it can be found without decoding.
+    /// The line (see `Journal.line`).
     func encodedLine() throws -> [UInt8] {
-        var line = Array("{\"seq\":\(seq),\"changes\":".utf8)
-        line += try JSONCoding.encode(changes)
-        line += Array(",\"device\":".utf8) + (try JSONCoding.encode(device))
-        line += Array(",\"files\":".utf8) + (try JSONCoding.encode(files))
-        line += Array(",\"instance\":".utf8) + (try JSONCoding.encode(instance))
-        line += Array(",\"time\":\(time),\"zone\":".utf8) + (try JSONCoding.encode(zone))
-        return line + Array("}\n".utf8)
+        Journal.line(seq: seq, ["changes": try JSONCoding.encode(changes), "device": try JSONCoding.encode(device),
+                                "files": try JSONCoding.encode(files), "instance": try JSONCoding.encode(instance),
+                                "time": Array(String(time).utf8), "zone": try JSONCoding.encode(zone)])
     }
 
     /// Why this line cannot be a batch of `device`'s journal, or nil.
     func problem(device expected: String) -> String? {
         guard device == expected else { return "written by \(device), not \(expected)" }
-        guard !changes.isEmpty, seq >= 1, lastSeq < VersionVector.maxSequence else { return "batch \(seq) has no changes or numbers out of range" }
+        // Checked before `lastSeq` is computed: a seq near Int64.max must not trap.
+        guard !changes.isEmpty, (1..<VersionVector.maxSequence).contains(seq), Int64(changes.count) <= VersionVector.maxSequence - seq else {
+            return "batch \(seq) has no changes or numbers out of range"
+        }
         guard FilesDigest(hex: files) != nil else { return "batch \(seq) has a malformed files digest" }
         for (index, change) in changes.enumerated() {
             guard change.seq == seq + Int64(index) else { return "change \(change.seq) is out of sequence" }
@@ -154,8 +153,9 @@ struct DeviceJournal {
     struct Read {
         var batches: [(batch: DeviceBatch, resume: JournalPosition)] = []
         var moreComing = false
-        /// The file it waits for and why: a segment not arrived, half replicated, or a malformed line.
-        var waiting: (path: String, reason: String)?
+        /// The file it waits for and why: a segment not arrived or half replicated, or (`malformed`)
+        /// a line or segment that does not follow the format, which is quarantined.
+        var waiting: (path: String, reason: String, malformed: Bool)?
     }
 
     /// The longest line a reader accepts (a batch of 2 MiB of records, each with a base of up to 1 MiB, and framing).
@@ -174,10 +174,15 @@ struct DeviceJournal {
     func read(after seq: Int64, through last: Int64 = .max, hint: JournalPosition?, maxChanges: Int,
               accept: (DeviceBatch) throws -> String? = { _ in nil }) throws -> Read {
         var result = Read()
-        let segments = try segments()
+        let segments: [JournalSegment]
+        do { segments = try self.segments() } catch BackendError.corrupt(let path, let reason) {
+            // The journal folder is a symlink or a file: no writer makes that.
+            result.waiting = (path, reason, true)
+            return result
+        }
         guard let first = segments.first else { return result }
         guard let startIndex = segments.lastIndex(where: { $0.firstSeq <= seq + 1 }) else {
-            result.waiting = (first.path, "the segments before \(Journal.fileName(forFirstSeq: first.firstSeq)) have not arrived")
+            result.waiting = (first.path, "the segments before \(Journal.fileName(forFirstSeq: first.firstSeq)) have not arrived", false)
             return result
         }
         var expected = seq + 1
@@ -185,27 +190,31 @@ struct DeviceJournal {
         for index in startIndex..<segments.count {
             let segment = segments[index]
             if index > startIndex && segment.firstSeq != expected {
-                result.waiting = (segment.path, "the journal continues at \(segment.firstSeq), not \(expected): a segment has not fully arrived")
+                result.waiting = (segment.path, "the journal continues at \(segment.firstSeq), not \(expected): a segment has not fully arrived", false)
                 return result
             }
             let offset = index == startIndex && hint?.segment == segment.firstSeq ? hint!.offset : 0
-            if let size = try files.status(segment.path)?.size, size > maxSegmentBytes {
-                result.waiting = (segment.path, "larger than \(maxSegmentBytes) bytes (quarantined)")
+            let bytes: [UInt8]
+            do {
+                guard let read = try files.readFileIfExists(segment.path, from: offset, limit: maxSegmentBytes) else { continue }
+                bytes = read
+            } catch BackendError.corrupt(_, let reason) {
+                // Too large, a symlink, a FIFO: no writer makes that.
+                result.waiting = (segment.path, reason, true)
                 return result
             }
-            guard let bytes = try files.readFileIfExists(segment.path, from: offset) else { continue }
             var lineStart = 0
             for (position, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
                 defer { lineStart = position + 1 }
                 guard let batch = try? JSONCoding.decode(DeviceBatch.self, from: Array(bytes[lineStart..<position])),
                       batch.problem(device: device) == nil else {
-                    result.waiting = (segment.path, "line at byte \(offset + lineStart) is not a valid batch of \(device) (quarantined)")
+                    result.waiting = (segment.path, "line at byte \(offset + lineStart) is not a valid batch of \(device)", true)
                     return result
                 }
                 if batch.lastSeq < expected { continue }
                 if batch.seq > last { return result }
                 guard batch.seq == expected else {
-                    result.waiting = (segment.path, "line at byte \(offset + lineStart) starts at \(batch.seq), not \(expected) (quarantined)")
+                    result.waiting = (segment.path, "line at byte \(offset + lineStart) starts at \(batch.seq), not \(expected)", true)
                     return result
                 }
                 if changes >= maxChanges {
@@ -213,7 +222,7 @@ struct DeviceJournal {
                     return result
                 }
                 if let reason = try accept(batch) {
-                    result.waiting = (segment.path, reason)
+                    result.waiting = (segment.path, reason, false)
                     return result
                 }
                 result.batches.append((batch, JournalPosition(segment: segment.firstSeq, offset: offset + position + 1)))
@@ -227,7 +236,9 @@ struct DeviceJournal {
     /// The checkpoint that starts the journal, if it was compacted: the first line of the first
     /// segment. Nil when that line is not a checkpoint or has not fully arrived.
     func checkpoint() throws -> (batch: DeviceBatch, segment: JournalSegment)? {
-        guard let first = try segments().first, first.firstSeq > 1 else { return nil }
+        let segments: [JournalSegment]
+        do { segments = try self.segments() } catch BackendError.corrupt { return nil }  // Quarantined by `read`.
+        guard let first = segments.first, first.firstSeq > 1 else { return nil }
         let read = try read(after: first.firstSeq - 1, through: first.firstSeq, hint: nil, maxChanges: 1)
         guard let batch = read.batches.first?.batch, batch.checkpoint != nil else { return nil }
         return (batch, first)

@@ -120,7 +120,7 @@ struct FileIO: Sendable {
         try classified { try tree.removeDirectory(path) }
     }
 
-    /// Links `source` as `target` (see `FileTree.link`); false when the file system cannot.
+    /// Links `source` as `target` (see `FileTree.link`); false when `target` exists.
     func link(_ source: String, to target: String) throws -> Bool {
         try classified { try tree.link(source, to: target) }
     }

@@ -38,14 +38,9 @@ struct JournalBatch: Codable {
 
     var lastSeq: Int64 { seq + Int64(changes.count) - 1 }
 
-    /// The line, with "seq" written first so readers can skip lines without decoding them.
+    /// The line (see `Journal.line`).
     func encodedLine() throws -> [UInt8] {
-        var line = Array("{\"seq\":\(seq),\"device\":".utf8)
-        line += try JSONCoding.encode(device)
-        line += Array(",\"time\":\(time),\"changes\":".utf8)
-        line += try JSONCoding.encode(changes)
-        line += Array("}\n".utf8)
-        return line
+        Journal.line(seq: seq, ["device": try JSONCoding.encode(device), "time": Array(String(time).utf8), "changes": try JSONCoding.encode(changes)])
     }
 }
 
@@ -370,6 +365,14 @@ struct Journal {
             index += 1
         }
         return lines
+    }
+
+    /// A journal line of either format: `{"seq":N,` first, so that a reader finds the seq without
+    /// decoding the line (`peekSeq`), then `fields`, each value already JSON, and a newline.
+    static func line(seq: Int64, _ fields: KeyValuePairs<String, [UInt8]>) -> [UInt8] {
+        var line = seqPrefix + Array(String(seq).utf8)
+        for (name, value) in fields { line += Array(",\"\(name)\":".utf8) + value }
+        return line + Array("}\n".utf8)
     }
 
     /// The batch's first seq, read from the `{"seq":N,` prefix without decoding the line.

@@ -79,12 +79,16 @@ public struct ReplicatedChangesPage: Sendable {
     public let moreComing: Bool
     /// What could not be read yet; the next sync tries again.
     public let waiting: [ReplicationWait]
+    /// Journals that do not follow the format (a malformed line, an oversized segment, a symlink):
+    /// each stops that device's journal where it stands, and is checked again on every fetch.
+    public let quarantined: [QuarantinedItem]
 
-    public init(changes: [ReplicatedChange], token: ChangeToken, moreComing: Bool, waiting: [ReplicationWait]) {
+    public init(changes: [ReplicatedChange], token: ChangeToken, moreComing: Bool, waiting: [ReplicationWait], quarantined: [QuarantinedItem] = []) {
         self.changes = changes
         self.token = token
         self.moreComing = moreComing
         self.waiting = waiting
+        self.quarantined = quarantined
     }
 }
 

@@ -6,13 +6,7 @@ extension ReplicatedDirectoryBackend {
                                                 deletes: deletes.map { RecordDelete(recordType: $0.id.recordType, recordName: $0.id.recordName) })
         let zone = try readZone()
         guard !saves.isEmpty || !deletes.isEmpty else { return ReplicatedModifyResult(written: [], failures: []) }
-        return try withDeviceLock {
-            var document = try deviceDocument()
-            let last = try journal(of: deviceID).last()
-            try checkOwnership(document, last: last)
-            // This device's data is in a zone that lost a concurrent creation: createZoneIfNeeded moves it.
-            guard document.zoneID == zone.zoneID else { throw BackendError.zoneChanged }
-            try rollForward(&document, through: last?.lastSeq ?? 0)
+        return try withOwnFolder(in: zone) { document, last in
             let time = now()
             var plan = WritePlan(firstSeq: (last?.lastSeq ?? 0) + 1, zone: zone.zoneID)
             let devices = try layout.devices()
@@ -85,6 +79,7 @@ extension ReplicatedDirectoryBackend {
         // Devices whose journals were compacted past this reader: a full fetch of those devices only.
         let restarted = try restartFromRecordFiles(position, devices: devices, zone: zone.zoneID)
         var waiting = restarted.waiting
+        var quarantined: [String: QuarantinedItem] = [:]
         for (device, files) in restarted.reads.sorted(by: { $0.key < $1.key }) {
             for version in files.versions {
                 if read[version.record.id] == nil { order.append(version.record.id) }
@@ -129,14 +124,23 @@ extension ReplicatedDirectoryBackend {
                 }
                 progressed = progressed || !result.batches.isEmpty
                 moreComing = moreComing || result.moreComing
-                waiting[device] = result.waiting.map { ReplicationWait(path: relative($0.path), reason: $0.reason) }
+                waiting[device] = nil
+                quarantined[device] = nil
+                if let stop = result.waiting {
+                    if stop.malformed {
+                        quarantined[device] = QuarantinedItem(id: nil, location: relative(stop.path), reason: stop.reason)
+                    } else {
+                        waiting[device] = ReplicationWait(path: relative(stop.path), reason: stop.reason)
+                    }
+                }
             }
         }
         let changes = try order.map { id in
             ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone.zoneID, devices: devices) + read[id, default: []]))
         }
         return ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing,
-                                     waiting: waiting.sorted { $0.key < $1.key }.map(\.value))
+                                     waiting: waiting.sorted { $0.key < $1.key }.map(\.value),
+                                     quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value))
     }
 
     func relative(_ file: String) -> String {

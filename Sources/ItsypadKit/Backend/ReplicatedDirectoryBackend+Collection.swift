@@ -6,12 +6,7 @@ extension ReplicatedDirectoryBackend {
     public func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? {
         let zone = try readZone()
         let read = try ReplicatedToken(decoding: token, zoneID: zone.zoneID)
-        return try withDeviceLock {
-            var document = try deviceDocument()
-            let last = try journal(of: deviceID).last()
-            try checkOwnership(document, last: last)
-            guard document.zoneID == zone.zoneID else { throw BackendError.zoneChanged }
-            try rollForward(&document, through: last?.lastSeq ?? 0)
+        return try withOwnFolder(in: zone) { document, _ in
             document.seen = read.positions.mapValues(\.seq)
             document.lastSync = now()
             // The acknowledgement first: other devices' tombstones wait for it, not for what follows.

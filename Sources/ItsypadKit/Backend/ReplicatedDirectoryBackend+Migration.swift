@@ -65,7 +65,8 @@ extension ReplicatedDirectoryBackend {
         let source = path + "/assets/" + reference.fileChecksum
         let target = layout.assetFile(deviceID, reference.fileChecksum)
         guard try files.status(target) == nil, try files.status(source)?.isRegular == true else { return }
-        if try !files.link(source, to: target), let bytes = try files.readFileIfExists(source, limit: BackendLimits.maxAssetBytes) {
+        // A copy where the file system cannot link.
+        if (try? files.link(source, to: target)) == nil, let bytes = try files.readFileIfExists(source, limit: BackendLimits.maxAssetBytes) {
             try files.writeAtomically(bytes, to: target)
         }
     }

@@ -1,13 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A `ReplicatedBackend` in a directory (format 2, `itsypad-backend(5)`): this device writes only
-/// `devices/<its id>/…` and `records/<type>/<name>/<its id>.json`, so the directory may be a
+/// `devices/<its id>/…` and `records/<type>/<name>.<its id>.json`, so the directory may be a
 /// coherent shared folder or each machine's own copy of a folder a replicating service keeps in step.
-///
-/// Not yet here: compaction and removal of superseded versions and tombstones, clone detection,
-/// concurrent zone creation and conversion from format 1.
+/// The engine does not use it yet: `SyncEngine` speaks `SyncBackend` (format 1).
 public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     public let path: String
     public let deviceID: String
@@ -77,10 +71,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// names (two devices may each have created one before the other's arrived). A `zone.json`
     /// naming another zone is rewritten with the winner, so that the service settles on it.
     private func existingZone() throws -> ZoneInfo? {
-        guard var bytes = try files.readFileIfExists(layout.zoneFile) else { return nil }
+        guard var bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
         if try ZoneDocument.parse(bytes, path: layout.zoneFile, newestFormat: ReplicatedLayout.format).format == 1 {
             try convertFromFormat1()
-            guard let converted = try files.readFileIfExists(layout.zoneFile) else { return nil }
+            guard let converted = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
             bytes = converted
         } else if try files.status(path + "/state.json") != nil {
             // A conversion that stopped after its commit: finish removing format 1's files.
@@ -113,13 +107,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     private func createExclusively(_ bytes: [UInt8], at path: String) throws -> Bool {
         let temporary = FileIO.parentDirectory(of: path) + "/" + FileSystem.temporaryPrefix + Identifier.make()
         try files.writeAtomically(bytes, to: temporary, syncingDirectory: false)
-        defer { unlink(temporary) }
-        if link(temporary, path) == 0 {
-            try files.syncDirectory(FileIO.parentDirectory(of: path))
-            return true
-        }
-        guard errno == EEXIST else { throw FileIO.error(FileSystem.fail("link", path)) }
-        return false
+        defer { _ = try? files.removeFile(temporary) }
+        guard try files.link(temporary, to: path) else { return false }
+        try files.syncDirectory(FileIO.parentDirectory(of: path))
+        return true
     }
 
     /// This device's folders and `device.json`; moves this device's data into `zone` if it wrote
@@ -193,7 +184,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         let file = layout.deviceFile(device)
         guard let status = try files.status(file), !status.isDirectory else { throw BackendError.zoneNotFound }
         guard status.size <= Self.maxDeviceFileBytes else { throw BackendError.corrupt(path: file, reason: "larger than \(Self.maxDeviceFileBytes) bytes") }
-        guard let bytes = try files.readFileIfExists(file) else { throw BackendError.zoneNotFound }
+        guard let bytes = try files.readFileIfExists(file, limit: Self.maxDeviceFileBytes) else { throw BackendError.zoneNotFound }
         let document: DeviceDocument
         do { document = try JSONCoding.decode(DeviceDocument.self, from: bytes) } catch {
             throw BackendError.corrupt(path: file, reason: JSONCoding.describe(error))
@@ -215,6 +206,21 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         return try withExtendedLifetime(lock) { try body() }
     }
 
+    /// Runs `body` holding this device's lock, with its `device.json` and last journal line, once
+    /// it is known that no clone writes as this device, that its data is in `zone`, and that its
+    /// record files reflect its journal.
+    func withOwnFolder<Result>(in zone: ZoneInfo, _ body: (inout DeviceDocument, DeviceBatch?) throws -> Result) throws -> Result {
+        try withDeviceLock {
+            var document = try deviceDocument()
+            let last = try journal(of: deviceID).last()
+            try checkOwnership(document, last: last)
+            // This device's data is in a zone that lost a concurrent creation: createZoneIfNeeded moves it.
+            guard document.zoneID == zone.zoneID else { throw BackendError.zoneChanged }
+            try rollForward(&document, through: last?.lastSeq ?? 0)
+            return try body(&document, last)
+        }
+    }
+
     // MARK: Record files
 
     /// Every readable version of the record in this copy: the record file of each of `devices`
@@ -231,8 +237,8 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// The version in a record file, or nil when there is none or it cannot be used yet: files that
     /// are malformed, of another zone or too large are skipped (half replicated, or quarantined).
     func version(in file: String, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
-        guard let status = try files.status(file), !status.isDirectory, status.size <= Self.maxRecordFileBytes,
-              let bytes = try files.readFileIfExists(file), let document = try? JSONCoding.decode(VersionDocument.self, from: bytes),
+        guard let status = try files.status(file), status.isRegular, status.size <= Self.maxRecordFileBytes,
+              let bytes = try? files.readFileIfExists(file, limit: Self.maxRecordFileBytes), let document = try? JSONCoding.decode(VersionDocument.self, from: bytes),
               document.zone == zone, let version = document.recordVersion(writer: writer), version.record.id == id else { return nil }
         return version
     }
@@ -263,15 +269,15 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// next write rolls them forward.
     @discardableResult
     func commit(_ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument) throws -> DeviceBatch {
-        var files = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
+        var digest = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
         var changed: [RecordID: DeviceChange] = [:]
         for change in changes where change.op != .checkpoint { changed[change.id] = change }
         for (id, change) in changed {
-            if let own = try ownVersion(of: id, zone: zone) { files.toggle(id, version: own.version.tag) }
-            if let version = change.version { files.toggle(id, version: version.version) }
+            if let own = try ownVersion(of: id, zone: zone) { digest.toggle(id, version: own.version.tag) }
+            if let version = change.version { digest.toggle(id, version: version.version) }
         }
         let batch = DeviceBatch(seq: (last?.lastSeq ?? 0) + 1, device: deviceID, instance: instance, zone: zone, time: now(),
-                                changes: changes, files: files.hex)
+                                changes: changes, files: digest.hex)
         try journal(of: deviceID).append(batch)
         if (try? writeRecordFiles(batch)) != nil {
             document.appliedSeq = batch.lastSeq
@@ -312,7 +318,8 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         guard reference.hasValidChecksum else { throw BackendError.assetNotFound(reference.fileChecksum) }
         for device in [deviceID] + (try layout.devices()) {
             let file = layout.assetFile(device, reference.fileChecksum)
-            guard let bytes = try files.readFileIfExists(file), bytes.count == reference.size,
+            guard (try files.status(file))?.size == reference.size,
+                  let bytes = try? files.readFileIfExists(file, limit: BackendLimits.maxAssetBytes), bytes.count == reference.size,
                   SHA256.hexDigest(of: bytes) == reference.fileChecksum else { continue }
             return bytes
         }

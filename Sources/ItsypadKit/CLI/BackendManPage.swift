@@ -537,9 +537,11 @@ arrived, or record files that do not yet match any line.
 There it waits; the token keeps that device's position, the other devices'
 journals are still read, and the next sync tries again.
 \fBitsypad sync status\fR lists what a device waits for, and since when.
-A line that is complete but malformed is quarantined:
-that device's journal is read no further, the reason is reported,
-the other devices' are still read.
+A line that is complete but malformed, a segment larger than the limit, or a
+journal folder or segment that is a symbolic link or not a regular file, is
+quarantined: that device's journal is read no further, the reason is reported
+(as a quarantined entry, not a wait), the other devices' are still read, and
+the next sync looks again.
 .PP
 Names that the rules above do not allow are never read and never removed:
 conflict copies (\fIx\fB.sync\-conflict\-\fIdate\fB\-\fItime\fB\-\fIid\fB.json\fR,
@@ -579,7 +581,8 @@ conflict copy of it.
 The first device of a version that writes format 2 to sync with a format 1
 backend converts it, holding the format 1 lock:
 it removes \fIdevices/\fR left by an interrupted conversion,
-appends every current record to its own journal as versions of its own,
+appends every current record to its own journal as versions of its own
+(a record format 1 readers quarantined as malformed is not carried over),
 writes its \fIdevice.json\fR, and then replaces \fIzone.json\fR with format 2
 and the same zone id (the commit).
 It then removes \fIstate.json\fR, \fIlock\fR, \fIjournal/\fR and the format 1

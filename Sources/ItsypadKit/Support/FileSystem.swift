@@ -638,16 +638,16 @@ public struct FileTree: Sendable {
         }
     }
 
-    /// Makes `target` a second name of the regular file `source` (a symlink at `source` is linked as
-    /// itself, never followed). Returns false when the file system cannot link them (another device,
-    /// no hard links); the caller copies instead.
+    /// Makes `target` a second name of the file `source` (a symlink at `source` is linked as itself,
+    /// never followed): atomic and exclusive. Returns false when `target` already exists; throws when
+    /// the file system cannot link (EXDEV, EPERM on file systems without hard links).
     public func link(_ source: String, to target: String) throws -> Bool {
         try inParent(of: source) { sourceDirectory, sourceName in
             guard let sourceDirectory else { throw FileSystemError(path: source, code: ENOENT, operation: "link") }
             return try inParent(of: target, creating: true) { targetDirectory, targetName in
                 guard let targetDirectory else { throw FileSystemError(path: target, code: ENOENT, operation: "link") }
                 if linkat(sourceDirectory, sourceName, targetDirectory, targetName, 0) == 0 { return true }
-                if [EXDEV, EPERM, EMLINK, ENOTSUP].contains(errno) { return false }
+                if errno == EEXIST { return false }
                 throw FileSystem.fail("link", target)
             }
         }

@@ -12,7 +12,7 @@ import Testing
     static func sync(_ backend: ReplicatedDirectoryBackend, since token: ChangeToken? = nil) throws -> (changes: [RecordID: ReplicatedChange], token: ChangeToken, waiting: [ReplicationWait]) {
         let fetched = try backend.fetchAll(since: token)
         _ = try backend.finishSync(acknowledging: fetched.token)
-        return fetched
+        return (fetched.changes, fetched.token, fetched.waiting)
     }
 
     static func recordFiles(_ root: String) throws -> [String] {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import ItsypadKit
 
@@ -50,16 +53,19 @@ struct ReplicatedDevices {
 
 extension ReplicatedDirectoryBackend {
     /// Every page from `token` on: the last state of each record fetched, the final token, and what it waited for.
-    func fetchAll(since token: ChangeToken?) throws -> (changes: [RecordID: ReplicatedChange], token: ChangeToken, waiting: [ReplicationWait]) {
+    func fetchAll(since token: ChangeToken?) throws -> (changes: [RecordID: ReplicatedChange], token: ChangeToken, waiting: [ReplicationWait],
+                                                        quarantined: [QuarantinedItem]) {
         var changes: [RecordID: ReplicatedChange] = [:]
         var token = token
         var waiting: [ReplicationWait] = []
+        var quarantined: [QuarantinedItem] = []
         while true {
             let page = try fetchChanges(since: token, limit: 3)
             for change in page.changes { changes[change.id] = change }
             waiting += page.waiting
+            quarantined += page.quarantined
             token = page.token
-            if !page.moreComing { return (changes, page.token, waiting) }
+            if !page.moreComing { return (changes, page.token, waiting, quarantined) }
         }
     }
 
@@ -213,20 +219,35 @@ extension ReplicatedDirectoryBackend {
         _ = try devices[0].write(ReplicatedSave(record: Devices.note("r", "two"), basedOn: VersionVector(tag: "devA:1")!))
     }
 
-    /// Another device's malformed line or oversized segment stops only that device's journal, with the reason.
+    /// Another device's malformed line, oversized segment or symlinked journal stops only that device's journal, quarantined with the reason.
     @Test func aBadJournalIsQuarantinedAndTheOthersAreStillRead() throws {
-        let devices = try Devices(shared: 3, segmentSizeLimit: 10)
-        for index in 0..<3 { _ = try devices[index].createZoneIfNeeded() }
+        let devices = try Devices(shared: 4, segmentSizeLimit: 10)
+        for index in 0..<4 { _ = try devices[index].createZoneIfNeeded() }
         _ = try devices[0].write(ReplicatedSave(record: Devices.note("a", "from A"), basedOn: VersionVector()))
         _ = try devices[1].write(ReplicatedSave(record: Devices.note("b", "from B"), basedOn: VersionVector()))
         let root = devices[0].path
         try FileSystem.writeAtomically(root + "/devices/devB/journal/0000000000000002.log", Array("{\"seq\":2,\"not\":\"a batch\"}\n".utf8))
         try FileSystem.writeAtomically(root + "/devices/devC/journal/0000000000000001.log",
                                        [UInt8](repeating: UInt8(ascii: " "), count: DeviceJournal.maxLineBytes + 11))
+        let elsewhere = devices.directory.path + "/elsewhere"
+        try FileSystem.makeDirectory(elsewhere)
+        #expect(rmdir(root + "/devices/devD/journal") == 0)
+        #expect(symlink(elsewhere, root + "/devices/devD/journal") == 0)
         let fetched = try devices[0].fetchAll(since: nil)
         #expect(fetched.changes.keys.map(\.recordName).sorted() == ["a", "b"])
-        #expect(fetched.waiting.map(\.path).sorted() == ["devices/devB/journal/0000000000000002.log", "devices/devC/journal/0000000000000001.log"])
-        #expect(fetched.waiting.allSatisfy { $0.reason.contains("quarantined") }, "\(fetched.waiting)")
+        #expect(fetched.waiting.isEmpty, "\(fetched.waiting)")
+        #expect(fetched.quarantined.map(\.location).sorted()
+            == ["devices/devB/journal/0000000000000002.log", "devices/devC/journal/0000000000000001.log", "devices/devD/journal"], "\(fetched.quarantined)")
+        #expect(fetched.quarantined.first { $0.location.hasPrefix("devices/devB") }?.reason.contains("not a valid batch") == true)
+    }
+
+    /// Sequence numbers from another device are range-checked before any arithmetic on them.
+    @Test(arguments: [Int64.max, Int64.max - 1, VersionVector.maxSequence - 1, 0, -1, .min])
+    func aBatchNumberedOutOfRangeIsMalformedWithoutTrapping(seq: Int64) {
+        let change = DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))
+        let next = DeviceChange(seq: seq &+ 1, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))
+        let batch = DeviceBatch(seq: seq, device: "devB", instance: "i", zone: "Z", time: 0, changes: [change, next], files: FilesDigest().hex)
+        #expect(batch.problem(device: "devB") != nil)
     }
 
     @Test func finishingASyncAcknowledgesWhatWasRead() throws {

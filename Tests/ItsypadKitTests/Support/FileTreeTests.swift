@@ -43,6 +43,28 @@ import Testing
         #expect(try tree.status(root + "/made")?.permissions == 0o700)
     }
 
+    @Test func linksAreExclusiveAndNeverReachThroughASymlink() throws {
+        try tree.writeAtomically(root + "/sub/file", Array("hello".utf8))
+        #expect(try tree.link(root + "/sub/file", to: root + "/made/second"))
+        #expect(try tree.read(root + "/made/second") == Array("hello".utf8))
+        #expect(try !tree.link(root + "/sub/file", to: root + "/made/second"))
+        try symlink(outside, at: root + "/linked")
+        expectMalformed { _ = try tree.link(root + "/linked/target", to: root + "/stolen") }
+        expectMalformed { _ = try tree.link(root + "/sub/file", to: root + "/linked/planted") }
+        #expect(try tree.status(root + "/stolen") == nil)
+        #expect(try FileSystem.list(outside) == ["target"])
+    }
+
+    @Test func removeDirectoryRemovesOnlyAnEmptyDirectoryAndNeverALinksTarget() throws {
+        #expect(try tree.removeDirectory(root + "/sub"))
+        #expect(try !tree.removeDirectory(root + "/sub"))
+        try symlink(outside, at: root + "/linked")
+        #expect(throws: FileSystemError.self) { try tree.removeDirectory(root + "/linked") }
+        try tree.writeAtomically(root + "/full/file", [1])
+        #expect(throws: FileSystemError.self) { try tree.removeDirectory(root + "/full") }
+        #expect(FileSystem.isDirectory(outside) && targetIntact)
+    }
+
     @Test func aSymlinkedFileIsNeitherReadNorWrittenThrough() throws {
         try symlink(outside + "/target", at: root + "/link")
         expectMalformed { _ = try tree.read(root + "/link") }
