@@ -66,21 +66,43 @@ extension ReplicatedDirectoryBackend {
 
     public func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
         let zone = try readZone()
-        var position = try token.map { try ReplicatedToken(decoding: $0, zoneID: zone.zoneID) } ?? ReplicatedToken(zoneID: zone.zoneID)
+        let start = try token.map { try ReplicatedToken(decoding: $0, zoneID: zone.zoneID) } ?? ReplicatedToken(zoneID: zone.zoneID)
         // Tombstones this device has not seen may be gone after the retention: start again.
         if token != nil, let lastSync = try? deviceDocument().lastSync, now() - lastSync > Self.tombstoneRetention {
             throw BackendError.tokenExpired
         }
         let devices = try layout.devices()
+        // Devices whose journals were compacted past this reader: a full fetch of those devices only.
+        let restarted = try restartFromRecordFiles(start, devices: devices, zone: zone.zoneID)
+        var reads = restarted.reads
+        var waiting = restarted.waiting
+        // Record files count as read only if reading on reaches as far as their drops waited for.
+        // Another device's journal may need these files read first (its own drops), so that is
+        // checked after reading everything this copy holds; a device whose files still wait is left
+        // out, and the rest read again.
+        while !reads.isEmpty {
+            let positions = try readPage(from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: .max, collecting: false).positions
+            guard let (device, files) = reads.filter({ !$0.value.isSatisfied(by: positions) }).min(by: { $0.key < $1.key }) else { break }
+            let (needed, seq) = files.requires.sorted { $0.key < $1.key }.first { (positions[$0.key]?.seq ?? 0) < $0.value }!
+            waiting[device] = ReplicationWait(path: relative(layout.journalDirectory(device)), reason: "the record files of \(device) wait for change \(seq) of \(needed)")
+            reads[device] = nil
+        }
+        return try readPage(from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: limit, collecting: true).page
+    }
+
+    /// One page read from `start`: the devices in `restarting` from their record files, the others'
+    /// journals from their positions; devices in `waiting` are not read. Without `collecting`, only
+    /// the positions reached count (the page has no changes).
+    private func readPage(from start: ReplicatedToken, restarting: [String: RecordFilesRead], waiting restartWaits: [String: ReplicationWait],
+                          devices: [String], zone: String, limit: Int, collecting: Bool) throws -> (page: ReplicatedChangesPage, positions: [String: ReplicatedToken.Position]) {
+        var position = start
         var budget = max(1, limit)
         var order: [RecordID] = []
         var read: [RecordID: [RecordVersion]] = [:]
         var moreComing = false
-        // Devices whose journals were compacted past this reader: a full fetch of those devices only.
-        let restarted = try restartFromRecordFiles(position, devices: devices, zone: zone.zoneID)
-        var waiting = restarted.waiting
+        var waiting = restartWaits
         var quarantined: [String: QuarantinedItem] = [:]
-        for (device, files) in restarted.reads.sorted(by: { $0.key < $1.key }) {
+        for (device, files) in restarting.sorted(by: { $0.key < $1.key }) {
             for version in files.versions {
                 if read[version.record.id] == nil { order.append(version.record.id) }
                 read[version.record.id, default: []].append(version)
@@ -98,11 +120,11 @@ extension ReplicatedDirectoryBackend {
                     moreComing = true
                     break
                 }
-                if restarted.waiting[device] != nil { continue }
-                let start = position.positions[device] ?? ReplicatedToken.Position(seq: 0, resume: nil)
-                let result = try journal(of: device).read(after: start.seq, hint: start.resume, maxChanges: budget) { batch in
+                if restartWaits[device] != nil { continue }
+                let from = position.positions[device] ?? ReplicatedToken.Position(seq: 0, resume: nil)
+                let result = try journal(of: device).read(after: from.seq, hint: from.resume, maxChanges: budget) { batch in
                     // Another zone's lines wait: the device has not moved its data to this zone yet.
-                    if batch.zone != zone.zoneID { return "written in zone \(batch.zone), not \(zone.zoneID)" }
+                    if batch.zone != zone { return "written in zone \(batch.zone), not \(zone)" }
                     for change in batch.changes {
                         if let source = change.drop?.coveredBy, (position.positions[source.device]?.seq ?? 0) < source.seq {
                             return "\(change.id) was superseded by change \(source.seq) of \(source.device), not read yet"
@@ -135,12 +157,13 @@ extension ReplicatedDirectoryBackend {
                 }
             }
         }
-        let changes = try order.map { id in
-            ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone.zoneID, devices: devices) + read[id, default: []]))
+        let changes = try !collecting ? [] : order.map { id in
+            ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone, devices: devices) + read[id, default: []]))
         }
-        return ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing,
-                                     waiting: waiting.sorted { $0.key < $1.key }.map(\.value),
-                                     quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value))
+        let page = ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing,
+                                         waiting: waiting.sorted { $0.key < $1.key }.map(\.value),
+                                         quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value))
+        return (page, position.positions)
     }
 
     func relative(_ file: String) -> String {

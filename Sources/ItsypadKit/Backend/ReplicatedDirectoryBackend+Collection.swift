@@ -82,21 +82,40 @@ extension ReplicatedDirectoryBackend {
         guard acknowledged > swept else { return [] }
         var drops: [(RecordID, DropDocument)] = []
         var sweptThrough = acknowledged
-        let lines = try journal(of: deviceID).read(after: swept, through: acknowledged, hint: nil, maxChanges: .max)
-        for (batch, _) in lines.batches {
-            for change in batch.changes where change.op == .delete && change.seq <= acknowledged {
-                guard let tombstone = change.version, let own = try ownVersion(of: change.id, zone: zone),
-                      own.version.tag == tombstone.version else { continue }
-                if try versions(of: change.id, zone: zone).contains(where: { $0.writer != deviceID && !$0.isDeleted }) {
-                    // A live version is still here: it supersedes the tombstone or is about to be dropped. Look again later.
-                    sweptThrough = min(sweptThrough, change.seq - 1)
-                    continue
-                }
-                drops.append((change.id, DropDocument(version: tombstone.version, coveredBy: nil)))
+        for (id, seq, tombstone) in try ownTombstones(after: swept, through: acknowledged, zone: zone) {
+            guard try ownVersion(of: id, zone: zone)?.version.tag == tombstone else { continue }
+            if try versions(of: id, zone: zone).contains(where: { $0.writer != deviceID && !$0.isDeleted }) {
+                // A live version is still here: it supersedes the tombstone or is about to be dropped. Look again later.
+                sweptThrough = min(sweptThrough, seq - 1)
+                continue
             }
+            drops.append((id, DropDocument(version: tombstone, coveredBy: nil)))
         }
         document.tombstonesSweptThrough = sweptThrough
         return drops
+    }
+
+    /// The tombstones this device wrote after `swept` and up to `acknowledged`: from its journal, and
+    /// from its record files when the journal was compacted since (its record files stand for the
+    /// lines removed; only then is `records/` walked).
+    private func ownTombstones(after swept: Int64, through acknowledged: Int64, zone: String) throws -> [(id: RecordID, seq: Int64, version: String)] {
+        let journal = journal(of: deviceID)
+        var tombstones: [(id: RecordID, seq: Int64, version: String)] = []
+        var readFrom = swept
+        if let checkpoint = try journal.checkpoint(), swept < checkpoint.batch.seq {
+            for (id, file) in (try recordFilesByDevice()[deviceID] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                guard let own = try version(in: file, of: id, writer: deviceID, zone: zone), own.isDeleted,
+                      let seq = own.version.entries[deviceID], seq > swept, seq <= acknowledged else { continue }
+                tombstones.append((id, seq, own.version.tag))
+            }
+            readFrom = checkpoint.batch.seq
+        }
+        for (batch, _) in try journal.read(after: readFrom, through: acknowledged, hint: nil, maxChanges: .max).batches {
+            for change in batch.changes where change.op == .delete && change.seq <= acknowledged {
+                if let tombstone = change.version { tombstones.append((change.id, change.seq, tombstone.version)) }
+            }
+        }
+        return tombstones
     }
 
     /// The last of this device's sequence numbers that every other device within the retention has

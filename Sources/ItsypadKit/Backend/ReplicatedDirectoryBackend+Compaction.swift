@@ -75,8 +75,8 @@ extension ReplicatedDirectoryBackend {
     }
 
     /// The devices whose journals no longer start where `token` is, read from their record files
-    /// all at once (their checkpoints may wait for one another), keeping those whose requirements
-    /// the others' positions meet; the rest wait.
+    /// (a device whose files do not match its journal yet waits). Whether the others' positions meet
+    /// each one's requirements is for the caller to check once it has read them.
     func restartFromRecordFiles(_ token: ReplicatedToken, devices: [String], zone: String)
         throws -> (reads: [String: RecordFilesRead], waiting: [String: ReplicationWait]) {
         var reads: [String: RecordFilesRead] = [:]
@@ -89,14 +89,6 @@ extension ReplicatedDirectoryBackend {
             case .success(let read): reads[device] = read
             case .failure(let wait): waiting[device] = wait
             }
-        }
-        while true {
-            let positions = token.positions.merging(reads.mapValues(\.position)) { _, restarted in restarted }
-            guard let (device, read) = reads.first(where: { !$0.value.isSatisfied(by: positions) }) else { break }
-            let (needed, seq) = read.requires.first { (positions[$0.key]?.seq ?? 0) < $0.value }!
-            waiting[device] = ReplicationWait(path: relative(layout.journalDirectory(device)),
-                                              reason: "the record files of \(device) wait for change \(seq) of \(needed)")
-            reads[device] = nil
         }
         return (reads, waiting)
     }

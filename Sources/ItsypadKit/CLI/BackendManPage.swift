@@ -464,6 +464,7 @@ listed in \fIdevices/\fR or named in a \fBseen\fR, whose \fBlastSync\fR
 (or creation) is within the retention (90 days), reports in \fBseen\fR that it
 has read the tombstone; while such a device's \fIdevice.json\fR has not
 arrived, nothing is removed.
+A tombstone whose line was compacted away is found in the writer's record files.
 A device that has not synced for longer than the retention is not waited for:
 when it comes back, its change token has expired, so it fetches everything
 again, as after an expired token in format 1, and removes what was deleted
@@ -525,7 +526,9 @@ A device's record files count as read only when the XOR of their hashes equals
 the \fBfiles\fR of a line of its journal from the checkpoint on; reading then
 continues after that line.
 All the devices read from record files in one fetch are read together, and one
-whose \fBrequires\fR the others' positions do not meet waits.
+whose \fBrequires\fR is not met by the positions that reading every journal in
+this copy reaches waits (another device's journal may itself wait for these
+record files, so the positions are those reached with them read).
 A device whose own \fBlastSync\fR is older than the retention gets an expired
 token and fetches everything.
 .SS "Waiting for replication"
