@@ -4,7 +4,8 @@ import Glibc
 
 /// The local data directory: its layout, format version, device identity and
 /// lock. Commands open it, work, and close it; every command holds the lock
-/// for its whole run so that two processes never interleave their writes.
+/// for its whole run so that two processes never interleave their writes,
+/// except a sync, which lets go of it around backend I/O (`withLockReleased`).
 ///
 /// Layout (format 1):
 /// - `meta.json`: format version, device id, creation time
@@ -26,6 +27,7 @@ public final class DataStore {
     /// Set when other users may read or write the data directory (its permission bits).
     public let exposure: UInt32?
     private var lock: FileLock?
+    private let lockTimeout: Double
     private var openedClips: ClipStore?
     private var openedSettings: SettingsStore?
     private var openedPending: PendingQueue?
@@ -38,14 +40,12 @@ public final class DataStore {
     public init(path: String, lockTimeout: Double = 10, warn: @escaping (String) -> Void = { _ in }) throws {
         self.path = path
         self.warn = warn
+        self.lockTimeout = lockTimeout
         tree = FileTree(root: path)
         do {
             try FileSystem.makeDirectory(path)
             exposure = try DataStore.exposure(of: tree)
-            guard let lock = try FileLock(path: path + "/lock", in: tree, mode: .exclusive, timeout: lockTimeout) else {
-                throw ItsypadError.temporary("the data directory \(path) is locked by another itsypad process; try again later")
-            }
-            self.lock = lock
+            lock = try DataStore.takeLock(path: path, tree: tree, timeout: lockTimeout)
             isReadOnly = false
             deviceID = try DataStore.readOrCreateMeta(path + "/meta.json", in: tree)
         } catch let error as FileSystemError {
@@ -59,6 +59,7 @@ public final class DataStore {
     public init(readingWithoutLock path: String, warn: @escaping (String) -> Void = { _ in }) throws {
         self.path = path
         self.warn = warn
+        lockTimeout = 0
         tree = FileTree(root: path)
         isReadOnly = true
         do {
@@ -70,6 +71,13 @@ public final class DataStore {
         } catch let error as FileSystemError {
             throw ItsypadError.from(error)
         }
+    }
+
+    private static func takeLock(path: String, tree: FileTree, timeout: Double) throws -> FileLock {
+        guard let lock = try FileLock(path: path + "/lock", in: tree, mode: .exclusive, timeout: timeout) else {
+            throw ItsypadError.temporary("the data directory \(path) is locked by another itsypad process; try again later")
+        }
+        return lock
     }
 
     /// The data directory's permission bits when other users may read or write it.
@@ -108,11 +116,41 @@ public final class DataStore {
     /// Releases the lock (for example while a person is in an editor). The
     /// store must not be used afterwards; open a new one.
     public func close() {
+        dropOpenedStores()
+        lock = nil
+    }
+
+    private func dropOpenedStores() {
         openedClips = nil
         openedSettings = nil
         openedPending = nil
         openedLedger = nil
+        compiledIgnorePatterns = nil
+    }
+
+    /// Lets other commands in while `body` runs (a sync's backend I/O, which may take minutes on a
+    /// slow mount), then takes the lock again, waiting up to the lock time-out as when opening.
+    /// Every file may have changed meanwhile: the opened stores are dropped, and whatever the
+    /// caller read before must be read again. Throws `.temporary` when the lock stays busy
+    /// (the store is then unlocked and must not be written).
+    @discardableResult
+    public func withLockReleased<T>(_ body: () throws -> T) throws -> T {
+        precondition(lock != nil, "withLockReleased needs the lock")
+        dropOpenedStores()
         lock = nil
+        let result = Result { try body() }
+        lock = try storeOperation { try DataStore.takeLock(path: path, tree: tree, timeout: lockTimeout) }
+        return try result.get()
+    }
+
+    /// How long `letOthersIn` leaves the lock free: longer than a waiter's longest pause between
+    /// attempts (see `FileLock`), so that one waiting always gets its turn.
+    static let turnForOthers: useconds_t = 6_000
+
+    /// Releases the lock for a moment between two short steps of a long run, so that a command
+    /// waiting for it (a clipboard watcher's `clip add`) never waits for the whole run.
+    public func letOthersIn() throws {
+        try withLockReleased { usleep(DataStore.turnForOthers) }
     }
 
     public var tabs: TabStore { TabStore(directory: path + "/tabs", tree: tree) }

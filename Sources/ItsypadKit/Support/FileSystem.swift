@@ -339,6 +339,9 @@ public final class FileLock {
 
     public enum Mode { case shared, exclusive }
 
+    /// The longest pause between two attempts to take a busy lock, in seconds.
+    static let longestPause = 0.004
+
     /// Waits up to `timeout` seconds; returns nil when the lock stayed busy. The lock file is
     /// opened like any file of `tree` (by default, its own directory): a symlink is refused, so
     /// a planted `lock` link can never create or truncate its target.
@@ -348,7 +351,7 @@ public final class FileLock {
         }
         let operation = (mode == .shared ? LOCK_SH : LOCK_EX) | LOCK_NB
         var waited = 0.0
-        var pause = 0.002
+        var pause = 0.001
         while flock(fd, operation) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR, waited < timeout else {
                 close(fd)
@@ -357,7 +360,8 @@ public final class FileLock {
             }
             usleep(useconds_t(pause * 1_000_000))
             waited += pause
-            pause = min(pause * 2, 0.05)
+            // Short pauses: a sync hands the lock over for a few milliseconds between its steps.
+            pause = min(pause * 2, FileLock.longestPause)
         }
         self.fd = fd
     }

@@ -178,7 +178,7 @@ extension SyncEngine {
         switch (change.operation, entry) {
         case (.save, .live(let tab)?) where !tab.isFileBacked:
             let record = try RecordMapping.record(for: tab, deviceName: deviceName, backend: backend)
-            return Outgoing(change: change, saves: [record])
+            return Outgoing(change: change, saves: [record], sentTab: tab)
         case (.delete, .deleted(let deletion)?):
             return outgoingDeletion(change, ifTag: deletion.tag, history: deletion.history)
         case (.delete, nil):
@@ -189,23 +189,25 @@ extension SyncEngine {
         }
     }
 
-    /// Records the new tags, and for saved tabs the content sent as the next common ancestor.
+    /// Records the new tags, and for saved tabs the version sent as the next common ancestor
+    /// (a tab edited since it was sent keeps its edit, still pending, on top of that ancestor).
     func acceptTabs(_ items: [Outgoing], saved: [RecordID: BackendRecord]) throws {
+        var updated: [Tab] = []
         for item in items {
             let id = item.change.key.name
             switch try store.tabs.entry(id: id) {
             case .live(var tab)? where item.change.operation == .save:
-                guard let sent = item.saves.first, let record = saved[sent.id], let tag = record.recordChangeTag else { continue }
-                let content: String
-                if case .string(let inline)? = record.fields["content"] { content = inline } else { content = tab.content }
-                tab.sync = TabSyncMetadata(tag: tag, ancestor: content, clock: tab.clock)
-                try store.tabs.save(tab)
+                guard let sent = item.sentTab, let record = item.saves.first.flatMap({ saved[$0.id] }),
+                      let tag = record.recordChangeTag else { continue }
+                tab.sync = TabSyncMetadata(tag: tag, ancestor: sent.content, clock: sent.clock)
+                updated.append(tab)
             case .deleted? where item.change.operation == .delete:
                 try store.tabs.remove(id: id)
             default:
                 continue
             }
         }
+        try store.tabs.save(updated)
     }
 
     // MARK: Bookkeeping

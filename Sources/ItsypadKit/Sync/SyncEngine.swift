@@ -26,11 +26,20 @@ public struct SyncReport: Equatable, Sendable {
 /// version exactly as if it had been fetched, so fetching and sending follow
 /// one set of rules.
 ///
-/// The data directory stays locked for the whole run; the backend's own lock
-/// is held only while a batch commits.
+/// The data directory is locked only while the run reads and writes local
+/// state, in short steps: every backend call is made with its lock released
+/// (see `LockReleasingBackend`), and long applies hand it over between steps,
+/// so that `clip add` never waits for a sync. Local state is therefore read
+/// again after every backend call, and a local edit made meanwhile is treated
+/// exactly as one made before the call (it is pending, so it wins or merges).
+/// Two syncs of one data directory are kept apart by a lock of their own,
+/// held for the engine's lifetime; the backend's own lock is held only while a
+/// batch commits.
 public final class SyncEngine {
     let store: DataStore
-    let backend: SyncBackend
+    let backend: LockReleasingBackend
+    /// Held while this engine exists: a second sync of the data directory is refused, not queued.
+    private let syncLock: FileLock
     let now: () -> Milliseconds
     public internal(set) var state: EngineState
     public internal(set) var report = SyncReport()
@@ -47,13 +56,24 @@ public final class SyncEngine {
     /// and attempts per backend call for transient errors.
     static let pageSize = 2000
     static let attempts = 5
+    /// Changes applied, or sent changes accepted, per hold of the data directory's lock.
+    static let stepSize = 100
 
+    /// Takes the sync lock (`sync/lock`) without waiting: throws `.temporary` when another
+    /// sync of this data directory is under way.
     public init(store: DataStore, backend: SyncBackend, now: @escaping () -> Milliseconds = Time.now) throws {
+        let lockPath = store.path + "/sync/lock"
+        guard let syncLock = try storeOperation({ try FileLock(path: lockPath, in: store.tree, mode: .exclusive, timeout: 0) }) else {
+            throw ItsypadError.temporary("another sync of \(store.path) is under way; try again once it has finished")
+        }
+        self.syncLock = syncLock
         self.store = store
-        self.backend = backend
+        self.backend = LockReleasingBackend(backend, store: store)
         self.now = now
         state = try EngineState.load(from: store)
         deviceName = try store.settings().string("device.name") ?? store.deviceID
+        // Tabs decided on must be on disk before anyone else may edit them.
+        self.backend.beforeRelease = { [unowned self] in try writeStagedTabs() }
     }
 
     // MARK: Runs
@@ -113,14 +133,13 @@ public final class SyncEngine {
     /// Sends the pending queue.
     public func push() throws {
         try prepare()
-        let pending = try store.pending()
         var skip = Set<RecordKey>()
         var batchLimit = BackendLimits.maxRecordsPerRequest
         for _ in 0..<50 {
-            let changes = try pending.changes().filter { !skip.contains($0.key) }
+            let changes = try store.pending().changes().filter { !skip.contains($0.key) }
             guard !changes.isEmpty else { break }
             let batch = try buildBatch(changes, limit: batchLimit)
-            try pending.confirm(batch.obsolete)
+            try store.pending().confirm(batch.obsolete)
             guard !batch.items.isEmpty else { continue }
             let result: ModifyResult
             do {
@@ -152,6 +171,7 @@ public final class SyncEngine {
         if report.failed.isEmpty { state.lastPush = now() }
         try state.save(to: store)
         // Sent changes leave "done" lines behind: rewrite the log as what is still waiting.
+        let pending = try store.pending()
         if (store.tree.fileSize(pending.path) ?? 0) > 64 << 10 { try pending.compact { _ in true } }
     }
 
@@ -263,9 +283,22 @@ public final class SyncEngine {
         try state.save(to: store)
     }
 
-    /// Applies one page in order. Clips are folded per id and applied in bulk, so a
-    /// large first sync costs one pass over the history rather than one per entry.
+    /// Applies one page in order, in steps of `stepSize` changes with the lock handed over
+    /// between them. A crash between steps applies the page again from its start (its token
+    /// is saved after it), which changes nothing already applied.
     private func apply(_ changes: [Change], in pass: inout FetchPass) throws {
+        var start = changes.startIndex
+        while start < changes.endIndex {
+            if start > changes.startIndex { try store.letOthersIn() }
+            let end = min(start + SyncEngine.stepSize, changes.endIndex)
+            try applyStep(changes[start..<end], in: &pass)
+            start = end
+        }
+    }
+
+    /// Applies changes in order, and writes them. Clips are folded per id and applied in bulk,
+    /// so a large first sync costs one pass over the history per step rather than one per entry.
+    private func applyStep(_ changes: ArraySlice<Change>, in pass: inout FetchPass) throws {
         var clipChanges: [String: ClipChange] = [:]
         for change in changes {
             switch change {
@@ -306,6 +339,7 @@ public final class SyncEngine {
             }
         }
         try applyClips(clipChanges)
+        try writeStagedTabs()
     }
 
     /// A record removed on the backend; `history` is what its tombstone says the deleter
@@ -343,6 +377,8 @@ public final class SyncEngine {
         let change: PendingChange
         var saves: [BackendRecord] = []
         var deletes: [RecordDelete] = []
+        /// The version of the tab sent: the tab may be edited while the batch is on its way.
+        var sentTab: Tab? = nil
 
         var recordIDs: [RecordID] {
             saves.map(\.id) + deletes.map { RecordID(recordType: $0.recordType, recordName: $0.recordName) }
@@ -415,11 +451,24 @@ public final class SyncEngine {
         return outgoing
     }
 
-    /// Records what the backend now holds, and marks the changes sent.
+    /// Records what the backend now holds, and marks the changes sent, in steps of `stepSize`
+    /// with the lock handed over between them. Each step commits its items' new tags before
+    /// their confirmation; a crash between steps leaves the rest pending, to be matched with
+    /// their own versions by the next fetch, as for a run that did not hear back.
     private func accept(_ result: ModifyResult, for batch: Batch) throws {
         let saved = Dictionary(result.saved.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        var start = batch.items.startIndex
+        while start < batch.items.endIndex {
+            if start > batch.items.startIndex { try store.letOthersIn() }
+            let end = min(start + SyncEngine.stepSize, batch.items.endIndex)
+            try acceptStep(batch.items[start..<end], saved: saved)
+            start = end
+        }
+    }
+
+    private func acceptStep(_ batchItems: ArraySlice<Outgoing>, saved: [RecordID: BackendRecord]) throws {
         for type in RecordType.allCases {
-            let items = batch.items.filter { $0.change.key.type == type }
+            let items = batchItems.filter { $0.change.key.type == type }
             guard !items.isEmpty else { continue }
             switch type {
             case .tab: try acceptTabs(items, saved: saved)
@@ -427,11 +476,11 @@ public final class SyncEngine {
             case .setting: try acceptSettings(items, saved: saved)
             }
         }
-        for item in batch.items {
+        for item in batchItems {
             state.failures[item.change.key] = nil
             knownTombstones[item.change.key] = nil
         }
-        try store.pending().confirm(batch.items.map(\.change))
+        try store.pending().confirm(batchItems.map(\.change))
     }
 
     /// Handles one per-record error; returns false when the item cannot be sent in this run.
@@ -565,7 +614,8 @@ public final class SyncEngine {
             do {
                 return try body()
             } catch let error as BackendError where error.isTransient && attempt < SyncEngine.attempts {
-                usleep(useconds_t((delay + Double.random(in: 0...delay)) * 1_000_000))
+                let pause = useconds_t((delay + Double.random(in: 0...delay)) * 1_000_000)
+                try store.withLockReleased { usleep(pause) }
                 delay *= 2
             }
         }

@@ -115,12 +115,13 @@ enum SyncCommands {
         return ExitCode.success
     }
 
-    /// The data directory for `sync status`: locked as usual, unless a sync
-    /// holds the lock, in which case status reads what is persisted without it
-    /// rather than wait (a long first sync would make it hang, then give up).
+    /// The data directory for `sync status`, and the sync under way if there is one: locked as
+    /// usual, unless a sync holds the lock for a step, in which case status reads what is
+    /// persisted without it rather than wait.
     static func storeForStatus(_ invocation: Invocation) throws -> (DataStore, RunningSync?) {
         do {
-            return (try invocation.store(lockTimeout: 0), nil)
+            let store = try invocation.store(lockTimeout: 0)
+            return (store, RunningSync.current(in: store.path))
         } catch let error as ItsypadError where error.exitCode == ExitCode.temporary {
             let directory = try invocation.dataDirectory()
             guard let running = RunningSync.current(in: directory) else { return (try invocation.store(), nil) }
