@@ -144,7 +144,7 @@ public enum CommandTable {
 
     static let sync = CommandSpec(
         "sync", abstract: "Sync tabs, clips and synced settings through a shared backend directory.",
-        discussion: "Without a subcommand: pull, then push, then pull. Quiet on success unless standard output is a terminal, so cron mails only failures. Exit status 75 means the backend was locked, unreachable or missing (an unmounted disk: sync never creates a backend, only sync enable does): try again later; nothing pending is lost. Exit status 1 with records named means something on the backend is malformed: it was skipped and everything else synced (see sync status).",
+        discussion: "Without a subcommand: pull, then push, then pull. Quiet on success unless standard output is a terminal, so cron mails only failures. Exit status 75 means the backend was locked, unreachable or missing (an unmounted disk: sync never creates a backend, only sync enable does), or another sync of this data directory was under way (a second sync does not wait for the first): try again later; nothing pending is lost. A sync locks the data directory only for short steps, never while it waits for the backend, so commands such as clip add run meanwhile; what they change is sent by this sync or the next. Exit status 1 with records named means something on the backend is malformed: it was skipped and everything else synced (see sync status).",
         subcommands: [
             CommandSpec("enable", abstract: "Start syncing through DIR (created if needed; its parent must exist) and run a first sync that merges both ways.",
                         arguments: [ArgumentSpec("dir", .optional, help: "The backend directory (default: the sync.backend setting).", completion: .directory)],

@@ -41,8 +41,9 @@ final class FaultInjectingBackend: SyncBackend, @unchecked Sendable {
     var killAfterCommit = false
     /// Runs `body` just before this call.
     var interleave: (call: Int, body: () -> Void)?
-    /// Records saved by batches that committed, whether or not the caller heard back.
-    private(set) var committed = Set<RecordID>()
+    /// Records saved by batches that committed, whether or not the caller heard back, with the
+    /// call that last committed each.
+    private(set) var committed: [RecordID: Int] = [:]
 
     init(_ base: SyncBackend) {
         self.base = base
@@ -69,7 +70,7 @@ final class FaultInjectingBackend: SyncBackend, @unchecked Sendable {
         try call {
             let result = try base.modify(saves: saves, deletes: deletes, device: device)
             if result.failures.isEmpty {
-                committed.formUnion(result.saved.map(\.id))
+                for record in result.saved { committed[record.id] = calls }
                 if killAfterCommit { throw SimulatedKill() }
             }
             return result
@@ -106,6 +107,8 @@ final class RandomSyncSimulation {
     private var random: SeededGenerator
     private var devices: [SimulatedDevice] = []
     private var step = 0
+    /// Set while local operations run in the middle of the device's own sync, before this backend call.
+    private var duringCall: Int?
     private var time: Milliseconds = 1_800_000_000_000
     /// What happened, for the failure message.
     private(set) var trace: [String] = []
@@ -136,8 +139,9 @@ final class RandomSyncSimulation {
         var enabled = true
         /// Steps at which a sync of this device completed.
         var completedSyncs: [Int] = []
-        /// Changes made here and not known to be committed yet.
-        var uncommitted: [(key: RecordKey, index: Int)] = []
+        /// Changes made here and not known to be committed yet; made while this device's own sync
+        /// waited for its backend call `duringCall`, a change travels only in batches sent after it.
+        var uncommitted: [(key: RecordKey, index: Int, duringCall: Int?)] = []
     }
 
     init(seed: UInt64, devices count: Int = 3, steps: Int = 150, backend: SimulatedBackend) {
@@ -211,6 +215,7 @@ final class RandomSyncSimulation {
         case 61..<65: try compact()
         case 65..<73: try killedSync(index)
         case 73..<78: try concurrentSyncs(index)
+        case 78..<84: try editsDuringSync(index)
         default: try sync(index)
         }
     }
@@ -220,14 +225,15 @@ final class RandomSyncSimulation {
     }
 
     private func withStore<T>(_ index: Int, _ body: (DataStore) throws -> T) throws -> T {
-        let store = try DataStore(path: devices[index].dataDir)
+        // During the device's own sync the lock must be free: a short wait shows a sync that holds it.
+        let store = try DataStore(path: devices[index].dataDir, lockTimeout: duringCall == nil ? 10 : 1)
         defer { store.close() }
         return try body(store)
     }
 
     private func record(_ key: RecordKey, by index: Int, result: (name: String, language: String)? = nil) {
         changes[key, default: []].append(Change(step: step, device: index, result: result))
-        devices[index].uncommitted.append((key, changes[key]!.count - 1))
+        devices[index].uncommitted.append((key, changes[key]!.count - 1, duringCall))
     }
 
     private func token(_ kind: String) -> String { "\(kind)-\(seed)-\(step)" }
@@ -411,20 +417,23 @@ final class RandomSyncSimulation {
             completed = false
         }
         // A batch that committed carried every change this device had made to its records, heard back or not.
-        let committed = Set(backend.committed.compactMap { RecordKey(record: $0) })
-        markCommitted(on: index) { committed.contains($0) }
+        var committed: [RecordKey: Int] = [:]
+        for (id, call) in backend.committed { if let key = RecordKey(record: id) { committed[key] = max(committed[key] ?? 0, call) } }
+        markCommitted(on: index) { change in committed[change.key].map { $0 > (change.duringCall ?? 0) } ?? false }
+        // Calls are counted per run: what stays uncommitted travels in any later batch.
+        for position in devices[index].uncommitted.indices { devices[index].uncommitted[position].duringCall = nil }
         guard completed else { return false }
         guard engine.report.failed.isEmpty else { throw SimulationError("sync failed on dev\(index): \(engine.report.failed)") }
         devices[index].completedSyncs.append(step)
         // What this device changed and no longer has waiting was committed by now.
         let waiting = try store.pending().keys()
-        markCommitted(on: index) { !waiting.contains($0) }
+        markCommitted(on: index) { !waiting.contains($0.key) }
         return true
     }
 
-    private func markCommitted(on index: Int, _ isCommitted: (RecordKey) -> Bool) {
+    private func markCommitted(on index: Int, _ isCommitted: ((key: RecordKey, index: Int, duringCall: Int?)) -> Bool) {
         devices[index].uncommitted.removeAll { change in
-            guard isCommitted(change.key) else { return false }
+            guard isCommitted(change) else { return false }
             if changes[change.key]![change.index].committedAt == nil { changes[change.key]![change.index].committedAt = step }
             return true
         }
@@ -464,6 +473,47 @@ final class RandomSyncSimulation {
         }
         if let failure { throw failure }
         log(index, "sync with dev\(other) syncing at its call \(call)")
+    }
+
+    /// Local changes made while the device's own sync waits for the backend, which it does
+    /// without the data directory's lock: each is a step of its own, after the sync began and
+    /// before it ends, and must come out exactly as if made before or after the sync.
+    private func editsDuringSync(_ index: Int) throws {
+        guard devices[index].enabled else { return }
+        let call = Int.random(in: 1...10, using: &random)
+        let count = Int.random(in: 1...3, using: &random)
+        var failure: Error?
+        var reached = false
+        try runSync(index) { backend in
+            backend.interleave = (call, { [self] in
+                reached = true
+                duringCall = call
+                defer { duringCall = nil }
+                do {
+                    for _ in 0..<count {
+                        step += 1
+                        time += 1000
+                        try localOperation(on: index)
+                    }
+                } catch { failure = error }
+            })
+        }
+        if let failure { throw failure }
+        log(index, "sync with local changes at its call \(call)\(reached ? "" : " (not reached)")")
+    }
+
+    /// One of the changes a person makes on a device.
+    private func localOperation(on index: Int) throws {
+        switch Int.random(in: 0..<9, using: &random) {
+        case 0: try newTab(index)
+        case 1, 2: try editTabContent(index)
+        case 3: try renameTab(index)
+        case 4: try removeTab(index)
+        case 5: try addClip(index)
+        case 6: try removeClip(index)
+        case 7: try pinClip(index)
+        default: try changeSetting(index)
+        }
     }
 
     private func toggleSync(_ index: Int) throws {

@@ -1,0 +1,138 @@
+import Testing
+@testable import ItsypadKit
+
+/// A backend that runs `body` just before the first call named `pausing`: a sync blocked in
+/// backend I/O, caught in the act (the in-memory backend does the work). With `thenFailing`,
+/// every later call of that name throws it.
+final class PausingBackend: SyncBackend, @unchecked Sendable {
+    private let base: SyncBackend
+    private let pausing: String
+    private var paused = false
+    private let thenFailing: BackendError?
+    private let body: () -> Void
+
+    init(_ base: SyncBackend, pausingAt call: String, thenFailing: BackendError? = nil, _ body: @escaping () -> Void) {
+        self.base = base
+        pausing = call
+        self.thenFailing = thenFailing
+        self.body = body
+    }
+
+    private func call<T>(_ name: String, _ work: () throws -> T) throws -> T {
+        if name == pausing {
+            if paused, let thenFailing { throw thenFailing }
+            if !paused { body() }
+            paused = true
+        }
+        return try work()
+    }
+
+    func createZoneIfNeeded() throws -> ZoneInfo { try call("createZoneIfNeeded") { try base.createZoneIfNeeded() } }
+    func zone() throws -> ZoneInfo { try call("zone") { try base.zone() } }
+    func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ChangesPage {
+        try call("fetchChanges") { try base.fetchChanges(since: token, limit: limit) }
+    }
+    func modify(saves: [RecordSave], deletes: [RecordDelete], device: String) throws -> ModifyResult {
+        try call("modify") { try base.modify(saves: saves, deletes: deletes, device: device) }
+    }
+    func putAsset(_ bytes: [UInt8]) throws -> AssetReference { try call("putAsset") { try base.putAsset(bytes) } }
+    func readAsset(_ reference: AssetReference) throws -> [UInt8] { try call("readAsset") { try base.readAsset(reference) } }
+    func fetchRecord(_ id: RecordID) throws -> BackendRecord? { try call("fetchRecord") { try base.fetchRecord(id) } }
+    func compact() throws -> CompactionReport { try call("compact") { try base.compact() } }
+    func location(of id: RecordID) -> String { base.location(of: id) }
+}
+
+/// A sync holds the data directory's lock only in short local steps, never while it waits for
+/// the backend: commands run meanwhile, and what they change comes out as if made just after it.
+@Suite struct SyncLockTests {
+    /// The engine of `fleet`'s device `index`, its backend pausing at `call` to run `body`.
+    func engine(_ fleet: Fleet, _ index: Int, pausingAt call: String, thenFailing: BackendError? = nil,
+                _ body: @escaping () -> Void) throws -> SyncEngine {
+        let backend = PausingBackend(try #require(fleet.memoryBackend), pausingAt: call, thenFailing: thenFailing, body)
+        return try SyncEngine(store: try DataStore(path: fleet[index].dataDir, lockTimeout: 1), backend: backend)
+    }
+
+    /// `clip add` with no wait for the lock at all (a clipboard watcher's), run as the binary while
+    /// the sync is inside each kind of backend call; a second sync is refused with 75 meanwhile.
+    @Test(arguments: ["zone", "fetchChanges", "modify", "putAsset"])
+    func clipAddRunsWhileASyncWaitsForTheBackend(call: String) throws {
+        let fleet = Fleet(2, backend: .inMemory)
+        let a = fleet[0]
+        fleet.enable(0)
+        fleet.enable(1)
+        // What `sync` needs to get as far as the sync lock (the in-memory fleet syncs in-process).
+        _ = a.output("settings", "set", "sync.backend", fleet.backend.path + "/unused")
+        _ = a.output("settings", "set", "sync.enabled", "true")
+        // Something to send, its content large enough to travel as an asset.
+        _ = a.output("tab", "new", String(repeating: "long line\n", count: RecordMapping.inlineContentLimit / 10 + 1))
+        var added: RunResult?
+        var secondSync: RunResult?
+        try engine(fleet, 0, pausingAt: call) {
+            added = try? a.run("clip", "add", "copied during \(call)", environment: ["ITSYPAD_LOCK_TIMEOUT": "0"])
+            secondSync = try? a.run("sync", environment: ["ITSYPAD_LOCK_TIMEOUT": "0"])
+        }.sync()
+        let clip = try #require(added, "the backend call \(call) was never made")
+        #expect(clip.status == 0, "clip add during \(call): \(clip.stderr)")
+        #expect(secondSync?.status == ExitCode.temporary)
+        #expect(secondSync?.stderr.contains("another sync of \(a.dataDir) is under way") == true, "\(secondSync?.stderr ?? "")")
+        fleet.converge()
+        #expect(fleet[1].output("clip", "show", clip.stdout.trimmingNewline) == "copied during \(call)")
+    }
+
+    /// A tab edited while the page holding another device's edit of it is being fetched: the
+    /// fetched version is applied against the edit, which it does not overwrite (they merge).
+    @Test func anEditMadeWhileFetchingIsNotOverwritten() throws {
+        let fleet = Fleet(2, backend: .inMemory)
+        let a = fleet[0], b = fleet[1]
+        fleet.enable(0)
+        let id = a.output("tab", "new", "first\nsecond")
+        fleet.sync(0)
+        fleet.enable(1)
+        _ = b.output("tab", "edit", id, "first\nsecond\nfrom b")
+        fleet.sync(1)
+        try engine(fleet, 0, pausingAt: "fetchChanges") {
+            _ = a.output("tab", "edit", id, "from a\nfirst\nsecond")
+        }.sync()
+        #expect(a.output("tab", "show", id) == "from a\nfirst\nsecond\nfrom b")
+        fleet.converge()
+        #expect(b.output("tab", "show", id) == "from a\nfirst\nsecond\nfrom b")
+    }
+
+    /// A tab edited while the batch sending its previous version is on its way: the version sent
+    /// becomes the synced one, and the edit stays on top of it, pending (the batch that would
+    /// send it next fails here).
+    @Test func anEditMadeWhileItsBatchIsSentStaysPending() throws {
+        let fleet = Fleet(2, backend: .inMemory)
+        let a = fleet[0], b = fleet[1]
+        fleet.enable(0)
+        fleet.enable(1)
+        let id = a.output("tab", "new", "sent")
+        let unmounted = BackendError.unavailable("share unmounted")
+        #expect(throws: unmounted) {
+            try engine(fleet, 0, pausingAt: "modify", thenFailing: unmounted) {
+                _ = a.output("tab", "edit", id, "sent\nedited on the way")
+            }.push()
+        }
+        let tab = try #require(try DataStore(path: a.dataDir).tabs.tab(id: id))
+        #expect(tab.content == "sent\nedited on the way")
+        #expect(tab.sync?.ancestor == "sent")
+        #expect(tab.hasUnsyncedChanges)
+        #expect(a.output("sync", "status").contains("pending:    1 tab, 0 clips, 0 settings"))
+        fleet.converge()
+        #expect(b.output("tab", "show", id) == "sent\nedited on the way")
+        #expect(a.output("sync", "status").contains("pending:    0 tabs, 0 clips, 0 settings"))
+        #expect(try DataStore(path: a.dataDir).tabs.tab(id: id)?.hasUnsyncedChanges == false)
+    }
+
+    /// A page applied in several steps (the lock handed over between them) arrives whole.
+    @Test func aPageAppliedInStepsArrivesWhole() throws {
+        let fleet = Fleet(2, backend: .inMemory)
+        let a = fleet[0], b = fleet[1]
+        fleet.enable(0)
+        let tabs = (0..<(SyncEngine.stepSize * 2 + 1)).map { "{\"id\":\"\(Identifier.make())\",\"content\":\"tab \($0)\",\"lastModified\":\"2026-01-01T00:00:00.000Z\"}" }
+        _ = a.output("import", "-", stdin: "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tabs.joined(separator: ","))]}")
+        fleet.sync(0)
+        fleet.enable(1)
+        #expect(try fleet.tabs(1).count == tabs.count)
+    }
+}
