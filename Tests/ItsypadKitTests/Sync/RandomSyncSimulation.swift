@@ -496,6 +496,8 @@ final class RandomSyncSimulation {
                         try localOperation(on: index)
                     }
                 } catch { failure = error }
+                // The rest of the sync comes after them: what it finds sent was sent after them.
+                step += 1
             })
         }
         if let failure { throw failure }
