@@ -45,7 +45,7 @@ extension DirectoryBackend {
             if position.seq > state.appliedSeq, position.seq > (try journal.tail().latestSeq) {
                 throw BackendError.tokenExpired
             }
-            return ChangesPage(changes: [], token: position.token, moreComing: false)
+            return ChangesPage(changes: [], token: position.token, moreComing: false, quarantined: read.quarantined)
         }
         let next = TokenContents(zoneID: position.zoneID, seq: last.seq, hint: last.resume)
         return ChangesPage(changes: read.validChanges.map(Self.change(from:)), token: next.token, moreComing: read.moreComing,

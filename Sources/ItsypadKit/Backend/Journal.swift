@@ -158,6 +158,12 @@ struct Journal {
         try files.readFileIfExists(segment.path, from: offset, limit: BackendLimits.maxSegmentBytes)
     }
 
+    /// The seq a segment that cannot be read (a symlink, a FIFO, oversize) may have reached: every
+    /// change takes at least a byte of a segment, so none of its seqs is beyond this one.
+    static func highestSeq(ofUnreadable segment: JournalSegment) -> Int64 {
+        min(segment.firstSeq - 1 + Int64(BackendLimits.maxSegmentBytes), BackendLimits.maxSeq)
+    }
+
     // MARK: Reading
 
     /// Committed changes with seq > `seq`, in order. With `maxChanges`, stops after that many and
@@ -195,7 +201,17 @@ struct Journal {
             let offset = index == startIndex ? startOffset : 0
             // With a hint, read one byte earlier to check that it lands right after a newline.
             let readOffset = max(0, offset - 1)
-            guard let bytes = try readSegment(segment, from: readOffset) else {
+            let read: [UInt8]?
+            do {
+                read = try readSegment(segment, from: readOffset)
+            } catch BackendError.corrupt(let path, let reason) {
+                // Not a plain file of a sane size: skipped and reported as a malformed line is.
+                malformedLines.append(QuarantinedItem(id: nil, location: path, reason: reason))
+                expectedBatchSeq = nil
+                if collected.isEmpty { skippedBeforeFirst = true }
+                continue
+            }
+            guard let bytes = read else {
                 throw JournalReadError.compactedMeanwhile
             }
             stats.segmentsOpened += 1
@@ -261,19 +277,21 @@ struct Journal {
 
     /// Finds the last committed line by reading backwards from the end of the last segment.
     /// The latest seq is that of the last good line: malformed ones before it were skipped by
-    /// readers, and a malformed last line is cut off like a torn one.
+    /// readers, and a malformed last line is cut off like a torn one. A last segment that cannot be
+    /// read (readers skip it) is left alone: the next write starts a segment after every seq it may hold.
     func tail() throws -> JournalTail {
         guard let segment = try segments().last else {
             return JournalTail(segment: nil, committedEnd: 0, fileSize: 0, latestSeq: 0)
         }
-        guard let descriptor = try files.open(segment.path, flags: O_RDONLY) else { throw JournalReadError.compactedMeanwhile }
+        let unreadable = JournalTail(segment: nil, committedEnd: 0, fileSize: 0, latestSeq: Self.highestSeq(ofUnreadable: segment))
+        let opened: Int32?
+        do { opened = try files.open(segment.path, flags: O_RDONLY) } catch BackendError.corrupt { return unreadable }
+        guard let descriptor = opened else { throw JournalReadError.compactedMeanwhile }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw FileIO.error(FileSystem.fail("fstat", segment.path)) }
         let size = Int(info.st_size)
-        guard size <= BackendLimits.maxSegmentBytes else {
-            throw BackendError.corrupt(path: segment.path, reason: "\(size) bytes; a journal segment is at most \(BackendLimits.maxSegmentBytes)")
-        }
+        guard size <= BackendLimits.maxSegmentBytes else { return unreadable }
         var window = 64 * 1024
         while true {
             let start = max(0, size - window)

@@ -383,6 +383,37 @@ import Testing
         try world.expectVictimIntact()
     }
 
+    /// A journal segment that is no plain file of a sane size is skipped and named like a malformed
+    /// line (exit 1, in sync status and sync log); everything else still syncs, both ways.
+    @Test(arguments: ["symlink", "FIFO", "oversize"])
+    func anUnreadableJournalSegmentIsQuarantined(_ kind: String) throws {
+        let world = try HostileWorld()
+        try world.setUp(world.peer, "tab", "new", "lost with the segment")
+        try world.setUp(world.peer, "sync")
+        let segment = try world.lastSegment
+        switch kind {
+        case "symlink": try world.replaceWithSymlink(segment, to: world.target)
+        case "FIFO": try world.replaceWithFIFO(segment)
+        default: try #require(truncate(segment, off_t(BackendLimits.maxSegmentBytes + 1)) == 0)
+        }
+        try world.setUp(world.victim, "tab", "new", "sent past it")
+        let sync = try world.run(world.victim, "sync")
+        world.expectContained(sync)
+        world.expectExit(sync, 1, mentioning: ["malformed", segment])
+        #expect(try world.run(world.victim, "sync", "status").stdout.contains(segment), "\(kind): not named in sync status")
+        #expect(try world.run(world.victim, "sync", "log").stdout.contains(segment), "\(kind): not named in sync log")
+        let peerSync = try world.run(world.peer, "sync")
+        world.expectContained(peerSync)
+        #expect(peerSync.status == 0 || peerSync.status == 1, "\(kind): \(peerSync.stderr)")
+        #expect(try world.tabs(world.peer).values.contains("sent past it"), "\(kind): the victim's tab did not arrive")
+        // Later syncs go on from the segment after it.
+        try world.setUp(world.peer, "tab", "new", "sent later")
+        #expect(try world.run(world.peer, "sync").status != ExitCode.temporary)
+        #expect(try world.run(world.victim, "sync").status != ExitCode.temporary)
+        #expect(try world.tabs(world.victim).values.contains("sent later"), "\(kind)")
+        try world.expectVictimIntact()
+    }
+
     @Test func aFIFOAssetIsRefusedWithoutHanging() throws {
         let world = try HostileWorld()
         try world.setUp(world.peer, "tab", "new", stdin: String(repeating: "large ", count: 200_000))

@@ -43,9 +43,12 @@ enum SyncCommands {
 
     static func compact(_ invocation: Invocation) throws -> Int32 {
         let backend = try configuredBackend(invocation)
+        let device = try invocation.store().deviceID
+        // Compaction works on the backend alone: the data directory is not kept locked meanwhile.
+        invocation.close()
         do {
             let tombstones = try SyncEngine.purgeTombstones(in: backend, olderThan: SyncEngine.tombstoneLifetime, now: invocation.context.now(),
-                                                            device: try invocation.store().deviceID)
+                                                            device: device)
             let report = try backend.compact()
             invocation.note("compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes), \(report.assetsRemoved) assets and \(tombstones) tombstones over 90 days old")
         } catch let error as BackendError {
