@@ -300,7 +300,11 @@ a clock's counter is at most 2147483647.
 .SH "MALFORMED ENTRIES"
 A record file, a journal line or a single change of a line that breaks
 the rules above, does not parse, or cannot be read as the tab,
-clipboard entry or setting its type says is malformed.
+clipboard entry or setting its type says is malformed; so is a journal
+segment that is not a regular file or is over 64 MiB, skipped whole (its
+changes are lost to devices that had not read them). A writer whose last
+segment is such leaves it and starts the next segment past every sequence
+number it could hold (its first one plus 64 Mi).
 Readers skip it and go on with everything else: a device syncs the rest,
 a new device joins, a writer commits, compaction runs.
 The device names it (where, and why) in
@@ -315,8 +319,8 @@ A journal line that names no record is reported once.
 In a conflict, a device's own tab or setting replaces a malformed version.
 .PP
 What no device can skip is reported as an error and nothing is written:
-a malformed \fIzone.json\fR or \fIstate.json\fR, a journal segment or
-folder that is not a regular file or folder (exit 1).
+a malformed \fIzone.json\fR or \fIstate.json\fR, a journal folder
+that is not a folder (exit 1).
 A backend directory that is missing, or has no \fIzone.json\fR
 (an empty mount point of an unmounted disk) is never re-created by a sync:
 .B itsypad sync

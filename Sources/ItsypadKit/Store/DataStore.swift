@@ -9,7 +9,7 @@ import Glibc
 ///
 /// Layout (format 1):
 /// - `meta.json`: format version, device id, creation time
-/// - `lock`: the lock file (flock)
+/// - `lock`: the lock file (flock); `lock-waiters`: held shared by commands waiting for it
 /// - `tabs/<id>.json`: one file per tab
 /// - `clips/log`, `clips/index`: the clipboard history (see ``ClipStore``)
 /// - `settings.json`: stored settings
@@ -73,10 +73,15 @@ public final class DataStore {
         }
     }
 
+    /// Takes the lock, waiting up to `timeout` seconds. While it waits it holds a shared lock on
+    /// `lock-waiters`, which tells a sync between two steps that someone is waiting (`letOthersIn`).
     private static func takeLock(path: String, tree: FileTree, timeout: Double) throws -> FileLock {
+        if let lock = try FileLock(path: path + "/lock", in: tree, mode: .exclusive, timeout: 0) { return lock }
+        let waiting = try FileLock(path: path + "/lock-waiters", in: tree, mode: .shared, timeout: timeout)
         guard let lock = try FileLock(path: path + "/lock", in: tree, mode: .exclusive, timeout: timeout) else {
             throw ItsypadError.temporary("the data directory \(path) is locked by another itsypad process; try again later")
         }
+        withExtendedLifetime(waiting) {}
         return lock
     }
 
@@ -147,9 +152,11 @@ public final class DataStore {
     /// attempts (see `FileLock`), so that one waiting always gets its turn.
     static let turnForOthers: useconds_t = 6_000
 
-    /// Releases the lock for a moment between two short steps of a long run, so that a command
-    /// waiting for it (a clipboard watcher's `clip add`) never waits for the whole run.
+    /// Releases the lock for a moment between two short steps of a long run when a command is
+    /// waiting for it (a clipboard watcher's `clip add`), so that it never waits for the whole run.
+    /// Costs nothing when nobody waits: waiters hold `lock-waiters` shared, so it cannot be taken.
     public func letOthersIn() throws {
+        if try storeOperation({ try FileLock(path: path + "/lock-waiters", in: tree, mode: .exclusive, timeout: 0) }) != nil { return }
         try withLockReleased { usleep(DataStore.turnForOthers) }
     }
 

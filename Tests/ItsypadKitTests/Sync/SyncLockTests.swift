@@ -136,3 +136,26 @@ final class PausingBackend: SyncBackend, @unchecked Sendable {
         #expect(try fleet.tabs(1).count == tabs.count)
     }
 }
+
+/// How a sync between two steps knows that a command waits for the data directory.
+@Suite struct LockWaitersTests {
+    /// A command waiting for the lock holds `lock-waiters` shared; once it is done, nobody does.
+    @Test func aWaitingCommandAnnouncesItself() throws {
+        let device = Device()
+        _ = device.output("clip", "add", "first")
+        let lock = try #require(try FileLock(path: device.dataDir + "/lock", mode: .exclusive, timeout: 1))
+        let script = """
+        "$ITSYPAD" clip add queued >/dev/null 2>&1 &
+        for i in $(seq 1 300); do
+          if ! flock -n -x "$ITSYPAD_DATA_DIR/lock-waiters" true; then echo seen; break; fi
+          sleep 0.01
+        done
+        wait
+        """
+        let result = try Process.run("/bin/sh", ["-c", script], environment: Process.baseEnvironment.merging(
+            ["ITSYPAD": Process.itsypad, "ITSYPAD_DATA_DIR": device.dataDir, "ITSYPAD_LOCK_TIMEOUT": "5"]) { $1 })
+        #expect(result.stdout == "seen\n", "\(result.stderr)")
+        withExtendedLifetime(lock) {}
+        #expect(try FileLock(path: device.dataDir + "/lock-waiters", mode: .exclusive, timeout: 0) != nil)
+    }
+}
