@@ -19,11 +19,19 @@ struct ZoneDocument: Codable {
     let format: Int
     let zoneID: String
     let created: Int64
+    /// Present only in an encrypted zone: the cipher's name and the key check value.
+    var encryption: String? = nil
+    var keyCheckValue: String? = nil
+
+    /// The one encryption this format knows (RecordCipher's sealed records).
+    static let encryptionName = "xchacha20poly1305-v1"
 
     init(_ zone: ZoneInfo) {
         format = zone.format
         zoneID = zone.zoneID
         created = zone.created
+        encryption = zone.isEncrypted ? Self.encryptionName : nil
+        keyCheckValue = zone.keyCheckValue
     }
 
     /// Parses zone.json of any format from 1 to `newestFormat` (the newest the reader understands),
@@ -46,7 +54,14 @@ struct ZoneDocument: Codable {
         guard format >= 1, NameRules.isZoneID(document.zoneID) else {
             throw BackendError.corrupt(path: path, reason: "format must be \(newestFormat == 1 ? "1" : "1…\(newestFormat)") and zoneID 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
         }
-        return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created)
+        switch (document.encryption, document.keyCheckValue) {
+        case (nil, nil):
+            return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created)
+        case (encryptionName?, let check?) where Hex.decode(check)?.count == 16:
+            return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created, keyCheckValue: check)
+        default:
+            throw BackendError.corrupt(path: path, reason: "encryption must be \"\(encryptionName)\" with a keyCheckValue of 32 hex digits")
+        }
     }
 }
 

@@ -33,6 +33,8 @@ public final class DirectoryBackend: SyncBackend {
     let layout: BackendLayout
     /// Every file operation inside the backend goes through this (see `FileTree`).
     let files: FileIO
+    /// When set, a zone this backend creates is an encrypted one with this key check value.
+    let newZoneKeyCheckValue: String?
 
     var records: RecordStore { RecordStore(files: files, directory: layout.recordsDirectory) }
     var journal: Journal { Journal(files: files, directory: layout.journalDirectory, segmentSizeLimit: tuning.segmentSizeLimit) }
@@ -41,15 +43,17 @@ public final class DirectoryBackend: SyncBackend {
     ///   - path: The backend directory. Its parent must exist; the directory itself is created by `createZoneIfNeeded()`.
     ///   - lockTimeout: Seconds to wait for another writer before throwing `.locked`.
     ///   - now: Current time in milliseconds since 1970, for record stamps and file ages.
+    ///   - newZoneKeyCheckValue: Makes a zone created here encrypted (see `EncryptedBackend`), with this key check value.
     public convenience init(
         path: String,
         lockTimeout: Double = 10,
-        now: @escaping @Sendable () -> Int64 = { DirectoryBackend.currentMilliseconds() }
+        now: @escaping @Sendable () -> Int64 = { DirectoryBackend.currentMilliseconds() },
+        newZoneKeyCheckValue: String? = nil
     ) {
-        self.init(path: path, lockTimeout: lockTimeout, now: now, tuning: BackendTuning())
+        self.init(path: path, lockTimeout: lockTimeout, now: now, tuning: BackendTuning(), newZoneKeyCheckValue: newZoneKeyCheckValue)
     }
 
-    init(path: String, lockTimeout: Double, now: @escaping @Sendable () -> Int64, tuning: BackendTuning) {
+    init(path: String, lockTimeout: Double, now: @escaping @Sendable () -> Int64, tuning: BackendTuning, newZoneKeyCheckValue: String? = nil) {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.path = trimmed
         self.lockTimeout = lockTimeout
@@ -57,6 +61,7 @@ public final class DirectoryBackend: SyncBackend {
         self.tuning = tuning
         self.layout = BackendLayout(root: trimmed)
         self.files = FileIO(root: trimmed)
+        self.newZoneKeyCheckValue = newZoneKeyCheckValue
     }
 
     /// Wall-clock milliseconds since 1970.
@@ -87,7 +92,8 @@ public final class DirectoryBackend: SyncBackend {
             if try files.status(layout.stateFile) == nil {
                 try BackendState.empty.write(to: layout.stateFile, files: files)
             }
-            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: now())
+            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: now(),
+                                keyCheckValue: newZoneKeyCheckValue)
             let document = ZoneDocument(zone)
             // Written last: zone.json marks a complete zone.
             try files.writeAtomically(try JSONCoding.encode(document), to: layout.zoneFile)

@@ -8,12 +8,17 @@ import Synchronization
 /// on demand. Every call is serialized by one mutex, so it can be shared between threads.
 public final class InMemoryBackend: SyncBackend {
     private let now: @Sendable () -> Int64
+    /// When set, a zone this backend creates is an encrypted one with this key check value.
+    private let newZoneKeyCheckValue: String?
     private let storage = Mutex(Storage())
     private let faults = Mutex<[Fault]>([])
 
-    /// - Parameter now: Current time in milliseconds since 1970, for zone creation, record stamps and asset ages.
-    public init(now: @escaping @Sendable () -> Int64 = { Time.now() }) {
+    /// - Parameters:
+    ///   - now: Current time in milliseconds since 1970, for zone creation, record stamps and asset ages.
+    ///   - newZoneKeyCheckValue: Makes a zone created here encrypted (see `EncryptedBackend`), with this key check value.
+    public init(now: @escaping @Sendable () -> Int64 = { Time.now() }, newZoneKeyCheckValue: String? = nil) {
         self.now = now
+        self.newZoneKeyCheckValue = newZoneKeyCheckValue
     }
 
     // MARK: Test hooks
@@ -52,7 +57,8 @@ public final class InMemoryBackend: SyncBackend {
         let time = now()
         return storage.withLock { storage in
             if let zone = storage.zone { return zone }
-            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: time)
+            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: time,
+                                keyCheckValue: newZoneKeyCheckValue)
             storage.zone = zone
             return zone
         }

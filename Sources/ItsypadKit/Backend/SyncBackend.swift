@@ -85,12 +85,19 @@ public struct ZoneInfo: Equatable, Sendable {
     public let format: Int
     /// Creation time, milliseconds since 1970.
     public let created: Int64
+    /// Set when the zone's records are end-to-end encrypted: the key check value
+    /// (`RecordCipher.keyCheckValue`) that tells a wrong key before anything is written.
+    public let keyCheckValue: String?
 
-    public init(zoneID: String, format: Int, created: Int64) {
+    public init(zoneID: String, format: Int, created: Int64, keyCheckValue: String? = nil) {
         self.zoneID = zoneID
         self.format = format
         self.created = created
+        self.keyCheckValue = keyCheckValue
     }
+
+    /// Whether the zone's records are end-to-end encrypted.
+    public var isEncrypted: Bool { keyCheckValue != nil }
 }
 
 /// An opaque position in the zone's change history. Store it and pass it back; do not parse it.

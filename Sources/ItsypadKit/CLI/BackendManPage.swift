@@ -621,7 +621,7 @@ itsypad treats all of it as untrusted input.
 What follows holds for format 1, the format this version creates.
 .PP
 A peer that can write the backend can do what any device could:
-read everything synced (nothing is encrypted), change or delete synced tabs,
+read everything synced (unless the backend is encrypted: see ENCRYPTION), change or delete synced tabs,
 clipboard entries and synced settings, replace the backend (every device then
 sends its data again), and make devices miss changes or report malformed
 entries until someone repairs or compacts the backend.
@@ -642,6 +642,34 @@ Keep the backend directory readable and writable only by you
 (mode 0700, as
 .B itsypad sync enable
 creates it); itsypad warns when other users can read or write it.
+.SH "ENCRYPTION"
+A backend created with \fBitsypad sync enable\fR \fIDIR\fR \fB\-\-encrypt\fR is end\-to\-end encrypted.
+Its zone.json has two more members:
+\fBencryption\fR (\fB"xchacha20poly1305\-v1"\fR) and \fBkeyCheckValue\fR
+(32 hex digits of HMAC\-SHA256 under a key derived from the sync key; it reveals nothing about the key).
+A device whose key gives another value stops before it reads or writes anything;
+a device without a key is refused an encrypted backend.
+The key itself is never in the backend: each device keeps it in its data directory (\fIsync\-key\fR, mode 0600).
+.PP
+Every record has a single field, \fBsealed\fR: base64 of a format byte (1), a random 24\-byte nonce,
+and the XChaCha20\-Poly1305 encryption (with its 16\-byte tag) of the JSON of all the record's fields.
+The associated data is the zone ID, the record type and the record name,
+so a sealed field copied to another record, type or zone does not verify.
+Setting records are named by 64 hex digits of a keyed hash (HMAC\-SHA256) of the setting's key,
+which travels inside the sealed fields and is checked against the name.
+Assets (tab content too large for a record) are sealed the same way, bound to the zone;
+the record that references an asset is sealed, so it authenticates which asset it uses.
+Each purpose (records, assets, name hashing, key check) has its own key derived with HKDF\-SHA256.
+.PP
+A record that does not verify (changed, moved, or sealed with another key) is skipped and reported
+(\fBitsypad sync\fR exits 1 naming it) and never applied; local data stays.
+.PP
+What stays visible to whoever can read the backend:
+the zone ID, format and creation time; that the backend is encrypted, and the key check value;
+record types; record names (random ids for tabs and clips, keyed hashes for settings);
+change tags; creation and modification times and the device IDs that made them;
+the journal's shape (which records changed together, and when); and sizes of records and assets.
+Tab names and content, languages, clip text and pinned state, setting values and device names are not visible.
 .SH "SEE ALSO"
 .BR itsypad (1),
 .BR itsypad\-settings (1),

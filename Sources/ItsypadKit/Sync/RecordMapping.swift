@@ -15,14 +15,24 @@ enum RecordMapping {
             "deviceName": .string(deviceName),
             "history": .stringList(tab.history.strings),
         ]
-        let bytes = Array(tab.content.utf8)
-        if bytes.count > inlineContentLimit {
-            fields["contentAsset"] = .asset(try backend.putAsset(bytes))
+        var inline = fields
+        inline["content"] = .string(tab.content)
+        if try storedByteCount(of: inline, content: tab.content, backend: backend) > inlineContentLimit {
+            fields["contentAsset"] = .asset(try backend.putAsset(Array(tab.content.utf8)))
         } else {
-            fields["content"] = .string(tab.content)
+            fields = inline
         }
         return BackendRecord(recordName: tab.id, recordType: RecordType.tab.rawValue, recordChangeTag: tab.sync?.tag,
                              fields: fields, created: nil, modified: nil)
+    }
+
+    /// What the backend stores for a tab's fields with the content inline: the content's bytes,
+    /// or for an encrypted backend the sealed fields' size (up to 8 times the content's bytes:
+    /// JSON escapes a control character in 6, base64 adds a third), computed when it could matter.
+    private static func storedByteCount(of fields: [String: FieldValue], content: String, backend: SyncBackend) throws -> Int {
+        let contentBytes = content.utf8.count
+        guard let encrypted = backend as? EncryptedBackend, contentBytes > inlineContentLimit / 8 else { return contentBytes }
+        return try encrypted.storedByteCount(of: fields)
     }
 
     /// Why a record of a type this version knows cannot become a local item, or nil when it can

@@ -54,6 +54,13 @@ extension SyncEngine {
             }
         case .live(let local):
             if local.sync?.tag == remote.sync?.tag { return }
+            if pending == nil, local.sync != nil, local.history != remote.history, local.history.includes(remote.history) {
+                // This device holds the version it last applied or sent; every later version on the
+                // backend was made on top of it, so includes its edits. One with fewer is a replay.
+                quarantine(key, at: backend.location(of: RecordID(recordType: key.type.rawValue, recordName: key.name)),
+                           "an older version than the one this device has (a replay); not applied")
+                return
+            }
             if pending == nil || remote.history.includes(local.history) {
                 // Nothing of ours to send, or the remote version already has every edit of ours
                 // (our own version, committed by a run that did not hear back, or one made on top of it).

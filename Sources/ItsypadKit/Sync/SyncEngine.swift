@@ -219,7 +219,7 @@ public final class SyncEngine {
         }
     }
 
-    private func quarantine(_ key: RecordKey, at location: String, _ reason: String) {
+    func quarantine(_ key: RecordKey, at location: String, _ reason: String) {
         record(EngineState.Quarantined(key: key, location: location, reason: reason, since: now()))
     }
 

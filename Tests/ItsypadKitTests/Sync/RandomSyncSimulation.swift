@@ -9,6 +9,8 @@ import Testing
 enum SimulatedBackend: String, CaseIterable, CustomTestStringConvertible {
     case directory = "format 1"
     case inMemory = "in memory"
+    /// Format 1 behind `EncryptedBackend`, every device with the same key.
+    case encrypted = "format 1, encrypted"
 
     var testDescription: String { rawValue }
 
@@ -20,6 +22,11 @@ enum SimulatedBackend: String, CaseIterable, CustomTestStringConvertible {
         case .inMemory:
             let shared = InMemoryBackend()
             return { shared }
+        case .encrypted:
+            let cipher = try! RecordCipher(masterKey: try! SecretBytes.random(count: RecordCipher.masterKeyByteCount))
+            return {
+                EncryptedBackend(inner: DirectoryBackend(path: path, lockTimeout: 1, newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
+            }
         }
     }
 }

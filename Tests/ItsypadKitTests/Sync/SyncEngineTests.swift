@@ -237,8 +237,9 @@ import Testing
         try fleet.expectConverged()
     }
 
-    @Test func replacedBackendGetsEverythingAgainAndLocalDataStays() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: [FleetBackend.directory, .encryptedDirectory])
+    func replacedBackendGetsEverythingAgainAndLocalDataStays(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         _ = a.output("tab", "new", "from a")
         _ = b.output("clip", "add", "from b")
@@ -307,8 +308,9 @@ import Testing
 }
 
 @Suite struct SyncLimitsTests {
-    @Test func largeTabsTravelAsAssetsAndLargeClipsStayLocalWithTheirReason() throws {
-        let fleet = Fleet(2)
+    @Test(arguments: [FleetBackend.directory, .encryptedDirectory])
+    func largeTabsTravelAsAssetsAndLargeClipsStayLocalWithTheirReason(_ backend: FleetBackend) throws {
+        let fleet = Fleet(2, backend: backend)
         let a = fleet[0], b = fleet[1]
         let big = (0..<40_000).map { "line \($0) of a long scratch tab" }.joined(separator: "\n")
         #expect(big.utf8.count > 1_000_000)

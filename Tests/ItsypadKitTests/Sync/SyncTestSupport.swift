@@ -8,6 +8,9 @@ enum FleetBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// One `InMemoryBackend`, each device's sync engine run in-process against it: for scenarios
     /// that only need a backend, fast, and with faults on demand.
     case inMemory
+    /// A backend directory created end-to-end encrypted (`--encrypt`) by the first device to
+    /// enable it; the others join with its recovery key on standard input (`--key -`).
+    case encryptedDirectory
 
     var testDescription: String { rawValue }
 }
@@ -18,10 +21,12 @@ struct Fleet {
     let devices: [Device]
     /// The shared backend when the fleet syncs in memory; nil when it syncs through `backendPath`.
     let memoryBackend: InMemoryBackend?
+    let encrypted: Bool
     var backendPath: String { backend.path + "/backend" }
 
     init(_ count: Int, backend kind: FleetBackend = .directory) {
         devices = (0..<count).map { _ in Device() }
+        encrypted = kind == .encryptedDirectory
         memoryBackend = kind == .inMemory ? InMemoryBackend() : nil
         for (index, device) in devices.enumerated() {
             _ = device.inProcess(["settings", "set", "device.name", "dev\(index)"])
@@ -37,7 +42,18 @@ struct Fleet {
             do { _ = try memoryBackend.createZoneIfNeeded() } catch { Issue.record("creating the zone failed: \(error)") }
             return sync(index)
         }
-        let (status, _, err) = devices[index].inProcess(["sync", "enable", backendPath])
+        var arguments = ["sync", "enable", backendPath]
+        var recoveryKey: String?
+        if encrypted {
+            let holder = devices.first { FileSystem.exists($0.dataDir + "/" + KeyFile.fileName) }
+            if !FileSystem.exists(backendPath + "/zone.json") || holder == nil {
+                arguments.append("--encrypt")
+            } else if let holder, holder.dataDir != devices[index].dataDir {
+                recoveryKey = holder.output("sync", "key", "show")
+                arguments += ["--key", "-"]
+            }
+        }
+        let (status, _, err) = devices[index].inProcess(arguments, stdin: recoveryKey)
         #expect(status == 0, "sync enable failed: \(err)")
         return status
     }

@@ -39,7 +39,7 @@ struct BatchConformanceTests {
         result = try fixture.backend.modify(saves: [RecordSave(record: huge)], deletes: [], device: "A")
         #expect(result.failures.map(\.error) == [.limitExceeded])
         // Just under the limit is fine.
-        let fits = tab("fits", text: String(repeating: "x", count: BackendLimits.maxRecordBytes - 400))
+        let fits = tab("fits", text: String(repeating: "x", count: factory.largestFittingText))
         #expect(try fixture.backend.save(fits).count == 1)
         #expect(try fixture.backend.fetchAll(since: nil).changes.map(\.recordName) == ["fits"])
     }

@@ -8,6 +8,9 @@ import Testing
 /// (The replicated-folder tests have their own `BackendFactory`, which opens a backend in a folder.)
 struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
     let name: String
+    /// Whether the backend encrypts what it stores (`EncryptedBackend`): an asset's reference then
+    /// names its sealed bytes, which differ on every upload, and sealing takes room in a record.
+    var seals = false
     /// A fresh, empty backend reading `clock`; nothing else shares its storage.
     let make: @Sendable (_ clock: TestClock) throws -> BackendFixture
 
@@ -23,7 +26,22 @@ struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
         return BackendFixture(backend: backend, clock: clock, deleteZone: backend.deleteZone, remove: {})
     }
 
-    static let all = [directory, inMemory]
+    /// A directory backend behind `EncryptedBackend`, with a fresh key.
+    static let encryptedDirectory = SyncBackendFactory(name: "encrypted directory", seals: true) { clock in
+        let temporary = try TemporaryBackend(clock: { clock.now }, createZone: false)
+        let cipher = try RecordCipher(masterKey: try SecretBytes.random(count: RecordCipher.masterKeyByteCount))
+        let inner = DirectoryBackend(path: temporary.path, lockTimeout: 5, now: { clock.now }, newZoneKeyCheckValue: cipher.keyCheckValue)
+        return BackendFixture(backend: EncryptedBackend(inner: inner, cipher: cipher), clock: clock, deleteZone: temporary.wipe, remove: temporary.remove)
+    }
+
+    static let all = [directory, inMemory, encryptedDirectory]
+
+    /// The longest text a record field holds within the record limit, with room for the rest of the record.
+    var largestFittingText: Int {
+        let inTheClear = BackendLimits.maxRecordBytes - 400
+        // Sealed: base64 of the encrypted JSON.
+        return seals ? inTheClear / 4 * 3 - 100 : inTheClear
+    }
 
     /// A fresh backend at `testNow`, its zone created unless told otherwise. Call `remove()` (in a `defer`) when done.
     func make(createZone: Bool = true) throws -> BackendFixture {

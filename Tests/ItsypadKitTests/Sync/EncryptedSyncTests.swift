@@ -1,0 +1,157 @@
+import Testing
+@testable import ItsypadKit
+
+/// An end-to-end encrypted backend: nothing typed reaches it in the clear, and a wrong or
+/// missing key, or records changed or moved in the backend, are refused with nothing lost.
+@Suite struct EncryptedSyncTests {
+    /// Every file of the backend that contains one of `texts` (grep -F: none found exits 1).
+    func filesContaining(_ texts: [String], in fleet: Fleet) throws -> String {
+        let result = try Process.run("/usr/bin/grep", ["-rlF"] + texts.flatMap { ["-e", $0] } + [fleet.backendPath])
+        #expect(result.status <= 1, "grep failed: \(result.stderr)")
+        return result.stdout
+    }
+
+    /// Every file of the backend with its content, to show that nothing changed.
+    func snapshot(_ fleet: Fleet) throws -> String {
+        try Process.run("/bin/sh", ["-c", "find \"$0\" -type f | sort | while read -r f; do echo \"$f\"; cat \"$f\"; done", fleet.backendPath]).stdout
+    }
+
+    /// Replaces `old` by `new` in every backend file that holds it (records and journal alike).
+    func replaceInBackend(_ old: String, _ new: String, fleet: Fleet) throws {
+        for path in try filesContaining([old], in: fleet).split(separator: "\n").map(String.init) {
+            let text = String(decoding: try #require(try FileSystem.read(path)), as: UTF8.self)
+            try FileSystem.writeAtomically(path, Array(text.split(separator: old, omittingEmptySubsequences: false).joined(separator: new).utf8), mode: 0o644)
+        }
+    }
+
+    func sealedField(ofTab id: String, in fleet: Fleet) throws -> String {
+        let bytes = try #require(try FileSystem.read(fleet.backendPath + "/records/ScratchTab/\(id).json"))
+        let record = try JSONCoding.decode(BackendRecord.self, from: bytes)
+        guard case .string(let sealed)? = record.fields[RecordCipher.sealedFieldName] else { throw CancellationError() }
+        return sealed
+    }
+
+    @Test func nothingTypedReachesTheBackendInTheClear() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
+        let a = fleet[0], b = fleet[1]
+        _ = a.output("tab", "new", "--name", "tab-name-unique-1", "first-tab-line-unique\nsecond-tab-line-unique")
+        _ = a.output("clip", "add", "clip-text-unique-2")
+        _ = a.output("settings", "set", "clipboard.ignore", "ignored-pattern-unique-3")
+        _ = a.output("tab", "new", "--name", "big", String(repeating: "large-tab-content-unique-4 ", count: 60_000))
+        fleet.enable(0)
+        fleet.enable(1)
+        _ = b.output("clip", "add", "clip-text-unique-5")
+        fleet.converge()
+        #expect(b.output("tab", "show", "tab-name-unique-1") == "first-tab-line-unique\nsecond-tab-line-unique")
+        #expect(b.output("settings", "get", "clipboard.ignore").contains("ignored-pattern-unique-3"))
+        try fleet.expectConverged()
+        let typed = ["tab-name-unique-1", "first-tab-line-unique", "second-tab-line-unique", "clip-text-unique-2",
+                     "ignored-pattern-unique-3", "large-tab-content-unique-4", "clip-text-unique-5", "clipboard.ignore", "dev0", "dev1"]
+        #expect(try filesContaining(typed, in: fleet).isEmpty)
+        #expect(!FileSystem.exists(fleet.backendPath + "/records/Setting/clipboard.ignore.json"))
+    }
+
+    @Test func aDeviceWithoutTheKeyIsToldHowToEnterItAndWritesNothing() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
+        _ = fleet[0].output("tab", "new", "kept")
+        fleet.enable(0)
+        let before = try snapshot(fleet)
+        let (status, _, err) = fleet[1].inProcess(["sync", "enable", fleet.backendPath])
+        #expect(status == 1)
+        #expect(err.contains("has no sync key") && err.contains("--key -"))
+        #expect(fleet[1].inProcess(["settings", "get", "sync.backend"]).1.trimmingNewline.isEmpty)
+        #expect(try snapshot(fleet) == before)
+    }
+
+    @Test func aWrongKeyIsRefusedBeforeAnythingIsWritten() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
+        let other = Fleet(1, backend: .encryptedDirectory)
+        _ = fleet[0].output("tab", "new", "kept")
+        fleet.enable(0)
+        other.enable(0)
+        let before = try snapshot(fleet)
+        let wrongKey = other[0].output("sync", "key", "show")
+        let (status, _, err) = fleet[1].inProcess(["sync", "enable", fleet.backendPath, "--key", "-"], stdin: wrongKey)
+        #expect(status == 1)
+        #expect(err.contains("does not open"))
+        #expect(!FileSystem.exists(fleet[1].dataDir + "/" + KeyFile.fileName))
+
+        // A device whose key no longer matches (the backend was re-created with another key) stops before writing.
+        _ = try Process.run("/bin/cp", [other.backendPath + "/zone.json", fleet.backendPath + "/zone.json"])
+        let changed = try snapshot(fleet)
+        _ = fleet[0].output("tab", "new", "typed meanwhile")
+        let (syncStatus, _, syncErr) = fleet[0].inProcess(["sync"])
+        #expect(syncStatus == 1)
+        #expect(syncErr.contains("does not open this backend") && syncErr.contains("--key -"))
+        #expect(try snapshot(fleet) == changed)
+        #expect(try fleet.tabs(0).count == 2)
+        #expect(before != changed)
+    }
+
+    @Test func aTypoInTheRecoveryKeyNamesItsGroup() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
+        fleet.enable(0)
+        var key = Array(fleet[0].output("sync", "key", "show"))
+        key[7] = key[7] == "A" ? "B" : "A"
+        let (status, _, err) = fleet[1].inProcess(["sync", "enable", fleet.backendPath, "--key", "-"], stdin: String(key))
+        #expect(status == 1)
+        #expect(err.contains("group 2"), "\(err)")
+        #expect(!FileSystem.exists(fleet[1].dataDir + "/" + KeyFile.fileName))
+    }
+
+    @Test func tamperedAndSwappedRecordsAreSkippedAndReportedNeverApplied() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
+        let a = fleet[0], b = fleet[1]
+        let first = a.output("tab", "new", "first tab")
+        let second = a.output("tab", "new", "second tab")
+        let third = a.output("tab", "new", "third tab")
+        _ = a.output("clip", "add", "a clip")
+        fleet.enable(0)
+        // Tampered: one character of the ciphertext changed.
+        let sealed = try sealedField(ofTab: third, in: fleet)
+        var characters = Array(sealed)
+        let middle = characters.count / 2
+        characters[middle] = characters[middle] == "A" ? "B" : "A"
+        try replaceInBackend(sealed, String(characters), fleet: fleet)
+        // Swapped: two records' sealed fields exchanged.
+        let (sealedFirst, sealedSecond) = (try sealedField(ofTab: first, in: fleet), try sealedField(ofTab: second, in: fleet))
+        try replaceInBackend(sealedFirst, "SWAP-PLACEHOLDER", fleet: fleet)
+        try replaceInBackend(sealedSecond, sealedFirst, fleet: fleet)
+        try replaceInBackend("SWAP-PLACEHOLDER", sealedSecond, fleet: fleet)
+
+        let key = a.output("sync", "key", "show")
+        let (status, _, err) = b.inProcess(["sync", "enable", fleet.backendPath, "--key", "-"], stdin: key)
+        #expect(status == 1)
+        #expect(err.contains("does not verify"))
+        for id in [first, second, third] {
+            #expect(err.contains("ScratchTab/\(id)"), "\(id) not reported: \(err)")
+            #expect(b.inProcess(["tab", "show", id]).0 == 1, "a refused record was applied")
+        }
+        #expect(b.output("clip", "ls").contains("a clip"), "the records that verify still arrive")
+        // Nothing lost where it was typed: a keeps its tabs (and its next sync re-sends nothing over them).
+        _ = a.inProcess(["sync"])
+        #expect(try Set(fleet.tabs(0).values.map { $0.split(separator: "|").last.map(String.init) ?? "" }) == ["first tab", "second tab", "third tab"])
+    }
+
+    @Test func aReplayedOlderVersionIsRefusedAndTheNewerOneKept() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
+        let a = fleet[0], b = fleet[1]
+        let tab = a.output("tab", "new", "version one")
+        fleet.enable(0)
+        fleet.enable(1)
+        let versionOne = try sealedField(ofTab: tab, in: fleet)
+        _ = a.output("tab", "edit", tab, "version two")
+        fleet.sync(0)
+        fleet.sync(1)
+        #expect(b.output("tab", "show", tab) == "version two")
+        // A third save whose sealed fields an attacker replaces with the first version's (which verify).
+        _ = a.output("tab", "edit", tab, "version three")
+        fleet.sync(0)
+        try replaceInBackend(try sealedField(ofTab: tab, in: fleet), versionOne, fleet: fleet)
+        let (status, _, err) = b.inProcess(["sync"])
+        #expect(status == 1)
+        #expect(err.contains("ScratchTab/\(tab)") && err.contains("an older version"), "\(err)")
+        #expect(b.output("tab", "show", tab) == "version two")
+        #expect(a.output("tab", "show", tab) == "version three")
+    }
+}
