@@ -651,24 +651,31 @@ A device whose key gives another value stops before it reads or writes anything;
 a device without a key is refused an encrypted backend.
 The key itself is never in the backend: each device keeps it in its data directory (\fIsync\-key\fR, mode 0600).
 .PP
-Every record has a single field, \fBsealed\fR: base64 of a format byte (1), a random 24\-byte nonce,
+Every record has the field \fBsealed\fR: base64 of a format byte (1), a random 24\-byte nonce,
 and the XChaCha20\-Poly1305 encryption (with its 16\-byte tag) of the JSON of all the record's fields.
 The associated data is the zone ID, the record type and the record name,
 so a sealed field copied to another record, type or zone does not verify.
 Setting records are named by 64 hex digits of a keyed hash (HMAC\-SHA256) of the setting's key,
 which travels inside the sealed fields and is checked against the name.
-Assets (tab content too large for a record) are sealed the same way, bound to the zone;
-the record that references an asset is sealed, so it authenticates which asset it uses.
+Assets (tab content too large for a record) are sealed the same way, bound to the zone,
+and named by the SHA\-256 of their sealed bytes.
+A field that references an asset is also kept in the clear, next to \fBsealed\fR,
+so that writers check the asset exists and compaction keeps it;
+it must equal the sealed copy, so the record authenticates which asset it uses.
 Each purpose (records, assets, name hashing, key check) has its own key derived with HKDF\-SHA256.
 .PP
-A record that does not verify (changed, moved, or sealed with another key) is skipped and reported
-(\fBitsypad sync\fR exits 1 naming it) and never applied; local data stays.
+A record that does not verify (changed, moved, or sealed with another key) is malformed
+(see MALFORMED ENTRIES): skipped, named by \fBitsypad sync\fR (exit 1), \fBsync status\fR
+and \fBsync log\fR, never applied; local data stays.
+So is a tab version older than the one a device holds without local edits
+(its edit history is included in the device's): a replay of a version that once verified.
 .PP
 What stays visible to whoever can read the backend:
 the zone ID, format and creation time; that the backend is encrypted, and the key check value;
 record types; record names (random ids for tabs and clips, keyed hashes for settings);
 change tags; creation and modification times and the device IDs that made them;
-the journal's shape (which records changed together, and when); and sizes of records and assets.
+the journal's shape (which records changed together, and when); sizes of records and assets,
+and which record references which asset; and tombstones' names (the type and random id of what was deleted).
 Tab names and content, languages, clip text and pinned state, setting values and device names are not visible.
 .SH "SEE ALSO"
 .BR itsypad (1),

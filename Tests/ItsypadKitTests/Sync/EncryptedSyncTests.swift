@@ -128,6 +128,13 @@ import Testing
             #expect(b.inProcess(["tab", "show", id]).0 == 1, "a refused record was applied")
         }
         #expect(b.output("clip", "ls").contains("a clip"), "the records that verify still arrive")
+        // Quarantined like any malformed record: named in status and log, and checked again (still refused) on the next sync.
+        let report = b.output("sync", "status")
+        #expect(report.contains("quarantined: 3"), "\(report)")
+        #expect([first, second, third].allSatisfy { report.contains("ScratchTab/\($0)") }, "\(report)")
+        #expect(b.output("sync", "log").contains("does not verify"))
+        #expect(b.inProcess(["sync"]).0 == 1)
+        #expect(b.inProcess(["tab", "show", third]).0 == 1)
         // Nothing lost where it was typed: a keeps its tabs (and its next sync re-sends nothing over them).
         _ = a.inProcess(["sync"])
         #expect(try Set(fleet.tabs(0).values.map { $0.split(separator: "|").last.map(String.init) ?? "" }) == ["first tab", "second tab", "third tab"])
