@@ -9,7 +9,8 @@ _itsypad_subcommands() {
         'tab') REPLY='new ls show edit rm' ;;
         'clip') REPLY='add ls show rm pin unpin clear prune' ;;
         'settings') REPLY='list get set unset' ;;
-        'sync') REPLY='enable disable push pull status log compact watch' ;;
+        'sync') REPLY='enable key disable push pull status log compact watch' ;;
+        'sync key') REPLY='show' ;;
         *) return 1 ;;
     esac
 }
@@ -39,7 +40,9 @@ _itsypad_options() {
         'settings set') REPLY='--data-dir -q --quiet -h --help' ;;
         'settings unset') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync') REPLY='--data-dir -q --quiet -h --help' ;;
-        'sync enable') REPLY='--data-dir -q --quiet -h --help' ;;
+        'sync enable') REPLY='--encrypt --key --data-dir -q --quiet -h --help' ;;
+        'sync key') REPLY='--data-dir -q --quiet -h --help' ;;
+        'sync key show') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync disable') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync push') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync pull') REPLY='--data-dir -q --quiet -h --help' ;;
@@ -70,6 +73,7 @@ _itsypad_option_value() {
         'clip ls:-s' | 'clip ls:--search') REPLY='none' ;;
         'clip prune:--older-than') REPLY='words never 90s 30m 12h 1d 7d 2w' ;;
         'clip prune:--keep') REPLY='none' ;;
+        'sync enable:--key') REPLY='none' ;;
         'sync log:-n' | 'sync log:--limit') REPLY='none' ;;
         'sync watch:--interval') REPLY='none' ;;
         'install:--prefix') REPLY='directory' ;;

@@ -14,7 +14,9 @@ function __itsypad_subcommands
         case 'settings'
             printf '%s\n' list get set unset
         case 'sync'
-            printf '%s\n' enable disable push pull status log compact watch
+            printf '%s\n' enable key disable push pull status log compact watch
+        case 'sync key'
+            printf '%s\n' show
     end
 end
 
@@ -66,6 +68,10 @@ function __itsypad_value_options
         case 'sync'
             printf '%s\n' --data-dir
         case 'sync enable'
+            printf '%s\n' --key --data-dir
+        case 'sync key'
+            printf '%s\n' --data-dir
+        case 'sync key show'
             printf '%s\n' --data-dir
         case 'sync disable'
             printf '%s\n' --data-dir
@@ -286,6 +292,7 @@ complete -c itsypad -n '__itsypad_at "settings unset" 0' -a '(__itsypad_complete
 
 # itsypad sync
 complete -c itsypad -n '__itsypad_at "sync" 0' -a enable -d 'Start syncing through DIR (created if needed; its parent must exist) and run a first sync that merges both ways.'
+complete -c itsypad -n '__itsypad_at "sync" 0' -a key -d 'Manage the end-to-end encryption key of an encrypted backend.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a disable -d 'Stop syncing; local data stays and changes are still recorded for later.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a push -d 'Send pending changes.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a pull -d 'Fetch and apply changes from other devices.'
@@ -295,7 +302,14 @@ complete -c itsypad -n '__itsypad_at "sync" 0' -a compact -d 'Shrink the backend
 complete -c itsypad -n '__itsypad_at "sync" 0' -a watch -d 'Sync continuously: at start, when this device\'s data or the backend changes, and every interval, until stopped.'
 
 # itsypad sync enable
+complete -c itsypad -n '__itsypad_at "sync enable"' -l encrypt -d 'Create DIR as an end-to-end encrypted backend with a new key.'
+complete -c itsypad -n '__itsypad_at "sync enable"' -l key -x -d 'Join the encrypted backend in DIR with the recovery key read from standard input.'
 complete -c itsypad -n '__itsypad_at "sync enable" 0' -a '(__fish_complete_directories)'
+
+# itsypad sync key
+complete -c itsypad -n '__itsypad_at "sync key" 0' -a show -d 'Print this device\'s sync key as a recovery key to type on another device.'
+
+# itsypad sync key show
 
 # itsypad sync disable
 
