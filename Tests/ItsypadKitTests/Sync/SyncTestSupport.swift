@@ -44,13 +44,14 @@ struct Fleet {
         }
         var arguments = ["sync", "enable", backendPath]
         var recoveryKey: String?
-        if encrypted {
+        // A device with a key re-creates a missing backend encrypted with it, as a user would.
+        if encrypted, !FileSystem.exists(devices[index].dataDir + "/" + KeyFile.fileName) {
             let holder = devices.first { FileSystem.exists($0.dataDir + "/" + KeyFile.fileName) }
-            if !FileSystem.exists(backendPath + "/zone.json") || holder == nil {
-                arguments.append("--encrypt")
-            } else if let holder, holder.dataDir != devices[index].dataDir {
+            if FileSystem.exists(backendPath + "/zone.json"), let holder {
                 recoveryKey = holder.output("sync", "key", "show")
                 arguments += ["--key", "-"]
+            } else {
+                arguments.append("--encrypt")
             }
         }
         let (status, _, err) = devices[index].inProcess(arguments, stdin: recoveryKey)
