@@ -15,6 +15,12 @@ struct BackendLayout {
 /// Contents of zone.json, in both formats (format 2 keeps format 1's fields).
 struct ZoneDocument: Codable {
     static let currentFormat = 1
+    /// Format 1's layout with end-to-end encrypted records. Its own number, so that an itsypad
+    /// that does not know encryption takes it for a newer format and writes nothing to it.
+    static let encryptedFormat = 3
+
+    /// The format of a zone created encrypted (with a key check value) or not.
+    static func format(keyCheckValue: String?) -> Int { keyCheckValue == nil ? currentFormat : encryptedFormat }
 
     let format: Int
     let zoneID: String
@@ -44,7 +50,10 @@ struct ZoneDocument: Codable {
         } catch {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
-        guard format <= newestFormat else { throw BackendError.newerFormat(found: format) }
+        // Format 3 is format 1's layout, encrypted: only a format 1 reader opens it.
+        guard format <= newestFormat || (format == encryptedFormat && newestFormat == currentFormat) else {
+            throw BackendError.newerFormat(found: format)
+        }
         let document: ZoneDocument
         do {
             document = try JSONCoding.decode(ZoneDocument.self, from: bytes)
@@ -54,13 +63,13 @@ struct ZoneDocument: Codable {
         guard format >= 1, NameRules.isZoneID(document.zoneID) else {
             throw BackendError.corrupt(path: path, reason: "format must be \(newestFormat == 1 ? "1" : "1…\(newestFormat)") and zoneID 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
         }
-        switch (document.encryption, document.keyCheckValue) {
-        case (nil, nil):
+        switch (format == encryptedFormat, document.encryption, document.keyCheckValue) {
+        case (false, nil, nil):
             return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created)
-        case (encryptionName?, let check?) where Hex.decode(check)?.count == 16:
+        case (true, encryptionName?, let check?) where Hex.decode(check)?.count == 16:
             return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created, keyCheckValue: check)
         default:
-            throw BackendError.corrupt(path: path, reason: "encryption must be \"\(encryptionName)\" with a keyCheckValue of 32 hex digits")
+            throw BackendError.corrupt(path: path, reason: "only format 3 is encrypted, with encryption \"\(encryptionName)\" and a keyCheckValue of 32 hex digits")
         }
     }
 }

@@ -92,7 +92,7 @@ public final class DirectoryBackend: SyncBackend {
             if try files.status(layout.stateFile) == nil {
                 try BackendState.empty.write(to: layout.stateFile, files: files)
             }
-            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: now(),
+            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.format(keyCheckValue: newZoneKeyCheckValue), created: now(),
                                 keyCheckValue: newZoneKeyCheckValue)
             let document = ZoneDocument(zone)
             // Written last: zone.json marks a complete zone.

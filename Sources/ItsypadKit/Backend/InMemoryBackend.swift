@@ -57,7 +57,7 @@ public final class InMemoryBackend: SyncBackend {
         let time = now()
         return storage.withLock { storage in
             if let zone = storage.zone { return zone }
-            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.currentFormat, created: time,
+            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.format(keyCheckValue: newZoneKeyCheckValue), created: time,
                                 keyCheckValue: newZoneKeyCheckValue)
             storage.zone = zone
             return zone

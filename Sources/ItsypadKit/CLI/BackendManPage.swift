@@ -40,7 +40,7 @@ below, works in both; this version of itsypad still creates format 1.
 .SH "FILES"
 .TP
 .I zone.json
-The zone: an object with \fBformat\fR (the format version, 1),
+The zone: an object with \fBformat\fR (the format version, 1; 3 for an encrypted backend, see ENCRYPTION),
 \fBzoneID\fR (random, without \(lq:\(rq) and \fBcreated\fR
 (milliseconds since 1970).
 A device that finds a different \fBzoneID\fR than the one it synced with
@@ -644,7 +644,9 @@ Keep the backend directory readable and writable only by you
 creates it); itsypad warns when other users can read or write it.
 .SH "ENCRYPTION"
 A backend created with \fBitsypad sync enable\fR \fIDIR\fR \fB\-\-encrypt\fR is end\-to\-end encrypted.
-Its zone.json has two more members:
+Its zone.json has \fBformat\fR 3: format 1's layout, under its own number so that an itsypad
+that does not know encryption refuses it as a newer format and never writes plaintext into it.
+It has two more members:
 \fBencryption\fR (\fB"xchacha20poly1305\-v1"\fR) and \fBkeyCheckValue\fR
 (32 hex digits of HMAC\-SHA256 under a key derived from the sync key; it reveals nothing about the key).
 A device whose key gives another value stops before it reads or writes anything;
