@@ -52,79 +52,10 @@ make_work
 
 # --- Seeding -----------------------------------------------------------------
 
-# Writes, for N entries, an itsypad export ($2/itsypad-N.json), a clipman
-# history ($2/clipman-N.json, oldest first) with the same texts, and the ids
-# ($2/ids-N.txt, oldest first). Texts are deterministic, distinct and 20-200
-# characters: prose, URLs, shell commands, code, multi-line snippets.
-generate() {
-    python3 - "$1" "$2" <<'PY'
-import json, random, sys, time, uuid
-n, out = int(sys.argv[1]), sys.argv[2]
-rng = random.Random(20260101 + n)
-words = ("the a of to and in is for on with as at by from this that meeting notes todo fix bug "
-         "release build deploy server client token cache index query result error warning "
-         "coffee lunch tomorrow review branch merge commit draft invoice address phone "
-         "café naïve résumé über straße").split()
-hosts = ["github.com", "example.org", "docs.swift.org", "news.ycombinator.com", "en.wikipedia.org"]
-cmds = ["git log --oneline -n {n}", "kubectl get pods -n {w}", "ssh {w}@10.0.{n}.{m}",
-        "docker run --rm -it {w}:{n}", "grep -rn '{w}' src/", "curl -s https://{h}/api/{w}?page={n}",
-        "find . -name '*.{w}' -mtime -{n}", "rsync -av {w}/ backup/{w}-{n}/"]
-code = ["let {w} = try store.{w}({n})", "func {w}(_ x: Int) -> Int {{ x * {n} }}",
-        "if ({w} > {n}) {{ return {m}; }}", "SELECT * FROM {w} WHERE id = {n} LIMIT {m};",
-        "{w} = [x for x in range({n}) if x % {m}]", "console.log('{w}', {n}, {m});"]
-
-def sentence(k):
-    s = " ".join(rng.choice(words) for _ in range(k))
-    return s[0].upper() + s[1:] + rng.choice([".", "!", "?", ""])
-
-def fill(t):
-    return t.format(w=rng.choice(words[20:]), n=rng.randint(1, 999), m=rng.randint(1, 255), h=rng.choice(hosts))
-
-def text():
-    kind = rng.random()
-    if kind < 0.40:
-        t = sentence(rng.randint(4, 30))
-    elif kind < 0.55:
-        t = "https://{}/{}/{}?id={}".format(rng.choice(hosts), rng.choice(words[20:]), rng.choice(words[20:]), rng.randint(1, 10**9))
-    elif kind < 0.70:
-        t = fill(rng.choice(cmds))
-    elif kind < 0.85:
-        t = fill(rng.choice(code))
-    else:
-        t = "\n".join(fill(rng.choice(code + cmds)) for _ in range(rng.randint(2, 4)))
-    if len(t) < 20:
-        t += " " + sentence(6)
-    return t[:200].strip()
-
-texts, seen = [], set()
-while len(texts) < n:
-    t = text()
-    if len(t) >= 20 and t not in seen:
-        seen.add(t)
-        texts.append(t)
-
-base = 1767225600  # 2026-01-01T00:00:00Z; one entry a second, oldest first
-ids, clips = [], []
-for i, t in enumerate(texts):
-    cid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    ids.append(cid)
-    s = base + i
-    stamp = "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.000Z".format(*time.gmtime(s)[:6])
-    clips.append({"id": cid, "text": t, "timestamp": stamp, "pinned": False, "localOnly": False})
-doc = {"format": "itsypad-export", "version": 1, "tabs": [], "clips": clips, "settings": []}
-with open(f"{out}/itsypad-{n}.json", "w", encoding="utf-8") as f:
-    json.dump(doc, f, ensure_ascii=False)
-with open(f"{out}/clipman-{n}.json", "w", encoding="utf-8") as f:
-    json.dump(texts, f, ensure_ascii=False)
-with open(f"{out}/ids-{n}.txt", "w") as f:
-    f.write("\n".join(ids) + "\n")
-PY
-}
-
 # seed N: itsypad data dir $work/itsypad-N and clipman history $work/clipman-N.json
 seed() {
     local n=$1 dir=$work/itsypad-$1
-    generate "$n" "$work"
+    python3 "$repo_root/Tests/Benchmarks/generate.py" clips "$n" "$work"
     "$ITSYPAD" --data-dir "$dir" --quiet settings set clipboard.maxEntries "$MAX_ITEMS"
     "$ITSYPAD" --data-dir "$dir" --quiet import "$work/itsypad-$n.json"
     local got

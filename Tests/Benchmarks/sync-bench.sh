@@ -63,51 +63,6 @@ started=$SECONDS
 
 # --- Seeding -----------------------------------------------------------------
 
-# Writes, for N tabs, an itsypad export ($2/tabs-N.json) and the tab ids
-# ($2/ids-N.txt). Contents are deterministic, distinct notes of 1-25 lines
-# (prose, URLs, shell commands, code, some non-ASCII), about 50-2,000 bytes.
-generate() {
-    python3 - "$1" "$2" <<'PY'
-import json, random, sys, uuid
-n, out = int(sys.argv[1]), sys.argv[2]
-rng = random.Random(20260201 + n)
-words = ("the a of to and in is for on with as at by from this that meeting notes todo fix bug "
-         "release build deploy server client token cache index query result error warning "
-         "coffee lunch tomorrow review branch merge commit draft invoice address phone "
-         "café naïve résumé über straße").split()
-hosts = ["github.com", "example.org", "docs.swift.org", "en.wikipedia.org"]
-cmds = ["git log --oneline -n {n}", "kubectl get pods -n {w}", "ssh {w}@10.0.{n}.{m}",
-        "curl -s https://{h}/api/{w}?page={n}", "rsync -av {w}/ backup/{w}-{n}/"]
-code = ["let {w} = try store.{w}({n})", "func {w}(_ x: Int) -> Int {{ x * {n} }}",
-        "SELECT * FROM {w} WHERE id = {n} LIMIT {m};", "{w} = [x for x in range({n}) if x % {m}]"]
-
-def fill(t):
-    return t.format(w=rng.choice(words[20:]), n=rng.randint(1, 999), m=rng.randint(1, 255), h=rng.choice(hosts))
-
-def line():
-    kind = rng.random()
-    if kind < 0.5:
-        s = " ".join(rng.choice(words) for _ in range(rng.randint(3, 16)))
-        return s[0].upper() + s[1:] + "."
-    if kind < 0.6:
-        return "https://{}/{}?id={}".format(rng.choice(hosts), rng.choice(words[20:]), rng.randint(1, 10**9))
-    return fill(rng.choice(cmds if kind < 0.8 else code))
-
-tabs, ids = [], []
-for i in range(n):
-    tid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    ids.append(tid)
-    content = "\n".join(line() for _ in range(rng.randint(1, 25))) + f"\n#{i}"
-    tabs.append({"id": tid, "name": f"note {i}", "content": content, "language": "plain",
-                 "languageLocked": False, "lastModified": "2026-01-01T00:00:00.000Z"})
-doc = {"format": "itsypad-export", "version": 1, "tabs": tabs, "clips": [], "settings": []}
-with open(f"{out}/tabs-{n}.json", "w", encoding="utf-8") as f:
-    json.dump(doc, f, ensure_ascii=False)
-with open(f"{out}/ids-{n}.txt", "w") as f:
-    f.write("\n".join(ids) + "\n")
-PY
-}
-
 tab_count() { "$ITSYPAD" --data-dir "$1" tab ls | wc -l; }
 
 # expect_count DIR N WHAT: dies unless data dir DIR holds exactly N tabs.
@@ -124,7 +79,7 @@ seed() {
     local n=$1 base=$work/n$1${2:+e}
     local a=$base/a b=$base/b backend=$base/backend
     mkdir -p "$base"
-    generate "$n" "$base"
+    python3 "$repo_root/Tests/Benchmarks/generate.py" tabs "$n" "$base"
     "$ITSYPAD" --data-dir "$a" --quiet import "$base/tabs-$n.json"
     expect_count "$a" "$n" "device A"
     if [[ -n ${2:-} ]]; then
@@ -200,7 +155,7 @@ declare -A edited_tab
 
 incremental_bench() {
     local n=$1 base=$work/n$1${2:+e} id
-    id=$(sed -n "$((n / 2))p" "$base/ids-$n.txt")
+    id=$(sed -n "$((n / 2))p" "$base/tab-ids-$n.txt")
     edited_tab[$n]=$id
     step "itsypad sync on B pulling one change, $n synced tabs"
     hyperfine "${incremental_common[@]}" \

@@ -45,12 +45,23 @@ public final class Context {
     public let stderrIsTerminal: Bool
     public let standardOutput: OutputBuffer
     public let standardError: OutputBuffer
-    private let readInput: () throws -> [UInt8]
+    /// Reads standard input, stopping after the given number of bytes.
+    private let readInput: (Int) throws -> [UInt8]
     public let now: () -> Milliseconds
 
+    /// `readInput` returns all of standard input.
+    public convenience init(environment: [String: String], stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
+                            standardOutput: OutputBuffer, standardError: OutputBuffer,
+                            readInput: @escaping () throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now) {
+        self.init(environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal,
+                  stderrIsTerminal: stderrIsTerminal, standardOutput: standardOutput, standardError: standardError,
+                  readUpTo: { Array(try readInput().prefix($0)) }, now: now)
+    }
+
+    /// `readUpTo` reads standard input up to a number of bytes (a large input is not held whole).
     public init(environment: [String: String], stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
                 standardOutput: OutputBuffer, standardError: OutputBuffer,
-                readInput: @escaping () throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now) {
+                readUpTo readInput: @escaping (Int) throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now) {
         self.environment = environment
         self.stdinIsTerminal = stdinIsTerminal
         self.stdoutIsTerminal = stdoutIsTerminal
@@ -74,14 +85,15 @@ public final class Context {
         }
         return Context(environment: environment, stdinIsTerminal: isatty(0) == 1, stdoutIsTerminal: isatty(1) == 1,
                        stderrIsTerminal: isatty(2) == 1, standardOutput: OutputBuffer(fd: 1),
-                       standardError: OutputBuffer(fd: 2), readInput: { try FileSystem.readAll(fd: 0) })
+                       standardError: OutputBuffer(fd: 2), readUpTo: { try FileSystem.readAll(fd: 0, limit: $0) })
     }
 
     /// An in-memory context for tests.
     public static func memory(environment: [String: String] = [:], stdin: [UInt8]? = nil, stdinIsTerminal: Bool = false,
+                              stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false,
                               now: @escaping () -> Milliseconds = Time.now) -> Context {
-        Context(environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: false, stderrIsTerminal: false,
-                standardOutput: OutputBuffer(), standardError: OutputBuffer(), readInput: { stdin ?? [] }, now: now)
+        Context(environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
+                standardOutput: OutputBuffer(), standardError: OutputBuffer(), readUpTo: { Array((stdin ?? []).prefix($0)) }, now: now)
     }
 
     private var consumedInput: [UInt8]?
@@ -89,9 +101,15 @@ public final class Context {
     /// All of standard input (read once).
     public func standardInput() throws -> [UInt8] {
         if let consumedInput { return consumedInput }
-        let bytes = try readInput()
+        let bytes = try readInput(Int.max)
         consumedInput = bytes
         return bytes
+    }
+
+    /// Standard input up to `limit` bytes, read once and not kept; nil when there is more.
+    public func standardInput(limit: Int) throws -> [UInt8]? {
+        let bytes = try readInput(limit == Int.max ? limit : limit + 1)
+        return bytes.count > limit ? nil : bytes
     }
 
     /// Help and messages wrap to COLUMNS, else the terminal's width, else 80.

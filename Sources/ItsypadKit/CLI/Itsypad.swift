@@ -41,7 +41,10 @@ public enum Itsypad {
     static func report(_ error: ItsypadError, names: [String], context: Context) {
         let err = context.standardError
         let label = context.stderrUsesColor ? "\u{1B}[1;31mError:\u{1B}[0m" : "Error:"
-        err.line("\(label) \(error.message)")
+        // Messages quote names and paths that may come from elsewhere.
+        var message = Array(error.message.utf8)
+        if context.stderrIsTerminal { Text.makeTerminalSafe(&message, keepingNewlines: true) }
+        err.line("\(label) \(String(decoding: message, as: UTF8.self))")
         guard case .usage(_, let command) = error else { return }
         var path = [CommandTable.root]
         for name in command {

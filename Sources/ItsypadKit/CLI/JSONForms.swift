@@ -14,15 +14,17 @@ enum JSONForms {
         ])
     }
 
+    static let clipKeys = ["id", "text", "timestamp", "pinned", "localOnly", "syncState"]
+
     static func clip(_ entry: ClipEntry, syncState: SyncState) -> JSONValue {
-        .object([
-            ("id", .string(entry.id)),
-            ("text", .string(entry.text)),
-            ("timestamp", .string(Time.iso8601(entry.timestamp))),
-            ("pinned", .bool(entry.pinned)),
-            ("localOnly", .bool(entry.localOnly != nil)),
-            ("syncState", .string(syncState.rawValue)),
-        ])
+        .object(Array(zip(clipKeys, [
+            .string(entry.id),
+            .string(entry.text),
+            .string(Time.iso8601(entry.timestamp)),
+            .bool(entry.pinned),
+            .bool(entry.localOnly != nil),
+            .string(syncState.rawValue),
+        ])))
     }
 
     static func tabState(_ tab: Tab, _ states: (RecordKey) -> SyncState) -> SyncState {
@@ -105,5 +107,31 @@ struct JSONArrayWriter {
 extension String {
     func replacingNewlines(with replacement: String) -> String {
         split(separator: "\n", omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}
+
+/// An element of a pretty JSON array split around its values, so that
+/// thousands of elements print without building a `JSONValue` each. The text
+/// is made by `JSONArrayWriter` itself, so the output is the same byte for byte.
+struct JSONElementTemplate {
+    /// The text between values: pieces[0], value 0, pieces[1], … value n-1, pieces[n].
+    let pieces: [[UInt8]]
+
+    /// `form` builds the element from its values; the template calls it once with placeholders.
+    init(level: Int, valueCount: Int, form: ([JSONValue]) -> JSONValue) {
+        let markers = (0..<valueCount).map { "\u{1}\($0)\u{1}" }
+        var text = ""
+        var writer = JSONArrayWriter(level: level) { text += $0 }
+        writer.append(form(markers.map { .string($0) }))
+        var pieces: [[UInt8]] = []
+        var rest = Substring(text.dropFirst(2))   // the writer's opening "[\n"
+        for marker in markers {
+            let quoted = JSONValue.string(marker).serialized()
+            let range = rest.firstRange(of: quoted)!
+            pieces.append(Array(rest[..<range.lowerBound].utf8))
+            rest = rest[range.upperBound...]
+        }
+        pieces.append(Array(rest.utf8))
+        self.pieces = pieces
     }
 }

@@ -10,15 +10,7 @@ public enum Identifier {
     }
 
     static func format(_ bytes: [UInt8]) -> String {
-        let hex = Array("0123456789abcdef")
-        var text = ""
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if [4, 6, 8, 10].contains(index) { text.append("-") }
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0F)])
-        }
-        return text
+        PackedID(bytes).string
     }
 
     /// True for a canonical UUID string (any case).
@@ -37,20 +29,11 @@ public enum Identifier {
                 index += 1
                 continue
             }
-            guard let high = hexValue(utf8[index]), let low = hexValue(utf8[index + 1]) else { return nil }
+            guard let high = Hex.value(utf8[index]), let low = Hex.value(utf8[index + 1]) else { return nil }
             result.append(high << 4 | low)
             index += 2
         }
         return result
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x41...0x46: return c - 0x41 + 10
-        case 0x61...0x66: return c - 0x61 + 10
-        default: return nil
-        }
     }
 
     /// Short form shown in listings: enough to be a unique 4+ character prefix.
@@ -62,10 +45,84 @@ public enum Identifier {
     }
 }
 
+/// A UUID's 16 bytes as two integers: a cheap set member and index slot field,
+/// printed without building a String.
+struct PackedID: Hashable {
+    let high: UInt64
+    let low: UInt64
+
+    init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    init(_ bytes: [UInt8]) {
+        high = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+        low = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    init?(_ text: String) {
+        guard let bytes = Identifier.bytes(text) else { return nil }
+        self.init(bytes)
+    }
+
+    /// Only the lowercase form `string` gives back: a key that must round-trip exactly.
+    init?(canonical text: String) {
+        var text = text
+        guard let packed = text.withUTF8(PackedID.init(canonicalUTF8:)) else { return nil }
+        self = packed
+    }
+
+    init?(canonicalUTF8 utf8: UnsafeBufferPointer<UInt8>) {
+        guard utf8.count == 36 else { return nil }
+        var high: UInt64 = 0, low: UInt64 = 0
+        var digits = 0
+        for (index, byte) in utf8.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == 0x2D else { return nil }
+                continue
+            }
+            guard let value = Hex.value(byte), byte < 0x41 || byte > 0x46 else { return nil }
+            if digits < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
+            digits += 1
+        }
+        self.init(high: high, low: low)
+    }
+
+    /// Random UUIDs need no mixing of both halves: one word is hashed (a listing looks up 100,000 ids).
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(high ^ (low &* 0x9E37_79B9_7F4A_7C15))
+    }
+
+    var bytes: [UInt8] { (0..<16).map { byte(at: $0) } }
+
+    var string: String {
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        appendText(to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    func byte(at index: Int) -> UInt8 {
+        UInt8(truncatingIfNeeded: (index < 8 ? high : low) >> UInt64(56 - 8 * (index % 8)))
+    }
+
+    /// Appends the lowercase text form, or only its first `hexDigits` digits (`Identifier.short`'s 8).
+    func appendText(to out: inout [UInt8], hexDigits: Int = 32) {
+        for digit in 0..<hexDigits {
+            if digit == 8 || digit == 12 || digit == 16 || digit == 20 { out.append(0x2D) }
+            let byte = byte(at: digit / 2)
+            out.append(Hex.digits[Int(digit % 2 == 0 ? byte >> 4 : byte & 0x0F)])
+        }
+    }
+}
+
 /// Resolving what the user typed (a full id, a 4+ character prefix or, for tabs,
 /// a name) to exactly one item.
 public enum Resolution<Item> {
     case found(Item)
     case ambiguous([Item])
     case notFound
+
+    var isNotFound: Bool { if case .notFound = self { return true }; return false }
 }

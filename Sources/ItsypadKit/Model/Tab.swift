@@ -80,4 +80,9 @@ public struct TabSyncMetadata: Equatable, Sendable {
 /// Where a clip or tab stands with respect to sync, as `--json` shows it.
 public enum SyncState: String, Sendable, CaseIterable {
     case synced, pending, failed, localOnly
+
+    /// A syncable item's state: failed after repeated failures, pending while a change waits, else synced.
+    init(failed: Bool, pending: Bool) {
+        self = failed ? .failed : pending ? .pending : .synced
+    }
 }

@@ -10,7 +10,7 @@ struct ClipSlot: Equatable {
     static let pinned: UInt8 = 2
     static let localOnly: UInt8 = 4
 
-    var id: [UInt8]          // 16 bytes
+    var id: PackedID         // 16 bytes
     var timestamp: Int64
     var offset: UInt64       // where the add line starts in the log
     var length: UInt32       // its length without the newline
@@ -19,7 +19,7 @@ struct ClipSlot: Equatable {
     var isDeleted: Bool { flags & ClipSlot.deleted != 0 }
     var isPinned: Bool { flags & ClipSlot.pinned != 0 }
     var isLive: Bool { !isDeleted }
-    var idString: String { Identifier.format(id) }
+    var idString: String { id.string }
 
     /// The index order: by time, ties (entries added within one millisecond) by arrival.
     func sortsBefore(_ other: ClipSlot) -> Bool {
@@ -27,7 +27,7 @@ struct ClipSlot: Equatable {
     }
 
     func encoded(into bytes: inout [UInt8]) {
-        bytes.append(contentsOf: id)
+        bytes.append(contentsOf: id.bytes)
         Binary.append(UInt64(bitPattern: timestamp), to: &bytes)
         Binary.append(offset, to: &bytes)
         Binary.append(UInt64(length), to: &bytes)
@@ -35,7 +35,7 @@ struct ClipSlot: Equatable {
         bytes.append(contentsOf: [0, 0, 0, 0, 0, 0, 0])
     }
 
-    init(id: [UInt8], timestamp: Int64, offset: UInt64, length: UInt32, flags: UInt8) {
+    init(id: PackedID, timestamp: Int64, offset: UInt64, length: UInt32, flags: UInt8) {
         self.id = id
         self.timestamp = timestamp
         self.offset = offset
@@ -43,12 +43,12 @@ struct ClipSlot: Equatable {
         self.flags = flags
     }
 
-    init(decoding bytes: ArraySlice<UInt8>) {
-        let base = bytes.startIndex
-        id = Array(bytes[base..<base + 16])
-        timestamp = Int64(bitPattern: Binary.read(bytes, at: base + 16))
-        offset = Binary.read(bytes, at: base + 24)
-        length = UInt32(truncatingIfNeeded: Binary.read(bytes, at: base + 32))
+    init(decoding bytes: UnsafeRawBufferPointer, at base: Int) {
+        id = PackedID(high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: base, as: UInt64.self)),
+                      low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: base + 8, as: UInt64.self)))
+        timestamp = Int64(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: base + 16, as: UInt64.self)))
+        offset = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: base + 24, as: UInt64.self))
+        length = UInt32(truncatingIfNeeded: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: base + 32, as: UInt64.self)))
         flags = bytes[base + 40]
     }
 }
@@ -152,12 +152,17 @@ final class ClipIndexFile {
 
     /// Writes a complete index (header + slots) by atomic replacement.
     static func create(path: String, in tree: FileTree, header: ClipIndexHeader, slots: [ClipSlot]) throws -> ClipIndexFile {
+        try tree.writeAtomically(path, encoded(header: header, slots: slots))
+        guard let file = try open(path: path, in: tree) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
+        return file
+    }
+
+    /// A complete index file's bytes.
+    static func encoded(header: ClipIndexHeader, slots: [ClipSlot]) -> [UInt8] {
         var bytes = header.encoded()
         bytes.reserveCapacity(ClipIndexHeader.size + slots.count * ClipSlot.size)
         for slot in slots { slot.encoded(into: &bytes) }
-        try tree.writeAtomically(path, bytes)
-        guard let file = try open(path: path, in: tree) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
-        return file
+        return bytes
     }
 
     /// Slots in `range`, each checked to lie within the log and to carry a valid time.
@@ -165,8 +170,8 @@ final class ClipIndexFile {
         guard !range.isEmpty else { return [] }
         let bytes = try FileSystem.read(fd: fd, offset: ClipIndexHeader.size + range.lowerBound * ClipSlot.size,
                                         count: range.count * ClipSlot.size, path: path)
-        let slots = stride(from: 0, to: bytes.count - ClipSlot.size + 1, by: ClipSlot.size).map {
-            ClipSlot(decoding: bytes[$0..<$0 + ClipSlot.size])
+        let slots = bytes.withUnsafeBytes { raw in
+            stride(from: 0, to: raw.count - ClipSlot.size + 1, by: ClipSlot.size).map { ClipSlot(decoding: raw, at: $0) }
         }
         let logSize = header.logSize
         guard slots.count == range.count, slots.allSatisfy({ slot in

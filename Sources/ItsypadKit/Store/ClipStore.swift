@@ -2,6 +2,13 @@
 import Glibc
 #endif
 
+/// A live entry without its text.
+public struct ClipSummary: Equatable, Sendable {
+    public let id: String
+    public let timestamp: Milliseconds
+    public let pinned: Bool
+}
+
 /// The clipboard history.
 ///
 /// `clips/log` is the source of truth: an append-only log, one JSON object a
@@ -15,8 +22,8 @@ public final class ClipStore {
     public let directory: String
     /// The data directory the history lives in (see `FileTree`).
     private let tree: FileTree
-    private var log: AppendFile
-    private var index: ClipIndexFile
+    private(set) var log: AppendFile
+    private(set) var index: ClipIndexFile
 
     var logPath: String { directory + "/log" }
     var indexPath: String { directory + "/index" }
@@ -39,7 +46,7 @@ public final class ClipStore {
 
     /// Runs `body` over the index; when a slot turns out not to describe an entry of the log,
     /// the index (a cache) is rebuilt from the log and `body` runs again.
-    private func checkingIndex<T>(_ body: () throws -> T) throws -> T {
+    func checkingIndex<T>(_ body: () throws -> T) throws -> T {
         do {
             return try storeOperation(body)
         } catch is ClipIndexFile.Damaged {
@@ -107,12 +114,44 @@ public final class ClipStore {
     /// The entry a slot points to. A slot that does not point to its own add line is a damaged index.
     static func entry(_ slot: ClipSlot, logFD: Int32, logPath: String) throws -> ClipEntry {
         let bytes = try FileSystem.read(fd: logFD, offset: Int(slot.offset), count: Int(slot.length), path: logPath)
-        guard let json = try? JSONValue.parse(bytes), json["op"]?.stringValue == "add", json["id"]?.stringValue.flatMap(Identifier.bytes) == slot.id,
+        guard let json = try? JSONValue.parse(bytes), json["op"]?.stringValue == "add", json["id"]?.stringValue.flatMap { PackedID($0) } == slot.id,
               let text = json["text"]?.stringValue else {
             throw ClipIndexFile.Damaged()
         }
         let local = json["local"]?.stringValue.map { LocalOnlyReason(rawValue: $0) ?? .requested }
         return ClipEntry(id: slot.idString, text: text, timestamp: slot.timestamp, pinned: slot.isPinned, localOnly: local)
+    }
+
+    /// Each live entry's id, time and pin, newest first, from the index alone:
+    /// what prune and clear decide on, without reading any text.
+    public func summaries() throws -> [ClipSummary] {
+        try checkingIndex {
+            try index.allSlots().reversed().filter(\.isLive).map { ClipSummary(id: $0.idString, timestamp: $0.timestamp, pinned: $0.isPinned) }
+        }
+    }
+
+    /// The newest live entry when its text is the one in `line` (an add line),
+    /// byte for byte. Only a text of the same length is read: a big clip added
+    /// after another is not read back.
+    private func newestEntry(withText text: String, line: [UInt8]) throws -> ClipEntry? {
+        var newest: ClipSlot?
+        try forEachSlotNewestFirst { _, slot in
+            if slot.isLive { newest = slot }
+            return newest == nil
+        }
+        guard let newest else { return nil }
+        let head = try FileSystem.read(fd: log.fd, offset: Int(newest.offset), count: min(Int(newest.length), ClipStore.headerAllowance),
+                                       path: logPath)
+        guard let newestStart = head.withUnsafeBufferPointer(ClipLineHeader.init)?.textStart,
+              let start = line.withUnsafeBufferPointer(ClipLineHeader.init)?.textStart else {
+            // A line in another form: compare the parsed texts.
+            let entry = try entry(newest)
+            return entry.text.utf8.elementsEqual(text.utf8) ? entry : nil
+        }
+        let textLength = line.count - 3 - start
+        guard Int(newest.length) - 2 - newestStart == textLength else { return nil }
+        let stored = try FileSystem.read(fd: log.fd, offset: Int(newest.offset) + newestStart, count: textLength, path: logPath)
+        return stored.elementsEqual(line[start..<start + textLength]) ? try entry(newest) : nil
     }
 
     /// The newest live entry, if any.
@@ -126,7 +165,7 @@ public final class ClipStore {
         return try checkingIndex {
             let matches = try index.allSlots().filter { slot in
                 slot.isLive && nibbles.enumerated().allSatisfy { i, nibble in
-                    let byte = slot.id[i / 2]
+                    let byte = slot.id.byte(at: i / 2)
                     return (i % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibble
                 }
             }
@@ -140,7 +179,7 @@ public final class ClipStore {
 
     /// The live entries among `ids`, read with one pass over the index (bulk sync work).
     public func live(ids: Set<String>) throws -> [String: ClipEntry] {
-        let wanted = Set(ids.compactMap(Identifier.bytes))
+        let wanted = Set(ids.compactMap { PackedID($0) })
         guard !wanted.isEmpty else { return [:] }
         var result: [String: ClipEntry] = [:]
         try checkingIndex {
@@ -168,17 +207,18 @@ public final class ClipStore {
     /// unpinned entries beyond `maxEntries`: one log append covers both.
     public func add(_ entry: ClipEntry, maxEntries: Int) throws -> AddOutcome {
         try checkingIndex {
-            if let newest = try newest(), newest.text == entry.text {
+            var lines = ClipStore.addLine(entry)
+            if let newest = try newestEntry(withText: entry.text, line: lines) {
                 return AddOutcome(entry: newest, duplicate: true, evicted: [])
             }
-            var lines = ClipStore.addLine(entry)
+            let length = lines.count - 1
             let evictions = try evictionCandidates(keeping: maxEntries - 1)
-            for victim in evictions.slots { lines += ClipStore.removeLine(victim.slot.idString) }
-            let offset = try log.append(Array(lines.utf8))
+            for victim in evictions.slots { lines += ClipStore.removeLine(victim.slot.idString).utf8 }
+            let offset = try log.append(lines)
+            lines = []
 
-            let line = ClipStore.addLine(entry)
-            let slot = ClipSlot(id: Identifier.bytes(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
-                                length: UInt32(line.utf8.count - 1), flags: ClipStore.flags(for: entry))
+            let slot = ClipSlot(id: PackedID(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
+                                length: UInt32(length), flags: ClipStore.flags(for: entry))
             var header = index.header
             for victim in evictions.slots {
                 try index.writeFlags(victim.slot.flags | ClipSlot.deleted, at: victim.index)
@@ -196,8 +236,8 @@ public final class ClipStore {
     /// present. A removed entry's id is not present: the entry can come back.
     public func insert(_ entries: [ClipEntry]) throws -> [ClipEntry] {
         try checkingIndex {
-            var known = Set(try index.allSlots().lazy.filter(\.isLive).map { PackedID($0.id) })
-            var fresh = entries.filter { entry in Identifier.bytes(entry.id).map { known.insert(PackedID($0)).inserted } ?? false }
+            var known = Set(try index.allSlots().lazy.filter(\.isLive).map(\.id))
+            var fresh = entries.filter { entry in PackedID(entry.id).map { known.insert($0).inserted } ?? false }
             guard !fresh.isEmpty else { return [] }
             fresh.sort { ($0.timestamp, $0.id) < ($1.timestamp, $1.id) }
             var lines: [UInt8] = []
@@ -206,8 +246,8 @@ public final class ClipStore {
             slots.reserveCapacity(fresh.count)
             let base = log.size
             for entry in fresh {
-                let line = Array(ClipStore.addLine(entry).utf8)
-                slots.append(ClipSlot(id: Identifier.bytes(entry.id)!, timestamp: entry.timestamp,
+                let line = ClipStore.addLine(entry)
+                slots.append(ClipSlot(id: PackedID(entry.id)!, timestamp: entry.timestamp,
                                       offset: UInt64(base + lines.count), length: UInt32(line.count - 1),
                                       flags: ClipStore.flags(for: entry)))
                 lines += line
@@ -248,7 +288,7 @@ public final class ClipStore {
     @discardableResult
     public func remove(ids: [String]) throws -> [String] {
         try checkingIndex {
-            let wanted = Set(ids.compactMap(Identifier.bytes))
+            let wanted = Set(ids.compactMap { PackedID($0) })
             let slots = try index.allSlots()
             let victims = slots.enumerated().filter { $0.element.isLive && wanted.contains($0.element.id) }
             guard !victims.isEmpty else { return [] }
@@ -269,9 +309,9 @@ public final class ClipStore {
     @discardableResult
     public func setPinned(id: String, _ pinned: Bool) throws -> Bool {
         try checkingIndex {
-            guard let bytes = Identifier.bytes(id) else { return false }
+            guard let packed = PackedID(id) else { return false }
             let slots = try index.allSlots()
-            guard let position = slots.firstIndex(where: { $0.id == bytes && $0.isLive }) else { return false }
+            guard let position = slots.firstIndex(where: { $0.id == packed && $0.isLive }) else { return false }
             let slot = slots[position]
             if slot.isPinned == pinned { return false }
             let line = JSONValue.object([("op", .string("pin")), ("id", .string(id)), ("pinned", .bool(pinned))]).serialized() + "\n"
@@ -317,14 +357,33 @@ public final class ClipStore {
 
     // MARK: Log format
 
-    static func addLine(_ entry: ClipEntry) -> String {
-        var members: [(String, JSONValue)] = [
-            ("op", .string("add")), ("id", .string(entry.id)), ("ts", .integer(entry.timestamp)),
-            ("pinned", .bool(entry.pinned)),
-        ]
-        if let local = entry.localOnly { members.append(("local", .string(local.rawValue))) }
-        members.append(("text", .string(entry.text)))
-        return JSONValue.object(members).serialized() + "\n"
+    /// `{"op":"add","id":…,"ts":…,"pinned":…[,"local":…],"text":…}` and a newline,
+    /// written from bytes: the form `ClipLineHeader` reads back.
+    static func addLine(_ entry: ClipEntry) -> [UInt8] {
+        var line: [UInt8] = []
+        // Sized exactly (escapes included): a 16 MiB text must not make the array double.
+        var text = entry.text
+        let escapes = text.withUTF8 { $0.reduce(0) { $0 + (JSONString.needsEscape($1) ? 5 : 0) } }
+        line.reserveCapacity(text.utf8.count + escapes + 1024)
+        func string(_ value: String) {
+            var value = value
+            line.append(0x22)
+            value.withUTF8 { JSONString.appendEscaped($0, to: &line) }
+            line.append(0x22)
+        }
+        line += #"{"op":"add","id":"#.utf8
+        string(entry.id)
+        line += #","ts":"#.utf8
+        line += String(entry.timestamp).utf8
+        line += (entry.pinned ? #","pinned":true"# : #","pinned":false"#).utf8
+        if let local = entry.localOnly {
+            line += #","local":"#.utf8
+            string(local.rawValue)
+        }
+        line += #","text":"#.utf8
+        string(entry.text)
+        line += "}\n".utf8
+        return line
     }
 
     static func removeLine(_ id: String) -> String {
@@ -348,11 +407,21 @@ public final class ClipStore {
     private static func buildIndex(log: AppendFile, indexPath: String, in tree: FileTree) throws -> ClipIndexFile {
         let logPath = log.path
         var slots: [ClipSlot] = []
-        var positions: [[UInt8]: Int] = [:]
+        var positions: [PackedID: Int] = [:]
         var deadLines: UInt64 = 0
         try forEachLine(of: log) { offset, line in
+            // An add line in itsypad's own form is read from its start (a big text is not parsed).
+            if let header = line.withUnsafeBufferPointer(ClipLineHeader.init), line.last == 0x7D, Time.validRange.contains(header.timestamp),
+               let id = line.withUnsafeBufferPointer(ClipLineHeader.id) {
+                if let previous = positions[id], slots[previous].isLive { deadLines += 1; return }
+                let flags = (header.pinned ? ClipSlot.pinned : 0) | (header.localOnly != nil ? ClipSlot.localOnly : 0)
+                positions[id] = slots.count
+                slots.append(ClipSlot(id: id, timestamp: header.timestamp, offset: UInt64(offset),
+                                      length: UInt32(line.count), flags: flags))
+                return
+            }
             guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
-                  let id = json["id"]?.stringValue, let idBytes = Identifier.bytes(id) else {
+                  let id = json["id"]?.stringValue, let idBytes = PackedID(id) else {
                 throw ItsypadError.corrupt(logPath, "unreadable line at byte \(offset)")
             }
             switch op {
@@ -403,40 +472,70 @@ public final class ClipStore {
 
     /// Rewrites the log with only live entries (current pins folded in), then the index.
     func compact() throws {
+        let slots: [ClipSlot]
         do {
-            try writeCompactedLog()
+            slots = try writeCompactedLog()
         } catch is ClipIndexFile.Damaged {
             // Called after a change was committed: repaired here rather than by running that change again.
             try rebuildIndex()
-            try writeCompactedLog()
+            slots = try writeCompactedLog()
         }
         log = try AppendFile(path: logPath, in: tree)
-        try rebuildIndex()
+        var header = ClipIndexHeader()
+        header.logSize = UInt64(log.size)
+        header.logInode = logInode()
+        header.slotCount = UInt64(slots.count)
+        header.liveCount = UInt64(slots.count)
+        index = try ClipIndexFile.create(path: indexPath, in: tree, header: header, slots: slots)
     }
 
-    private func writeCompactedLog() throws {
+    /// Writes the new log; returns its slots, known as it is written (no replay to index it).
+    private func writeCompactedLog() throws -> [ClipSlot] {
+        var slots: [ClipSlot] = []
+        var written = 0
         try tree.writeAtomically(logPath) { write in
             var buffer: [UInt8] = []
-            for slot in try index.allSlots() where slot.isLive {
-                buffer += Array(ClipStore.addLine(try entry(slot)).utf8)
-                if buffer.count > 1 << 20 {
-                    try write(buffer)
-                    buffer.removeAll(keepingCapacity: true)
-                }
+            func flush(over size: Int) throws {
+                guard buffer.count > size else { return }
+                try write(buffer)
+                buffer.removeAll(keepingCapacity: true)
             }
-            try write(buffer)
+            for slot in try index.allSlots() where slot.isLive {
+                // Lines are copied as they are, with the current pin, a piece at a time: a big text is never held whole.
+                let head = try FileSystem.read(fd: log.fd, offset: Int(slot.offset), count: min(Int(slot.length), ClipStore.headerAllowance),
+                                               path: logPath)
+                let start = written
+                guard let header = head.withUnsafeBufferPointer(ClipLineHeader.init),
+                      head.withUnsafeBufferPointer(ClipLineHeader.id) == slot.id,
+                      try FileSystem.read(fd: log.fd, offset: Int(slot.offset) + Int(slot.length) - 1, count: 2, path: logPath) == [0x7D, 0x0A] else {
+                    // Another form of the line (or a slot that does not describe one: `entry` tells).
+                    let line = ClipStore.addLine(try entry(slot))
+                    buffer += line
+                    written += line.count
+                    slots.append(ClipSlot(id: slot.id, timestamp: slot.timestamp, offset: UInt64(start), length: UInt32(line.count - 1),
+                                          flags: slot.flags))
+                    try flush(over: 1 << 20)
+                    continue
+                }
+                let lineStart = ClipLineHeader.start(id: slot.id, timestamp: slot.timestamp, pinned: slot.isPinned)
+                buffer += lineStart
+                written += lineStart.count
+                var done = header.pinnedEnd
+                while done < Int(slot.length) {
+                    let count = min(1 << 20, Int(slot.length) - done)
+                    buffer += try FileSystem.read(fd: log.fd, offset: Int(slot.offset) + done, count: count, path: logPath)
+                    done += count
+                    written += count
+                    try flush(over: 1 << 20)
+                }
+                buffer.append(0x0A)
+                written += 1
+                slots.append(ClipSlot(id: slot.id, timestamp: slot.timestamp, offset: UInt64(start), length: UInt32(written - 1 - start),
+                                      flags: slot.flags))
+                try flush(over: 1 << 20)
+            }
+            try flush(over: 0)
         }
-    }
-}
-
-/// A UUID's 16 bytes as two integers: a cheap set member when checking
-/// thousands of incoming ids against the history.
-struct PackedID: Hashable {
-    let high: UInt64
-    let low: UInt64
-
-    init(_ bytes: [UInt8]) {
-        high = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
-        low = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
+        return slots
     }
 }

@@ -50,13 +50,13 @@ extension DataStore {
 
     /// Removes unpinned entries (every entry with `includingPinned`).
     public func clearClips(includingPinned: Bool) throws -> [String] {
-        try removeClips(try clips().entries().filter { includingPinned || !$0.pinned }.map(\.id))
+        try removeClips(try clips().summaries().filter { includingPinned || !$0.pinned }.map(\.id))
     }
 
     /// Removes unpinned entries older than `age` and the oldest beyond `keep`; pinned entries never go.
     public func pruneClips(olderThan age: Milliseconds?, keep: Int, now: Milliseconds) throws -> [String] {
-        // Newest first.
-        let unpinned = try clips().entries().filter { !$0.pinned }
+        // Newest first. Only the index is read.
+        let unpinned = try clips().summaries().filter { !$0.pinned }
         var victims = Set<String>()
         if let age {
             for entry in unpinned where entry.timestamp < now - age { victims.insert(entry.id) }
@@ -124,7 +124,7 @@ extension DataStore {
     public func saveTab(_ tab: Tab) throws {
         if !tab.isFileBacked { try pending().enqueue(.save, RecordKey(.tab, tab.id)) }
         if let fileURL = tab.fileURL { try writeUserFile(fileURL, tab.content, for: tab.id) }
-        try tabs.save(tab)
+        try tabs.updateIndex(id: tab.id, to: tab) { try tabs.save(tab) }
     }
 
     /// Removes a tab and queues its deletion. On a device that has synced, the tab leaves
@@ -136,10 +136,12 @@ extension DataStore {
             try? finishInterruptedWrite(fileURL, for: tab.id)
             try storeOperation { try tree.remove(userFileJournal(for: tab.id)) }
         }
-        if !tab.isFileBacked, try hasEverSynced() {
-            try tabs.markDeleted(TabDeletion(id: tab.id, tag: tab.sync?.tag, history: tab.history))
-        } else {
-            try tabs.remove(id: tab.id)
+        try tabs.updateIndex(id: tab.id, to: nil) {
+            if !tab.isFileBacked, try hasEverSynced() {
+                try tabs.markDeleted(TabDeletion(id: tab.id, tag: tab.sync?.tag, history: tab.history))
+            } else {
+                try tabs.remove(id: tab.id)
+            }
         }
         if !tab.isFileBacked { try queueDeletion([RecordKey(.tab, tab.id)], tag: tab.sync?.tag) }
     }
@@ -193,12 +195,25 @@ extension DataStore {
         return loaded
     }
 
-    /// Finds a tab by id, exact name or unique id prefix. A reference that could mean more than one
+    /// Finds a tab by id, exact name or unique id prefix, through the index (an index that disagrees
+    /// with the tab files is rebuilt and asked again). A reference that could mean more than one
     /// tab (a name that is also another tab's id prefix, say) is ambiguous: nothing is guessed.
     public func resolveTab(_ reference: String) throws -> Resolution<Tab> {
+        if let resolution = try resolveTab(reference, in: try tabs.index()), !resolution.isNotFound { return resolution }
+        // Not found, or the index disagrees with a file: ask again after reading every file.
+        return try resolveTab(reference, in: try tabs.rebuildIndex()) ?? .notFound
+    }
+
+    /// nil when a tab the index names is missing or no longer matches in its file.
+    private func resolveTab(_ reference: String, in index: TabIndex) throws -> Resolution<Tab>? {
         let id = reference.lowercased()
         let byPrefix = Identifier.isPrefixCandidate(reference)
-        let matches = try tabs.all().filter { tab in tab.id == id || tab.name == reference || (byPrefix && tab.id.hasPrefix(id)) }
+        var matches: [Tab] = []
+        for packed in index.matches(reference) {
+            guard let tab = try tabs.tab(id: packed.string),
+                  tab.id == id || tab.name == reference || (byPrefix && tab.id.hasPrefix(id)) else { return nil }
+            matches.append(tab)
+        }
         switch matches.count {
         case 0: return .notFound
         case 1: return .found(matches[0])
@@ -223,7 +238,14 @@ extension DataStore {
     public func syncStates() throws -> (RecordKey) -> SyncState {
         let waiting = try pending().keys()
         let failed = try EngineState.load(from: self).failedKeys
-        return { failed.contains($0) ? .failed : waiting.contains($0) ? .pending : .synced }
+        return { SyncState(failed: failed.contains($0), pending: waiting.contains($0)) }
+    }
+
+    /// `syncStates` for clips by packed id: a listing of 100,000 entries looks each one up.
+    func clipSyncStates() throws -> (PackedID) -> SyncState {
+        let waiting = try pending().keys()
+        let failed = RecordKeySet(Array(try EngineState.load(from: self).failedKeys))
+        return { SyncState(failed: failed.contains(clip: $0), pending: waiting.contains(clip: $0)) }
     }
 }
 
@@ -231,4 +253,6 @@ extension DataStore {
 public enum ClipLimits {
     /// A record may not exceed 1 MiB; leave room for the record's other fields.
     public static let maxSyncedBytes = 1_000_000
+    /// `clipboard.maxBytes` unless set: 16 MiB.
+    public static let defaultMaxBytes = 16 << 20
 }

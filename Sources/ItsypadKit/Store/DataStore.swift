@@ -48,6 +48,7 @@ public final class DataStore {
             lock = try DataStore.takeLock(path: path, tree: tree, timeout: lockTimeout)
             isReadOnly = false
             deviceID = try DataStore.readOrCreateMeta(path + "/meta.json", in: tree)
+            try StagedChanges.recover(in: tree)
         } catch let error as FileSystemError {
             throw ItsypadError.from(error)
         }
@@ -158,6 +159,14 @@ public final class DataStore {
     public func letOthersIn() throws {
         if try storeOperation({ try FileLock(path: path + "/lock-waiters", in: tree, mode: .exclusive, timeout: 0) }) != nil { return }
         try withLockReleased { usleep(DataStore.turnForOthers) }
+    }
+
+    /// Forgets open files after a staged change replaced them; they reopen on next use.
+    func reopenFiles() {
+        openedClips = nil
+        openedSettings = nil
+        openedPending = nil
+        openedLedger = nil
     }
 
     public var tabs: TabStore { TabStore(directory: path + "/tabs", tree: tree) }

@@ -77,6 +77,8 @@ public final class PendingQueue {
     private var loaded: [PendingChange]?
     /// Why the log cannot be trusted to hold every change, found while reading it.
     public private(set) var damage: String?
+    /// `keys()`, kept until the queue changes (export asks for tabs and clips).
+    private var waiting: RecordKeySet?
 
     /// Compact once the log passes this many bytes.
     static let compactionThreshold = 4 << 20
@@ -97,18 +99,63 @@ public final class PendingQueue {
     public func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil, hard: Bool = false) throws {
         guard !keys.isEmpty else { return }
         var lines: [UInt8] = []
-        for key in keys {
-            lines += (PendingChange.line(operation.rawValue, key, tag: tag, hard: hard && operation == .delete).serialized() + "\n").utf8
-        }
+        for key in keys { PendingQueue.appendLine(operation, key, tag: tag, hard: hard && operation == .delete, to: &lines) }
         let file = try appendFile()
         try storeOperation { try file.append(lines) }
         loaded = nil
         byKey = nil
+        waiting = nil
+    }
+
+    /// The log line that enqueues one change, as `PendingChange.line` serializes it:
+    /// `{"op":…,"type":…,"id":…[,"tag":…][,"hard":true]}`, written from bytes (an import queues 100,000 of them).
+    static func appendLine(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil, hard: Bool = false,
+                           to lines: inout [UInt8]) {
+        func string(_ value: String) {
+            var value = value
+            lines.append(0x22)
+            value.withUTF8 { JSONString.appendEscaped($0, to: &lines) }
+            lines.append(0x22)
+        }
+        lines += #"{"op":"#.utf8
+        string(operation.rawValue)
+        lines += #","type":"#.utf8
+        string(key.type.rawValue)
+        lines += #","id":"#.utf8
+        string(key.name)
+        if let tag {
+            lines += #","tag":"#.utf8
+            string(tag)
+        }
+        if hard { lines += #","hard":true"#.utf8 }
+        lines += "}\n".utf8
+    }
+
+    /// A first line that records `bytes` as the size after the last compaction,
+    /// so that a queue written in bulk is not compacted again until it doubles.
+    /// It names the queue (`identity`). Padded to a fixed length, so that it can be written before the size is known.
+    static func baseLine(bytes: Int, identity: String?) -> [UInt8] {
+        var line = Array(#"{"op":"base","#.utf8)
+        if let identity {
+            line += #""queue":""#.utf8
+            var identity = identity
+            identity.withUTF8 { JSONString.appendEscaped($0, to: &line) }
+            line += #"","#.utf8
+        }
+        let size = String(bytes)
+        line += #""bytes":"#.utf8
+        line += size.utf8
+        line += repeatElement(UInt8(ascii: " "), count: max(0, 20 - size.utf8.count))
+        line += "}\n".utf8
+        return line
     }
 
     public func enqueue(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil, hard: Bool = false) throws {
         try enqueue(operation, [key], tag: tag, hard: hard)
     }
+
+    /// Cuts a torn last line, as opening for an append does: before the log is copied elsewhere.
+    func cutTornTail() throws { _ = try appendFile() }
 
     /// The queue in order.
     public func changes() throws -> [PendingChange] {
@@ -119,9 +166,11 @@ public final class PendingQueue {
     }
 
     /// The records with a waiting change, without ordering them (cheaper for listings).
-    public func keys() throws -> Set<RecordKey> {
-        if let loaded { return Set(loaded.map(\.key)) }
-        return try replayLog().keys
+    public func keys() throws -> RecordKeySet {
+        if let waiting { return waiting }
+        let keys = try loaded.map { RecordKeySet($0.map(\.key)) } ?? replayLog().waiting
+        waiting = keys
+        return keys
     }
 
     private func replayLog() throws -> Replay {
@@ -131,18 +180,15 @@ public final class PendingQueue {
         var unreadable: [Int] = []
         try storeOperation { try tree.forEachLine(path) { _, line in
             lineNumber += 1
-            guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue else {
+            guard let parsed = PendingLine(line) else {
                 unreadable.append(lineNumber)
                 return
             }
-            guard let type = json["type"]?.stringValue.flatMap(RecordType.init(rawValue:)), let id = json["id"]?.stringValue else { return }
-            let key = RecordKey(type, id)
-            // Versions count enqueues: anything beyond 2^53 is damage, and would overflow.
-            let version = json["v"]?.int64Value.flatMap { (0...(1 << 53)).contains($0) ? Int($0) : nil }
-            if op == "done", let sent = version {
+            guard let key = parsed.key else { return }
+            if parsed.op == "done", let sent = parsed.version {
                 replay.confirm(key, version: sent)
-            } else if let operation = PendingChange.Operation(rawValue: op) {
-                replay.apply(operation, key, version: version, tag: json["tag"]?.stringValue, hard: json["hard"]?.boolValue == true)
+            } else if let operation = PendingChange.Operation(rawValue: parsed.op) {
+                replay.apply(operation, key, version: parsed.version, tag: parsed.tag, hard: parsed.hard)
             }
         } }
         // Only the last line may be torn by a crash; an unreadable line before it is damage.
@@ -163,10 +209,11 @@ public final class PendingQueue {
     }
 
     /// Folds log lines into the queue in one pass: a dictionary from record to
-    /// its slot in an ordered array, so replay is linear and compact.
+    /// its slot in an ordered array, so replay is linear and compact. Clip ids
+    /// are kept packed: a queue of 100,000 clips replays without a String each.
     struct Replay {
-        private var slots: [PendingChange?] = []
-        private var index: [RecordKey: Int] = [:]
+        private var slots: [(key: ReplayKey, operation: PendingChange.Operation, version: Int, tag: String?, hard: Bool)?] = []
+        private var index: [ReplayKey: Int] = [:]
         var version = 0
 
         init(expectedLines: Int = 0) {
@@ -175,31 +222,37 @@ public final class PendingQueue {
         }
 
         /// Compaction writes each change's version so that numbering survives it.
-        mutating func apply(_ operation: PendingChange.Operation, _ key: RecordKey, version explicit: Int?, tag: String?, hard: Bool) {
+        mutating func apply(_ operation: PendingChange.Operation, _ key: ReplayKey, version explicit: Int?, tag: String?, hard: Bool) {
             version = max(version + 1, explicit ?? 0)
             if let slot = index[key], slots[slot] != nil {
-                slots[slot]!.operation = operation
-                slots[slot]!.version = version
-                slots[slot]!.tag = tag
-                slots[slot]!.hard = hard
+                slots[slot] = (key, operation, version, tag, hard)
             } else {
                 // A record confirmed earlier and changed again goes to the back of the queue.
                 index[key] = slots.count
-                slots.append(PendingChange(key: key, operation: operation, version: version, tag: tag, hard: hard))
+                slots.append((key, operation, version, tag, hard))
             }
         }
 
-        mutating func confirm(_ key: RecordKey, version sent: Int) {
+        mutating func confirm(_ key: ReplayKey, version sent: Int) {
             if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
         }
 
         var ordered: [PendingChange] {
             var result: [PendingChange] = []
             result.reserveCapacity(index.count)
-            for case let change? in slots { result.append(change) }
+            for case let change? in slots {
+                result.append(PendingChange(key: change.key.recordKey, operation: change.operation, version: change.version,
+                                            tag: change.tag, hard: change.hard))
+            }
             return result
         }
-        var keys: Set<RecordKey> { Set(slots.lazy.compactMap { $0?.key }) }
+
+        var waiting: RecordKeySet {
+            var keys = RecordKeySet()
+            keys.clips.reserveCapacity(index.count)
+            for case let change? in slots { keys.insert(change.key) }
+            return keys
+        }
     }
 
     /// Marks the given versions as sent. A change re-enqueued after its batch
@@ -216,6 +269,7 @@ public final class PendingQueue {
         let confirmed = Dictionary(sent.map { ($0.key, $0.version) }, uniquingKeysWith: max)
         loaded?.removeAll { change in confirmed[change.key].map { $0 >= change.version } ?? false }
         byKey = nil
+        waiting = nil
     }
 
     /// Forgets the waiting changes of `keys`, as if sent: for records no backend
@@ -235,12 +289,10 @@ public final class PendingQueue {
         func line(_ change: PendingChange) -> String { change.line.serialized() + "\n" }
         let size = changes.reduce(0) { $0 + line($1).utf8.count }
         // The first line records the compacted size, so the log is compacted again only once it has doubled.
-        var base: [(String, JSONValue)] = [("op", .string("base")), ("bytes", .integer(Int64(size)))]
-        if let identity { base.append(("queue", .string(identity))) }
-        let header = JSONValue.object(base).serialized() + "\n"
+        let header = PendingQueue.baseLine(bytes: size, identity: identity)
         try storeOperation {
             try tree.writeAtomically(path) { write in
-                var chunk = Array(header.utf8)
+                var chunk = header
                 for change in changes {
                     chunk += line(change).utf8
                     if chunk.count >= 1 << 16 { try write(chunk); chunk.removeAll(keepingCapacity: true) }
@@ -252,6 +304,7 @@ public final class PendingQueue {
         loaded = nil
         byKey = nil
         damage = nil
+        waiting = nil
         _ = try self.changes()
     }
 
@@ -279,5 +332,150 @@ public final class PendingQueue {
         guard size > PendingQueue.compactionThreshold else { return false }
         let base = header()?["bytes"]?.int64Value ?? 0
         return base < Int64(size) / 2
+    }
+}
+
+/// A record key as replay keeps it: clip ids packed.
+enum ReplayKey: Hashable {
+    case clip(PackedID)
+    case other(RecordKey)
+
+    init(_ key: RecordKey) {
+        if key.type == .clip, let packed = PackedID(canonical: key.name) { self = .clip(packed) } else { self = .other(key) }
+    }
+
+    var recordKey: RecordKey {
+        switch self {
+        case .clip(let id): return RecordKey(.clip, id.string)
+        case .other(let key): return key
+        }
+    }
+}
+
+/// A set of record keys with clip ids packed (a queue may hold 100,000 of them).
+public struct RecordKeySet {
+    var clips = Set<PackedID>()
+    var others = Set<RecordKey>()
+
+    init() {}
+
+    init(_ keys: [RecordKey]) {
+        for key in keys { insert(ReplayKey(key)) }
+    }
+
+    mutating func insert(_ key: ReplayKey) {
+        switch key {
+        case .clip(let id): clips.insert(id)
+        case .other(let key): others.insert(key)
+        }
+    }
+
+    public func contains(_ key: RecordKey) -> Bool {
+        switch ReplayKey(key) {
+        case .clip(let id): return clips.contains(id)
+        case .other(let key): return others.contains(key)
+        }
+    }
+
+    func contains(clip id: PackedID) -> Bool { clips.contains(id) }
+}
+
+/// One line of the pending log. The form itsypad writes,
+/// `{"op":"…","type":"…","id":"…"[,"v":N][,"tag":"…"][,"hard":true]}`, is read
+/// from its bytes; anything else goes through the JSON parser. nil for a line
+/// that is not a JSON object with an `op` (damage, or a torn tail).
+struct PendingLine {
+    var op: String
+    /// nil for a line that names no record (the base line).
+    var key: ReplayKey?
+    var version: Int?
+    var tag: String?
+    var hard = false
+
+    /// Versions count enqueues: anything beyond 2^53 is damage, and would overflow.
+    static let versions = 0...(1 << 53)
+
+    init?(_ line: ArraySlice<UInt8>) {
+        if let fast = line.withUnsafeBufferPointer(PendingLine.canonical) {
+            self = fast
+            return
+        }
+        guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue else { return nil }
+        self.op = op
+        if let type = json["type"]?.stringValue.flatMap(RecordType.init(rawValue:)), let id = json["id"]?.stringValue {
+            key = ReplayKey(RecordKey(type, id))
+        }
+        version = json["v"]?.int64Value.flatMap { PendingLine.versions.contains(Int($0)) ? Int($0) : nil }
+        tag = json["tag"]?.stringValue
+        hard = json["hard"]?.boolValue == true
+    }
+
+    private init(op: String, key: ReplayKey, version: Int?, tag: String?, hard: Bool) {
+        self.op = op
+        self.key = key
+        self.version = version
+        self.tag = tag
+        self.hard = hard
+    }
+
+    private static let opKey = Array(#"{"op":""#.utf8)
+    private static let typeKey = Array(#"","type":""#.utf8)
+    private static let idKey = Array(#"","id":""#.utf8)
+    private static let versionKey = Array(#","v":"#.utf8)
+    private static let tagKey = Array(#","tag":""#.utf8)
+    private static let hardKey = Array(#","hard":true"#.utf8)
+    private static let operations = ["save", "delete", "done", "base"].map { (Array($0.utf8), $0) }
+    private static let types = RecordType.allCases.map { (Array($0.rawValue.utf8), $0) }
+
+    private static func canonical(_ line: UnsafeBufferPointer<UInt8>) -> PendingLine? {
+        var position = 0
+        func expect(_ literal: [UInt8]) -> Bool {
+            guard position + literal.count <= line.count,
+                  literal.withUnsafeBytes({ memcmp(line.baseAddress! + position, $0.baseAddress!, $0.count) }) == 0 else { return false }
+            position += literal.count
+            return true
+        }
+        /// A string without escapes, up to its closing quote.
+        func plain() -> UnsafeBufferPointer<UInt8>? {
+            let start = position
+            while position < line.count, line[position] != 0x22 {
+                if line[position] == 0x5C || line[position] < 0x20 || line[position] >= 0x80 { return nil }
+                position += 1
+            }
+            return position < line.count ? UnsafeBufferPointer(rebasing: line[start..<position]) : nil
+        }
+        func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
+        func named<Value>(_ bytes: UnsafeBufferPointer<UInt8>, _ table: [([UInt8], Value)]) -> Value? {
+            table.first { $0.0.elementsEqual(bytes) }?.1
+        }
+        guard expect(opKey), let opName = plain(), let op = named(opName, operations), expect(typeKey), let typeName = plain(),
+              let type = named(typeName, types), expect(idKey), let id = plain() else { return nil }
+        position += 1
+        var version: Int?
+        if expect(versionKey) {
+            var value = 0
+            let start = position
+            while position < line.count, (0x30...0x39).contains(line[position]), position - start < 18 {
+                value = value * 10 + Int(line[position] - 0x30)
+                position += 1
+            }
+            guard position > start, versions.contains(value) else { return nil }
+            version = value
+        }
+        var tag: String?
+        if expect(tagKey) {
+            guard let bytes = plain() else { return nil }
+            tag = text(bytes)
+            position += 1
+        }
+        let hard = expect(hardKey)
+        guard position + 1 == line.count, line[position] == UInt8(ascii: "}") else { return nil }
+        let key: ReplayKey
+        if type == .clip, let packed = PackedID(canonicalUTF8: id) {
+            key = .clip(packed)
+        } else {
+            key = .other(RecordKey(type, text(id)))
+        }
+        return PendingLine(op: op, key: key, version: version, tag: tag, hard: hard)
     }
 }

@@ -69,13 +69,24 @@ public final class SettingsStore {
     /// Applies an entry from elsewhere (import or sync) when it is newer; returns whether it changed anything.
     @discardableResult
     public func merge(_ key: String, _ entry: Entry) throws -> Bool {
-        if let current = entries[key], current.clock >= entry.clock { return false }
-        entries[key] = Entry(value: entry.value, clock: entry.clock, tag: entries[key]?.tag, syncedClock: entries[key]?.syncedClock)
+        guard mergeWithoutWriting(key, entry) else { return false }
         try write()
         return true
     }
 
+    /// `merge` in memory only: an import stages the file itself (`encoded`).
+    func mergeWithoutWriting(_ key: String, _ entry: Entry) -> Bool {
+        if let current = entries[key], current.clock >= entry.clock { return false }
+        entries[key] = Entry(value: entry.value, clock: entry.clock, tag: entries[key]?.tag, syncedClock: entries[key]?.syncedClock)
+        return true
+    }
+
     func write() throws {
+        try storeOperation { try tree.writeAtomically(path, encoded()) }
+    }
+
+    /// The file's content.
+    func encoded() -> [UInt8] {
         let values = entries.keys.sorted().map { key -> (String, JSONValue) in
             let entry = entries[key]!
             var members: [(String, JSONValue)] = [("value", entry.value ?? .null), ("clock", .string(entry.clock.description))]
@@ -84,7 +95,7 @@ public final class SettingsStore {
             return (key, .object(members))
         }
         let json = JSONValue.object([("format", .integer(1)), ("values", .object(values))])
-        try storeOperation { try tree.writeAtomically(path, Array((json.prettySerialized() + "\n").utf8)) }
+        return Array((json.prettySerialized() + "\n").utf8)
     }
 
     static func hostName() -> String {

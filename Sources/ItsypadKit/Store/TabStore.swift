@@ -55,6 +55,36 @@ public struct TabStore {
         }
     }
 
+    /// The index of names and rows, rebuilt from the files when it does not match them.
+    func index() throws -> TabIndex {
+        if let index = TabIndex.load(directory: directory, in: tree) { return index }
+        return try rebuildIndex()
+    }
+
+    /// Reads every tab file and writes a fresh index.
+    @discardableResult
+    func rebuildIndex() throws -> TabIndex {
+        let index = TabIndex(records: try all().compactMap(TabIndex.record))
+        // A cache: a directory where it cannot be written still lists (more slowly).
+        if (try? tree.status(directory))??.isDirectory == true { try? index.save(directory: directory, in: tree) }
+        return index
+    }
+
+    /// Every write drops the index (the directory's time may not change within
+    /// the clock's granularity); a reader rebuilds it, or `updateIndex` carries it over.
+    private func invalidateIndex() throws {
+        try tree.remove(directory + "/" + TabIndex.fileName)
+    }
+
+    /// Keeps a current index current across a change to one tab (nil: removed).
+    func updateIndex(id: String, to tab: Tab?, _ change: () throws -> Void) throws {
+        let before = TabIndex.load(directory: directory, in: tree)
+        try change()
+        guard var index = before, let packed = PackedID(id) else { return }
+        index.update(id: packed, with: tab.flatMap(TabIndex.record))
+        try? index.save(directory: directory, in: tree)
+    }
+
     /// The tab with this id; nil when there is none, or `id` is not an id at all.
     public func tab(id: String) throws -> Tab? {
         if case .live(let tab)? = try entry(id: id) { return tab }
@@ -83,23 +113,30 @@ public struct TabStore {
     public func save(_ tab: Tab) throws {
         let path = try checkedPath(tab.id)
         try storeOperation {
-            try tree.writeAtomically(path, Array((TabStore.encode(tab).prettySerialized() + "\n").utf8))
+            try tree.writeAtomically(path, TabStore.fileContent(tab))
+            try invalidateIndex()
         }
     }
 
     /// Saves many tabs with one sync for all of them (see `FileTree.writeAtomically(_:in:)`).
     public func save(_ tabs: [Tab]) throws {
         let files = try tabs.map { tab in
-            (name: FileSystem.baseName(try checkedPath(tab.id)), bytes: Array((TabStore.encode(tab).prettySerialized() + "\n").utf8))
+            (name: FileSystem.baseName(try checkedPath(tab.id)), bytes: TabStore.fileContent(tab))
         }
-        try storeOperation { try tree.writeAtomically(files, in: directory) }
+        try storeOperation {
+            try tree.writeAtomically(files, in: directory)
+            try invalidateIndex()
+        }
     }
 
     /// Replaces a synced tab by the record of its deletion (one atomic replacement:
     /// the tab is never both present and deleted).
     public func markDeleted(_ deletion: TabDeletion) throws {
         let path = try checkedPath(deletion.id)
-        try storeOperation { try tree.writeAtomically(path, Array((deletion.json.prettySerialized() + "\n").utf8)) }
+        try storeOperation {
+            try tree.writeAtomically(path, TabStore.fileContent(deletion))
+            try invalidateIndex()
+        }
     }
 
     /// Removes a tab, or the record of its deletion, if there is one.
@@ -108,6 +145,7 @@ public struct TabStore {
         try storeOperation {
             try tree.remove(path)
             try tree.syncDirectory(directory)
+            try invalidateIndex()
         }
     }
 
@@ -115,6 +153,12 @@ public struct TabStore {
         guard let path = filePath(id) else { throw ItsypadError.failure("'\(id)' is not a tab id") }
         return path
     }
+
+    /// A tab's file.
+    static func fileContent(_ tab: Tab) -> [UInt8] { Array((encode(tab).prettySerialized() + "\n").utf8) }
+
+    /// The file of a tab deleted here whose deletion is still to be sent.
+    static func fileContent(_ deletion: TabDeletion) -> [UInt8] { Array((deletion.json.prettySerialized() + "\n").utf8) }
 
     /// The on-disk form (content omitted for file-backed tabs).
     static func encode(_ tab: Tab) -> JSONValue {

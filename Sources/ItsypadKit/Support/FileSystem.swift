@@ -62,6 +62,10 @@ public struct FileStatus: Equatable, Sendable {
     public let kind: Kind
     /// Saturated into Int64 (a file system may report any time).
     public let modifiedMilliseconds: Int64
+    /// The inode and exact modification time: together they change whenever a directory's entries do.
+    public let inode: UInt64
+    public let modifiedSeconds: Int64
+    public let modifiedNanoseconds: Int64
 
     public var isDirectory: Bool { kind == .directory }
     public var isRegular: Bool { kind == .regular }
@@ -78,6 +82,9 @@ public struct FileStatus: Equatable, Sendable {
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
         let (milliseconds, carry) = scaled.addingReportingOverflow(Int64(info.st_mtim.tv_nsec) / 1_000_000)
         modifiedMilliseconds = overflow || carry ? (seconds < 0 ? .min : .max) : milliseconds
+        inode = UInt64(info.st_ino)
+        modifiedSeconds = seconds
+        modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
     }
 }
 
@@ -121,26 +128,37 @@ public enum FileSystem {
         return size > offset ? try read(fd: fd, offset: offset, count: size - offset, path: path) : []
     }
 
-    public static func readAll(fd: Int32, path: String = "standard input") throws -> [UInt8] {
+    /// Reads to the end, or until `limit` bytes (a file's size, when known, sizes the buffer once).
+    public static func readAll(fd: Int32, path: String = "standard input", limit: Int = .max) throws -> [UInt8] {
         var result: [UInt8] = []
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG { result.reserveCapacity(min(limit, Int(info.st_size) + 1)) }
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        while result.count < limit {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min($0.count, limit - result.count)) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw fail("read", path)
             }
-            if count == 0 { return result }
+            if count == 0 { break }
             result.append(contentsOf: chunk[0..<count])
         }
+        return result
     }
 
     /// Reads `count` bytes at `offset` (fewer at end of file).
     public static func read(fd: Int32, offset: Int, count: Int, path: String) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
+        let done = try buffer.withUnsafeMutableBytes { try read(fd: fd, offset: offset, into: $0, path: path) }
+        if done < count { buffer.removeSubrange(done...) }
+        return buffer
+    }
+
+    /// Fills `buffer` from `offset` (pread, retried); returns the bytes read, fewer only at end of file.
+    public static func read(fd: Int32, offset: Int, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
         var done = 0
-        while done < count {
-            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+        while done < buffer.count {
+            let got = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
             if got < 0 {
                 if errno == EINTR { continue }
                 throw fail("read", path)
@@ -148,8 +166,7 @@ public enum FileSystem {
             if got == 0 { break }
             done += got
         }
-        if done < count { buffer.removeSubrange(done...) }
-        return buffer
+        return done
     }
 
     public static func writeAll(fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
@@ -696,5 +713,59 @@ public struct FileTree: Sendable {
             guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "sync") }
             try FileSystem.sync(directory: fd, path: path)
         }
+    }
+
+    /// Makes the data of the regular file at `path` durable.
+    public func syncFile(_ path: String) throws {
+        guard let fd = try openFile(path, flags: O_RDONLY) else { throw FileSystemError(path: path, code: ENOENT, operation: "sync") }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw FileSystem.fail("sync", path) }
+    }
+
+    /// Makes everything written on the file system holding the directory `path` durable (one syncfs for many files).
+    public func syncFileSystem(of path: String) throws {
+        try inDirectory(path) { fd in
+            guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "sync") }
+            if linuxSyncfs(fd) != 0 { throw FileSystem.fail("sync", path) }
+        }
+    }
+
+    /// Moves the file at `source` to `target` (replacing what is there), both inside the tree;
+    /// missing directories on the way to `target` are made. Neither is followed if a symlink.
+    public func rename(_ source: String, to target: String) throws {
+        try inParent(of: source) { sourceDirectory, sourceName in
+            guard let sourceDirectory else { throw FileSystemError(path: source, code: ENOENT, operation: "rename") }
+            try inParent(of: target, creating: true) { targetDirectory, targetName in
+                guard let targetDirectory, renameat(sourceDirectory, sourceName, targetDirectory, targetName) == 0 else {
+                    throw FileSystem.fail("rename", target)
+                }
+            }
+        }
+    }
+
+    /// Removes the directory `path` and everything in it, never following a symlink (a link is removed as itself).
+    public func removeTree(_ path: String) throws {
+        try inParent(of: path) { directory, name in
+            guard let directory else { return }
+            try FileTree.removeTree(name, in: directory, path: path)
+        }
+    }
+
+    private static func removeTree(_ name: String, in directory: Int32, path: String) throws {
+        if unlinkat(directory, name, 0) == 0 || errno == ENOENT { return }
+        guard errno == EISDIR || errno == EPERM else { throw FileSystem.fail("remove", path) }
+        let fd = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 { throw FileSystem.fail("remove", path) }
+        let copy = dup(fd)
+        guard copy >= 0, let dir = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            close(fd)
+            throw FileSystem.fail("list", path)
+        }
+        let names = FileSystem.names(in: dir, includingHidden: true)
+        closedir(dir)
+        defer { close(fd) }
+        for child in names { try removeTree(child, in: fd, path: path + "/" + child) }
+        if unlinkat(directory, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw FileSystem.fail("remove", path) }
     }
 }

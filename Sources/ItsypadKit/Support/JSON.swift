@@ -108,29 +108,17 @@ extension JSONValue {
 
     static func writeString(_ s: String, to out: inout String) {
         out += "\""
-        var plainStart = s.utf8.startIndex
-        let utf8 = s.utf8
-        var index = utf8.startIndex
-        // Copy runs of characters that need no escaping in one go.
-        while index != utf8.endIndex {
-            let byte = utf8[index]
-            if byte == 0x22 || byte == 0x5C || byte < 0x20 {
-                out += String(s[plainStart..<index])
-                switch byte {
-                case 0x22: out += "\\\""
-                case 0x5C: out += "\\\\"
-                case 0x0A: out += "\\n"
-                case 0x0D: out += "\\r"
-                case 0x09: out += "\\t"
-                default:
-                    let hex = String(byte, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                }
-                plainStart = utf8.index(after: index)
+        var text = s
+        text.withUTF8 { utf8 in
+            if !utf8.contains(where: JSONString.needsEscape) {
+                out += s
+                return
             }
-            index = utf8.index(after: index)
+            var escaped: [UInt8] = []
+            escaped.reserveCapacity(utf8.count + 16)
+            JSONString.appendEscaped(utf8, to: &escaped)
+            out += String(decoding: escaped, as: UTF8.self)
         }
-        out += String(s[plainStart..<utf8.endIndex])
         out += "\""
     }
 }
@@ -387,67 +375,18 @@ private struct JSONParser {
             if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
             position += 1
         }
-        var scalars: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<position]))
-        while position < bytes.count {
-            let byte = bytes[position]
-            if byte == UInt8(ascii: "\"") {
-                position += 1
-                guard let string = String(validating: scalars, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
-                return string
-            }
-            if byte < 0x20 { throw error("control character in string") }
-            if byte != UInt8(ascii: "\\") { scalars.append(byte); position += 1; continue }
-            position += 1
-            guard position < bytes.count else { break }
-            let escape = bytes[position]
-            position += 1
-            switch escape {
-            case UInt8(ascii: "\""): scalars.append(0x22)
-            case UInt8(ascii: "\\"): scalars.append(0x5C)
-            case UInt8(ascii: "/"): scalars.append(0x2F)
-            case UInt8(ascii: "b"): scalars.append(0x08)
-            case UInt8(ascii: "f"): scalars.append(0x0C)
-            case UInt8(ascii: "n"): scalars.append(0x0A)
-            case UInt8(ascii: "r"): scalars.append(0x0D)
-            case UInt8(ascii: "t"): scalars.append(0x09)
-            case UInt8(ascii: "u"):
-                var code = try parseHex4()
-                if (0xD800...0xDBFF).contains(code) {
-                    guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
-                        throw error("unpaired surrogate")
-                    }
-                    position += 2
-                    let low = try parseHex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate") }
-                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                } else if (0xDC00...0xDFFF).contains(code) {
-                    throw error("unpaired surrogate")
-                }
-                guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }
-                UTF8.encode(scalar) { scalars.append($0) }
-            default: throw error("invalid escape")
-            }
+        // Find the closing quote (an escape hides the byte after its backslash), then decode.
+        while position < bytes.count, bytes[position] != UInt8(ascii: "\"") {
+            position += bytes[position] == UInt8(ascii: "\\") ? 2 : 1
         }
-        throw error("unterminated string")
-    }
-
-    mutating func parseHex4() throws -> UInt32 {
-        guard position + 4 <= bytes.count else { throw error("truncated \\u escape") }
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            guard let digit = hexDigit(bytes[position]) else { throw error("invalid \\u escape") }
-            value = value << 4 | UInt32(digit)
-            position += 1
+        guard position < bytes.count else { throw error("unterminated string") }
+        var decoded: [UInt8] = []
+        do {
+            _ = try JSONString.unescape(UnsafeBufferPointer(rebasing: bytes[start..<position]), final: true, into: &decoded)
+        } catch {
+            throw JSONParseError(message: error.message, offset: start + error.offset)
         }
-        return value
-    }
-
-    func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: return byte - 0x30
-        case 0x41...0x46: return byte - 0x41 + 10
-        case 0x61...0x66: return byte - 0x61 + 10
-        default: return nil
-        }
+        position += 1
+        return String(decoding: decoded, as: UTF8.self)
     }
 }

@@ -16,25 +16,45 @@ public enum Text {
 
     /// One line: whitespace runs collapsed to a space, cut at `limit` characters with "…".
     public static func preview(_ text: String, limit: Int) -> String {
-        var result = ""
-        var pendingSpace = false
-        var count = 0
-        for character in text {
-            if character.isWhitespace {
-                pendingSpace = count > 0
-                continue
+        var builder = PreviewBuilder(limit: limit)
+        var text = text
+        text.withUTF8 { _ = builder.feed($0, isLast: true) }
+        return String(decoding: builder.output, as: UTF8.self)
+    }
+
+    /// Makes a listing line safe to print on a terminal: control characters
+    /// (C0 but the tab that separates columns, and newlines if asked; DEL; C1) and the bidirectional
+    /// embeddings, overrides and isolates become U+FFFD, so text from
+    /// elsewhere can neither drive the terminal (`ESC ]52;…`, `ESC [2J`, CSI)
+    /// nor reorder what the line shows.
+    static func makeTerminalSafe(_ line: inout [UInt8], keepingNewlines: Bool = false) {
+        func isControl(_ byte: UInt8) -> Bool { byte < 0x20 && byte != 0x09 && !(keepingNewlines && byte == 0x0A) || byte == 0x7F }
+        guard line.contains(where: { isControl($0) || $0 == 0xC2 || $0 == 0xE2 || $0 == 0xD8 }) else { return }
+        let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
+        var safe: [UInt8] = []
+        safe.reserveCapacity(line.count + 16)
+        var index = 0
+        while index < line.count {
+            let byte = line[index]
+            let next = index + 1 < line.count ? line[index + 1] : 0
+            let third = index + 2 < line.count ? line[index + 2] : 0
+            if isControl(byte) {
+                safe += replacement
+                index += 1
+            } else if byte == 0xC2, (0x80...0x9F).contains(next) {
+                safe += replacement
+                index += 2
+            } else if byte == 0xD8 && next == 0x9C                            // U+061C ARABIC LETTER MARK
+                        || byte == 0xE2 && next == 0x80 && (0xAA...0xAE).contains(third)   // U+202A–U+202E
+                        || byte == 0xE2 && next == 0x81 && (0xA6...0xA9).contains(third) { // U+2066–U+2069
+                safe += replacement
+                index += byte == 0xD8 ? 2 : 3
+            } else {
+                safe.append(byte)
+                index += 1
             }
-            if pendingSpace {
-                if count + 1 >= limit { return result + "…" }
-                result.append(" ")
-                count += 1
-                pendingSpace = false
-            }
-            if count + 1 > limit - 1, count >= limit - 1 { return result + "…" }
-            result.append(character)
-            count += 1
         }
-        return result
+        line = safe
     }
 
     /// A name read from a file, as an error message quotes it (see `escapingControls`).
@@ -111,5 +131,142 @@ public enum Text {
         }
         lines.append(line)
         return lines.joined(separator: "\n")
+    }
+}
+
+/// Builds `Text.preview` from UTF-8 fed a piece at a time, so that a listing
+/// reads only as much of a long text as its preview shows. Characters are
+/// Swift's (grapheme clusters): scalars below U+0300 never join their
+/// neighbours except CR LF, so those are handled byte by byte and only other
+/// text goes through `Character`.
+struct PreviewBuilder {
+    let limit: Int
+    /// What came before the preview (a listing's line so far), then the preview;
+    /// complete once `feed` has returned true or been given the last piece.
+    private(set) var output: [UInt8]
+    private var count = 0
+    private var pendingSpace = false
+    private(set) var isComplete = false
+    /// The start of a character the next piece may continue.
+    private var carry: [UInt8] = []
+
+    init(limit: Int, appendingTo output: [UInt8] = []) {
+        self.limit = limit
+        self.output = output
+    }
+
+    /// Feeds the next whole scalars of the text. Returns true once the preview
+    /// is complete: no more of the text can change it.
+    mutating func feed(_ piece: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
+        guard !isComplete else { return true }
+        if carry.isEmpty { return feedJoined(piece, isLast: isLast) }
+        let joined = carry + Array(piece)
+        carry = []
+        return joined.withUnsafeBufferPointer { feedJoined($0, isLast: isLast) }
+    }
+
+    private mutating func feedJoined(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            // Printable ASCII other than space, the usual text, goes a run at a time.
+            if lead > 0x20 && lead < 0x7F {
+                var end = index + 1
+                while end < bytes.count, bytes[end] > 0x20 && bytes[end] < 0x7F { end += 1 }
+                // The run's last character waits if the piece ends there or a combining scalar may follow.
+                let runEnd = (end == bytes.count && !isLast) || (end < bytes.count && bytes[end] >= 0xCC) ? end - 1 : end
+                if runEnd > index {
+                    if word(UnsafeBufferPointer(rebasing: bytes[index..<runEnd])) { return true }
+                    index = runEnd
+                    continue
+                }
+            }
+            let length = lead < 0x80 ? 1 : (0xC2...0xCB).contains(lead) ? 2 : 0
+            guard length > 0 else { return feedCharacters(UnsafeBufferPointer(rebasing: bytes[index...]), isLast: isLast) }
+            let next = index + length
+            if next == bytes.count {
+                if !isLast {
+                    carry = Array(bytes[index...])
+                    return false
+                }
+            } else if lead == 0x0D && bytes[next] == 0x0A {
+                if character(isWhitespace: true, { _ in }) { return true }
+                index = next + 1
+                continue
+            } else if bytes[next] >= 0xCC {
+                // A scalar from U+0300 on may join this one into one character.
+                return feedCharacters(UnsafeBufferPointer(rebasing: bytes[index...]), isLast: isLast)
+            }
+            let isWhitespace = length == 1 ? lead == 0x20 || (0x09...0x0D).contains(lead)
+                                           : lead == 0xC2 && (bytes[index + 1] == 0x85 || bytes[index + 1] == 0xA0)
+            let done = character(isWhitespace: isWhitespace) { output in
+                output.append(lead)
+                if length == 2 { output.append(bytes[index + 1]) }
+            }
+            if done { return true }
+            index = next
+        }
+        if isLast { isComplete = true }
+        return isComplete
+    }
+
+    /// The general path: whole characters as Swift segments them; the last one
+    /// waits for the next piece unless this is the last.
+    private mutating func feedCharacters(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
+        let text = String(decoding: bytes, as: UTF8.self)
+        var start = text.startIndex
+        while start < text.endIndex {
+            let end = text.index(after: start)
+            if end == text.endIndex && !isLast {
+                carry = Array(text[start...].utf8)
+                return false
+            }
+            let piece = text[start..<end]
+            if character(isWhitespace: piece.first!.isWhitespace, { $0 += piece.utf8 }) { return true }
+            start = end
+        }
+        isComplete = true
+        return true
+    }
+
+    /// The preview rule for one character: a whitespace run becomes one space
+    /// between words; the limit counts characters and ends the preview with "…".
+    @inline(__always)
+    private mutating func character(isWhitespace: Bool, _ write: (inout [UInt8]) -> Void) -> Bool {
+        if isWhitespace {
+            pendingSpace = count > 0
+            return false
+        }
+        if pendingSpace {
+            if count + 1 >= limit { return finishWithEllipsis() }
+            output.append(0x20)
+            count += 1
+            pendingSpace = false
+        }
+        if count >= limit - 1 { return finishWithEllipsis() }
+        write(&output)
+        count += 1
+        return false
+    }
+
+    /// `character` for each byte of a run of printable ASCII, at once.
+    private mutating func word(_ run: UnsafeBufferPointer<UInt8>) -> Bool {
+        if pendingSpace {
+            if count + 1 >= limit { return finishWithEllipsis() }
+            output.append(0x20)
+            count += 1
+            pendingSpace = false
+        }
+        let room = limit - 1 - count
+        if room <= 0 { return finishWithEllipsis() }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: run.prefix(room)))
+        count += min(room, run.count)
+        return run.count > room ? finishWithEllipsis() : false
+    }
+
+    private mutating func finishWithEllipsis() -> Bool {
+        output += [0xE2, 0x80, 0xA6]
+        isComplete = true
+        return true
     }
 }

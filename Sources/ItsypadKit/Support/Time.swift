@@ -38,15 +38,45 @@ public enum Time {
     /// A time outside ``representable`` (only damaged data holds one) is
     /// written as the nearest end of that range, so that it still reads back.
     public static func iso8601(_ ms: Milliseconds) -> String {
+        var bytes: [UInt8] = []
+        appendISO8601(ms, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `iso8601(ms)` as UTF-8 (listings print thousands of dates).
+    static func appendISO8601(_ ms: Milliseconds, to out: inout [UInt8]) {
         let ms = min(max(ms, representable.lowerBound), representable.upperBound)
         let seconds = floorDivide(ms, 1000)
         let millis = Int(ms - seconds * 1000)
         let days = floorDivide(seconds, 86400)
         let secondOfDay = Int(seconds - days * 86400)
         let (year, month, day) = civilDate(fromDays: days)
-        return pad(Int(year), 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-            + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-            + "." + pad(millis, 3) + "Z"
+        appendDigits(Int(year), 4, to: &out)
+        out.append(0x2D)
+        appendDigits(month, 2, to: &out)
+        out.append(0x2D)
+        appendDigits(day, 2, to: &out)
+        out.append(0x54)
+        appendDigits(secondOfDay / 3600, 2, to: &out)
+        out.append(0x3A)
+        appendDigits(secondOfDay / 60 % 60, 2, to: &out)
+        out.append(0x3A)
+        appendDigits(secondOfDay % 60, 2, to: &out)
+        out.append(0x2E)
+        appendDigits(millis, 3, to: &out)
+        out.append(0x5A)
+    }
+
+    /// `value` (0 ≤ value < 10^width) zero-padded to `width` digits.
+    private static func appendDigits(_ value: Int, _ width: Int, to out: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            out.append(0x30 + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     /// Parses the ISO 8601 form this project writes, strictly:
@@ -123,11 +153,6 @@ public enum Time {
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
         let quotient = value / divisor
         return value % divisor < 0 ? quotient - 1 : quotient
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let text = String(value)
-        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
     }
 
     // Howard Hinnant's civil-from-days algorithms: exact for the proleptic Gregorian calendar.

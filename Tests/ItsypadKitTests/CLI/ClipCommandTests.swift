@@ -108,6 +108,42 @@ import Testing
         #expect(device.inProcess(["clip", "prune", "--older-than", "soon"]).0 == 64)
     }
 
+    @Test func inputOverMaxBytesIsRefusedAndNothingStored() throws {
+        #expect(device.inProcess(["settings", "get", "clipboard.maxBytes"]).1 == "16777216\n")
+        #expect(device.inProcess(["settings", "set", "clipboard.maxBytes", "1000"]).0 == 0)
+        _ = add("small")
+        let big = String(repeating: "x", count: 1001)
+        for arguments in [["clip", "add"], ["clip", "add", big]] {
+            let result = try device.runArguments(arguments, stdin: arguments.count == 2 ? Array(big.utf8) : nil)
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("larger than clipboard.maxBytes (1000 bytes); nothing was stored"), "\(result.stderr)")
+        }
+        #expect(ids().count == 1)
+        #expect(try device.runArguments(["clip", "add"], stdin: Array(String(repeating: "y", count: 1000).utf8)).status == 0)
+        #expect(ids().count == 2)
+    }
+
+    /// A text of several pieces (escapes and multi-byte characters cut at every
+    /// boundary) lists from its first bytes and prints whole in JSON.
+    @Test func bigClipsPreviewAndStreamExactly() throws {
+        let unit = "ab\"\\\n\té日👍\u{1}"
+        let text = "  start " + String(repeating: unit, count: 80_000)
+        let added = try device.runArguments(["clip", "add"], stdin: Array(text.utf8))
+        #expect(added.status == 0, "\(added.stderr)")
+        let listed = try device.run("clip", "ls")
+        #expect(listed.stdout == added.stdout.prefix(8) + "\t" + Text.preview(text, limit: 100) + "\n")
+        let json = try device.run("clip", "ls", "--json")
+        #expect(try JSONValue.parse(json.stdout).arrayValue?.first?["text"] == .string(text))
+        let timestamp = try #require(try JSONValue.parse(json.stdout).arrayValue?.first?["timestamp"]?.stringValue.flatMap(Time.parseISO8601))
+        // Over 1 MiB: kept local-only.
+        let entry = ClipEntry(id: added.stdout.trimmingNewline, text: text, timestamp: timestamp, localOnly: .oversized)
+        let expected = JSONValue.array([JSONForms.clip(entry, syncState: .localOnly)]).prettySerialized() + "\n"
+        #expect(json.stdoutBytes == Array(expected.utf8))
+        #expect(try device.run("clip", "show", String(added.stdout.prefix(8))).stdoutBytes == Array(text.utf8))
+        // Adding it again is a repeat of the newest entry.
+        #expect(try device.runArguments(["clip", "add"], stdin: Array(text.utf8)).stdout == added.stdout)
+    }
+
     @Test func historyNeverExceedsMaxEntriesAndEvictionsAreQueued() throws {
         // Evictions are deletions for a backend to hear about: this device has synced with one.
         let backend = TemporaryDirectory()

@@ -31,7 +31,7 @@ import Testing
         CompletionCase("itsypad --v", exactly: ["--version"]),
         CompletionCase("itsypad clip ls --v", exactly: []),
         CompletionCase("itsypad tab new --language py", including: ["python"]),
-        CompletionCase("itsypad settings get clipboard.m", exactly: ["clipboard.maxEntries"]),
+        CompletionCase("itsypad settings get clipboard.m", exactly: ["clipboard.maxBytes", "clipboard.maxEntries"]),
         CompletionCase("itsypad clip prune --older-than 1", exactly: ["12h", "1d"]),
         CompletionCase("itsypad completions ", exactly: ["bash", "zsh", "fish"]),
         CompletionCase("itsypad tab rm ", exactly: []),

@@ -196,4 +196,14 @@ import Testing
         #expect(err.contains("several"))
         #expect(err.split(separator: "\n").count == 3)
     }
+
+    @Test func ambiguousCandidatesAreSafeOnATerminal() {
+        _ = new(["--name", "dup\u{1B}[2J", "one"])
+        _ = new(["--name", "dup\u{1B}[2J", "two"])
+        let context = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir], stderrIsTerminal: true)
+        #expect(Itsypad.run(["tab", "show", "dup\u{1B}[2J"], context: context) == 1)
+        #expect(context.standardError.text.contains("several"))
+        #expect(!context.standardError.text.contains("\u{1B}[2J"))
+        #expect(device.inProcess(["tab", "show", "dup\u{1B}[2J"]).2.contains("\u{1B}[2J"), "off a terminal the bytes stay")
+    }
 }

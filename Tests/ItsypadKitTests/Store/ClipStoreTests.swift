@@ -48,7 +48,7 @@ import Testing
         // A crash between the log append and the index update leaves the index behind.
         let log = try #require(try FileSystem.read(path + "/log"))
         let extra = ClipStore.addLine(entry("written before the crash", at: 100))
-        try FileSystem.writeAtomically(path + "/log", log + Array(extra.utf8))
+        try FileSystem.writeAtomically(path + "/log", log + extra)
         #expect(try ClipStore(directory: path).entries(limit: 1).map(\.text) == ["written before the crash"])
         try FileSystem.remove(path + "/index")
         let rebuilt = try ClipStore(directory: path)
@@ -84,6 +84,29 @@ import Testing
         let lines = try #require(try FileSystem.read(path + "/log")).filter { $0 == 0x0A }.count
         #expect(lines < 2200, "the log was never compacted: \(lines) lines")
         #expect(try ClipStore(directory: path).entries().map(\.text) == (2990..<3000).reversed().map { "entry \($0)" })
+    }
+
+    @Test func compactionKeepsTextsPinsAndReasonsExactly() throws {
+        let store = try ClipStore(directory: path)
+        let pinned = try store.add(entry("pin \"me\"\n日本", at: 1), maxEntries: 10).entry
+        let local = ClipEntry(id: Identifier.make(), text: String(repeating: "big\t", count: 400_000), timestamp: 2, localOnly: .secret)
+        _ = try store.add(local, maxEntries: 10)
+        let gone = try store.add(entry("gone", at: 3), maxEntries: 10).entry
+        try store.setPinned(id: pinned.id, true)
+        try store.remove(ids: [gone.id])
+        try store.compact()
+        let reopened = try ClipStore(directory: path)
+        #expect(try reopened.entries() == [local, ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)])
+        let log = try #require(try FileSystem.read(path + "/log"))
+        #expect(log == ClipStore.addLine(ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)) + ClipStore.addLine(local))
+    }
+
+    /// The bytes `addLine` writes are the JSON serializer's, so any JSON reader gets the same entry.
+    @Test func addLinesAreTheSerializersJSON() {
+        let entry = ClipEntry(id: Identifier.make(), text: "q\"\\\u{1}\n é", timestamp: -5, pinned: true, localOnly: .ignored)
+        let json = JSONValue.object([("op", .string("add")), ("id", .string(entry.id)), ("ts", .integer(-5)), ("pinned", .bool(true)),
+                                     ("local", .string("ignored")), ("text", .string(entry.text))])
+        #expect(ClipStore.addLine(entry) == Array((json.serialized() + "\n").utf8))
     }
 
     @Test func insertsOlderEntriesInTimeOrderAndSkipsKnownIds() throws {

@@ -29,6 +29,20 @@ import Testing
         #expect(Text.suggestion(for: "zzzzzz", among: ["tab", "clip"]) == nil)
     }
 
+    @Test(arguments: [
+        ("a\u{1B}]52;c;aGk=\u{07}b", "a\u{FFFD}]52;c;aGk=\u{FFFD}b"),
+        ("clear\u{1B}[2J", "clear\u{FFFD}[2J"),
+        ("csi\u{9B}2J and nel\u{85}", "csi\u{FFFD}2J and nel\u{FFFD}"),
+        ("\u{202E}evil\u{202C} \u{2066}iso\u{2069} \u{61C}", "\u{FFFD}evil\u{FFFD} \u{FFFD}iso\u{FFFD} \u{FFFD}"),
+        ("nul\u{0}del\u{7F}", "nul\u{FFFD}del\u{FFFD}"),
+        ("3f2a\tcolumns stay\té日👍 \u{200F}mark", "3f2a\tcolumns stay\té日👍 \u{200F}mark"),
+    ])
+    func makesLinesSafeForATerminal(_ line: String, _ safe: String) {
+        var bytes = Array(line.utf8)
+        Text.makeTerminalSafe(&bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == safe)
+    }
+
     @Test func refusesInvalidUTF8() {
         #expect(Text.decodeUTF8([0x68, 0x69]) == "hi")
         #expect(Text.decodeUTF8([0xC3, 0x28]) == nil)
@@ -41,5 +55,88 @@ import Testing
         #expect(Array(id)[14] == "4")
         #expect(Identifier.bytes(id).map(Identifier.format) == id)
         #expect(!Identifier.isValid("not-a-uuid"))
+    }
+}
+
+/// `Text.preview` and `PreviewBuilder` against the rule as first written
+/// (whole `Character`s of a whole `String`), on awkward text fed in pieces.
+@Suite struct PreviewTests {
+    /// The original implementation, kept as the reference.
+    static func reference(_ text: String, limit: Int) -> String {
+        var result = ""
+        var pendingSpace = false
+        var count = 0
+        for character in text {
+            if character.isWhitespace {
+                pendingSpace = count > 0
+                continue
+            }
+            if pendingSpace {
+                if count + 1 >= limit { return result + "…" }
+                result.append(" ")
+                count += 1
+                pendingSpace = false
+            }
+            if count >= limit - 1 { return result + "…" }
+            result.append(character)
+            count += 1
+        }
+        return result
+    }
+
+    static let alphabet: [String] = [
+        "a", "Z", " ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\u{85}", "\u{A0}", "é", "e", "\u{301}", "\u{308}",
+        "ß", "日", "👍", "\u{1F3FD}", "\u{200D}", "👩", "🇫", "🇷", "\u{FE0F}", "ก", "\u{E31}", "\u{1100}", "\u{1161}", "\u{11A8}",
+        "\u{300}", "\u{2028}", "\u{3000}", "\u{AD}", "\u{0}", "\u{1B}", "\u{7F}", "\u{9B}", "ǅ", "\u{2FF}", "\u{36F}", "\u{600}",
+    ]
+
+    @Test func matchesTheReferenceOnRandomTextFedInPieces() {
+        var generator = SplitMix(seed: 7)
+        for _ in 0..<3000 {
+            let length = Int(generator.next() % 40)
+            let text = (0..<length).map { _ in PreviewTests.alphabet[Int(generator.next() % UInt64(PreviewTests.alphabet.count))] }.joined()
+            let limit = Int(generator.next() % 12) + 1
+            let expected = PreviewTests.reference(text, limit: limit)
+            #expect(Text.preview(text, limit: limit) == expected, "\(Array(text.unicodeScalars))")
+            // Fed in random pieces cut at scalar boundaries.
+            var builder = PreviewBuilder(limit: limit)
+            let scalars = Array(text.unicodeScalars)
+            var start = 0
+            while start < scalars.count, !builder.isComplete {
+                let end = min(scalars.count, start + Int(generator.next() % 4) + 1)
+                let piece = Array(String(String.UnicodeScalarView(scalars[start..<end])).utf8)
+                _ = piece.withUnsafeBufferPointer { builder.feed($0, isLast: end == scalars.count) }
+                start = end
+            }
+            if scalars.isEmpty { _ = [UInt8]().withUnsafeBufferPointer { builder.feed($0, isLast: true) } }
+            #expect(String(decoding: builder.output, as: UTF8.self) == expected, "\(Array(text.unicodeScalars)) in pieces")
+        }
+    }
+
+    /// The byte path's assumptions about scalars below U+0300, checked against Swift itself.
+    @Test func scalarsBelowU0300AreWholeCharactersAndWhitespaceAsSwiftSays() {
+        for value in 0..<0x300 {
+            let scalar = Unicode.Scalar(UInt32(value))!
+            let utf8 = Array(String(scalar).utf8)
+            let isWhitespace = utf8.count == 1 ? utf8[0] == 0x20 || (0x09...0x0D).contains(utf8[0])
+                                               : utf8[0] == 0xC2 && (utf8[1] == 0x85 || utf8[1] == 0xA0)
+            #expect(Character(scalar).isWhitespace == isWhitespace, "U+\(String(value, radix: 16))")
+            for other in [0x41, 0x0A, 0x0D, 0xE9, 0x2FF] where !(value == 0x0D && other == 0x0A) {
+                #expect((String(scalar) + String(Unicode.Scalar(UInt32(other))!)).count == 2, "U+\(String(value, radix: 16))")
+            }
+        }
+    }
+}
+
+/// A small deterministic generator, so a failing case can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -3,11 +3,24 @@ enum ClipCommands {
     static let previewLength = 100
 
     static func add(_ invocation: Invocation) throws -> Int32 {
+        let maxBytes = try invocation.store().settings().int("clipboard.maxBytes") ?? ClipLimits.defaultMaxBytes
+        // Nobody waits on our lock while a slow pipe is read.
+        invocation.close()
+        func tooLarge() -> ItsypadError {
+            .failure("the input is larger than clipboard.maxBytes (\(maxBytes) bytes); nothing was stored "
+                + "(to keep larger clips: itsypad settings set clipboard.maxBytes N)")
+        }
         let text: String
         if !invocation.arguments.isEmpty {
             text = invocation.arguments.joined(separator: " ")
-        } else if let piped = try invocation.pipedText(what: "the input") {
-            text = piped
+            guard text.utf8.count <= maxBytes else { throw tooLarge() }
+        } else if !invocation.context.stdinIsTerminal {
+            // Read only up to the cap: a huge input is refused without being held in memory.
+            guard let bytes = try invocation.context.standardInput(limit: maxBytes) else { throw tooLarge() }
+            guard let decoded = Text.decodeUTF8(bytes) else {
+                throw ItsypadError.failure("the input is not valid UTF-8 text; nothing was stored")
+            }
+            text = decoded
         } else {
             throw invocation.usage("No text: pass TEXT or pipe it on standard input.")
         }
@@ -24,21 +37,15 @@ enum ClipCommands {
         let limit = try invocation.integer("limit", in: 0...Int.max)
         let store = try invocation.store()
         if limit == 0 { return ExitCode.success }
-        let search = invocation.value("search")
-        let matching: ((ClipEntry) -> Bool)? = search.map { query in { $0.text.containsIgnoringCase(query) } }
-        let clips = try store.clips()
+        var listing = try ClipListing(store: store)
+        listing.query = invocation.value("search").map(TextQuery.init)
+        listing.limit = limit
+        listing.pinnedOnly = invocation.flag("pinned")
         if invocation.flag("json") {
-            let states = try store.syncStates()
-            var writer = JSONArrayWriter(write: invocation.out.write)
-            try clips.forEachEntry(limit: limit, pinnedOnly: invocation.flag("pinned"), matching: matching) { entry in
-                writer.append(JSONForms.clip(entry, syncState: JSONForms.clipState(entry, states)))
-            }
-            writer.finish()
+            try listing.printJSON(to: invocation.out)
             invocation.out.write("\n")
-            return ExitCode.success
-        }
-        try clips.forEachEntry(limit: limit, pinnedOnly: invocation.flag("pinned"), matching: matching) { entry in
-            invocation.out.line(Identifier.short(entry.id) + "\t" + Text.preview(entry.text, limit: previewLength))
+        } else {
+            try listing.printPreviews(to: invocation.out, length: previewLength, terminalSafe: invocation.context.stdoutIsTerminal)
         }
         return ExitCode.success
     }
@@ -101,12 +108,5 @@ enum ClipCommands {
         try invocation.unique(try store.clips().resolve(reference), reference, kind: "clip") {
             "\($0.id)  \(Text.preview($0.text, limit: 50))"
         }
-    }
-}
-
-extension String {
-    /// Case-insensitive substring search, as Itsypad's search does.
-    func containsIgnoringCase(_ query: String) -> Bool {
-        query.isEmpty || lowercased().contains(query.lowercased())
     }
 }

@@ -17,13 +17,7 @@ enum TransferCommands {
             return .object(members)
         }
         out.write(",\n  \"clips\": ")
-        var clips = JSONArrayWriter(level: 1, write: out.write)
-        try store.clips().forEachEntry { entry in
-            guard case .object(var members) = JSONForms.clip(entry, syncState: JSONForms.clipState(entry, states)) else { return }
-            members.append(("localReason", entry.localOnly.map { .string($0.rawValue) } ?? .null))
-            clips.append(.object(members))
-        }
-        clips.finish()
+        try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
         out.write(",\n  \"settings\": ")
         JSONArrayWriter.write(try store.settings().entries.sorted { $0.key < $1.key }, level: 1, to: out.write) { key, entry in
             .object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])
@@ -49,16 +43,22 @@ enum TransferCommands {
         let store = try invocation.store()
         invocation.progress("importing…")
         defer { invocation.endProgress() }
+        let maxEntries = try store.settings().int("clipboard.maxEntries") ?? 1000
         let summary: Summary
         do {
             if invocation.flag("kvs") {
                 let document = try JSONValue.parse(try input())
-                summary = try withInterruptsDeferred { try importKVS(document, into: store) }
+                summary = try commit(try staged(store) { try importKVS(document, into: $0, maxEntries: maxEntries) })
             } else {
                 let bytes = try input()
-                // First pass: validate everything, keeping nothing; a bad file imports nothing.
-                let header = try readExport(bytes, device: store.deviceID, tab: { _ in }, clip: { _ in })
-                summary = try withInterruptsDeferred { try apply(bytes, header: header, to: store) }
+                var staging = try staged(store) { try stageExport(bytes, into: $0) }
+                if let cap = try newestThatFit(staging.addedClips, store: store, maxEntries: maxEntries) {
+                    // Over the cap: start again with only the newest clips that fit.
+                    staging.discard()
+                    staging = try staged(store, admitting: cap.admitted) { try stageExport(bytes, into: $0) }
+                    staging.summary.skippedClips = cap.skipped
+                }
+                summary = try commit(staging)
             }
         } catch let error as JSONParseError {
             throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
@@ -66,12 +66,53 @@ enum TransferCommands {
         // A bulk import is the moment to compact a long queue, not the next clip add.
         let pending = try store.pending()
         if pending.needsCompaction { try pending.compact { _ in true } }
+        if summary.skippedClips > 0 {
+            invocation.warn("imported the newest \(summary.clips) of \(summary.clips + summary.skippedClips) new clips: "
+                + "clipboard.maxEntries is \(maxEntries); to keep them all, raise it "
+                + "(itsypad settings set clipboard.maxEntries N) and import the same file again")
+        }
         invocation.note(summary.description)
         return ExitCode.success
     }
 
+    /// Stages an import; on any failure drops the stage ("nothing was imported") and rethrows.
+    static func staged(_ store: DataStore, admitting: ((PackedID) -> Bool)? = nil,
+                       _ body: (ImportStaging) throws -> Void) throws -> ImportStaging {
+        let staging = try ImportStaging(store: store, admitting: admitting)
+        do {
+            try body(staging)
+            return staging
+        } catch {
+            staging.discard()
+            throw nothingImported(error)
+        }
+    }
+
+    static func commit(_ staging: ImportStaging) throws -> Summary {
+        do { try staging.commit() } catch {
+            staging.discard()
+            throw nothingImported(error)
+        }
+        return staging.summary
+    }
+
+    /// When the clips an import adds would take the history past `maxEntries`,
+    /// the newest ones that fit (an import never evicts what is there) and how many are left out.
+    static func newestThatFit(_ added: [ClipSlot], store: DataStore, maxEntries: Int) throws
+        -> (admitted: (PackedID) -> Bool, skipped: Int)? {
+        let room = max(0, maxEntries - (try store.clips().count))
+        guard added.count > room else { return nil }
+        let kept = Set(added.sorted { ($0.timestamp, $0.idString) > ($1.timestamp, $1.idString) }.prefix(room).map(\.id))
+        return ({ kept.contains($0) }, added.count - room)
+    }
+
+    static func nothingImported(_ error: Error) -> Error {
+        guard case .failure(let message) = error as? ItsypadError, !message.contains("nothing was") else { return error }
+        return ItsypadError.failure(message + "; nothing was imported")
+    }
+
     struct Summary: CustomStringConvertible {
-        var tabs = 0, clips = 0, settings = 0, deleted = 0
+        var tabs = 0, clips = 0, settings = 0, deleted = 0, skippedClips = 0
         var description: String {
             "imported \(tabs) tabs, \(clips) clips, \(settings) settings" + (deleted > 0 ? "; removed \(deleted) tombstoned items" : "")
         }
@@ -120,26 +161,10 @@ enum TransferCommands {
         return header
     }
 
-    /// Second pass over a validated export: tabs merge one by one, clips go in
-    /// chunks (each chunk one log append), then settings.
-    static func apply(_ bytes: [UInt8], header: ExportHeader, to store: DataStore) throws -> Summary {
-        var summary = Summary()
-        var chunk: [ClipEntry] = []
-        _ = try readExport(bytes, device: store.deviceID, tab: { tab in
-            if try mergeTab(tab, into: store) { summary.tabs += 1 }
-        }, clip: { clip in
-            chunk.append(clip)
-            if chunk.count == 5000 {
-                summary.clips += try addClips(chunk, to: store)
-                chunk.removeAll(keepingCapacity: true)
-            }
-        })
-        summary.clips += try addClips(chunk, to: store)
-        for (key, entry) in header.settings where try store.settings().merge(key, entry) {
-            summary.settings += 1
-            if Settings.definition(key)?.scope == .synced { try store.pending().enqueue(.save, RecordKey(.setting, key)) }
-        }
-        return summary
+    /// Stages an export: tabs merge one by one, clips are added, then settings.
+    static func stageExport(_ bytes: [UInt8], into staging: ImportStaging) throws {
+        let header = try readExport(bytes, device: staging.store.deviceID, tab: staging.merge, clip: staging.add)
+        for (key, entry) in header.settings { try staging.mergeSetting(key, entry) }
     }
 
     static func decodeClip(_ json: JSONValue) -> ClipEntry? {
@@ -173,31 +198,6 @@ enum TransferCommands {
                    fileURL: json["fileURL"]?.stringValue, clock: clock)
     }
 
-    /// Keeps the newer of the local and imported tab; returns whether the import changed anything.
-    static func mergeTab(_ incoming: Tab, into store: DataStore) throws -> Bool {
-        var tab = incoming
-        if let fileURL = tab.fileURL, !FileSystem.exists(fileURL) {
-            // The file lives on another machine: keep the text as a scratch tab.
-            tab.fileURL = nil
-        }
-        if let local = try store.tabs.tab(id: tab.id) {
-            guard (tab.lastModified, tab.clock) > (local.lastModified, local.clock) else { return false }
-        }
-        if tab.fileURL != nil {
-            // Adopt the existing file as it is; never overwrite a user's file from an import.
-            try store.tabs.save(tab)
-        } else {
-            try store.saveTab(tab)
-        }
-        return true
-    }
-
-    static func addClips(_ clips: [ClipEntry], to store: DataStore) throws -> Int {
-        let added = try store.clips().insert(clips)
-        try store.pending().enqueue(.save, added.filter { $0.localOnly == nil }.map { RecordKey(.clip, $0.id) })
-        return added.count
-    }
-
     // MARK: Legacy key-value layout (seed 001)
 
     /// Seconds since 2001-01-01 (JSONEncoder's default Date form) to Unix milliseconds; nil outside 1970–9999.
@@ -220,7 +220,8 @@ enum TransferCommands {
         throw ItsypadError.failure("the key-value dump's \(key) is neither an array, nor a JSON array as text, nor base64 data holding one; nothing was imported")
     }
 
-    static func importKVS(_ document: JSONValue, into store: DataStore) throws -> Summary {
+    static func importKVS(_ document: JSONValue, into staging: ImportStaging, maxEntries: Int) throws {
+        let store = staging.store
         guard case .object = document, document["tabs"] != nil || document["clipboard"] != nil else {
             throw ItsypadError.failure("not an Itsypad key-value dump (no tabs or clipboard key); nothing was imported")
         }
@@ -238,7 +239,7 @@ enum TransferCommands {
                        content: content, language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
                        lastModified: modified, fileURL: nil, clock: HybridTimestamp(physical: modified, device: store.deviceID))
         }
-        let clips = try (try kvsArray(document, "clipboard") ?? []).compactMap { json -> ClipEntry? in
+        var clips = try (try kvsArray(document, "clipboard") ?? []).compactMap { json -> ClipEntry? in
             guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
                   let timestamp = legacyDate(json["timestamp"]) else {
                 throw ItsypadError.failure("a clipboard entry in the key-value dump is invalid; nothing was imported")
@@ -247,16 +248,18 @@ enum TransferCommands {
             return ClipEntry(id: id, text: text, timestamp: timestamp, localOnly: try store.localOnlyReason(for: text, requested: false))
         }
 
-        var summary = Summary()
-        for tombstoned in deletedTabs {
-            if let tab = try store.tabs.tab(id: tombstoned) {
-                try store.removeTab(tab)
-                summary.deleted += 1
-            }
+        for tombstoned in deletedTabs.sorted() {
+            if let tab = try store.tabs.tab(id: tombstoned) { try staging.removeTab(tab) }
         }
-        summary.deleted += try store.removeClips(Array(deletedClips)).count
-        for tab in tabs where try mergeTab(tab, into: store) { summary.tabs += 1 }
-        summary.clips = try addClips(clips, to: store)
-        return summary
+        let removedClips = try staging.removeClips(deletedClips.sorted())
+        for tab in tabs { try staging.merge(tab) }
+        // The history takes the newest entries that fit under clipboard.maxEntries; nothing there is evicted.
+        clips.removeAll { !staging.isFresh($0) }
+        let room = max(0, maxEntries - (try store.clips().count - removedClips))
+        if clips.count > room {
+            staging.summary.skippedClips = clips.count - room
+            clips = Array(clips.sorted { ($0.timestamp, $0.id) > ($1.timestamp, $1.id) }.prefix(room))
+        }
+        for clip in clips { try staging.add(clip) }
     }
 }

@@ -1,0 +1,155 @@
+/// Everything one import changes, written to a stage first (`StagedChanges`)
+/// so that the data directory takes all of it or none of it: tab files, the
+/// clip log and index, settings and the pending queue move into place together.
+final class ImportStaging {
+    let store: DataStore
+    private let stage: StagedChanges
+    private let clips: ClipStore.Staging
+    /// Only these clips are added (the newest ones, when `clipboard.maxEntries` leaves room for fewer).
+    private let admitted: ((PackedID) -> Bool)?
+    private var pending: StagedFile?
+    /// Tabs staged so far, so that a document naming a tab twice keeps the newer.
+    private var stagedTabs: [String: Tab] = [:]
+    private var removedTabs: [PackedID] = []
+    private var settingsChanged = false
+    var summary = TransferCommands.Summary()
+    /// The slots of the clips the document would add, for the cap.
+    var addedClips: [ClipSlot] { clips.added }
+
+    init(store: DataStore, admitting admitted: ((PackedID) -> Bool)? = nil) throws {
+        self.store = store
+        self.admitted = admitted
+        stage = try StagedChanges(in: store.tree)
+        do {
+            clips = try ClipStore.Staging(try store.clips(), in: stage)
+        } catch {
+            stage.discard()
+            throw error
+        }
+    }
+
+    private func relative(_ path: String) -> String { String(path.dropFirst(store.tree.root.count + 1)) }
+
+    /// The staged queue: a base line (its size is filled in at commit, so that the queue is compacted only
+    /// once it doubles again; it keeps the queue's name), then the current queue, then what the import adds.
+    private func stagedQueue() throws -> StagedFile {
+        if let pending { return pending }
+        let queue = try store.pending()
+        try queue.cutTornTail()
+        let file = try stage.file(relative(queue.path))
+        try storeOperation {
+            try file.append(PendingQueue.baseLine(bytes: 0, identity: queue.identity))
+            try file.copy(from: queue.path, in: store.tree)
+        }
+        pending = file
+        return file
+    }
+
+    func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil) throws {
+        guard !keys.isEmpty else { return }
+        var lines: [UInt8] = []
+        for key in keys { PendingQueue.appendLine(operation, key, tag: tag, to: &lines) }
+        let file = try stagedQueue()
+        try storeOperation { try file.append(lines) }
+    }
+
+    /// Queues the deletion of records, as `DataStore` does: before this device's first sync there is
+    /// nothing on a backend to delete, and what was waiting for those records is dropped instead.
+    private func queueDeletion(_ keys: [RecordKey], tag: String? = nil) throws {
+        guard !keys.isEmpty else { return }
+        if try store.hasEverSynced() { return try enqueue(.delete, keys, tag: tag) }
+        let waiting = try keys.compactMap { try store.pending().change(for: $0) }
+        guard !waiting.isEmpty else { return }
+        let lines = waiting.map { PendingChange.line("done", $0.key, version: $0.version).serialized() + "\n" }.joined()
+        let file = try stagedQueue()
+        try storeOperation { try file.append(Array(lines.utf8)) }
+    }
+
+    /// Keeps the newer of the local and the incoming tab (by lastModified, then clock).
+    func merge(_ incoming: Tab) throws {
+        var tab = incoming
+        if let fileURL = tab.fileURL, !FileSystem.exists(fileURL) {
+            // The file lives on another machine: keep the text as a scratch tab.
+            tab.fileURL = nil
+        }
+        if let local = try stagedTabs[tab.id] ?? store.tabs.tab(id: tab.id) {
+            guard (tab.lastModified, tab.clock) > (local.lastModified, local.clock) else { return }
+        }
+        // A file-backed tab adopts its file as it is: an import never overwrites a user's file.
+        guard let path = store.tabs.filePath(tab.id) else { return }
+        try stage.write(relative(path), TabStore.fileContent(tab))
+        dropTabIndex()
+        if stagedTabs.updateValue(tab, forKey: tab.id) == nil { summary.tabs += 1 }
+        if !tab.isFileBacked { try enqueue(.save, [RecordKey(.tab, tab.id)]) }
+    }
+
+    func add(_ clip: ClipEntry) throws {
+        if let admitted, let id = PackedID(clip.id), !admitted(id) { return }
+        guard try clips.add(clip) else { return }
+        summary.clips += 1
+        if clip.localOnly == nil { try enqueue(.save, [RecordKey(.clip, clip.id)]) }
+    }
+
+    func mergeSetting(_ key: String, _ entry: SettingsStore.Entry) throws {
+        guard try store.settings().mergeWithoutWriting(key, entry) else { return }
+        settingsChanged = true
+        summary.settings += 1
+        if Settings.definition(key)?.scope == .synced { try enqueue(.save, [RecordKey(.setting, key)]) }
+    }
+
+    /// Removes a tab as `DataStore.removeTab` does: on a device that has synced, it leaves the record of its deletion.
+    func removeTab(_ tab: Tab) throws {
+        guard let path = store.tabs.filePath(tab.id), let id = PackedID(tab.id) else { return }
+        if !tab.isFileBacked, try store.hasEverSynced() {
+            try stage.write(relative(path), TabStore.fileContent(TabDeletion(id: tab.id, tag: tab.sync?.tag, history: tab.history)))
+        } else {
+            stage.remove(relative(path))
+        }
+        dropTabIndex()
+        removedTabs.append(id)
+        summary.deleted += 1
+        if !tab.isFileBacked { try queueDeletion([RecordKey(.tab, tab.id)], tag: tab.sync?.tag) }
+    }
+
+    /// The tab index goes with the commit (a crash before it is carried over must not leave it stale).
+    private func dropTabIndex() {
+        if stagedTabs.isEmpty && removedTabs.isEmpty { stage.remove(relative(store.tabs.directory + "/" + TabIndex.fileName)) }
+    }
+
+    /// Returns how many were in the history.
+    @discardableResult
+    func removeClips(_ ids: [String]) throws -> Int {
+        let removed = try clips.remove(ids: ids)
+        summary.deleted += removed.count
+        try queueDeletion(removed.map { RecordKey(.clip, $0) })
+        return removed.count
+    }
+
+    /// Whether `clip` would be added (its id is new to the history).
+    func isFresh(_ clip: ClipEntry) -> Bool { clips.isFresh(clip) }
+
+    /// Puts everything in place at once; until then nothing has changed.
+    func commit() throws {
+        try clips.finish()
+        if settingsChanged { try stage.write(relative(try store.settings().path), try store.settings().encoded()) }
+        try storeOperation {
+            if let pending { try pending.overwrite(PendingQueue.baseLine(bytes: pending.size, identity: try store.pending().identity), at: 0) }
+            try pending?.close()
+        }
+        var index = TabIndex.load(directory: store.tabs.directory, in: store.tree)
+        try withInterruptsDeferred { try stage.commit() }
+        store.reopenFiles()
+        // A current tab index stays current: the staged tabs replace their records.
+        guard index != nil else { return }
+        for tab in stagedTabs.values { index!.update(id: PackedID(tab.id)!, with: TabIndex.record(for: tab)) }
+        for id in removedTabs { index!.update(id: id, with: nil) }
+        try? index!.save(directory: store.tabs.directory, in: store.tree)
+    }
+
+    /// Drops the stage: the data directory is as it was.
+    func discard() {
+        try? clips.abandon()
+        stage.discard()
+        store.reopenFiles()
+    }
+}

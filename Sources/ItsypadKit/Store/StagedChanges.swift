@@ -1,0 +1,195 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// copy_file_range(2): Glibc declares it only under _GNU_SOURCE, which the Swift module map does not set.
+@_silgen_name("copy_file_range")
+private func linuxCopyFileRange(_ input: Int32, _ inputOffset: UnsafeMutablePointer<Int64>?, _ output: Int32,
+                                _ outputOffset: UnsafeMutablePointer<Int64>?, _ count: Int, _ flags: UInt32) -> Int
+
+/// Changes to several files of the data directory that happen all at once or
+/// not at all (an import). Every new file is first written in full under
+/// `.staged/` and made durable; a `commit` marker then records the decision,
+/// and only after it are the files moved into place. A failure before the
+/// marker (a full disk, an invalid document, an interrupt) leaves the data
+/// directory as it was; a crash after it is finished by the next command that
+/// opens the data directory (`recover`). Every file is reached through the
+/// data directory's `FileTree`: a symlink planted in the stage is never followed.
+final class StagedChanges {
+    static let directoryName = ".staged"
+    private static let marker = "commit"
+
+    let tree: FileTree
+    private var root: String { tree.root }
+    private var stage: String { root + "/" + StagedChanges.directoryName }
+    private var files: [String] = []
+    private var removals: [String] = []
+
+    /// Starts an empty stage (an uncommitted leftover of a crash is dropped first).
+    init(in tree: FileTree) throws {
+        self.tree = tree
+        try storeOperation {
+            try tree.removeTree(stage)
+            try tree.makeDirectory(stage)
+        }
+    }
+
+    /// A file that will replace `relativePath`, written a piece at a time; with
+    /// `copyingCurrent` it starts as a copy of the current file.
+    func file(_ relativePath: String, copyingCurrent: Bool = false) throws -> StagedFile {
+        try storeOperation {
+            let file = try StagedFile(path: stage + "/" + relativePath, in: tree)
+            if !files.contains(relativePath) { files.append(relativePath) }
+            if copyingCurrent { try file.copy(from: root + "/" + relativePath, in: tree) }
+            return file
+        }
+    }
+
+    /// A whole file that will replace `relativePath`.
+    func write(_ relativePath: String, _ bytes: [UInt8]) throws {
+        let file = try file(relativePath)
+        try file.append(bytes)
+        try file.close()
+    }
+
+    /// `relativePath` will be removed.
+    func remove(_ relativePath: String) { removals.append(relativePath) }
+
+    /// Makes the stage durable (one syncfs), records the decision, then moves
+    /// everything into place. Past the marker the changes are committed.
+    func commit() throws {
+        try storeOperation {
+            // A few files are synced one by one; thousands (an import of many tabs) with one syncfs.
+            if files.count > 64 {
+                try tree.syncFileSystem(of: stage)
+            } else {
+                for file in files { try tree.syncFile(stage + "/" + file) }
+                // Their names too: a marker must never point at files a crash could lose.
+                for directory in Set(files.map { FileSystem.directoryName(stage + "/" + $0) } + [stage]).sorted().reversed() {
+                    try tree.syncDirectory(directory)
+                }
+            }
+            let lines = files.map { "write " + $0 + "\n" } + removals.map { "remove " + $0 + "\n" }
+            try tree.writeAtomically(stage + "/" + StagedChanges.marker, Array(lines.joined().utf8))
+        }
+        try StagedChanges.apply(in: tree)
+    }
+
+    /// Drops everything staged; the data directory is as it was.
+    func discard() {
+        try? tree.removeTree(stage)
+    }
+
+    /// Finishes a committed change, or drops an uncommitted one. Called when the data directory is opened.
+    static func recover(in tree: FileTree) throws {
+        let stage = tree.root + "/" + directoryName
+        guard tree.exists(stage) else { return }
+        if tree.exists(stage + "/" + marker) {
+            try apply(in: tree)
+        } else {
+            try storeOperation { try tree.removeTree(stage) }
+        }
+    }
+
+    /// Moves committed files into place (a file already moved is skipped, so this can run again after a crash).
+    /// The marker is the data directory's own file, but its names are checked all the same: each must stay inside it.
+    private static func apply(in tree: FileTree) throws {
+        let stage = tree.root + "/" + directoryName
+        try storeOperation {
+            guard let bytes = try tree.read(stage + "/" + marker, limit: 64 << 20) else { return }
+            var directories = Set<String>()
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                let parts = line.split(separator: " ", maxSplits: 1)
+                guard parts.count == 2 else { continue }
+                let relative = String(parts[1])
+                let target = tree.root + "/" + relative
+                directories.insert(FileSystem.directoryName(target))
+                if parts[0] == "write" {
+                    let staged = stage + "/" + relative
+                    guard tree.exists(staged) else { continue }
+                    try tree.rename(staged, to: target)
+                } else {
+                    try tree.remove(target)
+                }
+            }
+            for directory in directories.sorted() { try tree.syncDirectory(directory) }
+            try tree.remove(stage + "/" + marker)
+            try tree.removeTree(stage)
+        }
+    }
+}
+
+/// A staged file, written through a buffer; durable only once the stage is committed.
+final class StagedFile {
+    let path: String
+    private var fd: Int32
+    /// Bytes written so far, buffered ones included.
+    private(set) var size = 0
+    private var buffer: [UInt8] = []
+
+    init(path: String, in tree: FileTree) throws {
+        self.path = path
+        guard let fd = try tree.openFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC) else {
+            throw FileSystemError(path: path, code: ENOENT, operation: "write")
+        }
+        self.fd = fd
+    }
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
+
+    func append(_ bytes: [UInt8]) throws {
+        buffer += bytes
+        size += bytes.count
+        if buffer.count >= 1 << 20 { try flush() }
+    }
+
+    func flush() throws {
+        try buffer.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: path) }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Replaces bytes already written (the same number of them).
+    func overwrite(_ bytes: [UInt8], at offset: Int) throws {
+        try flush()
+        try FileSystem.writeAll(fd: fd, bytes, at: offset, path: path)
+    }
+
+    /// The file's inode (it keeps it when moved into place).
+    var inode: UInt64 {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? UInt64(info.st_ino) : 0
+    }
+
+    func close() throws {
+        try flush()
+        Glibc.close(fd)
+        fd = -1
+    }
+
+    /// Appends the whole of the file at `source` (none if it does not exist), in the kernel where it can.
+    func copy(from source: String, in tree: FileTree) throws {
+        try flush()
+        guard let input = try tree.openFile(source, flags: O_RDONLY) else { return }
+        defer { Glibc.close(input) }
+        while true {
+            let copied = linuxCopyFileRange(input, nil, fd, nil, 1 << 30, 0)
+            if copied > 0 { size += copied; continue }
+            if copied == 0 { return }
+            if errno == EINTR { continue }
+            guard errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL else { throw FileSystem.fail("write", path) }
+            break
+        }
+        // A file system without copy_file_range: copy through memory, from where the kernel stopped.
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw FileSystem.fail("read", source)
+            }
+            if got == 0 { return }
+            try chunk.withUnsafeBytes { try FileSystem.writeAll(fd: fd, UnsafeRawBufferPointer(rebasing: $0[..<got]), path: path) }
+            size += got
+        }
+    }
+}

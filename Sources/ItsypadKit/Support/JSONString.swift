@@ -1,0 +1,202 @@
+/// The body of a JSON string (what sits between the quotes) as bytes: the one
+/// escaping rule every writer uses, and a decoder that also accepts a prefix
+/// cut anywhere, so that a listing can work on a long text's first bytes.
+enum JSONString {
+    /// Why an escaped body cannot be decoded (the JSON parser's wording).
+    struct Malformed: Error, Equatable {
+        let message: String
+        /// Byte offset into the escaped body.
+        let offset: Int
+    }
+
+    /// Quote, backslash and control characters are escaped; everything else is copied.
+    @inline(__always)
+    static func needsEscape(_ byte: UInt8) -> Bool { byte == 0x22 || byte == 0x5C || byte < 0x20 }
+
+    /// Whether `bytes` is ASCII that needs no escaping: then escaped and
+    /// decoded forms are the same bytes. Eight bytes at a time.
+    static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        var index = 0
+        while index + 8 <= bytes.count {
+            let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+            // A byte below 0x20 (given none has its high bit) borrows into its high bit when 0x20 is subtracted.
+            if word & highs != 0 || (word &- 0x20 &* ones) & ~word & highs != 0
+                || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones)) { return false }
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] >= 0x80 || needsEscape(bytes[index]) { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Appends `utf8` escaped: `\"`, `\\`, `\n`, `\r`, `\t`, other control characters as `\u00xx`.
+    static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var plainStart = 0
+        for index in 0..<utf8.count where needsEscape(utf8[index]) {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
+            appendEscape(of: utf8[index], to: &out)
+            plainStart = index + 1
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
+    }
+
+    private static func appendEscape(of byte: UInt8, to out: inout [UInt8]) {
+        switch byte {
+        case 0x22: out += [0x5C, 0x22]
+        case 0x5C: out += [0x5C, 0x5C]
+        case 0x0A: out += [0x5C, UInt8(ascii: "n")]
+        case 0x0D: out += [0x5C, UInt8(ascii: "r")]
+        case 0x09: out += [0x5C, UInt8(ascii: "t")]
+        default: out += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, Hex.digits[Int(byte >> 4)], Hex.digits[Int(byte & 0x0F)]]
+        }
+    }
+
+    /// Decodes an escaped body into UTF-8 appended to `out`, checking escapes
+    /// and UTF-8; with `reescaping`, appends it escaped again by `appendEscaped`
+    /// instead (a body some other writer escaped differently comes out as
+    /// itsypad writes it). Unless `final`, the input may end anywhere: an escape
+    /// or a UTF-8 sequence cut by its end is left for the next call. Returns how
+    /// many input bytes were consumed. A raw quote ends nothing here: it is malformed.
+    static func unescape(_ raw: UnsafeBufferPointer<UInt8>, final: Bool, reescaping: Bool = false,
+                         into out: inout [UInt8]) throws(Malformed) -> Int {
+        var position = 0
+        var plainStart = 0
+        func flushPlain(upTo end: Int) throws(Malformed) {
+            guard end > plainStart else { return }
+            let plain = UnsafeBufferPointer(rebasing: raw[plainStart..<end])
+            let valid = UTF8Check.validPrefix(plain)
+            if valid.length < plain.count && (valid.invalid || final || end < raw.count) {
+                throw Malformed(message: "invalid UTF-8 in string", offset: plainStart + valid.length)
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: plain[..<valid.length]))
+            plainStart += valid.length
+        }
+        while position < raw.count {
+            let byte = raw[position]
+            if byte >= 0x20 && byte != 0x5C && byte != 0x22 { position += 1; continue }
+            if byte != 0x5C { throw Malformed(message: byte == 0x22 ? "unescaped quote in string" : "control character in string", offset: position) }
+            try flushPlain(upTo: position)
+            guard let (decoded, length) = try decodeEscape(raw, at: position) else {
+                if final { throw Malformed(message: "truncated escape", offset: position) }
+                return position
+            }
+            if reescaping {
+                decoded.withUnsafeBufferPointer { appendEscaped($0, to: &out) }
+            } else {
+                out += decoded
+            }
+            position += length
+            plainStart = position
+        }
+        try flushPlain(upTo: raw.count)
+        return plainStart
+    }
+
+    /// The UTF-8 of the escape at `start` and its length; nil when the input ends inside it.
+    private static func decodeEscape(_ raw: UnsafeBufferPointer<UInt8>, at start: Int) throws(Malformed) -> ([UInt8], Int)? {
+        guard start + 1 < raw.count else { return nil }
+        switch raw[start + 1] {
+        case UInt8(ascii: "\""): return ([0x22], 2)
+        case UInt8(ascii: "\\"): return ([0x5C], 2)
+        case UInt8(ascii: "/"): return ([0x2F], 2)
+        case UInt8(ascii: "b"): return ([0x08], 2)
+        case UInt8(ascii: "f"): return ([0x0C], 2)
+        case UInt8(ascii: "n"): return ([0x0A], 2)
+        case UInt8(ascii: "r"): return ([0x0D], 2)
+        case UInt8(ascii: "t"): return ([0x09], 2)
+        case UInt8(ascii: "u"):
+            guard let high = try hex4(raw, at: start + 2) else { return nil }
+            var code = high
+            var length = 6
+            if (0xD800...0xDBFF).contains(high) {
+                guard start + 7 < raw.count else { return nil }
+                guard raw[start + 6] == 0x5C, raw[start + 7] == UInt8(ascii: "u") else {
+                    throw Malformed(message: "unpaired surrogate", offset: start)
+                }
+                guard let low = try hex4(raw, at: start + 8) else { return nil }
+                guard (0xDC00...0xDFFF).contains(low) else { throw Malformed(message: "unpaired surrogate", offset: start) }
+                code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+                length = 12
+            } else if (0xDC00...0xDFFF).contains(high) {
+                throw Malformed(message: "unpaired surrogate", offset: start)
+            }
+            guard let scalar = Unicode.Scalar(code) else { throw Malformed(message: "invalid \\u escape", offset: start) }
+            return (Array(UTF8.encode(scalar)!), length)
+        default:
+            throw Malformed(message: "invalid escape", offset: start)
+        }
+    }
+
+    private static func hex4(_ raw: UnsafeBufferPointer<UInt8>, at start: Int) throws(Malformed) -> UInt32? {
+        guard start + 4 <= raw.count else {
+            for index in start..<raw.count where Hex.value(raw[index]) == nil { throw Malformed(message: "invalid \\u escape", offset: start) }
+            return nil
+        }
+        var value: UInt32 = 0
+        for index in start..<start + 4 {
+            guard let digit = Hex.value(raw[index]) else { throw Malformed(message: "invalid \\u escape", offset: start) }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+}
+
+/// UTF-8 validation without building a String (the stdlib offers none on bytes).
+enum UTF8Check {
+    /// The length of the longest prefix made of whole valid sequences, and
+    /// whether what follows it is invalid (rather than a sequence cut by the end).
+    static func validPrefix(_ bytes: UnsafeBufferPointer<UInt8>) -> (length: Int, invalid: Bool) {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            // ASCII runs go eight bytes at a time.
+            while index + 8 <= count,
+                  UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                index += 8
+            }
+            guard index < count else { break }
+            let lead = bytes[index]
+            if lead < 0x80 { index += 1; continue }
+            let length: Int
+            var lower: UInt8 = 0x80, upper: UInt8 = 0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; lower = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; upper = 0x9F
+            case 0xF0: length = 4; lower = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; upper = 0x8F
+            default: return (index, true)
+            }
+            for offset in 1..<length {
+                guard index + offset < count else { return (index, false) }
+                let byte = bytes[index + offset]
+                let (low, high) = offset == 1 ? (lower, upper) : (0x80, 0xBF)
+                guard byte >= low && byte <= high else { return (index, true) }
+            }
+            index += length
+        }
+        return (count, false)
+    }
+
+    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { validPrefix(bytes).length == bytes.count }
+
+    /// Whether every byte is below 0x80.
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        while index + 8 <= bytes.count {
+            if UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] >= 0x80 { return false }
+            index += 1
+        }
+        return true
+    }
+}

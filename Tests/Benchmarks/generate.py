@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Deterministic benchmark data for the scripts in this folder.
+
+  generate.py clips N OUT   itsypad export OUT/itsypad-N.json, clipman history
+                            OUT/clipman-N.json (same texts, oldest first), ids
+                            OUT/ids-N.txt and the baseline OUT/lines-N.jsonl (one
+                            {"id","text"} object a line)
+  generate.py tabs N OUT    itsypad export OUT/tabs-N.json and ids OUT/tab-ids-N.txt
+
+Clip texts are distinct, 20-200 characters: prose, URLs, shell commands,
+code, multi-line snippets, some non-ASCII. Tabs are notes of 1-25 lines,
+about 50-2,000 bytes, named "note I".
+"""
+import json
+import random
+import sys
+import time
+import uuid
+
+WORDS = ("the a of to and in is for on with as at by from this that meeting notes todo fix bug "
+         "release build deploy server client token cache index query result error warning "
+         "coffee lunch tomorrow review branch merge commit draft invoice address phone "
+         "café naïve résumé über straße").split()
+HOSTS = ["github.com", "example.org", "docs.swift.org", "news.ycombinator.com", "en.wikipedia.org"]
+COMMANDS = ["git log --oneline -n {n}", "kubectl get pods -n {w}", "ssh {w}@10.0.{n}.{m}",
+            "docker run --rm -it {w}:{n}", "grep -rn '{w}' src/", "curl -s https://{h}/api/{w}?page={n}",
+            "find . -name '*.{w}' -mtime -{n}", "rsync -av {w}/ backup/{w}-{n}/"]
+CODE = ["let {w} = try store.{w}({n})", "func {w}(_ x: Int) -> Int {{ x * {n} }}",
+        "if ({w} > {n}) {{ return {m}; }}", "SELECT * FROM {w} WHERE id = {n} LIMIT {m};",
+        "{w} = [x for x in range({n}) if x % {m}]", "console.log('{w}', {n}, {m});"]
+
+
+def sentence(rng, k):
+    s = " ".join(rng.choice(WORDS) for _ in range(k))
+    return s[0].upper() + s[1:] + rng.choice([".", "!", "?", ""])
+
+
+def fill(rng, template):
+    return template.format(w=rng.choice(WORDS[20:]), n=rng.randint(1, 999), m=rng.randint(1, 255), h=rng.choice(HOSTS))
+
+
+def clip_text(rng):
+    kind = rng.random()
+    if kind < 0.40:
+        t = sentence(rng, rng.randint(4, 30))
+    elif kind < 0.55:
+        t = "https://{}/{}/{}?id={}".format(rng.choice(HOSTS), rng.choice(WORDS[20:]), rng.choice(WORDS[20:]), rng.randint(1, 10**9))
+    elif kind < 0.70:
+        t = fill(rng, rng.choice(COMMANDS))
+    elif kind < 0.85:
+        t = fill(rng, rng.choice(CODE))
+    else:
+        t = "\n".join(fill(rng, rng.choice(CODE + COMMANDS)) for _ in range(rng.randint(2, 4)))
+    if len(t) < 20:
+        t += " " + sentence(rng, 6)
+    return t[:200].strip()
+
+
+def clips(n, out):
+    rng = random.Random(20260101 + n)
+    texts, seen = [], set()
+    while len(texts) < n:
+        t = clip_text(rng)
+        if len(t) >= 20 and t not in seen:
+            seen.add(t)
+            texts.append(t)
+    base = 1767225600  # 2026-01-01T00:00:00Z; one entry a second, oldest first
+    ids, items = [], []
+    for i, t in enumerate(texts):
+        cid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        ids.append(cid)
+        stamp = "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.000Z".format(*time.gmtime(base + i)[:6])
+        items.append({"id": cid, "text": t, "timestamp": stamp, "pinned": False, "localOnly": False})
+    doc = {"format": "itsypad-export", "version": 1, "tabs": [], "clips": items, "settings": []}
+    with open(f"{out}/itsypad-{n}.json", "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False)
+    with open(f"{out}/clipman-{n}.json", "w", encoding="utf-8") as f:
+        json.dump(texts, f, ensure_ascii=False)
+    with open(f"{out}/ids-{n}.txt", "w") as f:
+        f.write("\n".join(ids) + "\n")
+    with open(f"{out}/lines-{n}.jsonl", "w", encoding="utf-8") as f:
+        for cid, t in zip(ids, texts):
+            f.write(json.dumps({"id": cid, "text": t}, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def tabs(n, out):
+    rng = random.Random(20260201 + n)
+    hosts = HOSTS[:3] + HOSTS[4:]
+    commands = [COMMANDS[i] for i in (0, 1, 2, 5, 7)]
+    code = [CODE[i] for i in (0, 1, 3, 4)]
+
+    def line():
+        kind = rng.random()
+        if kind < 0.5:
+            s = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 16)))
+            return s[0].upper() + s[1:] + "."
+        if kind < 0.6:
+            return "https://{}/{}?id={}".format(rng.choice(hosts), rng.choice(WORDS[20:]), rng.randint(1, 10**9))
+        t = rng.choice(commands if kind < 0.8 else code)
+        return t.format(w=rng.choice(WORDS[20:]), n=rng.randint(1, 999), m=rng.randint(1, 255), h=rng.choice(hosts))
+
+    items, ids = [], []
+    for i in range(n):
+        tid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        ids.append(tid)
+        content = "\n".join(line() for _ in range(rng.randint(1, 25))) + f"\n#{i}"
+        items.append({"id": tid, "name": f"note {i}", "content": content, "language": "plain",
+                      "languageLocked": False, "lastModified": "2026-01-01T00:00:00.000Z"})
+    doc = {"format": "itsypad-export", "version": 1, "tabs": items, "clips": [], "settings": []}
+    with open(f"{out}/tabs-{n}.json", "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False)
+    with open(f"{out}/tab-ids-{n}.txt", "w") as f:
+        f.write("\n".join(ids) + "\n")
+
+
+if __name__ == "__main__":
+    kind, count, directory = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    {"clips": clips, "tabs": tabs}[kind](count, directory)

@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadKit
+
+@Suite struct ImportTests {
+    let device = Device()
+
+    static func export(clips: [(id: String, text: String, time: String)], tabs: [(id: String, content: String)] = []) -> String {
+        let clipItems = clips.map { "{\"id\":\"\($0.id)\",\"text\":\"\($0.text)\",\"timestamp\":\"\($0.time)\",\"pinned\":false}" }
+        let tabItems = tabs.map { "{\"id\":\"\($0.id)\",\"name\":\"n\",\"content\":\"\($0.content)\",\"language\":\"plain\",\"lastModified\":\"2026-01-01T00:00:00.000Z\"}" }
+        return "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tabItems.joined(separator: ","))],\"clips\":[\(clipItems.joined(separator: ","))],\"settings\":[]}"
+    }
+
+    static func id(_ number: Int) -> String {
+        let hex = String(number, radix: 16)
+        return "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - hex.count) + hex
+    }
+
+    static func time(_ second: Int) -> String { "2026-01-01T00:\(twoDigits(second / 60)):\(twoDigits(second % 60)).000Z" }
+
+    /// Everything a user could see of the data directory.
+    func snapshot() -> [String] {
+        [["clip", "ls", "--json"], ["tab", "ls", "--json"], ["settings", "list"], ["sync", "status"]].map {
+            device.inProcess($0, now: 1).1
+        }
+    }
+
+    @Test func anInvalidItemAfterValidOnesImportsNothing() throws {
+        _ = device.inProcess(["clip", "add", "already here"])
+        let before = snapshot()
+        let valid = ImportTests.export(clips: (1...50).map { (ImportTests.id($0), "clip \($0)", ImportTests.time($0)) },
+                                       tabs: [(ImportTests.id(900), "a tab")])
+        let broken = valid.replacingFirst("}],\"settings\"", with: "},{\"id\":\"bad\"}],\"settings\"")
+        let (status, _, err) = device.inProcess(["import", "-"], stdin: broken)
+        #expect(status == 1)
+        #expect(err.contains("nothing was imported"), "\(err)")
+        #expect(snapshot() == before)
+        #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
+    }
+
+    @Test(.enabled(if: SmallDisk.canMount, "needs root to mount a small tmpfs"))
+    func aFullDiskImportsNothingAndSaysSo() throws {
+        let scratch = TemporaryDirectory()
+        let disk = try SmallDisk(in: scratch.path, megabytes: 1)
+        defer { disk.unmount() }
+        let dataDir = disk.path + "/data"
+        func run(_ arguments: [String], stdin: String? = nil) throws -> RunResult {
+            try device.runArguments(arguments, stdin: stdin.map { Array($0.utf8) }, environment: ["ITSYPAD_DATA_DIR": dataDir])
+        }
+        #expect(try run(["settings", "set", "clipboard.maxEntries", "100000"]).status == 0)
+        #expect(try run(["clip", "add", "kept"]).status == 0)
+        #expect(try run(["tab", "new", "kept tab"]).status == 0)
+        let before = try ["clip ls --json", "tab ls", "settings list"].map { try run($0.split(separator: " ").map(String.init)).stdout }
+        // About 1.2 MB of clips and tabs: more than the disk holds.
+        let text = String(repeating: "x", count: 3000)
+        let document = ImportTests.export(clips: (1...300).map { (ImportTests.id($0), "\(text) \($0)", ImportTests.time($0)) },
+                                          tabs: (1...100).map { (ImportTests.id(10_000 + $0), "\(text) tab \($0)") })
+        let result = try run(["import", "-"], stdin: document)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("No space left on device"), "\(result.stderr)")
+        #expect(result.stderr.contains("nothing was"), "\(result.stderr)")
+        #expect(try ["clip ls --json", "tab ls", "settings list"].map { try run($0.split(separator: " ").map(String.init)).stdout } == before)
+        #expect(!FileSystem.exists(dataDir + "/" + StagedChanges.directoryName))
+        // The space is free again: later work goes on.
+        #expect(try run(["clip", "add", "after"]).status == 0)
+    }
+
+    @Test func aCommittedStageIsFinishedAndAnUncommittedOneDropped() throws {
+        _ = device.inProcess(["clip", "add", "x"])
+        let store = try DataStore(path: device.dataDir)
+        // Uncommitted: a crash while staging. The next open drops it.
+        let dropped = try StagedChanges(in: FileTree(root: device.dataDir))
+        try dropped.write("tabs/" + ImportTests.id(1) + ".json", Array("garbage".utf8))
+        store.close()
+        _ = try DataStore(path: device.dataDir)
+        #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
+        #expect(!FileSystem.exists(device.dataDir + "/tabs/" + ImportTests.id(1) + ".json"))
+        // Committed: a crash after the marker. The next open moves the files into place.
+        let source = Device()
+        let tabID = source.inProcess(["tab", "new", "from the stage"]).1.trimmingNewline
+        let tabFile = try #require(try FileSystem.read(source.dataDir + "/tabs/" + tabID + ".json"))
+        let committed = try StagedChanges(in: FileTree(root: device.dataDir))
+        try committed.write("tabs/" + tabID + ".json", tabFile)
+        try FileSystem.writeAtomically(device.dataDir + "/" + StagedChanges.directoryName + "/commit", Array("write tabs/\(tabID).json\n".utf8))
+        #expect(device.inProcess(["tab", "show", tabID]).1 == "from the stage")
+        #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
+    }
+
+    @Test func theClipCapKeepsTheNewestAddsNothingElseAndSaysSo() throws {
+        #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "5"]).0 == 0)
+        #expect(device.inProcess(["clip", "add", "mine"], now: 0).0 == 0)
+        let document = ImportTests.export(clips: (1...10).map { (ImportTests.id($0), "clip \($0)", ImportTests.time($0)) })
+        let context = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir], stdin: Array(document.utf8))
+        #expect(Itsypad.run(["import", "-"], context: context) == 0)
+        #expect(context.standardError.text.contains("imported the newest 4 of 10 new clips"), "\(context.standardError.text)")
+        #expect(context.standardError.text.contains("clipboard.maxEntries is 5"))
+        let listed = device.inProcess(["clip", "ls"]).1.split(separator: "\n").map { String($0.split(separator: "\t")[1]) }
+        #expect(listed == ["clip 10", "clip 9", "clip 8", "clip 7", "mine"])
+        // The next clip add evicts one entry, not a mass of them.
+        _ = device.inProcess(["clip", "add", "next"])
+        let after = device.inProcess(["clip", "ls"]).1.split(separator: "\n").map { String($0.split(separator: "\t")[1]) }
+        #expect(after == ["next", "clip 10", "clip 9", "clip 8", "clip 7"])
+        // Raising the cap and importing again brings the rest.
+        #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "100"]).0 == 0)
+        #expect(device.inProcess(["import", "-"], stdin: document).0 == 0)
+        #expect(device.inProcess(["clip", "ls"]).1.split(separator: "\n").count == 11)
+    }
+}
+
+extension String {
+    func replacingFirst(_ target: String, with replacement: String) -> String {
+        guard let range = firstRange(of: target) else { return self }
+        return String(self[..<range.lowerBound]) + replacement + String(self[range.upperBound...])
+    }
+}
