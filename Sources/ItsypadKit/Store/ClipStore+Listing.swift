@@ -227,12 +227,7 @@ struct ClipLineHeader {
     /// nil when the line does not start in that form.
     init?(_ line: UnsafeBufferPointer<UInt8>) {
         var position = 0
-        func expect(_ literal: [UInt8]) -> Bool {
-            guard position + literal.count <= line.count,
-                  literal.withUnsafeBytes({ memcmp(line.baseAddress! + position, $0.baseAddress!, $0.count) }) == 0 else { return false }
-            position += literal.count
-            return true
-        }
+        func expect(_ literal: [UInt8]) -> Bool { line.skip(literal, at: &position) }
         guard expect(ClipLineHeader.opAndID), position + 36 <= line.count else { return nil }
         position += 36
         guard expect(ClipLineHeader.timestampKey) else { return nil }

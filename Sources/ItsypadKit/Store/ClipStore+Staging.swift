@@ -17,7 +17,8 @@ extension ClipStore {
             self.store = store
             self.stage = stage
             slots = try storeOperation { try store.index.allSlots() }
-            known = Set(slots.map(\.id))
+            // A removed entry's id is not known: the entry can come back, as `insert` lets it.
+            known = Set(slots.lazy.filter(\.isLive).map(\.id))
         }
 
         /// How many live entries the history would hold.
@@ -30,7 +31,7 @@ extension ClipStore {
             return file
         }
 
-        /// Whether `entry`'s id is new to the history.
+        /// Whether `entry`'s id is not live in the history.
         func isFresh(_ entry: ClipEntry) -> Bool { PackedID(entry.id).map { !known.contains($0) } ?? false }
 
         /// Adds an entry unless its id is already in the history; returns whether it was added.
@@ -53,7 +54,7 @@ extension ClipStore {
             for position in slots.indices where slots[position].isLive && wanted.contains(slots[position].id) {
                 slots[position].flags |= ClipSlot.deleted
                 removed.append(slots[position].idString)
-                lines += ClipStore.removeLine(slots[position].idString).utf8
+                ClipStore.appendRemoveLine(slots[position].id, to: &lines)
             }
             guard !removed.isEmpty else { return [] }
             let file = try stagedLog()

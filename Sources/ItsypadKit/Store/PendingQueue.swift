@@ -99,7 +99,7 @@ public final class PendingQueue {
     public func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil, hard: Bool = false) throws {
         guard !keys.isEmpty else { return }
         var lines: [UInt8] = []
-        for key in keys { PendingQueue.appendLine(operation, key, tag: tag, hard: hard && operation == .delete, to: &lines) }
+        for key in keys { PendingQueue.appendLine(operation.rawValue, key, tag: tag, hard: hard && operation == .delete, to: &lines) }
         let file = try appendFile()
         try storeOperation { try file.append(lines) }
         loaded = nil
@@ -107,9 +107,9 @@ public final class PendingQueue {
         waiting = nil
     }
 
-    /// The log line that enqueues one change, as `PendingChange.line` serializes it:
-    /// `{"op":…,"type":…,"id":…[,"tag":…][,"hard":true]}`, written from bytes (an import queues 100,000 of them).
-    static func appendLine(_ operation: PendingChange.Operation, _ key: RecordKey, tag: String? = nil, hard: Bool = false,
+    /// A log line as `PendingChange.line` serializes it, `{"op":…,"type":…,"id":…[,"v":N][,"tag":…][,"hard":true]}`,
+    /// written from bytes (an import queues 100,000 changes, a clear confirms as many).
+    static func appendLine(_ op: String, _ key: RecordKey, version: Int? = nil, tag: String? = nil, hard: Bool = false,
                            to lines: inout [UInt8]) {
         func string(_ value: String) {
             var value = value
@@ -118,11 +118,15 @@ public final class PendingQueue {
             lines.append(0x22)
         }
         lines += #"{"op":"#.utf8
-        string(operation.rawValue)
+        string(op)
         lines += #","type":"#.utf8
         string(key.type.rawValue)
         lines += #","id":"#.utf8
         string(key.name)
+        if let version {
+            lines += #","v":"#.utf8
+            lines += String(version).utf8
+        }
         if let tag {
             lines += #","tag":"#.utf8
             string(tag)
@@ -237,6 +241,9 @@ public final class PendingQueue {
             if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
         }
 
+        /// The version of the change waiting for `key`, if one is.
+        func version(of key: ReplayKey) -> Int? { index[key].flatMap { slots[$0]?.version } }
+
         var ordered: [PendingChange] {
             var result: [PendingChange] = []
             result.reserveCapacity(index.count)
@@ -260,12 +267,10 @@ public final class PendingQueue {
     public func confirm(_ sent: [PendingChange]) throws {
         guard !sent.isEmpty else { return }
         _ = try changes()
-        var lines = ""
-        for change in sent {
-            lines += PendingChange.line("done", change.key, version: change.version).serialized() + "\n"
-        }
+        var lines: [UInt8] = []
+        for change in sent { PendingQueue.appendLine("done", change.key, version: change.version, to: &lines) }
         let file = try appendFile()
-        try storeOperation { try file.append(Array(lines.utf8)) }
+        try storeOperation { try file.append(lines) }
         let confirmed = Dictionary(sent.map { ($0.key, $0.version) }, uniquingKeysWith: max)
         loaded?.removeAll { change in confirmed[change.key].map { $0 >= change.version } ?? false }
         byKey = nil
@@ -273,9 +278,22 @@ public final class PendingQueue {
     }
 
     /// Forgets the waiting changes of `keys`, as if sent: for records no backend
-    /// can have, whose deletion there is nothing to send.
+    /// can have, whose deletion there is nothing to send. The versions come from
+    /// the log's replay, whose clip keys are packed: a clear of 100,000 clips
+    /// never holds the queue as a list.
     public func discard(_ keys: [RecordKey]) throws {
-        try confirm(try keys.compactMap { try change(for: $0) })
+        guard !keys.isEmpty else { return }
+        let replay = try replayLog()
+        var lines: [UInt8] = []
+        for key in keys {
+            if let version = replay.version(of: ReplayKey(key)) { PendingQueue.appendLine("done", key, version: version, to: &lines) }
+        }
+        guard !lines.isEmpty else { return }
+        let file = try appendFile()
+        try storeOperation { try file.append(lines) }
+        loaded = nil
+        byKey = nil
+        waiting = nil
     }
 
     /// Rewrites the log as the current queue, dropping deletions of records the
@@ -429,12 +447,7 @@ struct PendingLine {
 
     private static func canonical(_ line: UnsafeBufferPointer<UInt8>) -> PendingLine? {
         var position = 0
-        func expect(_ literal: [UInt8]) -> Bool {
-            guard position + literal.count <= line.count,
-                  literal.withUnsafeBytes({ memcmp(line.baseAddress! + position, $0.baseAddress!, $0.count) }) == 0 else { return false }
-            position += literal.count
-            return true
-        }
+        func expect(_ literal: [UInt8]) -> Bool { line.skip(literal, at: &position) }
         /// A string without escapes, up to its closing quote.
         func plain() -> UnsafeBufferPointer<UInt8>? {
             let start = position

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The body of a JSON string (what sits between the quotes) as bytes: the one
 /// escaping rule every writer uses, and a decoder that also accepts a prefix
 /// cut anywhere, so that a listing can work on a long text's first bytes.
@@ -197,6 +201,17 @@ enum UTF8Check {
             if bytes[index] >= 0x80 { return false }
             index += 1
         }
+        return true
+    }
+}
+
+extension UnsafeBufferPointer where Element == UInt8 {
+    /// Whether `literal` stands at `position`; if it does, `position` moves past it.
+    /// (The fixed forms itsypad writes are read this way, a field name at a time.)
+    func skip(_ literal: [UInt8], at position: inout Int) -> Bool {
+        guard position + literal.count <= count,
+              literal.withUnsafeBytes({ memcmp(baseAddress! + position, $0.baseAddress!, $0.count) }) == 0 else { return false }
+        position += literal.count
         return true
     }
 }

@@ -33,6 +33,19 @@ import Testing
         #expect(try PendingQueue(path: path).changes().isEmpty)
     }
 
+    @Test func discardingForgetsOnlyWhatWaitsForTheKeysGiven() throws {
+        let queue = try PendingQueue(path: path)
+        let clip = RecordKey(.clip, "00000000-0000-4000-8000-000000000001")
+        try queue.enqueue(.save, [a, b, clip])
+        _ = try queue.changes()
+        try queue.discard([a, clip, RecordKey(.tab, "never queued")])
+        #expect(try queue.changes().map(\.key) == [b])
+        #expect(try PendingQueue(path: path).changes().map(\.key) == [b])
+        // A change made after the discard waits again.
+        try queue.enqueue(.save, clip)
+        #expect(try PendingQueue(path: path).changes().map(\.key) == [b, clip])
+    }
+
     @Test func compactionKeepsVersionsAndDropsDeletesTheBackendNeverHad() throws {
         let queue = try PendingQueue(path: path)
         try queue.enqueue(.save, a)

@@ -91,7 +91,7 @@ import Testing
     ]
 
     @Test func matchesTheReferenceOnRandomTextFedInPieces() {
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         for _ in 0..<3000 {
             let length = Int(generator.next() % 40)
             let text = (0..<length).map { _ in PreviewTests.alphabet[Int(generator.next() % UInt64(PreviewTests.alphabet.count))] }.joined()
@@ -128,15 +128,5 @@ import Testing
     }
 }
 
-/// A small deterministic generator, so a failing case can be replayed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The fuzz tests' seeded generator serves Swift's random APIs too.
+extension SplitMix64: RandomNumberGenerator {}

@@ -48,7 +48,7 @@ final class ImportStaging {
     func enqueue(_ operation: PendingChange.Operation, _ keys: [RecordKey], tag: String? = nil) throws {
         guard !keys.isEmpty else { return }
         var lines: [UInt8] = []
-        for key in keys { PendingQueue.appendLine(operation, key, tag: tag, to: &lines) }
+        for key in keys { PendingQueue.appendLine(operation.rawValue, key, tag: tag, to: &lines) }
         let file = try stagedQueue()
         try storeOperation { try file.append(lines) }
     }
@@ -60,9 +60,10 @@ final class ImportStaging {
         if try store.hasEverSynced() { return try enqueue(.delete, keys, tag: tag) }
         let waiting = try keys.compactMap { try store.pending().change(for: $0) }
         guard !waiting.isEmpty else { return }
-        let lines = waiting.map { PendingChange.line("done", $0.key, version: $0.version).serialized() + "\n" }.joined()
+        var lines: [UInt8] = []
+        for change in waiting { PendingQueue.appendLine("done", change.key, version: change.version, to: &lines) }
         let file = try stagedQueue()
-        try storeOperation { try file.append(Array(lines.utf8)) }
+        try storeOperation { try file.append(lines) }
     }
 
     /// Keeps the newer of the local and the incoming tab (by lastModified, then clock).
