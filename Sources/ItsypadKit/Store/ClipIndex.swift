@@ -152,17 +152,28 @@ final class ClipIndexFile {
 
     /// Writes a complete index (header + slots) by atomic replacement.
     static func create(path: String, in tree: FileTree, header: ClipIndexHeader, slots: [ClipSlot]) throws -> ClipIndexFile {
-        try tree.writeAtomically(path, encoded(header: header, slots: slots))
+        try tree.writeAtomically(path) { write in try encode(header: header, slots: slots, write) }
         guard let file = try open(path: path, in: tree) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
         return file
     }
 
-    /// A complete index file's bytes.
-    static func encoded(header: ClipIndexHeader, slots: [ClipSlot]) -> [UInt8] {
-        var bytes = header.encoded()
-        bytes.reserveCapacity(ClipIndexHeader.size + slots.count * ClipSlot.size)
-        for slot in slots { slot.encoded(into: &bytes) }
-        return bytes
+    /// A complete index file's bytes, handed to `write` a piece at a time.
+    static func encode(header: ClipIndexHeader, slots: [ClipSlot], _ write: ([UInt8]) throws -> Void) throws {
+        try write(header.encoded())
+        try encode(slots[...], write)
+    }
+
+    /// Slots' bytes in pieces of at most 4,096 slots (an index of 100,000 is never encoded whole).
+    private static func encode(_ slots: ArraySlice<ClipSlot>, _ write: ([UInt8]) throws -> Void) throws {
+        var bytes: [UInt8] = []
+        var start = slots.startIndex
+        while start < slots.endIndex {
+            let end = min(start + 4096, slots.endIndex)
+            bytes.removeAll(keepingCapacity: true)
+            for slot in slots[start..<end] { slot.encoded(into: &bytes) }
+            try write(bytes)
+            start = end
+        }
     }
 
     /// Slots in `range`, each checked to lie within the log and to carry a valid time.
@@ -182,10 +193,12 @@ final class ClipIndexFile {
 
     func allSlots() throws -> [ClipSlot] { try slots(0..<Int(header.slotCount)) }
 
-    func write(_ slots: [ClipSlot], at index: Int) throws {
-        var bytes: [UInt8] = []
-        for slot in slots { slot.encoded(into: &bytes) }
-        try pwriteAll(bytes, at: ClipIndexHeader.size + index * ClipSlot.size)
+    func write(_ slots: ArraySlice<ClipSlot>, at index: Int) throws {
+        var offset = ClipIndexHeader.size + index * ClipSlot.size
+        try ClipIndexFile.encode(slots) { bytes in
+            try pwriteAll(bytes, at: offset)
+            offset += bytes.count
+        }
     }
 
     func writeFlags(_ flags: UInt8, at index: Int) throws {

@@ -48,19 +48,12 @@ extension ClipStore {
 
         /// Removes live entries by id; returns the ids that were present.
         func remove(ids: [String]) throws -> [String] {
-            let wanted = Set(ids.compactMap { PackedID($0) })
-            var removed: [String] = []
-            var lines: [UInt8] = []
-            for position in slots.indices where slots[position].isLive && wanted.contains(slots[position].id) {
-                slots[position].flags |= ClipSlot.deleted
-                removed.append(slots[position].idString)
-                ClipStore.appendRemoveLine(slots[position].id, to: &lines)
-            }
-            guard !removed.isEmpty else { return [] }
+            let removal = ClipStore.markRemoved(ids, in: &slots)
+            guard !removal.removed.isEmpty else { return [] }
             let file = try stagedLog()
-            try storeOperation { try file.append(lines) }
-            removedCount += removed.count
-            return removed
+            try storeOperation { try file.append(removal.lines) }
+            removedCount += removal.removed.count
+            return removal.removed
         }
 
         /// Stops staging (another `Staging` may start over in the same stage).
@@ -81,7 +74,11 @@ extension ClipStore {
             header.evictCursor = 0
             header.deadLines += UInt64(removedCount * 2)
             try storeOperation { try log.close() }
-            try stage.write("clips/index", ClipIndexFile.encoded(header: header, slots: combined))
+            let index = try stage.file("clips/index")
+            try storeOperation {
+                try ClipIndexFile.encode(header: header, slots: combined) { try index.append($0) }
+                try index.close()
+            }
         }
     }
 }

@@ -277,7 +277,7 @@ public final class ClipStore {
         }
         header.logSize = UInt64(log.size)
         header.logInode = logInode()
-        try index.write(slots, at: count)
+        try index.write(slots[...], at: count)
         header.slotCount += UInt64(slots.count)
         header.liveCount += UInt64(slots.filter(\.isLive).count)
         index.header = header
@@ -288,22 +288,20 @@ public final class ClipStore {
     @discardableResult
     public func remove(ids: [String]) throws -> [String] {
         try checkingIndex {
-            let wanted = Set(ids.compactMap { PackedID($0) })
-            let slots = try index.allSlots()
-            let victims = slots.enumerated().filter { $0.element.isLive && wanted.contains($0.element.id) }
-            guard !victims.isEmpty else { return [] }
-            var lines: [UInt8] = []
-            for (_, slot) in victims { ClipStore.appendRemoveLine(slot.id, to: &lines) }
-            try log.append(lines)
+            var slots = try index.allSlots()
+            let removal = ClipStore.markRemoved(ids, in: &slots)
+            guard let changed = removal.changed else { return [] }
+            try log.append(removal.lines)
+            // The changed slots go back in one write (a clear changes 100,000 of them).
+            try index.write(slots[changed], at: changed.lowerBound)
             var header = index.header
-            for (position, slot) in victims { try index.writeFlags(slot.flags | ClipSlot.deleted, at: position) }
-            header.liveCount -= min(header.liveCount, UInt64(victims.count))
-            header.deadLines += UInt64(victims.count * 2)
+            header.liveCount -= min(header.liveCount, UInt64(removal.removed.count))
+            header.deadLines += UInt64(removal.removed.count * 2)
             header.logSize = UInt64(log.size)
             index.header = header
             try index.writeHeader()
             try compactIfNeeded()
-            return victims.map(\.element.idString)
+            return removal.removed
         }
     }
 
@@ -388,6 +386,22 @@ public final class ClipStore {
         return line
     }
 
+    /// Marks the live slots of `ids` deleted; returns their ids, the log lines that record it
+    /// and the range of positions that changed (nil when none did).
+    static func markRemoved(_ ids: [String], in slots: inout [ClipSlot]) -> (removed: [String], lines: [UInt8], changed: ClosedRange<Int>?) {
+        let wanted = Set(ids.compactMap { PackedID($0) })
+        var removed: [String] = []
+        var lines: [UInt8] = []
+        var changed: ClosedRange<Int>?
+        for position in slots.indices where slots[position].isLive && wanted.contains(slots[position].id) {
+            slots[position].flags |= ClipSlot.deleted
+            removed.append(slots[position].idString)
+            ClipStore.appendRemoveLine(slots[position].id, to: &lines)
+            changed = (changed?.lowerBound ?? position)...position
+        }
+        return (removed, lines, changed)
+    }
+
     /// `{"op":"rm","id":…}` and a newline, written from bytes (a clear removes 100,000 entries).
     static func appendRemoveLine(_ id: PackedID, to lines: inout [UInt8]) {
         lines += #"{"op":"rm","id":""#.utf8
@@ -414,17 +428,22 @@ public final class ClipStore {
         var slots: [ClipSlot] = []
         var positions: [PackedID: Int] = [:]
         var deadLines: UInt64 = 0
-        try forEachLine(of: log) { offset, line in
-            // An add line in itsypad's own form is read from its start (a big text is not parsed).
-            if let header = line.withUnsafeBufferPointer(ClipLineHeader.init), line.last == 0x7D, Time.validRange.contains(header.timestamp),
-               let id = line.withUnsafeBufferPointer(ClipLineHeader.id) {
+        // Only a line's first bytes are held: a big text is neither gathered nor parsed.
+        try FileSystem.forEachLineHead(fd: log.fd, size: log.size, path: logPath, headLimit: 1 << 16) { offset, count, head in
+            guard let length = UInt32(exactly: count) else { throw ItsypadError.corrupt(logPath, "a line of \(count) bytes at byte \(offset)") }
+            let isWhole = head.count == count
+            let last = isWhole ? head.last : try FileSystem.read(fd: log.fd, offset: offset + count - 1, count: 1, path: logPath).first
+            // An add line in itsypad's own form is read from its start.
+            if let header = head.withUnsafeBufferPointer(ClipLineHeader.init), last == 0x7D, Time.validRange.contains(header.timestamp),
+               let id = head.withUnsafeBufferPointer(ClipLineHeader.id) {
                 if let previous = positions[id], slots[previous].isLive { deadLines += 1; return }
                 let flags = (header.pinned ? ClipSlot.pinned : 0) | (header.localOnly != nil ? ClipSlot.localOnly : 0)
                 positions[id] = slots.count
-                slots.append(ClipSlot(id: id, timestamp: header.timestamp, offset: UInt64(offset),
-                                      length: UInt32(line.count), flags: flags))
+                slots.append(ClipSlot(id: id, timestamp: header.timestamp, offset: UInt64(offset), length: length, flags: flags))
                 return
             }
+            // Any other form is parsed whole.
+            let line = isWhole ? head : try FileSystem.read(fd: log.fd, offset: offset, count: count, path: logPath)[...]
             guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
                   let id = json["id"]?.stringValue, let idBytes = PackedID(id) else {
                 throw ItsypadError.corrupt(logPath, "unreadable line at byte \(offset)")
@@ -438,8 +457,7 @@ public final class ClipStore {
                 let local = json["local"] != nil
                 let flags = (json["pinned"]?.boolValue == true ? ClipSlot.pinned : 0) | (local ? ClipSlot.localOnly : 0)
                 positions[idBytes] = slots.count
-                slots.append(ClipSlot(id: idBytes, timestamp: timestamp, offset: UInt64(offset),
-                                      length: UInt32(line.count), flags: flags))
+                slots.append(ClipSlot(id: idBytes, timestamp: timestamp, offset: UInt64(offset), length: length, flags: flags))
             case "rm":
                 deadLines += 2
                 if let position = positions[idBytes] { slots[position].flags |= ClipSlot.deleted }
@@ -463,10 +481,6 @@ public final class ClipStore {
         header.deadLines = deadLines
         header.evictCursor = 0
         return try ClipIndexFile.create(path: indexPath, in: tree, header: header, slots: slots)
-    }
-
-    private static func forEachLine(of log: AppendFile, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
-        try FileSystem.forEachLine(fd: log.fd, size: log.size, path: log.path, body)
     }
 
     private func compactIfNeeded() throws {

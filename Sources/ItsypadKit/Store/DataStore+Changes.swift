@@ -55,19 +55,17 @@ extension DataStore {
 
     /// Removes unpinned entries older than `age` and the oldest beyond `keep`; pinned entries never go.
     public func pruneClips(olderThan age: Milliseconds?, keep: Int, now: Milliseconds) throws -> [String] {
-        // Newest first. Only the index is read.
-        let unpinned = try clips().summaries().filter { !$0.pinned }
-        var victims = Set<String>()
-        if let age {
-            for entry in unpinned where entry.timestamp < now - age { victims.insert(entry.id) }
-        }
-        var remaining = try clips().count - victims.count
-        for entry in unpinned.reversed() where remaining > keep && !victims.contains(entry.id) {
-            victims.insert(entry.id)
+        // Only the index is read. Oldest first: the entries past the age come first, then those beyond `keep`.
+        var remaining = try clips().count
+        var victims: [String] = []
+        for entry in try clips().summaries().reversed() where !entry.pinned {
+            guard age.map({ entry.timestamp < now - $0 }) ?? false || remaining > keep else { continue }
+            victims.append(entry.id)
             remaining -= 1
         }
-        return try removeClips(unpinned.filter { victims.contains($0.id) }.map(\.id), hard: true)
+        return try removeClips(victims, hard: true)
     }
+
 
     /// A device that never synced has nothing on a backend to delete.
     func hasEverSynced() throws -> Bool { try EngineState.load(from: self).zoneID != nil }

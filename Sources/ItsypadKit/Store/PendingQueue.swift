@@ -284,13 +284,16 @@ public final class PendingQueue {
     public func discard(_ keys: [RecordKey]) throws {
         guard !keys.isEmpty else { return }
         let replay = try replayLog()
-        var lines: [UInt8] = []
-        for key in keys {
-            if let version = replay.version(of: ReplayKey(key)) { PendingQueue.appendLine("done", key, version: version, to: &lines) }
-        }
-        guard !lines.isEmpty else { return }
         let file = try appendFile()
-        try storeOperation { try file.append(lines) }
+        var lines: [UInt8] = []
+        for (position, key) in keys.enumerated() {
+            if let version = replay.version(of: ReplayKey(key)) { PendingQueue.appendLine("done", key, version: version, to: &lines) }
+            // Appended a piece at a time: each confirmation stands on its own.
+            if lines.count >= 1 << 20 || (position == keys.count - 1 && !lines.isEmpty) {
+                try storeOperation { try file.append(lines) }
+                lines.removeAll(keepingCapacity: true)
+            }
+        }
         loaded = nil
         byKey = nil
         waiting = nil

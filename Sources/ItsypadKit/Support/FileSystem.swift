@@ -203,6 +203,37 @@ public enum FileSystem {
         }
     }
 
+    /// Like `forEachLine`, for a file whose lines may be huge (the clip log): each complete line comes
+    /// with its offset and length, whole when it has at most `headLimit` bytes and otherwise as its
+    /// first `headLimit` bytes only (the caller reads more itself if it must), so that memory stays
+    /// bounded whatever the lines hold.
+    public static func forEachLineHead(fd: Int32, size: Int, path: String, headLimit: Int,
+                                       _ body: (_ offset: Int, _ length: Int, _ head: ArraySlice<UInt8>) throws -> Void) throws {
+        var offset = 0
+        var lineStart = 0
+        // The first bytes of a line that began in an earlier chunk.
+        var head: [UInt8] = []
+        while offset < size {
+            let chunk = try read(fd: fd, offset: offset, count: min(1 << 20, size - offset), path: path)
+            if chunk.isEmpty { break }
+            var start = 0
+            while let newline = chunk[start...].firstIndex(of: 0x0A) {
+                let length = offset + newline - lineStart
+                if lineStart >= offset {
+                    try body(lineStart, length, chunk[start..<min(newline, start + headLimit)])
+                } else {
+                    head += chunk[start..<min(newline, start + max(0, headLimit - head.count))]
+                    try body(lineStart, length, head[...])
+                    head.removeAll(keepingCapacity: true)
+                }
+                start = newline + 1
+                lineStart = offset + start
+            }
+            head += chunk[start..<min(chunk.count, start + max(0, headLimit - head.count))]
+            offset += chunk.count
+        }
+    }
+
     /// Writes all of `bytes` at `offset` (pwrite, retried on EINTR and short writes).
     public static func writeAll(fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws {
         try bytes.withUnsafeBytes { raw in
