@@ -20,7 +20,7 @@ import Testing
     ]
 
     @Test func matchesTheRuleOnRandomTextsAndQueries() {
-        var generator = SplitMix64(seed: 12)
+        var generator = SeededGenerator(seed: 12)
         func pick() -> String { TextSearchTests.alphabet[Int(generator.next() % UInt64(TextSearchTests.alphabet.count))] }
         for _ in 0..<4000 {
             let text = (0..<Int(generator.next() % 12)).map { _ in pick() }.joined()

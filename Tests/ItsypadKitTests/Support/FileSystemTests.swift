@@ -1,0 +1,28 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadKit
+
+@Suite struct FileSystemTests {
+    let scratch = TemporaryDirectory()
+
+    /// Lines of every length around the head limit and the 1 MiB read size, and a torn tail.
+    @Test(arguments: [[0, 1, 15, 16, 17, 3], [(1 << 20) - 1, 5, 1 << 20, (1 << 20) + 1, 40], [3 << 20, 0, 2]])
+    func linesComeWithTheirOffsetLengthAndOnlyTheirFirstBytes(_ lengths: [Int]) throws {
+        let limit = 16
+        let lines = lengths.enumerated().map { index, length in (0..<length).map { UInt8(0x41 + ($0 + index) % 26) } }
+        let path = scratch.path + "/lines"
+        try FileSystem.writeAtomically(path, Array(lines.map { $0 + [0x0A] }.joined()) + Array("torn".utf8))
+        let size = try #require(try FileSystem.read(path)).count
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        var seen: [(offset: Int, length: Int, head: [UInt8])] = []
+        try FileSystem.forEachLineHead(fd: fd, size: size, path: path, headLimit: limit) {
+            seen.append(($0, $1, Array($2)))
+        }
+        #expect(seen.map(\.length) == lengths)
+        #expect(seen.map(\.offset) == lengths.indices.map { lengths[..<$0].reduce(0) { $0 + $1 + 1 } })
+        #expect(seen.map(\.head) == lines.map { Array($0.prefix(limit)) })
+    }
+}
