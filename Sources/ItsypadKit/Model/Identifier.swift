@@ -73,20 +73,33 @@ struct PackedID: Hashable {
         self = packed
     }
 
+    /// Every listed line's id is read this way: no table, no per-digit branch on the position.
     init?(canonicalUTF8 utf8: UnsafeBufferPointer<UInt8>) {
-        guard utf8.count == 36 else { return nil }
+        guard utf8.count == 36, utf8[8] == 0x2D, utf8[13] == 0x2D, utf8[18] == 0x2D, utf8[23] == 0x2D else { return nil }
         var high: UInt64 = 0, low: UInt64 = 0
-        var digits = 0
-        for (index, byte) in utf8.enumerated() {
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                guard byte == 0x2D else { return nil }
-                continue
+        var invalid: UInt8 = 0
+        func add(_ range: Range<Int>, to word: inout UInt64) {
+            for index in range {
+                let value = PackedID.lowercaseHexValue(utf8[index])
+                invalid |= value
+                word = word << 4 | UInt64(value & 0x0F)
             }
-            guard let value = Hex.value(byte), byte < 0x41 || byte > 0x46 else { return nil }
-            if digits < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
-            digits += 1
         }
+        add(0..<8, to: &high)
+        add(9..<13, to: &high)
+        add(14..<18, to: &high)
+        add(19..<23, to: &low)
+        add(24..<36, to: &low)
+        guard invalid & 0xF0 == 0 else { return nil }
         self.init(high: high, low: low)
+    }
+
+    /// 0–15 for a digit or a lowercase a–f, 0xFF for anything else.
+    private static func lowercaseHexValue(_ byte: UInt8) -> UInt8 {
+        let digit = byte &- 0x30
+        if digit < 10 { return digit }
+        let letter = byte &- 0x61
+        return letter < 6 ? letter &+ 10 : 0xFF
     }
 
     /// Random UUIDs need no mixing of both halves: one word is hashed (a listing looks up 100,000 ids).
@@ -111,8 +124,8 @@ struct PackedID: Hashable {
     func appendText(to out: inout [UInt8], hexDigits: Int = 32) {
         for digit in 0..<hexDigits {
             if digit == 8 || digit == 12 || digit == 16 || digit == 20 { out.append(0x2D) }
-            let byte = byte(at: digit / 2)
-            out.append(Hex.digits[Int(digit % 2 == 0 ? byte >> 4 : byte & 0x0F)])
+            let nibble = UInt8(truncatingIfNeeded: (digit < 16 ? high : low) >> UInt64(60 - 4 * (digit % 16))) & 0x0F
+            out.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
         }
     }
 }
