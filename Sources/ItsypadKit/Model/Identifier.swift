@@ -95,7 +95,7 @@ struct PackedID: Hashable {
     }
 
     /// 0–15 for a digit or a lowercase a–f, 0xFF for anything else.
-    private static func lowercaseHexValue(_ byte: UInt8) -> UInt8 {
+    static func lowercaseHexValue(_ byte: UInt8) -> UInt8 {
         let digit = byte &- 0x30
         if digit < 10 { return digit }
         let letter = byte &- 0x61
@@ -127,6 +127,40 @@ struct PackedID: Hashable {
             let nibble = UInt8(truncatingIfNeeded: (digit < 16 ? high : low) >> UInt64(60 - 4 * (digit % 16))) & 0x0F
             out.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
         }
+    }
+}
+
+/// The ids whose lowercase text form starts with a given text, told from
+/// their packed form: a lookup by prefix among 10,000 tabs formats no text.
+struct PackedIDPrefix {
+    private var mask: (high: UInt64, low: UInt64) = (0, 0)
+    private var value: (high: UInt64, low: UInt64) = (0, 0)
+
+    /// nil when no id's text starts with `text` (a dash out of place, anything but a lowercase hex digit, too long).
+    init?(_ text: String) {
+        var digit = 0
+        for (position, byte) in text.utf8.enumerated() {
+            guard position < 36 else { return nil }
+            if position == 8 || position == 13 || position == 18 || position == 23 {
+                guard byte == 0x2D else { return nil }
+                continue
+            }
+            let nibble = PackedID.lowercaseHexValue(byte)
+            guard nibble <= 0x0F else { return nil }
+            let shift = UInt64(60 - 4 * (digit % 16))
+            if digit < 16 {
+                mask.high |= 0x0F << shift
+                value.high |= UInt64(nibble) << shift
+            } else {
+                mask.low |= 0x0F << shift
+                value.low |= UInt64(nibble) << shift
+            }
+            digit += 1
+        }
+    }
+
+    func matches(_ id: PackedID) -> Bool {
+        id.high & mask.high == value.high && id.low & mask.low == value.low
     }
 }
 

@@ -141,7 +141,7 @@ public enum Settings {
                           help: "Largest clip clip add accepts, in bytes (default 16 MiB); larger input is refused and nothing is stored.",
                           defaultValue: .int(ClipLimits.defaultMaxBytes)),
         SettingDefinition(key: "clipboard.maxEntries", kind: .integer(1...10_000_000), scope: .synced,
-                          help: "Most clipboard entries kept; clip add evicts the oldest unpinned ones.", defaultValue: .int(1000)),
+                          help: "Most clipboard entries kept; clip add evicts the oldest unpinned ones.", defaultValue: .int(ClipLimits.defaultMaxEntries)),
         SettingDefinition(key: "clipboard.retention", kind: .duration, scope: .synced,
                           help: "Default age for clip prune (never, 90s, 30m, 12h, 7d, 2w).", defaultValue: .string("never")),
         SettingDefinition(key: "device.name", kind: .text, scope: .device,

@@ -23,7 +23,7 @@ extension DataStore {
     public func addClip(_ text: String, local: Bool, now: Milliseconds) throws -> ClipStore.AddOutcome {
         let reason = try localOnlyReason(for: text, requested: local)
         let entry = ClipEntry(id: Identifier.make(), text: text, timestamp: now, localOnly: reason)
-        let maxEntries = try settings().int("clipboard.maxEntries") ?? 1000
+        let maxEntries = try settings().maxClipEntries
         let pending = try pending()
         if let newest = try clips().newest(), newest.text == text { return .init(entry: newest, duplicate: true, evicted: []) }
         // Queued before it is stored: a full disk in between leaves a queued save of nothing (dropped
@@ -253,4 +253,6 @@ public enum ClipLimits {
     public static let maxSyncedBytes = 1_000_000
     /// `clipboard.maxBytes` unless set: 16 MiB.
     public static let defaultMaxBytes = 16 << 20
+    /// `clipboard.maxEntries` unless set.
+    public static let defaultMaxEntries = 1000
 }

@@ -54,6 +54,11 @@ public final class SettingsStore {
     public func string(_ key: String) -> String? { if case .string(let s)? = value(key) { return s }; return nil }
     public func list(_ key: String) -> [String] { if case .list(let l)? = value(key) { return l }; return [] }
 
+    /// `clipboard.maxEntries`: the most clips kept, whoever applies the cap (add, import, sync, prune).
+    public var maxClipEntries: Int { int("clipboard.maxEntries") ?? ClipLimits.defaultMaxEntries }
+    /// `clipboard.maxBytes`: the largest clip `clip add` stores.
+    public var maxClipBytes: Int { int("clipboard.maxBytes") ?? ClipLimits.defaultMaxBytes }
+
     /// Sets (or with nil, unsets) a key and writes the file.
     public func set(_ key: String, _ value: SettingValue?, clock: HybridTimestamp) throws {
         entries[key] = Entry(value: value?.json, clock: clock, tag: entries[key]?.tag, syncedClock: entries[key]?.syncedClock)

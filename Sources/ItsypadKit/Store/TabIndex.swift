@@ -115,20 +115,13 @@ struct TabIndex {
         let asID = PackedID(canonical: lowered)
         let wanted = Array(reference.utf8)
         let wantedIsASCII = wanted.allSatisfy { $0 < 0x80 }
-        let prefix = Identifier.isPrefixCandidate(reference) ? Array(lowered.utf8) : nil
-        var text: [UInt8] = []
+        let prefix = Identifier.isPrefixCandidate(reference) ? PackedIDPrefix(lowered) : nil
         var matched: [PackedID] = []
         forEach { id, name, _ in
             // Two ASCII strings are equal only byte for byte; anything else goes by Swift's rule.
             let named = wantedIsASCII && UTF8Check.isASCII(name)
                 ? name.elementsEqual(wanted) : String(decoding: name, as: UTF8.self) == reference
-            var prefixed = false
-            if let prefix, !named {
-                text.removeAll(keepingCapacity: true)
-                id.appendText(to: &text)
-                prefixed = text.starts(with: prefix)
-            }
-            if id == asID || named || prefixed { matched.append(id) }
+            if id == asID || named || prefix?.matches(id) == true { matched.append(id) }
         }
         return matched
     }

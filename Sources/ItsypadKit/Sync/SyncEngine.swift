@@ -362,7 +362,7 @@ public final class SyncEngine {
 
     /// Merged histories may exceed `clipboard.maxEntries`: evict as `clip add` would, and send the deletions.
     private func trimClipboardToLimit() throws {
-        let limit = try store.settings().int("clipboard.maxEntries") ?? 1000
+        let limit = try store.settings().maxClipEntries
         let clips = try store.clips()
         guard clips.count > limit else { return }
         let unpinned = try clips.entries().filter { !$0.pinned }

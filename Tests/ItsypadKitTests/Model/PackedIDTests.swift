@@ -14,6 +14,34 @@ import Testing
         }
     }
 
+    /// A prefix matches exactly the ids whose text starts with it, at every length and around the dashes.
+    @Test func aPrefixMatchesTheIdsWhoseTextStartsWithIt() throws {
+        var generator = SeededGenerator(seed: 12)
+        for _ in 0..<50 {
+            let id = try #require(PackedID(canonical: Identifier.make().lowercased()))
+            let other = try #require(PackedID(canonical: Identifier.make().lowercased()))
+            let text = id.string
+            for length in 0...36 {
+                let prefix = String(text.prefix(length))
+                let packed = try #require(PackedIDPrefix(prefix))
+                #expect(packed.matches(id))
+                #expect(packed.matches(other) == other.string.hasPrefix(prefix))
+                // One character changed: a different digit, or a digit where a dash belongs.
+                guard length > 0 else { continue }
+                var changed = Array(prefix.utf8)
+                let last = changed.count - 1
+                changed[last] = changed[last] == 0x2D ? 0x30 : Array("0123456789abcdef".utf8).filter { $0 != changed[last] }
+                    .randomElement(using: &generator)!
+                #expect(PackedIDPrefix(String(decoding: changed, as: UTF8.self))?.matches(id) != true)
+            }
+        }
+    }
+
+    @Test(arguments: ["0000000x", "ABCD", "0000-000", String(repeating: "0", count: 37), "00000000-0000-4000-8000-0000000000000"])
+    func aPrefixNoIdCanHaveMatchesNothing(_ text: String) {
+        #expect(PackedIDPrefix(text) == nil)
+    }
+
     /// Only the lowercase form round-trips exactly; anything else is not a canonical id.
     @Test(arguments: ["00000000-0000-4000-8000-00000000000A", "00000000-0000-4000-8000-00000000000g",
                       "00000000-0000-4000-8000-00000000000:", "00000000-0000-4000-8000-00000000000/",
