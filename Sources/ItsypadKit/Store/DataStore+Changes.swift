@@ -14,7 +14,7 @@ extension DataStore {
         let oversized = text.utf8.count > ClipLimits.maxSyncedBytes
         // An oversized clip stays here whatever it matches: the patterns' cost is only ever paid on synced sizes.
         if !oversized, try ignorePatterns().matches(text) { return .ignored }
-        if try settings().bool("clipboard.ignoreSecrets"), SecretDetector.looksSecret(text) { return .secret }
+        if try settings().bool(.clipboardIgnoreSecrets), SecretDetector.looksSecret(text) { return .secret }
         if oversized { return .oversized }
         return nil
     }
@@ -23,7 +23,7 @@ extension DataStore {
     public func addClip(_ text: String, local: Bool, now: Milliseconds) throws -> ClipStore.AddOutcome {
         let reason = try localOnlyReason(for: text, requested: local)
         let entry = ClipEntry(id: Identifier.make(), text: text, timestamp: now, localOnly: reason)
-        let maxEntries = try settings().int("clipboard.maxEntries") ?? 1000
+        let maxEntries = try settings().int(.clipboardMaxEntries) ?? 1000
         let pending = try pending()
         if let newest = try clips().newest(), newest.text == text { return .init(entry: newest, duplicate: true, evicted: []) }
         // Queued before it is stored: a full disk in between leaves a queued save of nothing (dropped

@@ -71,7 +71,7 @@ public final class SyncEngine {
         self.backend = LockReleasingBackend(backend, store: store)
         self.now = now
         state = try EngineState.load(from: store)
-        deviceName = try store.settings().string("device.name") ?? store.deviceID
+        deviceName = try store.settings().string(.deviceName) ?? store.deviceID
         // Tabs decided on must be on disk before anyone else may edit them.
         self.backend.beforeRelease = { [unowned self] in try writeStagedTabs() }
     }
@@ -362,7 +362,7 @@ public final class SyncEngine {
 
     /// Merged histories may exceed `clipboard.maxEntries`: evict as `clip add` would, and send the deletions.
     private func trimClipboardToLimit() throws {
-        let limit = try store.settings().int("clipboard.maxEntries") ?? 1000
+        let limit = try store.settings().int(.clipboardMaxEntries) ?? 1000
         let clips = try store.clips()
         guard clips.count > limit else { return }
         let unpinned = try clips.entries().filter { !$0.pinned }

@@ -3,7 +3,7 @@ enum ClipCommands {
     static let previewLength = 100
 
     static func add(_ invocation: Invocation) throws -> Int32 {
-        let maxBytes = try invocation.store().settings().int("clipboard.maxBytes") ?? ClipLimits.defaultMaxBytes
+        let maxBytes = try invocation.store().settings().int(.clipboardMaxBytes) ?? ClipLimits.defaultMaxBytes
         // Nobody waits on our lock while a slow pipe is read.
         invocation.close()
         func tooLarge() -> ItsypadError {
@@ -94,11 +94,11 @@ enum ClipCommands {
     static func prune(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let settings = try store.settings()
-        let retentionText = invocation.value("older-than") ?? settings.string("clipboard.retention") ?? "never"
+        let retentionText = invocation.value("older-than") ?? settings.string(.clipboardRetention) ?? "never"
         guard let retention = RetentionDuration(retentionText) else {
             throw invocation.usage("'\(retentionText)' is not a duration: use 90s, 30m, 12h, 7d, 2w or never.")
         }
-        let keep = try invocation.integer("keep", in: 0...Int.max) ?? settings.int("clipboard.maxEntries") ?? 1000
+        let keep = try invocation.integer("keep", in: 0...Int.max) ?? settings.int(.clipboardMaxEntries) ?? 1000
         let removed = try store.pruneClips(olderThan: retention.milliseconds, keep: keep, now: invocation.context.now())
         invocation.note("pruned \(removed.count) \(removed.count == 1 ? "entry" : "entries")")
         return ExitCode.success

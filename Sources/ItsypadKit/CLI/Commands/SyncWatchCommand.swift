@@ -48,7 +48,7 @@ enum SyncWatchCommand {
     /// The backend of an enabled sync, read without waiting for the data directory's lock.
     static func enabledBackend(_ directory: String) throws -> DirectoryBackend {
         let settings = try DataStore(readingWithoutLock: directory).settings()
-        guard settings.bool("sync.enabled"), let path = settings.string("sync.backend") else {
+        guard settings.bool(.syncEnabled), let path = settings.string(.syncBackend) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
         return DirectoryBackend(path: path)

@@ -43,7 +43,7 @@ enum TransferCommands {
         let store = try invocation.store()
         invocation.progress("importing…")
         defer { invocation.endProgress() }
-        let maxEntries = try store.settings().int("clipboard.maxEntries") ?? 1000
+        let maxEntries = try store.settings().int(.clipboardMaxEntries) ?? 1000
         let summary: Summary
         do {
             if invocation.flag("kvs") {
