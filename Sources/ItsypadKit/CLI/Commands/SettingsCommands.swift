@@ -2,7 +2,7 @@
 enum SettingsCommands {
     static func list(_ invocation: Invocation) throws -> Int32 {
         let settings = try invocation.store().settings()
-        if invocation.flag("json") {
+        if invocation.flag(.json) {
             invocation.printJSON(.array(Settings.all.map { definition in
                 .object([
                     ("key", .string(definition.key)),

@@ -19,8 +19,8 @@ enum SyncCommands {
         guard let path = try invocation.arguments.first.map(FileSystem.absolute) ?? store.settings().string(.syncBackend) else {
             throw invocation.usage("No backend directory: pass DIR or set sync.backend.")
         }
-        let keyText = invocation.value("key")
-        if invocation.flag("encrypt") && keyText != nil { throw invocation.usage("Pass --encrypt or --key, not both.") }
+        let keyText = invocation.value(.key)
+        if invocation.flag(.encrypt) && keyText != nil { throw invocation.usage("Pass --encrypt or --key, not both.") }
         if let keyText, keyText != "-" { throw invocation.usage("--key takes '-': the recovery key is read from standard input, never from the command line.") }
         let timeout = lockTimeout(invocation)
         let directory = DirectoryBackend(path: path, lockTimeout: timeout)
@@ -30,7 +30,7 @@ enum SyncCommands {
         }
         // Keys are checked before anything is written: a wrong one leaves the data directory as it was.
         do {
-            if invocation.flag("encrypt") {
+            if invocation.flag(.encrypt) {
                 try createEncryptedZone(at: directory.path, store: store, lockTimeout: timeout)
             } else if keyText != nil {
                 try joinEncryptedZone(at: directory.path, key: try recoveryKeyFromInput(invocation), store: store, lockTimeout: timeout)
@@ -152,7 +152,7 @@ enum SyncCommands {
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
         func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
         let quarantined = JSONValue.array(state.quarantine.map(\.json))
-        if invocation.flag("json") {
+        if invocation.flag(.json) {
             // Fields are only ever appended, so that scripts reading them by position keep working.
             invocation.printJSON(.object([
                 ("enabled", .bool(settings.bool(.syncEnabled))),
@@ -236,8 +236,8 @@ enum SyncCommands {
     static func log(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         var entries = try ActivityLog(store: store).entries()
-        if let limit = try invocation.integer("limit", in: 0...Int.max) { entries = Array(entries.suffix(limit)) }
-        if invocation.flag("json") {
+        if let limit = try invocation.integer(.limit, in: 0...Int.max) { entries = Array(entries.suffix(limit)) }
+        if invocation.flag(.json) {
             invocation.printJSON(.array(entries.map(\.json)))
             return ExitCode.success
         }

@@ -9,7 +9,7 @@ enum SyncWatchCommand {
     static let defaultInterval = 30
 
     static func run(_ invocation: Invocation) throws -> Int32 {
-        let interval = try invocation.integer("interval", in: 1...86_400) ?? defaultInterval
+        let interval = try invocation.integer(.interval, in: 1...86_400) ?? defaultInterval
         let directory = try invocation.dataDirectory()
         let backend = try enabledBackend(directory)
         // A second watcher would only double every sync: it is refused (exit 1), not told to retry.
