@@ -62,78 +62,78 @@ extension CompletionScript {
             """ + #"""
 
 
-            # Prints the command typed so far (e.g. "clip ls"), how many positional
-            # arguments follow it, those arguments on one line, then the --data-dir
-            # option if one was given.
-            function __\#(name)_state
-                set -l tokens (commandline -opc)
-                set -l cmd ''
-                set -l args 0
-                set -l positional
-                set -l ended 0
-                set -l data_dir
-                set -l i 2
-                while test $i -le (count $tokens)
-                    set -l word $tokens[$i]
-                    if test $ended = 0; and string match -q -- '-?*' $word
-                        switch $word
-                            case --
-                                set ended 1
-                            case '\#(dataDirectory)=*'
-                                set data_dir $word
-                            case '*'
-                                if contains -- $word (__\#(name)_value_options "$cmd")
-                                    set i (math $i + 1)
-                                    test "$word" = \#(dataDirectory); and set data_dir \#(dataDirectory) $tokens[$i]
-                                end
+                # Prints the command typed so far (e.g. "clip ls"), how many positional
+                # arguments follow it, those arguments on one line, then the --data-dir
+                # option if one was given.
+                function __\#(name)_state
+                    set -l tokens (commandline -opc)
+                    set -l cmd ''
+                    set -l args 0
+                    set -l positional
+                    set -l ended 0
+                    set -l data_dir
+                    set -l i 2
+                    while test $i -le (count $tokens)
+                        set -l word $tokens[$i]
+                        if test $ended = 0; and string match -q -- '-?*' $word
+                            switch $word
+                                case --
+                                    set ended 1
+                                case '\#(dataDirectory)=*'
+                                    set data_dir $word
+                                case '*'
+                                    if contains -- $word (__\#(name)_value_options "$cmd")
+                                        set i (math $i + 1)
+                                        test "$word" = \#(dataDirectory); and set data_dir \#(dataDirectory) $tokens[$i]
+                                    end
+                            end
+                        else if test $ended = 0 -a $args = 0; and contains -- $word (__\#(name)_subcommands "$cmd")
+                            # A subcommand's name descends into it, unless an argument came first.
+                            set cmd (string trim -- "$cmd $word")
+                        else
+                            set args (math $args + 1)
+                            set -a positional $word
                         end
-                    else if test $ended = 0 -a $args = 0; and contains -- $word (__\#(name)_subcommands "$cmd")
-                        # A subcommand's name descends into it, unless an argument came first.
-                        set cmd (string trim -- "$cmd $word")
-                    else
-                        set args (math $args + 1)
-                        set -a positional $word
+                        set i (math $i + 1)
                     end
-                    set i (math $i + 1)
+                    printf '%s\n' "$cmd" $args "$positional" $data_dir
                 end
-                printf '%s\n' "$cmd" $args "$positional" $data_dir
-            end
 
-            # Succeeds when the command typed so far is $argv[1] and, given $argv[2],
-            # the word being completed is positional argument $argv[2] ("N+": N or later).
-            function __\#(name)_at
-                set -l state (__\#(name)_state)
-                test "$state[1]" = "$argv[1]"; or return 1
-                set -q argv[2]; or return 0
-                switch $argv[2]
-                    case '*+'
-                        test $state[2] -ge (string trim -r -c + -- $argv[2])
-                    case '*'
-                        test $state[2] -eq $argv[2]
+                # Succeeds when the command typed so far is $argv[1] and, given $argv[2],
+                # the word being completed is positional argument $argv[2] ("N+": N or later).
+                function __\#(name)_at
+                    set -l state (__\#(name)_state)
+                    test "$state[1]" = "$argv[1]"; or return 1
+                    set -q argv[2]; or return 0
+                    switch $argv[2]
+                        case '*+'
+                            test $state[2] -ge (string trim -r -c + -- $argv[2])
+                        case '*'
+                            test $state[2] -eq $argv[2]
+                    end
                 end
-            end
 
-            # "value<TAB>description" lines from the binary: ids, names, setting keys.
-            function __\#(name)_complete
-                set -l state (__\#(name)_state)
-                set -l tokens (commandline -opc)
-                $tokens[1] $state[4..-1] __complete $argv[1] 2>/dev/null
-            end
+                # "value<TAB>description" lines from the binary: ids, names, setting keys.
+                function __\#(name)_complete
+                    set -l state (__\#(name)_state)
+                    set -l tokens (commandline -opc)
+                    $tokens[1] $state[4..-1] __complete $argv[1] 2>/dev/null
+                end
 
-            # Command names for help: the subcommands of the arguments typed so far.
-            function __\#(name)_command_path
-                set -l state (__\#(name)_state)
-                __\#(name)_subcommands "$state[3]"
-            end
+                # Command names for help: the subcommands of the arguments typed so far.
+                function __\#(name)_command_path
+                    set -l state (__\#(name)_state)
+                    __\#(name)_subcommands "$state[3]"
+                end
 
-            # Values for the setting named by the first argument.
-            function __\#(name)_setting_values
-                set -l state (__\#(name)_state)
-                __\#(name)_setting_value (string split -m 1 ' ' -- $state[3])[1]
-            end
+                # Values for the setting named by the first argument.
+                function __\#(name)_setting_values
+                    set -l state (__\#(name)_state)
+                    __\#(name)_setting_value (string split -m 1 ' ' -- $state[3])[1]
+                end
 
 
-            """# + lines.joined(separator: "\n") + "\n"
+                """# + lines.joined(separator: "\n") + "\n"
     }
 
     /// The `complete` flags offering a value of `kind`.

@@ -28,73 +28,73 @@ extension CompletionScript {
 
             """ + #"""
 
-            # Offers the candidates of kind $1.
-            _\#(name)_add() {
-                local -a candidates
-                local line
-                case ${1%% *} in
-                    file) _files ;;
-                    directory) _files -/ ;;
-                    words) candidates=(${=1#words }); compadd -a candidates ;;
-                    dynamic)
-                        # The binary prints "value<TAB>description" lines; _describe wants "value:description".
-                        for line in "${(@f)$("${words[1]}" "${data_dir[@]}" __complete "${1#dynamic }" 2>/dev/null)}"; do
-                            [[ -n $line ]] && candidates+=("${${line%%$'\t'*}//:/\\:}:${line#*$'\t'}")
-                        done
-                        _describe -t values value candidates ;;
-                    command-path) _\#(name)_subcommands "${positional[*]}" && _describe -t commands command reply ;;
-                    setting-value) _\#(name)_setting_value "$positional[1]" && _\#(name)_add "$REPLY" ;;
-                esac
-            }
+                # Offers the candidates of kind $1.
+                _\#(name)_add() {
+                    local -a candidates
+                    local line
+                    case ${1%% *} in
+                        file) _files ;;
+                        directory) _files -/ ;;
+                        words) candidates=(${=1#words }); compadd -a candidates ;;
+                        dynamic)
+                            # The binary prints "value<TAB>description" lines; _describe wants "value:description".
+                            for line in "${(@f)$("${words[1]}" "${data_dir[@]}" __complete "${1#dynamic }" 2>/dev/null)}"; do
+                                [[ -n $line ]] && candidates+=("${${line%%$'\t'*}//:/\\:}:${line#*$'\t'}")
+                            done
+                            _describe -t values value candidates ;;
+                        command-path) _\#(name)_subcommands "${positional[*]}" && _describe -t commands command reply ;;
+                        setting-value) _\#(name)_setting_value "$positional[1]" && _\#(name)_add "$REPLY" ;;
+                    esac
+                }
 
-            _\#(name)() {
-                local cmd='' word REPLY
-                local -a reply data_dir positional
-                integer i args=0 ended=0
-                for ((i = 2; i < CURRENT; i++)); do
-                    word=$words[i]
-                    if ((ended)) || [[ $word != -?* ]]; then
-                        # A subcommand's name descends into it, unless an argument came first.
-                        if ((!ended && args == 0)) && _\#(name)_subcommands "$cmd" && ((${reply[(I)${(b)word}:*]})); then
-                            cmd=${cmd:+$cmd }$word
-                        else
-                            ((args += 1))
-                            positional+=("$word")
+                _\#(name)() {
+                    local cmd='' word REPLY
+                    local -a reply data_dir positional
+                    integer i args=0 ended=0
+                    for ((i = 2; i < CURRENT; i++)); do
+                        word=$words[i]
+                        if ((ended)) || [[ $word != -?* ]]; then
+                            # A subcommand's name descends into it, unless an argument came first.
+                            if ((!ended && args == 0)) && _\#(name)_subcommands "$cmd" && ((${reply[(I)${(b)word}:*]})); then
+                                cmd=${cmd:+$cmd }$word
+                            else
+                                ((args += 1))
+                                positional+=("$word")
+                            fi
+                        elif [[ $word == -- ]]; then
+                            ended=1
+                        elif [[ $word == \#(dataDirectory)=* ]]; then
+                            data_dir=("$word")
+                        elif _\#(name)_option_value "$cmd" "$word"; then
+                            if ((i + 1 == CURRENT)); then
+                                _\#(name)_add "$REPLY"
+                                return
+                            fi
+                            ((i += 1))
+                            [[ $word == \#(dataDirectory) ]] && data_dir=(\#(dataDirectory) "${words[i]/#\~/$HOME}")
                         fi
-                    elif [[ $word == -- ]]; then
-                        ended=1
-                    elif [[ $word == \#(dataDirectory)=* ]]; then
-                        data_dir=("$word")
-                    elif _\#(name)_option_value "$cmd" "$word"; then
-                        if ((i + 1 == CURRENT)); then
+                    done
+                    if ((!ended)) && [[ $PREFIX == -* ]]; then
+                        if [[ $PREFIX == --*=* ]] && _\#(name)_option_value "$cmd" "${PREFIX%%=*}"; then
+                            compset -P '*='
                             _\#(name)_add "$REPLY"
-                            return
+                        elif _\#(name)_options "$cmd"; then
+                            _describe -t options option reply
                         fi
-                        ((i += 1))
-                        [[ $word == \#(dataDirectory) ]] && data_dir=(\#(dataDirectory) "${words[i]/#\~/$HOME}")
+                        return
                     fi
-                done
-                if ((!ended)) && [[ $PREFIX == -* ]]; then
-                    if [[ $PREFIX == --*=* ]] && _\#(name)_option_value "$cmd" "${PREFIX%%=*}"; then
-                        compset -P '*='
-                        _\#(name)_add "$REPLY"
-                    elif _\#(name)_options "$cmd"; then
-                        _describe -t options option reply
-                    fi
-                    return
+                    ((!ended && args == 0)) && _\#(name)_subcommands "$cmd" && _describe -t commands command reply
+                    _\#(name)_argument "$cmd" "$args" && _\#(name)_add "$REPLY"
+                }
+
+                # Autoloaded from $fpath the file is the function's body; sourced, it registers itself.
+                if [[ $funcstack[1] == _\#(name) ]]; then
+                    _\#(name) "$@"
+                else
+                    compdef _\#(name) \#(name)
                 fi
-                ((!ended && args == 0)) && _\#(name)_subcommands "$cmd" && _describe -t commands command reply
-                _\#(name)_argument "$cmd" "$args" && _\#(name)_add "$REPLY"
-            }
 
-            # Autoloaded from $fpath the file is the function's body; sourced, it registers itself.
-            if [[ $funcstack[1] == _\#(name) ]]; then
-                _\#(name) "$@"
-            else
-                compdef _\#(name) \#(name)
-            fi
-
-            """#
+                """#
     }
 
     /// An `_describe` entry: colons in the name would end it early.

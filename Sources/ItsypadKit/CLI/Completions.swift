@@ -66,7 +66,11 @@ public enum CompletionScript {
             default: kind = definition.kind.suggestions.isEmpty ? .none : .values(definition.kind.suggestions)
             }
             guard kind != .none else { continue }
-            if let index = groups.firstIndex(where: { $0.kind == kind }) { groups[index].keys.append(definition.key) } else { groups.append(([definition.key], kind)) }
+            if let index = groups.firstIndex(where: { $0.kind == kind }) {
+                groups[index].keys.append(definition.key)
+            } else {
+                groups.append(([definition.key], kind))
+            }
         }
         return groups
     }
@@ -96,7 +100,9 @@ public enum CompletionScript {
                 arguments.append("\(label)) REPLY=\(quote(kindWord(argument.completion))) ;;")
             }
         }
-        let settingValues = settingCompletions.map { "\($0.keys.map(quote).joined(separator: " | "))) REPLY=\(quote(kindWord($0.kind))) ;;" }
+        let settingValues = settingCompletions.map {
+            "\($0.keys.map(quote).joined(separator: " | "))) REPLY=\(quote(kindWord($0.kind))) ;;"
+        }
         return """
             # The kind of the value of option $2 of command $1; fails for a flag.
             _\(name)_option_value() {
@@ -158,10 +164,11 @@ struct CompletionNode {
     /// `root` and every visible command under it, parents first.
     static func walk(_ root: CommandSpec) -> [CompletionNode] {
         func visit(_ command: CommandSpec, _ names: [String]) -> [CompletionNode] {
-            let node = CompletionNode(path: names.joined(separator: " "), subcommands: command.visibleSubcommands,
-                                      ownOptions: command.options,
-                                      options: names.isEmpty ? command.options : command.options + root.options.filter(\.isGlobal),
-                                      arguments: command.arguments)
+            let node = CompletionNode(
+                path: names.joined(separator: " "), subcommands: command.visibleSubcommands,
+                ownOptions: command.options,
+                options: names.isEmpty ? command.options : command.options + root.options.filter(\.isGlobal),
+                arguments: command.arguments)
             return [node] + command.visibleSubcommands.flatMap { visit($0, names + [$0.name]) }
         }
         return visit(root, [])

@@ -203,8 +203,8 @@ extension LanguageDetector {
     static func scoredLanguage(_ bytes: [UInt8]) -> String {
         let scores = scores(bytes)
         guard let best = scores.max(), best >= threshold,
-              scores.filter({ $0 == best }).count == 1,
-              let winner = scores.firstIndex(of: best)
+            scores.filter({ $0 == best }).count == 1,
+            let winner = scores.firstIndex(of: best)
         else { return "plain" }
         return profiles[winner].id
     }

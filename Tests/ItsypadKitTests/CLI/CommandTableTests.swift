@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadKit
 
 /// The command table is the one place options are declared: the names actions
@@ -23,12 +24,16 @@ import Testing
     /// data directory holding the tab "notes" and one clip ($CLIP), with the
     /// exit status each should end with. `$DIR` is a scratch directory.
     static let samples: [String: [(arguments: [String], status: Int32)]] = [
-        "tab new": [(["tab", "new", "--name", "n", "--language", "swift", "let x = 1"], 0),
-                    (["tab", "new", "--file", "$DIR/notes.md", "--create"], 0)],
+        "tab new": [
+            (["tab", "new", "--name", "n", "--language", "swift", "let x = 1"], 0),
+            (["tab", "new", "--file", "$DIR/notes.md", "--create"], 0),
+        ],
         "tab ls": [(["tab", "ls", "--json"], 0)],
         "tab show": [(["tab", "show", "--json", "notes"], 0)],
-        "tab edit": [(["tab", "edit", "notes", "--name", "renamed", "--language", "go", "new text"], 0),
-                     (["tab", "edit", "notes", "--auto-language"], 0)],
+        "tab edit": [
+            (["tab", "edit", "notes", "--name", "renamed", "--language", "go", "new text"], 0),
+            (["tab", "edit", "notes", "--auto-language"], 0),
+        ],
         "tab rm": [(["tab", "rm", "notes"], 0)],
         "clip add": [(["clip", "add", "--local", "hello"], 0)],
         "clip ls": [(["clip", "ls", "-n", "5", "--search", "cop", "--pinned"], 0), (["clip", "ls", "--json"], 0)],
@@ -92,8 +97,9 @@ import Testing
 
             let declared = parsed.command.options + CommandTable.root.options.filter(\.isGlobal)
             for option in invocation.optionsRead {
-                #expect(declared.contains { $0.long == option.rawValue },
-                        "'itsypad \(path)' reads --\(option.rawValue), which its entry in the command table lacks")
+                #expect(
+                    declared.contains { $0.long == option.rawValue },
+                    "'itsypad \(path)' reads --\(option.rawValue), which its entry in the command table lacks")
             }
         }
     }
