@@ -12,7 +12,7 @@ struct Editor {
     /// The editor command and where it comes from, as `settings get editor` explains it.
     func resolved() -> (command: String, source: String) {
         let environment = invocation.context.environment
-        if let configured = try? invocation.store().settings().string("editor") { return (configured, "the editor setting") }
+        if let configured = try? invocation.store().settings().string(.editor) { return (configured, "the editor setting") }
         for name in ["VISUAL", "EDITOR"] {
             if let value = environment[name], !value.isEmpty { return (value, "$" + name) }
         }

@@ -20,7 +20,7 @@ public enum Itsypad {
             let parsed = try Parser(root: root).parse(arguments)
             names = parsed.names
             // The parser takes --version only before a subcommand: `itsypad --version clip ls` prints the version, as git does.
-            if parsed.options["version"] != nil, !parsed.wantsHelp {
+            if parsed.options[OptionName.version.rawValue] != nil, !parsed.wantsHelp {
                 context.standardOutput.line(version)
                 return ExitCode.success
             }

@@ -88,7 +88,7 @@ public struct Parser {
     }
 
     private func record(_ option: OptionSpec, inline: String?, tokens: [String], index: inout Int, into parsed: inout ParsedCommand) throws {
-        if option.long == "help" { parsed.wantsHelp = true; return }
+        if option.long == OptionName.help.rawValue { parsed.wantsHelp = true; return }
         if option.isFlag {
             if inline != nil { throw ItsypadError.usage("The flag '--\(option.long)' takes no value.", command: parsed.names) }
             parsed.options[option.long, default: []].append("")
@@ -132,22 +132,32 @@ public final class Invocation {
     }
 
     public var arguments: [String] { parsed.arguments }
-    public func flag(_ name: String) -> Bool { parsed.options[name] != nil }
+    public func flag(_ option: OptionName) -> Bool { values(option) != nil }
     /// The last value given for an option.
-    public func value(_ name: String) -> String? { parsed.options[name]?.last }
+    public func value(_ option: OptionName) -> String? { values(option)?.last }
 
     /// An integer option within `range`; a usage error otherwise.
-    public func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
-        guard let text = value(name) else { return nil }
+    public func integer(_ option: OptionName, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = value(option) else { return nil }
         guard let number = Int(text), range.contains(number) else {
-            throw usage("'--\(name)' takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'.")
+            throw usage("'--\(option.rawValue)' takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'.")
         }
         return number
     }
 
+    /// Every option the action has asked about, given or not: a test checks
+    /// each against the command's entry in the table, since reading an option
+    /// the entry lacks would silently see it unset.
+    private(set) var optionsRead: Set<OptionName> = []
+
+    private func values(_ option: OptionName) -> [String]? {
+        optionsRead.insert(option)
+        return parsed.options[option.rawValue]
+    }
+
     public func usage(_ message: String) -> ItsypadError { .usage(message, command: parsed.names) }
 
-    public var quiet: Bool { flag("quiet") }
+    public var quiet: Bool { flag(.quiet) }
 
     public var out: OutputBuffer { context.standardOutput }
 
@@ -181,8 +191,8 @@ public final class Invocation {
     /// The data directory's path, as given or by default.
     public func dataDirectory() throws -> String {
         // An empty --data-dir would make the current directory a data directory.
-        if value("data-dir")?.isEmpty == true { throw usage("'--data-dir' needs a directory, not an empty string.") }
-        guard let path = value("data-dir") ?? DataStore.defaultPath(environment: context.environment) else {
+        if value(.dataDirectory)?.isEmpty == true { throw usage("'--data-dir' needs a directory, not an empty string.") }
+        guard let path = value(.dataDirectory) ?? DataStore.defaultPath(environment: context.environment) else {
             throw ItsypadError.failure("no data directory: set HOME, ITSYPAD_DATA_DIR or pass --data-dir")
         }
         return FileSystem.absolute(path)

@@ -130,31 +130,72 @@ public struct SettingDefinition: Sendable {
     public let defaultValue: SettingValue?
 }
 
-/// The table of every setting itsypad knows.
+/// A known setting's key as code names it: code that reads or writes one
+/// particular setting says `.syncBackend`, never the string, so a misspelt key
+/// does not compile. Keys typed by a user or read from a backend stay strings
+/// (``Settings/definition(_:)-(String)``).
+public enum SettingKey: String, CaseIterable, Sendable {
+    case clipboardIgnore = "clipboard.ignore"
+    case clipboardIgnoreSecrets = "clipboard.ignoreSecrets"
+    case clipboardMaxBytes = "clipboard.maxBytes"
+    case clipboardMaxEntries = "clipboard.maxEntries"
+    case clipboardRetention = "clipboard.retention"
+    case deviceName = "device.name"
+    case editor
+    case syncBackend = "sync.backend"
+    case syncEnabled = "sync.enabled"
+}
+
+/// The table of every setting itsypad knows: one row per ``SettingKey``, in its order.
 public enum Settings {
-    public static let all: [SettingDefinition] = [
-        SettingDefinition(key: "clipboard.ignore", kind: .patternList, scope: .synced,
-                          help: "Regular expressions searched for anywhere in a clip; matching clips are stored but never synced. ^ and $ are the ends of the whole clip ((?m) for lines, (?i) to ignore case). Patterns are matched in linear time, so backreferences and lookaround are refused.", defaultValue: .list([])),
-        SettingDefinition(key: "clipboard.ignoreSecrets", kind: .bool, scope: .synced,
-                          help: "Keep clips that look like private keys or API tokens local-only.", defaultValue: .bool(true)),
-        SettingDefinition(key: "clipboard.maxBytes", kind: .integer(1...(1 << 30)), scope: .device,
-                          help: "Largest clip clip add accepts, in bytes (default 16 MiB); larger input is refused and nothing is stored.",
-                          defaultValue: .int(ClipLimits.defaultMaxBytes)),
-        SettingDefinition(key: "clipboard.maxEntries", kind: .integer(1...10_000_000), scope: .synced,
-                          help: "Most clipboard entries kept; clip add evicts the oldest unpinned ones.", defaultValue: .int(ClipLimits.defaultMaxEntries)),
-        SettingDefinition(key: "clipboard.retention", kind: .duration, scope: .synced,
-                          help: "Default age for clip prune (never, 90s, 30m, 12h, 7d, 2w).", defaultValue: .string("never")),
-        SettingDefinition(key: "device.name", kind: .text, scope: .device,
-                          help: "This device's name in sync status and conflict copies (default: the host name).", defaultValue: nil),
-        SettingDefinition(key: "editor", kind: .text, scope: .device,
-                          help: "Editor command for tab new/edit (default: $VISUAL, then $EDITOR, then vi).", defaultValue: nil),
-        SettingDefinition(key: "sync.backend", kind: .path, scope: .device,
-                          help: "The sync backend directory shared by your devices.", defaultValue: nil),
-        SettingDefinition(key: "sync.enabled", kind: .bool, scope: .device,
-                          help: "Whether this device syncs.", defaultValue: .bool(false)),
-    ]
+    public static let all: [SettingDefinition] = SettingKey.allCases.map(definition)
 
     public static var keys: [String] { all.map(\.key) }
 
     public static func definition(_ key: String) -> SettingDefinition? { all.first { $0.key == key } }
+
+    /// The row of a known setting.
+    public static func definition(_ key: SettingKey) -> SettingDefinition {
+        switch key {
+        case .clipboardIgnore:
+            SettingDefinition(
+                key: key.rawValue, kind: .patternList, scope: .synced,
+                help:
+                    "Regular expressions searched for anywhere in a clip; matching clips are stored but never synced. ^ and $ are the ends of the whole clip ((?m) for lines, (?i) to ignore case). Patterns are matched in linear time, so backreferences and lookaround are refused.",
+                defaultValue: .list([]))
+        case .clipboardIgnoreSecrets:
+            SettingDefinition(
+                key: key.rawValue, kind: .bool, scope: .synced,
+                help: "Keep clips that look like private keys or API tokens local-only.", defaultValue: .bool(true))
+        case .clipboardMaxBytes:
+            SettingDefinition(
+                key: key.rawValue, kind: .integer(1...(1 << 30)), scope: .device,
+                help: "Largest clip clip add accepts, in bytes (default 16 MiB); larger input is refused and nothing is stored.",
+                defaultValue: .int(ClipLimits.defaultMaxBytes))
+        case .clipboardMaxEntries:
+            SettingDefinition(
+                key: key.rawValue, kind: .integer(1...10_000_000), scope: .synced,
+                help: "Most clipboard entries kept; clip add evicts the oldest unpinned ones.", defaultValue: .int(ClipLimits.defaultMaxEntries))
+        case .clipboardRetention:
+            SettingDefinition(
+                key: key.rawValue, kind: .duration, scope: .synced,
+                help: "Default age for clip prune (never, 90s, 30m, 12h, 7d, 2w).", defaultValue: .string("never"))
+        case .deviceName:
+            SettingDefinition(
+                key: key.rawValue, kind: .text, scope: .device,
+                help: "This device's name in sync status and conflict copies (default: the host name).", defaultValue: nil)
+        case .editor:
+            SettingDefinition(
+                key: key.rawValue, kind: .text, scope: .device,
+                help: "Editor command for tab new/edit (default: $VISUAL, then $EDITOR, then vi).", defaultValue: nil)
+        case .syncBackend:
+            SettingDefinition(
+                key: key.rawValue, kind: .path, scope: .device,
+                help: "The sync backend directory shared by your devices.", defaultValue: nil)
+        case .syncEnabled:
+            SettingDefinition(
+                key: key.rawValue, kind: .bool, scope: .device,
+                help: "Whether this device syncs.", defaultValue: .bool(false))
+        }
+    }
 }

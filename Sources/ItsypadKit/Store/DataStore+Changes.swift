@@ -14,7 +14,7 @@ extension DataStore {
         let oversized = text.utf8.count > ClipLimits.maxSyncedBytes
         // An oversized clip stays here whatever it matches: the patterns' cost is only ever paid on synced sizes.
         if !oversized, try ignorePatterns().matches(text) { return .ignored }
-        if try settings().bool("clipboard.ignoreSecrets"), SecretDetector.looksSecret(text) { return .secret }
+        if try settings().bool(.clipboardIgnoreSecrets), SecretDetector.looksSecret(text) { return .secret }
         if oversized { return .oversized }
         return nil
     }

@@ -200,7 +200,7 @@ public final class DataStore {
     /// synced, so it may hold a pattern this version refuses: that pattern is
     /// left out, with a warning, rather than failing or stalling every clip.
     public func ignorePatterns() throws -> SearchPatternList {
-        let sources = try settings().list("clipboard.ignore")
+        let sources = try settings().list(.clipboardIgnore)
         if let compiledIgnorePatterns, compiledIgnorePatterns.sources == sources { return compiledIgnorePatterns }
         let list = SearchPatternList(sources)
         for (source, reason) in list.refused {

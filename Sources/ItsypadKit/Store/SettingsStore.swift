@@ -43,21 +43,21 @@ public final class SettingsStore {
     public func value(_ key: String) -> SettingValue? {
         guard let definition = Settings.definition(key) else { return nil }
         if let stored = entries[key]?.value, let value = definition.kind.decode(stored) { return value }
-        if key == "device.name" { return .string(SettingsStore.hostName()) }
+        if key == SettingKey.deviceName.rawValue { return .string(SettingsStore.hostName()) }
         return definition.defaultValue
     }
 
     public func isSet(_ key: String) -> Bool { entries[key]?.value != nil }
 
-    public func bool(_ key: String) -> Bool { if case .bool(let b)? = value(key) { return b }; return false }
-    public func int(_ key: String) -> Int? { if case .int(let i)? = value(key) { return i }; return nil }
-    public func string(_ key: String) -> String? { if case .string(let s)? = value(key) { return s }; return nil }
-    public func list(_ key: String) -> [String] { if case .list(let l)? = value(key) { return l }; return [] }
+    public func bool(_ key: SettingKey) -> Bool { if case .bool(let b)? = value(key.rawValue) { return b }; return false }
+    public func int(_ key: SettingKey) -> Int? { if case .int(let i)? = value(key.rawValue) { return i }; return nil }
+    public func string(_ key: SettingKey) -> String? { if case .string(let s)? = value(key.rawValue) { return s }; return nil }
+    public func list(_ key: SettingKey) -> [String] { if case .list(let l)? = value(key.rawValue) { return l }; return [] }
 
     /// `clipboard.maxEntries`: the most clips kept, whoever applies the cap (add, import, sync, prune).
-    public var maxClipEntries: Int { int("clipboard.maxEntries") ?? ClipLimits.defaultMaxEntries }
+    public var maxClipEntries: Int { int(.clipboardMaxEntries) ?? ClipLimits.defaultMaxEntries }
     /// `clipboard.maxBytes`: the largest clip `clip add` stores.
-    public var maxClipBytes: Int { int("clipboard.maxBytes") ?? ClipLimits.defaultMaxBytes }
+    public var maxClipBytes: Int { int(.clipboardMaxBytes) ?? ClipLimits.defaultMaxBytes }
 
     /// Sets (or with nil, unsets) a key and writes the file.
     public func set(_ key: String, _ value: SettingValue?, clock: HybridTimestamp) throws {

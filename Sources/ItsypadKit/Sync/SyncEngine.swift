@@ -71,7 +71,7 @@ public final class SyncEngine {
         self.backend = LockReleasingBackend(backend, store: store)
         self.now = now
         state = try EngineState.load(from: store)
-        deviceName = try store.settings().string("device.name") ?? store.deviceID
+        deviceName = try store.settings().string(.deviceName) ?? store.deviceID
         // Tabs decided on must be on disk before anyone else may edit them.
         self.backend.beforeRelease = { [unowned self] in try writeStagedTabs() }
     }

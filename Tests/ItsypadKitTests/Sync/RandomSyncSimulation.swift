@@ -189,8 +189,8 @@ final class RandomSyncSimulation {
         _ = try openBackend().createZoneIfNeeded()
         for index in devices.indices {
             try withStore(index) { store in
-                try store.changeSetting(Settings.definition("device.name")!, to: .string("dev\(index)"), now: time)
-                try store.changeSetting(Settings.definition("clipboard.maxEntries")!, to: .int(5000), now: time)
+                try store.changeSetting(Settings.definition(.deviceName), to: .string("dev\(index)"), now: time)
+                try store.changeSetting(Settings.definition(.clipboardMaxEntries), to: .int(5000), now: time)
             }
             try sync(index)
         }
@@ -395,10 +395,10 @@ final class RandomSyncSimulation {
     // MARK: Settings
 
     private func changeSetting(_ index: Int) throws {
-        let key = Bool.random(using: &random) ? "clipboard.retention" : "clipboard.maxEntries"
-        let definition = Settings.definition(key)!
+        let setting: SettingKey = Bool.random(using: &random) ? .clipboardRetention : .clipboardMaxEntries
+        let (key, definition) = (setting.rawValue, Settings.definition(setting))
         let value: SettingValue? = Int.random(in: 0..<4, using: &random) == 0 ? nil
-            : key == "clipboard.retention" ? .string(["1d", "7d", "2w", "never"].randomElement(using: &random)!)
+            : setting == .clipboardRetention ? .string(["1d", "7d", "2w", "never"].randomElement(using: &random)!)
             : .int([2000, 5000, 9000].randomElement(using: &random)!)
         try withStore(index) { try $0.changeSetting(definition, to: value, now: time) }
         // clipboard.maxEntries unset means 1000, still above what a run adds.

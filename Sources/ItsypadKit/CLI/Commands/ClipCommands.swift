@@ -28,20 +28,20 @@ enum ClipCommands {
             throw ItsypadError.failure("nothing to add: the input is empty or only whitespace")
         }
         let store = try invocation.store()
-        let outcome = try store.addClip(text, local: invocation.flag("local"), now: invocation.context.now())
+        let outcome = try store.addClip(text, local: invocation.flag(.local), now: invocation.context.now())
         invocation.out.line(outcome.entry.id)
         return ExitCode.success
     }
 
     static func list(_ invocation: Invocation) throws -> Int32 {
-        let limit = try invocation.integer("limit", in: 0...Int.max)
+        let limit = try invocation.integer(.limit, in: 0...Int.max)
         let store = try invocation.store()
         if limit == 0 { return ExitCode.success }
         var listing = try ClipListing(store: store)
-        listing.query = invocation.value("search").map(TextQuery.init)
+        listing.query = invocation.value(.search).map(TextQuery.init)
         listing.limit = limit
-        listing.pinnedOnly = invocation.flag("pinned")
-        if invocation.flag("json") {
+        listing.pinnedOnly = invocation.flag(.pinned)
+        if invocation.flag(.json) {
             try listing.printJSON(to: invocation.out)
             invocation.out.write("\n")
         } else {
@@ -86,7 +86,7 @@ enum ClipCommands {
 
     static func clear(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
-        let removed = try store.clearClips(includingPinned: invocation.flag("all"))
+        let removed = try store.clearClips(includingPinned: invocation.flag(.all))
         invocation.note("removed \(removed.count) \(removed.count == 1 ? "entry" : "entries")")
         return ExitCode.success
     }
@@ -94,11 +94,11 @@ enum ClipCommands {
     static func prune(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let settings = try store.settings()
-        let retentionText = invocation.value("older-than") ?? settings.string("clipboard.retention") ?? "never"
+        let retentionText = invocation.value(.olderThan) ?? settings.string(.clipboardRetention) ?? "never"
         guard let retention = RetentionDuration(retentionText) else {
             throw invocation.usage("'\(retentionText)' is not a duration: use 90s, 30m, 12h, 7d, 2w or never.")
         }
-        let keep = try invocation.integer("keep", in: 0...Int.max) ?? settings.maxClipEntries
+        let keep = try invocation.integer(.keep, in: 0...Int.max) ?? settings.maxClipEntries
         let removed = try store.pruneClips(olderThan: retention.milliseconds, keep: keep, now: invocation.context.now())
         invocation.note("pruned \(removed.count) \(removed.count == 1 ? "entry" : "entries")")
         return ExitCode.success

@@ -46,7 +46,7 @@ enum InstallCommands {
     static func installPrefix(_ invocation: Invocation) throws -> String {
         let environment = invocation.context.environment
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 + "/.local" }
-        guard let prefix = invocation.value("prefix") ?? environment["PREFIX"].flatMap({ $0.isEmpty ? nil : $0 }) ?? home else {
+        guard let prefix = invocation.value(.prefix) ?? environment["PREFIX"].flatMap({ $0.isEmpty ? nil : $0 }) ?? home else {
             throw ItsypadError.failure("no prefix: pass --prefix DIR or set HOME")
         }
         return withoutTrailingSlash(FileSystem.absolute(prefix))

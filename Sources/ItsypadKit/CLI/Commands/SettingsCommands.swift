@@ -2,7 +2,7 @@
 enum SettingsCommands {
     static func list(_ invocation: Invocation) throws -> Int32 {
         let settings = try invocation.store().settings()
-        if invocation.flag("json") {
+        if invocation.flag(.json) {
             invocation.printJSON(.array(Settings.all.map { definition in
                 .object([
                     ("key", .string(definition.key)),
@@ -23,7 +23,7 @@ enum SettingsCommands {
     static func get(_ invocation: Invocation) throws -> Int32 {
         let definition = try lookup(invocation.arguments[0], invocation)
         let settings = try invocation.store().settings()
-        if definition.key == "editor" {
+        if SettingKey(rawValue: definition.key) == .editor {
             // Its default lives in the environment: show what tab edit would run, and why.
             let editor = Editor(invocation: invocation).resolved()
             invocation.out.line(editor.command)
@@ -46,7 +46,7 @@ enum SettingsCommands {
         }
         if definition.kind == .path, case .string(let path) = value { value = .string(FileSystem.absolute(path)) }
         let store = try invocation.store()
-        if definition.key == "sync.enabled", value == .bool(true), try store.settings().string("sync.backend") == nil {
+        if SettingKey(rawValue: definition.key) == .syncEnabled, value == .bool(true), try store.settings().string(.syncBackend) == nil {
             throw ItsypadError.failure("sync needs a backend directory: run 'itsypad sync enable DIR' (or set sync.backend first)")
         }
         try store.changeSetting(definition, to: value, now: invocation.context.now())
@@ -56,7 +56,7 @@ enum SettingsCommands {
     static func unset(_ invocation: Invocation) throws -> Int32 {
         let definition = try lookup(invocation.arguments[0], invocation)
         let store = try invocation.store()
-        if definition.key == "sync.backend", try store.settings().bool("sync.enabled") {
+        if SettingKey(rawValue: definition.key) == .syncBackend, try store.settings().bool(.syncEnabled) {
             throw ItsypadError.failure("sync is enabled and needs its backend: run 'itsypad sync disable' first")
         }
         try store.changeSetting(definition, to: nil, now: invocation.context.now())

@@ -16,11 +16,11 @@ enum SyncCommands {
     static func enable(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let now = invocation.context.now()
-        guard let path = try invocation.arguments.first.map(FileSystem.absolute) ?? store.settings().string("sync.backend") else {
+        guard let path = try invocation.arguments.first.map(FileSystem.absolute) ?? store.settings().string(.syncBackend) else {
             throw invocation.usage("No backend directory: pass DIR or set sync.backend.")
         }
-        let keyText = invocation.value("key")
-        if invocation.flag("encrypt") && keyText != nil { throw invocation.usage("Pass --encrypt or --key, not both.") }
+        let keyText = invocation.value(.key)
+        if invocation.flag(.encrypt) && keyText != nil { throw invocation.usage("Pass --encrypt or --key, not both.") }
         if let keyText, keyText != "-" { throw invocation.usage("--key takes '-': the recovery key is read from standard input, never from the command line.") }
         let timeout = lockTimeout(invocation)
         let directory = DirectoryBackend(path: path, lockTimeout: timeout)
@@ -30,7 +30,7 @@ enum SyncCommands {
         }
         // Keys are checked before anything is written: a wrong one leaves the data directory as it was.
         do {
-            if invocation.flag("encrypt") {
+            if invocation.flag(.encrypt) {
                 try createEncryptedZone(at: directory.path, store: store, lockTimeout: timeout)
             } else if keyText != nil {
                 try joinEncryptedZone(at: directory.path, key: try recoveryKeyFromInput(invocation), store: store, lockTimeout: timeout)
@@ -44,9 +44,9 @@ enum SyncCommands {
         }
         warnIfExposed(directory.path, invocation)
         if invocation.arguments.first != nil {
-            try store.changeSetting(Settings.definition("sync.backend")!, to: .string(directory.path), now: now)
+            try store.changeSetting(Settings.definition(.syncBackend), to: .string(directory.path), now: now)
         }
-        try store.changeSetting(Settings.definition("sync.enabled")!, to: .bool(true), now: now)
+        try store.changeSetting(Settings.definition(.syncEnabled), to: .bool(true), now: now)
         return try run(invocation)
     }
 
@@ -119,7 +119,7 @@ enum SyncCommands {
     static func disable(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         // The queue and the sync metadata stay, so re-enabling sends what changed meanwhile, deletions included.
-        try store.changeSetting(Settings.definition("sync.enabled")!, to: .bool(false), now: invocation.context.now())
+        try store.changeSetting(Settings.definition(.syncEnabled), to: .bool(false), now: invocation.context.now())
         invocation.note("sync disabled; local data kept, changes are still recorded for later")
         return ExitCode.success
     }
@@ -152,13 +152,13 @@ enum SyncCommands {
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
         func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
         let quarantined = JSONValue.array(state.quarantine.map(\.json))
-        if invocation.flag("json") {
+        if invocation.flag(.json) {
             // Fields are only ever appended, so that scripts reading them by position keep working.
             invocation.printJSON(.object([
-                ("enabled", .bool(settings.bool("sync.enabled"))),
-                ("backend", settings.string("sync.backend").map { .string($0) } ?? .null),
+                ("enabled", .bool(settings.bool(.syncEnabled))),
+                ("backend", settings.string(.syncBackend).map { .string($0) } ?? .null),
                 ("deviceID", .string(store.deviceID)),
-                ("deviceName", .string(settings.string("device.name") ?? "")),
+                ("deviceName", .string(settings.string(.deviceName) ?? "")),
                 ("lastPush", time(state.lastPush)),
                 ("lastPull", time(state.lastPull)),
                 ("pending", .object(counts.map { ($0.0.rawValue, .integer(Int64($0.1))) })),
@@ -175,9 +175,9 @@ enum SyncCommands {
             return ExitCode.success
         }
         let out = invocation.out
-        out.line("enabled:    \(settings.bool("sync.enabled") ? "yes" : "no")")
-        out.line("backend:    \(settings.string("sync.backend") ?? "(none)")")
-        out.line("device:     \(settings.string("device.name") ?? "") (\(store.deviceID))")
+        out.line("enabled:    \(settings.bool(.syncEnabled) ? "yes" : "no")")
+        out.line("backend:    \(settings.string(.syncBackend) ?? "(none)")")
+        out.line("device:     \(settings.string(.deviceName) ?? "") (\(store.deviceID))")
         out.line("activity:   \(running?.description ?? "idle")")
         out.line("last push:  \(state.lastPush.map(Time.iso8601) ?? "never")")
         out.line("last pull:  \(state.lastPull.map(Time.iso8601) ?? "never")")
@@ -236,8 +236,8 @@ enum SyncCommands {
     static func log(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         var entries = try ActivityLog(store: store).entries()
-        if let limit = try invocation.integer("limit", in: 0...Int.max) { entries = Array(entries.suffix(limit)) }
-        if invocation.flag("json") {
+        if let limit = try invocation.integer(.limit, in: 0...Int.max) { entries = Array(entries.suffix(limit)) }
+        if invocation.flag(.json) {
             invocation.printJSON(.array(entries.map(\.json)))
             return ExitCode.success
         }
@@ -259,7 +259,7 @@ enum SyncCommands {
     /// The configured backend and its directory.
     static func configuredBackend(_ invocation: Invocation) throws -> (backend: SyncBackend, path: String) {
         let store = try invocation.store()
-        guard let path = try store.settings().string("sync.backend") else {
+        guard let path = try store.settings().string(.syncBackend) else {
             throw ItsypadError.failure("no sync backend: run 'itsypad sync enable DIR'")
         }
         // Each of the engine's attempts waits a fifth of the lock time-out.
@@ -293,7 +293,7 @@ enum SyncCommands {
     /// 0 (conflicts resolved count as success), 1 (items failed), 75 (backend busy or unreachable).
     static func withEngine(_ invocation: Invocation, direction: String, _ body: (SyncEngine) throws -> Void) throws -> Int32 {
         let store = try invocation.store()
-        guard try store.settings().bool("sync.enabled") else {
+        guard try store.settings().bool(.syncEnabled) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
         let (backend, path) = try configuredBackend(invocation)

@@ -9,7 +9,7 @@ enum SyncWatchCommand {
     static let defaultInterval = 30
 
     static func run(_ invocation: Invocation) throws -> Int32 {
-        let interval = try invocation.integer("interval", in: 1...86_400) ?? defaultInterval
+        let interval = try invocation.integer(.interval, in: 1...86_400) ?? defaultInterval
         let directory = try invocation.dataDirectory()
         let backend = try enabledBackend(directory)
         // A second watcher would only double every sync: it is refused (exit 1), not told to retry.
@@ -48,7 +48,7 @@ enum SyncWatchCommand {
     /// The backend of an enabled sync, read without waiting for the data directory's lock.
     static func enabledBackend(_ directory: String) throws -> DirectoryBackend {
         let settings = try DataStore(readingWithoutLock: directory).settings()
-        guard settings.bool("sync.enabled"), let path = settings.string("sync.backend") else {
+        guard settings.bool(.syncEnabled), let path = settings.string(.syncBackend) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
         return DirectoryBackend(path: path)

@@ -1,9 +1,9 @@
 /// `itsypad tab …`
 enum TabCommands {
     static func new(_ invocation: Invocation) throws -> Int32 {
-        if let path = invocation.value("file") { return try newFileBacked(invocation, path: FileSystem.absolute(path)) }
-        if invocation.flag("create") { throw invocation.usage("'--create' goes with '--file'.") }
-        let language = try invocation.value("language").map { try canonicalLanguage($0, invocation) }
+        if let path = invocation.value(.file) { return try newFileBacked(invocation, path: FileSystem.absolute(path)) }
+        if invocation.flag(.create) { throw invocation.usage("'--create' goes with '--file'.") }
+        let language = try invocation.value(.language).map { try canonicalLanguage($0, invocation) }
         let content: String
         if !invocation.arguments.isEmpty {
             // Given explicitly, even as '', the content is what the user asked for.
@@ -21,7 +21,7 @@ enum TabCommands {
             guard !Text.isBlank(edited) else { throw ItsypadError.failure("the editor saved no text; no tab was created") }
             content = edited
         }
-        let tab = try invocation.store().createTab(content: content, name: invocation.value("name"), language: language,
+        let tab = try invocation.store().createTab(content: content, name: invocation.value(.name), language: language,
                                                    fileURL: nil, now: invocation.context.now())
         invocation.out.line(tab.id)
         return ExitCode.success
@@ -30,10 +30,10 @@ enum TabCommands {
     /// A tab backed by the user's file: named after the file, its language from
     /// the file's extension, its content the file's unless TEXT or piped text replaces it.
     static func newFileBacked(_ invocation: Invocation, path: String) throws -> Int32 {
-        let language = try invocation.value("language").map { try canonicalLanguage($0, invocation) }
+        let language = try invocation.value(.language).map { try canonicalLanguage($0, invocation) }
         let store = try invocation.store()
         if !FileSystem.exists(path) {
-            guard invocation.flag("create") else { throw ItsypadError.failure("\(path) does not exist (pass --create to create it)") }
+            guard invocation.flag(.create) else { throw ItsypadError.failure("\(path) does not exist (pass --create to create it)") }
             try storeOperation { try FileSystem.createFile(path) }
         }
         guard FileSystem.isRegularFile(path) else { throw ItsypadError.failure("\(path) is not a regular file") }
@@ -48,7 +48,7 @@ enum TabCommands {
             content = text
         }
         let fileName = FileSystem.baseName(path)
-        let tab = try store.createTab(content: content, name: invocation.value("name") ?? fileName,
+        let tab = try store.createTab(content: content, name: invocation.value(.name) ?? fileName,
                                       language: language ?? LanguageDetector.language(forFileName: fileName),
                                       fileURL: path, now: invocation.context.now())
         invocation.out.line(tab.id)
@@ -57,7 +57,7 @@ enum TabCommands {
 
     static func list(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
-        if invocation.flag("json") {
+        if invocation.flag(.json) {
             let states = try store.syncStates()
             try invocation.printJSONArray(try store.tabs.all()) {
                 JSONForms.tab(try store.loadContentLeniently($0), syncState: JSONForms.tabState($0, states))
@@ -84,7 +84,7 @@ enum TabCommands {
     static func show(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let tab = try store.loadContent(try resolve(invocation.arguments[0], store, invocation))
-        if invocation.flag("json") {
+        if invocation.flag(.json) {
             invocation.printJSON(JSONForms.tab(tab, syncState: JSONForms.tabState(tab, try store.syncStates())))
         } else {
             invocation.out.write(tab.content)
@@ -95,11 +95,11 @@ enum TabCommands {
     static func edit(_ invocation: Invocation) throws -> Int32 {
         let reference = invocation.arguments[0]
         let words = invocation.arguments.dropFirst()
-        if invocation.flag("language") && invocation.flag("auto-language") {
+        if invocation.flag(.language) && invocation.flag(.autoLanguage) {
             throw invocation.usage("'--language' and '--auto-language' cannot be used together.")
         }
-        let language = try invocation.value("language").map { try canonicalLanguage($0, invocation) }
-        let changesMetadata = invocation.flag("name") || language != nil || invocation.flag("auto-language")
+        let language = try invocation.value(.language).map { try canonicalLanguage($0, invocation) }
+        let changesMetadata = invocation.flag(.name) || language != nil || invocation.flag(.autoLanguage)
         var store = try invocation.store()
         var original = try store.loadContent(try resolve(reference, store, invocation))
 
@@ -137,14 +137,14 @@ enum TabCommands {
                 tab.content = content
                 tab.contentDidChange()
             }
-            if let name = invocation.value("name") {
+            if let name = invocation.value(.name) {
                 tab.name = name
                 tab.nameLocked = true
             }
             if let language {
                 tab.language = language
                 tab.languageLocked = true
-            } else if invocation.flag("auto-language") {
+            } else if invocation.flag(.autoLanguage) {
                 tab.languageLocked = false
                 tab.language = LanguageDetector.detect(tab.content)
             }

@@ -46,7 +46,7 @@ enum TransferCommands {
         let maxEntries = try store.settings().maxClipEntries
         let summary: Summary
         do {
-            if invocation.flag("kvs") {
+            if invocation.flag(.kvs) {
                 let document = try JSONValue.parse(try input())
                 summary = try commit(try staged(store) { try importKVS(document, into: $0, maxEntries: maxEntries) })
             } else {

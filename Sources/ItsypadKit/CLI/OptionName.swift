@@ -1,0 +1,30 @@
+/// The long name of an option, as a command's action reads it
+/// (`invocation.flag(.json)`), so a misspelt name does not compile.
+///
+/// The cases are exactly the option names in ``CommandTable``, and each command
+/// reads only the options its table entry lists (or the global ones):
+/// CommandTableTests checks both.
+public enum OptionName: String, CaseIterable, Sendable {
+    case all
+    case autoLanguage = "auto-language"
+    case create
+    case dataDirectory = "data-dir"
+    case encrypt
+    case file
+    case help
+    case interval
+    case json
+    case keep
+    case key
+    case kvs
+    case language
+    case limit
+    case local
+    case name
+    case olderThan = "older-than"
+    case pinned
+    case prefix
+    case quiet
+    case search
+    case version
+}
