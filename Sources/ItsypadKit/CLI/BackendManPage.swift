@@ -644,11 +644,16 @@ Keep the backend directory readable and writable only by you
 creates it); itsypad warns when other users can read or write it.
 .SH "ENCRYPTION"
 A backend created with \fBitsypad sync enable\fR \fIDIR\fR \fB\-\-encrypt\fR is end\-to\-end encrypted.
-Its zone.json has \fBformat\fR 3: format 1's layout, under its own number so that an itsypad
+Its zone.json has \fBformat\fR 3, a number of its own so that an itsypad
 that does not know encryption refuses it as a newer format and never writes plaintext into it.
-It has two more members:
+It has three more members:
+\fBlayout\fR, the format whose files the zone uses
+(1: format 1's layout, the only one this version writes or opens;
+2: format 2's layout, reserved, refused by this version with a message that says so),
 \fBencryption\fR (\fB"xchacha20poly1305\-v1"\fR) and \fBkeyCheckValue\fR
 (32 hex digits of HMAC\-SHA256 under a key derived from the sync key; it reveals nothing about the key).
+Any other combination (a format 3 zone without one of them, a layout other than 1 or 2,
+or one of them in a format 1 or 2 zone) is corrupt.
 A device whose key gives another value stops before it reads or writes anything;
 a device without a key is refused an encrypted backend.
 The key itself is never in the backend: each device keeps it in its data directory (\fIsync\-key\fR, mode 0600).
