@@ -120,6 +120,22 @@ struct FileIO: Sendable {
         try classified { try tree.removeDirectory(path) }
     }
 
+    /// Removes a directory and everything in it, without following symbolic links.
+    func removeTree(_ directory: String) throws {
+        guard let names = try listDirectory(directory) else { return }
+        for name in names {
+            let child = directory + "/" + name
+            guard let status = try status(child) else { continue }
+            if status.isDirectory { try removeTree(child) } else { try removeFile(child) }
+        }
+        try removeDirectory(directory)
+    }
+
+    /// Renames `source` to `target` atomically (see `FileTree.rename`).
+    func rename(_ source: String, to target: String) throws {
+        try classified { try tree.rename(source, to: target) }
+    }
+
     /// Links `source` as `target` (see `FileTree.link`); false when `target` exists.
     func link(_ source: String, to target: String) throws -> Bool {
         try classified { try tree.link(source, to: target) }
