@@ -335,6 +335,7 @@ complete -c itsypad -n '__itsypad_at "sync log"' -l json -d 'Print JSON (stable;
 complete -c itsypad -n '__itsypad_at "sync watch"' -l interval -x -d 'Also sync every SECONDS (1-86400; default 30), for changes no notification reports.'
 
 # itsypad export
+complete -c itsypad -n '__itsypad_at "export"' -l include-sync-key -d 'Also write this device\'s sync key (member syncKey, as a recovery key).'
 
 # itsypad import
 complete -c itsypad -n '__itsypad_at "import"' -l kvs -d 'Read the legacy iCloud key-value layout.'

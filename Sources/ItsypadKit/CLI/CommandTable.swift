@@ -191,12 +191,15 @@ public enum CommandTable {
 
     static let exportCommand = CommandSpec(
         "export", abstract: "Write all tabs, clips and settings as one JSON document to standard output.",
-        examples: [Example("itsypad export > backup.json", "Back up everything.")],
+        discussion: "The sync key of an encrypted backend is left out unless --include-sync-key asks for it; an export that holds it opens everything in the backend, so keep it like a password. Importing it gives a device without a key this one's.",
+        options: [OptionSpec("include-sync-key", help: "Also write this device's sync key (member syncKey, as a recovery key).")],
+        examples: [Example("itsypad export > backup.json", "Back up everything."),
+                   Example("itsypad export --include-sync-key > backup-with-key.json", "Back up everything, the key to the encrypted backend too.")],
         action: TransferCommands.export)
 
     static let importCommand = CommandSpec(
         "import", abstract: "Merge an export (or a legacy iCloud key-value dump) into the data directory.",
-        discussion: "Items merge by id; the newer lastModified wins. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
+        discussion: "Items merge by id; the newer lastModified wins. A sync key in the export (see export --include-sync-key) becomes this device's if it has none and does not sync unencrypted; otherwise it is left out, with a warning. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
         arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.", completion: .file)],
         options: [OptionSpec("kvs", help: "Read the legacy iCloud key-value layout.")],
         examples: [Example("itsypad export | itsypad --data-dir /tmp/copy import -", "Copy a data directory.")],
