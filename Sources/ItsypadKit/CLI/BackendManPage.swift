@@ -677,6 +677,20 @@ and \fBsync log\fR, never applied; local data stays.
 So is a tab version older than the one a device holds without local edits
 (its edit history is included in the device's): a replay of a version that once verified.
 .PP
+\fBitsypad sync key rotate\fR replaces the key: after a sync, it builds a new encrypted zone
+(new zone ID, new key check value) holding everything the device has in a hidden sibling directory,
+\fI.NAME.itsypad\-replacement\fR (NAME being the backend directory's name), then, holding the
+backend's lock and only if zone.json is still the one it started from, renames the backend to
+\fI.NAME.itsypad\-retired\fR and the replacement to the backend's name, and removes the retired one.
+Between the two renames the backend directory is missing: devices retry later (exit 75).
+A device still holding the old key finds a key check value it does not match and stops before
+writing anything; once given the new key it treats the new zone as a replaced backend and sends
+its data again.
+The new key waits in the data directory as \fIsync\-key.next\fR until the new zone is in place;
+the rotating device's next sync finishes a rotation a crash interrupted (or undoes one that never
+reached the backend) and removes either sibling directory.
+Both are safe to delete by hand when no rotation is running.
+.PP
 What stays visible to whoever can read the backend:
 the zone ID, format and creation time; that the backend is encrypted, and the key check value;
 record types; record names (random ids for tabs and clips, keyed hashes for settings);
