@@ -120,15 +120,9 @@ struct FileIO: Sendable {
         try classified { try tree.removeDirectory(path) }
     }
 
-    /// Removes a directory and everything in it, without following symbolic links.
+    /// Removes a directory and everything in it, without following symbolic links (see `FileTree.removeTree`).
     func removeTree(_ directory: String) throws {
-        guard let names = try listDirectory(directory) else { return }
-        for name in names {
-            let child = directory + "/" + name
-            guard let status = try status(child) else { continue }
-            if status.isDirectory { try removeTree(child) } else { try removeFile(child) }
-        }
-        try removeDirectory(directory)
+        try classified { try tree.removeTree(directory) }
     }
 
     /// Renames `source` to `target` atomically (see `FileTree.rename`).

@@ -690,18 +690,6 @@ public struct FileTree: Sendable {
         }
     }
 
-    /// Renames `source` to `target` (a symlink is renamed as itself, never followed): atomic,
-    /// replacing a file or an empty directory at `target`.
-    public func rename(_ source: String, to target: String) throws {
-        try inParent(of: source) { sourceDirectory, sourceName in
-            guard let sourceDirectory else { throw FileSystemError(path: source, code: ENOENT, operation: "rename") }
-            try inParent(of: target) { targetDirectory, targetName in
-                guard let targetDirectory else { throw FileSystemError(path: target, code: ENOENT, operation: "rename") }
-                guard renameat(sourceDirectory, sourceName, targetDirectory, targetName) == 0 else { throw FileSystem.fail("rename", source) }
-            }
-        }
-    }
-
     /// Makes `target` a second name of the file `source` (a symlink at `source` is linked as itself,
     /// never followed): atomic and exclusive. Returns false when `target` already exists; throws when
     /// the file system cannot link (EXDEV, EPERM on file systems without hard links).
