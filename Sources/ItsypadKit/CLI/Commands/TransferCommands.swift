@@ -62,6 +62,8 @@ enum TransferCommands {
                 summary = try commit(try staged(store) { try importKVS(document, into: $0, maxEntries: maxEntries) })
             } else {
                 let bytes = try input()
+                // Whether this device syncs is decided by its own settings, not the export's (staged below).
+                let syncsAlready = try store.settings().bool("sync.enabled")
                 var syncKey: SecretBytes?
                 var staging = try staged(store) { syncKey = try stageExport(bytes, into: $0) }
                 if let cap = try newestThatFit(staging.addedClips, store: store, maxEntries: maxEntries) {
@@ -70,8 +72,7 @@ enum TransferCommands {
                     staging = try staged(store, admitting: cap.admitted) { try stageExport(bytes, into: $0) }
                     staging.summary.skippedClips = cap.skipped
                 }
-                // The key before the settings: whether this device syncs is decided by its own settings, not the export's.
-                if let syncKey { try importSyncKey(syncKey, into: store, invocation) }
+                if let syncKey { try importSyncKey(syncKey, into: store, deviceSyncs: syncsAlready, invocation) }
                 summary = try commit(staging)
             }
         } catch let error as JSONParseError {
@@ -196,12 +197,12 @@ enum TransferCommands {
 
     /// Keeps an exported sync key as this device's, unless that could break its sync: a device
     /// with another key keeps its own, and one that syncs unencrypted gets none.
-    static func importSyncKey(_ key: SecretBytes, into store: DataStore, _ invocation: Invocation) throws {
+    static func importSyncKey(_ key: SecretBytes, into store: DataStore, deviceSyncs: Bool, _ invocation: Invocation) throws {
         if let current = try SyncKeyCommands.deviceKey(store) {
             if !current.isEqual(to: key) { invocation.warn("the export's sync key was not imported: this device has another one, which it keeps") }
             return
         }
-        if try store.settings().bool("sync.enabled") {
+        if deviceSyncs {
             invocation.warn("the export's sync key was not imported: this device syncs with an unencrypted backend; to join an encrypted one, run 'itsypad sync enable DIR --key -'")
             return
         }
