@@ -10,7 +10,7 @@ _itsypad_subcommands() {
         'clip') REPLY='add ls show rm pin unpin clear prune' ;;
         'settings') REPLY='list get set unset' ;;
         'sync') REPLY='enable key disable push pull status log compact watch' ;;
-        'sync key') REPLY='show' ;;
+        'sync key') REPLY='show rotate' ;;
         *) return 1 ;;
     esac
 }
@@ -43,6 +43,7 @@ _itsypad_options() {
         'sync enable') REPLY='--encrypt --key --data-dir -q --quiet -h --help' ;;
         'sync key') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync key show') REPLY='--data-dir -q --quiet -h --help' ;;
+        'sync key rotate') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync disable') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync push') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync pull') REPLY='--data-dir -q --quiet -h --help' ;;
@@ -50,7 +51,7 @@ _itsypad_options() {
         'sync log') REPLY='-n --limit --json --data-dir -q --quiet -h --help' ;;
         'sync compact') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync watch') REPLY='--interval --data-dir -q --quiet -h --help' ;;
-        'export') REPLY='--data-dir -q --quiet -h --help' ;;
+        'export') REPLY='--include-sync-key --data-dir -q --quiet -h --help' ;;
         'import') REPLY='--kvs --data-dir -q --quiet -h --help' ;;
         'help') REPLY='--data-dir -q --quiet -h --help' ;;
         'completions') REPLY='--data-dir -q --quiet -h --help' ;;

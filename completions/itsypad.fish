@@ -16,7 +16,7 @@ function __itsypad_subcommands
         case 'sync'
             printf '%s\n' enable key disable push pull status log compact watch
         case 'sync key'
-            printf '%s\n' show
+            printf '%s\n' show rotate
     end
 end
 
@@ -72,6 +72,8 @@ function __itsypad_value_options
         case 'sync key'
             printf '%s\n' --data-dir
         case 'sync key show'
+            printf '%s\n' --data-dir
+        case 'sync key rotate'
             printf '%s\n' --data-dir
         case 'sync disable'
             printf '%s\n' --data-dir
@@ -308,8 +310,11 @@ complete -c itsypad -n '__itsypad_at "sync enable" 0' -a '(__fish_complete_direc
 
 # itsypad sync key
 complete -c itsypad -n '__itsypad_at "sync key" 0' -a show -d 'Print this device\'s sync key as a recovery key to type on another device.'
+complete -c itsypad -n '__itsypad_at "sync key" 0' -a rotate -d 'Replace the sync key with a new one and re-encrypt everything with it.'
 
 # itsypad sync key show
+
+# itsypad sync key rotate
 
 # itsypad sync disable
 
@@ -330,6 +335,7 @@ complete -c itsypad -n '__itsypad_at "sync log"' -l json -d 'Print JSON (stable;
 complete -c itsypad -n '__itsypad_at "sync watch"' -l interval -x -d 'Also sync every SECONDS (1-86400; default 30), for changes no notification reports.'
 
 # itsypad export
+complete -c itsypad -n '__itsypad_at "export"' -l include-sync-key -d 'Also write this device\'s sync key (member syncKey, as a recovery key).'
 
 # itsypad import
 complete -c itsypad -n '__itsypad_at "import"' -l kvs -d 'Read the legacy iCloud key-value layout.'

@@ -12,12 +12,18 @@ struct BackendLayout {
     func assetFile(_ checksum: String) -> String { assetsDirectory + "/" + checksum }
 }
 
-/// Contents of zone.json, in both formats (format 2 keeps format 1's fields).
+/// Contents of zone.json, in every format (format 2 keeps format 1's fields; format 3 adds
+/// the encryption members and the layout it uses).
 struct ZoneDocument: Codable {
     static let currentFormat = 1
-    /// Format 1's layout with end-to-end encrypted records. Its own number, so that an itsypad
-    /// that does not know encryption takes it for a newer format and writes nothing to it.
+    /// An end-to-end encrypted zone. Its own number, so that an itsypad that does not know
+    /// encryption takes it for a newer format and writes nothing to it; its `layout` member
+    /// names the format whose files it uses.
     static let encryptedFormat = 3
+    /// The layouts an encrypted zone may name: format 1's, and format 2's (reserved: not opened yet).
+    static let encryptedLayouts = 1...2
+    /// The one encryption this format knows (RecordCipher's sealed records).
+    static let encryptionName = "xchacha20poly1305-v1"
 
     /// The format of a zone created encrypted (with a key check value) or not.
     static func format(keyCheckValue: String?) -> Int { keyCheckValue == nil ? currentFormat : encryptedFormat }
@@ -25,23 +31,27 @@ struct ZoneDocument: Codable {
     let format: Int
     let zoneID: String
     let created: Int64
-    /// Present only in an encrypted zone: the cipher's name and the key check value.
+    /// Present only in an encrypted zone: the format whose layout it uses, the cipher's name and
+    /// the key check value.
+    var layout: Int? = nil
     var encryption: String? = nil
     var keyCheckValue: String? = nil
-
-    /// The one encryption this format knows (RecordCipher's sealed records).
-    static let encryptionName = "xchacha20poly1305-v1"
 
     init(_ zone: ZoneInfo) {
         format = zone.format
         zoneID = zone.zoneID
         created = zone.created
-        encryption = zone.isEncrypted ? Self.encryptionName : nil
-        keyCheckValue = zone.keyCheckValue
+        if zone.isEncrypted {
+            // Encrypted zones are written in format 1's layout.
+            layout = Self.currentFormat
+            encryption = Self.encryptionName
+            keyCheckValue = zone.keyCheckValue
+        }
     }
 
     /// Parses zone.json of any format from 1 to `newestFormat` (the newest the reader understands),
-    /// refusing a newer one before anything else is read.
+    /// refusing a newer one before anything else is read. An encrypted zone (format 3) is opened
+    /// only by the reader of its layout, format 1's: `.unsupportedLayout` for format 2's.
     static func parse(_ bytes: [UInt8], path: String, newestFormat: Int = currentFormat) throws -> ZoneInfo {
         struct FormatOnly: Decodable { let format: Int }
         let format: Int
@@ -50,10 +60,7 @@ struct ZoneDocument: Codable {
         } catch {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
-        // Format 3 is format 1's layout, encrypted: only a format 1 reader opens it.
-        guard format <= newestFormat || (format == encryptedFormat && newestFormat == currentFormat) else {
-            throw BackendError.newerFormat(found: format)
-        }
+        guard format <= newestFormat || format == encryptedFormat else { throw BackendError.newerFormat(found: format) }
         let document: ZoneDocument
         do {
             document = try JSONCoding.decode(ZoneDocument.self, from: bytes)
@@ -61,15 +68,18 @@ struct ZoneDocument: Codable {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
         guard format >= 1, NameRules.isZoneID(document.zoneID) else {
-            throw BackendError.corrupt(path: path, reason: "format must be \(newestFormat == 1 ? "1" : "1…\(newestFormat)") and zoneID 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
+            throw BackendError.corrupt(path: path, reason: "format must be \(newestFormat == 1 ? "1" : "1…\(newestFormat)") or 3 and zoneID 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
         }
-        switch (format == encryptedFormat, document.encryption, document.keyCheckValue) {
-        case (false, nil, nil):
+        switch (format == encryptedFormat, document.layout, document.encryption, document.keyCheckValue) {
+        case (false, nil, nil, nil):
             return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created)
-        case (true, encryptionName?, let check?) where Hex.decode(check)?.count == 16:
+        case (true, let layout?, encryptionName?, let check?) where encryptedLayouts.contains(layout) && Hex.decode(check)?.count == 16:
+            guard layout == currentFormat else { throw BackendError.unsupportedLayout(format: format, layout: layout) }
+            // Format 1's layout is what a format 1 reader knows; a reader of another layout refuses it.
+            guard newestFormat == currentFormat else { throw BackendError.newerFormat(found: format) }
             return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created, keyCheckValue: check)
         default:
-            throw BackendError.corrupt(path: path, reason: "only format 3 is encrypted, with encryption \"\(encryptionName)\" and a keyCheckValue of 32 hex digits")
+            throw BackendError.corrupt(path: path, reason: "only format 3 is encrypted, with layout 1 or 2, encryption \"\(encryptionName)\" and a keyCheckValue of 32 hex digits")
         }
     }
 }

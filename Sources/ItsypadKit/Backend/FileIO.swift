@@ -120,6 +120,16 @@ struct FileIO: Sendable {
         try classified { try tree.removeDirectory(path) }
     }
 
+    /// Removes a directory and everything in it, without following symbolic links (see `FileTree.removeTree`).
+    func removeTree(_ directory: String) throws {
+        try classified { try tree.removeTree(directory) }
+    }
+
+    /// Renames `source` to `target` atomically (see `FileTree.rename`).
+    func rename(_ source: String, to target: String) throws {
+        try classified { try tree.rename(source, to: target) }
+    }
+
     /// Links `source` as `target` (see `FileTree.link`); false when `target` exists.
     func link(_ source: String, to target: String) throws -> Bool {
         try classified { try tree.link(source, to: target) }

@@ -12,7 +12,7 @@ extension ReplicatedDirectoryBackend {
             guard let bytes = try files.readFileIfExists(layout.zoneFile),
                   case let zone = try ZoneDocument.parse(bytes, path: layout.zoneFile, newestFormat: ReplicatedLayout.format), zone.format == 1 else { return }
             _ = try old.prepareForWrite()
-            try removeTree(layout.devicesDirectory)
+            try files.removeTree(layout.devicesDirectory)
             let converted = ZoneInfo(zoneID: zone.zoneID, format: ReplicatedLayout.format, created: zone.created)
             for directory in [layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID), layout.assetsDirectory(deviceID)] {
                 try files.makeDirectory(directory)
@@ -82,20 +82,9 @@ extension ReplicatedDirectoryBackend {
                 if try files.status(directory + "/" + name)?.isDirectory == false { try files.removeFile(directory + "/" + name) }
             }
         }
-        try removeTree(path + "/journal")
-        try removeTree(path + "/assets")
+        try files.removeTree(path + "/journal")
+        try files.removeTree(path + "/assets")
         try files.removeFile(path + "/state.json")
         try files.removeFile(path + "/lock")
-    }
-
-    /// Removes a directory and everything in it, without following symbolic links.
-    private func removeTree(_ directory: String) throws {
-        guard let names = try files.listDirectory(directory) else { return }
-        for name in names {
-            let child = directory + "/" + name
-            guard let status = try files.status(child) else { continue }
-            if status.isDirectory { try removeTree(child) } else { try files.removeFile(child) }
-        }
-        try files.removeDirectory(directory)
     }
 }

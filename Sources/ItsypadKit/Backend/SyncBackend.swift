@@ -253,6 +253,9 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
     case tokenExpired
     /// The backend was written by a newer itsypad; nothing is written to it.
     case newerFormat(found: Int)
+    /// The zone's format is known but names a layout this version cannot open (an encrypted zone
+    /// in format 2's layout); nothing is written to it.
+    case unsupportedLayout(format: Int, layout: Int)
     /// A file does not follow the format (does not parse, a bad name, number or size, a symlink or
     /// FIFO where a file belongs). It is left untouched; retrying cannot help.
     case corrupt(path: String, reason: String)
@@ -273,6 +276,8 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
         case .zoneChanged: "sync backend was replaced (different zone ID)"
         case .tokenExpired: "change token expired; a full fetch is needed"
         case .newerFormat(let found): "sync backend uses format \(found), newer than this version understands"
+        case .unsupportedLayout(let format, let layout):
+            "sync backend uses format \(format) in format \(layout)'s layout, which this version cannot open yet (nothing was written to it)"
         case .corrupt(let path, let reason): "corrupt file \(path): \(reason)"
         case .limitExceeded: "request exceeds \(BackendLimits.maxRecordsPerRequest) records or \(BackendLimits.maxRequestBytes) bytes"
         case .quotaExceeded(let reason): "sync backend is full: \(reason)"

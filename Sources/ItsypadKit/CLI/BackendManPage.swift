@@ -644,11 +644,16 @@ Keep the backend directory readable and writable only by you
 creates it); itsypad warns when other users can read or write it.
 .SH "ENCRYPTION"
 A backend created with \fBitsypad sync enable\fR \fIDIR\fR \fB\-\-encrypt\fR is end\-to\-end encrypted.
-Its zone.json has \fBformat\fR 3: format 1's layout, under its own number so that an itsypad
+Its zone.json has \fBformat\fR 3, a number of its own so that an itsypad
 that does not know encryption refuses it as a newer format and never writes plaintext into it.
-It has two more members:
+It has three more members:
+\fBlayout\fR, the format whose files the zone uses
+(1: format 1's layout, the only one this version writes or opens;
+2: format 2's layout, reserved, refused by this version with a message that says so),
 \fBencryption\fR (\fB"xchacha20poly1305\-v1"\fR) and \fBkeyCheckValue\fR
 (32 hex digits of HMAC\-SHA256 under a key derived from the sync key; it reveals nothing about the key).
+Any other combination (a format 3 zone without one of them, a layout other than 1 or 2,
+or one of them in a format 1 or 2 zone) is corrupt.
 A device whose key gives another value stops before it reads or writes anything;
 a device without a key is refused an encrypted backend.
 The key itself is never in the backend: each device keeps it in its data directory (\fIsync\-key\fR, mode 0600).
@@ -671,6 +676,20 @@ A record that does not verify (changed, moved, or sealed with another key) is ma
 and \fBsync log\fR, never applied; local data stays.
 So is a tab version older than the one a device holds without local edits
 (its edit history is included in the device's): a replay of a version that once verified.
+.PP
+\fBitsypad sync key rotate\fR replaces the key: after a sync, it builds a new encrypted zone
+(new zone ID, new key check value) holding everything the device has in a hidden sibling directory,
+\fI.NAME.itsypad\-replacement\fR (NAME being the backend directory's name), then, holding the
+backend's lock and only if zone.json is still the one it started from, renames the backend to
+\fI.NAME.itsypad\-retired\fR and the replacement to the backend's name, and removes the retired one.
+Between the two renames the backend directory is missing: devices retry later (exit 75).
+A device still holding the old key finds a key check value it does not match and stops before
+writing anything; once given the new key it treats the new zone as a replaced backend and sends
+its data again.
+The new key waits in the data directory as \fIsync\-key.next\fR until the new zone is in place;
+the rotating device's next sync finishes a rotation a crash interrupted (or undoes one that never
+reached the backend) and removes either sibling directory.
+Both are safe to delete by hand when no rotation is running.
 .PP
 What stays visible to whoever can read the backend:
 the zone ID, format and creation time; that the backend is encrypted, and the key check value;

@@ -147,7 +147,7 @@ public enum CommandTable {
         discussion: "Without a subcommand: pull, then push, then pull. Quiet on success unless standard output is a terminal, so cron mails only failures. Exit status 75 means the backend was locked, unreachable or missing (an unmounted disk: sync never creates a backend, only sync enable does), or another sync of this data directory was under way (a second sync does not wait for the first): try again later; nothing pending is lost. A sync locks the data directory only for short steps, never while it waits for the backend, so commands such as clip add run meanwhile; what they change is sent by this sync or the next. Exit status 1 with records named means something on the backend is malformed: it was skipped and everything else synced (see sync status).",
         subcommands: [
             CommandSpec("enable", abstract: "Start syncing through DIR (created if needed; its parent must exist) and run a first sync that merges both ways.",
-                        discussion: "With --encrypt, DIR must hold no backend yet: a fresh 256-bit key is made, kept in the data directory (sync-key, mode 0600, never synced or exported) and every record and asset is encrypted with it before it is written. Other devices join with --key - and the recovery key that 'itsypad sync key show' prints. A device that has a key creates encrypted backends. A wrong or missing key fails (exit 1) before anything is written. See itsypad-backend(5) for what stays visible.",
+                        discussion: "With --encrypt, DIR must hold no backend yet: a fresh 256-bit key is made, kept in the data directory (sync-key, mode 0600, never synced, exported only by export --include-sync-key) and every record and asset is encrypted with it before it is written. Other devices join with --key - and the recovery key that 'itsypad sync key show' prints. A device that has a key creates encrypted backends. A wrong or missing key fails (exit 1) before anything is written. See itsypad-backend(5) for what stays visible.",
                         arguments: [ArgumentSpec("dir", .optional, help: "The backend directory (default: the sync.backend setting).", completion: .directory)],
                         options: [OptionSpec("encrypt", help: "Create DIR as an end-to-end encrypted backend with a new key."),
                                   OptionSpec("key", value: "-", help: "Join the encrypted backend in DIR with the recovery key read from standard input.")],
@@ -160,9 +160,14 @@ public enum CommandTable {
                             CommandSpec("show", abstract: "Print this device's sync key as a recovery key to type on another device.",
                                         discussion: "The recovery key is 13 groups of base32 letters and digits, each with a check character so that a typo is caught and its group named. Anyone with it can read everything in the backend: keep it like a password. Losing every copy means the backend cannot be read; local data on each device is unaffected.",
                                         examples: [Example("itsypad sync key show", "Show the key to enter with 'sync enable DIR --key -' elsewhere.")],
-                                        action: SyncCommands.showKey),
+                                        action: SyncKeyCommands.show),
+                            CommandSpec("rotate", abstract: "Replace the sync key with a new one and re-encrypt everything with it.",
+                                        discussion: "First a sync, so this device holds everything the backend does (if it does not finish, nothing is rotated). Then a new key is made and everything this device has is encrypted with it into a new zone built next to DIR, which then takes DIR's place. The old key no longer opens the backend: other devices' syncs stop with exit status 1, writing nothing and keeping their data, until 'itsypad sync enable DIR --key -' is run on each with the new recovery key (see 'itsypad sync key show'); they then send their data again, so nothing is lost. Use it when the recovery key may have leaked. A rotation a crash interrupted is finished or undone by the next sync.",
+                                        examples: [Example("itsypad sync key rotate && itsypad sync key show", "Rotate, then show the new recovery key to type on the other devices.")],
+                                        action: SyncKeyCommands.rotate),
                         ],
-                        examples: [Example("itsypad sync key show", "Show the recovery key.")]),
+                        examples: [Example("itsypad sync key show", "Show the recovery key."),
+                                   Example("itsypad sync key rotate", "Change the key of the backend.")]),
             CommandSpec("disable", abstract: "Stop syncing; local data stays and changes are still recorded for later.",
                         examples: [Example("itsypad sync disable", "Work offline.")], action: SyncCommands.disable),
             CommandSpec("push", abstract: "Send pending changes.", examples: [Example("itsypad sync push", "Send only.")], action: SyncCommands.push),
@@ -186,12 +191,15 @@ public enum CommandTable {
 
     static let exportCommand = CommandSpec(
         "export", abstract: "Write all tabs, clips and settings as one JSON document to standard output.",
-        examples: [Example("itsypad export > backup.json", "Back up everything.")],
+        discussion: "The sync key of an encrypted backend is left out unless --include-sync-key asks for it; an export that holds it opens everything in the backend, so keep it like a password. Importing it gives a device without a key this one's.",
+        options: [OptionSpec("include-sync-key", help: "Also write this device's sync key (member syncKey, as a recovery key).")],
+        examples: [Example("itsypad export > backup.json", "Back up everything."),
+                   Example("itsypad export --include-sync-key > backup-with-key.json", "Back up everything, the key to the encrypted backend too.")],
         action: TransferCommands.export)
 
     static let importCommand = CommandSpec(
         "import", abstract: "Merge an export (or a legacy iCloud key-value dump) into the data directory.",
-        discussion: "Items merge by id; the newer lastModified wins. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
+        discussion: "Items merge by id; the newer lastModified wins. A sync key in the export (see export --include-sync-key) becomes this device's if it has none and does not sync unencrypted; otherwise it is left out, with a warning. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
         arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.", completion: .file)],
         options: [OptionSpec("kvs", help: "Read the legacy iCloud key-value layout.")],
         examples: [Example("itsypad export | itsypad --data-dir /tmp/copy import -", "Copy a data directory.")],

@@ -12,6 +12,7 @@ public enum OptionName: String, CaseIterable, Sendable {
     case encrypt
     case file
     case help
+    case includeSyncKey = "include-sync-key"
     case interval
     case json
     case keep

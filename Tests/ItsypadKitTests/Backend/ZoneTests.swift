@@ -82,6 +82,57 @@ struct ZoneTests {
         #expect(try treeListing(fixture.path) == before)
     }
 
+    /// zone.json of every format: format 3 is encrypted (its layout, cipher and key check value all
+    /// present and valid) and opened only by a reader of format 1's layout, the layout it names;
+    /// format 2's layout is reserved; anything else is corrupt or newer.
+    @Test(arguments: [
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "encrypted"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 2, "newer"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "layout 2"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 2, "layout 2"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":3,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":0,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":"1","encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1}"#, 1, "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"aes","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"0011"}"#, 1, "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1"}"#, 1, "corrupt"),
+        (#"{"format":1,"zoneID":"Z","created":1}"#, 1, "plain"),
+        (#"{"format":2,"zoneID":"Z","created":1}"#, 2, "plain"),
+        (#"{"format":1,"zoneID":"Z","created":1,"layout":1}"#, 1, "corrupt"),
+        (#"{"format":1,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
+        (#"{"format":2,"zoneID":"Z","created":1}"#, 1, "newer"),
+        (#"{"format":4,"zoneID":"Z","created":1}"#, 2, "newer"),
+    ])
+    func zoneFormats(json: String, readerFormat: Int, expected: String) {
+        let outcome: String
+        do {
+            outcome = try ZoneDocument.parse(Array(json.utf8), path: "zone.json", newestFormat: readerFormat).isEncrypted ? "encrypted" : "plain"
+        } catch BackendError.newerFormat {
+            outcome = "newer"
+        } catch BackendError.unsupportedLayout(let format, let layout) {
+            outcome = format == 3 ? "layout \(layout)" : "unexpected format \(format)"
+        } catch {
+            outcome = "corrupt"
+        }
+        #expect(outcome == expected)
+    }
+
+    @Test("an encrypted zone in format 2's layout is refused with the reason and nothing is written")
+    func encryptedZoneInFormat2Layout() throws {
+        let fixture = try TemporaryBackend(createZone: false)
+        defer { fixture.remove() }
+        try FileIO.makeDirectory(fixture.path)
+        let zone = #"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#
+        try writeText(zone, to: fixture.layout.zoneFile)
+        let before = try treeListing(fixture.path)
+        #expect(throws: BackendError.unsupportedLayout(format: 3, layout: 2)) { try fixture.backend.createZoneIfNeeded() }
+        #expect(throws: BackendError.unsupportedLayout(format: 3, layout: 2)) { try fixture.backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A") }
+        #expect(BackendError.unsupportedLayout(format: 3, layout: 2).description.contains("format 2's layout"))
+        #expect(try treeListing(fixture.path) == before)
+    }
+
     @Test("a corrupt zone.json is reported with its path and left alone")
     func corruptZone() throws {
         let fixture = try TemporaryBackend()

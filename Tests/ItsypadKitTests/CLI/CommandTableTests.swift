@@ -51,6 +51,7 @@ import Testing
         "sync": [(["sync"], 1)],
         "sync enable": [(["sync", "enable", "$DIR/backend"], 0), (["sync", "enable", "$DIR/encrypted", "--encrypt"], 0)],
         "sync key show": [(["sync", "key", "show"], 1)],
+        "sync key rotate": [(["sync", "key", "rotate"], 1)],
         "sync disable": [(["sync", "disable"], 0)],
         "sync push": [(["sync", "push"], 1)],
         "sync pull": [(["sync", "pull"], 1)],
@@ -59,7 +60,7 @@ import Testing
         "sync compact": [(["sync", "compact"], 1)],
         // Sync is not enabled, so watch reads its options and stops at once.
         "sync watch": [(["sync", "watch", "--interval", "5"], 1)],
-        "export": [(["export"], 0)],
+        "export": [(["export"], 0), (["export", "--include-sync-key"], 1)],
         "import": [(["import", "$DIR/export.json"], 0), (["import", "--kvs", "$DIR/kvs.json"], 0)],
         "help": [(["help", "clip", "add"], 0)],
         "completions": [(["completions", "bash"], 0)],

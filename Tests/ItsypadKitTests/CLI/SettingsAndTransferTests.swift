@@ -137,4 +137,59 @@ import Testing
         #expect(copy.inProcess(["tab", "show", keep.lowercased(), "--json"]).1.contains("2024-11-22T20:26:40.500Z"))
         #expect(copy.inProcess(["clip", "ls"]).1 == "8f9619ff\tkept clip\n")
     }
+
+    @Test func theSyncKeyIsExportedOnlyWhenAskedAndImportedWhereItBreaksNothing() throws {
+        let fleet = Fleet(1, backend: .encryptedDirectory)
+        let holder = fleet[0]
+        _ = holder.output("tab", "new", "synced tab")
+        fleet.enable(0)
+        let recoveryKey = holder.output("sync", "key", "show")
+        let plain = holder.output("export")
+        #expect(!plain.contains(recoveryKey) && !plain.contains(TransferCommands.syncKeyMember))
+        let withKey = holder.output("export", "--include-sync-key")
+        #expect(try JSONValue.parse(Array(withKey.utf8))[TransferCommands.syncKeyMember]?.stringValue == recoveryKey)
+
+        // A device without a key takes it, and then joins the encrypted backend with a plain enable.
+        #expect(copy.inProcess(["import", "-"], stdin: withKey).0 == 0)
+        #expect(copy.output("sync", "key", "show") == recoveryKey)
+        let (status, _, err) = copy.inProcess(["sync", "enable", fleet.backendPath])
+        #expect(status == 0, "\(err)")
+        #expect(copy.output("tab", "ls").contains("synced tab"))
+
+        // A device with another key keeps its own, and still imports the data.
+        let other = Fleet(1, backend: .encryptedDirectory)
+        other.enable(0)
+        let otherKey = other[0].output("sync", "key", "show")
+        let (imported, _, warning) = other[0].inProcess(["import", "-"], stdin: withKey)
+        #expect(imported == 0 && warning.contains("not imported"), "\(warning)")
+        #expect(other[0].output("sync", "key", "show") == otherKey)
+        #expect(other[0].output("tab", "ls").contains("synced tab"))
+    }
+
+    @Test func aDeviceThatSyncsUnencryptedIsNotGivenAKey() throws {
+        let fleet = Fleet(1, backend: .encryptedDirectory)
+        fleet.enable(0)
+        let withKey = fleet[0].output("export", "--include-sync-key")
+        let unencrypted = Fleet(1)
+        unencrypted.enable(0)
+        let (status, _, warning) = unencrypted[0].inProcess(["import", "-"], stdin: withKey)
+        #expect(status == 0 && warning.contains("unencrypted"), "\(warning)")
+        #expect(!FileSystem.exists(unencrypted[0].dataDir + "/" + KeyFile.fileName))
+        #expect(unencrypted[0].inProcess(["sync"]).0 == 0)
+    }
+
+    @Test func aDamagedKeyImportsNothingAndNoKeyIsNothingToExport() throws {
+        let fleet = Fleet(1, backend: .encryptedDirectory)
+        _ = fleet[0].output("tab", "new", "a tab")
+        fleet.enable(0)
+        var document = fleet[0].output("export", "--include-sync-key")
+        let key = fleet[0].output("sync", "key", "show")
+        document = document.split(separator: key, omittingEmptySubsequences: false).joined(separator: String(key.dropFirst()) + "A")
+        #expect(copy.inProcess(["import", "-"], stdin: document).0 == 1)
+        #expect(copy.inProcess(["tab", "ls"]).1.isEmpty)
+        #expect(!FileSystem.exists(copy.dataDir + "/" + KeyFile.fileName))
+        let (status, out, err) = source.inProcess(["export", "--include-sync-key"])
+        #expect(status == 1 && out.isEmpty && err.contains("no sync key"), "\(err)")
+    }
 }
+

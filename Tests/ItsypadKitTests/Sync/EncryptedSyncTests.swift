@@ -51,33 +51,13 @@ import Testing
         #expect(!FileSystem.exists(fleet.backendPath + "/records/Setting/clipboard.ignore.json"))
     }
 
-    /// zone.json: format 3 with the encryption members, format 1 without them; anything else is refused.
-    @Test(arguments: [
-        (#"{"format":3,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, "encrypted"),
-        (#"{"format":1,"zoneID":"Z","created":1}"#, "plain"),
-        (#"{"format":1,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1}"#, "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"encryption":"aes","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"0011"}"#, "corrupt"),
-        (#"{"format":4,"zoneID":"Z","created":1}"#, "newer"),
-    ])
-    func zoneFormats(json: String, expected: String) {
-        let outcome: String
-        do {
-            outcome = try ZoneDocument.parse(Array(json.utf8), path: "zone.json").isEncrypted ? "encrypted" : "plain"
-        } catch BackendError.newerFormat {
-            outcome = "newer"
-        } catch {
-            outcome = "corrupt"
-        }
-        #expect(outcome == expected)
-    }
-
     @Test func anEncryptedBackendIsFormat3SoThatOlderVersionsWriteNothingToIt() throws {
         let fleet = Fleet(1, backend: .encryptedDirectory)
         fleet.enable(0)
         let zone = try ZoneDocument.parse(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json")
         #expect(zone.format == ZoneDocument.encryptedFormat && zone.isEncrypted)
+        let members = try JSONValue.parse(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")))
+        #expect(members["layout"]?.int64Value == 1 && members["encryption"] == .string(ZoneDocument.encryptionName))
     }
 
     @Test func aDeviceWithoutTheKeyIsToldHowToEnterItAndWritesNothing() throws {
@@ -190,4 +170,84 @@ import Testing
         #expect(b.output("tab", "show", tab) == "version two")
         #expect(a.output("tab", "show", tab) == "version three")
     }
+
+    func zoneID(_ fleet: Fleet) throws -> String {
+        try ZoneDocument.parse(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json").zoneID
+    }
+
+    @Test func rotatingTheKeyReencryptsEverythingAndTheOtherDevicesEnterTheNewKeyWithNothingLost() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
+        let a = fleet[0], b = fleet[1]
+        _ = a.output("tab", "new", "--name", "tab-name-unique-1", "tab-line-unique-2")
+        _ = b.output("clip", "add", "clip-text-unique-3")
+        fleet.enable(0)
+        fleet.enable(1)
+        fleet.converge()
+        let oldKey = a.output("sync", "key", "show")
+        let oldZone = try zoneID(fleet)
+        // Typed on b and not yet sent when a rotates.
+        _ = b.output("clip", "add", "clip-typed-meanwhile-unique-4")
+
+        let (status, out, err) = a.inProcess(["sync", "key", "rotate"])
+        #expect(status == 0, "\(err)")
+        #expect(out.contains("sync enable \(fleet.backendPath) --key -"), "\(out)")
+        let newKey = a.output("sync", "key", "show")
+        #expect(newKey != oldKey)
+        #expect(try zoneID(fleet) != oldZone)
+        #expect(try FileSystem.list(fleet.backend.path, includingHidden: true) == ["backend"], "nothing left beside the backend")
+        #expect(!FileSystem.exists(a.dataDir + "/" + KeyFile.nextFileName))
+        #expect(try filesContaining(["tab-name-unique-1", "tab-line-unique-2", "clip-text-unique-3"], in: fleet).isEmpty)
+        #expect(a.inProcess(["sync"]).0 == 0)
+
+        // b's key no longer opens the backend: it is told how to enter the new one, and writes nothing.
+        let before = try snapshot(fleet)
+        let (refused, _, message) = b.inProcess(["sync"])
+        #expect(refused == 1)
+        #expect(message.contains("rotated") && message.contains("--key -"), "\(message)")
+        #expect(try snapshot(fleet) == before)
+        #expect(b.output("clip", "ls").contains("clip-typed-meanwhile-unique-4"))
+        // The old key opens nothing any more.
+        let newcomer = Device()
+        #expect(newcomer.inProcess(["sync", "enable", fleet.backendPath, "--key", "-"], stdin: oldKey).0 == 1)
+
+        let (joined, _, joinError) = b.inProcess(["sync", "enable", fleet.backendPath, "--key", "-"], stdin: newKey)
+        #expect(joined == 0, "\(joinError)")
+        fleet.converge()
+        try fleet.expectConverged()
+        #expect(a.output("clip", "ls").contains("clip-typed-meanwhile-unique-4"))
+        #expect(b.output("tab", "ls").contains("tab-name-unique-1"))
+        #expect(try filesContaining(["clip-typed-meanwhile-unique-4", "tab-line-unique-2"], in: fleet).isEmpty)
+    }
+
+    /// Where a crash may stop a rotation: after the new zone was filled beside the backend, between
+    /// moving the backend aside and the new zone in, and after that but before the new key replaced the old.
+    enum RotationStop: String, CaseIterable { case beforeReplacing, betweenRenames, beforeTheKeyIsReplaced }
+
+    @Test(arguments: RotationStop.allCases)
+    func theNextSyncFinishesOrUndoesAnInterruptedRotation(_ stop: RotationStop) throws {
+        let fleet = Fleet(1, backend: .encryptedDirectory)
+        let a = fleet[0]
+        _ = a.output("tab", "new", "kept")
+        fleet.enable(0)
+        let oldKey = a.output("sync", "key", "show")
+        let directory = DirectoryBackend(path: fleet.backendPath)
+        let newKey = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
+        let cipher = try RecordCipher(masterKey: newKey)
+        try KeyFile.write(newKey, inDirectory: a.dataDir, named: KeyFile.nextFileName)
+        _ = try EncryptedBackend(inner: DirectoryBackend(path: directory.replacementPath, newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
+            .createZoneIfNeeded()
+        switch stop {
+        case .beforeReplacing: break
+        case .betweenRenames: try FileTree(root: fleet.backend.path).rename(fleet.backendPath, to: directory.retiredPath)
+        case .beforeTheKeyIsReplaced: try directory.replace(expecting: try directory.zone())
+        }
+        let (status, _, err) = a.inProcess(["sync"])
+        #expect(status == 0, "\(err)")
+        #expect(a.output("sync", "key", "show") == (stop == .beforeReplacing ? oldKey : RecoveryKey.format(newKey)))
+        #expect(!FileSystem.exists(a.dataDir + "/" + KeyFile.nextFileName))
+        #expect(!FileSystem.exists(directory.replacementPath))
+        #expect(a.output("tab", "ls").contains("kept"))
+        #expect(a.output("sync", "status").contains("pending:    0 tabs, 0 clips, 0 settings"))
+    }
 }
+

@@ -31,11 +31,11 @@ enum SyncCommands {
         // Keys are checked before anything is written: a wrong one leaves the data directory as it was.
         do {
             if invocation.flag(.encrypt) {
-                try createEncryptedZone(at: directory.path, store: store, lockTimeout: timeout)
+                try SyncKeyCommands.createEncryptedZone(at: directory.path, store: store, lockTimeout: timeout)
             } else if keyText != nil {
-                try joinEncryptedZone(at: directory.path, key: try recoveryKeyFromInput(invocation), store: store, lockTimeout: timeout)
+                try SyncKeyCommands.joinEncryptedZone(at: directory.path, key: try SyncKeyCommands.recoveryKeyFromInput(invocation), store: store, lockTimeout: timeout)
             } else {
-                _ = try backend(at: directory.path, store: store, lockTimeout: timeout).createZoneIfNeeded()
+                _ = try SyncKeyCommands.backend(at: directory.path, store: store, lockTimeout: timeout).createZoneIfNeeded()
             }
         } catch let error as BackendError {
             throw mapped(error, backend: directory.path)
@@ -48,72 +48,6 @@ enum SyncCommands {
         }
         try store.changeSetting(Settings.definition(.syncEnabled), to: .bool(true), now: now)
         return try run(invocation)
-    }
-
-    /// A new encrypted zone in `path`, with a fresh key kept in the data directory.
-    private static func createEncryptedZone(at path: String, store: DataStore, lockTimeout: Double) throws {
-        let plain = DirectoryBackend(path: path, lockTimeout: lockTimeout)
-        if let zone = try existingZone(plain) {
-            throw ItsypadError.failure("\(path) already holds " + (zone.isEncrypted
-                ? "an encrypted backend: to join it, run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(path) --key -' here"
-                : "an unencrypted backend; nothing was changed: choose an empty directory for an encrypted one"))
-        }
-        let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
-        let cipher = try RecordCipher(masterKey: key)
-        // The key first: a zone without its key on any device could never be opened.
-        try KeyFile.write(key, inDirectory: store.path)
-        _ = try encrypted(path: path, cipher: cipher, lockTimeout: lockTimeout).createZoneIfNeeded()
-    }
-
-    /// Keeps `key` for the existing encrypted zone in `path` once its key check value matches.
-    private static func joinEncryptedZone(at path: String, key: SecretBytes, store: DataStore, lockTimeout: Double) throws {
-        guard let zone = try existingZone(DirectoryBackend(path: path, lockTimeout: lockTimeout)) else {
-            throw ItsypadError.failure("\(path) holds no backend yet; nothing was changed: create one with 'itsypad sync enable \(path) --encrypt'")
-        }
-        guard zone.isEncrypted else {
-            throw ItsypadError.failure("\(path) holds an unencrypted backend, which needs no key; nothing was changed: run 'itsypad sync enable \(path)'")
-        }
-        let cipher = try RecordCipher(masterKey: key)
-        do {
-            _ = try encrypted(path: path, cipher: cipher, lockTimeout: lockTimeout).zone()
-        } catch let error as EncryptionError {
-            throw ItsypadError.failure(error == .wrongKey
-                ? "that recovery key does not open \(path) (nothing was changed): check it against 'itsypad sync key show' on a device that syncs"
-                : error.description)
-        }
-        try KeyFile.write(key, inDirectory: store.path)
-    }
-
-    private static func existingZone(_ backend: DirectoryBackend) throws -> ZoneInfo? {
-        do { return try backend.zone() } catch BackendError.zoneNotFound { return nil }
-    }
-
-    /// The recovery key typed or piped on standard input; a typo is caught by its checksums.
-    private static func recoveryKeyFromInput(_ invocation: Invocation) throws -> SecretBytes {
-        var bytes = try invocation.context.standardInput()
-        defer { SecureMemory.zero(&bytes) }
-        do {
-            return try RecoveryKey.parse(String(decoding: bytes, as: UTF8.self))
-        } catch {
-            throw ItsypadError.failure("\(error); nothing was changed")
-        }
-    }
-
-    /// `itsypad sync key show`: the recovery key, to type on another device.
-    static func showKey(_ invocation: Invocation) throws -> Int32 {
-        guard let key = try deviceKey(invocation.store()) else {
-            throw ItsypadError.failure("this device has no sync key (its backend is not encrypted; 'itsypad sync enable DIR --encrypt' creates an encrypted one)")
-        }
-        invocation.out.line(RecoveryKey.format(key))
-        return ExitCode.success
-    }
-
-    private static func deviceKey(_ store: DataStore) throws -> SecretBytes? {
-        do {
-            return try KeyFile.read(inDirectory: store.path)
-        } catch let error as KeyFileError {
-            throw ItsypadError.failure(error.description)
-        }
     }
 
     static func disable(_ invocation: Invocation) throws -> Int32 {
@@ -263,7 +197,7 @@ enum SyncCommands {
             throw ItsypadError.failure("no sync backend: run 'itsypad sync enable DIR'")
         }
         // Each of the engine's attempts waits a fifth of the lock time-out.
-        let backend = try backend(at: path, store: store, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
+        let backend = try SyncKeyCommands.backend(at: path, store: store, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
         warnIfExposed(path, invocation)
         return (backend, path)
     }
@@ -274,29 +208,17 @@ enum SyncCommands {
         invocation.warn(Invocation.exposureWarning("the sync backend", path, status.permissions))
     }
 
-    /// The backend in `path`: encrypted with this device's key when it has one (a zone it
-    /// creates is then encrypted too); a device without a key is refused an encrypted zone.
-    static func backend(at path: String, store: DataStore, lockTimeout: Double) throws -> SyncBackend {
-        if let key = try deviceKey(store) {
-            return encrypted(path: path, cipher: try RecordCipher(masterKey: key), lockTimeout: lockTimeout)
-        }
-        let plain = DirectoryBackend(path: path, lockTimeout: lockTimeout)
-        if (try? plain.zone())?.isEncrypted == true { throw ItsypadError.failure(EncryptionError.missingKey.description) }
-        return plain
-    }
-
-    private static func encrypted(path: String, cipher: RecordCipher, lockTimeout: Double) -> EncryptedBackend {
-        EncryptedBackend(inner: DirectoryBackend(path: path, lockTimeout: lockTimeout, newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
-    }
-
     /// Runs the engine, logs the attempt, and maps the outcome to an exit status:
     /// 0 (conflicts resolved count as success), 1 (items failed), 75 (backend busy or unreachable).
-    static func withEngine(_ invocation: Invocation, direction: String, _ body: (SyncEngine) throws -> Void) throws -> Int32 {
+    /// The engine syncs with the configured backend, or with `backend` (and the directory its
+    /// errors name) when given.
+    static func withEngine(_ invocation: Invocation, direction: String, backend given: (SyncBackend, String)? = nil,
+                           _ body: (SyncEngine) throws -> Void) throws -> Int32 {
         let store = try invocation.store()
         guard try store.settings().bool(.syncEnabled) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
-        let (backend, path) = try configuredBackend(invocation)
+        let (backend, path) = try given ?? configuredBackend(invocation)
         let engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
         engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
         defer { invocation.endProgress() }

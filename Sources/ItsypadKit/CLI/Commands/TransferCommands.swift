@@ -2,13 +2,24 @@
 enum TransferCommands {
     static let formatName = "itsypad-export"
     static let formatVersion: Int64 = 1
+    /// The member that carries the sync key, in its recovery form, when the export was asked for it.
+    static let syncKeyMember = "syncKey"
 
     /// Streams the document: tabs and clips are written one at a time, so memory stays flat.
     static func export(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let states = try store.syncStates()
+        // Only when asked by name: whoever holds the export can then read the encrypted backend.
+        var syncKey: String?
+        if invocation.flag(.includeSyncKey) {
+            guard let key = try SyncKeyCommands.deviceKey(store) else {
+                throw ItsypadError.failure("this device has no sync key to export (its backend is not encrypted); nothing was exported")
+            }
+            syncKey = RecoveryKey.format(key)
+        }
         let out = invocation.out
         out.write("{\n  \"format\": \"\(formatName)\",\n  \"version\": \(formatVersion),\n")
+        if let syncKey { out.write("  \"\(syncKeyMember)\": \(JSONValue.string(syncKey).serialized()),\n") }
         out.write("  \"exportedAt\": \"\(Time.iso8601(invocation.context.now()))\",\n  \"tabs\": ")
         try JSONArrayWriter.write(try store.tabs.all(), level: 1, to: out.write) { tab in
             let loaded = try store.loadContentLeniently(tab)
@@ -51,13 +62,17 @@ enum TransferCommands {
                 summary = try commit(try staged(store) { try importKVS(document, into: $0, maxEntries: maxEntries) })
             } else {
                 let bytes = try input()
-                var staging = try staged(store) { try stageExport(bytes, into: $0) }
+                // Whether this device syncs is decided by its own settings, not the export's (staged below).
+                let syncsAlready = try store.settings().bool(.syncEnabled)
+                var syncKey: SecretBytes?
+                var staging = try staged(store) { syncKey = try stageExport(bytes, into: $0) }
                 if let cap = try newestThatFit(staging.addedClips, store: store, maxEntries: maxEntries) {
                     // Over the cap: start again with only the newest clips that fit.
                     staging.discard()
                     staging = try staged(store, admitting: cap.admitted) { try stageExport(bytes, into: $0) }
                     staging.summary.skippedClips = cap.skipped
                 }
+                if let syncKey { try importSyncKey(syncKey, into: store, deviceSyncs: syncsAlready, invocation) }
                 summary = try commit(staging)
             }
         } catch let error as JSONParseError {
@@ -123,6 +138,7 @@ enum TransferCommands {
         var format: String?
         var version: Int64?
         var settings: [(String, SettingsStore.Entry)] = []
+        var syncKey: SecretBytes?
     }
 
     /// Decodes and validates an export, handing each tab and clip over as it is
@@ -135,6 +151,7 @@ enum TransferCommands {
             case "format": header.format = value.stringValue
             case "version": header.version = value.int64Value
             case "settings": header.settings = try (value.arrayValue ?? []).map(decodeSetting)
+            case syncKeyMember: header.syncKey = try decodeSyncKey(value)
             default: break
             }
         }, element: { key, json in
@@ -162,9 +179,35 @@ enum TransferCommands {
     }
 
     /// Stages an export: tabs merge one by one, clips are added, then settings.
-    static func stageExport(_ bytes: [UInt8], into staging: ImportStaging) throws {
+    /// Stages the export's items and settings; returns the sync key it carries, if any.
+    @discardableResult
+    static func stageExport(_ bytes: [UInt8], into staging: ImportStaging) throws -> SecretBytes? {
         let header = try readExport(bytes, device: staging.store.deviceID, tab: staging.merge, clip: staging.add)
         for (key, entry) in header.settings { try staging.mergeSetting(key, entry) }
+        return header.syncKey
+    }
+
+    static func decodeSyncKey(_ json: JSONValue) throws -> SecretBytes {
+        do {
+            return try RecoveryKey.parse(json.stringValue ?? "")
+        } catch {
+            throw ItsypadError.failure("the export's sync key is invalid (\(error)); nothing was imported")
+        }
+    }
+
+    /// Keeps an exported sync key as this device's, unless that could break its sync: a device
+    /// with another key keeps its own, and one that syncs unencrypted gets none.
+    static func importSyncKey(_ key: SecretBytes, into store: DataStore, deviceSyncs: Bool, _ invocation: Invocation) throws {
+        if let current = try SyncKeyCommands.deviceKey(store) {
+            if !current.isEqual(to: key) { invocation.warn("the export's sync key was not imported: this device has another one, which it keeps") }
+            return
+        }
+        if deviceSyncs {
+            invocation.warn("the export's sync key was not imported: this device syncs with an unencrypted backend; to join an encrypted one, run 'itsypad sync enable DIR --key -'")
+            return
+        }
+        try KeyFile.write(key, inDirectory: store.path)
+        invocation.note("imported the sync key: 'itsypad sync enable DIR' now joins the encrypted backend it opens")
     }
 
     static func decodeClip(_ json: JSONValue) -> ClipEntry? {

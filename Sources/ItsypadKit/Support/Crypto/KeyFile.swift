@@ -8,20 +8,34 @@ import Glibc
 /// exact format is refused rather than guessed at.
 public enum KeyFile {
     public static let fileName = "sync-key"
+    /// A new key kept beside the current one while a rotation puts the zone it opens in place.
+    public static let nextFileName = "sync-key.next"
     static let header = "itsypad sync key v1"
     /// Far more than the format needs; nothing larger is read.
     private static let maxBytes = 256
 
-    /// Replaces (or creates) `directory/sync-key` with `key`; a crash leaves the old or the new file.
-    public static func write(_ key: SecretBytes, inDirectory directory: String) throws {
+    /// Replaces (or creates) `directory/name` with `key`; a crash leaves the old or the new file.
+    public static func write(_ key: SecretBytes, inDirectory directory: String, named name: String = fileName) throws {
         var bytes = Array((header + "\n" + RecoveryKey.format(key) + "\n").utf8)
         defer { SecureMemory.zero(&bytes) }
-        try FileSystem.writeAtomically(directory + "/" + fileName, bytes, mode: 0o600)
+        try FileSystem.writeAtomically(directory + "/" + name, bytes, mode: 0o600)
     }
 
-    /// The key in `directory/sync-key`, or nil if there is no such file.
-    public static func read(inDirectory directory: String) throws -> SecretBytes? {
-        let path = directory + "/" + fileName
+    /// Makes the next key (`sync-key.next`) the device's key, in one atomic rename.
+    public static func promoteNext(inDirectory directory: String) throws {
+        let tree = FileTree(root: directory)
+        try tree.rename(directory + "/" + nextFileName, to: directory + "/" + fileName)
+        try tree.syncDirectory(directory)
+    }
+
+    /// Drops the next key: the rotation it was made for did not happen.
+    public static func removeNext(inDirectory directory: String) throws {
+        try FileTree(root: directory).remove(directory + "/" + nextFileName)
+    }
+
+    /// The key in `directory/name`, or nil if there is no such file.
+    public static func read(inDirectory directory: String, named name: String = fileName) throws -> SecretBytes? {
+        let path = directory + "/" + name
         // O_NOFOLLOW: a symlink is refused, never followed; O_NONBLOCK: a FIFO cannot hang the open.
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 {
