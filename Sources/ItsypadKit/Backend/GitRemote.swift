@@ -118,11 +118,11 @@ public struct GitRemote {
         let pushed = try runGit(["push", "-q", "origin", "HEAD:refs/heads/\(GitRemote.branch)"], network: true)
         if pushed.status != 0 {
             let text = String(decoding: pushed.standardError, as: UTF8.self)
-            if ["[rejected]", "fetch first", "non-fast-forward", "[remote rejected]"].contains(where: text.contains), !pushed.timedOut,
-               !text.contains("hook declined") {
+            // "[remote rejected]" (a hook, a protected branch) is a refusal that retrying cannot change.
+            if ["[rejected]", "fetch first", "non-fast-forward"].contains(where: text.contains), !pushed.timedOut {
                 return false
             }
-            throw record(failure: failure("push to", pushed), fetched: false)
+            throw record(failure: failure("push to", pushed))
         }
         try? git(["update-ref", GitRemote.syncedRef, local])
         try? git(["update-ref", GitRemote.remoteBranch, local])
@@ -176,7 +176,7 @@ public struct GitRemote {
         if fetched.status != 0 {
             // A remote without itsypad's branch yet (a new, empty repository) is not a failure.
             guard fetched.errorSummary.contains("couldn't find remote ref") else {
-                throw record(failure: failure("fetch from", fetched), fetched: true)
+                throw record(failure: failure("fetch from", fetched))
             }
             _ = try runGit(["update-ref", "-d", GitRemote.remoteBranch])
         }
@@ -201,7 +201,7 @@ public struct GitRemote {
         return .replaced
     }
 
-    private func record(failure: ItsypadError, fetched: Bool) -> ItsypadError {
+    private func record(failure: ItsypadError) -> ItsypadError {
         var status = GitStatus.read(statusFile)
         status.lastError = failure.message
         try? status.write(statusFile)
