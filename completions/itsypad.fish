@@ -293,7 +293,7 @@ complete -c itsypad -n '__itsypad_at "settings set" 1+' -a '(__itsypad_setting_v
 complete -c itsypad -n '__itsypad_at "settings unset" 0' -a '(__itsypad_complete setting-keys)'
 
 # itsypad sync
-complete -c itsypad -n '__itsypad_at "sync" 0' -a enable -d 'Start syncing through DIR (created if needed; its parent must exist) and run a first sync that merges both ways.'
+complete -c itsypad -n '__itsypad_at "sync" 0' -a enable -d 'Start syncing through DIR (created if needed; its parent must exist) or a git remote, and run a first sync that merges both ways.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a key -d 'Manage the end-to-end encryption key of an encrypted backend.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a disable -d 'Stop syncing; local data stays and changes are still recorded for later.'
 complete -c itsypad -n '__itsypad_at "sync" 0' -a push -d 'Send pending changes.'

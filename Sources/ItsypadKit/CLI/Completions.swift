@@ -62,7 +62,7 @@ public enum CompletionScript {
         for definition in Settings.all {
             let kind: CompletionKind
             switch definition.kind {
-            case .path: kind = .directory
+            case .path, .backendLocation: kind = .directory
             default: kind = definition.kind.suggestions.isEmpty ? .none : .values(definition.kind.suggestions)
             }
             guard kind != .none else { continue }

@@ -47,39 +47,12 @@ struct Editor {
     /// Runs `sh -c 'EDITOR "$1"' sh FILE` on the terminal, ignoring Ctrl-C in
     /// itsypad meanwhile (the editor handles it), as git does.
     private func run(_ editor: String, path: String) throws -> Int32 {
-        let arguments = ["/bin/sh", "-c", editor + " \"$1\"", "sh", path]
-        var argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var environment = invocation.context.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { environment.forEach { free($0) } }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGINT)
-        sigaddset(&defaults, SIGQUIT)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
-
-        let previousInt = signal(SIGINT, SIG_IGN)
-        let previousQuit = signal(SIGQUIT, SIG_IGN)
-        defer {
-            signal(SIGINT, previousInt)
-            signal(SIGQUIT, previousQuit)
+        let shell = Subprocess(executable: "/bin/sh", arguments: ["-c", editor + " \"$1\"", "sh", path],
+                               environment: invocation.context.environment)
+        do {
+            return try shell.runAttached()
+        } catch let error as ItsypadError {
+            throw ItsypadError.failure("cannot start the editor '\(editor)': \(error.message)")
         }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, "/bin/sh", nil, &attributes, &argv, &environment)
-        guard spawned == 0 else {
-            throw ItsypadError.failure("cannot start the editor '\(editor)': \(String(cString: strerror(spawned)))")
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { throw ItsypadError.failure("lost track of the editor process") }
-        }
-        // WIFEXITED / WEXITSTATUS by hand: Glibc's macros are not imported into Swift.
-        let exited = status & 0x7F == 0
-        return exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 }

@@ -281,7 +281,7 @@ private enum Prose {
             "Without a subcommand, settings lists every setting, as settings list does. The settings and their values are listed under SETTINGS.",
         ],
         "sync": [
-            "Every device names the same backend directory (see itsypad-backend(5)); sync enable records it in the sync.backend setting and turns sync.enabled on. Changes made while sync is off are still queued and go with the next sync.",
+            "Every device names the same backend: a directory (see itsypad-backend(5)) or a git remote (git:URL, see sync enable); sync enable records it in the sync.backend setting and turns sync.enabled on. Changes made while sync is off are still queued and go with the next sync.",
             "A tab edited on two devices is merged three ways against the last synced version. Where both changed the same lines, the newer edit wins the tab and the other is kept as a new tab named \"NAME (conflict DEVICE TIME)\". An edit beats a deletion made elsewhere. While a local pin or unpin waits to be sent, an entry pinned on either side stays pinned. A setting keeps its newest value.",
         ],
         "export": [
@@ -296,7 +296,7 @@ private enum Prose {
         "tab ls --json prints an array of tabs and tab show --json one tab, as objects with the fields id, name, content, language, languageLocked (true or false), lastModified (ISO 8601), fileURL (the backing file or null) and syncState (synced, pending, failed or localOnly).",
         "clip ls --json prints an array of entries, as objects with the fields id, text, timestamp (ISO 8601), pinned, localOnly and syncState.",
         "settings list --json prints an array of objects with the fields key, value (null when unset), scope (synced or device) and isDefault.",
-        "sync status --json prints one object with the fields enabled, backend, deviceID, deviceName, lastPush and lastPull (ISO 8601 or null), pending (counts by record type: ScratchTab, ClipboardEntry, Setting), failed (objects with type, id, attempts and error), localOnly (a count), lastError, localOnlyReasons (counts by reason: local, ignored, secret and oversized clips, fileBacked tabs), syncing (null, or the pid and since of the sync under way) and quarantined (what the backend holds malformed, skipped until it is fixed: objects with type and id, both null when no record can be named, location, reason, and since in milliseconds since 1970). localOnly and localOnlyReasons are null while a running sync rewrites the clipboard index.",
+        "sync status --json prints one object with the fields enabled, backend, deviceID, deviceName, lastPush and lastPull (ISO 8601 or null), pending (counts by record type: ScratchTab, ClipboardEntry, Setting), failed (objects with type, id, attempts and error), localOnly (a count), lastError, localOnlyReasons (counts by reason: local, ignored, secret and oversized clips, fileBacked tabs), syncing (null, or the pid and since of the sync under way), quarantined (what the backend holds malformed, skipped until it is fixed: objects with type and id, both null when no record can be named, location, reason, and since in milliseconds since 1970) and remote (null unless the backend is a git remote: an object with lastFetch and lastPush, ISO 8601 or null, unpushedCommits, and lastError, git's last error or null). localOnly and localOnlyReasons are null while a running sync rewrites the clipboard index.",
         "sync log --json prints an array of attempts, as objects with the fields time, direction (sync, push or pull), pulled, pushed, conflicts, result, error and quarantined (what that attempt skipped as malformed, each as location: reason).",
     ]
 
@@ -318,6 +318,7 @@ private enum Prose {
         ("COLUMNS", "The width help is wrapped to (default: the terminal's width, else 80)."),
         ("NO_COLOR", "When set, error messages are not coloured. They never are when standard error is not a terminal or TERM is dumb."),
         ("ITSYPAD_LOCK_TIMEOUT", "Seconds to wait for another itsypad to release the data directory before exiting 75 (default: 10)."),
+        ("ITSYPAD_GIT_TIMEOUT", "Seconds one git command of a sync through a git remote may take before it is killed and the sync exits 75 (default: 120)."),
         ("PREFIX", "Where install and uninstall put and remove files, unless --prefix is given (default: ~/.local)."),
     ]
 
@@ -334,5 +335,6 @@ private enum Prose {
         ("sync/running.json", "The process id and start time of the sync under way, removed when it ends; a note left by a killed sync is ignored."),
         ("sync/log.jsonl", "The activity log of sync attempts, one JSON object a line (the newest 500)."),
         ("sync/watch.lock", "Locked (flock) by a running sync watch for its whole life, so that a second one for the same directory is refused; never locked by anything else."),
+        ("sync/git/", "With a git remote as backend: its clone (repository/, the git directory; backend/, the working tree the engine syncs with, a backend directory as itsypad-backend(5) describes) and status.json (the last fetch and push and git's last error). Commits that could not be put on top of a rewritten remote are kept under refs/itsypad/kept. Removing the whole directory is safe once sync status shows nothing waiting: the next sync clones again."),
     ]
 }

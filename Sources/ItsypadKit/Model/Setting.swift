@@ -36,6 +36,8 @@ public enum SettingKind: Sendable, Equatable {
     case integer(ClosedRange<Int>)
     case duration
     case path
+    /// A directory path or `git:` and a URL (see `BackendLocation`).
+    case backendLocation
     case text
     case patternList
 
@@ -45,6 +47,7 @@ public enum SettingKind: Sendable, Equatable {
         case .integer(let range): return "a whole number from \(range.lowerBound) to \(range.upperBound)"
         case .duration: return "a duration such as 90s, 30m, 12h, 7d, 2w or never"
         case .path: return "a directory path"
+        case .backendLocation: return "a directory path or git:URL"
         case .text: return "text"
         case .patternList: return "one or more regular expressions"
         }
@@ -86,6 +89,8 @@ public enum SettingKind: Sendable, Equatable {
             return RetentionDuration(word).map { .string($0.description) }
         case .path:
             return word.isEmpty ? nil : .string(word)
+        case .backendLocation:
+            return BackendLocation(word).map { .string($0.description) }
         case .text:
             return word.isEmpty ? nil : .string(word)
         case .patternList:
@@ -109,7 +114,7 @@ public enum SettingKind: Sendable, Equatable {
             guard let value = json.int64Value, range.contains(Int(value)) else { return nil }
             return .int(Int(value))
         case (.duration, .string(let s)): return RetentionDuration(s) == nil ? nil : .string(s)
-        case (.path, .string(let s)), (.text, .string(let s)): return .string(s)
+        case (.path, .string(let s)), (.backendLocation, .string(let s)), (.text, .string(let s)): return .string(s)
         case (.patternList, .array(let items)):
             // Patterns this version cannot use (a peer's newer syntax, say) are kept,
             // and set aside with a warning where they are used.
@@ -190,8 +195,8 @@ public enum Settings {
                 help: "Editor command for tab new/edit (default: $VISUAL, then $EDITOR, then vi).", defaultValue: nil)
         case .syncBackend:
             SettingDefinition(
-                key: key.rawValue, kind: .path, scope: .device,
-                help: "The sync backend directory shared by your devices.", defaultValue: nil)
+                key: key.rawValue, kind: .backendLocation, scope: .device,
+                help: "The sync backend shared by your devices: a directory, or git: and a git remote's URL.", defaultValue: nil)
         case .syncEnabled:
             SettingDefinition(
                 key: key.rawValue, kind: .bool, scope: .device,

@@ -62,11 +62,7 @@ public final class SyncEngine {
     /// Takes the sync lock (`sync/lock`) without waiting: throws `.temporary` when another
     /// sync of this data directory is under way.
     public init(store: DataStore, backend: SyncBackend, now: @escaping () -> Milliseconds = Time.now) throws {
-        let lockPath = store.path + "/sync/lock"
-        guard let syncLock = try storeOperation({ try FileLock(path: lockPath, in: store.tree, mode: .exclusive, timeout: 0) }) else {
-            throw ItsypadError.temporary("another sync of \(store.path) is under way; try again once it has finished")
-        }
-        self.syncLock = syncLock
+        syncLock = try SyncEngine.takeSyncLock(store)
         self.store = store
         self.backend = LockReleasingBackend(backend, store: store)
         self.now = now
@@ -74,6 +70,15 @@ public final class SyncEngine {
         deviceName = try store.settings().string(.deviceName) ?? store.deviceID
         // Tabs decided on must be on disk before anyone else may edit them.
         self.backend.beforeRelease = { [unowned self] in try writeStagedTabs() }
+    }
+
+    /// The lock that keeps two syncs of one data directory apart, taken without waiting.
+    static func takeSyncLock(_ store: DataStore) throws -> FileLock {
+        let lockPath = store.path + "/sync/lock"
+        guard let syncLock = try storeOperation({ try FileLock(path: lockPath, in: store.tree, mode: .exclusive, timeout: 0) }) else {
+            throw ItsypadError.temporary("another sync of \(store.path) is under way; try again once it has finished")
+        }
+        return syncLock
     }
 
     // MARK: Runs
@@ -188,6 +193,13 @@ public final class SyncEngine {
         state.token = nil
         state.fullFetch = nil
         try state.save(to: store)
+    }
+
+    /// The backend's files were replaced under the engine with others of the same zone (a git
+    /// remote's rewritten history): the replaced-zone path, then the zone is checked again.
+    func startOverOnReplacedBackend() throws {
+        try startOver()
+        prepared = false
     }
 
     /// The replaced-zone path: forget the token and what the backend was known to hold, send everything.

@@ -39,6 +39,18 @@ import Testing
         #expect(result.stdout.contains("pending:    0 tabs, 0 clips, 0 settings"))
     }
 
+    @Test(.enabled(if: ReadmeTests.hasTool("git"), "git is not installed"))
+    func gitRemoteWalkthroughRuns() throws {
+        let script = try #require(ReadmeTests.block("git-walkthrough"))
+        let result = try bash(script + "\nrm -rf \"$WORK\"")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("copied on the laptop"))
+        #expect(result.stdout.contains("buy milk"))
+        #expect(result.stdout.contains("remote:     fetched 20"))
+        #expect(result.stdout.contains("itsypad sync on desktop ("), "\(result.stdout)")
+        #expect(result.stdout.contains("itsypad sync enable on laptop ("), "\(result.stdout)")
+    }
+
     /// The recipe as the README prints it, with fzf's pick made by `--filter`
     /// (and Esc, which prints nothing, by a filter that matches nothing).
     @Test(.enabled(if: ReadmeTests.hasTool("fzf"), "fzf is not installed"))

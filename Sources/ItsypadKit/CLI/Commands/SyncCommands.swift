@@ -16,35 +16,47 @@ enum SyncCommands {
     static func enable(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let now = invocation.context.now()
-        guard let path = try invocation.arguments.first.map(FileSystem.absolute) ?? store.settings().string(.syncBackend) else {
-            throw invocation.usage("No backend directory: pass DIR or set sync.backend.")
+        guard let value = try invocation.arguments.first ?? store.settings().string(.syncBackend) else {
+            throw invocation.usage("No backend: pass DIR or git:URL, or set sync.backend.")
+        }
+        guard let location = BackendLocation(value) else {
+            throw invocation.usage("Invalid backend '\(value)': expected a directory path or git:URL.")
         }
         let keyText = invocation.value(.key)
         if invocation.flag(.encrypt) && keyText != nil { throw invocation.usage("Pass --encrypt or --key, not both.") }
         if let keyText, keyText != "-" { throw invocation.usage("--key takes '-': the recovery key is read from standard input, never from the command line.") }
         let timeout = lockTimeout(invocation)
-        let directory = DirectoryBackend(path: path, lockTimeout: timeout)
-        let parent = FileSystem.directoryName(directory.path)
-        guard FileSystem.isDirectory(parent) else {
-            throw ItsypadError.failure("cannot create the sync backend \(directory.path): \(parent) does not exist (a typo?); nothing was changed")
+        let configured = configuredBackend(location, store: store, invocation)
+        let path = configured.path
+        if let remote = configured.remote {
+            try remote.prepare()
+            // A rewritten remote is remembered by the clone: the sync below then sends everything.
+            _ = try store.withLockReleased { try remote.update() }
+        } else {
+            let parent = FileSystem.directoryName(path)
+            guard FileSystem.isDirectory(parent) else {
+                throw ItsypadError.failure("cannot create the sync backend \(location): \(parent) does not exist (a typo?); nothing was changed")
+            }
         }
         // Keys are checked before anything is written: a wrong one leaves the data directory as it was.
         do {
             if invocation.flag(.encrypt) {
-                try SyncKeyCommands.createEncryptedZone(at: directory.path, store: store, lockTimeout: timeout)
+                try SyncKeyCommands.createEncryptedZone(at: path, store: store, lockTimeout: timeout)
             } else if keyText != nil {
-                try SyncKeyCommands.joinEncryptedZone(at: directory.path, key: try SyncKeyCommands.recoveryKeyFromInput(invocation), store: store, lockTimeout: timeout)
+                try SyncKeyCommands.joinEncryptedZone(at: path, key: try SyncKeyCommands.recoveryKeyFromInput(invocation), store: store, lockTimeout: timeout)
             } else {
-                _ = try SyncKeyCommands.backend(at: directory.path, store: store, lockTimeout: timeout).createZoneIfNeeded()
+                _ = try SyncKeyCommands.backend(at: path, store: store, lockTimeout: timeout).createZoneIfNeeded()
             }
         } catch let error as BackendError {
-            throw mapped(error, backend: directory.path)
+            throw mapped(error, backend: location)
         } catch let error as EncryptionError {
             throw ItsypadError.failure(error.description)
         }
-        warnIfExposed(directory.path, invocation)
+        let device = try store.settings().string(.deviceName) ?? store.deviceID
+        try configured.remote?.commitChanges(message: "itsypad sync enable on \(device) (\(store.deviceID))")
+        warnIfExposed(configured, invocation)
         if invocation.arguments.first != nil {
-            try store.changeSetting(Settings.definition(.syncBackend), to: .string(directory.path), now: now)
+            try store.changeSetting(Settings.definition(.syncBackend), to: .string(location.description), now: now)
         }
         try store.changeSetting(Settings.definition(.syncEnabled), to: .bool(true), now: now)
         return try run(invocation)
@@ -59,17 +71,25 @@ enum SyncCommands {
     }
 
     static func compact(_ invocation: Invocation) throws -> Int32 {
-        let (backend, path) = try configuredBackend(invocation)
-        let device = try invocation.store().deviceID
+        let (backend, configured) = try configuredBackend(invocation)
+        let store = try invocation.store()
+        let device = store.deviceID
+        // A git remote's clone is worked on by one sync at a time: compaction is one.
+        let syncLock = try configured.remote.map { _ in try SyncEngine.takeSyncLock(store) }
+        defer { withExtendedLifetime(syncLock) {} }
         // Compaction works on the backend alone: the data directory is not kept locked meanwhile.
         invocation.close()
         do {
+            _ = try configured.remote?.update()
             let tombstones = try SyncEngine.purgeTombstones(in: backend, olderThan: SyncEngine.tombstoneLifetime, now: invocation.context.now(),
                                                             device: device)
             let report = try backend.compact()
+            if let remote = configured.remote, try !remote.publish(message: "itsypad sync compact on \(device): through change \(report.compactedThrough)") {
+                throw ItsypadError.temporary("the git remote \(configured.location) changed while compacting; the compaction is committed in the clone and goes with the next sync")
+            }
             invocation.note("compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes), \(report.assetsRemoved) assets and \(tombstones) tombstones over 90 days old")
         } catch let error as BackendError {
-            throw mapped(error, backend: path)
+            throw mapped(error, backend: configured.location)
         } catch let error as EncryptionError {
             throw ItsypadError.failure(error.description)
         }
@@ -86,7 +106,17 @@ enum SyncCommands {
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
         func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
         let quarantined = JSONValue.array(state.quarantine.map(\.json))
+        let remoteStatus = settings.string(.syncBackend).flatMap(BackendLocation.init).flatMap {
+            configuredBackend($0, store: store, invocation).remote
+        }.map { (status: $0.status, unpushed: $0.unpushedCommits()) }
         if invocation.flag(.json) {
+            var remoteJSON = JSONValue.null
+            if let remote = remoteStatus {
+                let unpushed: JSONValue = remote.unpushed.map { .integer(Int64($0)) } ?? .null
+                let error: JSONValue = remote.status.lastError.map { .string($0) } ?? .null
+                remoteJSON = .object([("lastFetch", time(remote.status.lastFetch)), ("lastPush", time(remote.status.lastPush)),
+                                      ("unpushedCommits", unpushed), ("lastError", error)])
+            }
             // Fields are only ever appended, so that scripts reading them by position keep working.
             invocation.printJSON(.object([
                 ("enabled", .bool(settings.bool(.syncEnabled))),
@@ -105,12 +135,19 @@ enum SyncCommands {
                 ("localOnlyReasons", localOnly.map { counts in .object(counts.reasons.map { ($0.key, .integer(Int64($0.count))) }) } ?? .null),
                 ("syncing", running?.json ?? .null),
                 ("quarantined", quarantined),
+                ("remote", remoteJSON),
             ]))
             return ExitCode.success
         }
         let out = invocation.out
         out.line("enabled:    \(settings.bool(.syncEnabled) ? "yes" : "no")")
         out.line("backend:    \(settings.string(.syncBackend) ?? "(none)")")
+        if let remote = remoteStatus {
+            var line = "remote:     fetched \(remote.status.lastFetch.map(Time.iso8601) ?? "never"), pushed \(remote.status.lastPush.map(Time.iso8601) ?? "never")"
+            if let unpushed = remote.unpushed, unpushed > 0 { line += ", \(Text.counted(unpushed, "commit")) not pushed yet" }
+            out.line(line)
+            if let error = remote.status.lastError { out.line("git error:  \(error)") }
+        }
         out.line("device:     \(settings.string(.deviceName) ?? "") (\(store.deviceID))")
         out.line("activity:   \(running?.description ?? "idle")")
         out.line("last push:  \(state.lastPush.map(Time.iso8601) ?? "never")")
@@ -190,35 +227,64 @@ enum SyncCommands {
         invocation.context.environment["ITSYPAD_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
     }
 
-    /// The configured backend and its directory.
-    static func configuredBackend(_ invocation: Invocation) throws -> (backend: SyncBackend, path: String) {
+    /// The backend the sync.backend setting names, as the engine uses it, and where it is.
+    static func configuredBackend(_ invocation: Invocation) throws -> (backend: SyncBackend, configured: ConfiguredBackend) {
         let store = try invocation.store()
-        guard let path = try store.settings().string(.syncBackend) else {
-            throw ItsypadError.failure("no sync backend: run 'itsypad sync enable DIR'")
+        guard let value = try store.settings().string(.syncBackend), let location = BackendLocation(value) else {
+            throw ItsypadError.failure("no sync backend: run 'itsypad sync enable DIR' or 'itsypad sync enable git:URL'")
         }
+        let configured = configuredBackend(location, store: store, invocation)
         // Each of the engine's attempts waits a fifth of the lock time-out.
-        let backend = try SyncKeyCommands.backend(at: path, store: store, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
-        warnIfExposed(path, invocation)
-        return (backend, path)
+        let backend = try SyncKeyCommands.backend(at: configured.path, store: store, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
+        warnIfExposed(configured, invocation)
+        return (backend, configured)
     }
 
-    /// Warns when other users may read or write the backend directory.
-    static func warnIfExposed(_ path: String, _ invocation: Invocation) {
-        guard let status = (try? FileTree(root: path).status(path)) ?? nil, status.permissions & 0o077 != 0 else { return }
+    static func configuredBackend(_ location: BackendLocation, store: DataStore, _ invocation: Invocation) -> ConfiguredBackend {
+        ConfiguredBackend(location, dataDirectory: store.path, environment: invocation.context.environment)
+    }
+
+    /// Warns when other users may read or write the backend directory (a git remote's clone is in the data directory).
+    static func warnIfExposed(_ configured: ConfiguredBackend, _ invocation: Invocation) {
+        let path = configured.path
+        guard configured.remote == nil, let status = (try? FileTree(root: path).status(path)) ?? nil, status.permissions & 0o077 != 0 else { return }
         invocation.warn(Invocation.exposureWarning("the sync backend", path, status.permissions))
+    }
+
+    /// Pushes refused because the remote moved, each followed by a fetch and another engine run, before giving up with 75.
+    static let publishRounds = 3
+
+    /// A sync through a git remote: bring the clone up to date, run the engine on it, commit and
+    /// push; again while the remote moves meanwhile. Git's network I/O runs without the data
+    /// directory's lock, like every backend call.
+    static func syncThrough(_ remote: GitRemote, location: BackendLocation, store: DataStore, engine: SyncEngine,
+                            _ body: (SyncEngine) throws -> Void) throws {
+        for _ in 1...publishRounds {
+            if try store.withLockReleased({ try remote.update() }) == .replaced {
+                try engine.startOverOnReplacedBackend()
+                remote.acknowledgeReplacement()
+            }
+            try body(engine)
+            let report = engine.report
+            let message = "itsypad sync on \(engine.deviceName) (\(store.deviceID)): pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
+            if try store.withLockReleased({ try remote.publish(message: message) }) { return }
+        }
+        throw ItsypadError.temporary("the git remote \(location) kept changing: \(publishRounds) pushes were refused; "
+            + "what this sync did is committed in the clone and goes with the next sync; try again later")
     }
 
     /// Runs the engine, logs the attempt, and maps the outcome to an exit status:
     /// 0 (conflicts resolved count as success), 1 (items failed), 75 (backend busy or unreachable).
     /// The engine syncs with the configured backend, or with `backend` (and the directory its
     /// errors name) when given.
-    static func withEngine(_ invocation: Invocation, direction: String, backend given: (SyncBackend, String)? = nil,
+    static func withEngine(_ invocation: Invocation, direction: String, backend given: (backend: SyncBackend, path: String)? = nil,
                            _ body: (SyncEngine) throws -> Void) throws -> Int32 {
         let store = try invocation.store()
         guard try store.settings().bool(.syncEnabled) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
-        let (backend, path) = try given ?? configuredBackend(invocation)
+        let (backend, configured) = try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
+            ?? configuredBackend(invocation)
         let engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
         engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
         defer { invocation.endProgress() }
@@ -226,9 +292,13 @@ enum SyncCommands {
         defer { running.end(in: store) }
         var failure: ItsypadError?
         do {
-            try body(engine)
+            if let remote = configured.remote {
+                try syncThrough(remote, location: configured.location, store: store, engine: engine, body)
+            } else {
+                try body(engine)
+            }
         } catch let error as BackendError {
-            failure = mapped(error, backend: path)
+            failure = mapped(error, backend: configured.location)
         } catch let error as EncryptionError {
             failure = .failure(error.description)
         } catch let error as ItsypadError {
@@ -268,10 +338,16 @@ enum SyncCommands {
     }
 
     /// Exit 75 for what retrying can fix (busy, unreachable, a backend that is not there now), 1 for the rest.
-    static func mapped(_ error: BackendError, backend path: String) -> ItsypadError {
+    static func mapped(_ error: BackendError, backend location: BackendLocation) -> ItsypadError {
         if case .zoneNotFound = error {
-            return .temporary("the sync backend \(path) is missing or empty (no zone.json): is a disk or share unmounted? "
-                + "Nothing was synced; local changes stay queued. To start a new backend there on purpose, run 'itsypad sync enable \(path)'")
+            switch location {
+            case .directory(let path):
+                return .temporary("the sync backend \(path) is missing or empty (no zone.json): is a disk or share unmounted? "
+                    + "Nothing was synced; local changes stay queued. To start a new backend there on purpose, run 'itsypad sync enable \(path)'")
+            case .git:
+                return .failure("the git remote \(location) holds no itsypad backend (no zone.json on its branch '\(GitRemote.branch)'). "
+                    + "Nothing was synced; local changes stay queued. To start one there, run 'itsypad sync enable \(location)'")
+            }
         }
         return error.isTransient ? .temporary(error.description + "; try again later") : .failure(error.description)
     }

@@ -22,6 +22,9 @@ enum SyncKeyCommands {
         guard try settings.bool(.syncEnabled), let path = settings.string(.syncBackend) else {
             throw ItsypadError.failure("sync is disabled: a key is rotated on a device that syncs with the backend")
         }
+        guard case .directory = BackendLocation(path) else {
+            throw ItsypadError.failure("rotating the key of a git remote's backend is not supported yet; nothing was rotated")
+        }
         guard try deviceKey(store) != nil else {
             throw ItsypadError.failure("this device has no sync key: its backend is not encrypted (to encrypt, move it aside and run 'itsypad sync enable \(path) --encrypt')")
         }
@@ -56,7 +59,7 @@ enum SyncKeyCommands {
                 discardRotation(of: old, store: store)
                 throw ItsypadError.failure("another device replaced the backend or rotated its key meanwhile" + notRotated)
             } catch let error as BackendError {
-                throw appending("; the next sync finishes the rotation or undoes it", to: SyncCommands.mapped(error, backend: path))
+                throw appending("; the next sync finishes the rotation or undoes it", to: SyncCommands.mapped(error, backend: .directory(path)))
             } catch {
                 discardRotation(of: old, store: store)
                 throw error
@@ -77,7 +80,7 @@ enum SyncKeyCommands {
         } catch let error as ItsypadError {
             throw appending(outcome, to: error)
         } catch let error as BackendError {
-            throw appending(outcome, to: SyncCommands.mapped(error, backend: path))
+            throw appending(outcome, to: SyncCommands.mapped(error, backend: .directory(path)))
         }
     }
 

@@ -11,7 +11,7 @@ enum SyncWatchCommand {
     static func run(_ invocation: Invocation) throws -> Int32 {
         let interval = try invocation.integer(.interval, in: 1...86_400) ?? defaultInterval
         let directory = try invocation.dataDirectory()
-        let backend = try enabledBackend(directory)
+        let backend = try enabledBackend(directory, invocation)
         // A second watcher would only double every sync: it is refused (exit 1), not told to retry.
         guard let exclusive = try FileLock(path: watchLockPath(in: directory), in: FileTree(root: directory), mode: .exclusive, timeout: 0) else {
             throw ItsypadError.failure("another 'itsypad sync watch' is already running for the data directory \(directory); this one stops")
@@ -21,7 +21,7 @@ enum SyncWatchCommand {
         let events = FileEvents()
         let unwatched = events.watch(watchedDirectories(directory, backend: backend))
         if !invocation.quiet {
-            var line = "watching \(directory) and \(backend.path); syncing on changes and every \(interval) s"
+            var line = "watching \(directory) and \(backend.location); syncing on changes and every \(interval) s"
             if !unwatched.isEmpty { line += " (no change notification for " + unwatched.map(\.directory).joined(separator: ", ") + ")" }
             invocation.context.standardError.line(line)
             invocation.context.standardError.flush()
@@ -37,7 +37,7 @@ enum SyncWatchCommand {
             }
             guard Monotonic.seconds() >= schedule.due else { continue }
             // Watched again before each sync: the backend may have been replaced or come back, or be another one now.
-            events.watch(watchedDirectories(directory, backend: (try? enabledBackend(directory)) ?? backend))
+            events.watch(watchedDirectories(directory, backend: (try? enabledBackend(directory, invocation)) ?? backend))
             let outcome = syncOnce(invocation)
             schedule.synced(retryable: outcome.isRetryable, now: Monotonic.seconds())
             report(outcome, after: previous, retryIn: schedule.due - Monotonic.seconds(), warned: &warned, invocation)
@@ -46,20 +46,22 @@ enum SyncWatchCommand {
     }
 
     /// The backend of an enabled sync, read without waiting for the data directory's lock.
-    static func enabledBackend(_ directory: String) throws -> DirectoryBackend {
+    static func enabledBackend(_ directory: String, _ invocation: Invocation) throws -> ConfiguredBackend {
         let settings = try DataStore(readingWithoutLock: directory).settings()
-        guard settings.bool(.syncEnabled), let path = settings.string(.syncBackend) else {
+        guard settings.bool(.syncEnabled), let value = settings.string(.syncBackend), let location = BackendLocation(value) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
-        return DirectoryBackend(path: path)
+        return ConfiguredBackend(location, dataDirectory: directory, environment: invocation.context.environment)
     }
 
     static func watchLockPath(in directory: String) -> String { directory + "/sync/watch.lock" }
 
-    /// Every local change appends to the pending queue; a peer's shows in the backend.
-    static func watchedDirectories(_ directory: String, backend: DirectoryBackend) -> [FileEvents.Watched] {
+    /// Every local change appends to the pending queue; a peer's shows in a backend directory
+    /// (a git remote's only by polling: its clone changes only when this device syncs).
+    static func watchedDirectories(_ directory: String, backend: ConfiguredBackend) -> [FileEvents.Watched] {
         let queue = DataStore.pendingQueuePath(in: directory)
-        return [FileEvents.Watched(FileSystem.directoryName(queue), names: [FileSystem.baseName(queue)])] + backend.peerChangeSignals
+        let peerChanges = backend.remote == nil ? DirectoryBackend(path: backend.path).peerChangeSignals : []
+        return [FileEvents.Watched(FileSystem.directoryName(queue), names: [FileSystem.baseName(queue)])] + peerChanges
     }
 
     /// How one sync ended, as the watcher reports it.

@@ -1,0 +1,279 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A sync backend kept in a git remote: a clone of it in the data directory (`sync/git/`) whose
+/// working tree is a backend directory, on which the engine runs exactly as on a shared folder.
+///
+/// A sync brings the clone to the remote's tip (`update`), lets the engine work on the working
+/// tree, then commits and pushes (`publish`). Only this device's sync writes the clone (the
+/// engine's sync lock is held throughout), so a git lock file found in it was left by a killed
+/// sync and is removed. A local commit is never dropped: one that cannot be put on top of the
+/// remote's history is kept under `refs/itsypad/kept/` and the engine sends everything again.
+///
+/// Uses the system `git`, without a shell, never prompting; authentication is git's own.
+public struct GitRemote {
+    /// The URL as git takes it.
+    public let url: String
+    /// `sync/git` in the data directory.
+    public let directory: String
+    let environment: [String: String]
+    /// Seconds one git command may take before it is killed.
+    let timeout: Double
+
+    /// The one branch itsypad uses, so that a repository can hold other branches.
+    static let branch = "itsypad"
+    static let remoteBranch = "refs/remotes/origin/" + branch
+    /// The remote tip the clone was last brought to: a tip that no longer descends from it was rewritten.
+    static let syncedRef = "refs/itsypad/synced"
+
+    public init(url: String, dataDirectory: String, environment: [String: String], timeout: Double = 120) {
+        self.url = url
+        self.directory = dataDirectory + "/sync/git"
+        self.environment = environment
+        self.timeout = timeout
+    }
+
+    var gitDirectory: String { directory + "/repository" }
+    /// The backend directory the engine works on.
+    public var workingTree: String { directory + "/backend" }
+    var statusFile: String { directory + "/status.json" }
+
+    /// What `update` found.
+    public enum Update: Equatable {
+        /// The clone is on the remote's tip, local commits (if any) on top of it.
+        case current
+        /// The remote's history was rewritten, or the local commits could not be put on top of it:
+        /// the clone is now the remote's tip and this device must send everything again.
+        case replaced
+    }
+
+    // MARK: Sync steps
+
+    /// Creates the clone if needed (its configuration is rewritten every time: the URL may have changed).
+    public func prepare() throws {
+        try FileSystem.makeDirectory(directory)
+        try FileSystem.makeDirectory(workingTree)
+        if !FileSystem.isDirectory(gitDirectory) {
+            try git(["init", "-q", "-b", GitRemote.branch])
+        }
+        let configuration = [
+            ("remote.origin.url", url),
+            ("remote.origin.fetch", "+refs/heads/\(GitRemote.branch):\(GitRemote.remoteBranch)"),
+            ("user.name", "itsypad"),
+            ("user.email", "itsypad@localhost"),
+            // A hostile remote must not place a link in the backend, a user's settings not sign or reformat.
+            ("core.symlinks", "false"),
+            ("core.autocrlf", "false"),
+            ("commit.gpgsign", "false"),
+            ("gc.autoDetach", "false"),
+        ]
+        for (key, value) in configuration { try git(["config", key, value]) }
+        // The backend's lock and temporary files belong to this copy only.
+        try FileSystem.makeDirectory(gitDirectory + "/info")
+        try FileSystem.writeAtomically(gitDirectory + "/info/exclude", Array("/lock\n\(FileSystem.temporaryPrefix)*\n".utf8))
+    }
+
+    /// Recovers from a killed sync, commits what it left, fetches, and puts local commits on top of
+    /// the remote's tip. Network I/O: call it without holding the data directory's lock.
+    ///
+    /// `.replaced` is remembered until `acknowledgeReplacement` (a sync killed right after must
+    /// still send everything again).
+    public func update() throws -> Update {
+        let unacknowledged = GitStatus.read(statusFile).mustSendEverything == true
+        let update = try integrate()
+        return unacknowledged ? .replaced : update
+    }
+
+    private func integrate() throws -> Update {
+        // `settings set sync.backend` may have named another URL since the clone was made.
+        let configured = FileSystem.isDirectory(gitDirectory) ? try runGit(["config", "--get", "remote.origin.url"]) : nil
+        if configured.map({ Text.trim($0.outputText) }) != url { try prepare() }
+        try recover()
+        try commitChanges(message: "itsypad: changes left by an interrupted sync")
+        try fetch()
+        guard let remote = try revision(GitRemote.remoteBranch) else { return .current }
+        defer { try? git(["update-ref", GitRemote.syncedRef, remote]) }
+        guard let local = try revision("HEAD") else {
+            try git(["reset", "-q", "--hard", remote])
+            return .current
+        }
+        if try isAncestor(remote, of: local) { return .current }
+        if let synced = try revision(GitRemote.syncedRef), try !isAncestor(synced, of: remote) {
+            return try replaceLocal(local, with: remote)
+        }
+        if try runGit(["rebase", "-q", remote]).status != 0 {
+            _ = try? runGit(["rebase", "--abort"])
+            return try replaceLocal(local, with: remote)
+        }
+        return .current
+    }
+
+    /// Commits the engine's work and pushes it. False when the remote moved meanwhile (update and
+    /// try again); throws for other failures, the commit staying for the next sync.
+    public func publish(message: String) throws -> Bool {
+        try commitChanges(message: message)
+        guard let local = try revision("HEAD") else { return true }
+        if try revision(GitRemote.remoteBranch) == local { return true }
+        let pushed = try runGit(["push", "-q", "origin", "HEAD:refs/heads/\(GitRemote.branch)"], network: true)
+        if pushed.status != 0 {
+            let text = String(decoding: pushed.standardError, as: UTF8.self)
+            // "[remote rejected]" (a hook, a protected branch) is a refusal that retrying cannot change.
+            if ["[rejected]", "fetch first", "non-fast-forward"].contains(where: text.contains), !pushed.timedOut {
+                return false
+            }
+            throw record(failure: failure("push to", pushed))
+        }
+        try? git(["update-ref", GitRemote.syncedRef, local])
+        try? git(["update-ref", GitRemote.remoteBranch, local])
+        var status = GitStatus.read(statusFile)
+        status.lastPush = Time.now()
+        status.lastError = nil
+        try? status.write(statusFile)
+        return true
+    }
+
+    /// When the clone last fetched and pushed, and git's last error, for `sync status`.
+    var status: GitStatus { GitStatus.read(statusFile) }
+
+    /// Commits unpublished, for `sync status`.
+    public func unpushedCommits() -> Int? {
+        let range = (try? revision(GitRemote.remoteBranch)) ?? nil
+        guard let output = try? runGit(["rev-list", "--count", "HEAD"] + (range.map { ["^" + $0] } ?? [])), output.status == 0 else { return nil }
+        return Int(Text.trim(output.outputText))
+    }
+
+    // MARK: Steps
+
+    /// Removes what a killed git left behind: lock files and a rebase under way.
+    private func recover() throws {
+        for name in ["index.lock", "HEAD.lock", "ORIG_HEAD.lock", "packed-refs.lock", "config.lock", "shallow.lock"] {
+            unlink(gitDirectory + "/" + name)
+        }
+        removeLocks(in: gitDirectory + "/refs")
+        if FileSystem.isDirectory(gitDirectory + "/rebase-merge") || FileSystem.isDirectory(gitDirectory + "/rebase-apply") {
+            _ = try runGit(["rebase", "--abort"])
+        }
+    }
+
+    private func removeLocks(in directory: String) {
+        for name in (try? FileSystem.list(directory, includingHidden: true)) ?? [] {
+            let path = directory + "/" + name
+            if name.hasSuffix(".lock") { unlink(path) } else if FileSystem.isDirectory(path) { removeLocks(in: path) }
+        }
+    }
+
+    /// Commits whatever the working tree holds (nothing when it is unchanged).
+    public func commitChanges(message: String) throws {
+        try git(["add", "-A"])
+        guard try runGit(["diff", "--cached", "--quiet"]).status != 0 else { return }
+        try git(["commit", "-q", "--no-verify", "-m", message])
+    }
+
+    private func fetch() throws {
+        let fetched = try runGit(["fetch", "-q", "--no-tags", "origin"], network: true)
+        var status = GitStatus.read(statusFile)
+        if fetched.status != 0 {
+            // A remote without itsypad's branch yet (a new, empty repository) is not a failure.
+            guard fetched.errorSummary.contains("couldn't find remote ref") else {
+                throw record(failure: failure("fetch from", fetched))
+            }
+            _ = try runGit(["update-ref", "-d", GitRemote.remoteBranch])
+        }
+        status.lastFetch = Time.now()
+        status.lastError = nil
+        try? status.write(statusFile)
+    }
+
+    /// Called once the engine has started over after `.replaced`.
+    public func acknowledgeReplacement() {
+        var status = GitStatus.read(statusFile)
+        status.mustSendEverything = nil
+        try? status.write(statusFile)
+    }
+
+    private func replaceLocal(_ local: String, with remote: String) throws -> Update {
+        var status = GitStatus.read(statusFile)
+        status.mustSendEverything = true
+        try status.write(statusFile)
+        try git(["update-ref", "refs/itsypad/kept/\(Time.now())", local])
+        try git(["reset", "-q", "--hard", remote])
+        return .replaced
+    }
+
+    private func record(failure: ItsypadError) -> ItsypadError {
+        var status = GitStatus.read(statusFile)
+        status.lastError = failure.message
+        try? status.write(statusFile)
+        return failure
+    }
+
+    // MARK: Running git
+
+    private func revision(_ name: String) throws -> String? {
+        let output = try runGit(["rev-parse", "--verify", "-q", name + "^{commit}"])
+        return output.status == 0 ? Text.trim(output.outputText) : nil
+    }
+
+    private func isAncestor(_ ancestor: String, of descendant: String) throws -> Bool {
+        try runGit(["merge-base", "--is-ancestor", ancestor, descendant]).status == 0
+    }
+
+    private func git(_ arguments: [String]) throws {
+        let output = try runGit(arguments)
+        guard output.status == 0 else { throw failure("run git \(arguments[0]) in", output) }
+    }
+
+    func runGit(_ arguments: [String], network: Bool = false) throws -> Subprocess.Output {
+        guard let executable = Subprocess.find("git", searchPath: environment["PATH"]) else {
+            throw ItsypadError.failure("git is not installed (no 'git' in PATH): the sync backend \(BackendLocation.git(url: url)) needs it; local changes stay queued")
+        }
+        var environment = self.environment
+        environment["GIT_TERMINAL_PROMPT"] = "0"
+        environment["GIT_SSH_COMMAND"] = (environment["GIT_SSH_COMMAND"] ?? "ssh") + " -o BatchMode=yes"
+        environment["LC_ALL"] = "C"
+        let process = Subprocess(executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + workingTree] + arguments,
+                                 environment: environment)
+        return try process.run(timeout: network ? timeout : max(timeout, 600))
+    }
+
+    /// Exit 75 for what retrying can fix (no network, an unreachable host, a time-out), 1 for the
+    /// rest (a rejected key, a repository that is not there), git's own message in both.
+    func failure(_ what: String, _ output: Subprocess.Output) -> ItsypadError {
+        let place = "\(what) \(BackendLocation.git(url: url))"
+        if output.timedOut {
+            return .temporary("git could not \(place) within \(Int(timeout)) s; local changes stay queued; try again later")
+        }
+        let message = output.errorSummary.isEmpty ? "git exited with status \(output.status)" : output.errorSummary
+        let lowered = message.lowercased()
+        let refused = ["permission denied", "authentication failed", "host key verification failed", "could not read username",
+                       "terminal prompts disabled", "repository not found", "access denied"]
+        let unreachable = ["could not resolve", "connection refused", "connection timed out", "network is unreachable",
+                           "no route to host", "connection reset", "connection closed", "operation timed out",
+                           "failed to connect", "could not connect", "does not appear to be a git repository"]
+        if !refused.contains(where: lowered.contains), unreachable.contains(where: lowered.contains) {
+            return .temporary("git could not \(place): \(message); local changes stay queued; try again later")
+        }
+        return .failure("git could not \(place): \(message)")
+    }
+}
+
+/// `sync/git/status.json`: when the clone last fetched and pushed, and git's last error.
+struct GitStatus: Codable, Equatable {
+    var lastFetch: Int64?
+    var lastPush: Int64?
+    var lastError: String?
+    /// The clone was reset to a rewritten remote; the engine has not yet started over.
+    var mustSendEverything: Bool?
+
+    /// Missing or unreadable: nothing known (it is only shown by `sync status`).
+    static func read(_ path: String) -> GitStatus {
+        guard let bytes = try? FileTree.containing(path).read(path, limit: 64 * 1024),
+              let status = try? JSONCoding.decode(GitStatus.self, from: bytes) else { return GitStatus() }
+        return status
+    }
+
+    func write(_ path: String) throws {
+        try FileTree.containing(path).writeAtomically(path, try JSONCoding.encode(self))
+    }
+}

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadKit
+
+/// An `sshd` of its own on 127.0.0.1 (a random port, a throwaway host key and client key, its
+/// own sshd_config in a temporary directory), serving the bare repositories of this user.
+final class LoopbackSSHServer {
+    static let sshd = "/usr/sbin/sshd"
+    /// Why the tests cannot run here, if they cannot.
+    static let unavailable: String? = {
+        guard FileSystem.exists(sshd), FileSystem.exists("/usr/bin/ssh-keygen") else { return "sshd is not installed (openssh-server)" }
+        guard ReadmeTests.hasTool("git") else { return "git is not installed" }
+        return nil
+    }()
+
+    let directory = TemporaryDirectory()
+    let port: Int
+    private let pid: pid_t
+    var clientKey: String { directory.file("client") }
+    var strangerKey: String { directory.file("stranger") }
+
+    init() throws {
+        let user = String(cString: getpwuid(geteuid()).pointee.pw_name)
+        for name in ["host", "client", "stranger"] {
+            _ = try Process.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", directory.file(name)])
+        }
+        _ = try Process.shell("cp '\(directory.file("client.pub"))' '\(directory.file("authorized_keys"))'")
+        if geteuid() == 0 { mkdir("/run/sshd", 0o755) }
+        var lastError = ""
+        for _ in 0..<5 {
+            let port = Int.random(in: 20_000..<60_000)
+            directory.write("sshd_config", """
+            ListenAddress 127.0.0.1
+            Port \(port)
+            HostKey \(directory.file("host"))
+            AuthorizedKeysFile \(directory.file("authorized_keys"))
+            PidFile none
+            StrictModes no
+            UsePAM no
+            PasswordAuthentication no
+            KbdInteractiveAuthentication no
+            PubkeyAuthentication yes
+            PermitRootLogin prohibit-password
+            AllowUsers \(user)
+            """)
+            let pid = try Process.spawn(LoopbackSSHServer.sshd, ["-D", "-e", "-f", directory.file("sshd_config")], stdin: "/dev/null",
+                                        stdout: directory.file("sshd.out"), stderr: directory.file("sshd.log"), environment: nil)
+            for _ in 0..<100 {
+                if LoopbackSSHServer.isListening(port) {
+                    self.port = port
+                    self.pid = pid
+                    return
+                }
+                var status: Int32 = 0
+                if waitpid(pid, &status, WNOHANG) == pid { break }
+                usleep(50_000)
+            }
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            lastError = directory.read("sshd.log") ?? ""
+        }
+        throw ItsypadError.failure("sshd did not start: \(lastError)")
+    }
+
+    deinit {
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+
+    static func isListening(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    /// What git needs to reach this server with `key`: the host is new to it, so not checked.
+    func environment(key: String) -> [String: String] {
+        ["GIT_SSH_COMMAND": "ssh -i \(key) -o IdentitiesOnly=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o LogLevel=ERROR"]
+    }
+
+    func url(_ path: String) -> String {
+        "git:ssh://\(String(cString: getpwuid(geteuid()).pointee.pw_name))@127.0.0.1:\(port)\(path)"
+    }
+}
+
+/// `sync enable git:ssh://…` against a real sshd on the loopback address.
+@Suite(.tags(.git), .enabled(if: LoopbackSSHServer.unavailable == nil, "\(LoopbackSSHServer.unavailable ?? "")"))
+struct GitOverSSHTests {
+    @Test func twoDevicesSyncOverSSHAndAStrangersKeyIsRefusedWithExitOne() throws {
+        let server = try LoopbackSSHServer()
+        let remote = try BareRepository()
+        let laptop = Device(), desktop = Device()
+        let url = server.url(remote.path)
+        let key = server.environment(key: server.clientKey)
+
+        #expect(try laptop.run("clip", "add", "over ssh").status == 0)
+        let enabled = try laptop.runArguments(["sync", "enable", url], environment: key)
+        try #require(enabled.status == 0, "\(enabled.stderr)\n\(server.directory.read("sshd.log") ?? "")")
+        let joined = try desktop.runArguments(["sync", "enable", url], environment: key)
+        try #require(joined.status == 0, "\(joined.stderr)")
+        #expect(try desktop.run("clip", "ls").stdout.contains("over ssh"))
+
+        #expect(try laptop.run("clip", "add", "kept when refused").status == 0)
+        let refused = try laptop.runArguments(["sync"], environment: server.environment(key: server.strangerKey))
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("Permission denied"), "\(refused.stderr)")
+        #expect(try laptop.run("sync", "status").stdout.contains("pending:    0 tabs, 1 clip, 0 settings"))
+        #expect(try laptop.runArguments(["sync"], environment: key).status == 0)
+        #expect(try desktop.runArguments(["sync"], environment: key).status == 0)
+        #expect(try desktop.run("clip", "ls").stdout.contains("kept when refused"))
+    }
+}

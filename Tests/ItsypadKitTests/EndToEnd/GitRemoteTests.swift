@@ -1,0 +1,359 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadKit
+
+extension Tag {
+    /// Runs the real `git` against a bare repository on the local disk.
+    @Tag static var git: Self
+}
+
+/// A bare repository on the local disk, and the git commands a test uses on it.
+final class BareRepository {
+    let directory = TemporaryDirectory()
+    var path: String { directory.path + "/remote.git" }
+
+    init() throws {
+        try BareRepository.git(["init", "-q", "--bare", path])
+    }
+
+    /// Runs git (the real one), failing the test on an error.
+    @discardableResult
+    static func git(_ arguments: [String], in directory: String? = nil) throws -> String {
+        let result = try Process.run("/usr/bin/git", (directory.map { ["-C", $0] } ?? []) + arguments, timeout: 60)
+        try #require(result.status == 0, "git \(arguments.joined(separator: " ")): \(result.stderr)")
+        return result.stdout
+    }
+
+    /// Subjects of the itsypad branch's commits, newest first.
+    func log() throws -> [String] {
+        try BareRepository.git(["--git-dir=" + path, "log", "--format=%s", "itsypad"]).split(separator: "\n").map(String.init)
+    }
+
+    /// A plain clone of the itsypad branch, for changing the remote as someone else would.
+    func clone() throws -> String {
+        let target = directory.path + "/clone-\(Identifier.make())"
+        try BareRepository.git(["clone", "-q", "-b", "itsypad", path, target])
+        try BareRepository.git(["config", "user.email", "someone@example.com"], in: target)
+        try BareRepository.git(["config", "user.name", "someone"], in: target)
+        return target
+    }
+}
+
+/// A directory of scripts put first on PATH in place of git, each ending in the real one.
+final class GitWrapper {
+    let directory = TemporaryDirectory()
+
+    /// `script` runs in sh before the real git, with "$@" git's arguments (`--git-dir=…` first) and
+    /// `$cmd` its command (fetch, push, …).
+    init(_ script: String) throws {
+        directory.write("git", """
+        #!/bin/sh
+        for a in "$@"; do case "$a" in --*) ;; *) cmd="$a"; break;; esac; done
+        gitdir="${1#--git-dir=}"
+        \(script)
+        exec /usr/bin/git "$@"
+        """, mode: 0o755)
+    }
+
+    var environment: [String: String] { ["PATH": directory.path + ":/usr/bin:/bin"] }
+}
+
+/// `sync enable git:URL` against a bare repository on the local disk, run with the built binary
+/// as a user runs it. Each device is a data directory with its own clone.
+@Suite(.tags(.git), .enabled(if: ReadmeTests.hasTool("git"), "git is not installed"))
+struct GitRemoteTests {
+    let remote: BareRepository
+    let laptop = Device()
+    let desktop = Device()
+
+    init() throws {
+        remote = try BareRepository()
+    }
+
+    @discardableResult
+    func succeed(_ device: Device, _ arguments: String..., environment: [String: String] = [:]) throws -> String {
+        let result = try device.runArguments(arguments, environment: environment)
+        try #require(result.status == 0, "\(arguments.joined(separator: " ")): exit \(result.status): \(result.stderr)")
+        return result.stdout
+    }
+
+    func clips(_ device: Device) throws -> String { try succeed(device, "clip", "ls") }
+
+    func pending(_ device: Device) throws -> String {
+        try succeed(device, "sync", "status").split(separator: "\n").first { $0.hasPrefix("pending:") }.map(String.init) ?? ""
+    }
+
+    @Test(arguments: ["plain path", "file URL"])
+    func twoDevicesSyncThroughABareRepository(_ form: String) throws {
+        let url = "git:" + (form == "file URL" ? "file://" : "") + remote.path
+        try succeed(laptop, "clip", "add", "copied on the laptop")
+        try succeed(laptop, "sync", "enable", url)
+        try succeed(desktop, "tab", "new", "--name", "todo", "written on the desktop")
+        try succeed(desktop, "sync", "enable", url)
+        #expect(try clips(desktop).contains("copied on the laptop"))
+        try succeed(laptop, "sync")
+        #expect(try succeed(laptop, "tab", "show", "todo") == "written on the desktop")
+        #expect(try succeed(laptop, "settings", "get", "sync.backend") == url + "\n")
+
+        let subjects = try remote.log()
+        let desktopID = try succeed(desktop, "sync", "status", "--json")
+        #expect(subjects.contains { $0.hasPrefix("itsypad sync on ") && $0.contains("pushed 1") }, "\(subjects)")
+        #expect(subjects.contains { $0.hasPrefix("itsypad sync enable on ") })
+        #expect(subjects.contains { subject in desktopID.contains(subject.split(separator: "(").last?.split(separator: ")").first.map(String.init) ?? "-") })
+        let status = try succeed(laptop, "sync", "status")
+        #expect(status.contains("remote:     fetched 20") && status.contains(", pushed 20"), "\(status)")
+        #expect(!status.contains("git error"))
+    }
+
+    @Test func threeDevicesConvergeOneAfterAnother() throws {
+        let third = Device()
+        let devices = [laptop, desktop, third]
+        for (index, device) in devices.enumerated() {
+            try succeed(device, "clip", "add", "clip \(index)")
+            try succeed(device, "sync", "enable", "git:" + remote.path)
+        }
+        for device in devices { try succeed(device, "sync") }
+        for device in devices {
+            let listed = try clips(device)
+            #expect((0..<3).allSatisfy { listed.contains("clip \($0)") }, "\(listed)")
+        }
+    }
+
+    @Test func aDeviceOfflineForManyCommitsCatchesUp() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        for round in 0..<15 {
+            try succeed(desktop, "clip", "add", "while the laptop was away \(round)")
+            try succeed(desktop, "sync")
+        }
+        #expect(try remote.log().count >= 16)
+        try succeed(laptop, "sync")
+        let listed = try clips(laptop)
+        #expect((0..<15).allSatisfy { listed.contains("while the laptop was away \($0)") }, "\(listed)")
+    }
+
+    @Test func anEmptyRemoteGetsTheBackendCreatedAndPushed() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        let checkout = try remote.clone()
+        #expect(FileSystem.exists(checkout + "/zone.json"))
+        #expect(!FileSystem.exists(checkout + "/lock"), "the backend's lock file is not committed")
+    }
+
+    @Test func aMissingGitExitsOneAndKeepsPendingWork() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "clip", "add", "kept")
+        let noGit = TemporaryDirectory()
+        let result = try laptop.run("sync", environment: ["PATH": noGit.path])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("git is not installed"), "\(result.stderr)")
+        #expect(try pending(laptop).contains("1 clip"))
+        try succeed(laptop, "sync")
+        #expect(try pending(laptop).contains("0 clips"))
+    }
+
+    @Test func anUnreachableRemoteExitsSeventyFiveWithGitsMessage() throws {
+        // Port 1 on the loopback address: nothing listens there, so ssh is refused at once.
+        let result = try laptop.run("sync", "enable", "git:ssh://git@127.0.0.1:1/nothing.git")
+        #expect(result.status == 75, "\(result.stderr)")
+        #expect(result.stderr.contains("Connection refused"), "\(result.stderr)")
+        let missing = try desktop.run("sync", "enable", "git:" + remote.directory.path + "/not-there.git")
+        #expect(missing.status == 75, "\(missing.stderr)")
+    }
+
+    @Test func aRejectedKeyExitsOneWithGitsMessage() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "settings", "set", "sync.backend", "git:ssh://git@127.0.0.1:1/repo.git")
+        try succeed(laptop, "clip", "add", "kept")
+        let fakeSSH = TemporaryDirectory()
+        fakeSSH.write("ssh", "#!/bin/sh\necho 'git@127.0.0.1: Permission denied (publickey).' >&2\nexit 255\n", mode: 0o755)
+        let result = try laptop.run("sync", environment: ["GIT_SSH_COMMAND": fakeSSH.file("ssh")])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("Permission denied (publickey)"), "\(result.stderr)")
+        #expect(try pending(laptop).contains("1 clip"))
+        let status = try succeed(laptop, "sync", "status")
+        #expect(status.contains("git error:  git could not fetch from git:ssh://git@127.0.0.1:1/repo.git"), "\(status)")
+    }
+
+    @Test func aGitThatHangsIsKilledAtTheTimeOutWithSeventyFive() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "clip", "add", "kept")
+        let hanging = try GitWrapper(#"[ "$cmd" = fetch ] && sleep 30"#)
+        var environment = hanging.environment
+        environment["ITSYPAD_GIT_TIMEOUT"] = "1"
+        let result = try laptop.runArguments(["sync"], environment: environment)
+        #expect(result.status == 75, "\(result.stderr)")
+        #expect(result.stderr.contains("within 1 s"), "\(result.stderr)")
+        #expect(try pending(laptop).contains("1 clip"))
+    }
+
+    @Test func aKillDuringFetchLosesNothingAndTheNextSyncRecovers() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "clip", "add", "from the desktop")
+        try succeed(desktop, "sync")
+        try succeed(laptop, "clip", "add", "from the laptop")
+        // Git's lock files left as a killed fetch leaves them, then itsypad killed with -9.
+        let killer = try GitWrapper(#"""
+        if [ "$cmd" = fetch ]; then
+          touch "$gitdir/packed-refs.lock" "$gitdir/index.lock"; mkdir -p "$gitdir/refs/remotes/origin"; touch "$gitdir/refs/remotes/origin/itsypad.lock"
+          kill -9 $PPID; exit 137
+        fi
+        """#)
+        let killed = try laptop.runArguments(["sync"], environment: killer.environment)
+        #expect(killed.signal == SIGKILL, "\(killed.status) \(killed.stderr)")
+        try succeed(laptop, "sync")
+        #expect(try clips(laptop).contains("from the desktop"))
+        try succeed(desktop, "sync")
+        #expect(try clips(desktop).contains("from the laptop"))
+    }
+
+    @Test(arguments: ["before", "after"])
+    func aKillDuringPushLosesNothingAndTheNextSyncRecovers(_ moment: String) throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "clip", "add", "pushed when killed")
+        // Killed before the push reached the remote, or after it did but before itsypad heard.
+        let killer = try GitWrapper(moment == "before"
+            ? #"[ "$cmd" = push ] && { touch "$gitdir/index.lock"; kill -9 $PPID; exit 137; }"#
+            : #"[ "$cmd" = push ] && { /usr/bin/git "$@"; kill -9 $PPID; exit 137; }"#)
+        let killed = try laptop.runArguments(["sync"], environment: killer.environment)
+        #expect(killed.signal == SIGKILL, "\(killed.status) \(killed.stderr)")
+        try succeed(laptop, "sync")
+        let status = try succeed(laptop, "sync", "status")
+        #expect(!status.contains("not pushed yet"), "\(status)")
+        try succeed(desktop, "sync")
+        #expect(try clips(desktop).contains("pushed when killed"))
+    }
+
+    @Test func aPushRefusedBecauseTheRemoteMovedIsRetriedAfterAnotherFetch() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "clip", "add", "sent on the second try")
+        // The first push finds someone else's commit (a file beside the backend) on the remote.
+        let checkout = try remote.clone()
+        let mover = try GitWrapper("""
+        if [ "$cmd" = push ] && [ ! -e '\(checkout)/moved' ]; then
+          touch '\(checkout)/moved'; /usr/bin/git -C '\(checkout)' add moved; /usr/bin/git -C '\(checkout)' commit -qm moved
+          /usr/bin/git -C '\(checkout)' push -q origin itsypad
+        fi
+        """)
+        try succeed(laptop, "sync", environment: mover.environment)
+        let subjects = try remote.log()
+        #expect(subjects.contains("moved") && subjects.first?.hasPrefix("itsypad sync on ") == true, "\(subjects)")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        #expect(try clips(desktop).contains("sent on the second try"))
+    }
+
+    @Test func aRemoteThatKeepsMovingEndsWithSeventyFiveAndKeepsTheCommit() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "clip", "add", "waits in the clone")
+        let checkout = try remote.clone()
+        let mover = try GitWrapper("""
+        if [ "$cmd" = push ]; then
+          date +%N >> '\(checkout)/moved'; /usr/bin/git -C '\(checkout)' add moved; /usr/bin/git -C '\(checkout)' commit -qm moved
+          /usr/bin/git -C '\(checkout)' push -q origin itsypad
+        fi
+        """)
+        let result = try laptop.runArguments(["sync"], environment: mover.environment)
+        #expect(result.status == 75, "\(result.stderr)")
+        #expect(result.stderr.contains("kept changing"), "\(result.stderr)")
+        #expect(try succeed(laptop, "sync", "status").contains("not pushed yet"))
+        try succeed(laptop, "sync")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        #expect(try clips(desktop).contains("waits in the clone"))
+    }
+
+    /// Someone force-pushes an older state: the laptop, whose history holds that tip, pushes its
+    /// own again; the desktop, whose last sync is no longer below the new tip, keeps its commits
+    /// under refs/itsypad/kept and sends everything again.
+    @Test func aRewrittenRemoteIsTreatedAsAReplacedBackend() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        let start = try BareRepository.git(["--git-dir=" + remote.path, "rev-parse", "itsypad"]).split(separator: "\n")[0]
+        try succeed(laptop, "clip", "add", "from the laptop")
+        try succeed(laptop, "sync")
+        try succeed(desktop, "clip", "add", "from the desktop")
+        try succeed(desktop, "sync")
+        try BareRepository.git(["--git-dir=" + remote.path, "update-ref", "refs/heads/itsypad", String(start)])
+        try succeed(laptop, "clip", "add", "after the rewrite")
+
+        try succeed(laptop, "sync")
+        try succeed(desktop, "sync")
+        try succeed(laptop, "sync")
+        for device in [laptop, desktop] {
+            let listed = try clips(device)
+            #expect(["from the laptop", "from the desktop", "after the rewrite"].allSatisfy(listed.contains), "\(listed)")
+        }
+        let kept = try BareRepository.git(["--git-dir=" + desktop.dataDir + "/sync/git/repository", "for-each-ref", "refs/itsypad/kept"])
+        #expect(!kept.isEmpty)
+    }
+
+    /// The remote replaced by a new repository with another device's new backend in it.
+    @Test func aRemoteReplacedByAnotherBackendGetsEverythingSentAgain() throws {
+        try succeed(laptop, "clip", "add", "from the laptop")
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        _ = try Process.run("/bin/rm", ["-rf", remote.path])
+        try BareRepository.git(["init", "-q", "--bare", remote.path])
+        try succeed(desktop, "clip", "add", "from the desktop")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync")
+        try succeed(desktop, "sync")
+        for device in [laptop, desktop] {
+            let listed = try clips(device)
+            #expect(listed.contains("from the laptop") && listed.contains("from the desktop"), "\(listed)")
+        }
+    }
+
+    @Test func compactionIsCommittedAndPushedWithoutRewritingHistory() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        for round in 0..<3 {
+            try succeed(laptop, "clip", "add", "before compaction \(round)")
+            try succeed(laptop, "sync")
+        }
+        let before = try remote.log()
+        try succeed(laptop, "sync", "compact")
+        let after = try remote.log()
+        #expect(after.count == before.count + 1 && Array(after.dropFirst()) == before, "\(after)")
+        #expect(after.first?.hasPrefix("itsypad sync compact on ") == true)
+        try succeed(desktop, "sync")
+        let listed = try clips(desktop)
+        #expect((0..<3).allSatisfy { listed.contains("before compaction \($0)") }, "\(listed)")
+    }
+
+    /// A peer's push sends no notification: the watcher polls every --interval seconds.
+    @Test func syncWatchPollsAGitRemote() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        let watch = try RunningWatcher(laptop, ["--interval", "1"])
+        #expect(eventually { watch.stderr.contains("synced:") }, "\(watch.stderr)")
+        try succeed(desktop, "clip", "add", "pushed by the desktop")
+        try succeed(desktop, "sync")
+        #expect(eventually(within: 30) { try clips(laptop).contains("pushed by the desktop") }, "\(watch.stderr)")
+        try succeed(laptop, "clip", "add", "added while watching")
+        #expect(eventually(within: 30) { try succeed(desktop, "sync") != "-" && clips(desktop).contains("added while watching") })
+        #expect(watch.stop(SIGTERM) == 0, "\(watch.stderr)")
+        #expect(watch.stderr.contains("watching \(laptop.dataDir) and git:\(remote.path)"), "\(watch.stderr)")
+    }
+
+    @Test(.disabled("needs format 2 in the engine: two devices' concurrent journal appends conflict in format 1"))
+    func concurrentPushesFromTwoDevicesConverge() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        for round in 0..<5 {
+            try succeed(laptop, "clip", "add", "laptop \(round)")
+            try succeed(desktop, "clip", "add", "desktop \(round)")
+            let a = try Process.spawn(Process.itsypad, ["sync"], stdin: "/dev/null", stdout: "/dev/null", stderr: "/dev/null",
+                                      environment: Process.baseEnvironment.merging(["ITSYPAD_DATA_DIR": laptop.dataDir]) { $1 })
+            try succeed(desktop, "sync")
+            var status: Int32 = 0
+            while waitpid(a, &status, 0) < 0 && errno == EINTR {}
+        }
+        for _ in 0..<2 { for device in [laptop, desktop] { try succeed(device, "sync") } }
+        for device in [laptop, desktop] {
+            let listed = try clips(device)
+            #expect((0..<5).allSatisfy { listed.contains("laptop \($0)") && listed.contains("desktop \($0)") }, "\(listed)")
+        }
+    }
+}

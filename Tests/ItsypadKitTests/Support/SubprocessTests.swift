@@ -1,0 +1,50 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadKit
+
+@Suite struct SubprocessTests {
+    func shell(_ script: String, environment: [String: String] = [:]) -> Subprocess {
+        Subprocess(executable: "/bin/sh", arguments: ["-c", script], environment: environment)
+    }
+
+    @Test func capturesBothStreamsAndTheStatusWithoutAShell() throws {
+        let output = try Subprocess(executable: "/bin/echo", arguments: ["a b", "$HOME;", "*"], environment: [:]).run(timeout: 30)
+        #expect(output.status == 0 && !output.timedOut)
+        #expect(output.outputText == "a b $HOME; *\n", "arguments reach the program as they are")
+        let failed = try shell("echo out; echo 'bad\\033[31m' >&2; echo second >&2; exit 3", environment: ["X": "y"]).run(timeout: 30)
+        #expect(failed.status == 3)
+        #expect(failed.outputText == "out\n")
+        #expect(failed.errorSummary == "bad\\u{1b}[31m; second")
+    }
+
+    @Test func passesOnlyTheGivenEnvironment() throws {
+        let output = try shell("echo \"$ONLY:${HOME:-unset}\"", environment: ["ONLY": "this"]).run(timeout: 30)
+        #expect(output.outputText == "this:unset\n")
+    }
+
+    @Test func keepsAtMostTheLimitAndStillDrainsTheRest() throws {
+        let output = try shell("head -c 300000 /dev/zero; echo done >&2").run(timeout: 30, outputLimit: 1000)
+        #expect(output.status == 0 && output.standardOutput.count == 1000)
+        #expect(output.errorSummary == "done")
+    }
+
+    @Test func killsTheWholeProcessGroupAtTheTimeOut() throws {
+        // The grandchild holds the pipes open: only killing the group ends the wait.
+        let output = try shell("sleep 60 & sleep 60").run(timeout: 0.5)
+        #expect(output.timedOut)
+        #expect(output.status == 128 + SIGKILL)
+    }
+
+    @Test func findsProgramsOnTheGivenSearchPathOnly() {
+        #expect(Subprocess.find("sh", searchPath: "/nonexistent:/bin") == "/bin/sh")
+        #expect(Subprocess.find("sh", searchPath: "/nonexistent") == nil)
+        #expect(Subprocess.find("/bin/sh", searchPath: "") == "/bin/sh")
+        #expect(Subprocess.find("bin", searchPath: "/") == nil, "a directory is no program")
+    }
+
+    @Test func aProgramThatCannotStartIsAFailure() {
+        #expect(throws: ItsypadError.self) { try Subprocess(executable: "/nonexistent/git", arguments: [], environment: [:]).run(timeout: 5) }
+    }
+}
