@@ -40,7 +40,7 @@ _itsypad_options() {
         'settings set') REPLY='--data-dir -q --quiet -h --help' ;;
         'settings unset') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync') REPLY='--data-dir -q --quiet -h --help' ;;
-        'sync enable') REPLY='--encrypt --key --data-dir -q --quiet -h --help' ;;
+        'sync enable') REPLY='--encrypt --key --no-encrypt --data-dir -q --quiet -h --help' ;;
         'sync key') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync key show') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync key rotate') REPLY='--data-dir -q --quiet -h --help' ;;

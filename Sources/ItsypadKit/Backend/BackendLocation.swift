@@ -21,6 +21,11 @@ public enum BackendLocation: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the backend is kept in a git remote.
+    public var isGit: Bool {
+        if case .git = self { true } else { false }
+    }
+
     /// The setting's value.
     public var description: String {
         switch self {

@@ -258,6 +258,14 @@ public struct GitRemote {
     }
 }
 
+extension GitRemote {
+    /// The device as a commit message names it: by name and id, or by id alone when it syncs
+    /// encrypted (its name is a setting value, which encryption hides from the remote).
+    static func commitName(of store: DataStore, deviceName: String) -> String {
+        FileSystem.exists(store.path + "/" + KeyFile.fileName) ? store.deviceID : "\(deviceName) (\(store.deviceID))"
+    }
+}
+
 /// `sync/git/status.json`: when the clone last fetched and pushed, and git's last error.
 struct GitStatus: Codable, Equatable {
     var lastFetch: Int64?

@@ -22,6 +22,7 @@ public enum OptionName: String, CaseIterable, Sendable {
     case limit
     case local
     case name
+    case noEncrypt = "no-encrypt"
     case olderThan = "older-than"
     case pinned
     case prefix

@@ -106,7 +106,9 @@ struct GitOverSSHTests {
         #expect(try laptop.run("clip", "add", "over ssh").status == 0)
         let enabled = try laptop.runArguments(["sync", "enable", url], environment: key)
         try #require(enabled.status == 0, "\(enabled.stderr)\n\(server.directory.read("sshd.log") ?? "")")
-        let joined = try desktop.runArguments(["sync", "enable", url], environment: key)
+        // The remote's backend is encrypted by default: the desktop joins with the laptop's recovery key.
+        let recoveryKey = try laptop.run("sync", "key", "show").stdout
+        let joined = try desktop.runArguments(["sync", "enable", url, "--key", "-"], stdin: Array(recoveryKey.utf8), environment: key)
         try #require(joined.status == 0, "\(joined.stderr)")
         #expect(try desktop.run("clip", "ls").stdout.contains("over ssh"))
 

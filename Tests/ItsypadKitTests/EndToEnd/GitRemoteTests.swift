@@ -89,9 +89,9 @@ struct GitRemoteTests {
     func twoDevicesSyncThroughABareRepository(_ form: String) throws {
         let url = "git:" + (form == "file URL" ? "file://" : "") + remote.path
         try succeed(laptop, "clip", "add", "copied on the laptop")
-        try succeed(laptop, "sync", "enable", url)
+        try succeed(laptop, "sync", "enable", url, "--no-encrypt")
         try succeed(desktop, "tab", "new", "--name", "todo", "written on the desktop")
-        try succeed(desktop, "sync", "enable", url)
+        try succeed(desktop, "sync", "enable", url, "--no-encrypt")
         #expect(try clips(desktop).contains("copied on the laptop"))
         try succeed(laptop, "sync")
         #expect(try succeed(laptop, "tab", "show", "todo") == "written on the desktop")
@@ -112,7 +112,7 @@ struct GitRemoteTests {
         let devices = [laptop, desktop, third]
         for (index, device) in devices.enumerated() {
             try succeed(device, "clip", "add", "clip \(index)")
-            try succeed(device, "sync", "enable", "git:" + remote.path)
+            try succeed(device, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         }
         for device in devices { try succeed(device, "sync") }
         for device in devices {
@@ -122,8 +122,8 @@ struct GitRemoteTests {
     }
 
     @Test func aDeviceOfflineForManyCommitsCatchesUp() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         for round in 0..<15 {
             try succeed(desktop, "clip", "add", "while the laptop was away \(round)")
             try succeed(desktop, "sync")
@@ -135,14 +135,14 @@ struct GitRemoteTests {
     }
 
     @Test func anEmptyRemoteGetsTheBackendCreatedAndPushed() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         let checkout = try remote.clone()
         #expect(FileSystem.exists(checkout + "/zone.json"))
         #expect(!FileSystem.exists(checkout + "/lock"), "the backend's lock file is not committed")
     }
 
     @Test func aMissingGitExitsOneAndKeepsPendingWork() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "clip", "add", "kept")
         let noGit = TemporaryDirectory()
         let result = try laptop.run("sync", environment: ["PATH": noGit.path])
@@ -163,7 +163,7 @@ struct GitRemoteTests {
     }
 
     @Test func aRejectedKeyExitsOneWithGitsMessage() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "settings", "set", "sync.backend", "git:ssh://git@127.0.0.1:1/repo.git")
         try succeed(laptop, "clip", "add", "kept")
         let fakeSSH = TemporaryDirectory()
@@ -177,7 +177,7 @@ struct GitRemoteTests {
     }
 
     @Test func aGitThatHangsIsKilledAtTheTimeOutWithSeventyFive() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "clip", "add", "kept")
         let hanging = try GitWrapper(#"[ "$cmd" = fetch ] && sleep 30"#)
         var environment = hanging.environment
@@ -189,8 +189,8 @@ struct GitRemoteTests {
     }
 
     @Test func aKillDuringFetchLosesNothingAndTheNextSyncRecovers() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(desktop, "clip", "add", "from the desktop")
         try succeed(desktop, "sync")
         try succeed(laptop, "clip", "add", "from the laptop")
@@ -211,8 +211,8 @@ struct GitRemoteTests {
 
     @Test(arguments: ["before", "after"])
     func aKillDuringPushLosesNothingAndTheNextSyncRecovers(_ moment: String) throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "clip", "add", "pushed when killed")
         // Killed before the push reached the remote, or after it did but before itsypad heard.
         let killer = try GitWrapper(moment == "before"
@@ -228,7 +228,7 @@ struct GitRemoteTests {
     }
 
     @Test func aPushRefusedBecauseTheRemoteMovedIsRetriedAfterAnotherFetch() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "clip", "add", "sent on the second try")
         // The first push finds someone else's commit (a file beside the backend) on the remote.
         let checkout = try remote.clone()
@@ -241,12 +241,12 @@ struct GitRemoteTests {
         try succeed(laptop, "sync", environment: mover.environment)
         let subjects = try remote.log()
         #expect(subjects.contains("moved") && subjects.first?.hasPrefix("itsypad sync on ") == true, "\(subjects)")
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         #expect(try clips(desktop).contains("sent on the second try"))
     }
 
     @Test func aRemoteThatKeepsMovingEndsWithSeventyFiveAndKeepsTheCommit() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "clip", "add", "waits in the clone")
         let checkout = try remote.clone()
         let mover = try GitWrapper("""
@@ -260,7 +260,7 @@ struct GitRemoteTests {
         #expect(result.stderr.contains("kept changing"), "\(result.stderr)")
         #expect(try succeed(laptop, "sync", "status").contains("not pushed yet"))
         try succeed(laptop, "sync")
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         #expect(try clips(desktop).contains("waits in the clone"))
     }
 
@@ -268,8 +268,8 @@ struct GitRemoteTests {
     /// own again; the desktop, whose last sync is no longer below the new tip, keeps its commits
     /// under refs/itsypad/kept and sends everything again.
     @Test func aRewrittenRemoteIsTreatedAsAReplacedBackend() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         let start = try BareRepository.git(["--git-dir=" + remote.path, "rev-parse", "itsypad"]).split(separator: "\n")[0]
         try succeed(laptop, "clip", "add", "from the laptop")
         try succeed(laptop, "sync")
@@ -292,11 +292,11 @@ struct GitRemoteTests {
     /// The remote replaced by a new repository with another device's new backend in it.
     @Test func aRemoteReplacedByAnotherBackendGetsEverythingSentAgain() throws {
         try succeed(laptop, "clip", "add", "from the laptop")
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         _ = try Process.run("/bin/rm", ["-rf", remote.path])
         try BareRepository.git(["init", "-q", "--bare", remote.path])
         try succeed(desktop, "clip", "add", "from the desktop")
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "sync")
         try succeed(desktop, "sync")
         for device in [laptop, desktop] {
@@ -306,8 +306,8 @@ struct GitRemoteTests {
     }
 
     @Test func compactionIsCommittedAndPushedWithoutRewritingHistory() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         for round in 0..<3 {
             try succeed(laptop, "clip", "add", "before compaction \(round)")
             try succeed(laptop, "sync")
@@ -324,8 +324,8 @@ struct GitRemoteTests {
 
     /// A peer's push sends no notification: the watcher polls every --interval seconds.
     @Test func syncWatchPollsAGitRemote() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         let watch = try RunningWatcher(laptop, ["--interval", "1"])
         #expect(eventually { watch.stderr.contains("synced:") }, "\(watch.stderr)")
         try succeed(desktop, "clip", "add", "pushed by the desktop")
@@ -339,8 +339,8 @@ struct GitRemoteTests {
 
     @Test(.disabled("needs format 2 in the engine: two devices' concurrent journal appends conflict in format 1"))
     func concurrentPushesFromTwoDevicesConverge() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path)
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         for round in 0..<5 {
             try succeed(laptop, "clip", "add", "laptop \(round)")
             try succeed(desktop, "clip", "add", "desktop \(round)")

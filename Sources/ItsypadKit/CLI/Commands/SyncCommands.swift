@@ -22,9 +22,7 @@ enum SyncCommands {
         guard let location = BackendLocation(value) else {
             throw invocation.usage("Invalid backend '\(value)': expected a directory path or git:URL.")
         }
-        let keyText = invocation.value(.key)
-        if invocation.flag(.encrypt) && keyText != nil { throw invocation.usage("Pass --encrypt or --key, not both.") }
-        if let keyText, keyText != "-" { throw invocation.usage("--key takes '-': the recovery key is read from standard input, never from the command line.") }
+        let encryption = try SyncKeyCommands.EnableEncryption(invocation)
         let timeout = lockTimeout(invocation)
         let configured = configuredBackend(location, store: store, invocation)
         let path = configured.path
@@ -40,20 +38,14 @@ enum SyncCommands {
         }
         // Keys are checked before anything is written: a wrong one leaves the data directory as it was.
         do {
-            if invocation.flag(.encrypt) {
-                try SyncKeyCommands.createEncryptedZone(at: path, store: store, lockTimeout: timeout)
-            } else if keyText != nil {
-                try SyncKeyCommands.joinEncryptedZone(at: path, key: try SyncKeyCommands.recoveryKeyFromInput(invocation), store: store, lockTimeout: timeout)
-            } else {
-                _ = try SyncKeyCommands.backend(at: path, store: store, lockTimeout: timeout).createZoneIfNeeded()
-            }
+            try encryption.prepareZone(at: path, of: location, store: store, invocation, lockTimeout: timeout)
         } catch let error as BackendError {
             throw mapped(error, backend: location)
         } catch let error as EncryptionError {
             throw ItsypadError.failure(error.description)
         }
-        let device = try store.settings().string(.deviceName) ?? store.deviceID
-        try configured.remote?.commitChanges(message: "itsypad sync enable on \(device) (\(store.deviceID))")
+        let device = GitRemote.commitName(of: store, deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
+        try configured.remote?.commitChanges(message: "itsypad sync enable on \(device)")
         warnIfExposed(configured, invocation)
         if invocation.arguments.first != nil {
             try store.changeSetting(Settings.definition(.syncBackend), to: .string(location.description), now: now)
@@ -266,7 +258,7 @@ enum SyncCommands {
             }
             try body(engine)
             let report = engine.report
-            let message = "itsypad sync on \(engine.deviceName) (\(store.deviceID)): pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
+            let message = "itsypad sync on \(GitRemote.commitName(of: store, deviceName: engine.deviceName)): pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
             if try store.withLockReleased({ try remote.publish(message: message) }) { return }
         }
         throw ItsypadError.temporary("the git remote \(location) kept changing: \(publishRounds) pushes were refused; "

@@ -125,13 +125,63 @@ enum SyncKeyCommands {
         }
     }
 
+    /// What `sync enable` is asked about encryption.
+    enum EnableEncryption: Equatable {
+        /// `--encrypt`: a new encrypted backend with a new key.
+        case encrypt
+        /// `--key -`: the existing encrypted backend, with the recovery key from standard input.
+        case join
+        /// `--no-encrypt`: a new backend is created unencrypted.
+        case plain
+        /// None of them: a git remote's new backend is encrypted, a directory's is not
+        /// (unless the device has a key), and an existing backend is joined as it is.
+        case byDefault
+
+        init(_ invocation: Invocation) throws {
+            let key = invocation.value(.key)
+            let chosen: [EnableEncryption] = [invocation.flag(.encrypt) ? .encrypt : nil, key.map { _ in .join },
+                                              invocation.flag(.noEncrypt) ? .plain : nil].compactMap { $0 }
+            guard chosen.count <= 1 else { throw invocation.usage("Pass one of --encrypt, --key and --no-encrypt, not several.") }
+            if let key, key != "-" { throw invocation.usage("--key takes '-': the recovery key is read from standard input, never from the command line.") }
+            self = chosen.first ?? .byDefault
+        }
+
+        /// Creates or joins the backend in `path` (the directory `location` is, or its clone's
+        /// working tree) as asked. Keys are checked before anything is written: a wrong or
+        /// missing one leaves the data directory and the backend as they were.
+        func prepareZone(at path: String, of location: BackendLocation, store: DataStore, _ invocation: Invocation, lockTimeout: Double) throws {
+            switch self {
+            case .encrypt:
+                try createEncryptedZone(at: path, of: location, store: store, lockTimeout: lockTimeout)
+            case .join:
+                try joinEncryptedZone(at: path, of: location, key: try recoveryKeyFromInput(invocation), store: store, lockTimeout: lockTimeout)
+            case .plain, .byDefault:
+                let hasKey = try deviceKey(store) != nil
+                if self == .plain && hasKey {
+                    throw ItsypadError.failure("this device has a sync key, so the backends it creates are encrypted; nothing was changed: run it without --no-encrypt")
+                }
+                let zone = try existingZone(DirectoryBackend(path: path, lockTimeout: lockTimeout))
+                if !hasKey && zone?.isEncrypted == true {
+                    throw ItsypadError.failure("\(location) holds an encrypted backend and this device has no sync key; nothing was changed: "
+                        + "run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here and type that recovery key")
+                }
+                // A git remote's history keeps every byte ever pushed, on a host the user may not control.
+                if location.isGit, self == .byDefault, !hasKey, zone == nil {
+                    try createEncryptedZone(at: path, of: location, store: store, lockTimeout: lockTimeout)
+                } else {
+                    _ = try backend(at: path, store: store, lockTimeout: lockTimeout).createZoneIfNeeded()
+                }
+            }
+        }
+    }
+
     /// A new encrypted zone in `path`, with a fresh key kept in the data directory.
-    static func createEncryptedZone(at path: String, store: DataStore, lockTimeout: Double) throws {
+    static func createEncryptedZone(at path: String, of location: BackendLocation, store: DataStore, lockTimeout: Double) throws {
         let plain = DirectoryBackend(path: path, lockTimeout: lockTimeout)
         if let zone = try existingZone(plain) {
-            throw ItsypadError.failure("\(path) already holds " + (zone.isEncrypted
-                ? "an encrypted backend: to join it, run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(path) --key -' here"
-                : "an unencrypted backend; nothing was changed: choose an empty directory for an encrypted one"))
+            throw ItsypadError.failure("\(location) already holds " + (zone.isEncrypted
+                ? "an encrypted backend: to join it, run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here"
+                : "an unencrypted backend; nothing was changed: choose an empty " + (location.isGit ? "repository" : "directory") + " for an encrypted one"))
         }
         let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
         let cipher = try RecordCipher(masterKey: key)
@@ -141,19 +191,19 @@ enum SyncKeyCommands {
     }
 
     /// Keeps `key` for the existing encrypted zone in `path` once its key check value matches.
-    static func joinEncryptedZone(at path: String, key: SecretBytes, store: DataStore, lockTimeout: Double) throws {
+    static func joinEncryptedZone(at path: String, of location: BackendLocation, key: SecretBytes, store: DataStore, lockTimeout: Double) throws {
         guard let zone = try existingZone(DirectoryBackend(path: path, lockTimeout: lockTimeout)) else {
-            throw ItsypadError.failure("\(path) holds no backend yet; nothing was changed: create one with 'itsypad sync enable \(path) --encrypt'")
+            throw ItsypadError.failure("\(location) holds no backend yet; nothing was changed: create one with 'itsypad sync enable \(location) --encrypt'")
         }
         guard zone.isEncrypted else {
-            throw ItsypadError.failure("\(path) holds an unencrypted backend, which needs no key; nothing was changed: run 'itsypad sync enable \(path)'")
+            throw ItsypadError.failure("\(location) holds an unencrypted backend, which needs no key; nothing was changed: run 'itsypad sync enable \(location)'")
         }
         let cipher = try RecordCipher(masterKey: key)
         do {
             _ = try encrypted(path: path, cipher: cipher, lockTimeout: lockTimeout).zone()
         } catch let error as EncryptionError {
             throw ItsypadError.failure(error == .wrongKey
-                ? "that recovery key does not open \(path) (nothing was changed): check it against 'itsypad sync key show' on a device that syncs"
+                ? "that recovery key does not open \(location) (nothing was changed): check it against 'itsypad sync key show' on a device that syncs"
                 : error.description)
         }
         try KeyFile.write(key, inDirectory: store.path)

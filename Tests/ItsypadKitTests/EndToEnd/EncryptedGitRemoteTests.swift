@@ -1,0 +1,113 @@
+import Testing
+@testable import ItsypadKit
+
+/// A git remote's backend is end-to-end encrypted unless asked otherwise: its history keeps
+/// every byte ever pushed, so none of what a user types may reach it in the clear.
+@Suite(.tags(.git), .enabled(if: ReadmeTests.hasTool("git"), "git is not installed"))
+struct EncryptedGitRemoteTests {
+    let remote: BareRepository
+    let laptop = Device()
+    let desktop = Device()
+    var url: String { "git:" + remote.path }
+
+    init() throws {
+        remote = try BareRepository()
+    }
+
+    @discardableResult
+    func succeed(_ device: Device, _ arguments: String..., stdin: String? = nil) throws -> String {
+        let result = try device.runArguments(arguments, stdin: stdin.map { Array($0.utf8) })
+        try #require(result.status == 0, "\(arguments.joined(separator: " ")): exit \(result.status): \(result.stderr)")
+        return result.stdout
+    }
+
+    func recoveryKey(_ device: Device) throws -> String { try succeed(device, "sync", "key", "show") }
+
+    /// The itsypad branch's tip in the bare repository, nil before the first push.
+    func tip() throws -> String? {
+        let result = try Process.run("/usr/bin/git", ["--git-dir=" + remote.path, "rev-parse", "-q", "--verify", "itsypad"])
+        return result.status == 0 ? result.stdout : nil
+    }
+
+    /// Every object in the bare repository, decompressed: commits, trees and file contents.
+    func everyObject() throws -> String {
+        try BareRepository.git(["--git-dir=" + remote.path, "cat-file", "--batch-all-objects", "--batch"])
+    }
+
+    func zoneIsEncrypted() throws -> Bool {
+        try BareRepository.git(["--git-dir=" + remote.path, "show", "itsypad:zone.json"]).contains(ZoneDocument.encryptionName)
+    }
+
+    @Test func twoDevicesConvergeAndNothingTypedReachesTheRemoteInTheClear() throws {
+        try succeed(laptop, "settings", "set", "device.name", "laptop-name-unique-0")
+        try succeed(laptop, "tab", "new", "--name", "tab-name-unique-1", "first-line-unique-2\nsecond-line-unique-3")
+        try succeed(laptop, "clip", "add", "clip-text-unique-4")
+        try succeed(laptop, "settings", "set", "clipboard.ignore", "ignored-pattern-unique-5")
+        try succeed(laptop, "sync", "enable", url)
+        #expect(try zoneIsEncrypted())
+
+        try succeed(desktop, "settings", "set", "device.name", "desktop-name-unique-6")
+        try succeed(desktop, "clip", "add", "clip-text-unique-7")
+        try succeed(desktop, "sync", "enable", url, "--key", "-", stdin: try recoveryKey(laptop))
+        #expect(try succeed(desktop, "tab", "show", "tab-name-unique-1") == "first-line-unique-2\nsecond-line-unique-3")
+        #expect(try succeed(desktop, "clip", "ls").contains("clip-text-unique-4"))
+        #expect(try succeed(desktop, "settings", "get", "clipboard.ignore").contains("ignored-pattern-unique-5"))
+        try succeed(desktop, "tab", "edit", "tab-name-unique-1", "edited-on-desktop-unique-8")
+        try succeed(desktop, "sync")
+        try succeed(laptop, "sync")
+        #expect(try succeed(laptop, "clip", "ls").contains("clip-text-unique-7"))
+        #expect(try succeed(laptop, "tab", "show", "tab-name-unique-1") == "edited-on-desktop-unique-8")
+
+        let objects = try everyObject()
+        #expect(objects.contains("zone.json") && objects.contains("itsypad sync on "), "the scan reads the repository's objects")
+        let typed = ["laptop-name-unique-0", "tab-name-unique-1", "first-line-unique-2", "second-line-unique-3", "clip-text-unique-4",
+                     "ignored-pattern-unique-5", "desktop-name-unique-6", "clip-text-unique-7", "edited-on-desktop-unique-8", "clipboard.ignore"]
+        #expect(typed.filter(objects.contains).isEmpty)
+    }
+
+    @Test func joiningWithoutTheKeySaysHowAndWritesNothing() throws {
+        try succeed(laptop, "sync", "enable", url)
+        let before = try tip()
+        try succeed(desktop, "clip", "add", "kept on the desktop")
+        let result = try desktop.run("sync", "enable", url)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(url) holds an encrypted backend") && result.stderr.contains("'itsypad sync enable \(url) --key -'"),
+                "\(result.stderr)")
+        #expect(try tip() == before)
+        #expect(try desktop.run("settings", "get", "sync.backend").stdout.trimmingNewline.isEmpty)
+        #expect(!FileSystem.exists(desktop.dataDir + "/" + KeyFile.fileName))
+        #expect(try succeed(desktop, "clip", "ls").contains("kept on the desktop"))
+    }
+
+    @Test func aWrongKeyIsRefusedWithNothingWritten() throws {
+        try succeed(laptop, "sync", "enable", url)
+        let stranger = Device()
+        let otherRemote = try BareRepository()
+        try succeed(stranger, "sync", "enable", "git:" + otherRemote.path)
+        let before = try tip()
+        let result = try desktop.run("sync", "enable", url, "--key", "-", stdin: try recoveryKey(stranger))
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("that recovery key does not open \(url) (nothing was changed)"), "\(result.stderr)")
+        #expect(try tip() == before)
+        #expect(try desktop.run("settings", "get", "sync.backend").stdout.trimmingNewline.isEmpty)
+        #expect(!FileSystem.exists(desktop.dataDir + "/" + KeyFile.fileName))
+    }
+
+    @Test func noEncryptCreatesAnUnencryptedBackendThatOthersJoinWithoutAKey() throws {
+        try succeed(laptop, "clip", "add", "sent in the clear")
+        try succeed(laptop, "sync", "enable", url, "--no-encrypt")
+        #expect(try !zoneIsEncrypted())
+        #expect(try everyObject().contains("sent in the clear"))
+        try succeed(desktop, "sync", "enable", url)
+        #expect(try succeed(desktop, "clip", "ls").contains("sent in the clear"))
+        #expect(!FileSystem.exists(desktop.dataDir + "/" + KeyFile.fileName))
+    }
+
+    @Test func noEncryptIsRefusedOnADeviceThatHasAKey() throws {
+        try succeed(laptop, "sync", "enable", desktop.directory.path + "/encrypted", "--encrypt")
+        let result = try laptop.run("sync", "enable", url, "--no-encrypt")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("this device has a sync key"), "\(result.stderr)")
+        #expect(try tip() == nil)
+    }
+}
