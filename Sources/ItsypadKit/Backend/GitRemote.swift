@@ -102,6 +102,10 @@ public struct GitRemote {
         if let synced = try revision(GitRemote.syncedRef), try !isAncestor(synced, of: remote) {
             return try replaceLocal(local, with: remote)
         }
+        // A new zone on the remote (a rotated key): commits made for the old one do not belong on top of it.
+        if try !isAncestor(local, of: remote), try zoneFileChanged(from: local, to: remote) {
+            return try replaceLocal(local, with: remote)
+        }
         if try runGit(["rebase", "-q", remote]).status != 0 {
             _ = try? runGit(["rebase", "--abort"])
             return try replaceLocal(local, with: remote)
@@ -115,7 +119,13 @@ public struct GitRemote {
         try commitChanges(message: message)
         guard let local = try revision("HEAD") else { return true }
         if try revision(GitRemote.remoteBranch) == local { return true }
-        let pushed = try runGit(["push", "-q", "origin", "HEAD:refs/heads/\(GitRemote.branch)"], network: true)
+        return try push(local)
+    }
+
+    /// Pushes `commit` as the branch's tip: false when the remote moved meanwhile (nothing was
+    /// pushed); throws for other failures, after which it may or may not have reached the remote.
+    private func push(_ commit: String) throws -> Bool {
+        let pushed = try runGit(["push", "-q", "origin", "\(commit):refs/heads/\(GitRemote.branch)"], network: true)
         if pushed.status != 0 {
             let text = String(decoding: pushed.standardError, as: UTF8.self)
             // "[remote rejected]" (a hook, a protected branch) is a refusal that retrying cannot change.
@@ -124,13 +134,50 @@ public struct GitRemote {
             }
             throw record(failure: failure("push to", pushed))
         }
-        try? git(["update-ref", GitRemote.syncedRef, local])
-        try? git(["update-ref", GitRemote.remoteBranch, local])
+        try? git(["update-ref", GitRemote.syncedRef, commit])
+        try? git(["update-ref", GitRemote.remoteBranch, commit])
         var status = GitStatus.read(statusFile)
         status.lastPush = Time.now()
         status.lastError = nil
         try? status.write(statusFile)
         return true
+    }
+
+    // MARK: Replacing the backend
+
+    /// Commits the backend directory `replacement` (built outside the working tree) as the whole
+    /// of the branch's next state, on top of HEAD, and pushes that commit, leaving the working
+    /// tree as it was: the remote holds either the old backend or the new one, never a mix.
+    /// Nil when the remote moved meanwhile (nothing was pushed); throws when the push failed
+    /// otherwise, after which it may or may not have reached the remote (see `fetchedZone`).
+    public func pushReplacement(from replacement: String, message: String) throws -> String? {
+        guard let head = try revision("HEAD") else { throw ItsypadError.failure("the clone of \(BackendLocation.git(url: url)) has no commit to replace") }
+        // A separate index, so that the working tree's stays as it is until the push succeeded.
+        let index = directory + "/replacement-index"
+        unlink(index)
+        defer { unlink(index) }
+        try git(["add", "-A"], workTree: replacement, indexFile: index)
+        let tree = try gitOutput(["write-tree"], indexFile: index)
+        let commit = try gitOutput(["commit-tree", tree, "-p", head, "-m", message])
+        return try push(commit) ? commit : nil
+    }
+
+    /// Puts the working tree on `commit`, once the replacement it holds is what the device uses.
+    public func checkOut(_ commit: String) throws {
+        try git(["reset", "-q", "--hard", commit])
+    }
+
+    /// The remote tip's zone.json, fetched now: whether a replacement reached the remote.
+    /// Nil when the remote holds none (or no clone was made yet).
+    public func fetchedZone() throws -> [UInt8]? {
+        guard FileSystem.isDirectory(gitDirectory) else { return nil }
+        try fetch()
+        let object = GitRemote.remoteBranch + ":zone.json"
+        // The remote is untrusted: its zone.json is read only when its size is one a zone can have.
+        let size = try runGit(["cat-file", "-s", object])
+        guard size.status == 0, let bytes = Int(Text.trim(size.outputText)), bytes <= 64 * 1024 else { return nil }
+        let shown = try runGit(["cat-file", "blob", object])
+        return shown.status == 0 ? shown.standardOutput : nil
     }
 
     /// When the clone last fetched and pushed, and git's last error, for `sync status`.
@@ -215,16 +262,31 @@ public struct GitRemote {
         return output.status == 0 ? Text.trim(output.outputText) : nil
     }
 
+    /// Whether zone.json, which a zone never rewrites, differs between where `local` left the
+    /// remote's history and `remote`.
+    private func zoneFileChanged(from local: String, to remote: String) throws -> Bool {
+        let base = try runGit(["merge-base", local, remote])
+        guard base.status == 0 else { return false }
+        return try runGit(["diff", "--quiet", Text.trim(base.outputText), remote, "--", "zone.json"]).status != 0
+    }
+
     private func isAncestor(_ ancestor: String, of descendant: String) throws -> Bool {
         try runGit(["merge-base", "--is-ancestor", ancestor, descendant]).status == 0
     }
 
-    private func git(_ arguments: [String]) throws {
-        let output = try runGit(arguments)
-        guard output.status == 0 else { throw failure("run git \(arguments[0]) in", output) }
+    private func git(_ arguments: [String], workTree: String? = nil, indexFile: String? = nil) throws {
+        _ = try gitOutput(arguments, workTree: workTree, indexFile: indexFile)
     }
 
-    func runGit(_ arguments: [String], network: Bool = false) throws -> Subprocess.Output {
+    /// Standard output, trimmed, of a git command that must succeed.
+    private func gitOutput(_ arguments: [String], workTree: String? = nil, indexFile: String? = nil) throws -> String {
+        let output = try runGit(arguments, workTree: workTree, indexFile: indexFile)
+        guard output.status == 0 else { throw failure("run git \(arguments[0]) in", output) }
+        return Text.trim(output.outputText)
+    }
+
+    /// Runs git on the clone: its working tree unless `workTree` names another, its index unless `indexFile` does.
+    func runGit(_ arguments: [String], network: Bool = false, workTree: String? = nil, indexFile: String? = nil) throws -> Subprocess.Output {
         guard let executable = Subprocess.find("git", searchPath: environment["PATH"]) else {
             throw ItsypadError.failure("git is not installed (no 'git' in PATH): the sync backend \(BackendLocation.git(url: url)) needs it; local changes stay queued")
         }
@@ -232,7 +294,8 @@ public struct GitRemote {
         environment["GIT_TERMINAL_PROMPT"] = "0"
         environment["GIT_SSH_COMMAND"] = (environment["GIT_SSH_COMMAND"] ?? "ssh") + " -o BatchMode=yes"
         environment["LC_ALL"] = "C"
-        let process = Subprocess(executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + workingTree] + arguments,
+        if let indexFile { environment["GIT_INDEX_FILE"] = indexFile }
+        let process = Subprocess(executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
                                  environment: environment)
         return try process.run(timeout: network ? timeout : max(timeout, 600))
     }

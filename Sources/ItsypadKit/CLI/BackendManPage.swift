@@ -691,6 +691,16 @@ the rotating device's next sync finishes a rotation a crash interrupted (or undo
 reached the backend) and removes either sibling directory.
 Both are safe to delete by hand when no rotation is running.
 .PP
+With a git remote the replacement is built beside the clone's working tree and committed, through a
+separate index, as one commit on top of the remote's tip that holds the new zone and nothing of the
+old one; the push of that commit is the rotation's commit point.
+A remote that moved meanwhile refuses it and nothing is rotated.
+A rotation killed around its push is decided by the next sync from the zone.json on the remote's tip:
+the new key's check value makes the new key the device's, the old one's discards it.
+A device whose unpushed commits were made for the old zone keeps them under \fIrefs/itsypad/kept\fR
+and, once given the new key, sends its data again.
+The old zone's files stay in the remote's history, readable with the old key only.
+.PP
 What stays visible to whoever can read the backend:
 the zone ID, format and creation time; that the backend is encrypted, and the key check value;
 record types; record names (random ids for tabs and clips, keyed hashes for settings);

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import ItsypadKit
 
@@ -109,5 +112,104 @@ struct EncryptedGitRemoteTests {
         #expect(result.status == 1)
         #expect(result.stderr.contains("this device has a sync key"), "\(result.stderr)")
         #expect(try tip() == nil)
+    }
+    // MARK: Rotating the key
+
+    func zoneFile() throws -> String {
+        try BareRepository.git(["--git-dir=" + remote.path, "show", "itsypad:zone.json"])
+    }
+
+    /// Laptop and desktop on the encrypted remote, each with its own clip synced to the other.
+    func twoDevicesOnTheRemote() throws {
+        try succeed(laptop, "clip", "add", "before the rotation")
+        try succeed(laptop, "sync", "enable", url)
+        try succeed(desktop, "clip", "add", "from the desktop")
+        try succeed(desktop, "sync", "enable", url, "--key", "-", stdin: try recoveryKey(laptop))
+        try succeed(laptop, "sync")
+    }
+
+    /// A wrapper in place of git that runs `script` when the rotation's commit is pushed.
+    func onRotationPush(_ script: String) throws -> GitWrapper {
+        try GitWrapper("""
+        for last in "$@"; do :; done
+        if [ "$cmd" = push ] && /usr/bin/git --git-dir="$gitdir" log -1 --format=%s "${last%%:*}" | grep -q 'key rotate'; then
+          \(script)
+        fi
+        """)
+    }
+
+    @Test func rotatingTheKeyPushesANewZoneAndTheOtherDeviceIsToldHowToJoinIt() throws {
+        try twoDevicesOnTheRemote()
+        let oldKey = try recoveryKey(laptop)
+        let oldZone = try zoneFile()
+        let said = try succeed(laptop, "sync", "key", "rotate")
+        #expect(said.contains("'itsypad sync enable \(url) --key -'"), "\(said)")
+        let newKey = try recoveryKey(laptop)
+        #expect(try newKey != oldKey && zoneFile() != oldZone)
+        #expect(try remote.log().first?.hasPrefix("itsypad sync key rotate on ") == true)
+        #expect(!FileSystem.exists(laptop.dataDir + "/" + KeyFile.nextFileName))
+        try succeed(laptop, "sync")
+
+        try succeed(desktop, "clip", "add", "typed on the desktop after the rotation")
+        let before = try tip()
+        let refused = try desktop.run("sync")
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("does not open this backend") && refused.stderr.contains("'itsypad sync enable \(url) --key -'"), "\(refused.stderr)")
+        #expect(try tip() == before)
+        #expect(try desktop.run("sync", "enable", url, "--key", "-", stdin: oldKey).status == 1)
+        try succeed(desktop, "sync", "enable", url, "--key", "-", stdin: newKey)
+        try succeed(laptop, "sync")
+        let onLaptop = try succeed(laptop, "clip", "ls"), onDesktop = try succeed(desktop, "clip", "ls")
+        #expect(["from the desktop", "typed on the desktop after the rotation"].allSatisfy(onLaptop.contains), "\(onLaptop)")
+        #expect(onDesktop.contains("before the rotation"), "\(onDesktop)")
+        let objects = try everyObject()
+        #expect(!["before the rotation", "from the desktop", "typed on the desktop after the rotation"].contains(where: objects.contains))
+    }
+
+    @Test func aRotationWhoseRemoteMovedMeanwhileRotatesNothing() throws {
+        try twoDevicesOnTheRemote()
+        let oldKey = try recoveryKey(laptop)
+        let checkout = try remote.clone()
+        let mover = try onRotationPush("""
+        touch '\(checkout)/moved'; /usr/bin/git -C '\(checkout)' add moved; /usr/bin/git -C '\(checkout)' commit -qm moved
+              /usr/bin/git -C '\(checkout)' push -q origin itsypad
+        """)
+        let result = try laptop.runArguments(["sync", "key", "rotate"], environment: mover.environment)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("another device synced through \(url) meanwhile; nothing was rotated"), "\(result.stderr)")
+        #expect(try recoveryKey(laptop) == oldKey)
+        #expect(!FileSystem.exists(laptop.dataDir + "/" + KeyFile.nextFileName))
+        try succeed(laptop, "clip", "add", "after the refused rotation")
+        try succeed(laptop, "sync")
+        try succeed(desktop, "sync")
+        #expect(try succeed(desktop, "clip", "ls").contains("after the refused rotation"))
+    }
+
+    /// Killed before the rotation's push reached the remote, or after it did but before the new
+    /// key became the device's: the next sync reads the remote's zone and undoes or finishes it.
+    @Test(arguments: ["before", "after"])
+    func aRotationKilledAroundItsPushIsUndoneOrFinishedByTheNextSync(_ moment: String) throws {
+        try twoDevicesOnTheRemote()
+        let oldKey = try recoveryKey(laptop)
+        let killer = try onRotationPush(moment == "before" ? "kill -9 $PPID; exit 137" : #"/usr/bin/git "$@"; kill -9 $PPID; exit 137"#)
+        let killed = try laptop.runArguments(["sync", "key", "rotate"], environment: killer.environment)
+        #expect(killed.signal == SIGKILL, "\(killed.status) \(killed.stderr)")
+        #expect(FileSystem.exists(laptop.dataDir + "/" + KeyFile.nextFileName))
+
+        try succeed(laptop, "clip", "add", "after the killed rotation")
+        try succeed(laptop, "sync")
+        #expect(!FileSystem.exists(laptop.dataDir + "/" + KeyFile.nextFileName))
+        let key = try recoveryKey(laptop)
+        #expect(moment == "before" ? key == oldKey : key != oldKey)
+        if moment == "after" {
+            #expect(try desktop.run("sync").status == 1)
+            try succeed(desktop, "sync", "enable", url, "--key", "-", stdin: key)
+        } else {
+            try succeed(desktop, "sync")
+        }
+        try succeed(laptop, "sync")
+        let onDesktop = try succeed(desktop, "clip", "ls"), onLaptop = try succeed(laptop, "clip", "ls")
+        #expect(onDesktop.contains("after the killed rotation") && onDesktop.contains("before the rotation"), "\(onDesktop)")
+        #expect(onLaptop.contains("from the desktop"), "\(onLaptop)")
     }
 }

@@ -42,7 +42,7 @@ enum SyncCommands {
         } catch let error as BackendError {
             throw mapped(error, backend: location)
         } catch let error as EncryptionError {
-            throw ItsypadError.failure(error.description)
+            throw ItsypadError.failure(error.message(naming: location.description))
         }
         let device = GitRemote.commitName(of: store, deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
         try configured.remote?.commitChanges(message: "itsypad sync enable on \(device)")
@@ -83,7 +83,7 @@ enum SyncCommands {
         } catch let error as BackendError {
             throw mapped(error, backend: configured.location)
         } catch let error as EncryptionError {
-            throw ItsypadError.failure(error.description)
+            throw ItsypadError.failure(error.message(naming: configured.location.description))
         }
         return ExitCode.success
     }
@@ -227,7 +227,7 @@ enum SyncCommands {
         }
         let configured = configuredBackend(location, store: store, invocation)
         // Each of the engine's attempts waits a fifth of the lock time-out.
-        let backend = try SyncKeyCommands.backend(at: configured.path, store: store, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
+        let backend = try SyncKeyCommands.backend(at: configured.path, remote: configured.remote, store: store, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
         warnIfExposed(configured, invocation)
         return (backend, configured)
     }
@@ -292,7 +292,7 @@ enum SyncCommands {
         } catch let error as BackendError {
             failure = mapped(error, backend: configured.location)
         } catch let error as EncryptionError {
-            failure = .failure(error.description)
+            failure = .failure(error.message(naming: configured.location.description))
         } catch let error as ItsypadError {
             failure = error
         }

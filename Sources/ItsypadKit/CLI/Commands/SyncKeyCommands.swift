@@ -16,34 +16,37 @@ enum SyncKeyCommands {
     /// nothing a device held is lost. The new key stays beside the old one (`sync-key.next`)
     /// until the new zone is in place: a crash at any point leaves a rotation that the next
     /// sync finishes or undoes (`resumeRotation`).
+    ///
+    /// A git remote's new zone is built beside the clone's working tree and pushed as one commit
+    /// on top of the remote's tip, so the remote holds the old zone or the new one; a remote that
+    /// moved meanwhile refuses the push and nothing is rotated.
     static func rotate(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.store()
         let settings = try store.settings()
-        guard try settings.bool(.syncEnabled), let path = settings.string(.syncBackend) else {
+        guard settings.bool(.syncEnabled), let value = settings.string(.syncBackend), let location = BackendLocation(value) else {
             throw ItsypadError.failure("sync is disabled: a key is rotated on a device that syncs with the backend")
         }
-        guard case .directory = BackendLocation(path) else {
-            throw ItsypadError.failure("rotating the key of a git remote's backend is not supported yet; nothing was rotated")
-        }
         guard try deviceKey(store) != nil else {
-            throw ItsypadError.failure("this device has no sync key: its backend is not encrypted (to encrypt, move it aside and run 'itsypad sync enable \(path) --encrypt')")
+            throw ItsypadError.failure("this device has no sync key: its backend is not encrypted (to encrypt, move it aside and run 'itsypad sync enable \(location) --encrypt')")
         }
         guard let rotation = try rotationLock(store) else {
             throw ItsypadError.temporary("a key rotation of \(store.path) is under way; try again once it has finished")
         }
         return try withExtendedLifetime(rotation) {
             let timeout = SyncCommands.lockTimeout(invocation)
+            let configured = SyncCommands.configuredBackend(location, store: store, invocation)
+            let path = configured.path
             let old = DirectoryBackend(path: path, lockTimeout: timeout)
             let notRotated = "; nothing was rotated"
             // What the backend holds comes here first: the new zone starts from all of it.
-            guard try rotationStep(path, notRotated, { try SyncCommands.run(invocation) }) == ExitCode.success else {
+            guard try rotationStep(location, notRotated, { try SyncCommands.run(invocation) }) == ExitCode.success else {
                 throw ItsypadError.failure("the sync before rotating did not finish (see above)" + notRotated + ": fix that, then rotate again")
             }
-            let oldZone = try rotationStep(path, notRotated) { try old.zone() }
+            let oldZone = try rotationStep(location, notRotated) { try old.zone() }
             let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
             let cipher = try RecordCipher(masterKey: key)
             do {
-                try rotationStep(path, notRotated) {
+                try rotationStep(location, notRotated) {
                     try old.removeReplacementLeftovers()
                     try KeyFile.write(key, inDirectory: store.path, named: KeyFile.nextFileName)
                     let replacement = encrypted(path: old.replacementPath, cipher: cipher, lockTimeout: timeout)
@@ -54,33 +57,51 @@ enum SyncKeyCommands {
                     }
                 }
                 // The commit: the new zone takes the backend's place, unless another device replaced it meanwhile.
-                try old.replace(expecting: oldZone)
+                if configured.remote == nil { try old.replace(expecting: oldZone) }
             } catch BackendError.zoneChanged {
                 discardRotation(of: old, store: store)
                 throw ItsypadError.failure("another device replaced the backend or rotated its key meanwhile" + notRotated)
             } catch let error as BackendError {
-                throw appending("; the next sync finishes the rotation or undoes it", to: SyncCommands.mapped(error, backend: .directory(path)))
+                throw appending("; the next sync finishes the rotation or undoes it", to: SyncCommands.mapped(error, backend: location))
             } catch {
                 discardRotation(of: old, store: store)
                 throw error
             }
-            try KeyFile.promoteNext(inDirectory: store.path)
+            if let remote = configured.remote {
+                let message = "itsypad sync key rotate on \(store.deviceID): a new zone, encrypted with a new key"
+                let pushed: String?
+                do {
+                    pushed = try store.withLockReleased { try remote.pushReplacement(from: old.replacementPath, message: message) }
+                } catch let error as ItsypadError {
+                    // A push that failed midway may still have reached the remote: what it holds decides.
+                    throw appending("; the next sync finishes the rotation or undoes it", to: error)
+                }
+                guard let pushed else {
+                    discardRotation(of: old, store: store)
+                    throw ItsypadError.failure("another device synced through \(location) meanwhile" + notRotated + "; try again")
+                }
+                try KeyFile.promoteNext(inDirectory: store.path)
+                try remote.checkOut(pushed)
+                try? old.removeReplacementLeftovers()
+            } else {
+                try KeyFile.promoteNext(inDirectory: store.path)
+            }
             // Always said, terminal or not: the other devices stop syncing until someone acts.
             invocation.out.line("the sync key was rotated and everything re-encrypted with the new one. Other devices stop syncing (exit 1, nothing lost) "
-                + "until you run 'itsypad sync enable \(path) --key -' on each and type the new recovery key ('itsypad sync key show' here).")
+                + "until you run 'itsypad sync enable \(location) --key -' on each and type the new recovery key ('itsypad sync key show' here).")
             return ExitCode.success
         }
     }
 
-    /// Runs one step of a rotation of the backend in `path`; an error says what became of the rotation.
+    /// Runs one step of a rotation of the backend at `location`; an error says what became of the rotation.
     @discardableResult
-    private static func rotationStep<T>(_ path: String, _ outcome: String, _ body: () throws -> T) throws -> T {
+    private static func rotationStep<T>(_ location: BackendLocation, _ outcome: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as ItsypadError {
             throw appending(outcome, to: error)
         } catch let error as BackendError {
-            throw appending(outcome, to: SyncCommands.mapped(error, backend: .directory(path)))
+            throw appending(outcome, to: SyncCommands.mapped(error, backend: location))
         }
     }
 
@@ -108,14 +129,22 @@ enum SyncKeyCommands {
     /// current one), once no rotation is under way: if the backend's zone, moved into place if a
     /// crash stopped it midway, opens with the new key, that key becomes the device's; if it opens
     /// with the current one, the rotation never reached the backend and its leftovers go. When the
-    /// backend cannot be read now, a later run decides.
-    private static func resumeRotation(backendPath: String, store: DataStore, lockTimeout: Double) throws {
+    /// backend cannot be read now, a later run decides. With a git remote, the zone that decides
+    /// is the one on the remote's tip (fetched now): the rotation's push either reached it or not.
+    private static func resumeRotation(backendPath: String, remote: GitRemote?, store: DataStore, lockTimeout: Double) throws {
         guard FileSystem.exists(store.path + "/" + KeyFile.nextFileName), let rotation = try rotationLock(store) else { return }
         try withExtendedLifetime(rotation) {
             guard let next = try KeyFile.read(inDirectory: store.path, named: KeyFile.nextFileName) else { return }
             let directory = DirectoryBackend(path: backendPath, lockTimeout: lockTimeout)
-            _ = try? directory.finishInterruptedReplacement()
-            guard let check = (try? directory.zone())?.keyCheckValue else { return }
+            let check: String?
+            if let remote {
+                let fetched = try? store.withLockReleased { try remote.fetchedZone() }
+                check = fetched.flatMap { $0 }.flatMap { try? ZoneDocument.parse($0, path: "zone.json") }?.keyCheckValue
+            } else {
+                _ = try? directory.finishInterruptedReplacement()
+                check = (try? directory.zone())?.keyCheckValue
+            }
+            guard let check else { return }
             if try RecordCipher(masterKey: next).matches(keyCheckValue: check) {
                 try KeyFile.promoteNext(inDirectory: store.path)
                 try? directory.removeReplacementLeftovers()
@@ -226,8 +255,8 @@ enum SyncKeyCommands {
 
     /// The backend in `path`: encrypted with this device's key when it has one (a zone it
     /// creates is then encrypted too); a device without a key is refused an encrypted zone.
-    static func backend(at path: String, store: DataStore, lockTimeout: Double) throws -> SyncBackend {
-        try resumeRotation(backendPath: path, store: store, lockTimeout: lockTimeout)
+    static func backend(at path: String, remote: GitRemote? = nil, store: DataStore, lockTimeout: Double) throws -> SyncBackend {
+        try resumeRotation(backendPath: path, remote: remote, store: store, lockTimeout: lockTimeout)
         if let key = try deviceKey(store) {
             return encrypted(path: path, cipher: try RecordCipher(masterKey: key), lockTimeout: lockTimeout)
         }
