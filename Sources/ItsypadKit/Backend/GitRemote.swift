@@ -94,13 +94,21 @@ public struct GitRemote {
         try fetch()
         guard let remote = try revision(GitRemote.remoteBranch) else { return .current }
         defer { try? git(["update-ref", GitRemote.syncedRef, remote]) }
-        guard let local = try revision("HEAD") else {
+        guard var local = try revision("HEAD") else {
             try git(["reset", "-q", "--hard", remote])
             return .current
         }
         if try isAncestor(remote, of: local) { return .current }
         if let synced = try revision(GitRemote.syncedRef), try !isAncestor(synced, of: remote) {
-            return try replaceLocal(local, with: remote)
+            // A squashed history still holds, as one of its commits, the state this clone last
+            // synced: local commits move onto that commit. Any other rewrite replaced the backend.
+            guard let equivalent = try commit(withTreeOf: synced, in: remote),
+                  try runGit(["rebase", "-q", "--onto", equivalent, synced]).status == 0, let moved = try revision("HEAD") else {
+                _ = try? runGit(["rebase", "--abort"])
+                return try replaceLocal(local, with: remote)
+            }
+            local = moved
+            if try isAncestor(remote, of: local) { return .current }
         }
         // A new zone on the remote (a rotated key): commits made for the old one do not belong on top of it.
         if try !isAncestor(local, of: remote), try zoneFileChanged(from: local, to: remote) {
@@ -160,6 +168,42 @@ public struct GitRemote {
         let tree = try gitOutput(["write-tree"], indexFile: index)
         let commit = try gitOutput(["commit-tree", tree, "-p", head, "-m", message])
         return try push(commit) ? commit : nil
+    }
+
+    // MARK: Squashing history
+
+    /// How a compaction's commit message starts: it marks the compaction points in the history.
+    public static let compactionSubject = "itsypad sync compact on "
+
+    /// Squashes the remote branch's history older than the previous compaction point (the newest
+    /// commit before the tip whose subject starts with `compactionSubject`) into one commit, and
+    /// re-creates the commits since then on top of it with the same files, so that a clone that
+    /// synced any of them moves its own commits onto the new history (see `update`); a clone
+    /// that last synced before that point takes the rewrite for a replaced backend, keeping its
+    /// commits aside and sending everything again. Only when the clone has pushed everything and
+    /// the remote's tip is still the clone's (a lease): false when a push came in meanwhile.
+    public func squashHistoryBeforePreviousCompaction() throws -> Bool {
+        guard let head = try revision("HEAD"), try revision(GitRemote.remoteBranch) == head else { return false }
+        guard try revision(head + "^") != nil else { return true }
+        let older = try gitOutput(["log", "--first-parent", "--format=%H %s", head + "^"]).split(separator: "\n")
+        guard let base = older.first(where: { $0.split(separator: " ", maxSplits: 1).last?.hasPrefix(GitRemote.compactionSubject) == true })
+            .map({ String($0.split(separator: " ")[0]) }), try revision(base + "^") != nil else { return true }
+        var tip = try gitOutput(["commit-tree", base + "^{tree}", "-m", "itsypad: the history through the compaction point \(base), squashed"])
+        let since = try gitOutput(["log", "--reverse", "--first-parent", "--format=%T %s", base + ".." + head]).split(separator: "\n")
+        for line in since {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            tip = try gitOutput(["commit-tree", String(parts[0]), "-p", tip, "-m", parts.count > 1 ? String(parts[1]) : "itsypad"])
+        }
+        let lease = "--force-with-lease=refs/heads/\(GitRemote.branch):\(head)"
+        let pushed = try runGit(["push", "-q", lease, "origin", "\(tip):refs/heads/\(GitRemote.branch)"], network: true)
+        if pushed.status != 0 {
+            if pushed.errorSummary.contains("stale info") || pushed.errorSummary.contains("[rejected]") { return false }
+            throw record(failure: failure("push to", pushed))
+        }
+        try git(["reset", "-q", "--soft", tip])
+        try git(["update-ref", GitRemote.syncedRef, tip])
+        try git(["update-ref", GitRemote.remoteBranch, tip])
+        return true
     }
 
     /// Puts the working tree on `commit`, once the replacement it holds is what the device uses.
@@ -260,6 +304,13 @@ public struct GitRemote {
     private func revision(_ name: String) throws -> String? {
         let output = try runGit(["rev-parse", "--verify", "-q", name + "^{commit}"])
         return output.status == 0 ? Text.trim(output.outputText) : nil
+    }
+
+    /// The newest commit of `history` whose tree is `commit`'s (the same backend files), if any.
+    private func commit(withTreeOf commit: String, in history: String) throws -> String? {
+        let tree = try gitOutput(["rev-parse", commit + "^{tree}"])
+        let log = try gitOutput(["log", "--format=%T %H", history])
+        return log.split(separator: "\n").first { $0.hasPrefix(tree + " ") }.map { String($0.dropFirst(tree.count + 1)) }
     }
 
     /// Whether zone.json, which a zone never rewrites, differs between where `local` left the

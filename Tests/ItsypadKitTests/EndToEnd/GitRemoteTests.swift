@@ -305,21 +305,67 @@ struct GitRemoteTests {
         }
     }
 
-    @Test func compactionIsCommittedAndPushedWithoutRewritingHistory() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
-        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+    func keptRefs(_ device: Device) throws -> String {
+        try BareRepository.git(["--git-dir=" + device.dataDir + "/sync/git/repository", "for-each-ref", "refs/itsypad/kept"])
+    }
+
+    /// A compaction squashes the history older than the previous compaction point. The desktop
+    /// synced after that point: it moves onto the new history as if nothing happened. The third
+    /// device last synced before it: it takes the rewrite for a replaced backend, keeps its
+    /// commits aside and sends everything again. Nothing is lost either way.
+    @Test func compactionSquashesTheHistoryBeforeThePreviousCompaction() throws {
+        let third = Device()
+        for device in [laptop, desktop, third] { try succeed(device, "sync", "enable", "git:" + remote.path, "--no-encrypt") }
+        try succeed(laptop, "clip", "add", "before the first compaction")
+        try succeed(laptop, "sync")
+        try succeed(laptop, "sync", "compact")
+        #expect(try remote.log().count > 2, "the first compaction has no earlier point to squash at")
         for round in 0..<3 {
-            try succeed(laptop, "clip", "add", "before compaction \(round)")
+            try succeed(laptop, "clip", "add", "between compactions \(round)")
             try succeed(laptop, "sync")
         }
-        let before = try remote.log()
+        try succeed(desktop, "sync")
+        try succeed(desktop, "clip", "add", "added on the desktop after its last sync")
+
         try succeed(laptop, "sync", "compact")
         let after = try remote.log()
-        #expect(after.count == before.count + 1 && Array(after.dropFirst()) == before, "\(after)")
-        #expect(after.first?.hasPrefix("itsypad sync compact on ") == true)
+        // The second compaction, the three syncs since the first, and the history through the first as one commit.
+        #expect(after.count == 5 && after.first?.hasPrefix(GitRemote.compactionSubject) == true, "\(after)")
+        #expect(after.last?.hasPrefix("itsypad: the history through the compaction point ") == true, "\(after)")
         try succeed(desktop, "sync")
-        let listed = try clips(desktop)
-        #expect((0..<3).allSatisfy { listed.contains("before compaction \($0)") }, "\(listed)")
+        #expect(try keptRefs(desktop).isEmpty, "the desktop's last sync is in the new history: nothing to set aside")
+        try succeed(third, "clip", "add", "queued on the third device")
+        try succeed(third, "sync")
+        #expect(try !keptRefs(third).isEmpty)
+        try succeed(laptop, "sync")
+        try succeed(desktop, "sync")
+        let expected = ["before the first compaction", "added on the desktop after its last sync", "queued on the third device"]
+            + (0..<3).map { "between compactions \($0)" }
+        for device in [laptop, desktop, third] {
+            let listed = try clips(device)
+            #expect(expected.allSatisfy(listed.contains), "\(listed)")
+        }
+    }
+
+    @Test func aCompactionWhoseRemoteMovedMeanwhileSquashesNothing() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(laptop, "clip", "add", "before compaction")
+        try succeed(laptop, "sync")
+        try succeed(laptop, "sync", "compact")
+        try succeed(laptop, "clip", "add", "after the first compaction")
+        try succeed(laptop, "sync")
+        // The desktop pushes between the laptop's compaction commit and its squash.
+        let mover = try GitWrapper("""
+        for a in "$@"; do case "$a" in --force-with-lease*) ITSYPAD_DATA_DIR='\(desktop.dataDir)' '\(Process.itsypad)' clip add 'pushed meanwhile' >/dev/null; \
+          ITSYPAD_DATA_DIR='\(desktop.dataDir)' PATH=/usr/bin:/bin '\(Process.itsypad)' sync;; esac; done
+        """)
+        let result = try laptop.runArguments(["sync", "compact"], environment: mover.environment)
+        #expect(result.status == 75, "\(result.stderr)")
+        #expect(result.stderr.contains("squashed by the next compaction"), "\(result.stderr)")
+        #expect(try remote.log().contains { $0.hasPrefix("itsypad sync on ") && $0.contains("pushed 1") })
+        try succeed(laptop, "sync")
+        #expect(try clips(laptop).contains("pushed meanwhile"))
     }
 
     /// A peer's push sends no notification: the watcher polls every --interval seconds.

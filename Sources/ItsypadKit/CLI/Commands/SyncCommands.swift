@@ -76,8 +76,11 @@ enum SyncCommands {
             let tombstones = try SyncEngine.purgeTombstones(in: backend, olderThan: SyncEngine.tombstoneLifetime, now: invocation.context.now(),
                                                             device: device)
             let report = try backend.compact()
-            if let remote = configured.remote, try !remote.publish(message: "itsypad sync compact on \(device): through change \(report.compactedThrough)") {
-                throw ItsypadError.temporary("the git remote \(configured.location) changed while compacting; the compaction is committed in the clone and goes with the next sync")
+            if let remote = configured.remote {
+                guard try remote.publish(message: GitRemote.compactionSubject + "\(device): through change \(report.compactedThrough)"),
+                      try remote.squashHistoryBeforePreviousCompaction() else {
+                    throw ItsypadError.temporary("the git remote \(configured.location) changed while compacting; what was compacted is committed in the clone and goes with the next sync; the old history is squashed by the next compaction")
+                }
             }
             invocation.note("compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes), \(report.assetsRemoved) assets and \(tombstones) tombstones over 90 days old")
         } catch let error as BackendError {
