@@ -86,6 +86,7 @@ seed "$LARGE"
 step "Seeding a git repository of $LARGE files and two clones"
 git init -q --bare "$work/plain.git"
 git clone -q "$work/plain.git" "$work/clone-1" 2>/dev/null
+git -C "$work/clone-1" checkout -q -b main
 python3 - "$work/clone-1" "$LARGE" <<'PY'
 import os, sys
 root, n = sys.argv[1], int(sys.argv[2])
@@ -95,8 +96,7 @@ for i in range(n):
 PY
 git -C "$work/clone-1" add -A
 git -C "$work/clone-1" commit -qm seed
-git -C "$work/clone-1" push -q origin HEAD:main
-git -C "$work/clone-1" branch -q -u origin/main
+git -C "$work/clone-1" push -q -u origin main
 git clone -q -b main "$work/plain.git" "$work/clone-2"
 
 # --- Measurements ------------------------------------------------------------
