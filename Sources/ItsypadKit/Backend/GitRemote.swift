@@ -110,8 +110,11 @@ public struct GitRemote {
             local = moved
             if try isAncestor(remote, of: local) { return .current }
         }
-        // A new zone on the remote (a rotated key): commits made for the old one do not belong on top of it.
-        if try !isAncestor(local, of: remote), try zoneFileChanged(from: local, to: remote) {
+        if try isAncestor(local, of: remote) {
+            // No local commits: a fast-forward does it, at half the cost of a rebase over many files.
+            if try runGit(["merge", "-q", "--ff-only", remote]).status == 0 { return .current }
+        } else if try zoneFileChanged(from: local, to: remote) {
+            // A new zone on the remote (a rotated key): commits made for the old one do not belong on top of it.
             return try replaceLocal(local, with: remote)
         }
         if try runGit(["rebase", "-q", remote]).status != 0 {
@@ -258,7 +261,11 @@ public struct GitRemote {
     public func commitChanges(message: String) throws {
         try git(["add", "-A"])
         guard try runGit(["diff", "--cached", "--quiet"]).status != 0 else { return }
-        try git(["commit", "-q", "--no-verify", "-m", message])
+        // Plumbing rather than `git commit`, which checks every file of the working tree again.
+        let tree = try gitOutput(["write-tree"])
+        let parent = try revision("HEAD").map { ["-p", $0] } ?? []
+        let commit = try gitOutput(["commit-tree", tree] + parent + ["-m", message])
+        try git(["update-ref", "-m", "itsypad: commit", "HEAD", commit])
     }
 
     private func fetch() throws {
