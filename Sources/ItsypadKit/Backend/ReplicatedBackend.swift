@@ -36,6 +36,12 @@ public protocol ReplicatedBackend: Sendable {
     /// acknowledgement tombstones wait for), removes its own superseded versions and tombstones
     /// every device has seen, and compacts its own journal when it has grown.
     func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport?
+
+    /// The record's current siblings in this copy (none when it has no version here).
+    func siblings(of id: RecordID) throws -> [RecordVersion]
+
+    /// Where a record's versions are kept, for messages about it.
+    func location(of id: RecordID) -> String
 }
 
 /// One record as a fetch sees it now.

@@ -1,7 +1,7 @@
 /// A `ReplicatedBackend` in a directory (format 2, `itsypad-backend(5)`): this device writes only
 /// `devices/<its id>/…` and `records/<type>/<name>.<its id>.json`, so the directory may be a
 /// coherent shared folder or each machine's own copy of a folder a replicating service keeps in step.
-/// The engine does not use it yet: `SyncEngine` speaks `SyncBackend` (format 1).
+/// The engine reaches it through `ReplicatedSyncBackend`.
 public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     public let path: String
     public let deviceID: String
@@ -227,6 +227,14 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// (all devices with a folder when nil).
     func versions(of id: RecordID, zone: String, devices: [String]? = nil) throws -> [RecordVersion] {
         try (devices ?? layout.devices()).compactMap { try version(in: layout.recordFile(id, device: $0), of: id, writer: $0, zone: zone) }
+    }
+
+    public func siblings(of id: RecordID) throws -> [RecordVersion] {
+        VersionHistory.siblings(try versions(of: id, zone: try readZone().zoneID))
+    }
+
+    public func location(of id: RecordID) -> String {
+        layout.recordTypeDirectory(id.recordType) + "/" + id.recordName + ".<device>.json"
     }
 
     /// This device's own current version of the record, from its record file.

@@ -106,6 +106,7 @@ enum SyncCommands {
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
         func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
         let quarantined = JSONValue.array(state.quarantine.map(\.json))
+        let waiting = JSONValue.array(state.waiting.map(\.json))
         let remoteStatus = settings.string(.syncBackend).flatMap(BackendLocation.init).flatMap {
             configuredBackend($0, store: store, invocation).remote
         }.map { (status: $0.status, unpushed: $0.unpushedCommits()) }
@@ -136,6 +137,7 @@ enum SyncCommands {
                 ("syncing", running?.json ?? .null),
                 ("quarantined", quarantined),
                 ("remote", remoteJSON),
+                ("waiting", waiting),
             ]))
             return ExitCode.success
         }
@@ -166,6 +168,10 @@ enum SyncCommands {
         out.line("quarantined: \(state.quarantine.count)" + (state.quarantine.isEmpty ? "" : " (malformed on the backend, skipped)"))
         for item in state.quarantine {
             out.line("  \(item.summary) (since \(Time.iso8601(item.since)))")
+        }
+        if !state.waiting.isEmpty {
+            out.line("waiting:    \(state.waiting.count) (not replicated completely yet; synced once they arrive)")
+            for item in state.waiting { out.line("  \(item.summary) (since \(Time.iso8601(item.since)))") }
         }
         if let damage = state.damage {
             out.line("state:      damaged (\(damage)); the next sync starts over and sends everything again")
