@@ -12,7 +12,8 @@ public protocol ReplicatedBackend: Sendable {
     /// Creates the zone if absent; returns the winning zone (see concurrent creation in the man page).
     func createZoneIfNeeded() throws -> ZoneInfo
 
-    /// The winning zone. Throws `.zoneNotFound` if none was created, `.newerFormat` for a newer format.
+    /// The winning zone, which this device joins (see `createZoneIfNeeded`) but never creates.
+    /// Throws `.zoneNotFound` if none was created, `.newerFormat` for a newer format.
     func zone() throws -> ZoneInfo
 
     /// Records changed after `token`, each with its current siblings, at most `limit` per page.

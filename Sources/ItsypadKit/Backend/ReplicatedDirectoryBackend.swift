@@ -60,7 +60,13 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         return zone
     }
 
-    public func zone() throws -> ZoneInfo { try readZone() }
+    /// Also joins the zone: a device that never synced with it (it was created or converted by
+    /// another) gets its folder, and one whose data is in a losing zone moves.
+    public func zone() throws -> ZoneInfo {
+        let zone = try readZone()
+        try prepareDeviceFolder(zone: zone)
+        return zone
+    }
 
     func readZone() throws -> ZoneInfo {
         guard try backendDirectoryExists(), let zone = try existingZone() else { throw BackendError.zoneNotFound }

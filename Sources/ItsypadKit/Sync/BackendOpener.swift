@@ -9,11 +9,12 @@ public enum BackendOpener {
 
     /// The backend in `path` as `store`'s device sees it. A format 2 backend writes as this data
     /// directory's device id, with its instance id (`sync/instance`, to tell a clone) and name.
-    public static func open(_ path: String, for store: DataStore, lockTimeout: Double) throws -> SyncBackend {
-        guard try format(at: path) != 1 else { return DirectoryBackend(path: path, lockTimeout: lockTimeout) }
+    public static func open(_ path: String, for store: DataStore, lockTimeout: Double,
+                            now: @escaping @Sendable () -> Milliseconds = { Time.now() }) throws -> SyncBackend {
+        guard try format(at: path) != 1 else { return DirectoryBackend(path: path, lockTimeout: lockTimeout, now: now) }
         let name = try store.settings().string(.deviceName) ?? store.deviceID
         let replicated = ReplicatedDirectoryBackend(path: path, deviceID: store.deviceID, instance: try instance(of: store), deviceName: name,
-                                                    lockTimeout: lockTimeout)
+                                                    lockTimeout: lockTimeout, now: now)
         return ReplicatedSyncBackend(replicated)
     }
 

@@ -112,7 +112,21 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
                 replicatedDeletes.append(ReplicatedDelete(id: id, basedOn: Self.joined(siblings)))
             }
         }
-        let result = try replicated.modify(saves: replicatedSaves, deletes: replicatedDeletes)
+        var result = try replicated.modify(saves: replicatedSaves, deletes: replicatedDeletes)
+        // A save that creates a record (no tag) over one deleted meanwhile creates it again, as in
+        // format 1 where the deleted record is simply absent: based on the deletions, it goes again.
+        for _ in 0..<3 where !result.failures.isEmpty {
+            var rebased = false
+            for failure in result.failures {
+                guard case .concurrentVersions(let siblings) = failure.error, siblings.allSatisfy(\.isDeleted),
+                      let index = replicatedSaves.firstIndex(where: { $0.record.id == failure.id && $0.record.recordChangeTag == nil }) else { continue }
+                let save = replicatedSaves[index]
+                replicatedSaves[index] = ReplicatedSave(record: save.record, basedOn: save.basedOn.joined(with: Self.joined(siblings)), base: save.base)
+                rebased = true
+            }
+            guard rebased else { break }
+            result = try replicated.modify(saves: replicatedSaves, deletes: replicatedDeletes)
+        }
         guard result.failures.isEmpty else {
             let deleted = Set(replicatedDeletes.map(\.id))
             return ModifyResult(saved: [], deleted: [], failures: try result.failures.map { try failure($0, isDelete: deleted.contains($0.id)) })

@@ -39,7 +39,7 @@ public final class SyncEngine {
     let store: DataStore
     let backend: LockReleasingBackend
     /// Held while this engine exists: a second sync of the data directory is refused, not queued.
-    private let syncLock: FileLock
+    private var syncLock: FileLock?
     let now: () -> Milliseconds
     public internal(set) var state: EngineState
     public internal(set) var report = SyncReport()
@@ -206,8 +206,14 @@ public final class SyncEngine {
         prepared = false
     }
 
+    /// Lets go of the sync lock; the engine must not be used afterwards.
+    public func close() {
+        syncLock = nil
+    }
+
     /// The replaced-zone path: forget the token and what the backend was known to hold, send everything.
-    private func startOver() throws {
+    /// Also what a data directory that was given a new device id does.
+    public func startOver() throws {
         try forgetSyncedTabs()
         try forgetSyncedClips()
         try forgetSyncedSettings()

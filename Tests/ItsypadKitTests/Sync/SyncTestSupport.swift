@@ -24,10 +24,13 @@ struct Fleet {
     let encrypted: Bool
     var backendPath: String { backend.path + "/backend" }
 
-    init(_ count: Int, backend kind: FleetBackend = .directory) {
+    /// `format1`: the directory holds a format 1 backend, which `sync enable` keeps (for tests of
+    /// format 1's files); otherwise `sync enable` creates format 2.
+    init(_ count: Int, backend kind: FleetBackend = .directory, format1: Bool = false) {
         devices = (0..<count).map { _ in Device() }
         encrypted = kind == .encryptedDirectory
         memoryBackend = kind == .inMemory ? InMemoryBackend() : nil
+        if format1 { #expect(throws: Never.self) { try DirectoryBackend(path: backend.path + "/backend").createZoneIfNeeded() } }
         for (index, device) in devices.enumerated() {
             _ = device.inProcess(["settings", "set", "device.name", "dev\(index)"])
         }

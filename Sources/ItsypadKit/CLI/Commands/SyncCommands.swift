@@ -289,19 +289,37 @@ enum SyncCommands {
         guard try store.settings().bool(.syncEnabled) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
-        let (backend, configured) = try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
+        var (backend, configured) = try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
             ?? configuredBackend(invocation)
-        let engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
+        var engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
         engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
         defer { invocation.endProgress() }
         let running = try RunningSync.begin(in: store, now: invocation.context.now())
         defer { running.end(in: store) }
         var failure: ItsypadError?
-        do {
+        func run(_ engine: SyncEngine) throws {
             if let remote = configured.remote {
                 try syncThrough(remote, location: configured.location, store: store, engine: engine, body)
             } else {
                 try body(engine)
+            }
+        }
+        do {
+            do {
+                try run(engine)
+            } catch ReplicationError.deviceIDInUse(let evidence) {
+                // A copy of another device's data directory: it goes on as a new device, with all its data.
+                let previous = store.deviceID
+                engine.close()
+                try store.takeNewDeviceID()
+                invocation.warn("this data directory is a copy of another that syncs as device \(previous) (\(evidence)); "
+                    + "it now syncs as the new device \(store.deviceID) and sends all its data again")
+                (backend, configured) = try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
+                    ?? configuredBackend(invocation)
+                engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
+                engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
+                try engine.startOver()
+                try run(engine)
             }
         } catch let error as BackendError {
             failure = mapped(error, backend: configured.location)
