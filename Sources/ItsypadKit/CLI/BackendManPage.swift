@@ -36,8 +36,9 @@ iCloud Drive, OneDrive) is not such a folder: each machine has its own copy and
 files are copied between copies in any order.
 Format 2, described in
 .B FORMAT 2
-below, works in both: this version of itsypad creates format 2, and converts a
-format 1 backend to format 2 the first time it syncs with it (see \fBMigration\fR).
+below, works in both: this version of itsypad creates format 2, and keeps
+using a format 1 backend it finds as format 1 (the conversion described under
+\fBMigration\fR is not run automatically yet).
 .SH "FILES"
 .TP
 .I zone.json

@@ -8,10 +8,11 @@ import Testing
 /// simulated machine opens its own handle on one shared backend, as real ones do.
 enum SimulatedBackend: String, CaseIterable, CustomTestStringConvertible {
     case directory = "format 1"
-    case replicated = "format 2"
     case inMemory = "in memory"
     /// Format 1 behind `EncryptedBackend`, every device with the same key.
     case encrypted = "format 1, encrypted"
+    /// Format 2 in a coherent folder (`SyncReplicatedRandomizedTests`).
+    case replicated = "format 2"
 
     var testDescription: String { rawValue }
 
