@@ -58,7 +58,7 @@ import Testing
 /// Many random operations, killed and concurrent syncs on three devices (see
 /// ``RandomSyncSimulation``); `Tests/Soak/sync-soak.sh` runs many more seeds.
 @Suite struct SyncRandomizedTests {
-    @Test(arguments: [SimulatedBackend.directory, .inMemory], 1...SyncRandomizedTests.seeds)
+    @Test(arguments: [SimulatedBackend.directory, .inMemory, .encrypted], 1...SyncRandomizedTests.seeds)
     func threeDevicesConverge(backend: SimulatedBackend, seed: UInt64) throws {
         let simulation = RandomSyncSimulation(seed: seed, backend: backend)
         let violations = try simulation.run()
