@@ -34,13 +34,51 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         let page = try replicated.fetchChanges(since: token, limit: limit)
         var changes: [Change] = []
         var merges: [ReplicatedSave] = []
+        var presentedTabs = Set<String>()
         for change in page.changes {
+            if let tab = Self.tabName(of: change.id) {
+                guard presentedTabs.insert(tab).inserted else { continue }
+                let (current, derived) = try currentTab(tab, fetched: change)
+                changes += current
+                merges += derived
+                continue
+            }
             let (current, derived) = try current(change.id, siblings: change.siblings)
             changes += current
             merges += derived
         }
         try writeMerges(merges)
         return ChangesPage(changes: changes, token: page.token, moreComing: page.moreComing, quarantined: page.quarantined, waiting: page.waiting)
+    }
+
+    /// The tab a change is about: a tab record's, or a tab's tombstone's.
+    private static func tabName(of id: RecordID) -> String? {
+        if id.recordType == RecordType.tab.rawValue { return id.recordName }
+        let prefix = RecordType.tab.rawValue + "."
+        guard id.recordType == RecordMapping.tombstoneType, id.recordName.hasPrefix(prefix) else { return nil }
+        return String(id.recordName.dropFirst(prefix.count))
+    }
+
+    /// A tab and the tombstone of its removal, read as one state, so that every device ends the same
+    /// whatever order the devices' journals bring them in: the tab's version when it holds an edit
+    /// the deleters had not seen (an edit beats a removal that had not seen it), else the removal.
+    /// In a shared journal (format 1) the tombstone always comes before the version that brings the
+    /// tab back; here each device's journal is read in turn, so it may come after it, and must then
+    /// not remove it.
+    private func currentTab(_ name: String, fetched change: ReplicatedChange) throws -> (changes: [Change], merges: [ReplicatedSave]) {
+        let tabID = RecordID(recordType: RecordType.tab.rawValue, recordName: name)
+        let tombstoneID = RecordID(recordType: RecordMapping.tombstoneType, recordName: RecordType.tab.rawValue + "." + name)
+        let tabSiblings = change.id == tabID ? change.siblings : try replicated.siblings(of: tabID)
+        let tombstoneSiblings = change.id == tombstoneID ? change.siblings : try replicated.siblings(of: tombstoneID)
+        let tab = try current(tabID, siblings: tabSiblings)
+        let tombstone = try current(tombstoneID, siblings: tombstoneSiblings)
+        guard let removal = tombstone.changes.first, case .saved(let record) = removal,
+              let (_, seen) = RecordMapping.tombstone(from: record) else { return tab }
+        // The tab's version (the first change; conflict copies follow), if one is there.
+        guard case .saved(let version)? = tab.changes.first, !seen.includes(RecordMapping.history(of: version)) else {
+            return ([removal], tab.merges + tombstone.merges)
+        }
+        return (tab.changes, tab.merges + tombstone.merges)
     }
 
     func fetchRecord(_ id: RecordID) throws -> BackendRecord? {

@@ -190,6 +190,28 @@ import Testing
         try fleet.expectConverged()
     }
 
+    /// A tab removed on one device and edited on another: the edit, unseen by the deleter, comes
+    /// back, and a third device that fetches the re-created tab and the removal's tombstone in one
+    /// fetch (format 2 reads each device's journal in turn, so they come in either order) keeps it
+    /// too. `deleterFirst`: whether the deleter's device is the first of the two.
+    @Test(arguments: [false, true], [false, true])
+    func aThirdDeviceKeepsATabAnEditBroughtBackOverARemoval(format1: Bool, deleterFirst: Bool) throws {
+        let fleet = Fleet(3, format1: format1)
+        let tab = fleet[0].output("tab", "new", "--name", "t", "v1")
+        for index in 0..<3 { fleet.enable(index) }
+        let (deleter, editor) = deleterFirst ? (0, 1) : (1, 0)
+        _ = fleet[deleter].output("tab", "rm", tab)
+        _ = fleet[editor].output("tab", "edit", tab, "v1\nv2 unseen by the deleter")
+        fleet.sync(deleter)
+        fleet.sync(editor)
+        fleet.sync(editor)
+        fleet.sync(2)
+        #expect(fleet[2].output("tab", "show", tab) == "v1\nv2 unseen by the deleter")
+        fleet.converge()
+        #expect(try fleet.tabs(0)[tab] == "t|v1\nv2 unseen by the deleter")
+        try fleet.expectConverged()
+    }
+
     /// A synced tab removed here leaves the record of its removal (what it had seen) until the removal is sent.
     @Test func aRemovedTabIsRecordedUntilTheRemovalIsSent() throws {
         let fleet = Fleet(1)

@@ -84,7 +84,8 @@ import Testing
 }
 
 /// The long run, off unless `ITSYPAD_SOAK_SEEDS` is set: `Tests/Soak/sync-soak.sh`
-/// runs it (optionally with `ITSYPAD_SOAK_FIRST`, `ITSYPAD_SOAK_STEPS`, `ITSYPAD_SOAK_DEVICES`).
+/// runs it (optionally with `ITSYPAD_SOAK_FIRST`, `ITSYPAD_SOAK_STEPS`, `ITSYPAD_SOAK_DEVICES`, and
+/// `ITSYPAD_SOAK_BACKEND` naming one backend, e.g. `format 2`).
 @Suite struct SyncSoakTests {
     static func setting(_ name: String) -> UInt64? { getenv(name).flatMap { UInt64(String(cString: $0)) } }
 
@@ -94,7 +95,12 @@ import Testing
         return Array(first..<first + count)
     }()
 
-    @Test(.enabled(if: !seeds.isEmpty, "set ITSYPAD_SOAK_SEEDS to run"), arguments: SimulatedBackend.allCases, seeds)
+    static let backends: [SimulatedBackend] = {
+        guard let name = getenv("ITSYPAD_SOAK_BACKEND").map({ String(cString: $0) }) else { return SimulatedBackend.allCases }
+        return SimulatedBackend.allCases.filter { $0.rawValue == name }
+    }()
+
+    @Test(.enabled(if: !seeds.isEmpty, "set ITSYPAD_SOAK_SEEDS to run"), arguments: backends, seeds)
     func manySeedsConverge(backend: SimulatedBackend, seed: UInt64) throws {
         let simulation = RandomSyncSimulation(seed: seed, devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3),
                                               steps: Int(SyncSoakTests.setting("ITSYPAD_SOAK_STEPS") ?? 150), backend: backend)
