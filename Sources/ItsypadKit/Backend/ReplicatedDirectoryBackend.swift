@@ -126,6 +126,12 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
                           layout.assetsDirectory(deviceID), layout.recordsDirectory] {
             try files.makeDirectory(directory)
         }
+        // A folder already in this zone needs no write: checked without the lock, which only writes
+        // take, so that a sync meeting a busy lock fails at its first write, as in format 1.
+        if try files.status(layout.deviceFile(deviceID)) != nil {
+            let document = try deviceDocument()
+            if document.zoneID == zone.zoneID { return try checkOwnership(document, last: try journal(of: deviceID).last()) }
+        }
         try withDeviceLock {
             guard try files.status(layout.deviceFile(deviceID)) != nil else {
                 return try writeDeviceDocument(DeviceDocument(format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName,

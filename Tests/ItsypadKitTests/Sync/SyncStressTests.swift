@@ -74,10 +74,7 @@ import Testing
     func threeDevicesConverge(seed: UInt64) throws {
         let simulation = RandomSyncSimulation(seed: seed, backend: .replicated)
         let violations = try simulation.run()
-        // Seeds 3 and 10 of 1-20 end with a tab deleted on one device and kept on another.
-        withKnownIssue("format 2: a tab deleted on one device and edited on another can end deleted on one and kept on another", isIntermittent: true) {
-            #expect(violations.isEmpty, "seed \(seed) on format 2: \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
-        }
+        #expect(violations.isEmpty, "seed \(seed) on format 2: \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
     }
 
     static let seeds: UInt64 = 20
