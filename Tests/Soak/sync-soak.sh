@@ -8,7 +8,9 @@
 #   FIRST    the first seed (default 1000; `swift test` runs 1-100)
 #   STEPS    operations per seed (default 150)
 #   DEVICES  devices sharing the backend (default 3)
-#   BACKEND  only this backend ("format 1", "in memory", "format 1, encrypted", "format 2"; default all)
+#   BACKEND  only this backend ("format 1", "in memory", "format 1, encrypted", "format 2", or
+#            "format 2, replicated folder": each device on its own copy kept by the replication
+#            simulator; default all)
 # Exit status: 0 when every seed passes, 1 when one fails (its seed, what the
 # oracle found and the operations that led there are printed).
 set -euo pipefail

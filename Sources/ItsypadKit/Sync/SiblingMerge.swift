@@ -4,7 +4,9 @@
 /// of overlapping edits becomes a conflict copy with a name derived from both); a clip keeps its
 /// text and is pinned if any sibling is (concurrent pin changes merge as logical OR); a setting
 /// takes the value with the newest clock; tombstone records join what their deleters had seen.
-/// An edit beats a concurrent deletion: a deleter whose version did not cover it had not seen it.
+/// An edit of a tab or a setting beats a concurrent deletion: a deleter whose version did not cover
+/// it had not seen it. A clip removal always sticks (as the engine applies it, in every format):
+/// a concurrent pin change does not bring the clip back.
 enum SiblingMerge {
     struct Outcome {
         /// The merged record (tag unset), nil when every sibling is a deletion.
@@ -20,6 +22,7 @@ enum SiblingMerge {
     static func merge(_ siblings: [RecordVersion], backend: SyncBackend) throws -> Outcome {
         let live = siblings.filter { !$0.isDeleted }
         guard let first = live.first else { return Outcome(record: nil) }
+        if first.record.recordType == RecordType.clip.rawValue, live.count < siblings.count { return Outcome(record: nil) }
         guard live.count > 1 else { return Outcome(record: first.record, base: first.base) }
         switch RecordType(rawValue: first.record.recordType) {
         case .tab?: return try mergeTabs(live, backend: backend)

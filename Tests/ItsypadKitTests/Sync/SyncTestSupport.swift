@@ -125,7 +125,9 @@ struct Fleet {
     func expectConverged(sourceLocation: SourceLocation = #_sourceLocation) throws {
         for index in devices.indices.dropFirst() {
             #expect(try tabs(index) == tabs(0), "tabs differ on dev\(index)", sourceLocation: sourceLocation)
-            #expect(try clips(index) == clips(0), "clips differ on dev\(index)", sourceLocation: sourceLocation)
+            let (theirs, first) = (try clips(index), try clips(0))
+            #expect(theirs == first, "clips differ on dev\(index): only there \(theirs.filter { first[$0.key] != $0.value }), only on dev0 \(first.filter { theirs[$0.key] != $0.value })",
+                    sourceLocation: sourceLocation)
             #expect(syncedSettings(index) == syncedSettings(0), "settings differ on dev\(index)", sourceLocation: sourceLocation)
         }
     }
