@@ -126,8 +126,8 @@ public struct GitRemote {
 
     /// Commits the engine's work and pushes it. False when the remote moved meanwhile (update and
     /// try again); throws for other failures, the commit staying for the next sync.
-    public func publish(message: String) throws -> Bool {
-        try commitChanges(message: message)
+    public func publish(message: String, evenIfUnchanged: Bool = false) throws -> Bool {
+        try commitChanges(message: message, evenIfUnchanged: evenIfUnchanged)
         guard let local = try revision("HEAD") else { return true }
         if try revision(GitRemote.remoteBranch) == local { return true }
         return try push(local)
@@ -258,9 +258,9 @@ public struct GitRemote {
     }
 
     /// Commits whatever the working tree holds (nothing when it is unchanged).
-    public func commitChanges(message: String) throws {
+    public func commitChanges(message: String, evenIfUnchanged: Bool = false) throws {
         try git(["add", "-A"])
-        guard try runGit(["diff", "--cached", "--quiet"]).status != 0 else { return }
+        guard try evenIfUnchanged || runGit(["diff", "--cached", "--quiet"]).status != 0 else { return }
         // Plumbing rather than `git commit`, which checks every file of the working tree again.
         let tree = try gitOutput(["write-tree"])
         let parent = try revision("HEAD").map { ["-p", $0] } ?? []

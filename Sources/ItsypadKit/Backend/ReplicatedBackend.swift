@@ -12,7 +12,8 @@ public protocol ReplicatedBackend: Sendable {
     /// Creates the zone if absent; returns the winning zone (see concurrent creation in the man page).
     func createZoneIfNeeded() throws -> ZoneInfo
 
-    /// The winning zone. Throws `.zoneNotFound` if none was created, `.newerFormat` for a newer format.
+    /// The winning zone, which this device joins (see `createZoneIfNeeded`) but never creates.
+    /// Throws `.zoneNotFound` if none was created, `.newerFormat` for a newer format.
     func zone() throws -> ZoneInfo
 
     /// Records changed after `token`, each with its current siblings, at most `limit` per page.
@@ -36,6 +37,12 @@ public protocol ReplicatedBackend: Sendable {
     /// acknowledgement tombstones wait for), removes its own superseded versions and tombstones
     /// every device has seen, and compacts its own journal when it has grown.
     func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport?
+
+    /// The record's current siblings in this copy (none when it has no version here).
+    func siblings(of id: RecordID) throws -> [RecordVersion]
+
+    /// Where a record's versions are kept, for messages about it.
+    func location(of id: RecordID) -> String
 }
 
 /// One record as a fetch sees it now.

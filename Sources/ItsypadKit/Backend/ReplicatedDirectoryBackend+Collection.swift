@@ -3,19 +3,28 @@ extension ReplicatedDirectoryBackend {
     /// A tombstone waits for every device that synced within this time to have seen it (90 days).
     static let tombstoneRetention: Int64 = 90 * 24 * 60 * 60 * 1000
 
+    /// A sync that read nothing new rewrites `device.json` only once this much time has passed
+    /// since the last one it recorded, so that idle devices leave the folder quiet.
+    static let lastSyncRefresh: Int64 = 60 * 60 * 1000
+
     public func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? {
         let zone = try readZone()
         let read = try ReplicatedToken(decoding: token, zoneID: zone.zoneID)
         return try withOwnFolder(in: zone) { document, _ in
-            document.seen = read.positions.mapValues(\.seq)
-            document.lastSync = now()
-            // The acknowledgement first: other devices' tombstones wait for it, not for what follows.
-            try writeDeviceDocument(document)
+            let seen = read.positions.mapValues(\.seq)
+            let time = now()
+            if seen != document.seen || time - (document.lastSync ?? 0) >= Self.lastSyncRefresh {
+                document.seen = seen
+                document.lastSync = time
+                // The acknowledgement first: other devices' tombstones wait for it, not for what follows.
+                try writeDeviceDocument(document)
+            }
+            let acknowledged = document
             let (superseded, collected) = try supersededVersions(after: document.collectedThrough, through: read, zone: zone.zoneID)
             document.collectedThrough = collected.token.rawValue
             let drops = superseded + (try acknowledgedTombstones(&document, zone: zone.zoneID))
             try commitDrops(drops, zone: zone.zoneID, document: &document)
-            try writeDeviceDocument(document)
+            if document != acknowledged { try writeDeviceDocument(document) }
             return try compactIfGrown(zone: zone.zoneID, document: &document)
         }
     }

@@ -1,7 +1,7 @@
 /// A `ReplicatedBackend` in a directory (format 2, `itsypad-backend(5)`): this device writes only
 /// `devices/<its id>/…` and `records/<type>/<name>.<its id>.json`, so the directory may be a
 /// coherent shared folder or each machine's own copy of a folder a replicating service keeps in step.
-/// The engine does not use it yet: `SyncEngine` speaks `SyncBackend` (format 1).
+/// The engine reaches it through `ReplicatedSyncBackend`.
 public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     public let path: String
     public let deviceID: String
@@ -60,7 +60,13 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         return zone
     }
 
-    public func zone() throws -> ZoneInfo { try readZone() }
+    /// Also joins the zone: a device that never synced with it (it was created or converted by
+    /// another) gets its folder, and one whose data is in a losing zone moves.
+    public func zone() throws -> ZoneInfo {
+        let zone = try readZone()
+        try prepareDeviceFolder(zone: zone)
+        return zone
+    }
 
     func readZone() throws -> ZoneInfo {
         guard try backendDirectoryExists(), let zone = try existingZone() else { throw BackendError.zoneNotFound }
@@ -119,6 +125,12 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         for directory in [layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID),
                           layout.assetsDirectory(deviceID), layout.recordsDirectory] {
             try files.makeDirectory(directory)
+        }
+        // A folder already in this zone needs no write: checked without the lock, which only writes
+        // take, so that a sync meeting a busy lock fails at its first write, as in format 1.
+        if try files.status(layout.deviceFile(deviceID)) != nil {
+            let document = try deviceDocument()
+            if document.zoneID == zone.zoneID { return try checkOwnership(document, last: try journal(of: deviceID).last()) }
         }
         try withDeviceLock {
             guard try files.status(layout.deviceFile(deviceID)) != nil else {
@@ -227,6 +239,14 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// (all devices with a folder when nil).
     func versions(of id: RecordID, zone: String, devices: [String]? = nil) throws -> [RecordVersion] {
         try (devices ?? layout.devices()).compactMap { try version(in: layout.recordFile(id, device: $0), of: id, writer: $0, zone: zone) }
+    }
+
+    public func siblings(of id: RecordID) throws -> [RecordVersion] {
+        VersionHistory.siblings(try versions(of: id, zone: try readZone().zoneID))
+    }
+
+    public func location(of id: RecordID) -> String {
+        layout.recordTypeDirectory(id.recordType) + "/" + id.recordName + ".<device>.json"
     }
 
     /// This device's own current version of the record, from its record file.

@@ -37,6 +37,14 @@ public protocol SyncBackend: Sendable {
     /// Tokens older than the compaction point then fail with `.tokenExpired`.
     /// Also removes unreferenced assets and abandoned temporary files.
     func compact() throws -> CompactionReport
+
+    /// Ends a sync that read as far as `token`: a backend that keeps per-device acknowledgements
+    /// (format 2) records it and collects what nobody needs any more. Does nothing by default.
+    func finishSync(acknowledging token: ChangeToken) throws
+}
+
+extension SyncBackend {
+    public func finishSync(acknowledging _: ChangeToken) throws {}
 }
 
 /// CloudKit's practical request limits, enforced by the backend.
@@ -129,12 +137,16 @@ public struct ChangesPage: Sendable {
     public let moreComing: Bool
     /// Malformed records and journal entries met on this page, which were skipped.
     public let quarantined: [QuarantinedItem]
+    /// Files not replicated completely yet, whose changes a later fetch brings: while any is
+    /// waited for, a record absent from a full fetch may simply not have arrived.
+    public let waiting: [ReplicationWait]
 
-    public init(changes: [Change], token: ChangeToken, moreComing: Bool, quarantined: [QuarantinedItem] = []) {
+    public init(changes: [Change], token: ChangeToken, moreComing: Bool, quarantined: [QuarantinedItem] = [], waiting: [ReplicationWait] = []) {
         self.changes = changes
         self.token = token
         self.moreComing = moreComing
         self.quarantined = quarantined
+        self.waiting = waiting
     }
 }
 

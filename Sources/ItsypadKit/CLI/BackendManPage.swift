@@ -36,7 +36,9 @@ iCloud Drive, OneDrive) is not such a folder: each machine has its own copy and
 files are copied between copies in any order.
 Format 2, described in
 .B FORMAT 2
-below, works in both; this version of itsypad still creates format 1.
+below, works in both: this version of itsypad creates format 2, and keeps
+using a format 1 backend it finds as format 1 (the conversion described under
+\fBMigration\fR is not run automatically yet).
 .SH "FILES"
 .TP
 .I zone.json
@@ -618,7 +620,7 @@ Removing a file these rules name can lose data for devices that join later.
 The backend is shared with every device that syncs through it, and with
 whatever else can write to it: a sync service, a file server, another user.
 itsypad treats all of it as untrusted input.
-What follows holds for format 1, the format this version creates.
+What follows holds for both formats.
 .PP
 A peer that can write the backend can do what any device could:
 read everything synced (unless the backend is encrypted: see ENCRYPTION), change or delete synced tabs,

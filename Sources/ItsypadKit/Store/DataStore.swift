@@ -19,7 +19,7 @@ public final class DataStore {
     public static let format = 1
 
     public let path: String
-    public let deviceID: String
+    public private(set) var deviceID: String
     /// Opened without the lock: only files replaced atomically or appended to may be read.
     public let isReadOnly: Bool
     /// Every file below `path` is opened through this: no symlink followed, no FIFO opened (see `FileTree`).
@@ -91,17 +91,30 @@ public final class DataStore {
         try tree.status(tree.root).flatMap { $0.permissions & 0o077 != 0 ? $0.permissions : nil }
     }
 
+    /// Gives this data directory a new device id (in meta.json): for a copy of another device's
+    /// data directory, which must stop writing to the backend as that device.
+    public func takeNewDeviceID() throws {
+        let device = Identifier.make()
+        try storeOperation { try DataStore.writeMeta(path + "/meta.json", device: device, in: tree) }
+        deviceID = device
+        dropOpenedStores()
+    }
+
     /// Reads meta.json, refusing a newer format; creates it on first use.
     private static func readOrCreateMeta(_ metaPath: String, in tree: FileTree) throws -> String {
         if let device = try readMeta(metaPath, in: tree) { return device }
         let device = Identifier.make()
+        try writeMeta(metaPath, device: device, in: tree)
+        return device
+    }
+
+    private static func writeMeta(_ metaPath: String, device: String, in tree: FileTree) throws {
         let meta = JSONValue.object([
             ("format", .integer(Int64(DataStore.format))),
             ("deviceID", .string(device)),
             ("created", .string(Time.iso8601(Time.now()))),
         ])
         try tree.writeAtomically(metaPath, Array((meta.prettySerialized() + "\n").utf8))
-        return device
     }
 
     /// The device id from meta.json (nil when there is none), refusing a newer format.

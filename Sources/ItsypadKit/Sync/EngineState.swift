@@ -30,6 +30,13 @@ public struct EngineState: Equatable, Sendable {
         public var since: Milliseconds
     }
 
+    /// A file of the backend that a fetch waits for (not replicated completely yet), and since when.
+    public struct Waiting: Equatable, Sendable {
+        public var path: String
+        public var reason: String
+        public var since: Milliseconds
+    }
+
     /// Attempts after which an item shows as `failed`.
     public static let failureThreshold = 5
     /// Attempts are counted up to this (a number read back from the file cannot overflow).
@@ -46,6 +53,8 @@ public struct EngineState: Equatable, Sendable {
     /// Set while a full fetch runs: one interrupted is started again, since what it saw is not kept.
     public var fullFetch: FullFetch?
     public var quarantine: [Quarantined] = []
+    /// What the last fetch waited for; empty when everything had arrived.
+    public var waiting: [Waiting] = []
     /// Why `sync/state.json` could not be read, when it could not: the engine then starts over
     /// as for a replaced backend (fetch everything, send everything again). Never saved.
     public var damage: String?
@@ -88,6 +97,11 @@ public struct EngineState: Equatable, Sendable {
             let since = item["since"]?.int64Value.flatMap { Time.validRange.contains($0) ? $0 : nil } ?? Time.now()
             state.quarantine.append(Quarantined(key: key, location: location, reason: reason, since: since))
         }
+        for item in json["waiting"]?.arrayValue ?? [] {
+            guard let path = item["path"]?.stringValue, let reason = item["reason"]?.stringValue,
+                  let since = item["since"]?.int64Value, Time.validRange.contains(since) else { continue }
+            state.waiting.append(Waiting(path: path, reason: reason, since: since))
+        }
         return state
     }
 
@@ -111,6 +125,7 @@ public struct EngineState: Equatable, Sendable {
             ("queueID", optional(queueID) { .string($0) }),
             ("fullFetch", optional(fullFetch) { .string($0.rawValue) }),
             ("quarantine", .array(quarantine.map(\.json))),
+            ("waiting", .array(waiting.map(\.json))),
         ])
         let path = EngineState.path(in: store)
         try storeOperation {
@@ -134,6 +149,13 @@ public struct EngineState: Equatable, Sendable {
         }
     }
 
+    /// What a fetch waited for, each file keeping the time it was first waited for.
+    mutating func noteWaits(_ waits: [ReplicationWait], now: Milliseconds) {
+        let earlier = Dictionary(waiting.map { ($0.path, $0.since) }, uniquingKeysWith: min)
+        var seen = Set<String>()
+        waiting = waits.filter { seen.insert($0.path).inserted }.map { Waiting(path: $0.path, reason: $0.reason, since: earlier[$0.path] ?? now) }
+    }
+
     /// A good version (or the deletion) of a quarantined record arrived.
     mutating func release(_ key: RecordKey) {
         quarantine.removeAll { $0.key == key }
@@ -149,6 +171,16 @@ extension EngineState.Quarantined {
 
     /// One line for people: where, and why (both may hold names a peer chose, so escaped).
     var summary: String { Text.escapingControls("\(location): \(reason)", limit: 500) }
+}
+
+extension EngineState.Waiting {
+    /// The form in `sync/state.json` and `sync status --json`.
+    var json: JSONValue {
+        .object([("path", .string(path)), ("reason", .string(reason)), ("since", .integer(since))])
+    }
+
+    /// One line for people (the path and reason come from the backend, so escaped).
+    var summary: String { Text.escapingControls("\(path): \(reason)", limit: 500) }
 }
 
 /// The capped activity log of sync attempts (`sync/log.jsonl`, seed 004).

@@ -33,6 +33,7 @@ final class LockReleasingBackend: SyncBackend, @unchecked Sendable {
     func readAsset(_ reference: AssetReference) throws -> [UInt8] { try released { try base.readAsset(reference) } }
     func fetchRecord(_ id: RecordID) throws -> BackendRecord? { try released { try base.fetchRecord(id) } }
     func compact() throws -> CompactionReport { try released { try base.compact() } }
+    func finishSync(acknowledging token: ChangeToken) throws { try released { try base.finishSync(acknowledging: token) } }
     /// A name, not I/O: the lock stays.
     func location(of id: RecordID) -> String { base.location(of: id) }
 }

@@ -166,7 +166,7 @@ enum RecordMapping {
     }
 
     /// The edits a tab or clip version includes; a record without them counts as its own edit.
-    private static func history(of record: BackendRecord) -> EditHistory {
+    static func history(of record: BackendRecord) -> EditHistory {
         if let history = strings(record.fields["history"]).flatMap(EditHistory.init(strings:)) { return history }
         return string(record.fields["clock"]).flatMap(HybridTimestamp.init).map { EditHistory([$0]) } ?? EditHistory()
     }

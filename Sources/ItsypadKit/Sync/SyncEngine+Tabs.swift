@@ -79,31 +79,17 @@ extension SyncEngine {
         }
     }
 
-    /// Concurrent versions: merge the content three ways against the last synced
-    /// version; where both changed the same lines the newer version (by hybrid
-    /// clock) wins the tab and the other is kept as a conflict copy. Name,
-    /// language and locks follow the newer version. The result depends only on
-    /// the two versions (and the ancestor), so every device merging them agrees.
-    /// It stays queued for sending unless it is the remote version itself.
+    /// Concurrent versions: merged by `merged(_:_:ancestor:)` against the last synced version,
+    /// the losing side of overlapping edits kept as a conflict copy. It stays queued for sending
+    /// unless it is the remote version itself.
     private func mergeTab(local: Tab, remote: Tab, remoteDevice: String) throws {
         let key = RecordKey(.tab, local.id)
-        let localWins = SyncEngine.isNewer(local, than: remote)
-        var merged = localWins ? local : remote
-        merged.id = local.id
-        merged.fileURL = nil
-        if local.content != remote.content {
-            if let ancestor = local.sync?.ancestor,
-               case .merged(let content) = ThreeWayMerge.merge(ancestor: ancestor, local: local.content, remote: remote.content) {
-                merged.content = content
-            } else {
-                try keepConflictCopy(of: localWins ? remote : local, device: localWins ? remoteDevice : deviceName)
-                report.conflicts += 1
-            }
+        var (merged, loser) = SyncEngine.merged(local, remote, ancestor: local.sync?.ancestor)
+        if let loser {
+            try keepConflictCopy(of: loser, device: loser == local ? deviceName : remoteDevice)
+            report.conflicts += 1
         }
         merged.sync = remote.sync
-        merged.clock = .merged(local.clock, remote.clock)
-        merged.history = local.history.union(remote.history)
-        merged.lastModified = max(local.lastModified, remote.lastModified)
         report.pulled += 1
         if merged.sameContent(as: remote) {
             try confirmPending(key)
@@ -115,6 +101,30 @@ extension SyncEngine {
         }
     }
 
+    /// Two concurrent versions of a tab merged: the content three ways against `ancestor`; where
+    /// both changed the same lines (or there is no ancestor) the newer version (by hybrid clock)
+    /// wins the tab and the other is returned as the loser, to keep as a conflict copy. Name,
+    /// language and locks follow the newer version. The result depends only on the two versions
+    /// and the ancestor, so every device merging them agrees. Keeps `first`'s id.
+    static func merged(_ first: Tab, _ second: Tab, ancestor: String?) -> (tab: Tab, loser: Tab?) {
+        let firstWins = isNewer(first, than: second)
+        var merged = firstWins ? first : second
+        var loser: Tab?
+        merged.id = first.id
+        merged.fileURL = nil
+        if first.content != second.content {
+            if let ancestor, case .merged(let content) = ThreeWayMerge.merge(ancestor: ancestor, local: first.content, remote: second.content) {
+                merged.content = content
+            } else {
+                loser = firstWins ? second : first
+            }
+        }
+        merged.clock = .merged(first.clock, second.clock)
+        merged.history = first.history.union(second.history)
+        merged.lastModified = max(first.lastModified, second.lastModified)
+        return (merged, loser)
+    }
+
     /// The newer of two versions: by clock, then (equal clocks from a merge and an edit
     /// stamped alike) by their text, so every device picks the same one.
     static func isNewer(_ a: Tab, than b: Tab) -> Bool {
@@ -122,16 +132,22 @@ extension SyncEngine {
     }
 
     private func keepConflictCopy(of tab: Tab, device: String) throws {
+        let clock = HybridTimestamp.next(after: tab.clock, now: now(), device: store.deviceID)
+        try store.saveTab(SyncEngine.conflictCopy(of: tab, device: device, id: Identifier.make(), clock: clock))
+    }
+
+    /// The copy of a tab's losing version, named after the device that wrote it and when.
+    static func conflictCopy(of tab: Tab, device: String, id: String, clock: HybridTimestamp) -> Tab {
         let time = String(Time.iso8601(tab.lastModified).prefix(16)).replacingOccurrences("T", " ")
         var copy = tab
-        copy.id = Identifier.make()
+        copy.id = id
         copy.name = "\(tab.name) (conflict \(device) \(time))"
         copy.nameLocked = true
         copy.sync = nil
         copy.fileURL = nil
-        copy.clock = HybridTimestamp.next(after: tab.clock, now: now(), device: store.deviceID)
-        copy.history = EditHistory([copy.clock])
-        try store.saveTab(copy)
+        copy.clock = clock
+        copy.history = EditHistory([clock])
+        return copy
     }
 
     // MARK: Deletions

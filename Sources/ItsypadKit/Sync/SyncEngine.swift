@@ -39,7 +39,7 @@ public final class SyncEngine {
     let store: DataStore
     let backend: LockReleasingBackend
     /// Held while this engine exists: a second sync of the data directory is refused, not queued.
-    private let syncLock: FileLock
+    private var syncLock: FileLock?
     let now: () -> Milliseconds
     public internal(set) var state: EngineState
     public internal(set) var report = SyncReport()
@@ -88,6 +88,8 @@ public final class SyncEngine {
         try pull()
         try push()
         try pull()
+        // Tells the backend how far this device has read, for what waits for every device to have seen it.
+        if let token = state.token { try retrying { try backend.finishSync(acknowledging: ChangeToken(rawValue: token)) } }
     }
 
     /// Checks the queue and the zone once per run, before anything relies on them.
@@ -120,6 +122,7 @@ public final class SyncEngine {
                 continue
             }
             quarantine(page.quarantined, in: &pass)
+            pass.waiting += page.waiting
             try apply(page.changes, in: &pass)
             try writeStagedTabs()
             progress?(report)
@@ -129,6 +132,7 @@ public final class SyncEngine {
             if !page.moreComing { break }
         }
         if let mode = pass.fullFetch { try finishFullFetch(pass, mode) }
+        state.noteWaits(pass.waiting, now: now())
         try recheckQuarantine()
         try trimClipboardToLimit()
         state.lastPull = now()
@@ -202,8 +206,14 @@ public final class SyncEngine {
         prepared = false
     }
 
+    /// Lets go of the sync lock; the engine must not be used afterwards.
+    public func close() {
+        syncLock = nil
+    }
+
     /// The replaced-zone path: forget the token and what the backend was known to hold, send everything.
-    private func startOver() throws {
+    /// Also what a data directory that was given a new device id does.
+    public func startOver() throws {
         try forgetSyncedTabs()
         try forgetSyncedClips()
         try forgetSyncedSettings()
@@ -271,6 +281,8 @@ public final class SyncEngine {
         var live = Set<RecordKey>()
         /// Tombstones met in a full fetch, applied at its end to records not present.
         var tombstones: [RecordKey: EditHistory] = [:]
+        /// Files the backend waits for (not replicated completely yet): what they hold is not known.
+        var waiting: [ReplicationWait] = []
     }
 
     private func startFullFetch(_ mode: EngineState.FullFetch) throws {
@@ -284,7 +296,8 @@ public final class SyncEngine {
         for (key, history) in pass.tombstones.sorted(by: { $0.key.name < $1.key.name }) where !pass.live.contains(key) {
             try applyDeletion(key, history: history)
         }
-        if mode == .expired {
+        // A record missing from a fetch that waits for files may only not have arrived yet.
+        if mode == .expired && pass.waiting.isEmpty {
             // Only a device that lost its place can hold records deleted meanwhile without their tombstone.
             let accounted = pass.live.union(pass.tombstones.keys)
             try applyTabDeletionsMissing(from: accounted)

@@ -53,7 +53,7 @@ import Testing
         let json = try JSONValue.parse(output("sync", "status", "--json"))
         guard case .object(let members) = json else { Issue.record("not an object: \(json)"); return }
         #expect(members.map(\.0) == ["enabled", "backend", "deviceID", "deviceName", "lastPush", "lastPull", "pending", "failed",
-                                     "localOnly", "lastError", "localOnlyReasons", "syncing", "quarantined", "remote"])
+                                     "localOnly", "lastError", "localOnlyReasons", "syncing", "quarantined", "remote", "waiting"])
         #expect(json["localOnly"] == .integer(1))
         #expect(json["localOnlyReasons"]?["local"] == .integer(1))
         #expect(json["localOnlyReasons"]?["fileBacked"] == .integer(0))

@@ -383,8 +383,8 @@ struct GitRemoteTests {
         #expect(watch.stderr.contains("watching \(laptop.dataDir) and git:\(remote.path)"), "\(watch.stderr)")
     }
 
-    @Test(.disabled("needs format 2 in the engine: two devices' concurrent journal appends conflict in format 1"))
-    func concurrentPushesFromTwoDevicesConverge() throws {
+    /// Format 2: each device writes only its own files, so two devices' commits rebase onto each other.
+    @Test func concurrentPushesFromTwoDevicesConverge() throws {
         try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         for round in 0..<5 {

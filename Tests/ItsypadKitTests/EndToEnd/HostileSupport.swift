@@ -40,6 +40,9 @@ final class HostileWorld {
         try setUp(peer, "settings", "set", "device.name", "peer")
         try setUp(peer, "tab", "new", "--name", "shared", "from the peer")
         try setUp(peer, "clip", "add", "peer clip")
+        // The attacks target format 1's files (format 2's are attacked in the backend's own tests):
+        // made here, `sync enable` keeps it.
+        _ = try DirectoryBackend(path: backend).createZoneIfNeeded()
         try setUp(peer, "sync", "enable", backend)
         try setUp(victim, "settings", "set", "device.name", "victim")
         try setUp(victim, "tab", "new", "--name", "mine", "the victim's own tab")

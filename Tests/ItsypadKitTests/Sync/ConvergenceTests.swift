@@ -190,6 +190,28 @@ import Testing
         try fleet.expectConverged()
     }
 
+    /// A tab removed on one device and edited on another: the edit, unseen by the deleter, comes
+    /// back, and a third device that fetches the re-created tab and the removal's tombstone in one
+    /// fetch (format 2 reads each device's journal in turn, so they come in either order) keeps it
+    /// too. `deleterFirst`: whether the deleter's device is the first of the two.
+    @Test(arguments: [false, true], [false, true])
+    func aThirdDeviceKeepsATabAnEditBroughtBackOverARemoval(format1: Bool, deleterFirst: Bool) throws {
+        let fleet = Fleet(3, format1: format1)
+        let tab = fleet[0].output("tab", "new", "--name", "t", "v1")
+        for index in 0..<3 { fleet.enable(index) }
+        let (deleter, editor) = deleterFirst ? (0, 1) : (1, 0)
+        _ = fleet[deleter].output("tab", "rm", tab)
+        _ = fleet[editor].output("tab", "edit", tab, "v1\nv2 unseen by the deleter")
+        fleet.sync(deleter)
+        fleet.sync(editor)
+        fleet.sync(editor)
+        fleet.sync(2)
+        #expect(fleet[2].output("tab", "show", tab) == "v1\nv2 unseen by the deleter")
+        fleet.converge()
+        #expect(try fleet.tabs(0)[tab] == "t|v1\nv2 unseen by the deleter")
+        try fleet.expectConverged()
+    }
+
     /// A synced tab removed here leaves the record of its removal (what it had seen) until the removal is sent.
     @Test func aRemovedTabIsRecordedUntilTheRemovalIsSent() throws {
         let fleet = Fleet(1)
@@ -207,12 +229,14 @@ import Testing
         store.close()
         fleet.sync(0)
         #expect(!FileSystem.exists(a.dataDir + "/tabs/\(tab).json"))
-        #expect(try FileSystem.list(fleet.backendPath + "/records/Tombstone") == ["ScratchTab.\(tab).json"])
+        // Format 2 names a version's file `<record name>.<device>.json`.
+        #expect(try FileSystem.list(fleet.backendPath + "/records/Tombstone").map { $0.split(separator: ".").prefix(2).joined(separator: ".") }
+            == ["ScratchTab.\(tab)"])
     }
 
     /// Two devices syncing one backend and a tab made on the first: the fleet and the tab's id.
-    func twoDevices(sharingTab content: String, named name: String) -> (Fleet, String) {
-        let fleet = Fleet(2)
+    func twoDevices(sharingTab content: String, named name: String, format1: Bool = false) -> (Fleet, String) {
+        let fleet = Fleet(2, format1: format1)
         let tab = fleet[0].output("tab", "new", "--name", name, content)
         fleet.enable(0)
         fleet.enable(1)
@@ -289,7 +313,8 @@ import Testing
 
     /// A deletion written by the previous version (no tombstone) keeps that version's rule: an edit beats it.
     @Test func aDeletionWithoutATombstoneKeepsTheOldRule() throws {
-        let (fleet, tab) = twoDevices(sharingTab: "v1", named: "t")
+        // Such deletions are in format 1 backends.
+        let (fleet, tab) = twoDevices(sharingTab: "v1", named: "t", format1: true)
         let a = fleet[0], b = fleet[1]
         _ = b.output("tab", "edit", tab, "v2 edited on b")
         let backend = DirectoryBackend(path: fleet.backendPath)
@@ -312,17 +337,21 @@ import Testing
         let day: Milliseconds = 86_400_000
         let start = Time.now()
         // The deletions are stamped by the backend's clock: write the old one a hundred days back.
-        let backend = DirectoryBackend(path: fleet.backendPath, lockTimeout: 10, now: { start - 100 * day })
         let store = try DataStore(path: a.dataDir)
+        let backend = try BackendOpener.open(fleet.backendPath, for: store, lockTimeout: 10, now: { start - 100 * day })
         try store.removeTab(try #require(try store.tabs.tab(id: old)))
         try SyncEngine(store: store, backend: backend).sync()
         store.close()
         _ = a.output("tab", "rm", young)
         fleet.sync(0)
-        let tombstones = { try FileSystem.list(fleet.backendPath + "/records/Tombstone") }
-        #expect(try tombstones().count == 2)
+        // Format 2: one file per version, `<record name>.<device>.json`; a purged tombstone record
+        // leaves a deletion, removed once every device has seen it (at the next syncs).
+        let tombstones = { try FileSystem.list(fleet.backendPath + "/records/Tombstone").map { String($0.split(separator: ".")[1]) } }
+        #expect(try Set(tombstones()) == [old, young])
         #expect(a.inProcess(["sync", "compact"]).0 == 0)
-        #expect(try tombstones() == ["ScratchTab.\(young).json"])
+        fleet.sync(0)
+        fleet.sync(0)
+        #expect(try tombstones() == [young])
     }
 }
 

@@ -4,7 +4,8 @@ import Testing
 /// A malformed record from a peer is skipped, named, and remembered: a token moving past it does
 /// not lose it, and once it is fixed (or deleted) the next sync picks that up.
 @Suite struct QuarantineTests {
-    let fleet = Fleet(2)
+    /// The peer's writes are made by hand in format 1's journal.
+    let fleet = Fleet(2, format1: true)
     var peer: Device { fleet[0] }
     var victim: Device { fleet[1] }
     var files: FileIO { FileIO(root: fleet.backendPath) }

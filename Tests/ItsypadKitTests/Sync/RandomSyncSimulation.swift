@@ -11,20 +11,24 @@ enum SimulatedBackend: String, CaseIterable, CustomTestStringConvertible {
     case inMemory = "in memory"
     /// Format 1 behind `EncryptedBackend`, every device with the same key.
     case encrypted = "format 1, encrypted"
+    /// Format 2 in a coherent folder (`SyncReplicatedRandomizedTests`).
+    case replicated = "format 2"
 
     var testDescription: String { rawValue }
 
-    /// Opens handles on a fresh shared backend stored at `path` (the in-memory one lives as long as the opener).
-    func opener(path: String) -> () -> SyncBackend {
+    /// Opens a device's handles on a fresh shared backend stored at `path` (the in-memory one lives as long as the opener).
+    func opener(path: String) -> (DataStore) throws -> SyncBackend {
         switch self {
         case .directory:
-            return { BackendFactory.format1.open(path) }
+            return { try BackendFactory.format1.open(path, $0) }
+        case .replicated:
+            return { try BackendFactory.format2.open(path, $0) }
         case .inMemory:
             let shared = InMemoryBackend()
-            return { shared }
+            return { _ in shared }
         case .encrypted:
             let cipher = try! RecordCipher(masterKey: try! SecretBytes.random(count: RecordCipher.masterKeyByteCount))
-            return {
+            return { _ in
                 EncryptedBackend(inner: DirectoryBackend(path: path, lockTimeout: 1, newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
             }
         }
@@ -88,6 +92,7 @@ final class FaultInjectingBackend: SyncBackend, @unchecked Sendable {
     func compact() throws -> CompactionReport { try call { try base.compact() } }
     func fetchRecord(_ id: RecordID) throws -> BackendRecord? { try call { try base.fetchRecord(id) } }
     func location(of id: RecordID) -> String { base.location(of: id) }
+    func finishSync(acknowledging token: ChangeToken) throws { try call { try base.finishSync(acknowledging: token) } }
 }
 
 /// Several devices working on one backend at random — every tab, clip, setting and
@@ -109,7 +114,7 @@ final class RandomSyncSimulation {
     let seed: UInt64
     let steps: Int
     /// Opens one device's handle on the shared backend.
-    private let openBackend: () -> SyncBackend
+    private let openBackend: (DataStore) throws -> SyncBackend
     private let root: String
     private var random: SeededGenerator
     private var devices: [SimulatedDevice] = []
@@ -186,7 +191,7 @@ final class RandomSyncSimulation {
     /// Runs the operations, brings the devices to quiescence and returns what the oracle found wrong.
     func run() throws -> [String] {
         // Created on purpose, as `sync enable` does: a sync never creates a backend.
-        _ = try openBackend().createZoneIfNeeded()
+        _ = try withStore(0) { try openBackend($0).createZoneIfNeeded() }
         for index in devices.indices {
             try withStore(index) { store in
                 try store.changeSetting(Settings.definition(.deviceName), to: .string("dev\(index)"), now: time)
@@ -412,10 +417,10 @@ final class RandomSyncSimulation {
     @discardableResult
     private func runSync(_ index: Int, configure: (FaultInjectingBackend) -> Void = { _ in }) throws -> Bool {
         guard devices[index].enabled else { return false }
-        let backend = FaultInjectingBackend(openBackend())
-        configure(backend)
         let store = try DataStore(path: devices[index].dataDir)
         defer { store.close() }
+        let backend = FaultInjectingBackend(try openBackend(store))
+        configure(backend)
         let engine = try SyncEngine(store: store, backend: backend, now: { [time] in time })
         var completed = true
         do {
@@ -532,7 +537,7 @@ final class RandomSyncSimulation {
     }
 
     private func compact() throws {
-        _ = try openBackend().compact()
+        _ = try withStore(0) { try openBackend($0).compact() }
         trace.append("step \(step): compact")
     }
 

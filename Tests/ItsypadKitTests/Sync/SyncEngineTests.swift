@@ -284,7 +284,9 @@ import Testing
         let a = fleet[0]
         fleet.enable(0)
         _ = a.output("clip", "add", "waiting")
-        var lock = try FileLock(path: fleet.backendPath + "/lock", mode: .exclusive, timeout: 1)
+        // Format 2: each device's writes take the lock in its own folder.
+        let device = try DataStore(readingWithoutLock: a.dataDir).deviceID
+        var lock = try FileLock(path: fleet.backendPath + "/devices/\(device)/lock", mode: .exclusive, timeout: 1)
         #expect(lock != nil)
         let result = try a.run("sync", environment: ["ITSYPAD_LOCK_TIMEOUT": "0.5"])
         #expect(result.status == 75, "\(result.stderr)")
@@ -320,7 +322,9 @@ import Testing
         fleet.enable(1)
         #expect(b.output("tab", "show", tab) == big)
         #expect(b.inProcess(["clip", "show", clip]).0 == 1)
-        let assets = try FileSystem.list(fleet.backendPath + "/assets")
+        // Format 2 keeps each device's assets in its own folder; the encrypted backend is format 1.
+        let assets = backend == .encryptedDirectory ? try FileSystem.list(fleet.backendPath + "/assets")
+            : try FileSystem.list(fleet.backendPath + "/devices").flatMap { try FileSystem.list(fleet.backendPath + "/devices/\($0)/assets") }
         #expect(assets.count == 1)
         let status = a.output("sync", "status")
         #expect(status.contains("local-only: 1 (1 clip larger than the 1 MiB record limit)"), "\(status)")

@@ -58,7 +58,7 @@ import Testing
 /// Many random operations, killed and concurrent syncs on three devices (see
 /// ``RandomSyncSimulation``); `Tests/Soak/sync-soak.sh` runs many more seeds.
 @Suite struct SyncRandomizedTests {
-    @Test(arguments: SimulatedBackend.allCases, 1...SyncRandomizedTests.seeds)
+    @Test(arguments: [SimulatedBackend.directory, .inMemory, .encrypted], 1...SyncRandomizedTests.seeds)
     func threeDevicesConverge(backend: SimulatedBackend, seed: UInt64) throws {
         let simulation = RandomSyncSimulation(seed: seed, backend: backend)
         let violations = try simulation.run()
@@ -68,8 +68,22 @@ import Testing
     static let seeds: UInt64 = 100
 }
 
+/// The same over format 2 in a coherent folder, fewer seeds (each costs more).
+@Suite struct SyncReplicatedRandomizedTests {
+    @Test(arguments: 1...SyncReplicatedRandomizedTests.seeds)
+    func threeDevicesConverge(seed: UInt64) throws {
+        let simulation = RandomSyncSimulation(seed: seed, backend: .replicated)
+        let violations = try simulation.run()
+        #expect(violations.isEmpty, "seed \(seed) on format 2: \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
+    }
+
+    static let seeds: UInt64 = 20
+}
+
 /// The long run, off unless `ITSYPAD_SOAK_SEEDS` is set: `Tests/Soak/sync-soak.sh`
-/// runs it (optionally with `ITSYPAD_SOAK_FIRST`, `ITSYPAD_SOAK_STEPS`, `ITSYPAD_SOAK_DEVICES`).
+/// runs it (optionally with `ITSYPAD_SOAK_FIRST`, `ITSYPAD_SOAK_STEPS`, `ITSYPAD_SOAK_DEVICES`, and
+/// `ITSYPAD_SOAK_BACKEND` naming one backend, e.g. `format 2`, or `format 2, replicated folder`: the
+/// workload of ``ReplicatedFolderSyncTests``, each device on its own copy kept by the replication simulator).
 @Suite struct SyncSoakTests {
     static func setting(_ name: String) -> UInt64? { getenv(name).flatMap { UInt64(String(cString: $0)) } }
 
@@ -79,11 +93,26 @@ import Testing
         return Array(first..<first + count)
     }()
 
-    @Test(.enabled(if: !seeds.isEmpty, "set ITSYPAD_SOAK_SEEDS to run"), arguments: SimulatedBackend.allCases, seeds)
+    static let backendName = getenv("ITSYPAD_SOAK_BACKEND").map { String(cString: $0) }
+
+    static let backends: [SimulatedBackend] = SimulatedBackend.allCases.filter { backendName == nil || $0.rawValue == backendName }
+
+    static let replicatedFolder = "format 2, replicated folder"
+
+    @Test(.enabled(if: !seeds.isEmpty, "set ITSYPAD_SOAK_SEEDS to run"), arguments: backends, seeds)
     func manySeedsConverge(backend: SimulatedBackend, seed: UInt64) throws {
         let simulation = RandomSyncSimulation(seed: seed, devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3),
                                               steps: Int(SyncSoakTests.setting("ITSYPAD_SOAK_STEPS") ?? 150), backend: backend)
         let violations = try simulation.run()
         #expect(violations.isEmpty, "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
+    }
+
+    @Test(.enabled(if: !seeds.isEmpty && [nil, replicatedFolder].contains(backendName), "set ITSYPAD_SOAK_SEEDS to run"), arguments: seeds)
+    func manySeedsConvergeInAReplicatedFolder(seed: UInt64) throws {
+        var devices = try ReplicatedFleet(devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3), seed: seed, factory: .format2,
+                                          options: ReplicatedFolderSyncTests.options(seed: seed))
+        try devices.enableAll()
+        #expect(devices.errors.isEmpty, "seed \(seed): enabling failed:\n\(devices.errors.joined(separator: "\n"))")
+        try ReplicatedFolderSyncTests().run(&devices, seed: seed)
     }
 }

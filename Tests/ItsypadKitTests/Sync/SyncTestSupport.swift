@@ -24,10 +24,13 @@ struct Fleet {
     let encrypted: Bool
     var backendPath: String { backend.path + "/backend" }
 
-    init(_ count: Int, backend kind: FleetBackend = .directory) {
+    /// `format1`: the directory holds a format 1 backend, which `sync enable` keeps (for tests of
+    /// format 1's files); otherwise `sync enable` creates format 2.
+    init(_ count: Int, backend kind: FleetBackend = .directory, format1: Bool = false) {
         devices = (0..<count).map { _ in Device() }
         encrypted = kind == .encryptedDirectory
         memoryBackend = kind == .inMemory ? InMemoryBackend() : nil
+        if format1 { #expect(throws: Never.self) { try DirectoryBackend(path: backend.path + "/backend").createZoneIfNeeded() } }
         for (index, device) in devices.enumerated() {
             _ = device.inProcess(["settings", "set", "device.name", "dev\(index)"])
         }
@@ -122,7 +125,9 @@ struct Fleet {
     func expectConverged(sourceLocation: SourceLocation = #_sourceLocation) throws {
         for index in devices.indices.dropFirst() {
             #expect(try tabs(index) == tabs(0), "tabs differ on dev\(index)", sourceLocation: sourceLocation)
-            #expect(try clips(index) == clips(0), "clips differ on dev\(index)", sourceLocation: sourceLocation)
+            let (theirs, first) = (try clips(index), try clips(0))
+            #expect(theirs == first, "clips differ on dev\(index): only there \(theirs.filter { first[$0.key] != $0.value }), only on dev0 \(first.filter { theirs[$0.key] != $0.value })",
+                    sourceLocation: sourceLocation)
             #expect(syncedSettings(index) == syncedSettings(0), "settings differ on dev\(index)", sourceLocation: sourceLocation)
         }
     }

@@ -77,7 +77,9 @@ enum SyncCommands {
                                                             device: device)
             let report = try backend.compact()
             if let remote = configured.remote {
-                guard try remote.publish(message: GitRemote.compactionSubject + "\(device): through change \(report.compactedThrough)"),
+                // Always a commit, changed files or not (format 2 compacts as it syncs): it marks the compaction point.
+                guard try remote.publish(message: GitRemote.compactionSubject + "\(device): through change \(report.compactedThrough)",
+                                         evenIfUnchanged: true),
                       try remote.squashHistoryBeforePreviousCompaction() else {
                     throw ItsypadError.temporary("the git remote \(configured.location) changed while compacting; what was compacted is committed in the clone and goes with the next sync; the old history is squashed by the next compaction")
                 }
@@ -101,6 +103,7 @@ enum SyncCommands {
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
         func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
         let quarantined = JSONValue.array(state.quarantine.map(\.json))
+        let waiting = JSONValue.array(state.waiting.map(\.json))
         let remoteStatus = settings.string(.syncBackend).flatMap(BackendLocation.init).flatMap {
             configuredBackend($0, store: store, invocation).remote
         }.map { (status: $0.status, unpushed: $0.unpushedCommits()) }
@@ -131,6 +134,7 @@ enum SyncCommands {
                 ("syncing", running?.json ?? .null),
                 ("quarantined", quarantined),
                 ("remote", remoteJSON),
+                ("waiting", waiting),
             ]))
             return ExitCode.success
         }
@@ -161,6 +165,10 @@ enum SyncCommands {
         out.line("quarantined: \(state.quarantine.count)" + (state.quarantine.isEmpty ? "" : " (malformed on the backend, skipped)"))
         for item in state.quarantine {
             out.line("  \(item.summary) (since \(Time.iso8601(item.since)))")
+        }
+        if !state.waiting.isEmpty {
+            out.line("waiting:    \(state.waiting.count) (not replicated completely yet; synced once they arrive)")
+            for item in state.waiting { out.line("  \(item.summary) (since \(Time.iso8601(item.since)))") }
         }
         if let damage = state.damage {
             out.line("state:      damaged (\(damage)); the next sync starts over and sends everything again")
@@ -278,19 +286,37 @@ enum SyncCommands {
         guard try store.settings().bool(.syncEnabled) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
-        let (backend, configured) = try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
+        var (backend, configured) = try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
             ?? configuredBackend(invocation)
-        let engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
+        var engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
         engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
         defer { invocation.endProgress() }
         let running = try RunningSync.begin(in: store, now: invocation.context.now())
         defer { running.end(in: store) }
         var failure: ItsypadError?
-        do {
+        func run(_ engine: SyncEngine) throws {
             if let remote = configured.remote {
                 try syncThrough(remote, location: configured.location, store: store, engine: engine, body)
             } else {
                 try body(engine)
+            }
+        }
+        do {
+            do {
+                try run(engine)
+            } catch ReplicationError.deviceIDInUse(let evidence) {
+                // A copy of another device's data directory: it goes on as a new device, with all its data.
+                let previous = store.deviceID
+                engine.close()
+                try store.takeNewDeviceID()
+                invocation.warn("this data directory is a copy of another that syncs as device \(previous) (\(evidence)); "
+                    + "it now syncs as the new device \(store.deviceID) and sends all its data again")
+                (backend, configured) = try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
+                    ?? configuredBackend(invocation)
+                engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
+                engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
+                try engine.startOver()
+                try run(engine)
             }
         } catch let error as BackendError {
             failure = mapped(error, backend: configured.location)

@@ -262,7 +262,8 @@ enum SyncKeyCommands {
         }
         let plain = DirectoryBackend(path: path, lockTimeout: lockTimeout)
         if (try? plain.zone())?.isEncrypted == true { throw ItsypadError.failure(EncryptionError.missingKey.description) }
-        return plain
+        // Unencrypted: format 2 for a new backend, or the format the directory holds.
+        return try BackendOpener.open(path, for: store, lockTimeout: lockTimeout)
     }
 
     private static func encrypted(path: String, cipher: RecordCipher, lockTimeout: Double) -> EncryptedBackend {

@@ -60,7 +60,7 @@ enum SyncWatchCommand {
     /// (a git remote's only by polling: its clone changes only when this device syncs).
     static func watchedDirectories(_ directory: String, backend: ConfiguredBackend) -> [FileEvents.Watched] {
         let queue = DataStore.pendingQueuePath(in: directory)
-        let peerChanges = backend.remote == nil ? DirectoryBackend(path: backend.path).peerChangeSignals : []
+        let peerChanges = backend.remote == nil ? BackendOpener.peerChangeSignals(of: backend.path) : []
         return [FileEvents.Watched(FileSystem.directoryName(queue), names: [FileSystem.baseName(queue)])] + peerChanges
     }
 
