@@ -38,16 +38,30 @@ struct ClipListing {
         var line: [UInt8] = []
         var scratch: [UInt8] = []
         try forEachShown(textHead: ClipListing.previewHead) { clip in
+            guard terminalSafe else {
+                // Off a terminal (fzf, scripts) each line is written straight into the output.
+                try out.append { output in
+                    try appendPreviewLine(clip, length: length, to: &output, scratch: &scratch)
+                    output.append(0x0A)
+                }
+                return
+            }
             line.removeAll(keepingCapacity: true)
-            clip.slot.id.appendText(to: &line, hexDigits: 8)
-            line.append(0x09)
-            var preview = PreviewBuilder(limit: length, appendingTo: line)
-            line = []
-            try clips.forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in !preview.feed(piece, isLast: last) }
-            line = preview.output
-            if terminalSafe { Text.makeTerminalSafe(&line) }
+            try appendPreviewLine(clip, length: length, to: &line, scratch: &scratch)
+            Text.makeTerminalSafe(&line)
             line.append(0x0A)
             out.write(line)
+        }
+    }
+
+    private func appendPreviewLine(_ clip: ListedClip, length: Int, to line: inout [UInt8], scratch: inout [UInt8]) throws {
+        clip.slot.id.appendText(to: &line, hexDigits: 8)
+        line.append(0x09)
+        // Most previews come straight from the escaped text; the others from the decoded one.
+        if !PreviewBuilder.append(escaped: clip.head, isWhole: clip.isWhole, limit: length, to: &line) {
+            var preview = PreviewBuilder(limit: length)
+            try clips.forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in !preview.feed(piece, isLast: last) }
+            line += preview.output
         }
     }
 

@@ -205,13 +205,47 @@ enum UTF8Check {
     }
 }
 
-extension UnsafeBufferPointer where Element == UInt8 {
-    /// Whether `literal` stands at `position`; if it does, `position` moves past it.
-    /// (The fixed forms itsypad writes are read this way, a field name at a time.)
-    func skip(_ literal: [UInt8], at position: inout Int) -> Bool {
-        guard position + literal.count <= count,
-              literal.withUnsafeBytes({ memcmp(baseAddress! + position, $0.baseAddress!, $0.count) }) == 0 else { return false }
-        position += literal.count
+/// Reads a line in one of the fixed forms itsypad writes, a field at a time.
+/// A struct rather than local functions over a captured position: those cost
+/// a runtime exclusivity check per call, and a listing reads 100,000 lines.
+struct FixedFormReader {
+    let line: UnsafeBufferPointer<UInt8>
+    var position = 0
+
+    init(_ line: UnsafeBufferPointer<UInt8>) { self.line = line }
+
+    var isAtEnd: Bool { position >= line.count }
+    var current: UInt8? { position < line.count ? line[position] : nil }
+
+    /// Whether `literal` stands at the position; if it does, the position moves past it.
+    mutating func skip(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard position + count <= line.count, memcmp(line.baseAddress! + position, literal.utf8Start, count) == 0 else { return false }
+        position += count
         return true
+    }
+
+    /// A string body without escapes or non-ASCII, up to (not past) its closing quote.
+    mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
+        let start = position
+        while position < line.count, line[position] != 0x22 {
+            if line[position] == 0x5C || line[position] < 0x20 || line[position] >= 0x80 { return nil }
+            position += 1
+        }
+        return position < line.count ? UnsafeBufferPointer(rebasing: line[start..<position]) : nil
+    }
+
+    /// An integer of up to 18 digits, optionally negative; nil when there is no digit.
+    mutating func integer() -> Int64? {
+        let negative = current == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var magnitude: Int64 = 0
+        let digitsStart = position
+        while position < line.count, (0x30...0x39).contains(line[position]), position - digitsStart < 18 {
+            magnitude = magnitude * 10 + Int64(line[position] - 0x30)
+            position += 1
+        }
+        guard position > digitsStart else { return nil }
+        return negative ? -magnitude : magnitude
     }
 }
