@@ -39,6 +39,15 @@ extension DataStore {
         return outcome
     }
 
+    /// Evicts beyond `clipboard.maxEntries` as `clip add` does (a sync's merge can take the history
+    /// past it) and queues the deletions; returns the evicted ids.
+    @discardableResult
+    public func enforceClipLimit() throws -> [String] {
+        let evicted = try clips().evict(keeping: try settings().maxClipEntries)
+        try queueDeletion(evicted.map { RecordKey(.clip, $0) }, hard: true)
+        return evicted
+    }
+
     /// Removes clips by id and queues their deletion. `hard` is for removals a policy
     /// makes (limits, pruning): they leave no tombstone, as any device would make them again.
     @discardableResult
