@@ -26,7 +26,11 @@ struct ClipListing {
         var scratch: [UInt8] = []
         // A search reads whole texts, a long one in pieces after its first MiB.
         try clips.forEachListed(pinnedOnly: pinnedOnly, textHead: query == nil ? textHead : 1 << 20) { clip in
-            if let query, try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }
+            if let query {
+                // Most texts are ruled out from their escaped bytes; the others are decoded and decided by the rule.
+                if clip.isWhole && !query.mayMatch(escaped: clip.head) { return true }
+                if try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }
+            }
             try body(clip)
             shown += 1
             return limit.map { shown < $0 } ?? true

@@ -145,8 +145,9 @@ extension ClipStore {
     /// tells the last piece. `decoded` is scratch space the caller may reuse.
     func forEachDecodedPiece(of clip: ListedClip, reescaping: Bool = false, scratch decoded: inout [UInt8],
                              _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool) throws {
-        // Most texts need no decoding at all: plain ASCII without escapes, read whole.
-        if clip.isWhole && JSONString.isPlainASCII(clip.head) {
+        // Most texts need no decoding at all, read whole: plain ASCII without escapes, or, to be escaped
+        // again, already in the form `appendEscaped` writes.
+        if clip.isWhole && (reescaping ? JSONString.isCanonicallyEscaped(clip.head) : JSONString.isPlainASCII(clip.head)) {
             _ = try body(clip.head, true)
             return
         }

@@ -20,19 +20,67 @@ enum JSONString {
     /// Whether `bytes` is ASCII that needs no escaping: then escaped and
     /// decoded forms are the same bytes. Eight bytes at a time.
     static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
         var index = 0
         while index + 8 <= bytes.count {
-            let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
-            // A byte below 0x20 (given none has its high bit) borrows into its high bit when 0x20 is subtracted.
-            if word & highs != 0 || (word &- 0x20 &* ones) & ~word & highs != 0
-                || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones)) { return false }
+            if !isPlainASCII(word: UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)) { return false }
             index += 8
         }
         while index < bytes.count {
             if bytes[index] >= 0x80 || needsEscape(bytes[index]) { return false }
             index += 1
+        }
+        return true
+    }
+
+    /// `isPlainASCII` for eight bytes at once.
+    @inline(__always)
+    private static func isPlainASCII(word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        // A byte below 0x20 (given none has its high bit) borrows into its high bit when 0x20 is subtracted.
+        return !(word & highs != 0 || (word &- 0x20 &* ones) & ~word & highs != 0
+                 || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones)))
+    }
+
+    /// Whether `escaped` is exactly what `appendEscaped` writes for some valid
+    /// UTF-8: then decoding it and escaping it again gives the same bytes, and
+    /// a JSON listing copies it as it is.
+    static func isCanonicallyEscaped(_ escaped: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = escaped.count
+        var index = 0
+        while index < count {
+            if index + 8 <= count, isPlainASCII(word: UnsafeRawPointer(escaped.baseAddress! + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+                continue
+            }
+            let byte = escaped[index]
+            if byte >= 0x80 {
+                // Valid UTF-8 sequences are made of such bytes only: a run of them is checked whole.
+                var end = index + 1
+                while end < count && escaped[end] >= 0x80 { end += 1 }
+                guard UTF8Check.isValid(UnsafeBufferPointer(rebasing: escaped[index..<end])) else { return false }
+                index = end
+            } else if byte == 0x5C {
+                guard index + 1 < count else { return false }
+                switch escaped[index + 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    index += 2
+                case UInt8(ascii: "u"):
+                    // `\u00xx` (lowercase hex) for the control characters without a short escape.
+                    guard index + 6 <= count, escaped[index + 2] == 0x30, escaped[index + 3] == 0x30,
+                          escaped[index + 4] == 0x30 || escaped[index + 4] == 0x31,
+                          let low = Hex.digits.firstIndex(of: escaped[index + 5]) else { return false }
+                    let value = (escaped[index + 4] - 0x30) << 4 | UInt8(low)
+                    guard value != 0x09 && value != 0x0A && value != 0x0D else { return false }
+                    index += 6
+                default:
+                    return false
+                }
+            } else if needsEscape(byte) {
+                return false
+            } else {
+                index += 1
+            }
         }
         return true
     }
