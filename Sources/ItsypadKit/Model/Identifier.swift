@@ -188,6 +188,9 @@ struct PackedIDPrefix {
     func matches(_ id: PackedID) -> Bool {
         id.high & mask.high == value.high && id.low & mask.low == value.low
     }
+
+    /// The smallest id the prefix matches: those it matches follow it in (high, low) order.
+    var smallest: PackedID { PackedID(high: value.high, low: value.low) }
 }
 
 /// Resolving what the user typed (a full id, a 4+ character prefix or, for tabs,
