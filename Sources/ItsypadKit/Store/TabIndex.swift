@@ -11,9 +11,8 @@ import Glibc
 /// place); a resolved tab is checked against its file all the same.
 ///
 /// Format: a 96-byte header (magic `ITSYTAB2`, directory inode, mtime seconds
-/// and nanoseconds, record count, checksum of all that follows, records'
-/// length, bucket count, other-name count, two reserved words, header
-/// checksum), then records: id (16 bytes), lastModified (8), name length and
+/// and nanoseconds, record count, checksum of the records, records' length,
+/// bucket count, other-name count, two reserved words, header checksum), then records: id (16 bytes), lastModified (8), name length and
 /// row length (4 bytes each, little endian), name, row. Then keyed sections,
 /// so that `tab show NAME|PREFIX` reads a few dozen bytes rather than the whole
 /// index (see `lookUp`): the ids in order with their record's offset (24 bytes
@@ -137,33 +136,33 @@ struct TabIndex {
 
     /// The index of `directory` if it is there and current; nil otherwise.
     static func load(directory: String, in tree: FileTree) -> TabIndex? {
-        guard let stamp = DirectoryStamp(directory, in: tree),
-              let bytes = try? tree.read(directory + "/" + fileName), bytes.count >= headerSize else { return nil }
-        func bodyLength(_ bytes: [UInt8]) -> Int {
-            bytes.withUnsafeBytes { Int(UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 48, as: UInt64.self))) }
-        }
+        let path = directory + "/" + fileName
+        guard let stamp = DirectoryStamp(directory, in: tree), let fd = try? tree.openFile(path, flags: O_RDONLY) else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        // Only the header and the records are read: the keyed sections are `lookUp`'s.
+        guard fstat(fd, &info) == 0, let headerBytes = try? FileSystem.read(fd: fd, offset: 0, count: headerSize, path: path),
+              let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp,
+              let records = try? FileSystem.read(fd: fd, offset: headerSize, count: header.bodyLength, path: path),
+              records.count == header.bodyLength else { return nil }
+        let bytes = headerBytes + records
         let starts = bytes.withUnsafeBytes { raw -> [Int]? in
-            guard let header = Header(UnsafeRawBufferPointer(rebasing: raw[0..<headerSize]), fileSize: raw.count), header.stamp == stamp,
-                  header.checksum == checksum(UnsafeRawBufferPointer(rebasing: raw[headerSize...])) else { return nil }
+            guard header.checksum == checksum(UnsafeRawBufferPointer(rebasing: raw[headerSize...])) else { return nil }
             var starts: [Int] = []
             starts.reserveCapacity(header.count)
             var position = headerSize
-            let end = headerSize + header.bodyLength
-            while position + recordHeaderSize <= end {
+            while position + recordHeaderSize <= raw.count {
                 let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + 24, as: UInt32.self)))
                 let rowLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + 28, as: UInt32.self)))
                 guard nameLength <= raw.count, rowLength <= raw.count else { return nil }
                 starts.append(position - headerSize)
                 position += recordHeaderSize + nameLength + rowLength
             }
-            guard position == end, starts.count == header.count else { return nil }
+            guard position == raw.count, starts.count == header.count else { return nil }
             return starts
         }
         guard let starts else { return nil }
-        // The keyed sections are for `lookUp`; kept in memory they would be taken for records when saved.
-        var body = bytes
-        body.removeLast(body.count - headerSize - bodyLength(bytes))
-        return TabIndex(body: body, starts: starts.map { $0 + headerSize }, bodyStart: headerSize)
+        return TabIndex(body: bytes, starts: starts.map { $0 + headerSize }, bodyStart: headerSize)
     }
 
     /// Over the file as read, header included (`bodyStart` bytes), so that it is not copied again.
@@ -181,15 +180,16 @@ struct TabIndex {
         // Stamped after the file exists: creating it changes the directory.
         guard let stamp = DirectoryStamp(directory, in: tree) else { throw FileSystemError(path: directory, code: ENOENT, operation: "stat") }
         let keyed = keyedSections()
-        var contents = Array(body[bodyStart...])
-        contents += keyed.bytes
+        let records = body[bodyStart...]
+        // The checksum covers the records, which a listing reads whole; `lookUp` checks the bounds of what it reads
+        // in the keyed sections, and a tab it names is checked against its file.
         var header = TabIndex.magic
-        let fields = [stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(count), contents.withUnsafeBytes(TabIndex.checksum),
-                      UInt64(body.count - bodyStart), UInt64(keyed.buckets), UInt64(keyed.others), 0, 0]
+        let fields = [stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(count), records.withUnsafeBytes(TabIndex.checksum),
+                      UInt64(records.count), UInt64(keyed.buckets), UInt64(keyed.others), 0, 0]
         for value in fields { Binary.append(value, to: &header) }
         header.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
         if ftruncate(fd, 0) != 0 { throw FileSystem.fail("write", path) }
-        try FileSystem.writeAll(fd: fd, header + contents, at: 0, path: path)
+        try FileSystem.writeAll(fd: fd, header + Array(records) + keyed.bytes, at: 0, path: path)
     }
 
     /// The sections after the records: ids in order with their record's offset,
