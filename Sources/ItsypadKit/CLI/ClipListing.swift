@@ -26,7 +26,11 @@ struct ClipListing {
         var scratch: [UInt8] = []
         // A search reads whole texts, a long one in pieces after its first MiB.
         try clips.forEachListed(pinnedOnly: pinnedOnly, textHead: query == nil ? textHead : 1 << 20) { clip in
-            if let query, try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }
+            if let query {
+                // Most texts are ruled out from their escaped bytes; the others are decoded and decided by the rule.
+                if clip.isWhole && !query.mayMatch(escaped: clip.head) { return true }
+                if try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }
+            }
             try body(clip)
             shown += 1
             return limit.map { shown < $0 } ?? true
@@ -38,16 +42,30 @@ struct ClipListing {
         var line: [UInt8] = []
         var scratch: [UInt8] = []
         try forEachShown(textHead: ClipListing.previewHead) { clip in
+            guard terminalSafe else {
+                // Off a terminal (fzf, scripts) each line is written straight into the output.
+                try out.append { output in
+                    try appendPreviewLine(clip, length: length, to: &output, scratch: &scratch)
+                    output.append(0x0A)
+                }
+                return
+            }
             line.removeAll(keepingCapacity: true)
-            clip.slot.id.appendText(to: &line, hexDigits: 8)
-            line.append(0x09)
-            var preview = PreviewBuilder(limit: length, appendingTo: line)
-            line = []
-            try clips.forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in !preview.feed(piece, isLast: last) }
-            line = preview.output
-            if terminalSafe { Text.makeTerminalSafe(&line) }
+            try appendPreviewLine(clip, length: length, to: &line, scratch: &scratch)
+            Text.makeTerminalSafe(&line)
             line.append(0x0A)
             out.write(line)
+        }
+    }
+
+    private func appendPreviewLine(_ clip: ListedClip, length: Int, to line: inout [UInt8], scratch: inout [UInt8]) throws {
+        clip.slot.id.appendText(to: &line, hexDigits: 8)
+        line.append(0x09)
+        // Most previews come straight from the escaped text; the others from the decoded one.
+        if !PreviewBuilder.append(escaped: clip.head, isWhole: clip.isWhole, limit: length, to: &line) {
+            var preview = PreviewBuilder(limit: length)
+            try clips.forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in !preview.feed(piece, isLast: last) }
+            line += preview.output
         }
     }
 

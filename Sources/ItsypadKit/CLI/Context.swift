@@ -23,10 +23,21 @@ public final class OutputBuffer {
     public func write(_ bytes: [UInt8]) {
         guard fd != nil else { captured += bytes; return }
         pending += bytes
-        if pending.count >= 1 << 16 { flush() }
+        if pending.count >= OutputBuffer.writeSize { flush() }
     }
 
     public func line(_ string: String) { write(string + "\n") }
+
+    /// Appends in place, without an array of its own per call (a listing
+    /// writes 100,000 lines); written out once a few hundred KiB are waiting.
+    func append<Result>(_ body: (inout [UInt8]) throws -> Result) rethrows -> Result {
+        guard fd != nil else { return try body(&captured) }
+        let result = try body(&pending)
+        if pending.count >= OutputBuffer.writeSize { flush() }
+        return result
+    }
+
+    private static let writeSize = 1 << 18
 
     public func flush() {
         guard let fd, !pending.isEmpty else { return }

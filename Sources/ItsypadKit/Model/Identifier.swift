@@ -122,11 +122,37 @@ struct PackedID: Hashable {
 
     /// Appends the lowercase text form, or only its first `hexDigits` digits (`Identifier.short`'s 8).
     func appendText(to out: inout [UInt8], hexDigits: Int = 32) {
-        for digit in 0..<hexDigits {
-            if digit == 8 || digit == 12 || digit == 16 || digit == 20 { out.append(0x2D) }
-            let nibble = UInt8(truncatingIfNeeded: (digit < 16 ? high : low) >> UInt64(60 - 4 * (digit % 16))) & 0x0F
-            out.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
+        let length = hexDigits + (hexDigits > 20 ? 4 : hexDigits > 16 ? 3 : hexDigits > 12 ? 2 : hexDigits > 8 ? 1 : 0)
+        // The 32 digits, eight to a word, then laid out with their dashes.
+        var words = (PackedID.hexText(UInt32(truncatingIfNeeded: high >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: high)),
+                     PackedID.hexText(UInt32(truncatingIfNeeded: low >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: low)))
+        withUnsafeBytes(of: &words) { digits in
+            out.appendWritten(count: length) { text in
+                var written = 0
+                for digit in 0..<hexDigits {
+                    if digit == 8 || digit == 12 || digit == 16 || digit == 20 {
+                        text[written] = 0x2D
+                        written += 1
+                    }
+                    text[written] = digits[digit]
+                    written += 1
+                }
+            }
         }
+    }
+
+    /// The eight lowercase hex digits of `value`, most significant first in memory.
+    @inline(__always)
+    static func hexText(_ value: UInt32) -> UInt64 {
+        // One nibble per byte, the most significant nibble in the lowest byte.
+        var spread = UInt64(value)
+        spread = (spread & 0xFFFF_0000) << 16 | spread & 0xFFFF
+        spread = (spread & 0x0000_FF00_0000_FF00) << 8 | spread & 0x0000_00FF_0000_00FF
+        spread = (spread & 0x00F0_00F0_00F0_00F0) << 4 | spread & 0x000F_000F_000F_000F
+        spread = spread.byteSwapped
+        // '0' + nibble, and 'a' - '0' - 10 more where the nibble is 10 or more.
+        let letters = ((spread &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return (spread &+ 0x3030_3030_3030_3030 &+ letters &* 0x27).littleEndian
     }
 }
 
@@ -162,6 +188,9 @@ struct PackedIDPrefix {
     func matches(_ id: PackedID) -> Bool {
         id.high & mask.high == value.high && id.low & mask.low == value.low
     }
+
+    /// The smallest id the prefix matches: those it matches follow it in (high, low) order.
+    var smallest: PackedID { PackedID(high: value.high, low: value.low) }
 }
 
 /// Resolving what the user typed (a full id, a 4+ character prefix or, for tabs,

@@ -145,8 +145,9 @@ extension ClipStore {
     /// tells the last piece. `decoded` is scratch space the caller may reuse.
     func forEachDecodedPiece(of clip: ListedClip, reescaping: Bool = false, scratch decoded: inout [UInt8],
                              _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool) throws {
-        // Most texts need no decoding at all: plain ASCII without escapes, read whole.
-        if clip.isWhole && JSONString.isPlainASCII(clip.head) {
+        // Most texts need no decoding at all, read whole: plain ASCII without escapes, or, to be escaped
+        // again, already in the form `appendEscaped` writes.
+        if clip.isWhole && (reescaping ? JSONString.isCanonicallyEscaped(clip.head) : JSONString.isPlainASCII(clip.head)) {
             _ = try body(clip.head, true)
             return
         }
@@ -216,62 +217,49 @@ struct ClipLineHeader {
     let textStart: Int
     let localOnly: LocalOnlyReason?
 
-    private static let opAndID = Array(#"{"op":"add","id":""#.utf8)
-    private static let timestampKey = Array(#"","ts":"#.utf8)
-    private static let pinnedKey = Array(#","pinned":"#.utf8)
-    private static let localKey = Array(#","local":""#.utf8)
-    private static let textKey = Array(#","text":""#.utf8)
-    private static let yes = Array("true".utf8)
-    private static let no = Array("false".utf8)
+    private static var opAndID: StaticString { #"{"op":"add","id":""# }
+    private static var idStart: Int { opAndID.utf8CodeUnitCount }
 
     /// nil when the line does not start in that form.
     init?(_ line: UnsafeBufferPointer<UInt8>) {
-        var position = 0
-        func expect(_ literal: [UInt8]) -> Bool { line.skip(literal, at: &position) }
-        guard expect(ClipLineHeader.opAndID), position + 36 <= line.count else { return nil }
-        position += 36
-        guard expect(ClipLineHeader.timestampKey) else { return nil }
-        let negative = position < line.count && line[position] == UInt8(ascii: "-")
-        if negative { position += 1 }
-        var magnitude: Int64 = 0
-        let digitsStart = position
-        while position < line.count, (0x30...0x39).contains(line[position]), position - digitsStart < 18 {
-            magnitude = magnitude * 10 + Int64(line[position] - 0x30)
-            position += 1
-        }
-        guard position > digitsStart, expect(ClipLineHeader.pinnedKey) else { return nil }
-        let pinned = expect(ClipLineHeader.yes)
-        guard pinned || expect(ClipLineHeader.no) else { return nil }
-        pinnedEnd = position
+        var reader = FixedFormReader(line)
+        guard reader.skip(ClipLineHeader.opAndID), line.count >= ClipLineHeader.idStart + 36 else { return nil }
+        reader.position += 36
+        guard reader.skip(#"","ts":"#), let timestamp = reader.integer(), reader.skip(#","pinned":"#) else { return nil }
+        let pinned = reader.skip("true")
+        guard pinned || reader.skip("false") else { return nil }
+        pinnedEnd = reader.position
         var reason: LocalOnlyReason?
-        if expect(ClipLineHeader.localKey) {
-            let start = position
-            while position < line.count, line[position] != 0x22, position - start < 32 { position += 1 }
-            guard position < line.count, line[position] == 0x22 else { return nil }
-            let name = String(decoding: UnsafeBufferPointer(rebasing: line[start..<position]), as: UTF8.self)
+        if reader.skip(#","local":""#) {
+            let start = reader.position
+            while let byte = reader.current, byte != 0x22, reader.position - start < 32 { reader.position += 1 }
+            guard reader.current == 0x22 else { return nil }
+            let name = String(decoding: UnsafeBufferPointer(rebasing: line[start..<reader.position]), as: UTF8.self)
             reason = LocalOnlyReason(rawValue: name) ?? .requested
-            position += 1
+            reader.position += 1
         }
-        guard expect(ClipLineHeader.textKey) else { return nil }
-        timestamp = negative ? -magnitude : magnitude
+        guard reader.skip(#","text":""#) else { return nil }
+        self.timestamp = timestamp
         self.pinned = pinned
-        textStart = position
+        textStart = reader.position
         localOnly = reason
     }
 
     /// The id of the line this header was read from.
     static func id(of line: UnsafeBufferPointer<UInt8>) -> PackedID? {
-        PackedID(canonicalUTF8: UnsafeBufferPointer(rebasing: line[opAndID.count..<opAndID.count + 36]))
+        PackedID(canonicalUTF8: UnsafeBufferPointer(rebasing: line[idStart..<idStart + 36]))
     }
 
     /// The line's start with another pin: `{"op":"add","id":…,"ts":…,"pinned":<pinned>`.
     static func start(id: PackedID, timestamp: Int64, pinned: Bool) -> [UInt8] {
-        var bytes = opAndID
+        var bytes: [UInt8] = []
+        func append(_ literal: StaticString) { literal.withUTF8Buffer { bytes += $0 } }
+        append(opAndID)
         id.appendText(to: &bytes)
-        bytes += timestampKey
+        append(#"","ts":"#)
         bytes += String(timestamp).utf8
-        bytes += pinnedKey
-        bytes += pinned ? yes : no
+        append(#","pinned":"#)
+        append(pinned ? "true" : "false")
         return bytes
     }
 }

@@ -220,16 +220,40 @@ public final class ClipStore {
             let slot = ClipSlot(id: PackedID(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
                                 length: UInt32(length), flags: ClipStore.flags(for: entry))
             var header = index.header
-            for victim in evictions.slots {
-                try index.writeFlags(victim.slot.flags | ClipSlot.deleted, at: victim.index)
-            }
-            header.evictCursor = UInt64(evictions.cursor)
-            header.liveCount -= min(header.liveCount, UInt64(evictions.slots.count))
-            header.deadLines += UInt64(evictions.slots.count * 2)
+            try markEvicted(evictions, in: &header)
             try insert([slot], header: header)
             try compactIfNeeded()
             return AddOutcome(entry: entry, duplicate: false, evicted: evictions.slots.map(\.slot.idString))
         }
+    }
+
+    /// Removes the oldest unpinned entries beyond `maxEntries`, as `add` does
+    /// (for histories that grew by other means: a sync's merge); returns their ids.
+    public func evict(keeping maxEntries: Int) throws -> [String] {
+        try checkingIndex {
+            let evictions = try evictionCandidates(keeping: maxEntries)
+            guard !evictions.slots.isEmpty else { return [] }
+            var lines: [UInt8] = []
+            for victim in evictions.slots { ClipStore.appendRemoveLine(victim.slot.id, to: &lines) }
+            try log.append(lines)
+            var header = index.header
+            try markEvicted(evictions, in: &header)
+            header.logSize = UInt64(log.size)
+            index.header = header
+            try index.writeHeader()
+            try compactIfNeeded()
+            return evictions.slots.map(\.slot.idString)
+        }
+    }
+
+    /// Marks evicted slots removed (their remove lines are in the log already) and moves the cursor past them.
+    private func markEvicted(_ evictions: (slots: [(index: Int, slot: ClipSlot)], cursor: Int), in header: inout ClipIndexHeader) throws {
+        for victim in evictions.slots {
+            try index.writeFlags(victim.slot.flags | ClipSlot.deleted, at: victim.index)
+        }
+        header.evictCursor = UInt64(evictions.cursor)
+        header.liveCount -= min(header.liveCount, UInt64(evictions.slots.count))
+        header.deadLines += UInt64(evictions.slots.count * 2)
     }
 
     /// Adds entries that came from elsewhere (sync, import), skipping ids already

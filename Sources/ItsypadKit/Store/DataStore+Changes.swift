@@ -39,6 +39,15 @@ extension DataStore {
         return outcome
     }
 
+    /// Evicts beyond `clipboard.maxEntries` as `clip add` does (a sync's merge can take the history
+    /// past it) and queues the deletions; returns the evicted ids.
+    @discardableResult
+    public func enforceClipLimit() throws -> [String] {
+        let evicted = try clips().evict(keeping: try settings().maxClipEntries)
+        try queueDeletion(evicted.map { RecordKey(.clip, $0) }, hard: true)
+        return evicted
+    }
+
     /// Removes clips by id and queues their deletion. `hard` is for removals a policy
     /// makes (limits, pruning): they leave no tombstone, as any device would make them again.
     @discardableResult
@@ -197,17 +206,17 @@ extension DataStore {
     /// with the tab files is rebuilt and asked again). A reference that could mean more than one
     /// tab (a name that is also another tab's id prefix, say) is ambiguous: nothing is guessed.
     public func resolveTab(_ reference: String) throws -> Resolution<Tab> {
-        if let resolution = try resolveTab(reference, in: try tabs.index()), !resolution.isNotFound { return resolution }
+        if let resolution = try resolveTab(reference, among: try tabs.indexMatches(reference)), !resolution.isNotFound { return resolution }
         // Not found, or the index disagrees with a file: ask again after reading every file.
-        return try resolveTab(reference, in: try tabs.rebuildIndex()) ?? .notFound
+        return try resolveTab(reference, among: try tabs.rebuildIndex().matches(reference)) ?? .notFound
     }
 
     /// nil when a tab the index names is missing or no longer matches in its file.
-    private func resolveTab(_ reference: String, in index: TabIndex) throws -> Resolution<Tab>? {
+    private func resolveTab(_ reference: String, among candidates: [PackedID]) throws -> Resolution<Tab>? {
         let id = reference.lowercased()
         let byPrefix = Identifier.isPrefixCandidate(reference)
         var matches: [Tab] = []
-        for packed in index.matches(reference) {
+        for packed in candidates {
             guard let tab = try tabs.tab(id: packed.string),
                   tab.id == id || tab.name == reference || (byPrefix && tab.id.hasPrefix(id)) else { return nil }
             matches.append(tab)

@@ -10,10 +10,15 @@ import Glibc
 /// Only whole-file replacements are noticed (itsypad never edits a tab file in
 /// place); a resolved tab is checked against its file all the same.
 ///
-/// Format: a 64-byte header (magic `ITSYTAB1`, directory inode, mtime seconds
-/// and nanoseconds, record count, body checksum, header checksum), then
-/// records: id (16 bytes), name length and row length (4 bytes each, little
-/// endian), name, row.
+/// Format: a 96-byte header (magic `ITSYTAB2`, directory inode, mtime seconds
+/// and nanoseconds, record count, checksum of the records, records' length,
+/// bucket count, other-name count, two reserved words, header checksum), then records: id (16 bytes), lastModified (8), name length and
+/// row length (4 bytes each, little endian), name, row. Then keyed sections,
+/// so that `tab show NAME|PREFIX` reads a few dozen bytes rather than the whole
+/// index (see `lookUp`): the ids in order with their record's offset (24 bytes
+/// each), a hash table of ASCII names (open addressing; 8 bytes a bucket:
+/// record offset + 1, 0 when empty), and the offsets of the other names'
+/// records (8 bytes each). Integers are little endian but the ids' bytes.
 struct TabIndex {
     struct Record: Equatable {
         let id: PackedID
@@ -24,8 +29,9 @@ struct TabIndex {
     }
 
     static let fileName = "index"
-    private static let magic = Array("ITSYTAB1".utf8)
-    private static let headerSize = 64
+    private static let magic = Array("ITSYTAB2".utf8)
+    private static let headerSize = 96
+    private static let idEntrySize = 24
     private static let recordHeaderSize = 32
 
     /// The records as stored, newest first (by lastModified, then id), as `tab ls` lists them;
@@ -130,15 +136,20 @@ struct TabIndex {
 
     /// The index of `directory` if it is there and current; nil otherwise.
     static func load(directory: String, in tree: FileTree) -> TabIndex? {
-        guard let stamp = DirectoryStamp(directory, in: tree),
-              let bytes = try? tree.read(directory + "/" + fileName), bytes.count >= headerSize else { return nil }
+        let path = directory + "/" + fileName
+        guard let stamp = DirectoryStamp(directory, in: tree), let fd = try? tree.openFile(path, flags: O_RDONLY) else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        // Only the header and the records are read: the keyed sections are `lookUp`'s.
+        guard fstat(fd, &info) == 0, let headerBytes = try? FileSystem.read(fd: fd, offset: 0, count: headerSize, path: path),
+              let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp,
+              let records = try? FileSystem.read(fd: fd, offset: headerSize, count: header.bodyLength, path: path),
+              records.count == header.bodyLength else { return nil }
+        let bytes = headerBytes + records
         let starts = bytes.withUnsafeBytes { raw -> [Int]? in
-            func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
-            guard Array(raw[0..<8]) == magic, word(56) == checksum(UnsafeRawBufferPointer(rebasing: raw[0..<56])),
-                  DirectoryStamp(inode: word(8), seconds: word(16), nanoseconds: word(24)) == stamp,
-                  word(40) == checksum(UnsafeRawBufferPointer(rebasing: raw[headerSize...])) else { return nil }
+            guard header.checksum == checksum(UnsafeRawBufferPointer(rebasing: raw[headerSize...])) else { return nil }
             var starts: [Int] = []
-            starts.reserveCapacity(Int(min(word(32), 1 << 20)))
+            starts.reserveCapacity(header.count)
             var position = headerSize
             while position + recordHeaderSize <= raw.count {
                 let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + 24, as: UInt32.self)))
@@ -147,7 +158,7 @@ struct TabIndex {
                 starts.append(position - headerSize)
                 position += recordHeaderSize + nameLength + rowLength
             }
-            guard position == raw.count, starts.count == Int(word(32)) else { return nil }
+            guard position == raw.count, starts.count == header.count else { return nil }
             return starts
         }
         guard let starts else { return nil }
@@ -161,21 +172,175 @@ struct TabIndex {
         self.bodyStart = bodyStart
     }
 
-    /// Writes the index in place (a cache: no fsync; the checksums catch a torn write).
+    /// Writes the index in place (a cache: no fsync; the checksums and the size catch a torn write).
     func save(directory: String, in tree: FileTree) throws {
         let path = directory + "/" + TabIndex.fileName
         guard let fd = try tree.openFile(path, flags: O_RDWR | O_CREAT) else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
         defer { close(fd) }
         // Stamped after the file exists: creating it changes the directory.
         guard let stamp = DirectoryStamp(directory, in: tree) else { throw FileSystemError(path: directory, code: ENOENT, operation: "stat") }
-        var header = TabIndex.magic
-        for value in [stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(count)] { Binary.append(value, to: &header) }
+        let keyed = keyedSections()
         let records = body[bodyStart...]
-        records.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
-        Binary.append(0, to: &header)
+        // The checksum covers the records, which a listing reads whole; `lookUp` checks the bounds of what it reads
+        // in the keyed sections, and a tab it names is checked against its file.
+        var header = TabIndex.magic
+        let fields = [stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(count), records.withUnsafeBytes(TabIndex.checksum),
+                      UInt64(records.count), UInt64(keyed.buckets), UInt64(keyed.others), 0, 0]
+        for value in fields { Binary.append(value, to: &header) }
         header.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
         if ftruncate(fd, 0) != 0 { throw FileSystem.fail("write", path) }
-        try FileSystem.writeAll(fd: fd, header + Array(records), at: 0, path: path)
+        try FileSystem.writeAll(fd: fd, header + Array(records) + keyed.bytes, at: 0, path: path)
+    }
+
+    /// The sections after the records: ids in order with their record's offset,
+    /// the hash table of ASCII names, the offsets of the other names' records.
+    private func keyedSections() -> (bytes: [UInt8], buckets: Int, others: Int) {
+        var ids: [(id: PackedID, offset: Int)] = []
+        var asciiNames: [(hash: UInt64, offset: Int)] = []
+        var others: [Int] = []
+        var index = 0
+        forEach { id, name, _ in
+            let offset = starts[index] - bodyStart
+            index += 1
+            ids.append((id, offset))
+            if UTF8Check.isASCII(name) { asciiNames.append((TabIndex.nameHash(name), offset)) } else { others.append(offset) }
+        }
+        ids.sort { ($0.id.high, $0.id.low) < ($1.id.high, $1.id.low) }
+        var buckets = 8
+        while buckets < 2 * asciiNames.count { buckets *= 2 }
+        var table = [UInt64](repeating: 0, count: buckets)
+        for name in asciiNames {
+            var bucket = Int(name.hash & UInt64(buckets - 1))
+            while table[bucket] != 0 { bucket = (bucket + 1) & (buckets - 1) }
+            table[bucket] = UInt64(name.offset + 1)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(ids.count * TabIndex.idEntrySize + (buckets + others.count) * 8)
+        for entry in ids {
+            bytes += entry.id.bytes
+            Binary.append(UInt64(entry.offset), to: &bytes)
+        }
+        for value in table + others.map(UInt64.init) { Binary.append(value, to: &bytes) }
+        return (bytes, buckets, others.count)
+    }
+
+    /// FNV-1a of a name's bytes: stable across runs, unlike `Hasher`.
+    static func nameHash(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        name.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0100_0000_01b3 }
+    }
+
+    /// The header's fields, when its magic, checksum and sizes agree with a file of `fileSize` bytes.
+    private struct Header {
+        let stamp: DirectoryStamp
+        let count: Int
+        let checksum: UInt64
+        let bodyLength: Int
+        let buckets: Int
+        let others: Int
+
+        var idsStart: Int { TabIndex.headerSize + bodyLength }
+        var bucketsStart: Int { idsStart + count * TabIndex.idEntrySize }
+        var othersStart: Int { bucketsStart + buckets * 8 }
+
+        init?(_ raw: UnsafeRawBufferPointer, fileSize: Int) {
+            guard raw.count == TabIndex.headerSize, Array(raw[0..<8]) == TabIndex.magic else { return nil }
+            func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+            guard word(88) == TabIndex.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<88])) else { return nil }
+            // Sizes are range-checked before any arithmetic: a damaged header must not trap.
+            let limit = UInt64(1 << 40)
+            guard word(32) <= 1 << 24, word(48) <= limit, word(56) <= 1 << 26, word(64) <= word(32) else { return nil }
+            stamp = DirectoryStamp(inode: word(8), seconds: word(16), nanoseconds: word(24))
+            count = Int(word(32))
+            checksum = word(40)
+            bodyLength = Int(word(48))
+            buckets = Int(word(56))
+            others = Int(word(64))
+            guard buckets >= 1, buckets & (buckets - 1) == 0, othersStart + others * 8 == fileSize else { return nil }
+        }
+    }
+
+    /// The tabs a reference may name, by the rule of `matches`, from the keyed
+    /// sections with a few small reads: what `tab show NAME|PREFIX` costs does not
+    /// grow with the number of tabs. nil when the index is missing, stale or
+    /// damaged, or the reference is not ASCII (names then compare by Swift's
+    /// rule, not byte for byte): `matches` on the loaded index answers then.
+    static func lookUp(_ reference: String, directory: String, in tree: FileTree) -> [PackedID]? {
+        let wanted = Array(reference.utf8)
+        guard wanted.allSatisfy({ $0 < 0x80 }), let stamp = DirectoryStamp(directory, in: tree) else { return nil }
+        let path = directory + "/" + fileName
+        guard let fd = try? tree.openFile(path, flags: O_RDONLY) else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        func read(_ offset: Int, _ count: Int) -> [UInt8]? {
+            guard count > 0 else { return [] }
+            guard let bytes = try? FileSystem.read(fd: fd, offset: offset, count: count, path: path), bytes.count == count else { return nil }
+            return bytes
+        }
+        func word(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
+            bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        }
+        /// An id's 16 bytes (stored in text order) at `offset`.
+        func id(_ bytes: [UInt8], _ offset: Int) -> PackedID {
+            bytes.withUnsafeBytes {
+                PackedID(high: UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+                         low: UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
+            }
+        }
+        guard let headerBytes = read(0, headerSize),
+              let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp else { return nil }
+        /// A record's id and name, read at its offset among the records; nil when the offset is out of bounds.
+        func record(at offset: Int) -> (id: PackedID, name: [UInt8])? {
+            guard offset >= 0, offset + recordHeaderSize <= header.bodyLength, let fields = read(headerSize + offset, recordHeaderSize) else { return nil }
+            let nameLength = Int(fields.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt32.self)) })
+            guard offset + recordHeaderSize + nameLength <= header.bodyLength,
+                  let name = read(headerSize + offset + recordHeaderSize, nameLength) else { return nil }
+            return (id(fields, 0), name)
+        }
+        var found: [Int: PackedID] = [:]
+        // By name: the ASCII names' hash table, then the other names by Swift's equality.
+        if header.count > 0 {
+            var bucket = Int(wanted.withUnsafeBufferPointer(nameHash) & UInt64(header.buckets - 1))
+            for _ in 0..<header.buckets {
+                guard let entry = read(header.bucketsStart + bucket * 8, 8) else { return nil }
+                let value = word(entry, 0)
+                if value == 0 { break }
+                guard value <= UInt64(header.bodyLength), let named = record(at: Int(value) - 1) else { return nil }
+                if named.name == wanted { found[Int(value) - 1] = named.id }
+                bucket = (bucket + 1) & (header.buckets - 1)
+            }
+        }
+        if header.others > 0 {
+            guard let offsets = read(header.othersStart, header.others * 8) else { return nil }
+            for position in 0..<header.others {
+                let offset = word(offsets, position * 8)
+                guard offset <= UInt64(header.bodyLength), let named = record(at: Int(offset)) else { return nil }
+                if String(decoding: named.name, as: UTF8.self) == reference { found[Int(offset)] = named.id }
+            }
+        }
+        // By id or id prefix: a run of the ordered ids, found by bisection.
+        if Identifier.isPrefixCandidate(reference), let prefix = PackedIDPrefix(reference.lowercased()) {
+            func entry(_ position: Int) -> (id: PackedID, offset: UInt64)? {
+                guard let bytes = read(header.idsStart + position * idEntrySize, idEntrySize) else { return nil }
+                return (id(bytes, 0), word(bytes, 16))
+            }
+            let smallest = prefix.smallest
+            var low = 0, high = header.count
+            while low < high {
+                let middle = (low + high) / 2
+                guard let candidate = entry(middle) else { return nil }
+                if (candidate.id.high, candidate.id.low) < (smallest.high, smallest.low) { low = middle + 1 } else { high = middle }
+            }
+            while low < header.count {
+                guard let candidate = entry(low) else { return nil }
+                guard prefix.matches(candidate.id) else { break }
+                guard candidate.offset <= UInt64(header.bodyLength) else { return nil }
+                found[Int(candidate.offset)] = candidate.id
+                low += 1
+            }
+        }
+        // Newest first, as the records are stored.
+        return found.sorted { $0.key < $1.key }.map(\.value)
     }
 
     /// A 64-bit checksum, eight bytes at a time (the index is read on every lookup).

@@ -61,6 +61,12 @@ public struct TabStore {
         return try rebuildIndex()
     }
 
+    /// The tabs a reference may name (`TabIndex.matches`): from the index's keyed
+    /// sections when they can answer, else from the whole index.
+    func indexMatches(_ reference: String) throws -> [PackedID] {
+        try TabIndex.lookUp(reference, directory: directory, in: tree) ?? index().matches(reference)
+    }
+
     /// Reads every tab file and writes a fresh index.
     @discardableResult
     func rebuildIndex() throws -> TabIndex {

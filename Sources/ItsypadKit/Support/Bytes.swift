@@ -101,3 +101,15 @@ extension ArraySlice where Element == UInt8 {
         words.contains { word in count == word.utf8CodeUnitCount && hasPrefix(word) }
     }
 }
+
+extension Array where Element == UInt8 {
+    /// Appends `count` bytes that `write` fills in on the stack: one capacity
+    /// check for the lot instead of one per byte (listings write 100,000 ids and dates).
+    @inline(__always)
+    mutating func appendWritten(count: Int, _ write: (UnsafeMutablePointer<UInt8>) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+            write(buffer.baseAddress!)
+            append(contentsOf: UnsafeBufferPointer(buffer))
+        }
+    }
+}

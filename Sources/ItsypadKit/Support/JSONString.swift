@@ -20,19 +20,67 @@ enum JSONString {
     /// Whether `bytes` is ASCII that needs no escaping: then escaped and
     /// decoded forms are the same bytes. Eight bytes at a time.
     static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
         var index = 0
         while index + 8 <= bytes.count {
-            let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
-            // A byte below 0x20 (given none has its high bit) borrows into its high bit when 0x20 is subtracted.
-            if word & highs != 0 || (word &- 0x20 &* ones) & ~word & highs != 0
-                || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones)) { return false }
+            if !isPlainASCII(word: UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)) { return false }
             index += 8
         }
         while index < bytes.count {
             if bytes[index] >= 0x80 || needsEscape(bytes[index]) { return false }
             index += 1
+        }
+        return true
+    }
+
+    /// `isPlainASCII` for eight bytes at once.
+    @inline(__always)
+    private static func isPlainASCII(word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        // A byte below 0x20 (given none has its high bit) borrows into its high bit when 0x20 is subtracted.
+        return !(word & highs != 0 || (word &- 0x20 &* ones) & ~word & highs != 0
+                 || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones)))
+    }
+
+    /// Whether `escaped` is exactly what `appendEscaped` writes for some valid
+    /// UTF-8: then decoding it and escaping it again gives the same bytes, and
+    /// a JSON listing copies it as it is.
+    static func isCanonicallyEscaped(_ escaped: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = escaped.count
+        var index = 0
+        while index < count {
+            if index + 8 <= count, isPlainASCII(word: UnsafeRawPointer(escaped.baseAddress! + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+                continue
+            }
+            let byte = escaped[index]
+            if byte >= 0x80 {
+                // Valid UTF-8 sequences are made of such bytes only: a run of them is checked whole.
+                var end = index + 1
+                while end < count && escaped[end] >= 0x80 { end += 1 }
+                guard UTF8Check.isValid(UnsafeBufferPointer(rebasing: escaped[index..<end])) else { return false }
+                index = end
+            } else if byte == 0x5C {
+                guard index + 1 < count else { return false }
+                switch escaped[index + 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    index += 2
+                case UInt8(ascii: "u"):
+                    // `\u00xx` (lowercase hex) for the control characters without a short escape.
+                    guard index + 6 <= count, escaped[index + 2] == 0x30, escaped[index + 3] == 0x30,
+                          escaped[index + 4] == 0x30 || escaped[index + 4] == 0x31,
+                          let low = Hex.digits.firstIndex(of: escaped[index + 5]) else { return false }
+                    let value = (escaped[index + 4] - 0x30) << 4 | UInt8(low)
+                    guard value != 0x09 && value != 0x0A && value != 0x0D else { return false }
+                    index += 6
+                default:
+                    return false
+                }
+            } else if needsEscape(byte) {
+                return false
+            } else {
+                index += 1
+            }
         }
         return true
     }
@@ -205,13 +253,47 @@ enum UTF8Check {
     }
 }
 
-extension UnsafeBufferPointer where Element == UInt8 {
-    /// Whether `literal` stands at `position`; if it does, `position` moves past it.
-    /// (The fixed forms itsypad writes are read this way, a field name at a time.)
-    func skip(_ literal: [UInt8], at position: inout Int) -> Bool {
-        guard position + literal.count <= count,
-              literal.withUnsafeBytes({ memcmp(baseAddress! + position, $0.baseAddress!, $0.count) }) == 0 else { return false }
-        position += literal.count
+/// Reads a line in one of the fixed forms itsypad writes, a field at a time.
+/// A struct rather than local functions over a captured position: those cost
+/// a runtime exclusivity check per call, and a listing reads 100,000 lines.
+struct FixedFormReader {
+    let line: UnsafeBufferPointer<UInt8>
+    var position = 0
+
+    init(_ line: UnsafeBufferPointer<UInt8>) { self.line = line }
+
+    var isAtEnd: Bool { position >= line.count }
+    var current: UInt8? { position < line.count ? line[position] : nil }
+
+    /// Whether `literal` stands at the position; if it does, the position moves past it.
+    mutating func skip(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard position + count <= line.count, memcmp(line.baseAddress! + position, literal.utf8Start, count) == 0 else { return false }
+        position += count
         return true
+    }
+
+    /// A string body without escapes or non-ASCII, up to (not past) its closing quote.
+    mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
+        let start = position
+        while position < line.count, line[position] != 0x22 {
+            if line[position] == 0x5C || line[position] < 0x20 || line[position] >= 0x80 { return nil }
+            position += 1
+        }
+        return position < line.count ? UnsafeBufferPointer(rebasing: line[start..<position]) : nil
+    }
+
+    /// An integer of up to 18 digits, optionally negative; nil when there is no digit.
+    mutating func integer() -> Int64? {
+        let negative = current == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var magnitude: Int64 = 0
+        let digitsStart = position
+        while position < line.count, (0x30...0x39).contains(line[position]), position - digitsStart < 18 {
+            magnitude = magnitude * 10 + Int64(line[position] - 0x30)
+            position += 1
+        }
+        guard position > digitsStart else { return nil }
+        return negative ? -magnitude : magnitude
     }
 }

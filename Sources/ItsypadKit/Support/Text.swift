@@ -141,18 +141,16 @@ public enum Text {
 /// text goes through `Character`.
 struct PreviewBuilder {
     let limit: Int
-    /// What came before the preview (a listing's line so far), then the preview;
-    /// complete once `feed` has returned true or been given the last piece.
-    private(set) var output: [UInt8]
+    /// The preview, complete once `feed` has returned true or been given the last piece.
+    private(set) var output: [UInt8] = []
     private var count = 0
     private var pendingSpace = false
     private(set) var isComplete = false
     /// The start of a character the next piece may continue.
     private var carry: [UInt8] = []
 
-    init(limit: Int, appendingTo output: [UInt8] = []) {
+    init(limit: Int) {
         self.limit = limit
-        self.output = output
     }
 
     /// Feeds the next whole scalars of the text. Returns true once the preview
@@ -268,5 +266,94 @@ struct PreviewBuilder {
         output += [0xE2, 0x80, 0xA6]
         isComplete = true
         return true
+    }
+}
+
+extension PreviewBuilder {
+    /// The preview of a text given as a JSON string body (escaped as the clip
+    /// log holds it), appended to `out` straight from those bytes: the rule of
+    /// `feed` for the usual text — printable ASCII, the escapes `\"` `\\` `\/`
+    /// `\b` `\f` `\n` `\r` `\t`, and two-byte characters (U+0080–U+02FF) that
+    /// nothing combines with. Returns false, with `out` as it was, on anything
+    /// else (other escapes, longer characters, what may combine, malformed
+    /// bytes, or `escaped` ending before the preview does while `isWhole` is
+    /// false): then `feed` on the decoded text decides.
+    static func append(escaped: UnsafeBufferPointer<UInt8>, isWhole: Bool, limit: Int, to out: inout [UInt8]) -> Bool {
+        // Written in place: at most two bytes a character, and the ellipsis.
+        let start = out.count
+        let room = 2 * max(limit, 1) + 3
+        out.append(contentsOf: repeatElement(0, count: room))
+        let written = out.withUnsafeMutableBufferPointer { buffer in
+            preview(escaped: escaped, isWhole: isWhole, limit: limit, into: buffer.baseAddress! + start)
+        }
+        out.removeLast(room - (written ?? 0))
+        return written != nil
+    }
+
+    /// `append(escaped:…)` into `out`: how many bytes it wrote, or nil.
+    private static func preview(escaped: UnsafeBufferPointer<UInt8>, isWhole: Bool, limit: Int, into out: UnsafeMutablePointer<UInt8>) -> Int? {
+        var written = 0
+        var count = 0
+        var pendingSpace = false
+        var index = 0
+        let end = escaped.count
+        while index < end {
+            let byte = escaped[index]
+            // One character: `first` and, for a two-byte one, `second` (0 otherwise).
+            var first = byte
+            var second: UInt8 = 0
+            if byte > 0x20 && byte < 0x80 && byte != 0x5C && byte != 0x22 {
+                index += 1
+            } else if byte == 0x20 {
+                index += 1
+                pendingSpace = count > 0
+                continue
+            } else if byte == 0x5C {
+                guard index + 1 < end else { return nil }
+                index += 2
+                switch escaped[index - 1] {
+                case UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "f"):
+                    pendingSpace = count > 0
+                    continue
+                case UInt8(ascii: "\""): first = 0x22
+                case UInt8(ascii: "\\"): first = 0x5C
+                case UInt8(ascii: "/"): first = 0x2F
+                case UInt8(ascii: "b"): first = 0x08
+                default: return nil
+                }
+            } else if byte >= 0xC2 && byte <= 0xCB && index + 1 < end && escaped[index + 1] & 0xC0 == 0x80 {
+                second = escaped[index + 1]
+                index += 2
+                if byte == 0xC2 && (second == 0x85 || second == 0xA0) {
+                    pendingSpace = count > 0
+                    continue
+                }
+            } else {
+                // Other escapes and characters, what may combine with the one before (U+0300 on), malformed bytes.
+                return nil
+            }
+            if pendingSpace {
+                if count + 1 >= limit { return ellipsis(out, at: written) }
+                out[written] = 0x20
+                written += 1
+                count += 1
+                pendingSpace = false
+            }
+            if count >= limit - 1 { return ellipsis(out, at: written) }
+            out[written] = first
+            written += 1
+            if second != 0 {
+                out[written] = second
+                written += 1
+            }
+            count += 1
+        }
+        // Unless the whole text was read, what follows could still combine with the last character or add more.
+        return isWhole ? written : nil
+    }
+
+    private static func ellipsis(_ out: UnsafeMutablePointer<UInt8>, at written: Int) -> Int {
+        (out[written], out[written + 1], out[written + 2]) = (0xE2, 0x80, 0xA6)
+        return written + 3
     }
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Itsypad's case-insensitive search: `text.lowercased().contains(query.lowercased())`
 /// with Swift's meaning (whole characters, canonical equivalence), answered
 /// from UTF-8 bytes where Unicode allows it. With an ASCII query (the usual
@@ -12,6 +16,10 @@ struct TextQuery {
     private let asciiNeedsCheck: Bool
     /// Whether a text of ASCII only can match a non-ASCII query (its characters all equal ASCII ones, like U+037E and ";").
     private let asciiTextCanMatch: Bool
+    /// Whether the query holds a character that a non-ASCII one lowercases or normalises to (see `mayFoldToASCII`).
+    private let hasFoldTarget: Bool
+    /// Whether the query reads the same in a JSON-escaped text: ASCII without a quote, backslash or control character.
+    private let survivesEscaping: Bool
 
     init(_ query: String) {
         folded = query.lowercased()
@@ -21,6 +29,40 @@ struct TextQuery {
         asciiTextCanMatch = folded.allSatisfy { character in
             (0..<128).contains { Character(Unicode.Scalar(UInt8($0))) == character }
         }
+        hasFoldTarget = bytes.contains { $0 == UInt8(ascii: "k") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "`") }
+        survivesEscaping = ascii != nil && !bytes.contains { JSONString.needsEscape($0) }
+    }
+
+    /// False when a text cannot match, told from its JSON-escaped body without
+    /// decoding it (a search over 100,000 clips decodes only the candidates):
+    /// where the query reads the same escaped, a match in the text is a match
+    /// in the escaped body too, unless the body spells characters as `\u` or `\/` escapes.
+    func mayMatch(escaped: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard survivesEscaping, let ascii, !folded.isEmpty else { return true }
+        if ascii.withUnsafeBufferPointer({ TextQuery.firstFoldedASCII($0, in: escaped, from: 0) }) != nil { return true }
+        if hasFoldTarget && TextQuery.mayFoldToASCII(escaped) { return true }
+        return TextQuery.spellsCharactersAsEscapes(escaped)
+    }
+
+    /// Whether `escaped` holds a `\u` or `\/` escape (itsypad writes `\u` only for control characters, never `\/`).
+    private static func spellsCharactersAsEscapes(_ escaped: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = escaped.baseAddress else { return false }
+        var index = 0
+        while index < escaped.count, let found = memchr(base + index, 0x5C, escaped.count - index) {
+            let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            guard at + 1 < escaped.count else { return false }
+            switch escaped[at + 1] {
+            case UInt8(ascii: "/"): return true
+            case UInt8(ascii: "u"):
+                // `\u0000`–`\u001f` are control characters, which the query holds none of.
+                let control = at + 6 <= escaped.count && escaped[at + 2] == 0x30 && escaped[at + 3] == 0x30
+                    && (escaped[at + 4] == 0x30 || escaped[at + 4] == 0x31)
+                if !control { return true }
+            default: break
+            }
+            index = at + 2
+        }
+        return false
     }
 
     /// The rule, on a whole string.
@@ -37,32 +79,56 @@ struct TextQuery {
         }
         // An exact match implies this byte match unless the text holds one of the few
         // non-ASCII scalars that lowercase or normalise to ASCII (see `mayFoldToASCII`).
-        let found = TextQuery.containsFoldedASCII(text, ascii)
-        if textIsASCII && !asciiNeedsCheck { return found }
-        if found || (!textIsASCII && TextQuery.mayFoldToASCII(text)) { return matches(String(decoding: text, as: UTF8.self)) }
-        return false
+        return ascii.withUnsafeBufferPointer { needle in
+            if let found = TextQuery.firstFoldedASCII(needle, in: text, from: 0) {
+                if textIsASCII && !asciiNeedsCheck { return true }
+                // Between ASCII neighbours (no CR LF involved) the bytes are whole characters: a match by the rule too.
+                let end = found + needle.count
+                if asciiNeedsCheck || (found > 0 && text[found - 1] >= 0x80) || (end < text.count && text[end] >= 0x80) {
+                    return matches(String(decoding: text, as: UTF8.self))
+                }
+                return true
+            }
+            return !textIsASCII && hasFoldTarget && TextQuery.mayFoldToASCII(text) && matches(String(decoding: text, as: UTF8.self))
+        }
     }
 
-    /// ASCII letters of `text` lowercased, searched for `needle` (lowercase ASCII).
-    static func containsFoldedASCII(_ text: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
+    /// Where `needle` (lowercase ASCII) first occurs in `text` at or after
+    /// `start` with ASCII letters lowercased; candidates for its first byte
+    /// are found eight bytes at a time.
+    static func firstFoldedASCII(_ needle: UnsafeBufferPointer<UInt8>, in text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         let count = needle.count
-        guard count > 0, text.count >= count else { return count == 0 }
-        return needle.withUnsafeBufferPointer { needle in
-            let first = needle[0]
-            let firstUpper = (0x61...0x7A).contains(first) ? first - 0x20 : first
-            var index = 0
-            let last = text.count - count
-            while index <= last {
-                let byte = text[index]
-                if byte == first || byte == firstUpper {
-                    var offset = 1
-                    while offset < count, lowercaseASCII(text[index + offset]) == needle[offset] { offset += 1 }
-                    if offset == count { return true }
-                }
-                index += 1
-            }
-            return false
+        guard count > 0 else { return start }
+        guard let base = text.baseAddress, text.count - start >= count else { return nil }
+        let first = needle[0]
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        // Setting 0x20 lowercases the letters; it maps nothing else onto a lowercase letter.
+        let fold: UInt64 = first >= 0x61 && first <= 0x7A ? 0x20 &* ones : 0
+        let pattern = UInt64(first) &* ones
+        let last = text.count - count
+        func matches(at index: Int) -> Bool {
+            var offset = 1
+            while offset < count, lowercaseASCII(text[index + offset]) == needle[offset] { offset += 1 }
+            return offset == count
         }
+        var index = start
+        while index + 8 <= text.count && index <= last {
+            let word = (UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) | fold) ^ pattern
+            // High bits mark the bytes that may equal `first` (exact for the lowest; those above it are rechecked).
+            var candidates = (word &- ones) & ~word & highs
+            while candidates != 0 {
+                let candidate = index + candidates.trailingZeroBitCount / 8
+                if candidate > last { return nil }
+                if lowercaseASCII(text[candidate]) == first && matches(at: candidate) { return candidate }
+                candidates &= candidates &- 1
+            }
+            index += 8
+        }
+        while index <= last {
+            if lowercaseASCII(text[index]) == first && matches(at: index) { return index }
+            index += 1
+        }
+        return nil
     }
 
     @inline(__always)

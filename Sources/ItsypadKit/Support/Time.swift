@@ -51,31 +51,23 @@ public enum Time {
         let days = floorDivide(seconds, 86400)
         let secondOfDay = Int(seconds - days * 86400)
         let (year, month, day) = civilDate(fromDays: days)
-        appendDigits(Int(year), 4, to: &out)
-        out.append(0x2D)
-        appendDigits(month, 2, to: &out)
-        out.append(0x2D)
-        appendDigits(day, 2, to: &out)
-        out.append(0x54)
-        appendDigits(secondOfDay / 3600, 2, to: &out)
-        out.append(0x3A)
-        appendDigits(secondOfDay / 60 % 60, 2, to: &out)
-        out.append(0x3A)
-        appendDigits(secondOfDay % 60, 2, to: &out)
-        out.append(0x2E)
-        appendDigits(millis, 3, to: &out)
-        out.append(0x5A)
-    }
-
-    /// `value` (0 ≤ value < 10^width) zero-padded to `width` digits.
-    private static func appendDigits(_ value: Int, _ width: Int, to out: inout [UInt8]) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            out.append(0x30 + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
+        // `YYYY-MM-DDThh:mm:ss.sssZ`, written in place.
+        out.appendWritten(count: 24) { text in
+            func digits(_ value: Int, _ width: Int, at start: Int) {
+                var rest = value
+                for position in stride(from: start + width - 1, through: start, by: -1) {
+                    text[position] = 0x30 + UInt8(truncatingIfNeeded: rest % 10)
+                    rest /= 10
+                }
+            }
+            digits(Int(year), 4, at: 0)
+            digits(month, 2, at: 5)
+            digits(day, 2, at: 8)
+            digits(secondOfDay / 3600, 2, at: 11)
+            digits(secondOfDay / 60 % 60, 2, at: 14)
+            digits(secondOfDay % 60, 2, at: 17)
+            digits(millis, 3, at: 20)
+            (text[4], text[7], text[10], text[13], text[16], text[19], text[23]) = (0x2D, 0x2D, 0x54, 0x3A, 0x3A, 0x2E, 0x5A)
         }
     }
 

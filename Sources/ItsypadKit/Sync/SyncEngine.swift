@@ -134,7 +134,8 @@ public final class SyncEngine {
         if let mode = pass.fullFetch { try finishFullFetch(pass, mode) }
         state.noteWaits(pass.waiting, now: now())
         try recheckQuarantine()
-        try trimClipboardToLimit()
+        // Merged histories may exceed `clipboard.maxEntries`: evicted as `clip add` would, the deletions sent.
+        try store.enforceClipLimit()
         state.lastPull = now()
         try state.save(to: store)
     }
@@ -383,16 +384,6 @@ public final class SyncEngine {
 
     func confirmPending(_ key: RecordKey) throws {
         if let change = try pendingChange(key) { try store.pending().confirm([change]) }
-    }
-
-    /// Merged histories may exceed `clipboard.maxEntries`: evict as `clip add` would, and send the deletions.
-    private func trimClipboardToLimit() throws {
-        let limit = try store.settings().maxClipEntries
-        let clips = try store.clips()
-        guard clips.count > limit else { return }
-        let unpinned = try clips.entries().filter { !$0.pinned }
-        let excess = min(clips.count - limit, unpinned.count)
-        try store.removeClips(unpinned.suffix(excess).map(\.id), hard: true)
     }
 
     // MARK: Sending

@@ -39,6 +39,23 @@ import Testing
         #expect(try ClipStore(directory: path).entries().map(\.text) == ["5", "4", "3"])
     }
 
+    /// Entries that came in without the limit (a sync's merge) are evicted by the rule `add` applies.
+    @Test func evictionOfAMergedHistoryIsTheRuleOfAdd() throws {
+        let store = try ClipStore(directory: path)
+        let pinned = entry("pinned", at: 1, pinned: true)
+        _ = try store.insert([pinned] + (2...6).map { entry("\($0)", at: Int64($0)) })
+        #expect(try store.evict(keeping: 10).isEmpty)
+        let evicted = try store.evict(keeping: 3)
+        #expect(evicted.count == 3)
+        #expect(try store.entries().map(\.text) == ["6", "5", "pinned"])
+        // The same history through `add` ends the same.
+        let other = try ClipStore(directory: directory.path + "/other")
+        _ = try other.insert([pinned] + (2...5).map { entry("\($0)", at: Int64($0)) })
+        _ = try other.add(entry("6", at: 6), maxEntries: 3)
+        #expect(try other.entries().map(\.text) == ["6", "5", "pinned"])
+        #expect(try ClipStore(directory: path).entries().map(\.text) == ["6", "5", "pinned"])
+    }
+
     @Test func survivesAStaleOrMissingIndex() throws {
         do {
             let store = try ClipStore(directory: path)

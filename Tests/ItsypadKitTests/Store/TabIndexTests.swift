@@ -69,3 +69,60 @@ import Testing
         #expect(device.inProcess(["tab", "show", "beta"]).1 == "content of beta")
     }
 }
+
+/// `TabIndex.lookUp` reads the keyed sections a few bytes at a time; it must
+/// answer exactly as `matches` on the whole index, or not at all.
+@Suite struct TabIndexLookUpTests {
+    let directory = TemporaryDirectory()
+    var tree: FileTree { FileTree(root: directory.path) }
+
+    func saved(_ names: [String]) throws -> (index: TabIndex, ids: [PackedID]) {
+        var generator = SeededGenerator(seed: 3)
+        let ids = names.map { _ in PackedID(Identifier.make())! }
+        let records = zip(ids, names).enumerated().map { position, pair in
+            TabIndex.Record(id: pair.0, lastModified: Int64(generator.next() % 50), name: Array(pair.1.utf8), row: Array("row \(position)".utf8))
+        }
+        try TabIndex(records: records).save(directory: directory.path, in: tree)
+        return (try #require(TabIndex.load(directory: directory.path, in: tree)), ids)
+    }
+
+    @Test func answersAsTheWholeIndexDoes() throws {
+        var names = ["note 1", "note 2", "café", "cafe\u{301}", "K", "\u{212A}", "dup", "dup", "", "Note 1"] + (0..<300).map { "n\($0)" }
+        names.append("placeholder")
+        var (index, ids) = try saved(names)
+        // A name that is also another tab's id prefix: both are matches.
+        names[names.count - 1] = String(ids[5].string.prefix(6))
+        (index, ids) = try saved(names)
+        let references = names + ids.prefix(30).flatMap { id -> [String] in
+            let text = id.string
+            return [text, String(text.prefix(4)), String(text.prefix(9)), String(text.prefix(8)), text.uppercased(), String(text.prefix(13))]
+        } + ["zzzz", "0000", "ffff", "missing", "note", "n1", "\u{212A}"]
+        var answered = 0
+        for reference in references {
+            let expected = index.matches(reference)
+            if let keyed = TabIndex.lookUp(reference, directory: directory.path, in: tree) {
+                #expect(keyed == expected, "\(reference)")
+                answered += 1
+            } else {
+                #expect(!reference.utf8.allSatisfy { $0 < 0x80 }, "an ASCII reference must be answered: \(reference)")
+            }
+        }
+        #expect(answered > references.count - 5)
+        #expect(index.matches("dup").count == 2)
+        #expect(index.matches("K").count == 2, "the Kelvin sign equals K by Swift's rule")
+    }
+
+    @Test func aStaleOrDamagedIndexIsNotAsked() throws {
+        let (index, _) = try saved(["one", "two"])
+        #expect(TabIndex.lookUp("one", directory: directory.path, in: tree) == index.matches("one"))
+        let path = directory.path + "/" + TabIndex.fileName
+        let bytes = try #require(try FileSystem.read(path))
+        // Cut short in place, as a crash while writing it would leave it (the directory does not change).
+        #expect(truncate(path, off_t(bytes.count - 1)) == 0)
+        #expect(TabIndex.lookUp("one", directory: directory.path, in: tree) == nil)
+        #expect(TabIndex.load(directory: directory.path, in: tree) == nil)
+        _ = try saved(["one", "two"])
+        try FileSystem.writeAtomically(directory.path + "/other", [0x41], mode: 0o600)
+        #expect(TabIndex.lookUp("one", directory: directory.path, in: tree) == nil, "the directory changed since the index was written")
+    }
+}

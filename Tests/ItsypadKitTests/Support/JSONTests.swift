@@ -215,3 +215,45 @@ import Testing
         #expect((try? JSONValue.parse(bytes)) == expected)
     }
 }
+
+/// `JSONString.isCanonicallyEscaped` lets a listing copy an escaped text
+/// instead of decoding and escaping it again: it must hold exactly when that
+/// round trip gives the same bytes.
+@Suite struct CanonicalEscapingTests {
+    static let pieces: [[UInt8]] = [
+        Array("a".utf8), Array(" ".utf8), Array("é".utf8), Array("日".utf8), Array("👍".utf8), [0x5C, 0x22], [0x5C, 0x5C], Array(#"\n"#.utf8),
+        Array(#"\t"#.utf8), Array(#"\r"#.utf8), Array(#"\u001b"#.utf8), Array(#"\u001B"#.utf8), Array(#"\u0009"#.utf8), Array(#"\u0041"#.utf8),
+        Array(#"\/"#.utf8), Array(#"\b"#.utf8), [0x22], [0x5C], [0x0A], [0x01], [0xC3], [0xA9], [0xFF], [0xED, 0xA0, 0x80], Array("xxxxxxxxx".utf8),
+    ]
+
+    @Test func holdsExactlyWhenDecodingAndEscapingAgainGivesTheSameBytes() {
+        var generator = SeededGenerator(seed: 5)
+        var canonical = 0
+        for _ in 0..<5000 {
+            let escaped = (0..<Int(generator.next() % 8)).flatMap { _ in
+                CanonicalEscapingTests.pieces[Int(generator.next() % UInt64(CanonicalEscapingTests.pieces.count))]
+            }
+            var again: [UInt8] = []
+            let roundTrips = escaped.withUnsafeBufferPointer { raw in
+                (try? JSONString.unescape(raw, final: true, reescaping: true, into: &again)) == raw.count && again == Array(raw)
+            }
+            let claimed = escaped.withUnsafeBufferPointer(JSONString.isCanonicallyEscaped)
+            #expect(claimed == roundTrips, "\(String(decoding: escaped, as: UTF8.self)) \(escaped)")
+            if claimed { canonical += 1 }
+        }
+        #expect(canonical > 500)
+    }
+
+    @Test func whatAppendEscapedWritesIsCanonical() {
+        var generator = SeededGenerator(seed: 6)
+        for _ in 0..<2000 {
+            let scalars = (0..<Int(generator.next() % 20)).map { _ in
+                Unicode.Scalar(UInt32(generator.next() % 0x300)).map(Character.init) ?? "x"
+            }
+            var text = String(scalars)
+            var escaped: [UInt8] = []
+            text.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
+            #expect(escaped.withUnsafeBufferPointer(JSONString.isCanonicallyEscaped), "\(escaped)")
+        }
+    }
+}

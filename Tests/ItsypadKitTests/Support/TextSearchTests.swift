@@ -35,9 +35,34 @@ import Testing
             } else {
                 query = (0..<Int(generator.next() % 3) + 1).map { _ in pick() }.joined()
             }
-            #expect(TextSearchTests.matches(query, text) == TextSearchTests.rule(text, query),
-                    "\(Array(query.unicodeScalars)) in \(Array(text.unicodeScalars))")
+            let expected = TextSearchTests.rule(text, query)
+            #expect(TextSearchTests.matches(query, text) == expected, "\(Array(query.unicodeScalars)) in \(Array(text.unicodeScalars))")
+            // Told from the escaped text, a match is never ruled out: escaped as itsypad does, or by another writer.
+            var utf8 = text
+            var escaped: [UInt8] = []
+            utf8.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
+            var spelled: [UInt8] = []
+            for byte in escaped {
+                if byte.isASCIILetter && generator.chance(0.3) {
+                    spelled += Array("\\u00".utf8) + Array(String(byte, radix: 16).utf8)
+                } else {
+                    spelled.append(byte)
+                }
+            }
+            for form in [escaped, spelled] where expected {
+                #expect(form.withUnsafeBufferPointer { TextQuery(query).mayMatch(escaped: $0) },
+                        "\(Array(query.unicodeScalars)) in \(String(decoding: form, as: UTF8.self))")
+            }
         }
+    }
+
+    /// Texts without the query are ruled out from their escaped bytes, before any decoding.
+    @Test(arguments: [("9999", #"id 1999 and 99 99"#, false), ("merge", #"MERGE\nit"#, true), ("merge", #"mer\nge"#, false),
+                      ("kelvin", "\u{212A}ELVIN", true), ("ab", #"\u0061b"#, true), ("ab", #"a\u001bb"#, false),
+                      ("n", #"a\nb"#, true), ("\"", #"\""#, true)])
+    func escapedTextsWithoutTheQueryAreRuledOut(_ query: String, _ escaped: String, _ mayMatch: Bool) {
+        var escaped = escaped
+        #expect(escaped.withUTF8 { TextQuery(query).mayMatch(escaped: $0) } == mayMatch)
     }
 
     @Test(arguments: [("KELVIN", "\u{212A}elvin"), ("kelvin", "\u{212A}ELVIN"), (";", "a\u{37E}b"), ("`", "\u{1FEF}"),

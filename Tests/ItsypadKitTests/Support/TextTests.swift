@@ -113,6 +113,38 @@ import Testing
         }
     }
 
+    /// The preview written straight from the escaped text, where it answers, is the
+    /// reference's; cut short of the whole text it answers only when the cut cannot matter.
+    @Test func fromEscapedTextMatchesTheReferenceWhereItAnswers() {
+        var generator = SeededGenerator(seed: 11)
+        var answered = 0
+        // Mostly what the escaped path reads, with what it leaves to the decoder now and then.
+        let common = ["a", "Z", " ", "\t", "\n", "\r\n", "\u{0C}", "\u{08}", "\"", "\\", "/", "é", "ß", "\u{A0}", "\u{85}", "\u{2FF}", "~", "\u{7F}"]
+        for round in 0..<4000 {
+            let length = Int(generator.next() % 60)
+            let text = (0..<length).map { _ in
+                generator.chance(0.03) ? PreviewTests.alphabet[Int(generator.next() % UInt64(PreviewTests.alphabet.count))]
+                                       : common[Int(generator.next() % UInt64(common.count))]
+            }.joined()
+            let limit = round % 3 == 0 ? 100 : Int(generator.next() % 12) + 1
+            var escaped: [UInt8] = []
+            var utf8 = text
+            utf8.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
+            if generator.chance(0.1), let slash = escaped.firstIndex(of: 0x2F) { escaped.replaceSubrange(slash...slash, with: [0x5C, 0x2F]) }
+            let expected = Array(PreviewTests.reference(text, limit: limit).utf8)
+            var out: [UInt8] = [0x41]
+            let whole = escaped.withUnsafeBufferPointer { PreviewBuilder.append(escaped: $0, isWhole: true, limit: limit, to: &out) }
+            #expect(out == [0x41] + (whole ? expected : []), "\(Array(text.unicodeScalars)) limit \(limit)")
+            if whole { answered += 1 }
+            // A head cut anywhere, as a listing reads a long text's first bytes.
+            let cut = escaped.isEmpty ? 0 : Int(generator.next() % UInt64(escaped.count))
+            var head: [UInt8] = []
+            let headAnswered = escaped[..<cut].withUnsafeBufferPointer { PreviewBuilder.append(escaped: $0, isWhole: false, limit: limit, to: &head) }
+            #expect(head == (headAnswered ? expected : []), "\(Array(text.unicodeScalars)) cut at \(cut) limit \(limit)")
+        }
+        #expect(answered > 1000, "the escaped path answered only \(answered) of 4000")
+    }
+
     /// The byte path's assumptions about scalars below U+0300, checked against Swift itself.
     @Test func scalarsBelowU0300AreWholeCharactersAndWhitespaceAsSwiftSays() {
         for value in 0..<0x300 {
