@@ -238,8 +238,18 @@ enum SyncKeyCommands {
         try KeyFile.write(key, inDirectory: store.path)
     }
 
+    /// The zone `backend`'s directory holds, read without joining it; nil when it holds none.
     private static func existingZone(_ backend: DirectoryBackend) throws -> ZoneInfo? {
-        do { return try backend.zone() } catch BackendError.zoneNotFound { return nil }
+        do {
+            return try backend.zone()
+        } catch BackendError.zoneNotFound {
+            return nil
+        } catch BackendError.newerFormat(found: ReplicatedLayout.format) {
+            // Format 2 is never encrypted (an encrypted zone is format 3): format 1's reader stops at its number.
+            let zoneFile = ReplicatedLayout(root: backend.path).zoneFile
+            guard let bytes = try FileTree.containing(zoneFile).read(zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
+            return try ZoneDocument.parse(bytes, path: zoneFile, newestFormat: ReplicatedLayout.format)
+        }
     }
 
     /// The recovery key typed or piped on standard input; a typo is caught by its checksums.
