@@ -33,21 +33,21 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ChangesPage {
         let page = try replicated.fetchChanges(since: token, limit: limit)
         var changes: [Change] = []
-        var merges: [ReplicatedSave] = []
+        var merges = Merges()
         var presentedTabs = Set<String>()
         for change in page.changes {
             if let tab = Self.tabName(of: change.id) {
                 guard presentedTabs.insert(tab).inserted else { continue }
                 let (current, derived) = try currentTab(tab, fetched: change)
                 changes += current
-                merges += derived
+                merges.add(derived)
                 continue
             }
             let (current, derived) = try current(change.id, siblings: change.siblings)
             changes += current
-            merges += derived
+            merges.add(derived)
         }
-        try writeMerges(merges)
+        try write(merges)
         return ChangesPage(changes: changes, token: page.token, moreComing: page.moreComing, quarantined: page.quarantined, waiting: page.waiting)
     }
 
@@ -65,7 +65,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     /// In a shared journal (format 1) the tombstone always comes before the version that brings the
     /// tab back; here each device's journal is read in turn, so it may come after it, and must then
     /// not remove it.
-    private func currentTab(_ name: String, fetched change: ReplicatedChange) throws -> (changes: [Change], merges: [ReplicatedSave]) {
+    private func currentTab(_ name: String, fetched change: ReplicatedChange) throws -> (changes: [Change], merges: Merges) {
         let tabID = RecordID(recordType: RecordType.tab.rawValue, recordName: name)
         let tombstoneID = RecordID(recordType: RecordMapping.tombstoneType, recordName: RecordType.tab.rawValue + "." + name)
         let tabSiblings = change.id == tabID ? change.siblings : try replicated.siblings(of: tabID)
@@ -76,9 +76,9 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
               let (_, seen) = RecordMapping.tombstone(from: record) else { return tab }
         // The tab's version (the first change; conflict copies follow), if one is there.
         guard case .saved(let version)? = tab.changes.first, !seen.includes(RecordMapping.history(of: version)) else {
-            return ([removal], tab.merges + tombstone.merges)
+            return ([removal], tab.merges.adding(tombstone.merges))
         }
-        return (tab.changes, tab.merges + tombstone.merges)
+        return (tab.changes, tab.merges.adding(tombstone.merges))
     }
 
     func fetchRecord(_ id: RecordID) throws -> BackendRecord? {
@@ -87,31 +87,54 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         return try SiblingMerge.merge(siblings, backend: self).record.map { tagged($0, siblings) }
     }
 
-    /// A record as the engine sees it (with the conflict copies a merge makes), and the derived
-    /// versions that write the merge back.
-    private func current(_ id: RecordID, siblings: [RecordVersion]) throws -> (changes: [Change], merges: [ReplicatedSave]) {
+    /// A record as the engine sees it (with the conflict copies a merge makes), and the versions
+    /// that write the merge back.
+    private func current(_ id: RecordID, siblings: [RecordVersion]) throws -> (changes: [Change], merges: Merges) {
         guard siblings.count > 1 else {
-            guard let only = siblings.first else { return ([], []) }
-            return ([only.isDeleted ? .deleted(recordType: id.recordType, recordName: id.recordName) : .saved(only.record)], [])
+            guard let only = siblings.first else { return ([], Merges()) }
+            return ([only.isDeleted ? .deleted(recordType: id.recordType, recordName: id.recordName) : .saved(only.record)], Merges())
         }
         let outcome = try SiblingMerge.merge(siblings, backend: self)
-        // Concurrent deletions need no merge: the record is deleted either way.
-        guard let merged = outcome.record else { return ([.deleted(recordType: id.recordType, recordName: id.recordName)], []) }
         let joined = Self.joined(siblings)
+        guard let merged = outcome.record else {
+            // Concurrent deletions need no merge: the record is deleted either way. A removal that
+            // wins over a live version is written over it, or that version would outlast the
+            // removal's tombstone once it is collected and come back on devices that read it then.
+            let removal = siblings.contains { !$0.isDeleted } ? [ReplicatedDelete(id: id, basedOn: joined)] : []
+            return ([.deleted(recordType: id.recordType, recordName: id.recordName)], Merges(deletes: removal))
+        }
         let records = [merged] + outcome.copies
         return (records.map { .saved(tagged($0, siblings)) },
-                records.enumerated().map { ReplicatedSave(record: $1, basedOn: joined, isDerived: true, base: $0 == 0 ? outcome.base : nil) })
+                Merges(saves: records.enumerated().map { ReplicatedSave(record: $1, basedOn: joined, isDerived: true, base: $0 == 0 ? outcome.base : nil) }))
     }
 
-    /// Writes merges as derived versions. One that meets a version that arrived meanwhile is left
-    /// for the next fetch, which merges that too; the engine already holds the merge it read.
-    private func writeMerges(_ merges: [ReplicatedSave]) throws {
+    /// Merged siblings to write back: derived versions, and removals written over live versions.
+    struct Merges {
+        var saves: [ReplicatedSave] = []
+        var deletes: [ReplicatedDelete] = []
+
+        mutating func add(_ other: Merges) {
+            saves += other.saves
+            deletes += other.deletes
+        }
+
+        func adding(_ other: Merges) -> Merges {
+            var merges = self
+            merges.add(other)
+            return merges
+        }
+    }
+
+    /// Writes merges back. One that meets a version that arrived meanwhile is left for the next
+    /// fetch, which merges that too; the engine already holds the merge it read.
+    private func write(_ merges: Merges) throws {
         var remaining = merges
-        while !remaining.isEmpty {
-            let result = try replicated.modify(saves: remaining, deletes: [])
+        while !remaining.saves.isEmpty || !remaining.deletes.isEmpty {
+            let result = try replicated.modify(saves: remaining.saves, deletes: remaining.deletes)
             let refused = Set(result.failures.filter { $0.error != .batchRequestFailed }.map(\.id))
             guard !result.failures.isEmpty, !refused.isEmpty else { return }
-            remaining.removeAll { refused.contains($0.record.id) }
+            remaining.saves.removeAll { refused.contains($0.record.id) }
+            remaining.deletes.removeAll { refused.contains($0.id) }
         }
     }
 
@@ -144,7 +167,8 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
             }
             // Unconditional: it deletes whatever is there now; nothing there is already deleted.
             let siblings = try replicated.siblings(of: id)
-            if siblings.allSatisfy(\.isDeleted) {
+            // None here may be versions this copy has not received yet: the removal is written anyway.
+            if !siblings.isEmpty, siblings.allSatisfy(\.isDeleted) {
                 alreadyGone.append(id)
             } else {
                 replicatedDeletes.append(ReplicatedDelete(id: id, basedOn: Self.joined(siblings)))

@@ -149,3 +149,66 @@ extension RandomUser {
         return typed.filter { !everything.contains($0) }
     }
 }
+
+/// Cases the randomized runs found, replayed step by step.
+@Suite struct ReplicatedFolderCasesTests {
+    /// A pin and a removal made concurrently: the removal wins, and is written over the pinned
+    /// version, so that the pinned version's file goes (a record nobody has any more leaves no
+    /// live version behind), and a device that joins later does not get the clip either.
+    @Test func aRemovalThatBeatsAConcurrentPinOutlivesItsTombstone() throws {
+        var devices = try ReplicatedFleet(devices: 3, seed: 1, factory: .format2)
+        devices.enable(0)
+        try devices.simulator.quiesce()
+        devices.enable(1)
+        _ = devices.fleet[0].output("clip", "add", "pinned on one device, removed on the other")
+        devices.sync(0, step: "add")
+        try devices.quiesce()
+        let id = try #require(try devices.fleet.clips(1).keys.first)
+        // Neither device sees the other's change before it is sent.
+        _ = devices.fleet[0].output("clip", "pin", id)
+        devices.sync(0, step: "pin")
+        _ = devices.fleet[1].output("clip", "rm", id)
+        devices.sync(1, step: "remove")
+        try devices.quiesce()
+        #expect(try devices.fleet.clips(0).isEmpty && devices.fleet.clips(1).isEmpty, "the removal wins")
+        devices.enable(2)
+        try devices.quiesce()
+        #expect(devices.errors.isEmpty, "\(devices.errors)")
+        let live = try ReplicationSimulatorTests.files(devices.simulator.root(0)).filter {
+            $0.key.hasPrefix("records/ClipboardEntry/\(id).") && $0.value.contains("\"deleted\":false")
+        }
+        #expect(live.isEmpty, "live versions of the removed clip are left: \(live.keys.sorted())")
+        let joined = try devices.fleet.clips(2)
+        #expect(joined.isEmpty, "a pinned version the removal had not seen came back: \(joined)")
+    }
+
+    /// A device removes a clip it read from another device's journal before that device's record
+    /// file of it arrived, while the device that made it pins it: the removal is written as a
+    /// version all the same, so that it meets the pin and wins on every device (with only the
+    /// tombstone record written, the devices took the pin and the removal in different orders and
+    /// parted ways).
+    @Test func aRemovalOfAClipWhoseRecordFileHasNotArrivedIsWritten() throws {
+        var devices = try ReplicatedFleet(devices: 2, seed: 1, factory: .format2)
+        try devices.enableAll()
+        let maker = try DataStore(path: devices.fleet[0].dataDir, lockTimeout: 1).deviceID
+        _ = devices.fleet[0].output("clip", "add", "removed before its record file arrived")
+        devices.sync(0, step: "add")
+        try devices.simulator.scan(0)
+        for path in ["devices/\(maker)/device.json", "devices/\(maker)/journal/0000000000000001.log"] {
+            #expect(try devices.simulator.deliver(path, from: 0, to: 1), "\(path) was not changed")
+        }
+        devices.sync(1, step: "read the journal")
+        let id = try #require(try devices.fleet.clips(1).keys.first, "the clip is read from the journal alone")
+        _ = devices.fleet[1].output("clip", "rm", id)
+        devices.sync(1, step: "remove")
+        _ = devices.fleet[0].output("clip", "pin", id)
+        devices.sync(0, step: "pin")
+        try devices.quiesce()
+        #expect(devices.errors.isEmpty, "\(devices.errors)")
+        for index in 0..<2 {
+            let kept = try devices.fleet.clips(index)
+            #expect(kept.isEmpty, "dev\(index) keeps the removed clip: \(kept)")
+        }
+        try devices.fleet.expectConverged()
+    }
+}
