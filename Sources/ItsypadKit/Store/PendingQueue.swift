@@ -2,22 +2,23 @@
 import Glibc
 #endif
 
-/// The record types that sync, named as on the backend.
-public enum RecordType: String, Sendable, CaseIterable {
-    case tab = "ScratchTab"
-    case clip = "ClipboardEntry"
-    case setting = "Setting"
-}
+/// A type of synced record, named as on the backend. The types this version syncs are the
+/// handlers of `SyncedTypes.standard`; a key of any other well-named type (written by a newer
+/// version) is kept as it is, never dropped.
+public struct RecordType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
 
-extension RecordType {
-    /// What a person calls a record of this type ("2 tabs").
-    public var noun: String {
-        switch self {
-        case .tab: return "tab"
-        case .clip: return "clip"
-        case .setting: return "setting"
-        }
+    /// nil for a name the backend could not store (see `NameRules`).
+    public init?(rawValue: String) {
+        guard NameRules.isSafeFileName(rawValue, maxLength: NameRules.maxRecordTypeLength) else { return nil }
+        self.rawValue = rawValue
     }
+
+    public var description: String { rawValue }
+
+    public static let tab = RecordType(rawValue: "ScratchTab")!
+    public static let clip = RecordType(rawValue: "ClipboardEntry")!
+    public static let setting = RecordType(rawValue: "Setting")!
 }
 
 /// Identifies one synced record.
@@ -468,12 +469,11 @@ struct PendingLine {
         return PendingLine(op: op, key: key, version: version, tag: tag, hard: hard)
     }
 
-    /// The type a name spells, compared as bytes (a queue of 100,000 clips names 100,000 types).
+    /// The type a name spells. The clip type is compared as bytes first: a queue of 100,000 clips names it 100,000 times.
     private static func recordType(_ name: UnsafeBufferPointer<UInt8>) -> RecordType? {
-        RecordType.allCases.first { type in
-            var raw = type.rawValue
-            return raw.withUTF8 { $0.count == name.count && memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }
-        }
+        var clip = RecordType.clip.rawValue
+        let isClip = clip.withUTF8 { $0.count == name.count && memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }
+        return isClip ? .clip : RecordType(rawValue: String(decoding: name, as: UTF8.self))
     }
 
     private static func operation(_ name: UnsafeBufferPointer<UInt8>) -> String? {

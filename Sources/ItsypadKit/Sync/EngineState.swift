@@ -55,6 +55,9 @@ public struct EngineState: Equatable, Sendable {
     public var quarantine: [Quarantined] = []
     /// What the last fetch waited for; empty when everything had arrived.
     public var waiting: [Waiting] = []
+    /// Record types met on the backend that this version does not sync (written by a newer one):
+    /// their records were skipped, so a version that syncs one of them fetches everything again.
+    public var unknownTypes = Set<String>()
     /// Why `sync/state.json` could not be read, when it could not: the engine then starts over
     /// as for a replaced backend (fetch everything, send everything again). Never saved.
     public var damage: String?
@@ -102,6 +105,9 @@ public struct EngineState: Equatable, Sendable {
                   let since = item["since"]?.int64Value, Time.validRange.contains(since) else { continue }
             state.waiting.append(Waiting(path: path, reason: reason, since: since))
         }
+        for item in json["unknownTypes"]?.arrayValue ?? [] {
+            if let name = item.stringValue, RecordType(rawValue: name) != nil { state.unknownTypes.insert(name) }
+        }
         return state
     }
 
@@ -126,6 +132,7 @@ public struct EngineState: Equatable, Sendable {
             ("fullFetch", optional(fullFetch) { .string($0.rawValue) }),
             ("quarantine", .array(quarantine.map(\.json))),
             ("waiting", .array(waiting.map(\.json))),
+            ("unknownTypes", .array(unknownTypes.sorted().map { .string($0) })),
         ])
         let path = EngineState.path(in: store)
         try storeOperation {

@@ -35,46 +35,49 @@ enum RecordMapping {
         return try encrypted.storedByteCount(of: fields)
     }
 
-    /// Why a record of a type this version knows cannot become a local item, or nil when it can
-    /// (or is simply not for this device: an unknown or device-scoped setting).
-    static func problem(with record: BackendRecord) -> String? {
+    /// Why a tab record cannot become a local tab, or nil when it can.
+    static func tabProblem(with record: BackendRecord) -> String? {
         let fields = record.fields
-        switch RecordType(rawValue: record.recordType) {
-        case .tab?:
-            guard Identifier.isValid(record.recordName) else { return "the record name is not a tab id" }
-            guard case .string? = fields["name"] else { return "no name" }
-            guard case .timestamp(let modified)? = fields["lastModified"], Time.validRange.contains(modified) else {
-                return "lastModified is missing or outside 1970–9999"
+        guard Identifier.isValid(record.recordName) else { return "the record name is not a tab id" }
+        guard case .string? = fields["name"] else { return "no name" }
+        guard case .timestamp(let modified)? = fields["lastModified"], Time.validRange.contains(modified) else {
+            return "lastModified is missing or outside 1970–9999"
+        }
+        switch (fields["content"], fields["contentAsset"]) {
+        case (.string?, _), (nil, .asset?): break
+        default: return "no content"
+        }
+        if let clock = string(fields["clock"]), HybridTimestamp(clock) == nil { return "clock \(Text.quoted(clock)) is not a valid clock" }
+        return nil
+    }
+
+    /// Why a clip record cannot become a clipboard entry, or nil when it can.
+    static func clipProblem(with record: BackendRecord) -> String? {
+        guard Identifier.isValid(record.recordName) else { return "the record name is not a clip id" }
+        guard string(record.fields["text"]) != nil else { return "no text" }
+        guard case .timestamp(let time)? = record.fields["timestamp"], Time.validRange.contains(time) else {
+            return "timestamp is missing or outside 1970–9999"
+        }
+        return nil
+    }
+
+    /// Why a setting record cannot be applied, or nil when it can (or is simply not for this
+    /// device: an unknown or device-scoped setting).
+    static func settingProblem(with record: BackendRecord) -> String? {
+        guard let definition = Settings.definition(record.recordName), definition.scope == .synced else { return nil }
+        guard string(record.fields["clock"]).flatMap(HybridTimestamp.init) != nil else { return "no valid clock" }
+        if let text = string(record.fields["value"]) {
+            guard let parsed = try? JSONValue.parse(text), definition.kind.decode(parsed) != nil else {
+                return "value is not \(definition.kind.summary)"
             }
-            switch (fields["content"], fields["contentAsset"]) {
-            case (.string?, _), (nil, .asset?): break
-            default: return "no content"
-            }
-            if let clock = string(fields["clock"]), HybridTimestamp(clock) == nil { return "clock \(Text.quoted(clock)) is not a valid clock" }
-        case .clip?:
-            guard Identifier.isValid(record.recordName) else { return "the record name is not a clip id" }
-            guard string(record.fields["text"]) != nil else { return "no text" }
-            guard case .timestamp(let time)? = record.fields["timestamp"], Time.validRange.contains(time) else {
-                return "timestamp is missing or outside 1970–9999"
-            }
-        case .setting?:
-            guard let definition = Settings.definition(record.recordName), definition.scope == .synced else { return nil }
-            guard string(record.fields["clock"]).flatMap(HybridTimestamp.init) != nil else { return "no valid clock" }
-            if let text = string(record.fields["value"]) {
-                guard let parsed = try? JSONValue.parse(text), definition.kind.decode(parsed) != nil else {
-                    return "value is not \(definition.kind.summary)"
-                }
-            }
-        case nil:
-            return nil
         }
         return nil
     }
 
     /// A remote tab as a local one (sync metadata set to the record's tag and content); nil when
-    /// `problem(with:)` finds one. Throws when its content asset cannot be read.
+    /// `tabProblem(with:)` finds one. Throws when its content asset cannot be read.
     static func tab(from record: BackendRecord, backend: SyncBackend) throws -> Tab? {
-        guard problem(with: record) == nil else { return nil }
+        guard tabProblem(with: record) == nil else { return nil }
         let fields = record.fields
         let content: String
         if case .string(let inline)? = fields["content"] {
@@ -111,7 +114,7 @@ enum RecordMapping {
 
     /// A remote clip, with the pin changes it includes (none for records written before they were kept).
     static func clip(from record: BackendRecord) -> (entry: ClipEntry, history: EditHistory)? {
-        guard problem(with: record) == nil, let text = string(record.fields["text"]),
+        guard clipProblem(with: record) == nil, let text = string(record.fields["text"]),
               case .timestamp(let time)? = record.fields["timestamp"] else { return nil }
         let entry = ClipEntry(id: record.recordName.lowercased(), text: text, timestamp: time, pinned: int(record.fields["pinned"]) == 1)
         return (entry, record.fields["history"] == nil ? EditHistory() : history(of: record))
@@ -126,7 +129,7 @@ enum RecordMapping {
 
     /// A remote setting (nil value = unset), if it is one this version knows and its value is valid.
     static func setting(from record: BackendRecord) -> (String, SettingsStore.Entry)? {
-        guard problem(with: record) == nil, let definition = Settings.definition(record.recordName), definition.scope == .synced,
+        guard settingProblem(with: record) == nil, let definition = Settings.definition(record.recordName), definition.scope == .synced,
               let clock = string(record.fields["clock"]).flatMap(HybridTimestamp.init) else { return nil }
         var value: JSONValue?
         if let text = string(record.fields["value"]) {
@@ -156,13 +159,13 @@ enum RecordMapping {
         RecordID(recordType: tombstoneType, recordName: key.type.rawValue + "." + key.name)
     }
 
-    /// The deletion a tombstone records, if the record is a well-formed one.
+    /// The deletion a tombstone records (the record's name as written), if it is a well-formed tombstone.
     static func tombstone(from record: BackendRecord) -> (key: RecordKey, history: EditHistory)? {
         guard record.recordType == tombstoneType, let typeName = string(record.fields["deletedType"]),
               let type = RecordType(rawValue: typeName), let name = string(record.fields["deletedName"]),
               record.recordName == typeName + "." + name, let history = strings(record.fields["history"]).flatMap(EditHistory.init(strings:))
         else { return nil }
-        return (RecordKey(type, type == .setting ? name : name.lowercased()), history)
+        return (RecordKey(type, name), history)
     }
 
     /// The edits a tab or clip version includes; a record without them counts as its own edit.

@@ -5,12 +5,16 @@
 /// change into as it does for any backend. A record with several siblings is fetched as their
 /// merge (`SiblingMerge`), tagged with their joined vector, and that merge is written back as a
 /// derived version, so that the siblings collapse into one and two devices merging them at once
-/// write the same version.
+/// write the same version. Siblings of a type this version does not sync are left as they are,
+/// for a version that knows how to merge them.
 final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     let replicated: any ReplicatedBackend
+    /// The record types whose versions this backend merges: those the engine syncs.
+    let types: SyncedTypeTable
 
-    init(_ replicated: any ReplicatedBackend) {
+    init(_ replicated: any ReplicatedBackend, types: [any SyncedRecordType] = SyncedTypes.standard) {
         self.replicated = replicated
+        self.types = SyncedTypeTable(types)
     }
 
     func createZoneIfNeeded() throws -> ZoneInfo { try replicated.createZoneIfNeeded() }
@@ -34,11 +38,11 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         let page = try replicated.fetchChanges(since: token, limit: limit)
         var changes: [Change] = []
         var merges = Merges()
-        var presentedTabs = Set<String>()
+        var presentedWithTombstone = Set<RecordID>()
         for change in page.changes {
-            if let tab = Self.tabName(of: change.id) {
-                guard presentedTabs.insert(tab).inserted else { continue }
-                let (current, derived) = try currentTab(tab, fetched: change)
+            if let id = recordReadWithTombstone(change.id) {
+                guard presentedWithTombstone.insert(id).inserted else { continue }
+                let (current, derived) = try currentWithTombstone(id, fetched: change)
                 changes += current
                 merges.add(derived)
                 continue
@@ -51,50 +55,52 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         return ChangesPage(changes: changes, token: page.token, moreComing: page.moreComing, quarantined: page.quarantined, waiting: page.waiting)
     }
 
-    /// The tab a change is about: a tab record's, or a tab's tombstone's.
-    private static func tabName(of id: RecordID) -> String? {
-        if id.recordType == RecordType.tab.rawValue { return id.recordName }
-        let prefix = RecordType.tab.rawValue + "."
-        guard id.recordType == RecordMapping.tombstoneType, id.recordName.hasPrefix(prefix) else { return nil }
-        return String(id.recordName.dropFirst(prefix.count))
+    /// The record a change is about, when its type reads it together with its tombstone
+    /// (`RemovalRule.editBeatsUnseenRemoval`): the record's own change, or its tombstone's.
+    private func recordReadWithTombstone(_ id: RecordID) -> RecordID? {
+        if types.handler(for: id.recordType)?.removal == .editBeatsUnseenRemoval { return id }
+        guard id.recordType == RecordMapping.tombstoneType, let type = types.all.first(where: {
+            $0.removal == .editBeatsUnseenRemoval && id.recordName.hasPrefix($0.recordType.rawValue + ".")
+        }) else { return nil }
+        return RecordID(recordType: type.recordType.rawValue, recordName: String(id.recordName.dropFirst(type.recordType.rawValue.count + 1)))
     }
 
-    /// A tab and the tombstone of its removal, read as one state, so that every device ends the same
-    /// whatever order the devices' journals bring them in: the tab's version when it holds an edit
-    /// the deleters had not seen (an edit beats a removal that had not seen it), else the removal.
-    /// In a shared journal (format 1) the tombstone always comes before the version that brings the
-    /// tab back; here each device's journal is read in turn, so it may come after it, and must then
-    /// not remove it.
-    private func currentTab(_ name: String, fetched change: ReplicatedChange) throws -> (changes: [Change], merges: Merges) {
-        let tabID = RecordID(recordType: RecordType.tab.rawValue, recordName: name)
-        let tombstoneID = RecordID(recordType: RecordMapping.tombstoneType, recordName: RecordType.tab.rawValue + "." + name)
-        let tabSiblings = change.id == tabID ? change.siblings : try replicated.siblings(of: tabID)
+    /// A record and the tombstone of its removal, read as one state, so that every device ends the
+    /// same whatever order the devices' journals bring them in: the record's version when it holds
+    /// an edit the deleters had not seen (an edit beats a removal that had not seen it), else the
+    /// removal. In a shared journal (format 1) the tombstone always comes before the version that
+    /// brings the record back; here each device's journal is read in turn, so it may come after it,
+    /// and must then not remove it.
+    private func currentWithTombstone(_ recordID: RecordID, fetched change: ReplicatedChange) throws -> (changes: [Change], merges: Merges) {
+        let tombstoneID = RecordID(recordType: RecordMapping.tombstoneType, recordName: recordID.recordType + "." + recordID.recordName)
+        let recordSiblings = change.id == recordID ? change.siblings : try replicated.siblings(of: recordID)
         let tombstoneSiblings = change.id == tombstoneID ? change.siblings : try replicated.siblings(of: tombstoneID)
-        let tab = try current(tabID, siblings: tabSiblings)
+        let record = try current(recordID, siblings: recordSiblings)
         let tombstone = try current(tombstoneID, siblings: tombstoneSiblings)
-        guard let removal = tombstone.changes.first, case .saved(let record) = removal,
-              let (_, seen) = RecordMapping.tombstone(from: record) else { return tab }
-        // The tab's version (the first change; conflict copies follow), if one is there.
-        guard case .saved(let version)? = tab.changes.first, !seen.includes(RecordMapping.history(of: version)) else {
-            return ([removal], tab.merges.adding(tombstone.merges))
+        guard let removal = tombstone.changes.first, case .saved(let tombstoneRecord) = removal,
+              let (_, seen) = RecordMapping.tombstone(from: tombstoneRecord) else { return record }
+        // The record's version (the first change; conflict copies follow), if one is there.
+        guard case .saved(let version)? = record.changes.first, !seen.includes(RecordMapping.history(of: version)) else {
+            return ([removal], record.merges.adding(tombstone.merges))
         }
-        return (tab.changes, tab.merges.adding(tombstone.merges))
+        return (record.changes, record.merges.adding(tombstone.merges))
     }
 
     func fetchRecord(_ id: RecordID) throws -> BackendRecord? {
         let siblings = try replicated.siblings(of: id)
         guard siblings.count > 1 else { return siblings.first.flatMap { $0.isDeleted ? nil : $0.record } }
-        return try SiblingMerge.merge(siblings, backend: self).record.map { tagged($0, siblings) }
+        return try SiblingMerge.merge(siblings, types: types, backend: self).record.map { tagged($0, siblings) }
     }
 
     /// A record as the engine sees it (with the conflict copies a merge makes), and the versions
     /// that write the merge back.
     private func current(_ id: RecordID, siblings: [RecordVersion]) throws -> (changes: [Change], merges: Merges) {
-        guard siblings.count > 1 else {
-            guard let only = siblings.first else { return ([], Merges()) }
-            return ([only.isDeleted ? .deleted(recordType: id.recordType, recordName: id.recordName) : .saved(only.record)], Merges())
+        // Versions of a type this version does not sync are not merged: one of them tells the engine the type exists.
+        guard siblings.count > 1, isMerged(id.recordType) else {
+            guard let shown = siblings.last(where: { !$0.isDeleted }) ?? siblings.first else { return ([], Merges()) }
+            return ([shown.isDeleted ? .deleted(recordType: id.recordType, recordName: id.recordName) : .saved(shown.record)], Merges())
         }
-        let outcome = try SiblingMerge.merge(siblings, backend: self)
+        let outcome = try SiblingMerge.merge(siblings, types: types, backend: self)
         let joined = Self.joined(siblings)
         guard let merged = outcome.record else {
             // Concurrent deletions need no merge: the record is deleted either way. A removal that
@@ -123,6 +129,11 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
             merges.add(other)
             return merges
         }
+    }
+
+    /// Whether siblings of this record type are merged here: the types this version syncs, and tombstones.
+    private func isMerged(_ recordType: String) -> Bool {
+        recordType == RecordMapping.tombstoneType || types.handler(for: recordType) != nil
     }
 
     /// Writes merges back. One that meets a version that arrived meanwhile is left for the next
@@ -198,9 +209,9 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     }
 
     /// The version a save starts from, kept with it as the ancestor of later three-way merges
-    /// (tabs only: other records merge without one).
+    /// (for types that merge against one: `mergesAgainstAncestor`).
     private func base(of record: BackendRecord, at version: VersionVector) throws -> RecordBase? {
-        guard record.recordType == RecordType.tab.rawValue, !version.isEmpty else { return nil }
+        guard types.handler(for: record.recordType)?.mergesAgainstAncestor == true, !version.isEmpty else { return nil }
         return try replicated.siblings(of: record.id).first { $0.version == version && !$0.isDeleted }?.asBase
     }
 
@@ -210,7 +221,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         let error: RecordError
         switch failure.error {
         case .concurrentVersions(let siblings):
-            if let merged = try SiblingMerge.merge(siblings, backend: self).record {
+            if let merged = try SiblingMerge.merge(siblings, types: types, backend: self).record {
                 error = .serverRecordChanged(server: tagged(merged, siblings))
             } else if isDelete {
                 // Deleted meanwhile by another device: sent again, the deletion covers it.

@@ -30,11 +30,11 @@ extension SyncEngine {
     }
 
     /// Queues every change the items show against their last synced versions; returns how many.
-    /// Costs one pass over the tabs, the clipboard history, its ledger and the settings.
+    /// Costs one pass over each type's items (the tabs, the clipboard history and its ledger, the settings).
     func rebuildQueue() throws -> Int {
         let pending = try store.pending()
-        let changes = try unsentTabChanges() + unsentClipChanges() + unsentSettingChanges()
-        for (operation, key, tag) in changes { try pending.enqueue(operation, key, tag: tag) }
+        let changes = try types.all.flatMap { try $0.unsentChanges(engine: self) }
+        for change in changes { try pending.enqueue(change.operation, change.key, tag: change.tag) }
         return changes.count
     }
 }

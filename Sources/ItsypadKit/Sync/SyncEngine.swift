@@ -19,12 +19,13 @@ public struct SyncReport: Equatable, Sendable {
 /// token and apply them, send the pending queue in batches with change-tag
 /// conditions, resolve conflicts so that nothing typed is lost.
 ///
-/// Each record type has its own small set of functions (in the `SyncEngine+…`
-/// files): apply a version from the backend, apply a deletion, build what to
-/// send for a queued change, accept what the backend stored, and list the
-/// changes still to send. A conflict is resolved by applying the backend's
-/// version exactly as if it had been fetched, so fetching and sending follow
-/// one set of rules.
+/// The engine names no record type: each synced type is a `SyncedRecordType` handler in the list
+/// the engine is given (`SyncedTypes.standard` by default), which applies versions and deletions
+/// from the backend, builds what to send for a queued change, accepts what the backend stored, and
+/// lists the changes still to send. A conflict is resolved by applying the backend's version
+/// exactly as if it had been fetched, so fetching and sending follow one set of rules. Records of
+/// a type no handler knows (written by a newer version) are not applied; their type is remembered,
+/// and once a version that syncs it runs, everything is fetched again.
 ///
 /// The data directory is locked only while the run reads and writes local
 /// state, in short steps: every backend call is made with its lock released
@@ -46,8 +47,8 @@ public final class SyncEngine {
     let deviceName: String
     /// Called after each page fetched and batch sent, for a progress line.
     public var progress: ((SyncReport) -> Void)?
-    /// Fetched tabs accepted as they are, written together at the end of each page.
-    var stagedTabs: [String: Tab] = [:]
+    /// The record types this engine syncs.
+    let types: SyncedTypeTable
     /// Tombstones found on the backend while sending, by the record they stand for: a deletion sent again replaces them.
     var knownTombstones: [RecordKey: (tag: String?, history: EditHistory)] = [:]
     private var prepared = false
@@ -61,15 +62,21 @@ public final class SyncEngine {
 
     /// Takes the sync lock (`sync/lock`) without waiting: throws `.temporary` when another
     /// sync of this data directory is under way.
-    public init(store: DataStore, backend: SyncBackend, now: @escaping () -> Milliseconds = Time.now) throws {
+    public convenience init(store: DataStore, backend: SyncBackend, now: @escaping () -> Milliseconds = Time.now) throws {
+        try self.init(store: store, backend: backend, types: SyncedTypes.standard, now: now)
+    }
+
+    /// `types`: the handlers of the record types to sync, each made for this engine.
+    init(store: DataStore, backend: SyncBackend, types: [any SyncedRecordType], now: @escaping () -> Milliseconds = Time.now) throws {
         syncLock = try SyncEngine.takeSyncLock(store)
+        self.types = SyncedTypeTable(types)
         self.store = store
         self.backend = LockReleasingBackend(backend, store: store)
         self.now = now
         state = try EngineState.load(from: store)
         deviceName = try store.settings().string(.deviceName) ?? store.deviceID
-        // Tabs decided on must be on disk before anyone else may edit them.
-        self.backend.beforeRelease = { [unowned self] in try writeStagedTabs() }
+        // Items decided on must be on disk before anyone else may edit them.
+        self.backend.beforeRelease = { [unowned self] in try writeStaged() }
     }
 
     /// The lock that keeps two syncs of one data directory apart, taken without waiting.
@@ -97,7 +104,24 @@ public final class SyncEngine {
         guard !prepared else { return }
         try checkQueue()
         try checkZone()
+        try fetchAgainIfTypesLearned()
         prepared = true
+    }
+
+    /// Records of a type this version does not sync were skipped by earlier fetches (the token
+    /// moved past them): once a version that syncs the type runs, everything is fetched again.
+    private func fetchAgainIfTypesLearned() throws {
+        let learned = state.unknownTypes.filter { types.handler(for: $0) != nil }
+        guard !learned.isEmpty else { return }
+        state.unknownTypes.subtract(learned)
+        state.token = nil
+        state.fullFetch = state.fullFetch ?? .initial
+        try state.save(to: store)
+    }
+
+    /// Writes what handlers staged while applying.
+    func writeStaged() throws {
+        for type in types.all { try type.writeStaged(engine: self) }
     }
 
     /// Fetches and applies everything since the saved token.
@@ -124,7 +148,7 @@ public final class SyncEngine {
             quarantine(page.quarantined, in: &pass)
             pass.waiting += page.waiting
             try apply(page.changes, in: &pass)
-            try writeStagedTabs()
+            try writeStaged()
             progress?(report)
             // Saved only after its changes are applied: a crash re-applies, never skips.
             state.token = page.token.rawValue
@@ -134,8 +158,7 @@ public final class SyncEngine {
         if let mode = pass.fullFetch { try finishFullFetch(pass, mode) }
         state.noteWaits(pass.waiting, now: now())
         try recheckQuarantine()
-        // Merged histories may exceed `clipboard.maxEntries`: evicted as `clip add` would, the deletions sent.
-        try store.enforceClipLimit()
+        for type in types.all { try type.finishPull(engine: self) }
         state.lastPull = now()
         try state.save(to: store)
     }
@@ -146,7 +169,8 @@ public final class SyncEngine {
         var skip = Set<RecordKey>()
         var batchLimit = BackendLimits.maxRecordsPerRequest
         for _ in 0..<50 {
-            let changes = try store.pending().changes().filter { !skip.contains($0.key) }
+            // A change of a type this version does not sync stays queued for a version that does.
+            let changes = try store.pending().changes().filter { !skip.contains($0.key) && types[$0.key.type] != nil }
             guard !changes.isEmpty else { break }
             let batch = try buildBatch(changes, limit: batchLimit)
             try store.pending().confirm(batch.obsolete)
@@ -174,7 +198,7 @@ public final class SyncEngine {
                     guard let item = batch.item(sending: id) else { continue }
                     if try !resolve(failure.error, record: id, item: item) { skip.insert(item.change.key) }
                 }
-                try writeStagedTabs()
+                try writeStaged()
             }
             try state.save(to: store)
         }
@@ -215,9 +239,7 @@ public final class SyncEngine {
     /// The replaced-zone path: forget the token and what the backend was known to hold, send everything.
     /// Also what a data directory that was given a new device id does.
     public func startOver() throws {
-        try forgetSyncedTabs()
-        try forgetSyncedClips()
-        try forgetSyncedSettings()
+        for type in types.all { try type.forgetSynced(engine: self) }
         state.token = nil
         state.fullFetch = .initial
         state.damage = nil
@@ -235,11 +257,19 @@ public final class SyncEngine {
                 record(EngineState.Quarantined(key: nil, location: item.location, reason: item.reason, since: now()))
                 continue
             }
-            // A record of a type this version does not sync is none of its business.
-            guard let key = RecordKey(record: id) else { continue }
+            guard let key = types.key(of: id) else {
+                noteUnknownType(id.recordType)
+                continue
+            }
             pass.live.insert(key)
             quarantine(key, at: item.location, item.reason)
         }
+    }
+
+    /// A record of a type this version does not sync: kept on the backend, fetched again by a version that does.
+    private func noteUnknownType(_ recordType: String) {
+        guard recordType != RecordMapping.tombstoneType, RecordType(rawValue: recordType) != nil else { return }
+        state.unknownTypes.insert(recordType)
     }
 
     func quarantine(_ key: RecordKey, at location: String, _ reason: String) {
@@ -269,7 +299,7 @@ public final class SyncEngine {
                 quarantine(key, at: path, reason)
             }
         }
-        try writeStagedTabs()
+        try writeStaged()
     }
 
     // MARK: Fetching
@@ -294,17 +324,18 @@ public final class SyncEngine {
 
     private func finishFullFetch(_ pass: FetchPass, _ mode: EngineState.FullFetch) throws {
         // A tombstone of a record that is present again (created anew after the deletion) no longer applies.
+        var deletions = StepChanges()
         for (key, history) in pass.tombstones.sorted(by: { $0.key.name < $1.key.name }) where !pass.live.contains(key) {
-            try applyDeletion(key, history: history)
+            deletions.add(key, .deleted(name: key.name, history: history))
         }
+        try deletions.apply(with: types, engine: self)
         // A record missing from a fetch that waits for files may only not have arrived yet.
         if mode == .expired && pass.waiting.isEmpty {
             // Only a device that lost its place can hold records deleted meanwhile without their tombstone.
             let accounted = pass.live.union(pass.tombstones.keys)
-            try applyTabDeletionsMissing(from: accounted)
-            try applyClipDeletionsMissing(from: accounted)
+            for type in types.all { try type.applyDeletionsMissing(from: accounted, engine: self) }
         }
-        try writeStagedTabs()
+        try writeStaged()
         state.fullFetch = nil
         try state.save(to: store)
     }
@@ -322,59 +353,67 @@ public final class SyncEngine {
         }
     }
 
-    /// Applies changes in order, and writes them. Clips are folded per id and applied in bulk,
-    /// so a large first sync costs one pass over the history per step rather than one per entry.
+    /// Applies changes in order, and writes them. Each type's changes are handed to its handler
+    /// together (clips are applied in bulk, so a large first sync costs one pass over the history
+    /// per step rather than one per entry); a record met again first applies what came before.
     private func applyStep(_ changes: ArraySlice<Change>, in pass: inout FetchPass) throws {
-        var clipChanges: [String: ClipChange] = [:]
+        var step = StepChanges()
+        func add(_ key: RecordKey, _ change: FetchedChange) throws {
+            if step.contains(key) {
+                try step.apply(with: types, engine: self)
+                step = StepChanges()
+            }
+            step.add(key, change)
+        }
         for change in changes {
             switch change {
             case .saved(let record) where record.recordType == RecordMapping.tombstoneType:
-                guard let (key, history) = RecordMapping.tombstone(from: record) else { continue }
+                guard let (key, history) = types.tombstone(from: record) else { continue }
                 if pass.fullFetch != nil {
                     pass.tombstones[key] = history
-                } else if key.type == .clip {
-                    clipChanges[key.name] = .deleted
                 } else {
-                    try applyDeletion(key, history: history)
+                    try add(key, .deleted(name: key.name, history: history))
                 }
             case .saved(let record):
-                guard let key = RecordKey(record: record.id) else { continue }
+                guard let key = types.key(of: record.id), let type = types[key.type] else {
+                    noteUnknownType(record.recordType)
+                    continue
+                }
                 pass.live.insert(key)
                 state.release(key)
-                if let problem = RecordMapping.problem(with: record) {
+                if let problem = type.problem(with: record) {
                     quarantine(key, at: backend.location(of: record.id), problem)
                     continue
                 }
-                switch key.type {
-                case .clip: clipChanges[key.name] = .saved(record)
-                case .tab:
-                    do {
-                        _ = try applyTabRecord(record)
-                    } catch let error as BackendError where !error.isTransient {
-                        // Its content asset is missing or malformed: the tab is quarantined, the rest goes on.
-                        quarantine(key, at: backend.location(of: record.id), error.description)
-                    }
-                case .setting: _ = try applySettingRecord(record)
-                }
+                try add(key, .saved(record))
             case .deleted(let recordType, let recordName):
                 // Tombstones removed by a purge need nothing.
-                guard let key = RecordKey(record: RecordID(recordType: recordType, recordName: recordName)) else { continue }
+                guard let key = types.key(of: RecordID(recordType: recordType, recordName: recordName)) else { continue }
                 pass.live.remove(key)
                 state.release(key)
-                if key.type == .clip { clipChanges[key.name] = .deleted } else { try applyDeletion(key, history: nil) }
+                try add(key, .deleted(name: key.name, history: nil))
             }
         }
-        try applyClips(clipChanges)
-        try writeStagedTabs()
+        try step.apply(with: types, engine: self)
+        try writeStaged()
     }
 
-    /// A record removed on the backend; `history` is what its tombstone says the deleter
-    /// had seen, nil for a removal that says nothing (a purge, or a version that wrote none).
-    func applyDeletion(_ key: RecordKey, history: EditHistory?) throws {
-        switch key.type {
-        case .tab: try applyTabDeletion(key.name, history: history)
-        case .clip: try applyClipDeletions([key.name])
-        case .setting: return
+    /// Fetched changes grouped by record type, each record at most once, in the order met.
+    struct StepChanges {
+        private var byType: [RecordType: [FetchedChange]] = [:]
+        private var keys = Set<RecordKey>()
+
+        func contains(_ key: RecordKey) -> Bool { keys.contains(key) }
+
+        mutating func add(_ key: RecordKey, _ change: FetchedChange) {
+            keys.insert(key)
+            byType[key.type, default: []].append(change)
+        }
+
+        func apply(with types: SyncedTypeTable, engine: SyncEngine) throws {
+            for type in types.all {
+                if let changes = byType[type.recordType] { try type.apply(changes, engine: engine) }
+            }
         }
     }
 
@@ -393,8 +432,6 @@ public final class SyncEngine {
         let change: PendingChange
         var saves: [BackendRecord] = []
         var deletes: [RecordDelete] = []
-        /// The version of the tab sent: the tab may be edited while the batch is on its way.
-        var sentTab: Tab? = nil
 
         var recordIDs: [RecordID] {
             saves.map(\.id) + deletes.map { RecordID(recordType: $0.recordType, recordName: $0.recordName) }
@@ -418,19 +455,15 @@ public final class SyncEngine {
     private func buildBatch(_ changes: [PendingChange], limit: Int) throws -> Batch {
         var batch = Batch()
         var bytes = 0
-        let candidates = changes.prefix(limit)
-        let clipIDs = Set(candidates.filter { $0.key.type == .clip }.map(\.key.name))
-        let clips = try store.clips().live(ids: clipIDs)
-        let ledger = try store.clipLedger().entries(clipIDs)
+        let candidates = Array(changes.prefix(limit))
+        var senders: [RecordType: (PendingChange) throws -> Outgoing?] = [:]
+        for type in types.all {
+            let ofType = candidates.filter { $0.key.type == type.recordType }
+            if !ofType.isEmpty { senders[type.recordType] = try type.sender(for: ofType, engine: self) }
+        }
         for change in candidates {
             if batch.recordCount >= limit { break }
-            let outgoing: Outgoing?
-            switch change.key.type {
-            case .tab: outgoing = try outgoingTab(change)
-            case .clip: outgoing = try outgoingClip(change, clips: clips, ledger: ledger)
-            case .setting: outgoing = try outgoingSetting(change)
-            }
-            guard let outgoing else {
+            guard let outgoing = try senders[change.key.type]?(change) else {
                 batch.obsolete.append(change)
                 continue
             }
@@ -483,14 +516,9 @@ public final class SyncEngine {
     }
 
     private func acceptStep(_ batchItems: ArraySlice<Outgoing>, saved: [RecordID: BackendRecord]) throws {
-        for type in RecordType.allCases {
-            let items = batchItems.filter { $0.change.key.type == type }
-            guard !items.isEmpty else { continue }
-            switch type {
-            case .tab: try acceptTabs(items, saved: saved)
-            case .clip: try acceptClips(items, saved: saved)
-            case .setting: try acceptSettings(items, saved: saved)
-            }
+        for type in types.all {
+            let items = batchItems.filter { $0.change.key.type == type.recordType }
+            if !items.isEmpty { try type.accept(items, saved: saved, engine: self) }
         }
         for item in batchItems {
             state.failures[item.change.key] = nil
@@ -507,14 +535,14 @@ public final class SyncEngine {
             return true
         case .serverRecordChanged(let server):
             report.conflicts += 1
-            if let (_, history) = RecordMapping.tombstone(from: server) {
+            if let (_, history) = types.tombstone(from: server) {
                 // An earlier deletion left its tombstone: replace it.
                 knownTombstones[key] = (server.recordChangeTag, history)
                 return true
             }
             // Resolved exactly as if the server's version had been fetched.
             if try applyServerVersion(server) { return true }
-            if let tag = server.recordChangeTag, try replaceUnreadable(key, tag: tag) { return true }
+            if let tag = server.recordChangeTag, try types[key.type]?.replaceUnreadable(key.name, tag: tag, engine: self) == true { return true }
             recordFailure(key, "the backend holds a version of \(id) that cannot be read", permanent: true)
             return false
         case .unknownItem:
@@ -522,11 +550,7 @@ public final class SyncEngine {
                 knownTombstones[key] = nil
                 return true
             }
-            switch key.type {
-            case .tab: return try tabWasRemoved(key.name)
-            case .clip: return try clipWasRemoved(key.name)
-            case .setting: return try settingWasRemoved(key.name)
-            }
+            return try types[key.type]?.wasRemoved(key.name, engine: self) ?? false
         case .limitExceeded:
             recordFailure(key, "record larger than the backend's 1 MiB limit", permanent: true)
             return false
@@ -537,40 +561,8 @@ public final class SyncEngine {
     }
 
     private func applyServerVersion(_ server: BackendRecord) throws -> Bool {
-        guard let key = RecordKey(record: server.id) else { return false }
-        switch key.type {
-        case .tab:
-            // A version whose content asset cannot be read is one that cannot be read.
-            do { return try applyTabRecord(server) } catch let error as BackendError where !error.isTransient { return false }
-        case .clip:
-            guard RecordMapping.clip(from: server) != nil else { return false }
-            try applyClips([key.name: .saved(server)])
-            return true
-        case .setting: return try applySettingRecord(server)
-        }
-    }
-
-    /// A version on the backend that cannot be read (malformed, quarantined) would block every change
-    /// to its record: this device's tab or setting is sent again over it, carrying its tag. Returns
-    /// whether there is something to send that way.
-    private func replaceUnreadable(_ key: RecordKey, tag: String) throws -> Bool {
-        switch (key.type, try key.type == .tab ? store.tabs.entry(id: key.name) : nil) {
-        case (.tab, .live(var tab)?):
-            tab.sync = TabSyncMetadata(tag: tag, ancestor: tab.sync?.ancestor ?? "", clock: tab.sync?.clock)
-            try store.tabs.save(tab)
-            return true
-        case (.tab, .deleted(var deletion)?):
-            deletion.tag = tag
-            try store.tabs.markDeleted(deletion)
-            return true
-        case (.setting, _):
-            guard var entry = try store.settings().entries[key.name] else { return false }
-            entry.tag = tag
-            try store.settings().replace(key.name, entry)
-            return true
-        default:
-            return false
-        }
+        guard let type = types.handler(for: server.recordType) else { return false }
+        return try type.applyServerVersion(server, engine: self)
     }
 
     private func recordFailure(_ key: RecordKey, _ error: String, permanent: Bool) {
@@ -636,14 +628,6 @@ public final class SyncEngine {
             }
         }
         throw BackendError.io("unreachable")
-    }
-}
-
-extension RecordKey {
-    /// The key of a backend record of a type this version syncs (ids in their canonical lowercase).
-    init?(record id: RecordID) {
-        guard let type = RecordType(rawValue: id.recordType) else { return nil }
-        self.init(type, type == .setting ? id.recordName : id.recordName.lowercased())
     }
 }
 

@@ -141,7 +141,7 @@ import Testing
     func pinResolution(local: Bool, syncedPinned: Bool, synced: [String], change: String, remotePinned: Bool, remote: [String], expected: String) {
         let ours = ClipSyncLedger.Entry(tag: "5", pinned: syncedPinned, history: EditHistory(strings: synced)!, change: HybridTimestamp(change))
         let theirs = ClipSyncLedger.Entry(tag: "6", pinned: remotePinned, history: EditHistory(strings: remote)!)
-        let outcome = SyncEngine.resolvePin(local: local, ours: ours, remote: theirs)
+        let outcome = ClipRecords.resolvePin(local: local, ours: ours, remote: theirs)
         switch outcome {
         case .takeRemote: #expect(expected == "takeRemote")
         case .sendOurs(let base):

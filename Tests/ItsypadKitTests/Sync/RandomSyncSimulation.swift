@@ -430,7 +430,8 @@ final class RandomSyncSimulation {
         }
         // A batch that committed carried every change this device had made to its records, heard back or not.
         var committed: [RecordKey: Int] = [:]
-        for (id, call) in backend.committed { if let key = RecordKey(record: id) { committed[key] = max(committed[key] ?? 0, call) } }
+        let types = SyncedTypeTable(SyncedTypes.standard)
+        for (id, call) in backend.committed { if let key = types.key(of: id) { committed[key] = max(committed[key] ?? 0, call) } }
         markCommitted(on: index) { change in committed[change.key].map { $0 > (change.duringCall ?? 0) } ?? false }
         // Calls are counted per run: what stays uncommitted travels in any later batch.
         for position in devices[index].uncommitted.indices { devices[index].uncommitted[position].duringCall = nil }

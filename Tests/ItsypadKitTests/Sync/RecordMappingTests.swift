@@ -10,7 +10,7 @@ import Testing
         let record = RecordMapping.tombstone(for: key, history: history, tag: "3")
         #expect(record.id == RecordMapping.tombstoneID(for: key))
         #expect(record.recordName == "ScratchTab." + id)
-        let parsed = try #require(RecordMapping.tombstone(from: record))
+        let parsed = try #require(SyncedTypeTable(SyncedTypes.standard).tombstone(from: record))
         #expect(parsed.key == key && parsed.history == history)
     }
 

@@ -99,7 +99,8 @@ enum SyncCommands {
         let state = try EngineState.load(from: store)
         let pending = try store.pending().changes()
         let localOnly = try localOnlyCounts(store)
-        let counts = RecordType.allCases.map { type in (type, pending.filter { $0.key.type == type }.count) }
+        let types = SyncedTypeTable(SyncedTypes.standard)
+        let counts = types.all.map { type in (type, pending.filter { $0.key.type == type.recordType }.count) }
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
         func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
         let quarantined = JSONValue.array(state.quarantine.map(\.json))
@@ -123,7 +124,7 @@ enum SyncCommands {
                 ("deviceName", .string(settings.string(.deviceName) ?? "")),
                 ("lastPush", time(state.lastPush)),
                 ("lastPull", time(state.lastPull)),
-                ("pending", .object(counts.map { ($0.0.rawValue, .integer(Int64($0.1))) })),
+                ("pending", .object(counts.map { ($0.0.recordType.rawValue, .integer(Int64($0.1))) })),
                 ("failed", .array(failed.map {
                     .object([("type", .string($0.key.type.rawValue)), ("id", .string($0.key.name)),
                              ("attempts", .integer(Int64($0.value.attempts))), ("error", .string($0.value.error))])
@@ -154,7 +155,7 @@ enum SyncCommands {
         out.line("pending:    " + counts.map { Text.counted($0.1, $0.0.noun) }.joined(separator: ", "))
         out.line("failed:     \(failed.count)")
         for (key, failure) in failed {
-            out.line("  \(key.type.noun) \(key.name): \(failure.error) (\(Text.counted(failure.attempts, "attempt")))")
+            out.line("  \(types[key.type]?.noun ?? key.type.rawValue) \(key.name): \(failure.error) (\(Text.counted(failure.attempts, "attempt")))")
         }
         if let localOnly {
             let reasons = localOnly.reasons.filter { $0.count > 0 }.map { Text.counted($0.count, $0.noun) + " " + $0.explanation }

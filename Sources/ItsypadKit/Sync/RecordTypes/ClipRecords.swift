@@ -1,40 +1,61 @@
 /// Clips: the text never changes. Pins merge as logical OR only when changed
 /// concurrently (a sequential unpin sticks), and a removal always wins: a pin
 /// never brings a removed clip back.
-extension SyncEngine {
-    /// A clip's change within one fetched page (the last one per clip counts).
-    enum ClipChange {
-        case saved(BackendRecord)
-        case deleted
-    }
+struct ClipRecords: SyncedRecordType {
+    typealias Item = (entry: ClipEntry, history: EditHistory)
 
-    /// Applies a page's clip changes together: one pass over the history, one ledger append.
-    func applyClips(_ changes: [String: ClipChange]) throws {
-        guard !changes.isEmpty else { return }
+    let recordType = RecordType.clip
+    let noun = "clip"
+    let removal = RemovalRule.removalWins
+
+    func problem(with record: BackendRecord) -> String? { RecordMapping.clipProblem(with: record) }
+
+    func item(from record: BackendRecord, backend _: SyncBackend) -> Item? { RecordMapping.clip(from: record) }
+
+    /// Applies a step's clip changes together: one pass over the history, one ledger append.
+    func apply(_ changes: [FetchedChange], engine: SyncEngine) throws {
         var versions: [RemoteClip] = []
         var deletions: [String] = []
-        for (id, change) in changes {
+        for change in changes {
             switch change {
-            case .deleted:
+            case .deleted(let id, _):
                 deletions.append(id)
             case .saved(let record):
-                guard let (entry, history) = RecordMapping.clip(from: record) else { continue }
-                versions.append(RemoteClip(entry: entry, version: ClipSyncLedger.Entry(tag: record.recordChangeTag, pinned: entry.pinned,
-                                                                                       history: history)))
+                guard let remote = RemoteClip(record) else { continue }
+                versions.append(remote)
             }
         }
-        try applyClipDeletions(deletions.sorted())
-        try applyClipVersions(versions.sorted { $0.entry.id < $1.entry.id })
+        try applyDeletions(deletions.sorted(), engine: engine)
+        try applyVersions(versions.sorted { $0.entry.id < $1.entry.id }, engine: engine)
+    }
+
+    func applyServerVersion(_ record: BackendRecord, engine: SyncEngine) throws -> Bool {
+        guard let remote = RemoteClip(record) else { return false }
+        try applyVersions([remote], engine: engine)
+        return true
+    }
+
+    /// After a pull: merged histories may exceed `clipboard.maxEntries`; evicted as `clip add`
+    /// would, the deletions sent.
+    func finishPull(engine: SyncEngine) throws {
+        try engine.store.enforceClipLimit()
     }
 
     struct RemoteClip {
         let entry: ClipEntry
         /// What the ledger records for it: tag, pinned state, pin history.
         let version: ClipSyncLedger.Entry
+
+        init?(_ record: BackendRecord) {
+            guard let (entry, history) = RecordMapping.clip(from: record) else { return nil }
+            self.entry = entry
+            version = ClipSyncLedger.Entry(tag: record.recordChangeTag, pinned: entry.pinned, history: history)
+        }
     }
 
-    private func applyClipVersions(_ versions: [RemoteClip]) throws {
+    private func applyVersions(_ versions: [RemoteClip], engine: SyncEngine) throws {
         guard !versions.isEmpty else { return }
+        let store = engine.store
         let clips = try store.clips()
         let pending = try store.pending()
         let local = try clips.live(ids: Set(versions.map(\.entry.id)))
@@ -62,7 +83,7 @@ extension SyncEngine {
                 synced.append((id, remote.version))
                 continue
             }
-            switch SyncEngine.resolvePin(local: existing.pinned, ours: ours[id] ?? ClipSyncLedger.Entry(), remote: remote.version) {
+            switch ClipRecords.resolvePin(local: existing.pinned, ours: ours[id] ?? ClipSyncLedger.Entry(), remote: remote.version) {
             case .takeRemote:
                 if existing.pinned != remote.entry.pinned { try clips.setPinned(id: id, remote.entry.pinned) }
                 synced.append((id, remote.version))
@@ -71,7 +92,7 @@ extension SyncEngine {
                 synced.append((id, base))
             }
         }
-        report.pulled += try clips.insert(inserts).count
+        engine.report.pulled += try clips.insert(inserts).count
         try store.clipLedger().set(synced)
         try pending.confirm(confirmations)
     }
@@ -100,9 +121,10 @@ extension SyncEngine {
     }
 
     /// Clips removed on the backend (with or without a tombstone): they go here too.
-    func applyClipDeletions(_ ids: [String]) throws {
+    private func applyDeletions(_ ids: [String], engine: SyncEngine) throws {
         guard !ids.isEmpty else { return }
-        report.pulled += try store.clips().remove(ids: ids).count
+        let store = engine.store
+        engine.report.pulled += try store.clips().remove(ids: ids).count
         try store.clipLedger().forget(ids)
         let pending = try store.pending()
         try pending.confirm(try ids.compactMap { try pending.change(for: RecordKey(.clip, $0)) })
@@ -110,7 +132,8 @@ extension SyncEngine {
 
     /// After a full fetch: clips the backend no longer has. One synced before was removed
     /// there, whatever waits here; one never synced and waiting to be sent is new.
-    func applyClipDeletionsMissing(from accounted: Set<RecordKey>) throws {
+    func applyDeletionsMissing(from accounted: Set<RecordKey>, engine: SyncEngine) throws {
+        let store = engine.store
         let ledger = try store.clipLedger().all()
         let waiting = try store.pending().keys()
         var gone: [String] = []
@@ -120,31 +143,41 @@ extension SyncEngine {
             // No ledger entry and nothing waiting: synced before this version kept a ledger.
             if ledger[entry.id]?.tag != nil || !waiting.contains(key) { gone.append(entry.id) }
         }
-        try applyClipDeletions(gone)
+        try applyDeletions(gone, engine: engine)
     }
 
     /// A save carrying a tag met no record: the clip was removed, and a removal wins.
-    func clipWasRemoved(_ id: String) throws -> Bool {
-        try applyClipDeletions([id])
+    func wasRemoved(_ id: String, engine: SyncEngine) throws -> Bool {
+        try applyDeletions([id], engine: engine)
         return true
     }
 
     // MARK: Sending
 
-    func outgoingClip(_ change: PendingChange, clips: [String: ClipEntry], ledger: [String: ClipSyncLedger.Entry]) throws -> Outgoing? {
+    /// Reads the batch's clips and their ledger entries in one pass each.
+    func sender(for changes: [PendingChange], engine: SyncEngine) throws -> (PendingChange) throws -> SyncEngine.Outgoing? {
+        let ids = Set(changes.map(\.key.name))
+        let clips = try engine.store.clips().live(ids: ids)
+        let ledger = try engine.store.clipLedger().entries(ids)
+        return { change in outgoing(change, clips: clips, ledger: ledger, engine: engine) }
+    }
+
+    private func outgoing(_ change: PendingChange, clips: [String: ClipEntry], ledger: [String: ClipSyncLedger.Entry],
+                          engine: SyncEngine) -> SyncEngine.Outgoing? {
         switch change.operation {
         case .save:
             guard let entry = clips[change.key.name], entry.localOnly == nil else { return nil }
             let synced = ledger[entry.id] ?? ClipSyncLedger.Entry()
             // Pinned and unpinned again before sending: the backend already has this state.
             if synced.tag != nil, synced.pinned == entry.pinned { return nil }
-            return Outgoing(change: change, saves: [RecordMapping.record(for: entry, tag: synced.tag, history: synced.localHistory)])
+            return SyncEngine.Outgoing(change: change, saves: [RecordMapping.record(for: entry, tag: synced.tag, history: synced.localHistory)])
         case .delete:
-            return outgoingDeletion(change, ifTag: nil, history: EditHistory())
+            return engine.outgoingDeletion(change, ifTag: nil, history: EditHistory())
         }
     }
 
-    func acceptClips(_ items: [Outgoing], saved: [RecordID: BackendRecord]) throws {
+    func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine: SyncEngine) throws {
+        let store = engine.store
         var synced: [(id: String, entry: ClipSyncLedger.Entry)] = []
         var removed: [String] = []
         for item in items {
@@ -162,27 +195,41 @@ extension SyncEngine {
 
     // MARK: Bookkeeping
 
-    /// Changes a lost or damaged queue may have held: clips never synced or pinned
-    /// differently from their synced version, and synced clips removed here.
-    func unsentClipChanges() throws -> [(PendingChange.Operation, RecordKey, String?)] {
+    /// Clips never synced or pinned differently from their synced version, and synced clips removed here.
+    func unsentChanges(engine: SyncEngine) throws -> [UnsentChange] {
+        let store = engine.store
         let ledger = try store.clipLedger().all()
         var live = Set<String>()
-        var changes: [(PendingChange.Operation, RecordKey, String?)] = []
+        var changes: [UnsentChange] = []
         try store.clips().forEachEntry { entry in
             guard entry.localOnly == nil else { return }
             live.insert(entry.id)
             let synced = ledger[entry.id]
-            if synced?.tag == nil || synced?.pinned != entry.pinned { changes.append((.save, RecordKey(.clip, entry.id), nil)) }
+            if synced?.tag == nil || synced?.pinned != entry.pinned { changes.append(UnsentChange(operation: .save, key: RecordKey(.clip, entry.id))) }
         }
         for (id, synced) in ledger.sorted(by: { $0.key < $1.key }) where synced.tag != nil && !live.contains(id) {
-            changes.append((.delete, RecordKey(.clip, id), nil))
+            changes.append(UnsentChange(operation: .delete, key: RecordKey(.clip, id)))
         }
         return changes
     }
 
-    /// The backend was replaced: every clip goes again as new.
-    func forgetSyncedClips() throws {
+    /// Every clip goes again as new.
+    func forgetSynced(engine: SyncEngine) throws {
+        let store = engine.store
         try store.clipLedger().reset()
         try store.pending().enqueue(.save, try store.clips().entries().filter { $0.localOnly == nil }.map { RecordKey(.clip, $0.id) })
+    }
+
+    // MARK: Concurrent versions
+
+    /// The text never changes: pinned if any version is (concurrent pin changes merge as logical OR).
+    func merge(_ live: [RecordVersion], backend _: SyncBackend) throws -> SiblingMerge.Outcome {
+        let clips = live.compactMap { RecordMapping.clip(from: $0.record) }
+        guard var (entry, history) = clips.first else { return SiblingMerge.Outcome(record: live.last!.record) }
+        for (other, otherHistory) in clips.dropFirst() {
+            entry.pinned = entry.pinned || other.pinned
+            history = history.union(otherHistory)
+        }
+        return SiblingMerge.Outcome(record: RecordMapping.record(for: entry, tag: nil, history: history))
     }
 }

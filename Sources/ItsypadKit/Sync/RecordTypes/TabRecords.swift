@@ -1,0 +1,358 @@
+/// Tabs: content merges three ways, name and language follow the newer version,
+/// and an edit beats a deletion made by a device that had not seen it.
+final class TabRecords: SyncedRecordType {
+    typealias Item = Tab
+
+    let recordType = RecordType.tab
+    let noun = "tab"
+    let removal = RemovalRule.editBeatsUnseenRemoval
+    let mergesAgainstAncestor = true
+    /// Fetched tabs accepted as they are, written together at the end of each page.
+    private var staged: [String: Tab] = [:]
+    /// The version of each tab sent in the batch on its way: the tab may be edited meanwhile.
+    private var sent: [String: Tab] = [:]
+
+    func problem(with record: BackendRecord) -> String? { RecordMapping.tabProblem(with: record) }
+
+    func item(from record: BackendRecord, backend: SyncBackend) throws -> Tab? { try RecordMapping.tab(from: record, backend: backend) }
+
+    /// A tab as this run sees it: staged for writing, else on disk.
+    private func localEntry(_ id: String, engine: SyncEngine) throws -> TabStore.Entry? {
+        if let staged = staged[id] { return .live(staged) }
+        return try engine.store.tabs.entry(id: id)
+    }
+
+    func writeStaged(engine: SyncEngine) throws {
+        guard !staged.isEmpty else { return }
+        try engine.store.tabs.save(Array(staged.values))
+        staged = [:]
+    }
+
+    /// Takes a backend version as it is (written with the rest of the page).
+    private func take(_ remote: Tab, engine: SyncEngine) {
+        staged[remote.id] = remote
+        engine.report.pulled += 1
+    }
+
+    // MARK: Applying backend versions
+
+    func apply(_ changes: [FetchedChange], engine: SyncEngine) throws {
+        for change in changes {
+            switch change {
+            case .saved(let record):
+                do {
+                    _ = try applyRecord(record, engine: engine)
+                } catch let error as BackendError where !error.isTransient {
+                    // Its content asset is missing or malformed: the tab is quarantined, the rest goes on.
+                    engine.quarantine(key(record.recordName), at: engine.backend.location(of: record.id), error.description)
+                }
+            case .deleted(let name, let history):
+                try applyDeletion(name, history: history, engine: engine)
+            }
+        }
+    }
+
+    func applyServerVersion(_ record: BackendRecord, engine: SyncEngine) throws -> Bool {
+        // A version whose content asset cannot be read is one that cannot be read.
+        do { return try applyRecord(record, engine: engine) } catch let error as BackendError where !error.isTransient { return false }
+    }
+
+    /// A version from the backend, fetched or returned by a conflict; false when it cannot be read.
+    private func applyRecord(_ record: BackendRecord, engine: SyncEngine) throws -> Bool {
+        guard let remote = try RecordMapping.tab(from: record, backend: engine.backend) else { return false }
+        try applyVersion(remote, remoteDevice: RecordMapping.deviceName(of: record), engine: engine)
+        return true
+    }
+
+    private func applyVersion(_ remote: Tab, remoteDevice: String, engine: SyncEngine) throws {
+        let key = RecordKey(.tab, remote.id)
+        let pending = try engine.pendingChange(key)
+        switch try localEntry(remote.id, engine: engine) {
+        case nil:
+            // A deletion queued by a version that kept no record of it: only a version it never saw comes back.
+            if let pending, pending.operation == .delete {
+                guard pending.tag != remote.sync?.tag else { return }
+                engine.report.conflicts += 1
+                try engine.store.pending().confirm([pending])
+            }
+            take(remote, engine: engine)
+        case .deleted(var deletion):
+            if deletion.history.includes(remote.history) {
+                // Deleted here after seeing every edit of this version: the deletion stands, and must replace this version.
+                guard deletion.tag != remote.sync?.tag else { return }
+                deletion.tag = remote.sync?.tag
+                try engine.store.tabs.markDeleted(deletion)
+            } else {
+                // Edited elsewhere in a way the deletion had not seen: the edit wins.
+                engine.report.conflicts += 1
+                try engine.confirmPending(key)
+                take(remote, engine: engine)
+            }
+        case .live(let local):
+            if local.sync?.tag == remote.sync?.tag { return }
+            if pending == nil, local.sync != nil, local.history != remote.history, local.history.includes(remote.history) {
+                // This device holds the version it last applied or sent; every later version on the
+                // backend was made on top of it, so includes its edits. One with fewer is a replay.
+                engine.quarantine(key, at: engine.backend.location(of: RecordID(recordType: key.type.rawValue, recordName: key.name)),
+                                  "an older version than the one this device has (a replay); not applied")
+                return
+            }
+            if pending == nil || remote.history.includes(local.history) {
+                // Nothing of ours to send, or the remote version already has every edit of ours
+                // (our own version, committed by a run that did not hear back, or one made on top of it).
+                try engine.confirmPending(key)
+                take(remote, engine: engine)
+            } else if local.history.includes(remote.history) {
+                // Ours already has every edit of theirs: it goes in place of theirs.
+                var rebased = local
+                rebased.sync = remote.sync
+                try writeStaged(engine: engine)
+                try engine.store.tabs.save(rebased)
+            } else {
+                try writeStaged(engine: engine)
+                try merge(local: local, remote: remote, remoteDevice: remoteDevice, engine: engine)
+            }
+        }
+    }
+
+    /// Concurrent versions: merged by `merged(_:_:ancestor:)` against the last synced version,
+    /// the losing side of overlapping edits kept as a conflict copy. It stays queued for sending
+    /// unless it is the remote version itself.
+    private func merge(local: Tab, remote: Tab, remoteDevice: String, engine: SyncEngine) throws {
+        let key = RecordKey(.tab, local.id)
+        var (merged, loser) = TabRecords.merged(local, remote, ancestor: local.sync?.ancestor)
+        if let loser {
+            try keepConflictCopy(of: loser, device: loser == local ? engine.deviceName : remoteDevice, engine: engine)
+            engine.report.conflicts += 1
+        }
+        merged.sync = remote.sync
+        engine.report.pulled += 1
+        if merged.sameContent(as: remote) {
+            try engine.confirmPending(key)
+            staged[remote.id] = remote
+            try writeStaged(engine: engine)
+        } else {
+            try engine.store.tabs.save(merged)
+            try engine.store.pending().enqueue(.save, key)
+        }
+    }
+
+    /// Two concurrent versions of a tab merged: the content three ways against `ancestor`; where
+    /// both changed the same lines (or there is no ancestor) the newer version (by hybrid clock)
+    /// wins the tab and the other is returned as the loser, to keep as a conflict copy. Name,
+    /// language and locks follow the newer version. The result depends only on the two versions
+    /// and the ancestor, so every device merging them agrees. Keeps `first`'s id.
+    static func merged(_ first: Tab, _ second: Tab, ancestor: String?) -> (tab: Tab, loser: Tab?) {
+        let firstWins = isNewer(first, than: second)
+        var merged = firstWins ? first : second
+        var loser: Tab?
+        merged.id = first.id
+        merged.fileURL = nil
+        if first.content != second.content {
+            if let ancestor, case .merged(let content) = ThreeWayMerge.merge(ancestor: ancestor, local: first.content, remote: second.content) {
+                merged.content = content
+            } else {
+                loser = firstWins ? second : first
+            }
+        }
+        merged.clock = .merged(first.clock, second.clock)
+        merged.history = first.history.union(second.history)
+        merged.lastModified = max(first.lastModified, second.lastModified)
+        return (merged, loser)
+    }
+
+    /// The newer of two versions: by clock, then (equal clocks from a merge and an edit
+    /// stamped alike) by their text, so every device picks the same one.
+    static func isNewer(_ a: Tab, than b: Tab) -> Bool {
+        (a.clock, a.content, a.name, a.language) > (b.clock, b.content, b.name, b.language)
+    }
+
+    private func keepConflictCopy(of tab: Tab, device: String, engine: SyncEngine) throws {
+        let clock = HybridTimestamp.next(after: tab.clock, now: engine.now(), device: engine.store.deviceID)
+        try engine.store.saveTab(TabRecords.conflictCopy(of: tab, device: device, id: Identifier.make(), clock: clock))
+    }
+
+    /// The copy of a tab's losing version, named after the device that wrote it and when.
+    static func conflictCopy(of tab: Tab, device: String, id: String, clock: HybridTimestamp) -> Tab {
+        let time = String(Time.iso8601(tab.lastModified).prefix(16)).replacingOccurrences("T", " ")
+        var copy = tab
+        copy.id = id
+        copy.name = "\(tab.name) (conflict \(device) \(time))"
+        copy.nameLocked = true
+        copy.sync = nil
+        copy.fileURL = nil
+        copy.clock = clock
+        copy.history = EditHistory([clock])
+        return copy
+    }
+
+    // MARK: Deletions
+
+    /// The tab was removed on the backend. It goes, unless it holds edits the
+    /// deleter had not seen (`history` says what it had seen; nil: unknown), which win.
+    private func applyDeletion(_ id: String, history: EditHistory?, engine: SyncEngine) throws {
+        try writeStaged(engine: engine)
+        let store = engine.store
+        let key = RecordKey(.tab, id)
+        let pending = try engine.pendingChange(key)
+        switch try store.tabs.entry(id: id) {
+        case nil:
+            if let pending { try store.pending().confirm([pending]) }
+        case .deleted:
+            // Deleted on both sides.
+            try store.tabs.remove(id: id)
+            if let pending { try store.pending().confirm([pending]) }
+        case .live(var local):
+            let hasLocalEdits = pending != nil || local.sync == nil
+            if hasLocalEdits && !(history?.includes(local.history) ?? false) {
+                // An edit beats a deletion that had not seen it: the tab is created again.
+                local.sync = nil
+                try store.tabs.save(local)
+                if pending == nil { try store.pending().enqueue(.save, key) }
+                engine.report.conflicts += 1
+            } else {
+                try store.tabs.remove(id: id)
+                if let pending { try store.pending().confirm([pending]) }
+                engine.report.pulled += 1
+            }
+        }
+    }
+
+    /// After a full fetch: synced tabs the backend no longer has, and whose tombstone is gone too.
+    func applyDeletionsMissing(from accounted: Set<RecordKey>, engine: SyncEngine) throws {
+        for tab in try engine.store.tabs.all() where tab.sync != nil && !accounted.contains(RecordKey(.tab, tab.id)) {
+            try applyDeletion(tab.id, history: nil, engine: engine)
+        }
+    }
+
+    /// A save carrying a tag met no record: it was removed after this run fetched. The fetch
+    /// after this push brings the removal (and its tombstone), which decides; until then the tab waits.
+    func wasRemoved(_: String, engine _: SyncEngine) throws -> Bool {
+        false
+    }
+
+    /// A version on the backend that cannot be read would block every change to the tab: this
+    /// device's version (or deletion) is sent again over it, carrying its tag.
+    func replaceUnreadable(_ id: String, tag: String, engine: SyncEngine) throws -> Bool {
+        switch try engine.store.tabs.entry(id: id) {
+        case .live(var tab)?:
+            tab.sync = TabSyncMetadata(tag: tag, ancestor: tab.sync?.ancestor ?? "", clock: tab.sync?.clock)
+            try engine.store.tabs.save(tab)
+            return true
+        case .deleted(var deletion)?:
+            deletion.tag = tag
+            try engine.store.tabs.markDeleted(deletion)
+            return true
+        case nil:
+            return false
+        }
+    }
+
+    // MARK: Sending
+
+    func sender(for _: [PendingChange], engine: SyncEngine) throws -> (PendingChange) throws -> SyncEngine.Outgoing? {
+        { [self] change in try outgoing(change, engine: engine) }
+    }
+
+    private func outgoing(_ change: PendingChange, engine: SyncEngine) throws -> SyncEngine.Outgoing? {
+        let entry = try engine.store.tabs.entry(id: change.key.name)
+        switch (change.operation, entry) {
+        case (.save, .live(let tab)?) where !tab.isFileBacked:
+            let record = try RecordMapping.record(for: tab, deviceName: engine.deviceName, backend: engine.backend)
+            sent[tab.id] = tab
+            return SyncEngine.Outgoing(change: change, saves: [record])
+        case (.delete, .deleted(let deletion)?):
+            return engine.outgoingDeletion(change, ifTag: deletion.tag, history: deletion.history)
+        case (.delete, nil):
+            // Queued by a version that kept no record of the deletion: it says only which tag it replaces.
+            return engine.outgoingDeletion(change, ifTag: change.tag, history: EditHistory())
+        default:
+            return nil
+        }
+    }
+
+    /// Records the new tags, and for saved tabs the version sent as the next common ancestor
+    /// (a tab edited since it was sent keeps its edit, still pending, on top of that ancestor).
+    func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine: SyncEngine) throws {
+        var updated: [Tab] = []
+        for item in items {
+            let id = item.change.key.name
+            switch try engine.store.tabs.entry(id: id) {
+            case .live(var tab)? where item.change.operation == .save:
+                guard let sent = sent[id], let record = item.saves.first.flatMap({ saved[$0.id] }),
+                      let tag = record.recordChangeTag else { continue }
+                tab.sync = TabSyncMetadata(tag: tag, ancestor: sent.content, clock: sent.clock)
+                updated.append(tab)
+            case .deleted? where item.change.operation == .delete:
+                try engine.store.tabs.remove(id: id)
+            default:
+                continue
+            }
+        }
+        for item in items { sent[item.change.key.name] = nil }
+        try engine.store.tabs.save(updated)
+    }
+
+    // MARK: Bookkeeping
+
+    /// Tabs that differ from their synced version, and deletions not sent.
+    func unsentChanges(engine: SyncEngine) throws -> [UnsentChange] {
+        let saves = try engine.store.tabs.all().filter { !$0.isFileBacked && $0.hasUnsyncedChanges }
+            .map { UnsentChange(operation: .save, key: RecordKey(.tab, $0.id)) }
+        let deletions = try engine.store.tabs.deletions().map { UnsentChange(operation: .delete, key: RecordKey(.tab, $0.id), tag: $0.tag) }
+        return saves + deletions
+    }
+
+    /// Every tab goes again as new.
+    func forgetSynced(engine: SyncEngine) throws {
+        let pending = try engine.store.pending()
+        for var tab in try engine.store.tabs.all() where !tab.isFileBacked {
+            tab.sync = nil
+            try engine.store.tabs.save(tab)
+            try pending.enqueue(.save, RecordKey(.tab, tab.id))
+        }
+    }
+
+    // MARK: Concurrent versions
+
+    /// Merged pairwise in canonical order, each pair three ways against their common ancestor; the
+    /// losing side of overlapping edits becomes a conflict copy with a name derived from both.
+    func merge(_ live: [RecordVersion], backend: SyncBackend) throws -> SiblingMerge.Outcome {
+        var readable: [(version: RecordVersion, tab: Tab)] = []
+        for version in live {
+            // A sibling that cannot be read is left out (the engine quarantines it when it is the only one).
+            if let tab = try? RecordMapping.tab(from: version.record, backend: backend) { readable.append((version, tab)) }
+        }
+        guard var (merged, tab) = readable.first else { return SiblingMerge.Outcome(record: live.last!.record) }
+        var deviceName = RecordMapping.deviceName(of: merged.record)
+        var copies: [BackendRecord] = []
+        for (version, other) in readable.dropFirst() {
+            let ancestor = VersionHistory.commonAncestor(of: merged, version)
+            let content = try ancestor.flatMap { try ancestorContent($0, of: version.record, backend: backend) }
+            let (result, loser) = TabRecords.merged(tab, other, ancestor: content)
+            if TabRecords.isNewer(other, than: tab) { deviceName = RecordMapping.deviceName(of: version.record) }
+            if let loser {
+                let losing = loser == tab ? merged : version
+                let copy = TabRecords.conflictCopy(of: loser, device: RecordMapping.deviceName(of: losing.record),
+                                                   id: VersionHistory.conflictCopyName(of: loser.id, losing: losing.version), clock: loser.clock)
+                copies.append(try RecordMapping.record(for: copy, deviceName: RecordMapping.deviceName(of: losing.record), backend: backend))
+            }
+            tab = result
+            let record = try RecordMapping.record(for: tab, deviceName: deviceName, backend: backend)
+            merged = RecordVersion(record: record, version: merged.version.joined(with: version.version), writer: "", isDerived: true, base: ancestor)
+        }
+        var record = merged.record
+        record.recordChangeTag = nil
+        return SiblingMerge.Outcome(record: record, base: merged.base, copies: copies)
+    }
+
+    /// The tab content an ancestor held (inline, or as an asset).
+    private func ancestorContent(_ ancestor: RecordBase, of record: BackendRecord, backend: SyncBackend) throws -> String? {
+        var fields = record.fields
+        fields["content"] = ancestor.fields["content"]
+        fields["contentAsset"] = ancestor.fields["contentAsset"]
+        let old = BackendRecord(recordName: record.recordName, recordType: record.recordType, recordChangeTag: record.recordChangeTag,
+                                fields: fields, created: record.created, modified: record.modified)
+        return try? RecordMapping.tab(from: old, backend: backend)?.content
+    }
+}
