@@ -38,7 +38,9 @@ extension DirectoryBackend {
     }
 
     /// Runs `body` with the zone this directory holds, while no writer is midway: under format 1's
-    /// lock, or in format 2's layout under every device's lock (each device writes only under its own).
+    /// lock, or in format 2's layout under the lock of every device that has one here (each device
+    /// writes only under its own; a lock file is never created in another device's folder, which
+    /// only that device writes).
     private func withEveryWriterLocked(_ body: (ZoneInfo) throws -> Void) throws {
         guard try backendDirectoryExists(), let bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else {
             throw BackendError.zoneChanged
@@ -46,7 +48,8 @@ extension DirectoryBackend {
         let (zone, filesFormat) = try ZoneDocument.read(bytes, path: layout.zoneFile)
         guard filesFormat == ReplicatedLayout.format else { return try withWriteLock { try body(readZone()) } }
         let devices = ReplicatedLayout(root: path)
-        let locks = try devices.devices().map { try BackendLock.acquire(path: devices.lockFile($0), in: files.tree, timeout: lockTimeout) }
+        let locks = try devices.devices().filter { try files.status(devices.lockFile($0))?.isRegular == true }
+            .map { try BackendLock.acquire(path: devices.lockFile($0), in: files.tree, timeout: lockTimeout) }
         try withExtendedLifetime(locks) {
             guard let current = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { throw BackendError.zoneChanged }
             let now = try ZoneDocument.read(current, path: layout.zoneFile).zone

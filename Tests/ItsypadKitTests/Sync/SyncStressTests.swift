@@ -68,13 +68,13 @@ import Testing
     static let seeds: UInt64 = 100
 }
 
-/// The same over format 2 in a coherent folder, fewer seeds (each costs more).
+/// The same over format 2 in a coherent folder, plain and encrypted, fewer seeds (each costs more).
 @Suite struct SyncReplicatedRandomizedTests {
-    @Test(arguments: 1...SyncReplicatedRandomizedTests.seeds)
-    func threeDevicesConverge(seed: UInt64) throws {
-        let simulation = RandomSyncSimulation(seed: seed, backend: .replicated)
+    @Test(arguments: [SimulatedBackend.replicated, .encryptedReplicated], 1...SyncReplicatedRandomizedTests.seeds)
+    func threeDevicesConverge(backend: SimulatedBackend, seed: UInt64) throws {
+        let simulation = RandomSyncSimulation(seed: seed, backend: backend)
         let violations = try simulation.run()
-        #expect(violations.isEmpty, "seed \(seed) on format 2: \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
+        #expect(violations.isEmpty, "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
     }
 
     static let seeds: UInt64 = 20
