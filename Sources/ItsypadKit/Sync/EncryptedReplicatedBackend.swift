@@ -7,7 +7,7 @@
 ///
 /// A hashed name this version does not know (a setting of a newer itsypad) is not handed on:
 /// it is not this device's business.
-final class EncryptedReplicatedBackend: ReplicatedBackend, SealingBackend, @unchecked Sendable {
+final class EncryptedReplicatedBackend: ReplicatedBackend, SealingBackend {
     let inner: any ReplicatedBackend
     let cipher: RecordCipher
     /// The engine's id of every record stored under a hashed name, by its stored id.

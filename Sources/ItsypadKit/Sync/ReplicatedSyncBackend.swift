@@ -68,8 +68,8 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     private func currentTab(_ name: String, fetched change: ReplicatedChange) throws -> (changes: [Change], merges: [ReplicatedSave]) {
         let tabID = RecordID(recordType: RecordType.tab.rawValue, recordName: name)
         let tombstoneID = RecordID(recordType: RecordMapping.tombstoneType, recordName: RecordType.tab.rawValue + "." + name)
-        let tabSiblings = change.id == tabID ? change.siblings : try replicated.siblings(of: tabID)
-        let tombstoneSiblings = change.id == tombstoneID ? change.siblings : try replicated.siblings(of: tombstoneID)
+        let tabSiblings = change.id == tabID ? change.siblings : try readableSiblings(of: tabID)
+        let tombstoneSiblings = change.id == tombstoneID ? change.siblings : try readableSiblings(of: tombstoneID)
         let tab = try current(tabID, siblings: tabSiblings)
         let tombstone = try current(tombstoneID, siblings: tombstoneSiblings)
         guard let removal = tombstone.changes.first, case .saved(let record) = removal,
@@ -81,6 +81,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         return (tab.changes, tab.merges + tombstone.merges)
     }
 
+    /// Throws `.corrupt` for a record whose only versions cannot be read (the engine keeps it quarantined).
     func fetchRecord(_ id: RecordID) throws -> BackendRecord? {
         let siblings = try replicated.siblings(of: id)
         guard siblings.count > 1 else { return siblings.first.flatMap { $0.isDeleted ? nil : $0.record } }
@@ -115,6 +116,16 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         }
     }
 
+    /// The record's siblings that can be read: a record whose only versions cannot (quarantined
+    /// where a fetch meets them) has none here, so that it blocks no other record.
+    private func readableSiblings(of id: RecordID) throws -> [RecordVersion] {
+        do {
+            return try replicated.siblings(of: id)
+        } catch BackendError.corrupt {
+            return []
+        }
+    }
+
     private func tagged(_ record: BackendRecord, _ siblings: [RecordVersion]) -> BackendRecord {
         var record = record
         record.recordChangeTag = Self.joined(siblings).tag
@@ -143,7 +154,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
                 continue
             }
             // Unconditional: it deletes whatever is there now; nothing there is already deleted.
-            let siblings = try replicated.siblings(of: id)
+            let siblings = try readableSiblings(of: id)
             if siblings.allSatisfy(\.isDeleted) {
                 alreadyGone.append(id)
             } else {
@@ -177,7 +188,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     /// (tabs only: other records merge without one).
     private func base(of record: BackendRecord, at version: VersionVector) throws -> RecordBase? {
         guard record.recordType == RecordType.tab.rawValue, !version.isEmpty else { return nil }
-        return try replicated.siblings(of: record.id).first { $0.version == version && !$0.isDeleted }?.asBase
+        return try readableSiblings(of: record.id).first { $0.version == version && !$0.isDeleted }?.asBase
     }
 
     /// A refused save or delete in the engine's terms: versions it had not seen come back merged,

@@ -198,6 +198,32 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         #expect(a.output("tab", "show", tab) == "version three")
     }
 
+    /// Format 2's layout reads a tab together with its tombstone: a tombstone that does not verify
+    /// is reported, and the tab's own verified removal and every other record still arrive.
+    @Test func aTamperedTombstoneIsReportedAndBlocksNothingElse() throws {
+        let fleet = EncryptedLayout.format2.fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let tab = a.output("tab", "new", "removed tab")
+        fleet.enable(0)
+        fleet.enable(1)
+        _ = a.output("tab", "rm", tab)
+        _ = a.output("clip", "add", "added after the removal")
+        fleet.sync(0)
+        let directory = fleet.backendPath + "/records/" + RecordMapping.tombstoneType
+        let file = try #require(try FileSystem.list(directory).first)
+        let record = try JSONCoding.decode(VersionDocument.self, from: try #require(try FileSystem.read(directory + "/" + file))).record
+        guard case .string(let sealed)? = record.fields[RecordCipher.sealedFieldName] else { throw CancellationError() }
+        var changed = Array(sealed)
+        changed[changed.count / 2] = changed[changed.count / 2] == "A" ? "B" : "A"
+        try replaceInBackend(sealed, String(changed), fleet: fleet)
+
+        let (status, _, err) = b.inProcess(["sync"])
+        #expect(status == 1)
+        #expect(err.contains(RecordMapping.tombstoneType + "/") && err.contains("does not verify"), "\(err)")
+        #expect(b.output("clip", "ls").contains("added after the removal"))
+        #expect(b.inProcess(["tab", "show", tab]).0 == 1, "the verified removal was not applied")
+    }
+
     func zoneID(_ fleet: Fleet) throws -> String {
         try ZoneDocument.read(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json").zone.zoneID
     }
