@@ -20,7 +20,7 @@ struct ZoneDocument: Codable {
     /// encryption takes it for a newer format and writes nothing to it; its `layout` member
     /// names the format whose files it uses.
     static let encryptedFormat = 3
-    /// The layouts an encrypted zone may name: format 1's, and format 2's (reserved: not opened yet).
+    /// The layouts an encrypted zone may name: format 1's, and format 2's (what new encrypted zones use).
     static let encryptedLayouts = 1...2
     /// The one encryption this format knows (RecordCipher's sealed records).
     static let encryptionName = "xchacha20poly1305-v1"
@@ -37,13 +37,13 @@ struct ZoneDocument: Codable {
     var encryption: String? = nil
     var keyCheckValue: String? = nil
 
-    init(_ zone: ZoneInfo) {
+    /// The document of `zone`; an encrypted zone names `layout`, the format whose files it uses.
+    init(_ zone: ZoneInfo, layout: Int = currentFormat) {
         format = zone.format
         zoneID = zone.zoneID
         created = zone.created
         if zone.isEncrypted {
-            // Encrypted zones are written in format 1's layout.
-            layout = Self.currentFormat
+            self.layout = layout
             encryption = Self.encryptionName
             keyCheckValue = zone.keyCheckValue
         }
@@ -51,8 +51,18 @@ struct ZoneDocument: Codable {
 
     /// Parses zone.json of any format from 1 to `newestFormat` (the newest the reader understands),
     /// refusing a newer one before anything else is read. An encrypted zone (format 3) is opened
-    /// only by the reader of its layout, format 1's: `.unsupportedLayout` for format 2's.
+    /// only by the reader of its layout: a format 1 reader refuses format 2's layout with
+    /// `.unsupportedLayout`, a format 2 reader refuses format 1's as a newer format.
     static func parse(_ bytes: [UInt8], path: String, newestFormat: Int = currentFormat) throws -> ZoneInfo {
+        let (zone, layout) = try read(bytes, path: path, newestFormat: newestFormat)
+        guard zone.isEncrypted, layout != newestFormat else { return zone }
+        if layout > newestFormat { throw BackendError.unsupportedLayout(format: zone.format, layout: layout) }
+        throw BackendError.newerFormat(found: zone.format)
+    }
+
+    /// The zone zone.json describes and the format whose files it uses (its own format, or an
+    /// encrypted zone's layout), whichever reader that takes: for choosing the reader.
+    static func read(_ bytes: [UInt8], path: String, newestFormat: Int = ReplicatedLayout.format) throws -> (zone: ZoneInfo, layout: Int) {
         struct FormatOnly: Decodable { let format: Int }
         let format: Int
         do {
@@ -72,16 +82,16 @@ struct ZoneDocument: Codable {
         }
         switch (format == encryptedFormat, document.layout, document.encryption, document.keyCheckValue) {
         case (false, nil, nil, nil):
-            return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created)
-        case (true, let layout?, encryptionName?, let check?) where encryptedLayouts.contains(layout) && Hex.decode(check)?.count == 16:
-            guard layout == currentFormat else { throw BackendError.unsupportedLayout(format: format, layout: layout) }
-            // Format 1's layout is what a format 1 reader knows; a reader of another layout refuses it.
-            guard newestFormat == currentFormat else { throw BackendError.newerFormat(found: format) }
-            return ZoneInfo(zoneID: document.zoneID, format: format, created: document.created, keyCheckValue: check)
+            return (ZoneInfo(zoneID: document.zoneID, format: format, created: document.created), format)
+        case (true, let layout?, encryptionName?, let check?) where encryptedLayouts.contains(layout) && isKeyCheckValue(check):
+            return (ZoneInfo(zoneID: document.zoneID, format: format, created: document.created, keyCheckValue: check), layout)
         default:
             throw BackendError.corrupt(path: path, reason: "only format 3 is encrypted, with layout 1 or 2, encryption \"\(encryptionName)\" and a keyCheckValue of 32 hex digits")
         }
     }
+
+    /// Whether `text` has the form of a key check value (16 bytes in hex).
+    static func isKeyCheckValue(_ text: String) -> Bool { Hex.decode(text)?.count == 16 }
 }
 
 /// Contents of state.json: how far the journal has been applied to records/, and compacted.

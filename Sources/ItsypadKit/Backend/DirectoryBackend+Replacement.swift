@@ -16,23 +16,46 @@ extension DirectoryBackend {
     private var parentFiles: FileIO { FileIO(root: FileIO.parentDirectory(of: path)) }
 
     /// Puts the backend at `replacementPath` in this one's place if this one's zone is still
-    /// `expected` (else `.zoneChanged`, and nothing moves), holding this backend's lock so that
-    /// no writer is midway. This directory moves aside, the replacement moves in, and the old one
-    /// is removed. Between the two renames there is no backend here: devices are told to retry
-    /// later, and `finishInterruptedReplacement()` completes a replacement a crash stopped there.
+    /// `expected` (else `.zoneChanged`, and nothing moves), holding the locks of this backend's
+    /// writers so that none is midway. This directory moves aside, the replacement moves in, and
+    /// the old one is removed. Between the two renames there is no backend here: devices are told
+    /// to retry later, and `finishInterruptedReplacement()` completes a replacement a crash stopped
+    /// there. Either format: a writer of format 2 that had not seen the replacement wrote into the
+    /// old zone, which its next sync refuses; once it joins the new one it sends everything again.
     public func replace(expecting expected: ZoneInfo) throws {
         let parent = parentFiles
         guard try parent.status(replacementPath + "/zone.json")?.isRegular == true else {
             throw BackendError.corrupt(path: replacementPath, reason: "no complete backend to put in place")
         }
-        try withWriteLock {
-            guard try readZone() == expected else { throw BackendError.zoneChanged }
+        try withEveryWriterLocked { current in
+            guard current == expected else { throw BackendError.zoneChanged }
             try parent.removeTree(retiredPath)
             try parent.rename(path, to: retiredPath)
             try parent.rename(replacementPath, to: path)
             try parent.syncDirectory(FileIO.parentDirectory(of: path))
         }
         try parent.removeTree(retiredPath)
+    }
+
+    /// Runs `body` with the zone this directory holds, while no writer is midway: under format 1's
+    /// lock, or in format 2's layout under the lock of every device that has one here (each device
+    /// writes only under its own; a lock file is never created in another device's folder, which
+    /// only that device writes).
+    private func withEveryWriterLocked(_ body: (ZoneInfo) throws -> Void) throws {
+        guard try backendDirectoryExists(), let bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else {
+            throw BackendError.zoneChanged
+        }
+        let (zone, filesFormat) = try ZoneDocument.read(bytes, path: layout.zoneFile)
+        guard filesFormat == ReplicatedLayout.format else { return try withWriteLock { try body(readZone()) } }
+        let devices = ReplicatedLayout(root: path)
+        let locks = try devices.devices().filter { try files.status(devices.lockFile($0))?.isRegular == true }
+            .map { try BackendLock.acquire(path: devices.lockFile($0), in: files.tree, timeout: lockTimeout) }
+        try withExtendedLifetime(locks) {
+            guard let current = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { throw BackendError.zoneChanged }
+            let now = try ZoneDocument.read(current, path: layout.zoneFile).zone
+            guard now == zone else { throw BackendError.zoneChanged }
+            try body(now)
+        }
     }
 
     /// Moves a complete replacement into place when a crash stopped `replace` between its renames

@@ -9,7 +9,7 @@
 /// encrypted, fails with `EncryptionError` before anything is read or written. A fetched
 /// record that does not open is malformed input: it is quarantined like any other
 /// (`ChangesPage.quarantined`, and `fetchRecord` throws `.corrupt`), never handed on.
-public final class EncryptedBackend: SyncBackend {
+public final class EncryptedBackend: SyncBackend, SealingBackend {
     public let inner: SyncBackend
     let cipher: RecordCipher
     /// Synced setting keys by their hashed record name (deletions carry only the name).
@@ -179,12 +179,8 @@ public final class EncryptedBackend: SyncBackend {
         return settingKeys[stored.recordName].map { RecordID(recordType: stored.recordType, recordName: $0) }
     }
 
-    /// Bytes the backend stores for these fields once sealed (the base64 of the sealed JSON),
-    /// to decide what fits in a record.
-    func storedByteCount(of fields: [String: FieldValue]) throws -> Int {
-        let sealed = RecordCipher.sealedByteCount(plaintextCount: try JSONCoding.encode(fields).count)
-        return (sealed + 2) / 3 * 4
-    }
+    /// Bytes the backend stores for these fields once sealed, to decide what fits in a record.
+    func storedByteCount(of fields: [String: FieldValue]) throws -> Int { try RecordCipher.sealedFieldByteCount(of: fields) }
 
     // MARK: Assets
 

@@ -139,8 +139,10 @@ public struct GitRemote {
         let pushed = try runGit(["push", "-q", "origin", "\(commit):refs/heads/\(GitRemote.branch)"], network: true)
         if pushed.status != 0 {
             let text = String(decoding: pushed.standardError, as: UTF8.self)
-            // "[remote rejected]" (a hook, a protected branch) is a refusal that retrying cannot change.
-            if ["[rejected]", "fetch first", "non-fast-forward"].contains(where: text.contains), !pushed.timedOut {
+            // "[remote rejected]" (a hook, a protected branch) is a refusal that retrying cannot change,
+            // except when another push moved the branch while this one was being received ("cannot
+            // lock ref …: is at X but expected Y").
+            if ["[rejected]", "fetch first", "non-fast-forward", "but expected"].contains(where: text.contains), !pushed.timedOut {
                 return false
             }
             throw record(failure: failure("push to", pushed))

@@ -8,7 +8,7 @@ extension ReplicatedDirectoryBackend {
         guard !saves.isEmpty || !deletes.isEmpty else { return ReplicatedModifyResult(written: [], failures: []) }
         return try withOwnFolder(in: zone) { document, last in
             let time = now()
-            var plan = WritePlan(firstSeq: (last?.lastSeq ?? 0) + 1, zone: zone.zoneID)
+            var plan = WritePlan(firstSeq: (last?.lastSeq ?? 0) + 1, sealed: sealer != nil) { try self.storedDocument($0, zone: zone.zoneID) }
             let devices = try layout.devices()
             for save in saves {
                 try plan.add(save.record.id) { seq in try version(for: save, seq: seq, zone: zone.zoneID, time: time, devices: devices) }
@@ -102,6 +102,8 @@ extension ReplicatedDirectoryBackend {
         var moreComing = false
         var waiting = restartWaits
         var quarantined: [String: QuarantinedItem] = [:]
+        // Versions that do not open (an encrypted zone's, changed or forged in the backend).
+        var unreadable: [RecordID: QuarantinedItem] = [:]
         for (device, files) in restarting.sorted(by: { $0.key < $1.key }) {
             for version in files.versions {
                 if read[version.record.id] == nil { order.append(version.record.id) }
@@ -137,7 +139,16 @@ extension ReplicatedDirectoryBackend {
                 }
                 for (batch, resume) in result.batches {
                     for change in batch.changes {
-                        guard let version = change.version?.recordVersion(writer: device) else { continue }
+                        guard let document = change.version else { continue }
+                        let version: RecordVersion
+                        do {
+                            guard let opened = try readVersion(document, writer: device) else { continue }
+                            version = opened
+                        } catch {
+                            unreadable[change.id] = QuarantinedItem(id: change.id, location: relative(layout.recordFile(change.id, device: device)),
+                                                                    reason: error.description)
+                            continue
+                        }
                         if read[change.id] == nil { order.append(change.id) }
                         read[change.id, default: []].append(version)
                     }
@@ -162,7 +173,7 @@ extension ReplicatedDirectoryBackend {
         }
         let page = ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing,
                                          waiting: waiting.sorted { $0.key < $1.key }.map(\.value),
-                                         quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value))
+                                         quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value) + unreadable.sorted { $0.key < $1.key }.map(\.value))
         return (page, position.positions)
     }
 
@@ -182,15 +193,19 @@ private enum PlannedVersion {
 /// The checked form of one `modify` call: the changes to commit, or the failures.
 private struct WritePlan {
     let firstSeq: Int64
-    let zone: String
+    /// Whether versions are stored sealed, and so may grow past the record limit on the way.
+    let sealed: Bool
+    /// The document a version is stored as.
+    let store: (RecordVersion) throws -> VersionDocument
     var changes: [DeviceChange] = []
     var written: [RecordVersion] = []
     var outcomes: [(id: RecordID, error: ReplicatedRecordError?)] = []
     var failures: [ReplicatedFailure] { outcomes.compactMap { outcome in outcome.error.map { ReplicatedFailure(id: outcome.id, error: $0) } } }
 
-    init(firstSeq: Int64, zone: String) {
+    init(firstSeq: Int64, sealed: Bool, store: @escaping (RecordVersion) throws -> VersionDocument) {
         self.firstSeq = firstSeq
-        self.zone = zone
+        self.sealed = sealed
+        self.store = store
     }
 
     /// Adds one record's new version, numbered with the next sequence number; a record may appear once.
@@ -204,7 +219,13 @@ private struct WritePlan {
         case .failed(let error):
             outcomes.append((id, error))
         case .write(let version):
-            changes.append(DeviceChange(seq: seq, op: version.isDeleted ? .delete : .save, id: id, version: VersionDocument(version, zone: zone)))
+            let document = try store(version)
+            // Readers skip a record file larger than this: one that would be is refused instead.
+            if sealed, try JSONCoding.encode(document).count > ReplicatedDirectoryBackend.maxRecordFileBytes {
+                outcomes.append((id, .limitExceeded))
+                return
+            }
+            changes.append(DeviceChange(seq: seq, op: version.isDeleted ? .delete : .save, id: id, version: document))
             written.append(version)
             outcomes.append((id, nil))
         case .alreadyWritten:

@@ -59,7 +59,7 @@ extension ReplicatedDirectoryBackend {
             let lines = try journal(of: device).read(after: from.seq, through: end.seq, hint: from.resume, maxChanges: .max)
             for (batch, _) in lines.batches where batch.zone == zone {
                 for change in batch.changes {
-                    guard let version = change.version?.recordVersion(writer: device) else { continue }
+                    guard let document = change.version, let version = try? readVersion(document, writer: device) else { continue }
                     covering[change.id, default: []].append((version, JournalSource(device: device, seq: change.seq)))
                 }
             }

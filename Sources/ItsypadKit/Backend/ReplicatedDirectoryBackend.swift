@@ -2,12 +2,20 @@
 /// `devices/<its id>/…` and `records/<type>/<name>.<its id>.json`, so the directory may be a
 /// coherent shared folder or each machine's own copy of a folder a replicating service keeps in step.
 /// The engine reaches it through `ReplicatedSyncBackend`.
+///
+/// With a `sealer` it is an end-to-end encrypted zone (format 3 in format 2's layout): it creates
+/// the zone encrypted, refuses a zone whose key check value is not its key's (or a plain one)
+/// before writing anything, seals every version and asset it writes and opens every one it reads;
+/// a version that does not open is not a version (skipped, and reported where a fetch meets it).
+/// Setting names are hashed above it, by `EncryptedReplicatedBackend`.
 public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     public let path: String
     public let deviceID: String
     /// This data directory's random identity: two with one device id are clones.
     let instance: String
     let deviceName: String
+    /// The zone's key, when it is encrypted.
+    let sealer: VersionSealer?
     let lockTimeout: Double
     let now: @Sendable () -> Int64
     let layout: ReplicatedLayout
@@ -17,22 +25,27 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     let segmentSizeLimit: Int
     /// `finishSync` compacts this device's journal once it is larger than this.
     let compactionThreshold: Int
-    /// A record file holds a record (1 MiB) and its base; anything larger is not read.
-    static let maxRecordFileBytes = 2 * 1024 * 1024 + 64 * 1024
+    /// A record file holds a record (1 MiB) and its base, sealed in an encrypted zone (base64 adds
+    /// a third); anything larger is not read.
+    static let maxRecordFileBytes = 3 * 1024 * 1024
 
-    public convenience init(path: String, deviceID: String, instance: String, deviceName: String, lockTimeout: Double = 10,
-                            now: @escaping @Sendable () -> Int64 = { Time.now() }) {
-        self.init(path: path, deviceID: deviceID, instance: instance, deviceName: deviceName, lockTimeout: lockTimeout, now: now,
-                  segmentSizeLimit: 4 * 1024 * 1024, compactionThreshold: 1024 * 1024)
+    /// `cipher`: the key of an encrypted zone (one this backend creates is encrypted with it).
+    /// An encrypted zone stores the device's id where `device.json` names the device: the name is
+    /// a setting value, which encryption hides.
+    public convenience init(path: String, deviceID: String, instance: String, deviceName: String, cipher: RecordCipher? = nil,
+                            lockTimeout: Double = 10, now: @escaping @Sendable () -> Int64 = { Time.now() }) {
+        self.init(path: path, deviceID: deviceID, instance: instance, deviceName: deviceName, sealer: cipher.map(VersionSealer.init),
+                  lockTimeout: lockTimeout, now: now, segmentSizeLimit: 4 * 1024 * 1024, compactionThreshold: 1024 * 1024)
     }
 
-    init(path: String, deviceID: String, instance: String, deviceName: String, lockTimeout: Double,
+    init(path: String, deviceID: String, instance: String, deviceName: String, sealer: VersionSealer? = nil, lockTimeout: Double,
          now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int, compactionThreshold: Int) {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.path = trimmed
         self.deviceID = deviceID
         self.instance = instance
-        self.deviceName = deviceName
+        self.deviceName = sealer == nil ? deviceName : deviceID
+        self.sealer = sealer
         self.lockTimeout = lockTimeout
         self.now = now
         self.segmentSizeLimit = segmentSizeLimit
@@ -53,9 +66,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             return zone
         }
         try files.makeDirectory(path)
-        let created = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ReplicatedLayout.format, created: now())
+        let created = ZoneInfo(zoneID: Identifier.make().uppercased(), format: sealer == nil ? ReplicatedLayout.format : ZoneDocument.encryptedFormat,
+                               created: now(), keyCheckValue: sealer?.keyCheckValue)
         // Exclusive: in a coherent folder two devices creating at once get one zone.
-        let zone = try createExclusively(try JSONCoding.encode(ZoneDocument(created)), at: layout.zoneFile) ? created : try readZone()
+        let zone = try createExclusively(try JSONCoding.encode(ZoneDocument(created, layout: ReplicatedLayout.format)), at: layout.zoneFile) ? created : try readZone()
         try prepareDeviceFolder(zone: zone)
         return zone
     }
@@ -76,9 +90,12 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// The winning zone: the smallest zone id among `zone.json` and the zones every `device.json`
     /// names (two devices may each have created one before the other's arrived). A `zone.json`
     /// naming another zone is rewritten with the winner, so that the service settles on it.
+    /// Nothing is written unless the zone is encrypted with this backend's key, or plain without one.
     private func existingZone() throws -> ZoneInfo? {
         guard var bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
-        if try ZoneDocument.parse(bytes, path: layout.zoneFile, newestFormat: ReplicatedLayout.format).format == 1 {
+        let found = try ZoneDocument.parse(bytes, path: layout.zoneFile, newestFormat: ReplicatedLayout.format)
+        try checkKey(of: found)
+        if found.format == 1 {
             try convertFromFormat1()
             guard let converted = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
             bytes = converted
@@ -88,13 +105,27 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         }
         let written = try ZoneDocument.parse(bytes, path: layout.zoneFile, newestFormat: ReplicatedLayout.format)
         var winner = written
+        // Only zones of the same key compete: encrypted zones of different keys cannot merge (each
+        // `--encrypt` and each rotation makes a new key), and a device of a zone that was replaced
+        // (a key rotation) names the old zone until it joins the new one.
         for device in try layout.devices() {
-            guard let document = try? deviceDocument(of: device), let created = document.zoneCreated,
+            guard let document = try? deviceDocument(of: device), let created = document.zoneCreated, document.zoneKeyCheckValue == written.keyCheckValue,
                   NameRules.isZoneID(document.zoneID), document.zoneID < winner.zoneID else { continue }
-            winner = ZoneInfo(zoneID: document.zoneID, format: ReplicatedLayout.format, created: created)
+            winner = ZoneInfo(zoneID: document.zoneID, format: written.format, created: created, keyCheckValue: written.keyCheckValue)
         }
-        if winner != written { try files.writeAtomically(try JSONCoding.encode(ZoneDocument(winner)), to: layout.zoneFile) }
+        if winner != written { try files.writeAtomically(try JSONCoding.encode(ZoneDocument(winner, layout: ReplicatedLayout.format)), to: layout.zoneFile) }
         return winner
+    }
+
+    /// Throws `EncryptionError` unless `zone` is encrypted with this backend's key, or plain and
+    /// this backend has none.
+    private func checkKey(of zone: ZoneInfo) throws {
+        switch (zone.keyCheckValue, sealer) {
+        case (nil, nil): return
+        case (nil, _?): throw EncryptionError.notEncrypted
+        case (_?, nil): throw EncryptionError.missingKey
+        case (let check?, let sealer?): guard sealer.cipher.matches(keyCheckValue: check) else { throw EncryptionError.wrongKey }
+        }
     }
 
     /// Whether the backend directory exists; `.unavailable` when neither it nor its parent does (an unmounted share).
@@ -135,8 +166,8 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         try withDeviceLock {
             guard try files.status(layout.deviceFile(deviceID)) != nil else {
                 return try writeDeviceDocument(DeviceDocument(format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
-                                                              zoneID: zone.zoneID, zoneCreated: zone.created, created: now(), lastSync: nil,
-                                                              appliedSeq: 0, seen: [:]))
+                                                              zoneID: zone.zoneID, zoneCreated: zone.created, zoneKeyCheckValue: zone.keyCheckValue,
+                                                              created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
             }
             var document = try deviceDocument()
             try checkOwnership(document, last: try journal(of: deviceID).last())
@@ -179,6 +210,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         for segment in segments { try files.removeFile(segment.path) }
         document.zoneID = zone.zoneID
         document.zoneCreated = zone.created
+        document.zoneKeyCheckValue = zone.keyCheckValue
         document.appliedSeq = seq
         document.seen = [:]
         document.collectedThrough = nil
@@ -201,7 +233,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         do { document = try JSONCoding.decode(DeviceDocument.self, from: bytes) } catch {
             throw BackendError.corrupt(path: file, reason: JSONCoding.describe(error))
         }
-        guard document.deviceID == device, document.seen.count <= VersionVector.maxEntries,
+        guard document.deviceID == device, document.seen.count <= VersionVector.maxEntries, document.zoneKeyCheckValue.map(ZoneDocument.isKeyCheckValue) ?? true,
               document.seen.allSatisfy({ VersionVector.isDeviceID($0.key) && (0..<VersionVector.maxSequence).contains($0.value) }) else {
             throw BackendError.corrupt(path: file, reason: "not the document of device \(device)")
         }
@@ -241,8 +273,23 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         try (devices ?? layout.devices()).compactMap { try version(in: layout.recordFile(id, device: $0), of: id, writer: $0, zone: zone) }
     }
 
+    /// In an encrypted zone, a record whose only versions here do not open (changed, moved or
+    /// forged in the backend) throws `.corrupt` rather than passing for a record with no version.
     public func siblings(of id: RecordID) throws -> [RecordVersion] {
-        VersionHistory.siblings(try versions(of: id, zone: try readZone().zoneID))
+        let zone = try readZone().zoneID
+        let devices = try layout.devices()
+        let siblings = VersionHistory.siblings(try versions(of: id, zone: zone, devices: devices))
+        guard siblings.isEmpty, sealer != nil else { return siblings }
+        for device in devices {
+            let file = layout.recordFile(id, device: device)
+            guard let document = try versionDocument(in: file, zone: zone), document.record.id == id else { continue }
+            do {
+                _ = try readVersion(document, writer: device)
+            } catch {
+                throw BackendError.corrupt(path: relative(file), reason: error.description)
+            }
+        }
+        return []
     }
 
     public func location(of id: RecordID) -> String {
@@ -255,12 +302,33 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     }
 
     /// The version in a record file, or nil when there is none or it cannot be used yet: files that
-    /// are malformed, of another zone or too large are skipped (half replicated, or quarantined).
+    /// are malformed, of another zone or too large are skipped (half replicated, or quarantined),
+    /// and so are versions that do not open in an encrypted zone.
     func version(in file: String, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
+        guard let document = try versionDocument(in: file, zone: zone), let version = try? readVersion(document, writer: writer),
+              version.record.id == id else { return nil }
+        return version
+    }
+
+    /// The document in a record file of `zone`, or nil (no file, too large, malformed).
+    private func versionDocument(in file: String, zone: String) throws -> VersionDocument? {
         guard let status = try files.status(file), status.isRegular, status.size <= Self.maxRecordFileBytes,
               let bytes = try? files.readFileIfExists(file, limit: Self.maxRecordFileBytes), let document = try? JSONCoding.decode(VersionDocument.self, from: bytes),
-              document.zone == zone, let version = document.recordVersion(writer: writer), version.record.id == id else { return nil }
-        return version
+              document.zone == zone else { return nil }
+        return document
+    }
+
+    /// The version `writer` stored as `document`, opened in an encrypted zone; nil when it is
+    /// malformed. Throws when it does not open: it was changed, moved or forged in the backend.
+    func readVersion(_ document: VersionDocument, writer: String) throws(RecordCipherError) -> RecordVersion? {
+        guard let sealer else { return document.recordVersion(writer: writer) }
+        return try sealer.open(document, writer: writer).recordVersion(writer: writer)
+    }
+
+    /// What this device stores for `version`: sealed in an encrypted zone.
+    func storedDocument(_ version: RecordVersion, zone: String) throws -> VersionDocument {
+        let document = VersionDocument(version, zone: zone)
+        return try sealer?.seal(document, writer: deviceID) ?? document
     }
 
     /// Writes this device's record files for a committed batch (the last change of each record
@@ -318,9 +386,11 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
 
     // MARK: Assets
 
-    public func putAsset(_ bytes: [UInt8]) throws -> AssetReference {
+    /// In an encrypted zone the blob is stored sealed, and the reference names the sealed bytes.
+    public func putAsset(_ plaintext: [UInt8]) throws -> AssetReference {
+        let zone = try readZone()
+        let bytes = try sealer.map { try $0.cipher.sealAsset(plaintext, zoneID: zone.zoneID) } ?? plaintext
         guard bytes.count <= BackendLimits.maxAssetBytes else { throw BackendError.limitExceeded }
-        _ = try readZone()
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let file = layout.assetFile(deviceID, reference.fileChecksum)
         if let status = try files.status(file), status.size == reference.size {
@@ -333,15 +403,21 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     }
 
     /// A version refers to its writer's assets, but a verified copy from any device will do.
+    /// In an encrypted zone, one that does not open is `.corrupt`.
     public func readAsset(_ reference: AssetReference) throws -> [UInt8] {
-        _ = try readZone()
+        let zone = try readZone()
         guard reference.hasValidChecksum else { throw BackendError.assetNotFound(reference.fileChecksum) }
         for device in [deviceID] + (try layout.devices()) {
             let file = layout.assetFile(device, reference.fileChecksum)
             guard (try files.status(file))?.size == reference.size,
                   let bytes = try? files.readFileIfExists(file, limit: BackendLimits.maxAssetBytes), bytes.count == reference.size,
                   SHA256.hexDigest(of: bytes) == reference.fileChecksum else { continue }
-            return bytes
+            guard let sealer else { return bytes }
+            do {
+                return try sealer.cipher.openAsset(bytes, zoneID: zone.zoneID)
+            } catch {
+                throw BackendError.corrupt(path: relative(file), reason: error.description)
+            }
         }
         throw BackendError.assetNotFound(reference.fileChecksum)
     }

@@ -49,6 +49,8 @@ struct DeviceDocument: Codable, Equatable {
     var zoneID: String
     /// When that zone was created (it may be the winner of a concurrent creation).
     var zoneCreated: Int64?
+    /// That zone's key check value, when it is encrypted.
+    var zoneKeyCheckValue: String?
     var created: Int64
     var lastSync: Int64?
     /// Its journal is reflected in its record files up to this sequence number.
@@ -67,12 +69,14 @@ struct VersionDocument: Codable, Equatable {
     let version: String
     let derived: Bool
     let deleted: Bool
-    let record: BackendRecord
-    let base: BaseDocument?
+    /// The record; in an encrypted zone its fields are sealed (see `VersionSealer`).
+    var record: BackendRecord
+    var base: BaseDocument?
 
     struct BaseDocument: Codable, Equatable {
         let version: String
-        let fields: [String: FieldValue]
+        /// In an encrypted zone, none: they travel sealed with the record's.
+        var fields: [String: FieldValue]
     }
 
     init(_ version: RecordVersion, zone: String) {
@@ -85,10 +89,11 @@ struct VersionDocument: Codable, Equatable {
     }
 
     /// The version this document describes, written by `writer`; nil when it is malformed
-    /// (bad names or fields, a vector that does not parse, a tag that is not the vector).
+    /// (bad names or fields, a vector that does not parse, a tag that is not the vector, a
+    /// tombstone with fields other than its seal).
     func recordVersion(writer: String) -> RecordVersion? {
         guard let vector = VersionVector(tag: version), !vector.isEmpty, record.recordChangeTag == version,
-              NameRules.problem(with: record) == nil, !deleted || record.fields.isEmpty else { return nil }
+              NameRules.problem(with: record) == nil, !deleted || record.fields.keys.allSatisfy({ $0 == RecordCipher.sealedFieldName }) else { return nil }
         var recordBase: RecordBase?
         if let base {
             guard let baseVector = VersionVector(tag: base.version) else { return nil }

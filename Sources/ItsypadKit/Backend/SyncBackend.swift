@@ -265,8 +265,8 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
     case tokenExpired
     /// The backend was written by a newer itsypad; nothing is written to it.
     case newerFormat(found: Int)
-    /// The zone's format is known but names a layout this version cannot open (an encrypted zone
-    /// in format 2's layout); nothing is written to it.
+    /// The zone's format is known but names a layout this reader does not open (an encrypted zone
+    /// in format 2's layout, read as format 1); nothing is written to it.
     case unsupportedLayout(format: Int, layout: Int)
     /// A file does not follow the format (does not parse, a bad name, number or size, a symlink or
     /// FIFO where a file belongs). It is left untouched; retrying cannot help.
@@ -289,7 +289,7 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tokenExpired: "change token expired; a full fetch is needed"
         case .newerFormat(let found): "sync backend uses format \(found), newer than this version understands"
         case .unsupportedLayout(let format, let layout):
-            "sync backend uses format \(format) in format \(layout)'s layout, which this version cannot open yet (nothing was written to it)"
+            "sync backend uses format \(format) in format \(layout)'s layout, which this reader does not open (nothing was written to it)"
         case .corrupt(let path, let reason): "corrupt file \(path): \(reason)"
         case .limitExceeded: "request exceeds \(BackendLimits.maxRecordsPerRequest) records or \(BackendLimits.maxRequestBytes) bytes"
         case .quotaExceeded(let reason): "sync backend is full: \(reason)"

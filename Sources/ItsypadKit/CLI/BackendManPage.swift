@@ -366,8 +366,8 @@ with identical content.
 .IR devices/ device /device.json
 What the device says about itself: \fBformat\fR (2), \fBdeviceID\fR,
 \fBinstance\fR (random, chosen once per data directory),
-\fBname\fR (its \fBdevice.name\fR), \fBzoneID\fR and \fBzoneCreated\fR
-(the zone its data belongs to),
+\fBname\fR (its \fBdevice.name\fR; its device id in an encrypted zone), \fBzoneID\fR and \fBzoneCreated\fR
+(the zone its data belongs to; in an encrypted zone also \fBzoneKeyCheckValue\fR, that zone's key check value),
 \fBlastSync\fR (milliseconds since 1970),
 \fBappliedSeq\fR (its journal is reflected in its record files up to here),
 and \fBseen\fR: for every device, the last sequence number of that device's
@@ -575,7 +575,8 @@ Two devices may each create a zone before either's \fIzone.json\fR has reached
 the other.
 Each names its zone, with its creation time, in its \fIdevice.json\fR.
 The zone with the smallest zone id among \fIzone.json\fR and every
-\fIdevice.json\fR wins, whichever \fIzone.json\fR the service kept;
+\fIdevice.json\fR naming a zone of the same key check value (none, or
+\fIzone.json\fR's) wins, whichever \fIzone.json\fR the service kept;
 a device that finds \fIzone.json\fR naming another zone rewrites it with the
 winner's.
 A device whose data belongs to a losing zone removes its own record files,
@@ -603,7 +604,7 @@ Format 2 keeps every format 1 guarantee in a coherent shared folder (NFS, SMB,
 a USB disk): crash safety, atomic batches, compaction, replaced zones.
 .SS "Limits"
 At most 1000 devices ever write to one backend.
-A record file is at most 2 MiB plus 64 KiB (a record and its base),
+A record file is at most 3 MiB (a record and its base, sealed in an encrypted zone),
 a journal line 8 MiB, \fIdevice.json\fR 64 KiB;
 larger files are quarantined.
 Sequence numbers are at most 2^53.
@@ -645,49 +646,85 @@ Keep the backend directory readable and writable only by you
 .B itsypad sync enable
 creates it); itsypad warns when other users can read or write it.
 .SH "ENCRYPTION"
-A backend created with \fBitsypad sync enable\fR \fIDIR\fR \fB\-\-encrypt\fR is end\-to\-end encrypted.
+A backend created with \fBitsypad sync enable\fR \fIDIR\fR \fB\-\-encrypt\fR, or with
+\fBitsypad sync enable git:\fR\fIURL\fR (encrypted unless \fB\-\-no\-encrypt\fR), is end\-to\-end encrypted.
 Its zone.json has \fBformat\fR 3, a number of its own so that an itsypad
 that does not know encryption refuses it as a newer format and never writes plaintext into it.
 It has three more members:
 \fBlayout\fR, the format whose files the zone uses
-(1: format 1's layout, the only one this version writes or opens;
-2: format 2's layout, reserved, refused by this version with a message that says so),
+(2: format 2's files, one writer per file, which is what new encrypted backends use;
+1: format 1's files, which encrypted backends created before format 2 keep, and which only
+format 1's reader opens: such a zone moves to layout 2 with its next key rotation),
 \fBencryption\fR (\fB"xchacha20poly1305\-v1"\fR) and \fBkeyCheckValue\fR
 (32 hex digits of HMAC\-SHA256 under a key derived from the sync key; it reveals nothing about the key).
 Any other combination (a format 3 zone without one of them, a layout other than 1 or 2,
 or one of them in a format 1 or 2 zone) is corrupt.
 A device whose key gives another value stops before it reads or writes anything;
-a device without a key is refused an encrypted backend.
+a device without a key is refused an encrypted backend, and a device with a key
+refuses a backend that is not encrypted.
 The key itself is never in the backend: each device keeps it in its data directory (\fIsync\-key\fR, mode 0600).
+Each purpose (records, assets, name hashing, key check) has its own key derived with HKDF\-SHA256.
+.SS "Layout 2 (format 2's files)"
+Every file is written by one device, as in FORMAT 2.
+In each version a device writes, to its journal and its record file, the record's fields and its
+base's fields (see \fBCommon ancestors\fR) are replaced by the one field \fBsealed\fR: base64 of a
+format byte (1), a random 24\-byte nonce, and the XChaCha20\-Poly1305 encryption (with its
+16\-byte tag) of the JSON object \fB{"fields": \fR...\fB, "base": \fR...\fB}\fR; the base keeps
+only its \fBversion\fR in the clear, and a tombstone is sealed too (with no fields).
+The associated data is, each part length\-prefixed: the zone ID, the record type and name,
+the device that wrote the version (the folder its files are in), its version vector, whether it
+is derived and whether it is a tombstone, its base's vector, and its creation and modification
+stamps. So a version copied to another record, another device's files, another vector or zone,
+or turned from a tombstone into a live version or back, does not verify; a replayed older
+version verifies only as what it was, and is covered by the newer ones (or, once a journal is
+compacted, disagrees with the checkpoint's digest of the record files and is waited on).
+Setting records, and the tombstones of settings, are named by 64 hex digits of a keyed hash
+(HMAC\-SHA256) of their name, so no setting name is in the backend; a hashed name this version
+does not know (a newer itsypad's setting) is ignored.
+Assets are sealed (bound to the zone) before they are stored, and named by the SHA\-256 of their
+sealed bytes; a field that references an asset is also kept in the clear next to \fBsealed\fR,
+so that readers wait for the asset to arrive, and must equal the sealed copy.
+In \fIdevice.json\fR the device's \fBname\fR is its device id.
 .PP
-Every record has the field \fBsealed\fR: base64 of a format byte (1), a random 24\-byte nonce,
-and the XChaCha20\-Poly1305 encryption (with its 16\-byte tag) of the JSON of all the record's fields.
+Version vectors, journal positions, drops, checkpoints and the digests of record files stay in
+the clear: every device needs them to order versions and to wait for replication without the
+key. They are not authenticated: whoever can write the folder can make a device wait, or drop
+its own superseded files early, but cannot make it apply content that the key did not seal
+for that record, device and version.
+.PP
+A version that does not verify is malformed (see MALFORMED ENTRIES): it is not a version
+(a sibling it is not), the sync that reads it names its record file (exit 1), and
+\fBsync status\fR and \fBsync log\fR keep naming it while it is the record's only version;
+local data stays, and a new version from any device supersedes it.
+.SS "Layout 1 (format 1's files)"
+Every record has the field \fBsealed\fR: base64 as above, of the JSON of all the record's fields.
 The associated data is the zone ID, the record type and the record name,
 so a sealed field copied to another record, type or zone does not verify.
-Setting records are named by 64 hex digits of a keyed hash (HMAC\-SHA256) of the setting's key,
+Setting records are named by a keyed hash of the setting's key,
 which travels inside the sealed fields and is checked against the name.
-Assets (tab content too large for a record) are sealed the same way, bound to the zone,
-and named by the SHA\-256 of their sealed bytes.
-A field that references an asset is also kept in the clear, next to \fBsealed\fR,
-so that writers check the asset exists and compaction keeps it;
-it must equal the sealed copy, so the record authenticates which asset it uses.
-Each purpose (records, assets, name hashing, key check) has its own key derived with HKDF\-SHA256.
-.PP
-A record that does not verify (changed, moved, or sealed with another key) is malformed
-(see MALFORMED ENTRIES): skipped, named by \fBitsypad sync\fR (exit 1), \fBsync status\fR
-and \fBsync log\fR, never applied; local data stays.
+Assets are sealed as in layout 2.
+A record that does not verify is malformed, as in layout 2.
 So is a tab version older than the one a device holds without local edits
 (its edit history is included in the device's): a replay of a version that once verified.
-.PP
-\fBitsypad sync key rotate\fR replaces the key: after a sync, it builds a new encrypted zone
-(new zone ID, new key check value) holding everything the device has in a hidden sibling directory,
-\fI.NAME.itsypad\-replacement\fR (NAME being the backend directory's name), then, holding the
-backend's lock and only if zone.json is still the one it started from, renames the backend to
+Layout 1 has format 1's single shared journal: it is not safe in a folder a replicating service
+keeps in step (use layout 2, or rotate the key, which moves the zone there).
+.SS "Key rotation"
+\fBitsypad sync key rotate\fR replaces the key: after a sync, it builds a new encrypted zone in
+layout 2 (new zone ID, new key check value) holding everything the device has in a hidden sibling
+directory, \fI.NAME.itsypad\-replacement\fR (NAME being the backend directory's name), then,
+holding the backend's lock (layout 1) or the lock of every device that has one in this copy
+(layout 2), and only if zone.json is still the one it started from, renames the backend to
 \fI.NAME.itsypad\-retired\fR and the replacement to the backend's name, and removes the retired one.
 Between the two renames the backend directory is missing: devices retry later (exit 75).
 A device still holding the old key finds a key check value it does not match and stops before
 writing anything; once given the new key it treats the new zone as a replaced backend and sends
 its data again.
+In a folder a service replicates, a device that had not yet seen the rotation may have written into
+the old zone in its own copy, and the service may bring those files back into the new zone:
+its \fIdevice.json\fR names the old zone with the old key check value, so it takes no part in
+\fBConcurrent creation\fR, and its journal lines of the old zone are waited on until, given the new
+key, it moves into the new zone (see \fBConcurrent creation\fR) and sends everything again: what it
+wrote into the old zone is still in its data directory, so nothing is lost.
 The new key waits in the data directory as \fIsync\-key.next\fR until the new zone is in place;
 the rotating device's next sync finishes a rotation a crash interrupted (or undoes one that never
 reached the backend) and removes either sibling directory.
@@ -702,14 +739,17 @@ the new key's check value makes the new key the device's, the old one's discards
 A device whose unpushed commits were made for the old zone keeps them under \fIrefs/itsypad/kept\fR
 and, once given the new key, sends its data again.
 The old zone's files stay in the remote's history, readable with the old key only.
-.PP
-What stays visible to whoever can read the backend:
-the zone ID, format and creation time; that the backend is encrypted, and the key check value;
-record types; record names (random ids for tabs and clips, keyed hashes for settings);
-change tags; creation and modification times and the device IDs that made them;
-the journal's shape (which records changed together, and when); sizes of records and assets,
-and which record references which asset; and tombstones' names (the type and random id of what was deleted).
-Tab names and content, languages, clip text and pinned state, setting values and device names are not visible.
+.SS "What stays visible"
+To whoever can read the backend:
+the zone ID, format, layout and creation time; that the backend is encrypted, and the key check value;
+record types; record names (random ids for tabs and clips, keyed hashes for settings and their tombstones);
+change tags and version vectors; device ids, which device wrote which version, and when;
+creation and modification times and the device IDs that made them;
+journal positions, drops and checkpoints (which records changed together, and when);
+sizes of records and assets, and which record references which asset; and tombstones' names
+(the type and random id of a deleted tab or clip).
+Tab names and content, languages, clip text and pinned state, setting names and values and device
+names are not visible.
 .SH "SEE ALSO"
 .BR itsypad (1),
 .BR itsypad\-settings (1),

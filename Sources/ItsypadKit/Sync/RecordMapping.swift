@@ -31,8 +31,9 @@ enum RecordMapping {
     /// JSON escapes a control character in 6, base64 adds a third), computed when it could matter.
     private static func storedByteCount(of fields: [String: FieldValue], content: String, backend: SyncBackend) throws -> Int {
         let contentBytes = content.utf8.count
-        guard let encrypted = backend as? EncryptedBackend, contentBytes > inlineContentLimit / 8 else { return contentBytes }
-        return try encrypted.storedByteCount(of: fields)
+        let sealing = backend as? SealingBackend ?? (backend as? ReplicatedSyncBackend)?.replicated as? SealingBackend
+        guard let sealing, contentBytes > inlineContentLimit / 8 else { return contentBytes }
+        return try sealing.storedByteCount(of: fields)
     }
 
     /// Why a tab record cannot become a local tab, or nil when it can.

@@ -73,8 +73,8 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     /// and must then not remove it.
     private func currentWithTombstone(_ recordID: RecordID, fetched change: ReplicatedChange) throws -> (changes: [Change], merges: Merges) {
         let tombstoneID = RecordID(recordType: RecordMapping.tombstoneType, recordName: recordID.recordType + "." + recordID.recordName)
-        let recordSiblings = change.id == recordID ? change.siblings : try replicated.siblings(of: recordID)
-        let tombstoneSiblings = change.id == tombstoneID ? change.siblings : try replicated.siblings(of: tombstoneID)
+        let recordSiblings = change.id == recordID ? change.siblings : try readableSiblings(of: recordID)
+        let tombstoneSiblings = change.id == tombstoneID ? change.siblings : try readableSiblings(of: tombstoneID)
         let record = try current(recordID, siblings: recordSiblings)
         let tombstone = try current(tombstoneID, siblings: tombstoneSiblings)
         guard let removal = tombstone.changes.first, case .saved(let tombstoneRecord) = removal,
@@ -86,6 +86,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         return (record.changes, record.merges.adding(tombstone.merges))
     }
 
+    /// Throws `.corrupt` for a record whose only versions cannot be read (the engine keeps it quarantined).
     func fetchRecord(_ id: RecordID) throws -> BackendRecord? {
         let siblings = try replicated.siblings(of: id)
         guard siblings.count > 1 else { return siblings.first.flatMap { $0.isDeleted ? nil : $0.record } }
@@ -149,6 +150,16 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         }
     }
 
+    /// The record's siblings that can be read: a record whose only versions cannot (quarantined
+    /// where a fetch meets them) has none here, so that it blocks no other record.
+    private func readableSiblings(of id: RecordID) throws -> [RecordVersion] {
+        do {
+            return try replicated.siblings(of: id)
+        } catch BackendError.corrupt {
+            return []
+        }
+    }
+
     private func tagged(_ record: BackendRecord, _ siblings: [RecordVersion]) -> BackendRecord {
         var record = record
         record.recordChangeTag = Self.joined(siblings).tag
@@ -177,7 +188,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
                 continue
             }
             // Unconditional: it deletes whatever is there now; nothing there is already deleted.
-            let siblings = try replicated.siblings(of: id)
+            let siblings = try readableSiblings(of: id)
             // None here may be versions this copy has not received yet: the removal is written anyway.
             if !siblings.isEmpty, siblings.allSatisfy(\.isDeleted) {
                 alreadyGone.append(id)
@@ -212,7 +223,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     /// (for types that merge against one: `mergesAgainstAncestor`).
     private func base(of record: BackendRecord, at version: VersionVector) throws -> RecordBase? {
         guard types.handler(for: record.recordType)?.mergesAgainstAncestor == true, !version.isEmpty else { return nil }
-        return try replicated.siblings(of: record.id).first { $0.version == version && !$0.isDeleted }?.asBase
+        return try readableSiblings(of: record.id).first { $0.version == version && !$0.isDeleted }?.asBase
     }
 
     /// A refused save or delete in the engine's terms: versions it had not seen come back merged,

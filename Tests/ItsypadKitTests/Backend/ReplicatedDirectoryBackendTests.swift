@@ -33,10 +33,12 @@ struct ReplicatedDevices {
         try simulator.quiesce()
     }
 
+    /// `cipher`: an encrypted zone's key.
     static func backend(_ path: String, _ index: Int, segmentSizeLimit: Int = 1 << 22, compactionThreshold: Int = 1 << 30, instance: String? = nil,
-                        now: Int64 = testNow) -> ReplicatedDirectoryBackend {
+                        now: Int64 = testNow, cipher: RecordCipher? = nil) -> ReplicatedDirectoryBackend {
         ReplicatedDirectoryBackend(path: path, deviceID: deviceID(index), instance: instance ?? "instance-\(index)", deviceName: "device \(index)",
-                                   lockTimeout: 2, now: { now + Int64(index) }, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold)
+                                   sealer: cipher.map(VersionSealer.init), lockTimeout: 2, now: { now + Int64(index) }, segmentSizeLimit: segmentSizeLimit,
+                                   compactionThreshold: compactionThreshold)
     }
 
     subscript(index: Int) -> ReplicatedDirectoryBackend { backends[index] }
@@ -68,7 +70,9 @@ extension ReplicatedDirectoryBackend {
             if !page.moreComing { return (changes, page.token, waiting, quarantined) }
         }
     }
+}
 
+extension ReplicatedBackend {
     @discardableResult
     func write(_ saves: ReplicatedSave...) throws -> [RecordVersion] {
         let result = try modify(saves: saves, deletes: [])

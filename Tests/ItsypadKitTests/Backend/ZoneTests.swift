@@ -83,13 +83,13 @@ struct ZoneTests {
     }
 
     /// zone.json of every format: format 3 is encrypted (its layout, cipher and key check value all
-    /// present and valid) and opened only by a reader of format 1's layout, the layout it names;
-    /// format 2's layout is reserved; anything else is corrupt or newer.
+    /// present and valid) and opened only by the reader of the layout it names (format 1's or
+    /// format 2's); anything else is corrupt or newer.
     @Test(arguments: [
         (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "encrypted"),
         (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 2, "newer"),
         (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "layout 2"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 2, "layout 2"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 2, "encrypted"),
         (#"{"format":3,"zoneID":"Z","created":1,"layout":3,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
         (#"{"format":3,"zoneID":"Z","created":1,"layout":0,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
         (#"{"format":3,"zoneID":"Z","created":1,"layout":"1","encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
@@ -119,7 +119,7 @@ struct ZoneTests {
         #expect(outcome == expected)
     }
 
-    @Test("an encrypted zone in format 2's layout is refused with the reason and nothing is written")
+    @Test("an encrypted zone in format 2's layout is refused by format 1's reader with the reason and nothing is written")
     func encryptedZoneInFormat2Layout() throws {
         let fixture = try TemporaryBackend(createZone: false)
         defer { fixture.remove() }

@@ -384,10 +384,22 @@ struct GitRemoteTests {
         #expect(watch.stderr.contains("watching \(laptop.dataDir) and git:\(remote.path)"), "\(watch.stderr)")
     }
 
-    /// Format 2: each device writes only its own files, so two devices' commits rebase onto each other.
-    @Test func concurrentPushesFromTwoDevicesConverge() throws {
-        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
-        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+    /// Format 2: each device writes only its own files, so two devices' commits rebase onto each
+    /// other; plain, and encrypted (the default: format 3 in format 2's layout).
+    @Test(arguments: [false, true])
+    func concurrentPushesFromTwoDevicesConverge(encrypted: Bool) throws {
+        if encrypted {
+            try succeed(laptop, "sync", "enable", "git:" + remote.path)
+            let key = try succeed(laptop, "sync", "key", "show")
+            let joined = try desktop.runArguments(["sync", "enable", "git:" + remote.path, "--key", "-"], stdin: Array(key.utf8))
+            try #require(joined.status == 0, "\(joined.stderr)")
+            let zone = try BareRepository.git(["--git-dir=" + remote.path, "show", "itsypad:zone.json"])
+            let members = try JSONValue.parse(Array(zone.utf8))
+            #expect(members["layout"]?.int64Value == 2 && members["encryption"] == .string(ZoneDocument.encryptionName), "\(zone)")
+        } else {
+            try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+            try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        }
         for round in 0..<5 {
             try succeed(laptop, "clip", "add", "laptop \(round)")
             try succeed(desktop, "clip", "add", "desktop \(round)")
@@ -402,5 +414,9 @@ struct GitRemoteTests {
             let listed = try clips(device)
             #expect((0..<5).allSatisfy { listed.contains("laptop \($0)") && listed.contains("desktop \($0)") }, "\(listed)")
         }
+        guard encrypted else { return }
+        let objects = try BareRepository.git(["--git-dir=" + remote.path, "cat-file", "--batch-all-objects", "--batch"])
+        #expect(objects.contains("zone.json"), "the scan reads the repository's objects")
+        #expect(!objects.contains("laptop 0") && !objects.contains("desktop 4"), "typed text reached the remote in the clear")
     }
 }

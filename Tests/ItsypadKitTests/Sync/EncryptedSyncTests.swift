@@ -1,6 +1,17 @@
 import Testing
 @testable import ItsypadKit
 
+/// The layouts of an encrypted backend: format 2's, which `--encrypt` creates, and format 1's,
+/// which backends encrypted before it keep.
+enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
+    case format1 = 1
+    case format2 = 2
+
+    var testDescription: String { "layout \(rawValue)" }
+
+    func fleet(_ count: Int) -> Fleet { Fleet(count, backend: .encryptedDirectory, format1: self == .format1) }
+}
+
 /// An end-to-end encrypted backend: nothing typed reaches it in the clear, and a wrong or
 /// missing key, or records changed or moved in the backend, are refused with nothing lost.
 @Suite struct EncryptedSyncTests {
@@ -24,15 +35,24 @@ import Testing
         }
     }
 
-    func sealedField(ofTab id: String, in fleet: Fleet) throws -> String {
-        let bytes = try #require(try FileSystem.read(fleet.backendPath + "/records/ScratchTab/\(id).json"))
-        let record = try JSONCoding.decode(BackendRecord.self, from: bytes)
+    /// The sealed field of the tab's record file (format 2's layout: its one device's version file).
+    func sealedField(ofTab id: String, in fleet: Fleet, layout: EncryptedLayout) throws -> String {
+        let directory = fleet.backendPath + "/records/ScratchTab"
+        let record: BackendRecord
+        switch layout {
+        case .format1:
+            record = try JSONCoding.decode(BackendRecord.self, from: try #require(try FileSystem.read(directory + "/\(id).json")))
+        case .format2:
+            let file = try #require(try FileSystem.list(directory).first { $0.hasPrefix(id + ".") })
+            record = try JSONCoding.decode(VersionDocument.self, from: try #require(try FileSystem.read(directory + "/" + file))).record
+        }
         guard case .string(let sealed)? = record.fields[RecordCipher.sealedFieldName] else { throw CancellationError() }
         return sealed
     }
 
-    @Test func nothingTypedReachesTheBackendInTheClear() throws {
-        let fleet = Fleet(2, backend: .encryptedDirectory)
+    @Test(arguments: EncryptedLayout.allCases)
+    func nothingTypedReachesTheBackendInTheClear(_ layout: EncryptedLayout) throws {
+        let fleet = layout.fleet(2)
         let a = fleet[0], b = fleet[1]
         _ = a.output("tab", "new", "--name", "tab-name-unique-1", "first-tab-line-unique\nsecond-tab-line-unique")
         _ = a.output("clip", "add", "clip-text-unique-2")
@@ -51,17 +71,19 @@ import Testing
         #expect(!FileSystem.exists(fleet.backendPath + "/records/Setting/clipboard.ignore.json"))
     }
 
-    @Test func anEncryptedBackendIsFormat3SoThatOlderVersionsWriteNothingToIt() throws {
-        let fleet = Fleet(1, backend: .encryptedDirectory)
+    @Test(arguments: EncryptedLayout.allCases)
+    func anEncryptedBackendIsFormat3SoThatOlderVersionsWriteNothingToIt(_ layout: EncryptedLayout) throws {
+        let fleet = layout.fleet(1)
         fleet.enable(0)
-        let zone = try ZoneDocument.parse(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json")
+        let zone = try ZoneDocument.read(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json").zone
         #expect(zone.format == ZoneDocument.encryptedFormat && zone.isEncrypted)
         let members = try JSONValue.parse(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")))
-        #expect(members["layout"]?.int64Value == 1 && members["encryption"] == .string(ZoneDocument.encryptionName))
+        #expect(members["layout"]?.int64Value == Int64(layout.rawValue) && members["encryption"] == .string(ZoneDocument.encryptionName))
     }
 
-    @Test func aDeviceWithoutTheKeyIsToldHowToEnterItAndWritesNothing() throws {
-        let fleet = Fleet(2, backend: .encryptedDirectory)
+    @Test(arguments: EncryptedLayout.allCases)
+    func aDeviceWithoutTheKeyIsToldHowToEnterItAndWritesNothing(_ layout: EncryptedLayout) throws {
+        let fleet = layout.fleet(2)
         _ = fleet[0].output("tab", "new", "kept")
         fleet.enable(0)
         let before = try snapshot(fleet)
@@ -72,9 +94,10 @@ import Testing
         #expect(try snapshot(fleet) == before)
     }
 
-    @Test func aWrongKeyIsRefusedBeforeAnythingIsWritten() throws {
-        let fleet = Fleet(2, backend: .encryptedDirectory)
-        let other = Fleet(1, backend: .encryptedDirectory)
+    @Test(arguments: EncryptedLayout.allCases)
+    func aWrongKeyIsRefusedBeforeAnythingIsWritten(_ layout: EncryptedLayout) throws {
+        let fleet = layout.fleet(2)
+        let other = layout.fleet(1)
         _ = fleet[0].output("tab", "new", "kept")
         fleet.enable(0)
         other.enable(0)
@@ -97,8 +120,9 @@ import Testing
         #expect(before != changed)
     }
 
-    @Test func aTypoInTheRecoveryKeyNamesItsGroup() throws {
-        let fleet = Fleet(2, backend: .encryptedDirectory)
+    @Test(arguments: EncryptedLayout.allCases)
+    func aTypoInTheRecoveryKeyNamesItsGroup(_ layout: EncryptedLayout) throws {
+        let fleet = layout.fleet(2)
         fleet.enable(0)
         var key = Array(fleet[0].output("sync", "key", "show"))
         key[7] = key[7] == "A" ? "B" : "A"
@@ -108,8 +132,9 @@ import Testing
         #expect(!FileSystem.exists(fleet[1].dataDir + "/" + KeyFile.fileName))
     }
 
-    @Test func tamperedAndSwappedRecordsAreSkippedAndReportedNeverApplied() throws {
-        let fleet = Fleet(2, backend: .encryptedDirectory)
+    @Test(arguments: EncryptedLayout.allCases)
+    func tamperedAndSwappedRecordsAreSkippedAndReportedNeverApplied(_ layout: EncryptedLayout) throws {
+        let fleet = layout.fleet(2)
         let a = fleet[0], b = fleet[1]
         let first = a.output("tab", "new", "first tab")
         let second = a.output("tab", "new", "second tab")
@@ -117,13 +142,13 @@ import Testing
         _ = a.output("clip", "add", "a clip")
         fleet.enable(0)
         // Tampered: one character of the ciphertext changed.
-        let sealed = try sealedField(ofTab: third, in: fleet)
+        let sealed = try sealedField(ofTab: third, in: fleet, layout: layout)
         var characters = Array(sealed)
         let middle = characters.count / 2
         characters[middle] = characters[middle] == "A" ? "B" : "A"
         try replaceInBackend(sealed, String(characters), fleet: fleet)
         // Swapped: two records' sealed fields exchanged.
-        let (sealedFirst, sealedSecond) = (try sealedField(ofTab: first, in: fleet), try sealedField(ofTab: second, in: fleet))
+        let (sealedFirst, sealedSecond) = (try sealedField(ofTab: first, in: fleet, layout: layout), try sealedField(ofTab: second, in: fleet, layout: layout))
         try replaceInBackend(sealedFirst, "SWAP-PLACEHOLDER", fleet: fleet)
         try replaceInBackend(sealedSecond, sealedFirst, fleet: fleet)
         try replaceInBackend("SWAP-PLACEHOLDER", sealedSecond, fleet: fleet)
@@ -149,13 +174,14 @@ import Testing
         #expect(try Set(fleet.tabs(0).values.map { $0.split(separator: "|").last.map(String.init) ?? "" }) == ["first tab", "second tab", "third tab"])
     }
 
-    @Test func aReplayedOlderVersionIsRefusedAndTheNewerOneKept() throws {
-        let fleet = Fleet(2, backend: .encryptedDirectory)
+    @Test(arguments: EncryptedLayout.allCases)
+    func aReplayedOlderVersionIsRefusedAndTheNewerOneKept(_ layout: EncryptedLayout) throws {
+        let fleet = layout.fleet(2)
         let a = fleet[0], b = fleet[1]
         let tab = a.output("tab", "new", "version one")
         fleet.enable(0)
         fleet.enable(1)
-        let versionOne = try sealedField(ofTab: tab, in: fleet)
+        let versionOne = try sealedField(ofTab: tab, in: fleet, layout: layout)
         _ = a.output("tab", "edit", tab, "version two")
         fleet.sync(0)
         fleet.sync(1)
@@ -163,20 +189,48 @@ import Testing
         // A third save whose sealed fields an attacker replaces with the first version's (which verify).
         _ = a.output("tab", "edit", tab, "version three")
         fleet.sync(0)
-        try replaceInBackend(try sealedField(ofTab: tab, in: fleet), versionOne, fleet: fleet)
+        try replaceInBackend(try sealedField(ofTab: tab, in: fleet, layout: layout), versionOne, fleet: fleet)
         let (status, _, err) = b.inProcess(["sync"])
         #expect(status == 1)
-        #expect(err.contains("ScratchTab/\(tab)") && err.contains("an older version"), "\(err)")
+        // Format 1's layout: the engine sees an older version than its own; format 2's binds the version to its vector.
+        #expect(err.contains("ScratchTab/\(tab)") && err.contains(layout == .format1 ? "an older version" : "does not verify"), "\(err)")
         #expect(b.output("tab", "show", tab) == "version two")
         #expect(a.output("tab", "show", tab) == "version three")
     }
 
-    func zoneID(_ fleet: Fleet) throws -> String {
-        try ZoneDocument.parse(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json").zoneID
+    /// Format 2's layout reads a tab together with its tombstone: a tombstone that does not verify
+    /// is skipped (the engine does not sync tombstones as records of their own, so it names none),
+    /// and the tab's own verified removal and every other record still arrive.
+    @Test func aTamperedTombstoneBlocksNothingElse() throws {
+        let fleet = EncryptedLayout.format2.fleet(2)
+        let a = fleet[0], b = fleet[1]
+        let tab = a.output("tab", "new", "removed tab")
+        fleet.enable(0)
+        fleet.enable(1)
+        _ = a.output("tab", "rm", tab)
+        _ = a.output("clip", "add", "added after the removal")
+        fleet.sync(0)
+        let directory = fleet.backendPath + "/records/" + RecordMapping.tombstoneType
+        let file = try #require(try FileSystem.list(directory).first)
+        let record = try JSONCoding.decode(VersionDocument.self, from: try #require(try FileSystem.read(directory + "/" + file))).record
+        guard case .string(let sealed)? = record.fields[RecordCipher.sealedFieldName] else { throw CancellationError() }
+        var changed = Array(sealed)
+        changed[changed.count / 2] = changed[changed.count / 2] == "A" ? "B" : "A"
+        try replaceInBackend(sealed, String(changed), fleet: fleet)
+
+        let (status, _, err) = b.inProcess(["sync"])
+        #expect(status == 0, "\(err)")
+        #expect(b.output("clip", "ls").contains("added after the removal"))
+        #expect(b.inProcess(["tab", "show", tab]).0 == 1, "the verified removal was not applied")
     }
 
-    @Test func rotatingTheKeyReencryptsEverythingAndTheOtherDevicesEnterTheNewKeyWithNothingLost() throws {
-        let fleet = Fleet(2, backend: .encryptedDirectory)
+    func zoneID(_ fleet: Fleet) throws -> String {
+        try ZoneDocument.read(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json").zone.zoneID
+    }
+
+    @Test(arguments: EncryptedLayout.allCases)
+    func rotatingTheKeyReencryptsEverythingAndTheOtherDevicesEnterTheNewKeyWithNothingLost(_ layout: EncryptedLayout) throws {
+        let fleet = layout.fleet(2)
         let a = fleet[0], b = fleet[1]
         _ = a.output("tab", "new", "--name", "tab-name-unique-1", "tab-line-unique-2")
         _ = b.output("clip", "add", "clip-text-unique-3")
@@ -223,9 +277,9 @@ import Testing
     /// moving the backend aside and the new zone in, and after that but before the new key replaced the old.
     enum RotationStop: String, CaseIterable { case beforeReplacing, betweenRenames, beforeTheKeyIsReplaced }
 
-    @Test(arguments: RotationStop.allCases)
-    func theNextSyncFinishesOrUndoesAnInterruptedRotation(_ stop: RotationStop) throws {
-        let fleet = Fleet(1, backend: .encryptedDirectory)
+    @Test(arguments: EncryptedLayout.allCases, RotationStop.allCases)
+    func theNextSyncFinishesOrUndoesAnInterruptedRotation(_ layout: EncryptedLayout, _ stop: RotationStop) throws {
+        let fleet = layout.fleet(1)
         let a = fleet[0]
         _ = a.output("tab", "new", "kept")
         fleet.enable(0)
@@ -234,12 +288,12 @@ import Testing
         let newKey = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
         let cipher = try RecordCipher(masterKey: newKey)
         try KeyFile.write(newKey, inDirectory: a.dataDir, named: KeyFile.nextFileName)
-        _ = try EncryptedBackend(inner: DirectoryBackend(path: directory.replacementPath, newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
-            .createZoneIfNeeded()
+        // A rotation's new zone is always in format 2's layout.
+        _ = try BackendOpener.open(directory.replacementPath, for: DataStore(path: a.dataDir, lockTimeout: 1), cipher: cipher, lockTimeout: 1).createZoneIfNeeded()
         switch stop {
         case .beforeReplacing: break
         case .betweenRenames: try FileTree(root: fleet.backend.path).rename(fleet.backendPath, to: directory.retiredPath)
-        case .beforeTheKeyIsReplaced: try directory.replace(expecting: try directory.zone())
+        case .beforeTheKeyIsReplaced: try directory.replace(expecting: try #require(try SyncKeyCommands.existingZone(at: fleet.backendPath)))
         }
         let (status, _, err) = a.inProcess(["sync"])
         #expect(status == 0, "\(err)")

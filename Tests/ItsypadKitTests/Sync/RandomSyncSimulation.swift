@@ -13,6 +13,8 @@ enum SimulatedBackend: String, CaseIterable, CustomTestStringConvertible {
     case encrypted = "format 1, encrypted"
     /// Format 2 in a coherent folder (`SyncReplicatedRandomizedTests`).
     case replicated = "format 2"
+    /// Format 3 in format 2's layout (what `sync enable --encrypt` creates), every device with the same key.
+    case encryptedReplicated = "format 2, encrypted"
 
     var testDescription: String { rawValue }
 
@@ -23,6 +25,8 @@ enum SimulatedBackend: String, CaseIterable, CustomTestStringConvertible {
             return { try BackendFactory.format1.open(path, $0) }
         case .replicated:
             return { try BackendFactory.format2.open(path, $0) }
+        case .encryptedReplicated:
+            return { try BackendFactory.encryptedFormat2.open(path, $0) }
         case .inMemory:
             let shared = InMemoryBackend()
             return { _ in shared }

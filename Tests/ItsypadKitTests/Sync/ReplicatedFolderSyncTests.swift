@@ -21,7 +21,15 @@ struct BackendFactory: Sendable, CustomTestStringConvertible {
         try BackendOpener.open(path, for: store, lockTimeout: 1)
     })
 
-    static let all = [format1, format2]
+    /// What `sync enable --encrypt` creates (format 3 in format 2's layout), every device with one key.
+    static let encryptedFormat2: BackendFactory = {
+        let cipher = try! RecordCipher(masterKey: try! SecretBytes.random(count: RecordCipher.masterKeyByteCount))
+        return BackendFactory(name: "format 2, encrypted", knownIssue: nil, open: { path, store in
+            try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: 1)
+        })
+    }()
+
+    static let all = [format1, format2, encryptedFormat2]
 }
 
 /// Devices whose backends are their own copies of one folder, kept in step by the replication
@@ -210,5 +218,63 @@ extension RandomUser {
             #expect(kept.isEmpty, "dev\(index) keeps the removed clip: \(kept)")
         }
         try devices.fleet.expectConverged()
+    }
+}
+
+/// A key rotation in a folder a service replicates, each device on its own copy through the CLI:
+/// devices that had not seen the rotation wrote into the old zone in their copies. Each is refused
+/// the new zone (exit 1, nothing written) until it enters the new key; then it sends everything
+/// again, so nothing typed anywhere is lost, and nothing typed reaches any copy in the clear.
+@Suite struct EncryptedReplicatedFolderRotationTests {
+    @Test(arguments: [1, 2] as [UInt64])
+    func devicesThatWroteIntoTheOldZoneLoseNothing(seed: UInt64) throws {
+        let fleet = Fleet(3)
+        let folder = TemporaryDirectory()
+        let simulator = try ReplicationSimulator(copies: 3, in: folder.path, seed: seed, options: ReplicatedFolderSyncTests.options(seed: seed))
+        func run(_ index: Int, _ arguments: String..., stdin: String? = nil) -> (status: Int32, err: String) {
+            let (status, _, err) = fleet[index].inProcess(arguments, stdin: stdin)
+            return (status, err)
+        }
+        func syncAll() throws {
+            for _ in 0..<6 {
+                try simulator.quiesce()
+                for index in 0..<3 { #expect(run(index, "sync").status == 0) }
+                if simulator.isQuiet { return }
+            }
+        }
+        _ = fleet[0].output("clip", "add", "typed-before-0")
+        #expect(run(0, "sync", "enable", simulator.root(0), "--encrypt").status == 0)
+        try simulator.quiesce()
+        let oldKey = fleet[0].output("sync", "key", "show")
+        for index in 1...2 {
+            _ = fleet[index].output("clip", "add", "typed-before-\(index)")
+            #expect(run(index, "sync", "enable", simulator.root(index), "--key", "-", stdin: oldKey).status == 0)
+        }
+        try syncAll()
+
+        // Device 1 syncs into its copy just before device 0 rotates in its own, device 2 just after.
+        for index in 1...2 { _ = fleet[index].output("clip", "add", "typed-during-\(index)") }
+        #expect(run(1, "sync").status == 0)
+        let rotated = run(0, "sync", "key", "rotate")
+        #expect(rotated.status == 0, "\(rotated.err)")
+        #expect(run(2, "sync").status == 0)
+        try simulator.quiesce()
+        let newKey = fleet[0].output("sync", "key", "show")
+        for index in 1...2 {
+            let refused = run(index, "sync")
+            #expect(refused.status == 1 && refused.err.contains("--key -"), "\(refused.err)")
+            let joined = run(index, "sync", "enable", simulator.root(index), "--key", "-", stdin: newKey)
+            #expect(joined.status == 0, "\(joined.err)")
+        }
+        try syncAll()
+        let typed = (0...2).map { "typed-before-\($0)" } + (1...2).map { "typed-during-\($0)" }
+        for index in 0..<3 {
+            let listed = fleet[index].output("clip", "ls")
+            #expect(typed.allSatisfy(listed.contains), "dev\(index) lacks some of \(typed): \(listed)")
+        }
+        for index in 0..<3 {
+            let inTheClear = try ReplicationSimulatorTests.files(simulator.root(index)).filter { file in typed.contains { file.value.contains($0) } }.keys
+            #expect(inTheClear.isEmpty, "copy \(index): \(inTheClear.sorted())")
+        }
     }
 }

@@ -322,9 +322,8 @@ import Testing
         fleet.enable(1)
         #expect(b.output("tab", "show", tab) == big)
         #expect(b.inProcess(["clip", "show", clip]).0 == 1)
-        // Format 2 keeps each device's assets in its own folder; the encrypted backend is format 1.
-        let assets = backend == .encryptedDirectory ? try FileSystem.list(fleet.backendPath + "/assets")
-            : try FileSystem.list(fleet.backendPath + "/devices").flatMap { try FileSystem.list(fleet.backendPath + "/devices/\($0)/assets") }
+        // Format 2 (and an encrypted backend, in its layout) keeps each device's assets in its own folder.
+        let assets = try FileSystem.list(fleet.backendPath + "/devices").flatMap { try FileSystem.list(fleet.backendPath + "/devices/\($0)/assets") }
         #expect(assets.count == 1)
         let status = a.output("sync", "status")
         #expect(status.contains("local-only: 1 (1 clip larger than the 1 MiB record limit)"), "\(status)")

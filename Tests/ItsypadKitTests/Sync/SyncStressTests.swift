@@ -68,16 +68,18 @@ import Testing
     static let seeds: UInt64 = 100
 }
 
-/// The same over format 2 in a coherent folder, fewer seeds (each costs more).
+/// The same over format 2 in a coherent folder, plain and encrypted, fewer seeds (each costs more).
 @Suite struct SyncReplicatedRandomizedTests {
-    @Test(arguments: 1...SyncReplicatedRandomizedTests.seeds)
-    func threeDevicesConverge(seed: UInt64) throws {
-        let simulation = RandomSyncSimulation(seed: seed, backend: .replicated)
+    @Test(arguments: cases)
+    func threeDevicesConverge(backend: SimulatedBackend, seed: UInt64) throws {
+        let simulation = RandomSyncSimulation(seed: seed, backend: backend)
         let violations = try simulation.run()
-        #expect(violations.isEmpty, "seed \(seed) on format 2: \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
+        #expect(violations.isEmpty, "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
     }
 
     static let seeds: UInt64 = 20
+    /// Half as many seeds encrypted: the sealing is the only difference.
+    static let cases: [(SimulatedBackend, UInt64)] = (1...seeds).map { (.replicated, $0) } + (1...seeds / 2).map { (.encryptedReplicated, $0) }
 }
 
 /// The long run, off unless `ITSYPAD_SOAK_SEEDS` is set: `Tests/Soak/sync-soak.sh`

@@ -25,14 +25,25 @@ struct Fleet {
     var backendPath: String { backend.path + "/backend" }
 
     /// `format1`: the directory holds a format 1 backend, which `sync enable` keeps (for tests of
-    /// format 1's files); otherwise `sync enable` creates format 2.
+    /// format 1's files); otherwise `sync enable` creates format 2. An encrypted one in format 1's
+    /// layout (what `--encrypt` created before format 2) gets its key on the first device.
     init(_ count: Int, backend kind: FleetBackend = .directory, format1: Bool = false) {
         devices = (0..<count).map { _ in Device() }
         encrypted = kind == .encryptedDirectory
         memoryBackend = kind == .inMemory ? InMemoryBackend() : nil
-        if format1 { #expect(throws: Never.self) { try DirectoryBackend(path: backend.path + "/backend").createZoneIfNeeded() } }
         for (index, device) in devices.enumerated() {
             _ = device.inProcess(["settings", "set", "device.name", "dev\(index)"])
+        }
+        if format1 && encrypted {
+            #expect(throws: Never.self) {
+                let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
+                let cipher = try RecordCipher(masterKey: key)
+                try KeyFile.write(key, inDirectory: devices[0].dataDir)
+                _ = try EncryptedBackend(inner: DirectoryBackend(path: backend.path + "/backend", newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
+                    .createZoneIfNeeded()
+            }
+        } else if format1 {
+            #expect(throws: Never.self) { try DirectoryBackend(path: backend.path + "/backend").createZoneIfNeeded() }
         }
     }
 

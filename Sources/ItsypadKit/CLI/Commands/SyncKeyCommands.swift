@@ -42,14 +42,18 @@ enum SyncKeyCommands {
             guard try rotationStep(location, notRotated, { try SyncCommands.run(invocation) }) == ExitCode.success else {
                 throw ItsypadError.failure("the sync before rotating did not finish (see above)" + notRotated + ": fix that, then rotate again")
             }
-            let oldZone = try rotationStep(location, notRotated) { try old.zone() }
+            let oldZone = try rotationStep(location, notRotated) {
+                guard let zone = try existingZone(at: path) else { throw BackendError.zoneNotFound }
+                return zone
+            }
             let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
             let cipher = try RecordCipher(masterKey: key)
             do {
                 try rotationStep(location, notRotated) {
                     try old.removeReplacementLeftovers()
                     try KeyFile.write(key, inDirectory: store.path, named: KeyFile.nextFileName)
-                    let replacement = encrypted(path: old.replacementPath, cipher: cipher, lockTimeout: timeout)
+                    // Always in format 2's layout: rotating a zone in format 1's moves it there.
+                    let replacement = try BackendOpener.open(old.replacementPath, for: store, cipher: cipher, lockTimeout: timeout)
                     _ = try replacement.createZoneIfNeeded()
                     let sent = try SyncCommands.withEngine(invocation, direction: "rotate", backend: (replacement, path)) { try $0.sync() }
                     guard sent == ExitCode.success else {
@@ -139,10 +143,10 @@ enum SyncKeyCommands {
             let check: String?
             if let remote {
                 let fetched = try? store.withLockReleased { try remote.fetchedZone() }
-                check = fetched.flatMap { $0 }.flatMap { try? ZoneDocument.parse($0, path: "zone.json") }?.keyCheckValue
+                check = fetched.flatMap { $0 }.flatMap { try? ZoneDocument.read($0, path: "zone.json") }?.zone.keyCheckValue
             } else {
                 _ = try? directory.finishInterruptedReplacement()
-                check = (try? directory.zone())?.keyCheckValue
+                check = (try? existingZone(at: backendPath))??.keyCheckValue
             }
             guard let check else { return }
             if try RecordCipher(masterKey: next).matches(keyCheckValue: check) {
@@ -189,7 +193,7 @@ enum SyncKeyCommands {
                 if self == .plain && hasKey {
                     throw ItsypadError.failure("this device has a sync key, so the backends it creates are encrypted; nothing was changed: run it without --no-encrypt")
                 }
-                let zone = try existingZone(DirectoryBackend(path: path, lockTimeout: lockTimeout))
+                let zone = try existingZone(at: path)
                 if !hasKey && zone?.isEncrypted == true {
                     throw ItsypadError.failure("\(location) holds an encrypted backend and this device has no sync key; nothing was changed: "
                         + "run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here and type that recovery key")
@@ -204,10 +208,9 @@ enum SyncKeyCommands {
         }
     }
 
-    /// A new encrypted zone in `path`, with a fresh key kept in the data directory.
+    /// A new encrypted zone in `path` (format 3 in format 2's layout), with a fresh key kept in the data directory.
     static func createEncryptedZone(at path: String, of location: BackendLocation, store: DataStore, lockTimeout: Double) throws {
-        let plain = DirectoryBackend(path: path, lockTimeout: lockTimeout)
-        if let zone = try existingZone(plain) {
+        if let zone = try existingZone(at: path) {
             throw ItsypadError.failure("\(location) already holds " + (zone.isEncrypted
                 ? "an encrypted backend: to join it, run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here"
                 : "an unencrypted backend; nothing was changed: choose an empty " + (location.isGit ? "repository" : "directory") + " for an encrypted one"))
@@ -216,12 +219,12 @@ enum SyncKeyCommands {
         let cipher = try RecordCipher(masterKey: key)
         // The key first: a zone without its key on any device could never be opened.
         try KeyFile.write(key, inDirectory: store.path)
-        _ = try encrypted(path: path, cipher: cipher, lockTimeout: lockTimeout).createZoneIfNeeded()
+        _ = try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: lockTimeout).createZoneIfNeeded()
     }
 
     /// Keeps `key` for the existing encrypted zone in `path` once its key check value matches.
     static func joinEncryptedZone(at path: String, of location: BackendLocation, key: SecretBytes, store: DataStore, lockTimeout: Double) throws {
-        guard let zone = try existingZone(DirectoryBackend(path: path, lockTimeout: lockTimeout)) else {
+        guard let zone = try existingZone(at: path) else {
             throw ItsypadError.failure("\(location) holds no backend yet; nothing was changed: create one with 'itsypad sync enable \(location) --encrypt'")
         }
         guard zone.isEncrypted else {
@@ -229,7 +232,7 @@ enum SyncKeyCommands {
         }
         let cipher = try RecordCipher(masterKey: key)
         do {
-            _ = try encrypted(path: path, cipher: cipher, lockTimeout: lockTimeout).zone()
+            _ = try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: lockTimeout).zone()
         } catch let error as EncryptionError {
             throw ItsypadError.failure(error == .wrongKey
                 ? "that recovery key does not open \(location) (nothing was changed): check it against 'itsypad sync key show' on a device that syncs"
@@ -238,18 +241,12 @@ enum SyncKeyCommands {
         try KeyFile.write(key, inDirectory: store.path)
     }
 
-    /// The zone `backend`'s directory holds, read without joining it; nil when it holds none.
-    private static func existingZone(_ backend: DirectoryBackend) throws -> ZoneInfo? {
-        do {
-            return try backend.zone()
-        } catch BackendError.zoneNotFound {
-            return nil
-        } catch BackendError.newerFormat(found: ReplicatedLayout.format) {
-            // Format 2 is never encrypted (an encrypted zone is format 3): format 1's reader stops at its number.
-            let zoneFile = ReplicatedLayout(root: backend.path).zoneFile
-            guard let bytes = try FileTree.containing(zoneFile).read(zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
-            return try ZoneDocument.parse(bytes, path: zoneFile, newestFormat: ReplicatedLayout.format)
-        }
+    /// The zone the backend directory `path` holds, whatever its format, read without joining it;
+    /// nil when it holds none.
+    static func existingZone(at path: String) throws -> ZoneInfo? {
+        let zoneFile = ReplicatedLayout(root: DirectoryBackend(path: path).path).zoneFile
+        guard let bytes = try FileTree.containing(zoneFile).read(zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
+        return try ZoneDocument.read(bytes, path: zoneFile).zone
     }
 
     /// The recovery key typed or piped on standard input; a typo is caught by its checksums.
@@ -267,19 +264,11 @@ enum SyncKeyCommands {
     /// creates is then encrypted too); a device without a key is refused an encrypted zone.
     static func backend(at path: String, remote: GitRemote? = nil, store: DataStore, lockTimeout: Double) throws -> SyncBackend {
         try resumeRotation(backendPath: path, remote: remote, store: store, lockTimeout: lockTimeout)
-        if let key = try deviceKey(store) {
-            return encrypted(path: path, cipher: try RecordCipher(masterKey: key), lockTimeout: lockTimeout)
-        }
-        let plain = DirectoryBackend(path: path, lockTimeout: lockTimeout)
-        if (try? plain.zone())?.isEncrypted == true { throw ItsypadError.failure(EncryptionError.missingKey.description) }
-        // Unencrypted: format 2 for a new backend, or the format the directory holds.
-        return try BackendOpener.open(path, for: store, lockTimeout: lockTimeout)
+        let cipher = try deviceKey(store).map { try RecordCipher(masterKey: $0) }
+        if cipher == nil, (try? existingZone(at: path))??.isEncrypted == true { throw ItsypadError.failure(EncryptionError.missingKey.description) }
+        // Format 2 (or format 3 in its layout) for a new backend, or the format the directory holds.
+        return try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: lockTimeout)
     }
-
-    private static func encrypted(path: String, cipher: RecordCipher, lockTimeout: Double) -> EncryptedBackend {
-        EncryptedBackend(inner: DirectoryBackend(path: path, lockTimeout: lockTimeout, newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
-    }
-
 
     static func deviceKey(_ store: DataStore) throws -> SecretBytes? {
         do {

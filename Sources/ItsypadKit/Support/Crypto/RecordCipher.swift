@@ -67,11 +67,9 @@ public final class RecordCipher: Sendable {
     public func seal(_ record: BackendRecord, zoneID: String) throws -> BackendRecord {
         var plaintext = try JSONCoding.encode(record.fields)
         defer { SecureMemory.zero(&plaintext) }
-        let nonce = try SecureRandom.bytes(XChaCha20Poly1305.nonceByteCount)
-        let ciphertext = try XChaCha20Poly1305.seal(plaintext, key: recordKey, nonce: nonce,
-                                                    authenticating: Self.recordContext(zoneID: zoneID, recordType: record.recordType, recordName: record.recordName))
         var sealed = record
-        sealed.fields = [Self.sealedFieldName: .string(Base64.encode([Self.formatVersion] + nonce + ciphertext))]
+        sealed.fields = [Self.sealedFieldName: .string(try sealRecordContent(plaintext, context: Self.recordContext(zoneID: zoneID, recordType: record.recordType,
+                                                                                                                  recordName: record.recordName)))]
         return sealed
     }
 
@@ -79,9 +77,7 @@ public final class RecordCipher: Sendable {
     /// is not what this key sealed for this zone, type and name: malformed input, never applied.
     public func open(_ record: BackendRecord, zoneID: String) throws(RecordCipherError) -> BackendRecord {
         guard record.fields.count == 1, case .string(let text)? = record.fields[Self.sealedFieldName] else { throw .notSealed }
-        guard let bytes = Base64.decode(text) else { throw .malformed("the sealed field is not base64") }
-        var plaintext = try Self.opened(bytes, key: recordKey,
-                                        context: Self.recordContext(zoneID: zoneID, recordType: record.recordType, recordName: record.recordName))
+        var plaintext = try openRecordContent(text, context: Self.recordContext(zoneID: zoneID, recordType: record.recordType, recordName: record.recordName))
         defer { SecureMemory.zero(&plaintext) }
         var opened = record
         do {
@@ -91,6 +87,20 @@ public final class RecordCipher: Sendable {
         }
         if let problem = NameRules.problem(with: opened) { throw .invalidContent(problem) }
         return opened
+    }
+
+    /// The text of a `sealed` field for `plaintext` (base64 of format byte, nonce, ciphertext and
+    /// tag), bound to `context`, the associated data that says which record it belongs to.
+    func sealRecordContent(_ plaintext: [UInt8], context: [UInt8]) throws -> String {
+        let nonce = try SecureRandom.bytes(XChaCha20Poly1305.nonceByteCount)
+        let ciphertext = try XChaCha20Poly1305.seal(plaintext, key: recordKey, nonce: nonce, authenticating: context)
+        return Base64.encode([Self.formatVersion] + nonce + ciphertext)
+    }
+
+    /// The plaintext of a `sealed` field, verified against `context`; the caller wipes it when done.
+    func openRecordContent(_ text: String, context: [UInt8]) throws(RecordCipherError) -> [UInt8] {
+        guard let bytes = Base64.decode(text) else { throw .malformed("the sealed field is not base64") }
+        return try Self.opened(bytes, key: recordKey, context: context)
     }
 
     /// A record name to store instead of `name` when the name itself says something (a
@@ -118,6 +128,13 @@ public final class RecordCipher: Sendable {
     /// Sealed bytes of `plaintextCount` bytes (for size limits: a sealed record field is the base64 of this).
     public static func sealedByteCount(plaintextCount: Int) -> Int { plaintextCount + overhead }
 
+    /// Bytes of the `sealed` field that holds these fields (the base64 of the sealed JSON), to
+    /// decide what fits in a record.
+    static func sealedFieldByteCount(of fields: [String: FieldValue]) throws -> Int {
+        let sealed = sealedByteCount(plaintextCount: try JSONCoding.encode(fields).count)
+        return (sealed + 2) / 3 * 4
+    }
+
     // MARK: Format
 
     private static func opened(_ bytes: [UInt8], key: SecretBytes, context: [UInt8]) throws(RecordCipherError) -> [UInt8] {
@@ -142,7 +159,7 @@ public final class RecordCipher: Sendable {
     }
 
     /// Each string's UTF-8 preceded by its length as four big-endian bytes.
-    private static func lengthPrefixed(_ parts: [String]) -> [UInt8] {
+    static func lengthPrefixed(_ parts: [String]) -> [UInt8] {
         var bytes: [UInt8] = []
         for part in parts {
             let utf8 = Array(part.utf8)
