@@ -24,13 +24,19 @@ struct Fleet {
     let encrypted: Bool
     var backendPath: String { backend.path + "/backend" }
 
-    /// `format1`: the directory holds a format 1 backend, which `sync enable` keeps (for tests of
-    /// format 1's files); otherwise `sync enable` creates format 2.
+    /// `format1`: the directory holds a format 1 backend and every device runs the code before
+    /// format 2, which keeps it (for tests of format 1's files; `Device.runsOnlyFormat1(false)`
+    /// upgrades a device, whose next sync converts it); otherwise `sync enable` creates format 2.
     init(_ count: Int, backend kind: FleetBackend = .directory, format1: Bool = false) {
         devices = (0..<count).map { _ in Device() }
         encrypted = kind == .encryptedDirectory
         memoryBackend = kind == .inMemory ? InMemoryBackend() : nil
-        if format1 { #expect(throws: Never.self) { try DirectoryBackend(path: backend.path + "/backend").createZoneIfNeeded() } }
+        if format1 {
+            #expect(throws: Never.self) {
+                _ = try DirectoryBackend(path: backend.path + "/backend").createZoneIfNeeded()
+                for device in devices { try device.runsOnlyFormat1() }
+            }
+        }
         for (index, device) in devices.enumerated() {
             _ = device.inProcess(["settings", "set", "device.name", "dev\(index)"])
         }
