@@ -13,7 +13,7 @@ import Testing
 struct Format1UpgradeKillTests {
     /// The steps a kill is tried at, at most: evenly spread over the sync's writes to the backend,
     /// plus those that commit the conversion (`zone.json`) and end it (`state.json`).
-    static let spreadSteps = 10
+    static let spreadSteps = 8
 
     @Test func aKillAtAnyStepOfTheConversionLosesNothing() throws {
         let steps = try Self.backendSteps()
