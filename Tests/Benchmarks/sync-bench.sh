@@ -79,6 +79,12 @@ expect_count() {
     [[ $got -eq $2 ]] || die "$3 has $got tabs, expected $2"
 }
 
+# tab_contents DIR: every tab's id, name and content, in id order.
+tab_contents() {
+    "$ITSYPAD" --data-dir "$1" tab ls --json \
+        | python3 -c 'import json, sys; print(json.dumps(sorted((t["id"], t["name"], t["content"]) for t in json.load(sys.stdin))))'
+}
+
 zone_format() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["format"])' "$1/zone.json"; }
 
 # seed N: device A ($work/nN/a) holding N synced tabs, device B ($work/nN/b)
@@ -192,52 +198,9 @@ check_pulled "$LARGE"
 incremental_bench "$LARGE" encrypted
 check_pulled "$LARGE" encrypted
 
-# --- Files after quiescence --------------------------------------------------
-
-# On the plain 10,000-tab backend: device C joins, A removes REMOVED tabs, and A
-# and B each edit EDITED tabs, half of them the same ones (A appends a line, B
-# prepends one: concurrent versions, merged without a conflict). Then A, B and
-# C sync in turn until two rounds in a row move nothing.
-REMOVED=100
-EDITED=200
-PER_DEVICE=${PER_DEVICE:-6}
-quiesce() {
-    local base=$work/n$LARGE ids round quiet=0 moved d id
-    ids=$base/tab-ids-$LARGE.txt
-    "$ITSYPAD" --data-dir "$base/c" --quiet sync enable "$base/backend"
-    mapfile -t removed < <(sed -n "1,${REMOVED}p" "$ids")
-    "$ITSYPAD" --data-dir "$base/a" --quiet tab rm "${removed[@]}"
-    while read -r id; do
-        "$ITSYPAD" --data-dir "$base/a" --quiet tab edit "$id" "$("$ITSYPAD" --data-dir "$base/a" tab show "$id")"$'\nappended on A'
-    done < <(sed -n "$((REMOVED + 1)),$((REMOVED + EDITED))p" "$ids")
-    while read -r id; do
-        "$ITSYPAD" --data-dir "$base/b" --quiet tab edit "$id" $'prepended on B\n'"$("$ITSYPAD" --data-dir "$base/b" tab show "$id")"
-    done < <(sed -n "$((REMOVED + EDITED / 2 + 1)),$((REMOVED + EDITED / 2 + EDITED))p" "$ids")
-    for round in 1 2 3 4 5 6 7 8; do
-        moved=0
-        for d in a b c; do
-            "$ITSYPAD" --data-dir "$base/$d" --quiet sync
-            "$ITSYPAD" --data-dir "$base/$d" sync log --limit 1 | grep -q $'\tpulled 0\tpushed 0\tconflicts 0\tok$' || moved=1
-        done
-        if ((moved)); then quiet=0; else quiet=$((quiet + 1)); fi
-        ((quiet < 2)) || break
-    done
-    ((quiet >= 2)) || die "still moving changes after $round rounds"
-    local live
-    live=$(tab_count "$base/a")
-    [[ $live -eq $((LARGE - REMOVED)) ]] || die "A holds $live tabs after quiescence, expected $((LARGE - REMOVED))"
-    for d in b c; do
-        cmp -s <("$ITSYPAD" --data-dir "$base/a" export) <("$ITSYPAD" --data-dir "$base/$d" export) \
-            || die "device $d differs from A after quiescence"
-    done
-    printf '%s %s %s %s %s\n' "$(find "$base/backend" -type f | wc -l)" "$live" "$REMOVED" \
-        "$(find "$base/backend/devices" -mindepth 1 -maxdepth 1 -type d | wc -l)" "$round" >"$results/files.txt"
-    step "backend files after quiescence (files, live tabs, removed, devices, rounds): $(cat "$results/files.txt")"
-}
-step "Three devices remove and edit tabs of $LARGE, then sync until nothing moves"
-quiesce
-
-file=${edited_tab[$LARGE]}.json
+# Format 2 names a record's file <name>.<device>.json.
+file=$(cd "$work/unison-1" && find . -maxdepth 1 -name "${edited_tab[$LARGE]}.*json" -printf '%f\n' | head -n 1)
+[[ -n $file ]] || die "no record file of tab ${edited_tab[$LARGE]} in the unison folder"
 cp "$work/unison-1/$file" "$work/pristine.json"
 step "unison syncing two folders of $LARGE files after one change"
 hyperfine "${incremental_common[@]}" \
@@ -277,6 +240,51 @@ hyperfine --style basic -N --warmup "$BULK_WARMUP" --runs "$BULK_RUNS" \
     -n "itsypad sync enable (fresh) @$LARGE encrypted" \
     "bash $(q "$work/enable-with-key.sh") $(q "$ITSYPAD") $(q "$fresh") $(q "$work/n${LARGE}e/backend") $(q "$work/n${LARGE}e/recovery-key")"
 expect_count "$fresh" "$LARGE" "the fresh device (encrypted)"
+
+# --- Files after quiescence --------------------------------------------------
+
+# On the plain 10,000-tab backend (which the bulk runs' fresh devices joined
+# too, and left): device C joins, A removes REMOVED tabs, and A
+# and B each edit EDITED tabs, half of them the same ones (A appends a line, B
+# prepends one: concurrent versions, merged without a conflict). Then A, B and
+# C sync in turn until two rounds in a row move nothing.
+REMOVED=100
+EDITED=200
+PER_DEVICE=${PER_DEVICE:-6}
+quiesce() {
+    local base=$work/n$LARGE ids round quiet=0 moved d id
+    ids=$base/tab-ids-$LARGE.txt
+    "$ITSYPAD" --data-dir "$base/c" --quiet sync enable "$base/backend"
+    mapfile -t removed < <(sed -n "1,${REMOVED}p" "$ids")
+    "$ITSYPAD" --data-dir "$base/a" --quiet tab rm "${removed[@]}"
+    while read -r id; do
+        "$ITSYPAD" --data-dir "$base/a" --quiet tab edit "$id" "$("$ITSYPAD" --data-dir "$base/a" tab show "$id")"$'\nappended on A'
+    done < <(sed -n "$((REMOVED + 1)),$((REMOVED + EDITED))p" "$ids")
+    while read -r id; do
+        "$ITSYPAD" --data-dir "$base/b" --quiet tab edit "$id" $'prepended on B\n'"$("$ITSYPAD" --data-dir "$base/b" tab show "$id")"
+    done < <(sed -n "$((REMOVED + EDITED / 2 + 1)),$((REMOVED + EDITED / 2 + EDITED))p" "$ids")
+    for round in 1 2 3 4 5 6 7 8; do
+        moved=0
+        for d in a b c; do
+            "$ITSYPAD" --data-dir "$base/$d" --quiet sync
+            "$ITSYPAD" --data-dir "$base/$d" sync log --limit 1 | grep -q $'\tpulled 0\tpushed 0\tconflicts 0\tok$' || moved=1
+        done
+        if ((moved)); then quiet=0; else quiet=$((quiet + 1)); fi
+        ((quiet < 2)) || break
+    done
+    ((quiet >= 2)) || die "still moving changes after $round rounds"
+    local live
+    live=$(tab_count "$base/a")
+    [[ $live -eq $((LARGE - REMOVED)) ]] || die "A holds $live tabs after quiescence, expected $((LARGE - REMOVED))"
+    for d in b c; do
+        cmp -s <(tab_contents "$base/a") <(tab_contents "$base/$d") || die "device $d's tabs differ from A's after quiescence"
+    done
+    printf '%s %s %s %s %s\n' "$(find "$base/backend" -type f | wc -l)" "$live" "$REMOVED" \
+        "$(find "$base/backend/devices" -mindepth 1 -maxdepth 1 -type d | wc -l)" "$round" >"$results/files.txt"
+    step "backend files after quiescence (files, live tabs, removed, devices, rounds): $(cat "$results/files.txt")"
+}
+step "Three devices remove and edit tabs of $LARGE, then sync until nothing moves"
+quiesce
 
 # --- Summary -----------------------------------------------------------------
 
