@@ -14,6 +14,13 @@
 #      backend (`sync enable DIR --key -`) within 1.3x of the same unencrypted;
 #      incremental sync at 10,000 encrypted tabs within noise of unencrypted
 #      (reported, with the bound 1.1x).
+#   5. Files: once three devices that removed and concurrently edited tabs of
+#      the 10,000 have synced until nothing moves, the backend holds at most
+#      one file per live record, two per removal (its deleted version and its
+#      tombstone record, both younger than the retention), zone.json, and
+#      PER_DEVICE files per device.
+#
+# The unencrypted backends are format 2 (checked), the encrypted ones format 3.
 #
 # Usage: Tests/Benchmarks/sync-bench.sh
 # Environment:
@@ -72,6 +79,14 @@ expect_count() {
     [[ $got -eq $2 ]] || die "$3 has $got tabs, expected $2"
 }
 
+# tab_contents DIR: every tab's id, name and content, in id order.
+tab_contents() {
+    "$ITSYPAD" --data-dir "$1" tab ls --json \
+        | python3 -c 'import json, sys; print(json.dumps(sorted((t["id"], t["name"], t["content"]) for t in json.load(sys.stdin))))'
+}
+
+zone_format() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["format"])' "$1/zone.json"; }
+
 # seed N: device A ($work/nN/a) holding N synced tabs, device B ($work/nN/b)
 # fully synced with it, both on backend $work/nN/backend.
 # seed N encrypted: the same on an end-to-end encrypted backend, in $work/nNe.
@@ -89,6 +104,7 @@ seed() {
     else
         "$ITSYPAD" --data-dir "$a" --quiet sync enable "$backend"
         "$ITSYPAD" --data-dir "$b" --quiet sync enable "$backend"
+        [[ $(zone_format "$backend") == 2 ]] || die "the backend at $backend is format $(zone_format "$backend"), not 2"
     fi
     # Compact once, so that no timed run meets an automatic compaction (which
     # expires B's token and makes that one run a full re-fetch); B then
@@ -182,7 +198,9 @@ check_pulled "$LARGE"
 incremental_bench "$LARGE" encrypted
 check_pulled "$LARGE" encrypted
 
-file=${edited_tab[$LARGE]}.json
+# Format 2 names a record's file <name>.<device>.json.
+file=$(cd "$work/unison-1" && find . -maxdepth 1 -name "${edited_tab[$LARGE]}.*json" -printf '%f\n' | head -n 1)
+[[ -n $file ]] || die "no record file of tab ${edited_tab[$LARGE]} in the unison folder"
 cp "$work/unison-1/$file" "$work/pristine.json"
 step "unison syncing two folders of $LARGE files after one change"
 hyperfine "${incremental_common[@]}" \
@@ -223,15 +241,61 @@ hyperfine --style basic -N --warmup "$BULK_WARMUP" --runs "$BULK_RUNS" \
     "bash $(q "$work/enable-with-key.sh") $(q "$ITSYPAD") $(q "$fresh") $(q "$work/n${LARGE}e/backend") $(q "$work/n${LARGE}e/recovery-key")"
 expect_count "$fresh" "$LARGE" "the fresh device (encrypted)"
 
+# --- Files after quiescence --------------------------------------------------
+
+# On the plain 10,000-tab backend (which the bulk runs' fresh devices joined
+# too, and left): device C joins, A removes REMOVED tabs, and A
+# and B each edit EDITED tabs, half of them the same ones (A appends a line, B
+# prepends one: concurrent versions, merged without a conflict). Then A, B and
+# C sync in turn until two rounds in a row move nothing.
+REMOVED=100
+EDITED=200
+PER_DEVICE=${PER_DEVICE:-6}
+quiesce() {
+    local base=$work/n$LARGE ids round quiet=0 moved d id
+    ids=$base/tab-ids-$LARGE.txt
+    "$ITSYPAD" --data-dir "$base/c" --quiet sync enable "$base/backend"
+    mapfile -t removed < <(sed -n "1,${REMOVED}p" "$ids")
+    "$ITSYPAD" --data-dir "$base/a" --quiet tab rm "${removed[@]}"
+    while read -r id; do
+        "$ITSYPAD" --data-dir "$base/a" --quiet tab edit "$id" "$("$ITSYPAD" --data-dir "$base/a" tab show "$id")"$'\nappended on A'
+    done < <(sed -n "$((REMOVED + 1)),$((REMOVED + EDITED))p" "$ids")
+    while read -r id; do
+        "$ITSYPAD" --data-dir "$base/b" --quiet tab edit "$id" $'prepended on B\n'"$("$ITSYPAD" --data-dir "$base/b" tab show "$id")"
+    done < <(sed -n "$((REMOVED + EDITED / 2 + 1)),$((REMOVED + EDITED / 2 + EDITED))p" "$ids")
+    for round in 1 2 3 4 5 6 7 8; do
+        moved=0
+        for d in a b c; do
+            "$ITSYPAD" --data-dir "$base/$d" --quiet sync
+            "$ITSYPAD" --data-dir "$base/$d" sync log --limit 1 | grep -q $'\tpulled 0\tpushed 0\tconflicts 0\tok$' || moved=1
+        done
+        if ((moved)); then quiet=0; else quiet=$((quiet + 1)); fi
+        ((quiet < 2)) || break
+    done
+    ((quiet >= 2)) || die "still moving changes after $round rounds"
+    local live
+    live=$(tab_count "$base/a")
+    [[ $live -eq $((LARGE - REMOVED)) ]] || die "A holds $live tabs after quiescence, expected $((LARGE - REMOVED))"
+    for d in b c; do
+        cmp -s <(tab_contents "$base/a") <(tab_contents "$base/$d") || die "device $d's tabs differ from A's after quiescence"
+    done
+    printf '%s %s %s %s %s\n' "$(find "$base/backend" -type f | wc -l)" "$live" "$REMOVED" \
+        "$(find "$base/backend/devices" -mindepth 1 -maxdepth 1 -type d | wc -l)" "$round" >"$results/files.txt"
+    step "backend files after quiescence (files, live tabs, removed, devices, rounds): $(cat "$results/files.txt")"
+}
+step "Three devices remove and edit tabs of $LARGE, then sync until nothing moves"
+quiesce
+
 # --- Summary -----------------------------------------------------------------
 
 step "Summary"
 machine="$(nproc) cores, $(uname -srm); $("$ITSYPAD" --version 2>/dev/null | head -n 1 || echo '?'); $(hyperfine --version); $("$UNISON_BIN" -version)"
 status=0
-python3 - "$results" "$SMALL" "$LARGE" "$RUNS" "$WARMUP" "$BULK_RUNS" "$BULK_WARMUP" "$machine" <<'PY' | tee "$results/summary.txt" || status=$?
-import json, sys
+python3 - "$results" "$SMALL" "$LARGE" "$RUNS" "$WARMUP" "$BULK_RUNS" "$BULK_WARMUP" "$machine" "$PER_DEVICE" <<'PY' | tee "$results/summary.txt" || status=$?
+import json, os, sys
 res, small, large = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 runs, warmup, bulk_runs, bulk_warmup, machine = sys.argv[4:9]
+per_device = int(sys.argv[9])
 
 med = {}
 for name in (f"incremental-{small}", f"incremental-{large}", f"unison-{large}", f"bulk-{large}",
@@ -265,6 +329,12 @@ for name, value, op, bound in targets:
     ok = value >= bound if op == ">=" else value <= bound
     failed += not ok
     print(f"{name:42} {value:>7.2f}x {op + ' ' + format(bound, '.1f') + 'x':>9}  {'PASS' if ok else 'FAIL'}")
+files, live, removed, devices, rounds = map(int, open(f"{res}/files.txt").read().split())
+bound = live + 2 * removed + 1 + per_device * devices
+ok = files <= bound
+failed += not ok
+print(f"{'backend files after quiescence':42} {files:>8} {'<= ' + str(bound):>9}  {'PASS' if ok else 'FAIL'}")
+print(f"  ({live} live tabs + 2 x {removed} removed + zone.json + {per_device} x {devices} devices; quiet after {rounds} rounds)")
 print()
 print("all targets met" if failed == 0 else f"{failed} target(s) not met")
 sys.exit(1 if failed else 0)

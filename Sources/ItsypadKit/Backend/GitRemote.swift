@@ -140,9 +140,10 @@ public struct GitRemote {
         if pushed.status != 0 {
             let text = String(decoding: pushed.standardError, as: UTF8.self)
             // "[remote rejected]" (a hook, a protected branch) is a refusal that retrying cannot change,
-            // except when another push moved the branch while this one was being received ("cannot
-            // lock ref …: is at X but expected Y").
-            if ["[rejected]", "fetch first", "non-fast-forward", "but expected"].contains(where: text.contains), !pushed.timedOut {
+            // unless another push moved the branch while this one was being received ("cannot lock
+            // ref …: is at X but expected Y"): the remote moved, as for a non-fast-forward.
+            let movedMeanwhile = text.contains("cannot lock ref") && text.contains("but expected")
+            if ["[rejected]", "fetch first", "non-fast-forward"].contains(where: text.contains) || movedMeanwhile, !pushed.timedOut {
                 return false
             }
             throw record(failure: failure("push to", pushed))

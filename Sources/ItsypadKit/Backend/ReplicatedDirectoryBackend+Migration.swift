@@ -71,8 +71,9 @@ extension ReplicatedDirectoryBackend {
         }
     }
 
-    /// Removes what format 1 wrote: `state.json`, `lock`, the journal, the assets and the record
-    /// files `records/<type>/<name>.json`, leaving those named after a device (format 2's).
+    /// Removes what format 1 wrote: the record files `records/<type>/<name>.json` (leaving those
+    /// named after a device: format 2's), the journal, the assets, `lock`, and `state.json` last,
+    /// whose presence beside a format 2 `zone.json` tells that this removal has not finished.
     func removeFormat1Files() throws {
         let devices = Set(try layout.devices())
         for type in try files.listDirectory(layout.recordsDirectory) ?? [] where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
@@ -84,7 +85,7 @@ extension ReplicatedDirectoryBackend {
         }
         try files.removeTree(path + "/journal")
         try files.removeTree(path + "/assets")
-        try files.removeFile(path + "/state.json")
         try files.removeFile(path + "/lock")
+        try files.removeFile(path + "/state.json")
     }
 }

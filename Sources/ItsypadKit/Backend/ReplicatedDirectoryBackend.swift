@@ -161,7 +161,13 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         // take, so that a sync meeting a busy lock fails at its first write, as in format 1.
         if try files.status(layout.deviceFile(deviceID)) != nil {
             let document = try deviceDocument()
-            if document.zoneID == zone.zoneID { return try checkOwnership(document, last: try journal(of: deviceID).last()) }
+            let last = try journal(of: deviceID).last()
+            if document.zoneID == zone.zoneID {
+                try checkOwnership(document, last: last)
+                // Unless a crash after a commit (or a conversion) left this device's record files behind its
+                // journal: what reads them (a deletion of what is there) must find every committed version.
+                if document.appliedSeq >= last?.lastSeq ?? 0 { return }
+            }
         }
         try withDeviceLock {
             guard try files.status(layout.deviceFile(deviceID)) != nil else {
@@ -170,8 +176,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
                                                               created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
             }
             var document = try deviceDocument()
-            try checkOwnership(document, last: try journal(of: deviceID).last())
-            if document.zoneID != zone.zoneID { try move(&document, into: zone) }
+            let last = try journal(of: deviceID).last()
+            try checkOwnership(document, last: last)
+            if document.zoneID != zone.zoneID { return try move(&document, into: zone) }
+            try rollForward(&document, through: last?.lastSeq ?? 0)
         }
     }
 

@@ -36,9 +36,8 @@ iCloud Drive, OneDrive) is not such a folder: each machine has its own copy and
 files are copied between copies in any order.
 Format 2, described in
 .B FORMAT 2
-below, works in both: this version of itsypad creates format 2, and keeps
-using a format 1 backend it finds as format 1 (the conversion described under
-\fBMigration\fR is not run automatically yet).
+below, works in both: this version of itsypad creates format 2, and converts
+an unencrypted format 1 backend it finds to format 2 (see \fBMigration\fR).
 .SH "FILES"
 .TP
 .I zone.json
@@ -588,18 +587,26 @@ waited on until its writer has moved.
 Both devices wrote \fIzone.json\fR at first, so the service may keep a
 conflict copy of it.
 .SS "Migration"
-The first device of a version that writes format 2 to sync with a format 1
-backend converts it, holding the format 1 lock:
+The first device of a version that writes format 2 to open an unencrypted
+format 1 backend (\fBsync\fR, \fBsync enable\fR, \fBsync compact\fR,
+\fBsync watch\fR) converts it, holding the format 1 lock:
 it removes \fIdevices/\fR left by an interrupted conversion,
 appends every current record to its own journal as versions of its own
 (a record format 1 readers quarantined as malformed is not carried over),
 writes its \fIdevice.json\fR, and then replaces \fIzone.json\fR with format 2
 and the same zone id (the commit).
-It then removes \fIstate.json\fR, \fIlock\fR, \fIjournal/\fR and the format 1
-record files, and writes its record files from its journal.
-A crash before the commit leaves format 1 as it was.
-Devices still on format 1 then refuse the newer format and change nothing;
-other devices' format 1 tokens have expired, so they fetch everything once.
+It then removes the format 1 record files, \fIjournal/\fR, \fIassets/\fR,
+\fIlock\fR and, last, \fIstate.json\fR, and writes its record files from its journal.
+A crash before the commit leaves format 1 as it was, and the next conversion
+starts again; after it, a \fIstate.json\fR beside a format 2 \fIzone.json\fR
+tells the next device to open the backend to finish the removal, and the
+converting device writes the record files its journal holds the next time it
+opens the zone.
+Devices still on format 1 then refuse the newer format (exit 1) and change
+nothing; their changes wait in their queues until they are upgraded.
+Every device's format 1 token has expired, so it fetches everything once;
+what it had not sent yet is sent then, and nothing else.
+An encrypted zone (format 3) is not converted.
 Format 2 keeps every format 1 guarantee in a coherent shared folder (NFS, SMB,
 a USB disk): crash safety, atomic batches, compaction, replaced zones.
 .SS "Limits"

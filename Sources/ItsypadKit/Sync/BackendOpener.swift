@@ -1,7 +1,10 @@
-/// Opens the sync backend in a directory as the engine uses it, for a data directory: the format
-/// the directory's `zone.json` names, and `newFormat` for a directory without one (what `sync
-/// enable` then creates). Anything that runs the engine on a directory (`sync`, `sync enable`, a
-/// git working copy) opens it here.
+/// Opens the sync backend in a directory as the engine uses it, for a data directory: in format
+/// 2's files. A directory without a backend gets one in format 2 (what `sync enable` then
+/// creates; format 3 in format 2's layout when encrypted); an unencrypted format 1 backend is
+/// converted to format 2 by the first device that opens it (see
+/// `ReplicatedDirectoryBackend.convertFromFormat1`), so that devices still on format 1 then
+/// refuse it as newer; an encrypted zone in format 1's layout is opened as it is. Anything that runs the engine on a directory (`sync`, `sync enable`,
+/// `sync compact`, `sync watch`, a git working copy) opens it here.
 public enum BackendOpener {
     /// The format of new backends: format 2 works in a coherent shared folder and in a folder
     /// a replicating service keeps in step alike. Encrypted ones are format 3 in its layout.
@@ -14,10 +17,11 @@ public enum BackendOpener {
     /// id (`sync/instance`, to tell a clone) and name.
     public static func open(_ path: String, for store: DataStore, cipher: RecordCipher? = nil, lockTimeout: Double,
                             now: @escaping @Sendable () -> Milliseconds = { Time.now() }) throws -> SyncBackend {
-        if try layout(at: path) == 1 {
-            guard let cipher else { return DirectoryBackend(path: path, lockTimeout: lockTimeout, now: now) }
-            return EncryptedBackend(inner: DirectoryBackend(path: path, lockTimeout: lockTimeout, now: now, newZoneKeyCheckValue: cipher.keyCheckValue),
-                                    cipher: cipher)
+        // An encrypted zone in format 1's layout stays as it is (a key rotation moves it to format 2's);
+        // an unencrypted format 1 backend is converted by the format 2 backend below.
+        if isEncryptedInFormat1Layout(path) || opensOnlyFormat1(store) {
+            let files = DirectoryBackend(path: path, lockTimeout: lockTimeout, now: now, newZoneKeyCheckValue: cipher?.keyCheckValue)
+            return cipher.map { EncryptedBackend(inner: files, cipher: $0) } ?? files
         }
         let name = try store.settings().string(.deviceName) ?? store.deviceID
         let replicated = ReplicatedDirectoryBackend(path: path, deviceID: store.deviceID, instance: try instance(of: store), deviceName: name,
@@ -34,14 +38,37 @@ public enum BackendOpener {
             + ((try? layout.devices()) ?? []).map { FileEvents.Watched(layout.journalDirectory($0)) }
     }
 
+    /// In a data directory holding this file, a debug build opens every backend as the versions
+    /// before format 2 did (format 1, refusing a newer format), instead of converting it: how the
+    /// tests keep a format 1 backend for what they check of format 1's files, and play a device that
+    /// has not been upgraded yet. Release builds never look for it.
+    static let format1OnlyMarker = "sync/test-format-1-only"
+
+    static func opensOnlyFormat1(_ store: DataStore) -> Bool {
+        #if DEBUG
+        return (try? store.tree.status(store.path + "/" + format1OnlyMarker)) != nil
+        #else
+        return false
+        #endif
+    }
+
+    private static func isEncryptedInFormat1Layout(_ path: String) -> Bool {
+        guard let zone = zone(at: path) else { return false }
+        return zone.layout == 1 && zone.zone.isEncrypted
+    }
+
     /// The format whose files the backend in `path` uses (`zone.json`'s format, or an encrypted
     /// zone's layout); `newFormat` without a readable `zone.json` (a backend not created yet, or
     /// one whose `zone.json` the backend itself reports as unreadable).
     static func layout(at path: String) throws -> Int {
+        zone(at: path)?.layout ?? newFormat
+    }
+
+    private static func zone(at path: String) -> (zone: ZoneInfo, layout: Int)? {
         let zoneFile = (path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path) + "/zone.json"
         guard let bytes = try? FileTree.containing(zoneFile).read(zoneFile, limit: BackendLimits.maxSmallFileBytes),
-              let zone = try? ZoneDocument.read(bytes, path: zoneFile) else { return newFormat }
-        return zone.layout
+              let zone = try? ZoneDocument.read(bytes, path: zoneFile) else { return nil }
+        return zone
     }
 
     /// This data directory's random instance id, made on first use. A copy of the data directory

@@ -57,4 +57,27 @@ import Testing
         #expect(try converted.fetchAll(since: nil).changes.keys.map(\.recordName) == ["notes"])
         #expect(try converted.layout.devices() == ["devA"])
     }
+
+    /// A crash after the commit, before this device's record files were written: the next open
+    /// writes them, so that a deletion of what is there finds it (and is not taken as done).
+    @Test func recordFilesACrashLeftBehindAreWrittenBeforeAnythingReadsThem() throws {
+        let old = try TemporaryBackend()
+        defer { old.remove() }
+        try old.backend.save(BackendRecord(recordName: "c1", recordType: "ClipboardEntry",
+                                           fields: ["text": .string("kept"), "timestamp": .timestamp(testNow), "pinned": .int64(0)]))
+        let converted = ReplicatedDevices.backend(old.path, 0)
+        _ = try converted.createZoneIfNeeded()
+        let id = RecordID(recordType: "ClipboardEntry", recordName: "c1")
+        try FileSystem.remove(converted.layout.recordFile(id, device: converted.deviceID))
+        var document = try converted.deviceDocument()
+        document.appliedSeq = 0
+        try converted.writeDeviceDocument(document)
+
+        let engineView = ReplicatedSyncBackend(ReplicatedDevices.backend(old.path, 0))
+        _ = try engineView.zone()
+        #expect(FileSystem.exists(converted.layout.recordFile(id, device: converted.deviceID)))
+        let result = try engineView.modify(saves: [], deletes: [RecordDelete(recordType: id.recordType, recordName: id.recordName)], device: "devA")
+        #expect(result.deleted == [id])
+        #expect(try converted.siblings(of: id).map(\.isDeleted) == [true])
+    }
 }

@@ -41,7 +41,7 @@ final class HostileWorld {
         try setUp(peer, "tab", "new", "--name", "shared", "from the peer")
         try setUp(peer, "clip", "add", "peer clip")
         // The attacks target format 1's files (format 2's are attacked in the backend's own tests):
-        // made here, `sync enable` keeps it.
+        // made here, and every device runs the code before format 2, which keeps it (see `setUp` and `runArguments`).
         _ = try DirectoryBackend(path: backend).createZoneIfNeeded()
         try setUp(peer, "sync", "enable", backend)
         try setUp(victim, "settings", "set", "device.name", "victim")
@@ -68,6 +68,8 @@ final class HostileWorld {
     }
 
     func runArguments(_ dataDir: String, _ arguments: [String], stdin: String? = nil) throws -> RunResult {
+        // A device that joins later runs it too (only a new data directory: an existing one may be under attack).
+        if !FileSystem.exists(dataDir) { try Device.runOnlyFormat1(in: dataDir) }
         var environment = Process.baseEnvironment
         environment["ITSYPAD_DATA_DIR"] = dataDir
         environment["ITSYPAD_LOCK_TIMEOUT"] = "1"
@@ -77,6 +79,7 @@ final class HostileWorld {
 
     /// Runs a command in this process, for setting up; it must succeed.
     func setUp(_ dataDir: String, _ arguments: String..., stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        if !FileSystem.exists(dataDir) { try Device.runOnlyFormat1(in: dataDir) }
         let context = Context.memory(environment: ["ITSYPAD_DATA_DIR": dataDir, "ITSYPAD_LOCK_TIMEOUT": "1", "TMPDIR": scratch.path],
                                      stdin: stdin.map { Array($0.utf8) })
         let status = Itsypad.run(arguments, context: context)
