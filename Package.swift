@@ -1,18 +1,27 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// One target per layer, each allowed to import only the layers listed before it:
+// Support, Model, Backend, Store, Sync, CLI. A back-reference fails the build.
 let package = Package(
     name: "itsypad",
     products: [
         .executable(name: "itsypad", targets: ["itsypad"]),
-        .library(name: "ItsypadKit", targets: ["ItsypadKit"]),
     ],
     targets: [
-        .target(name: "ItsypadKit"),
-        .executableTarget(name: "itsypad", dependencies: ["ItsypadKit"]),
+        .target(name: "ItsypadSupport", path: "Sources/ItsypadKit/Support"),
+        .target(name: "ItsypadModel", dependencies: ["ItsypadSupport"], path: "Sources/ItsypadKit/Model"),
+        .target(name: "ItsypadBackend", dependencies: ["ItsypadSupport", "ItsypadModel"], path: "Sources/ItsypadKit/Backend"),
+        .target(name: "ItsypadStore", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend"], path: "Sources/ItsypadKit/Store"),
+        .target(name: "ItsypadSync", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore"],
+                path: "Sources/ItsypadKit/Sync"),
+        .target(name: "ItsypadCLI", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync"],
+                path: "Sources/ItsypadKit/CLI"),
+        .executableTarget(name: "itsypad", dependencies: ["ItsypadCLI"]),
         // Not a product: the AEAD throughput measurement behind Tests/Benchmarks/crypto-bench.sh.
-        .executableTarget(name: "crypto-bench", dependencies: ["ItsypadKit"], path: "Tests/Benchmarks/CryptoBench"),
-        .testTarget(name: "ItsypadKitTests", dependencies: ["ItsypadKit", "itsypad"]),
+        .executableTarget(name: "crypto-bench", dependencies: ["ItsypadSupport", "ItsypadBackend"], path: "Tests/Benchmarks/CryptoBench"),
+        .testTarget(name: "ItsypadKitTests",
+                    dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync", "ItsypadCLI", "itsypad"]),
     ],
     swiftLanguageModes: [.v6]
 )

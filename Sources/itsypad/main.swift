@@ -1,6 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadKit
+import ItsypadCLI
 
 exit(Itsypad.main(CommandLine.arguments))

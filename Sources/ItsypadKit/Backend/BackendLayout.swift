@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// Paths inside the backend directory (format 1).
 struct BackendLayout {
     let root: String
@@ -14,7 +16,7 @@ struct BackendLayout {
 
 /// Contents of zone.json, in every format (format 2 keeps format 1's fields; format 3 adds
 /// the encryption members and the layout it uses).
-struct ZoneDocument: Codable {
+package struct ZoneDocument: Codable {
     static let currentFormat = 1
     /// An end-to-end encrypted zone. Its own number, so that an itsypad that does not know
     /// encryption takes it for a newer format and writes nothing to it; its `layout` member
@@ -62,7 +64,7 @@ struct ZoneDocument: Codable {
 
     /// The zone zone.json describes and the format whose files it uses (its own format, or an
     /// encrypted zone's layout), whichever reader that takes: for choosing the reader.
-    static func read(_ bytes: [UInt8], path: String, newestFormat: Int = ReplicatedLayout.format) throws -> (zone: ZoneInfo, layout: Int) {
+    package static func read(_ bytes: [UInt8], path: String, newestFormat: Int = ReplicatedLayout.format) throws -> (zone: ZoneInfo, layout: Int) {
         struct FormatOnly: Decodable { let format: Int }
         let format: Int
         do {

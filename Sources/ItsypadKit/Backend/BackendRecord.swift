@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// A record in CloudKit Web Services record-dictionary form, as stored in
 /// `records/<recordType>/<recordName>.json` and in the journal.
 public struct BackendRecord: Equatable, Sendable, Codable {
@@ -127,7 +129,7 @@ public enum FieldValue: Equatable, Sendable, Codable {
 }
 
 /// Naming rules that keep record names and types usable as file names on every file system.
-enum NameRules {
+package enum NameRules {
     /// Longest record name: "<name>.json" must fit in 255 bytes.
     static let maxRecordNameLength = 250
     static let maxRecordTypeLength = 255
@@ -180,7 +182,7 @@ enum NameRules {
     static let maxZoneIDLength = 64
 
     /// Zone IDs: 1–64 characters of [A-Za-z0-9_-] (they travel inside tokens, separated by ":").
-    static func isZoneID(_ text: String) -> Bool {
+    package static func isZoneID(_ text: String) -> Bool {
         let bytes = text.utf8
         return (1...maxZoneIDLength).contains(bytes.count) && bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }

@@ -1,3 +1,5 @@
+import ItsypadModel
+
 /// The backend a `sync.backend` value names, made ready for one command: the one place that
 /// turns the setting into a backend. The engine always works on a backend directory: the
 /// backend itself, or the working tree of the git remote's clone.

@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// One change in a device's journal: a new version of a record (a save, or a tombstone for a
 /// delete); a drop: the device removed its record file because it was superseded or, for a
 /// tombstone, because every device has seen it; or a checkpoint, the first line of a compacted journal.

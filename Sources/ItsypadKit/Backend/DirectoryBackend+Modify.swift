@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 extension DirectoryBackend {
     public func modify(saves: [RecordSave], deletes: [RecordDelete], device: String) throws -> ModifyResult {
         try Self.checkRequestLimits(saves: saves, deletes: deletes)

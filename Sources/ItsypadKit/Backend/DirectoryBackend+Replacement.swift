@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// Replacing the whole backend with another one built next to it: a key rotation fills a new
 /// zone beside the old one, then puts it in the old one's place, so that no device ever sees a
 /// half-filled new zone or a mix of the two.

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadModel
+import ItsypadSupport
 
 /// Knobs tests turn; production uses the defaults.
 struct BackendTuning: Sendable {

@@ -1,3 +1,6 @@
+import ItsypadModel
+import ItsypadSupport
+
 /// A `SyncBackend` that end-to-end encrypts what it hands to another one.
 ///
 /// Every record's fields are sealed with `RecordCipher` before `inner` sees them (the
@@ -180,7 +183,7 @@ public final class EncryptedBackend: SyncBackend, SealingBackend {
     }
 
     /// Bytes the backend stores for these fields once sealed, to decide what fits in a record.
-    func storedByteCount(of fields: [String: FieldValue]) throws -> Int { try RecordCipher.sealedFieldByteCount(of: fields) }
+    package func storedByteCount(of fields: [String: FieldValue]) throws -> Int { try RecordCipher.sealedFieldByteCount(of: fields) }
 
     // MARK: Assets
 
@@ -228,4 +231,10 @@ public enum EncryptionError: Error, Equatable, CustomStringConvertible {
                 + "run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(backend) --key -' here and type that recovery key"
         }
     }
+}
+
+/// A backend that stores records' fields sealed: what fits in a record is measured sealed.
+package protocol SealingBackend {
+    /// Bytes the backend stores for these fields.
+    func storedByteCount(of fields: [String: FieldValue]) throws -> Int
 }

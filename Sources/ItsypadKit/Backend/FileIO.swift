@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadSupport
 
 /// The backend's file operations: those of its `FileTree` (no symlink followed, no FIFO opened,
 /// nothing reached outside the backend directory), with failures classified as the `BackendError`s

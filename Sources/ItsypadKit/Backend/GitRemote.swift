@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadModel
+import ItsypadSupport
 
 /// A sync backend kept in a git remote: a clone of it in the data directory (`sync/git/`) whose
 /// working tree is a backend directory, on which the engine runs exactly as on a shared folder.
@@ -22,7 +24,7 @@ public struct GitRemote {
     let timeout: Double
 
     /// The one branch itsypad uses, so that a repository can hold other branches.
-    static let branch = "itsypad"
+    package static let branch = "itsypad"
     static let remoteBranch = "refs/remotes/origin/" + branch
     /// The remote tip the clone was last brought to: a tip that no longer descends from it was rewritten.
     static let syncedRef = "refs/itsypad/synced"
@@ -231,7 +233,7 @@ public struct GitRemote {
     }
 
     /// When the clone last fetched and pushed, and git's last error, for `sync status`.
-    var status: GitStatus { GitStatus.read(statusFile) }
+    package var status: GitStatus { GitStatus.read(statusFile) }
 
     /// Commits unpublished, for `sync status`.
     public func unpushedCommits() -> Int? {
@@ -385,16 +387,16 @@ public struct GitRemote {
 extension GitRemote {
     /// The device as a commit message names it: by name and id, or by id alone when it syncs
     /// encrypted (its name is a setting value, which encryption hides from the remote).
-    static func commitName(of store: DataStore, deviceName: String) -> String {
-        FileSystem.exists(store.path + "/" + KeyFile.fileName) ? store.deviceID : "\(deviceName) (\(store.deviceID))"
+    package static func commitName(dataDirectory: String, deviceID: String, deviceName: String) -> String {
+        FileSystem.exists(dataDirectory + "/" + KeyFile.fileName) ? deviceID : "\(deviceName) (\(deviceID))"
     }
 }
 
 /// `sync/git/status.json`: when the clone last fetched and pushed, and git's last error.
-struct GitStatus: Codable, Equatable {
-    var lastFetch: Int64?
-    var lastPush: Int64?
-    var lastError: String?
+package struct GitStatus: Codable, Equatable {
+    package var lastFetch: Int64?
+    package var lastPush: Int64?
+    package var lastError: String?
     /// The clone was reset to a rewritten remote; the engine has not yet started over.
     var mustSendEverything: Bool?
 

@@ -1,3 +1,5 @@
+import ItsypadModel
+import ItsypadSupport
 import Synchronization
 
 /// A `SyncBackend` held in memory, with the directory backend's semantics: one zone, change tags

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadSupport
 
 /// One change in the journal. Its `seq` is also the change tag of the version a save wrote.
 struct JournalChange: Codable, Equatable {

@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// The `records/<recordType>/<recordName>.json` tree: the current version of every record,
 /// as of `BackendState.appliedSeq`.
 struct RecordStore {

@@ -1,3 +1,6 @@
+import ItsypadModel
+import ItsypadSupport
+
 /// One version of a record in a replicated backend (format 2): what a device wrote in its record
 /// file `records/<type>/<name>/<device>.json` and in its journal.
 public struct RecordVersion: Equatable, Sendable {

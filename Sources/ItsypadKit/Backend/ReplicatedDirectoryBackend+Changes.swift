@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 extension ReplicatedDirectoryBackend {
     // MARK: Writing
 

@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// Conversion of a format 1 backend (a coherent shared folder) into format 2, by the first device
 /// that writes format 2 to use it.
 extension ReplicatedDirectoryBackend {

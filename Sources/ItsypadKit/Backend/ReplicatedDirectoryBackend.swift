@@ -1,3 +1,6 @@
+import ItsypadModel
+import ItsypadSupport
+
 /// A `ReplicatedBackend` in a directory (format 2, `itsypad-backend(5)`): this device writes only
 /// `devices/<its id>/…` and `records/<type>/<name>.<its id>.json`, so the directory may be a
 /// coherent shared folder or each machine's own copy of a folder a replicating service keeps in step.
@@ -142,7 +145,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
 
     /// Writes `bytes` to `path` unless it exists (link(2) of a complete temporary file: atomic and exclusive).
     private func createExclusively(_ bytes: [UInt8], at path: String) throws -> Bool {
-        let temporary = FileIO.parentDirectory(of: path) + "/" + FileSystem.temporaryPrefix + Identifier.make()
+        let temporary = FileIO.parentDirectory(of: path) + "/" + FileSystem.temporaryName()
         try files.writeAtomically(bytes, to: temporary, syncingDirectory: false)
         defer { _ = try? files.removeFile(temporary) }
         guard try files.link(temporary, to: path) else { return false }

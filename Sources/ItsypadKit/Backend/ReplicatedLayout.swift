@@ -1,18 +1,24 @@
+import ItsypadSupport
+
 /// Paths inside a format 2 backend directory. Every path but `zone.json` names the one device that
 /// writes it; names read from the directory are checked against these rules before they are used.
-struct ReplicatedLayout {
-    static let format = 2
+package struct ReplicatedLayout {
+    package static let format = 2
 
-    let root: String
+    package let root: String
 
-    var zoneFile: String { root + "/zone.json" }
-    var devicesDirectory: String { root + "/devices" }
+    package init(root: String) {
+        self.root = root
+    }
+
+    package var zoneFile: String { root + "/zone.json" }
+    package var devicesDirectory: String { root + "/devices" }
     var recordsDirectory: String { root + "/records" }
 
     func deviceDirectory(_ device: String) -> String { devicesDirectory + "/" + device }
     func deviceFile(_ device: String) -> String { deviceDirectory(device) + "/device.json" }
     func lockFile(_ device: String) -> String { deviceDirectory(device) + "/lock" }
-    func journalDirectory(_ device: String) -> String { deviceDirectory(device) + "/journal" }
+    package func journalDirectory(_ device: String) -> String { deviceDirectory(device) + "/journal" }
     func assetsDirectory(_ device: String) -> String { deviceDirectory(device) + "/assets" }
     func assetFile(_ device: String, _ checksum: String) -> String { assetsDirectory(device) + "/" + checksum }
 
@@ -23,7 +29,7 @@ struct ReplicatedLayout {
 
     /// The devices that have a folder here. Anything else in `devices/` (conflict copies, a
     /// service's temporary files, `.stfolder`) is not a device.
-    func devices() throws -> [String] {
+    package func devices() throws -> [String] {
         try (FileIO(root: root).listDirectory(devicesDirectory) ?? []).filter { VersionVector.isDeviceID($0) }.sorted()
     }
 

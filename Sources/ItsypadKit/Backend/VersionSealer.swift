@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// Seals the record versions an encrypted format 2 backend (format 3 in format 2's layout) writes,
 /// and opens the ones it reads, with `RecordCipher`'s record key.
 ///

@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// The causal history of one record version in a replicated backend (format 2): for each device,
 /// the sequence number of that device's latest change to the record that the version includes.
 ///

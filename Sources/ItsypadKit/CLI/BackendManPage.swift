@@ -1,3 +1,7 @@
+import ItsypadModel
+import ItsypadSupport
+import ItsypadSync
+
 /// itsypad-backend(5): written by hand, since the command table says nothing
 /// about the backend's files. It lives here so that `itsypad install` can write
 /// it; man/itsypad-backend.5 is a copy, checked by ManPageTests.

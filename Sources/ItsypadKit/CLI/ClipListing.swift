@@ -1,3 +1,7 @@
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
 /// `clip ls` (previews or JSON) and the clips of `export`, printed from the
 /// log's bytes: no `ClipEntry`, `String` or `JSONValue` per entry, and of a
 /// long text only what is printed is read (its first bytes for a preview;

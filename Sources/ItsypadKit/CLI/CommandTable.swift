@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// The one table of commands. Parsing, help, completions and man pages are all
 /// generated from it.
 public enum CommandTable {

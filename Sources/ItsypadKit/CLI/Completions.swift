@@ -1,3 +1,5 @@
+import ItsypadModel
+
 /// The shells itsypad writes completion scripts for.
 public enum Shell: String, CaseIterable, Sendable {
     case bash, zsh, fish

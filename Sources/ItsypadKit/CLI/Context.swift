@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadSupport
 
 /// Where command output goes: a file descriptor, or memory for in-process tests.
 /// Output is buffered and written with write(2) in order, so stdout and stderr

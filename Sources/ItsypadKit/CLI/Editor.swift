@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadSupport
 
 /// Runs the user's editor on a private temp file and returns what was saved.
 struct Editor {

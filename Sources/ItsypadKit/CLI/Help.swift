@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// Renders help from the command table, laid out like swift-argument-parser.
 public struct HelpRenderer {
     public let root: CommandSpec

@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// The command-line entry point: parses, dispatches through the command table,
 /// reports errors with sysexits codes. The executable only calls `main`.
 public enum Itsypad {

@@ -1,3 +1,7 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadSupport
+
 /// The documented `--json` and export forms. Field order is fixed: scripts may
 /// rely on it, and new fields are only ever appended.
 enum JSONForms {

@@ -1,3 +1,6 @@
+import ItsypadModel
+import ItsypadSupport
+
 /// man(7) pages generated from the command table: `itsypad.1` and one page per
 /// visible top-level command (`itsypad-clip.1` covers every `clip` subcommand).
 /// The prose the table has no place for (exit status, environment, files,

@@ -1,3 +1,6 @@
+import ItsypadStore
+import ItsypadSupport
+
 /// The result of parsing a command line against the command table.
 public struct ParsedCommand {
     /// Root first, the command to run last.

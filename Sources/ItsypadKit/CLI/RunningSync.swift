@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadStore
+import ItsypadSupport
 
 /// The note a running sync leaves in `sync/running.json` (its pid and start
 /// time), so that `sync status` can say a sync is under way instead of

@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// One clipboard history entry. Text is immutable once added; only the pin changes.
 public struct ClipEntry: Equatable, Sendable {
     public var id: String
@@ -35,4 +37,14 @@ public enum LocalOnlyReason: String, Sendable, CaseIterable {
         case .oversized: return "larger than the 1 MiB record limit"
         }
     }
+}
+
+/// Sizes that match CloudKit's limits.
+public enum ClipLimits {
+    /// A record may not exceed 1 MiB; leave room for the record's other fields.
+    public static let maxSyncedBytes = 1_000_000
+    /// `clipboard.maxBytes` unless set: 16 MiB.
+    public static let defaultMaxBytes = 16 << 20
+    /// `clipboard.maxEntries` unless set.
+    public static let defaultMaxEntries = 1000
 }

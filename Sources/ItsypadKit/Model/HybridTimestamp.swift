@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// A hybrid logical clock reading: wall-clock milliseconds plus a counter, tied
 /// to a device. A device whose clock runs behind still orders its edit after
 /// every version it has seen, and ties break on the device id, so every device

@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// Random (version 4) UUIDs as lowercase strings: record names on the backend
 /// and ids on the command line.
 public enum Identifier {
@@ -9,7 +11,7 @@ public enum Identifier {
         return format(bytes)
     }
 
-    static func format(_ bytes: [UInt8]) -> String {
+    package static func format(_ bytes: [UInt8]) -> String {
         PackedID(bytes).string
     }
 
@@ -47,11 +49,11 @@ public enum Identifier {
 
 /// A UUID's 16 bytes as two integers: a cheap set member and index slot field,
 /// printed without building a String.
-struct PackedID: Hashable {
-    let high: UInt64
-    let low: UInt64
+package struct PackedID: Hashable {
+    package let high: UInt64
+    package let low: UInt64
 
-    init(high: UInt64, low: UInt64) {
+    package init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
     }
@@ -61,20 +63,20 @@ struct PackedID: Hashable {
         low = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    init?(_ text: String) {
+    package init?(_ text: String) {
         guard let bytes = Identifier.bytes(text) else { return nil }
         self.init(bytes)
     }
 
     /// Only the lowercase form `string` gives back: a key that must round-trip exactly.
-    init?(canonical text: String) {
+    package init?(canonical text: String) {
         var text = text
         guard let packed = text.withUTF8(PackedID.init(canonicalUTF8:)) else { return nil }
         self = packed
     }
 
     /// Every listed line's id is read this way: no table, no per-digit branch on the position.
-    init?(canonicalUTF8 utf8: UnsafeBufferPointer<UInt8>) {
+    package init?(canonicalUTF8 utf8: UnsafeBufferPointer<UInt8>) {
         guard utf8.count == 36, utf8[8] == 0x2D, utf8[13] == 0x2D, utf8[18] == 0x2D, utf8[23] == 0x2D else { return nil }
         var high: UInt64 = 0, low: UInt64 = 0
         var invalid: UInt8 = 0
@@ -103,25 +105,25 @@ struct PackedID: Hashable {
     }
 
     /// Random UUIDs need no mixing of both halves: one word is hashed (a listing looks up 100,000 ids).
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(high ^ (low &* 0x9E37_79B9_7F4A_7C15))
     }
 
-    var bytes: [UInt8] { (0..<16).map { byte(at: $0) } }
+    package var bytes: [UInt8] { (0..<16).map { byte(at: $0) } }
 
-    var string: String {
+    package var string: String {
         var text: [UInt8] = []
         text.reserveCapacity(36)
         appendText(to: &text)
         return String(decoding: text, as: UTF8.self)
     }
 
-    func byte(at index: Int) -> UInt8 {
+    package func byte(at index: Int) -> UInt8 {
         UInt8(truncatingIfNeeded: (index < 8 ? high : low) >> UInt64(56 - 8 * (index % 8)))
     }
 
     /// Appends the lowercase text form, or only its first `hexDigits` digits (`Identifier.short`'s 8).
-    func appendText(to out: inout [UInt8], hexDigits: Int = 32) {
+    package func appendText(to out: inout [UInt8], hexDigits: Int = 32) {
         let length = hexDigits + (hexDigits > 20 ? 4 : hexDigits > 16 ? 3 : hexDigits > 12 ? 2 : hexDigits > 8 ? 1 : 0)
         // The 32 digits, eight to a word, then laid out with their dashes.
         var words = (PackedID.hexText(UInt32(truncatingIfNeeded: high >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: high)),
@@ -158,12 +160,12 @@ struct PackedID: Hashable {
 
 /// The ids whose lowercase text form starts with a given text, told from
 /// their packed form: a lookup by prefix among 10,000 tabs formats no text.
-struct PackedIDPrefix {
+package struct PackedIDPrefix {
     private var mask: (high: UInt64, low: UInt64) = (0, 0)
     private var value: (high: UInt64, low: UInt64) = (0, 0)
 
     /// nil when no id's text starts with `text` (a dash out of place, anything but a lowercase hex digit, too long).
-    init?(_ text: String) {
+    package init?(_ text: String) {
         var digit = 0
         for (position, byte) in text.utf8.enumerated() {
             guard position < 36 else { return nil }
@@ -185,12 +187,12 @@ struct PackedIDPrefix {
         }
     }
 
-    func matches(_ id: PackedID) -> Bool {
+    package func matches(_ id: PackedID) -> Bool {
         id.high & mask.high == value.high && id.low & mask.low == value.low
     }
 
     /// The smallest id the prefix matches: those it matches follow it in (high, low) order.
-    var smallest: PackedID { PackedID(high: value.high, low: value.low) }
+    package var smallest: PackedID { PackedID(high: value.high, low: value.low) }
 }
 
 /// Resolving what the user typed (a full id, a 4+ character prefix or, for tabs,
@@ -200,5 +202,5 @@ public enum Resolution<Item> {
     case ambiguous([Item])
     case notFound
 
-    var isNotFound: Bool { if case .notFound = self { return true }; return false }
+    package var isNotFound: Bool { if case .notFound = self { return true }; return false }
 }

@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// Whether a setting travels to other devices (seed 002's synced vs device-only).
 public enum SettingScope: String, Sendable {
     case synced, device

@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// A scratch tab, with Itsypad's fields. A tab with `fileURL` is file-backed:
 /// its content lives in that file and it never syncs.
 public struct Tab: Equatable, Sendable {
@@ -82,7 +84,7 @@ public enum SyncState: String, Sendable, CaseIterable {
     case synced, pending, failed, localOnly
 
     /// A syncable item's state: failed after repeated failures, pending while a change waits, else synced.
-    init(failed: Bool, pending: Bool) {
+    package init(failed: Bool, pending: Bool) {
         self = failed ? .failed : pending ? .pending : .synced
     }
 }

@@ -1,25 +1,27 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadModel
+import ItsypadSupport
 
 /// One entry's place in the clipboard log, as the index keeps it: 48 bytes on
 /// disk (id 16, timestamp 8, offset 8, length 8, flags 1, padding 7).
-struct ClipSlot: Equatable {
+package struct ClipSlot: Equatable {
     static let size = 48
     static let deleted: UInt8 = 1
     static let pinned: UInt8 = 2
     static let localOnly: UInt8 = 4
 
-    var id: PackedID         // 16 bytes
-    var timestamp: Int64
+    package var id: PackedID         // 16 bytes
+    package var timestamp: Int64
     var offset: UInt64       // where the add line starts in the log
     var length: UInt32       // its length without the newline
     var flags: UInt8
 
     var isDeleted: Bool { flags & ClipSlot.deleted != 0 }
-    var isPinned: Bool { flags & ClipSlot.pinned != 0 }
+    package var isPinned: Bool { flags & ClipSlot.pinned != 0 }
     var isLive: Bool { !isDeleted }
-    var idString: String { id.string }
+    package var idString: String { id.string }
 
     /// The index order: by time, ties (entries added within one millisecond) by arrival.
     func sortsBefore(_ other: ClipSlot) -> Bool {

@@ -1,20 +1,22 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadModel
+import ItsypadSupport
 
 /// A live entry as a listing reads it: its slot, and its text still escaped
 /// as the log holds it — all of it, or only its first bytes when a preview is
 /// all that is printed. Valid only inside the `forEachListed` callback.
-struct ListedClip {
-    let slot: ClipSlot
-    let localOnly: LocalOnlyReason?
+package struct ListedClip {
+    package let slot: ClipSlot
+    package let localOnly: LocalOnlyReason?
     /// The escaped text read so far.
-    let head: UnsafeBufferPointer<UInt8>
+    package let head: UnsafeBufferPointer<UInt8>
     /// The whole escaped text's length, and where it starts in the log.
     let textLength: Int
     let textOffset: Int
 
-    var isWhole: Bool { head.count == textLength }
+    package var isWhole: Bool { head.count == textLength }
 }
 
 /// Listing: entries are read straight from the log's bytes, many lines per
@@ -28,7 +30,7 @@ extension ClipStore {
 
     /// Streams live entries newest first, reading up to `textHead` bytes of
     /// each escaped text (nil: all of it), until `body` returns false.
-    func forEachListed(pinnedOnly: Bool = false, textHead: Int?, _ body: (ListedClip) throws -> Bool) throws {
+    package func forEachListed(pinnedOnly: Bool = false, textHead: Int?, _ body: (ListedClip) throws -> Bool) throws {
         try checkingIndex {
             var buffer: [UInt8] = []
             var end = Int(index.header.slotCount)
@@ -143,7 +145,7 @@ extension ClipStore {
     /// Streams the text of `clip` decoded to UTF-8 (or, `reescaping`, escaped
     /// as `addLine` escapes it), head first, until `body` returns false; the flag
     /// tells the last piece. `decoded` is scratch space the caller may reuse.
-    func forEachDecodedPiece(of clip: ListedClip, reescaping: Bool = false, scratch decoded: inout [UInt8],
+    package func forEachDecodedPiece(of clip: ListedClip, reescaping: Bool = false, scratch decoded: inout [UInt8],
                              _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool) throws {
         // Most texts need no decoding at all, read whole: plain ASCII without escapes, or, to be escaped
         // again, already in the form `appendEscaped` writes.
@@ -185,7 +187,7 @@ extension ClipStore {
     }
 
     /// The whole text of `clip` as UTF-8.
-    func wholeText<Result>(of clip: ListedClip, scratch: inout [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result {
+    package func wholeText<Result>(of clip: ListedClip, scratch: inout [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result {
         var whole: [UInt8] = []
         var result: Result?
         try forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in

@@ -1,9 +1,11 @@
+import ItsypadModel
+
 /// Bulk changes to the history prepared on the side (see `StagedChanges`):
 /// a staged log that starts as a copy of the current one and grows with the
 /// new lines, and an index built for it from slots, so that nothing has to be
 /// replayed once it is moved into place.
 extension ClipStore {
-    final class Staging {
+    package final class Staging {
         private let store: ClipStore
         private let stage: StagedChanges
         private var log: StagedFile?
@@ -11,9 +13,9 @@ extension ClipStore {
         private var known: Set<PackedID>
         private var removedCount = 0
         /// The slots of the entries added, in the order they came.
-        private(set) var added: [ClipSlot] = []
+        package private(set) var added: [ClipSlot] = []
 
-        init(_ store: ClipStore, in stage: StagedChanges) throws {
+        package init(_ store: ClipStore, in stage: StagedChanges) throws {
             self.store = store
             self.stage = stage
             slots = try storeOperation { try store.index.allSlots() }
@@ -32,11 +34,11 @@ extension ClipStore {
         }
 
         /// Whether `entry`'s id is not live in the history.
-        func isFresh(_ entry: ClipEntry) -> Bool { PackedID(entry.id).map { !known.contains($0) } ?? false }
+        package func isFresh(_ entry: ClipEntry) -> Bool { PackedID(entry.id).map { !known.contains($0) } ?? false }
 
         /// Adds an entry unless its id is already in the history; returns whether it was added.
         @discardableResult
-        func add(_ entry: ClipEntry) throws -> Bool {
+        package func add(_ entry: ClipEntry) throws -> Bool {
             guard let id = PackedID(entry.id), known.insert(id).inserted else { return false }
             let file = try stagedLog()
             let line = ClipStore.addLine(entry)
@@ -47,7 +49,7 @@ extension ClipStore {
         }
 
         /// Removes live entries by id; returns the ids that were present.
-        func remove(ids: [String]) throws -> [String] {
+        package func remove(ids: [String]) throws -> [String] {
             let removal = ClipStore.markRemoved(ids, in: &slots)
             guard !removal.removed.isEmpty else { return [] }
             let file = try stagedLog()
@@ -57,13 +59,13 @@ extension ClipStore {
         }
 
         /// Stops staging (another `Staging` may start over in the same stage).
-        func abandon() throws {
+        package func abandon() throws {
             try storeOperation { try log?.close() }
             log = nil
         }
 
         /// Writes the staged index for the staged log.
-        func finish() throws {
+        package func finish() throws {
             guard let log else { return }
             let combined = (slots + added).sorted { $0.sortsBefore($1) }
             var header = store.index.header

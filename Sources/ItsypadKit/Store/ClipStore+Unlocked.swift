@@ -1,13 +1,15 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadModel
+import ItsypadSupport
 
 extension ClipStore {
     /// The live local-only entries, read without the data directory's lock and
     /// without writing anything (`sync status` while a sync runs): opening a
     /// `ClipStore` may repair the log and the index, which only the lock holder may do.
     /// nil when the index does not describe the log as it is (it is being rebuilt or compacted, or is damaged).
-    static func localOnlyEntriesWithoutLock(directory: String, tree: FileTree) throws -> [ClipEntry]? {
+    package static func localOnlyEntriesWithoutLock(directory: String, tree: FileTree) throws -> [ClipEntry]? {
         let logPath = directory + "/log"
         guard let fd = try tree.openFile(logPath, flags: O_RDONLY) else { return [] }
         defer { close(fd) }

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadModel
+import ItsypadSupport
 
 /// A live entry without its text.
 public struct ClipSummary: Equatable, Sendable {

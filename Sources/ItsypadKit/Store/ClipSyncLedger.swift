@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadModel
+import ItsypadSupport
 
 /// What this device knows about each clip's version on the backend
 /// (`sync/clips.log`): its change tag, pinned state and pin history, and a pin

@@ -1,6 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadBackend
+import ItsypadModel
+import ItsypadSupport
 
 /// The local mutations. Each one changes the store and records, in the same
 /// locked run, what the sync engine must send (deletions included, so that
@@ -77,7 +80,7 @@ extension DataStore {
 
 
     /// A device that never synced has nothing on a backend to delete.
-    func hasEverSynced() throws -> Bool { try EngineState.load(from: self).zoneID != nil }
+    package func hasEverSynced() throws -> Bool { try EngineState.load(from: self).zoneID != nil }
 
     /// Queues the deletion of records from the backend; before this device's
     /// first sync there is none to delete, so a record added and removed
@@ -249,19 +252,9 @@ extension DataStore {
     }
 
     /// `syncStates` for clips by packed id: a listing of 100,000 entries looks each one up.
-    func clipSyncStates() throws -> (PackedID) -> SyncState {
+    package func clipSyncStates() throws -> (PackedID) -> SyncState {
         let waiting = try pending().keys()
         let failed = RecordKeySet(Array(try EngineState.load(from: self).failedKeys))
         return { SyncState(failed: failed.contains(clip: $0), pending: waiting.contains(clip: $0)) }
     }
-}
-
-/// Sizes that match CloudKit's limits.
-public enum ClipLimits {
-    /// A record may not exceed 1 MiB; leave room for the record's other fields.
-    public static let maxSyncedBytes = 1_000_000
-    /// `clipboard.maxBytes` unless set: 16 MiB.
-    public static let defaultMaxBytes = 16 << 20
-    /// `clipboard.maxEntries` unless set.
-    public static let defaultMaxEntries = 1000
 }

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadModel
+import ItsypadSupport
 
 /// The local data directory: its layout, format version, device identity and
 /// lock. Commands open it, work, and close it; every command holds the lock
@@ -175,7 +177,7 @@ public final class DataStore {
     }
 
     /// Forgets open files after a staged change replaced them; they reopen on next use.
-    func reopenFiles() {
+    package func reopenFiles() {
         openedClips = nil
         openedSettings = nil
         openedPending = nil
@@ -200,7 +202,7 @@ public final class DataStore {
     }
 
     /// The queue of changes to send: every local change to a syncable item appends to it.
-    static func pendingQueuePath(in directory: String) -> String { directory + "/sync/pending.log" }
+    package static func pendingQueuePath(in directory: String) -> String { directory + "/sync/pending.log" }
 
     public func pending() throws -> PendingQueue {
         if let openedPending { return openedPending }
@@ -241,6 +243,6 @@ public final class DataStore {
 }
 
 /// Maps file system failures to user-facing errors around a block of store work.
-func storeOperation<T>(_ body: () throws -> T) throws -> T {
+package func storeOperation<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let error as FileSystemError { throw ItsypadError.from(error) }
 }

@@ -1,36 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A type of synced record, named as on the backend. The types this version syncs are the
-/// handlers of `SyncedTypes.standard`; a key of any other well-named type (written by a newer
-/// version) is kept as it is, never dropped.
-public struct RecordType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: String
-
-    /// nil for a name the backend could not store (see `NameRules`).
-    public init?(rawValue: String) {
-        guard NameRules.isSafeFileName(rawValue, maxLength: NameRules.maxRecordTypeLength) else { return nil }
-        self.rawValue = rawValue
-    }
-
-    public var description: String { rawValue }
-
-    public static let tab = RecordType(rawValue: "ScratchTab")!
-    public static let clip = RecordType(rawValue: "ClipboardEntry")!
-    public static let setting = RecordType(rawValue: "Setting")!
-}
-
-/// Identifies one synced record.
-public struct RecordKey: Hashable, Sendable {
-    public let type: RecordType
-    public let name: String
-
-    public init(_ type: RecordType, _ name: String) {
-        self.type = type
-        self.name = name
-    }
-}
+import ItsypadBackend
+import ItsypadModel
+import ItsypadSupport
 
 /// A change waiting to be sent.
 public struct PendingChange: Equatable, Sendable {
@@ -110,7 +83,7 @@ public final class PendingQueue {
 
     /// A log line as `PendingChange.line` serializes it, `{"op":…,"type":…,"id":…[,"v":N][,"tag":…][,"hard":true]}`,
     /// written from bytes (an import queues 100,000 changes, a clear confirms as many).
-    static func appendLine(_ op: String, _ key: RecordKey, version: Int? = nil, tag: String? = nil, hard: Bool = false,
+    package static func appendLine(_ op: String, _ key: RecordKey, version: Int? = nil, tag: String? = nil, hard: Bool = false,
                            to lines: inout [UInt8]) {
         func string(_ value: String) {
             var value = value
@@ -139,7 +112,7 @@ public final class PendingQueue {
     /// A first line that records `bytes` as the size after the last compaction,
     /// so that a queue written in bulk is not compacted again until it doubles.
     /// It names the queue (`identity`). Padded to a fixed length, so that it can be written before the size is known.
-    static func baseLine(bytes: Int, identity: String?) -> [UInt8] {
+    package static func baseLine(bytes: Int, identity: String?) -> [UInt8] {
         var line = Array(#"{"op":"base","#.utf8)
         if let identity {
             line += #""queue":""#.utf8
@@ -160,7 +133,7 @@ public final class PendingQueue {
     }
 
     /// Cuts a torn last line, as opening for an append does: before the log is copied elsewhere.
-    func cutTornTail() throws { _ = try appendFile() }
+    package func cutTornTail() throws { _ = try appendFile() }
 
     /// The queue in order.
     public func changes() throws -> [PendingChange] {

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadModel
+import ItsypadSupport
 
 /// Stored settings in `settings.json`. Each key keeps the clock of its last
 /// change so that synced keys merge per key, last writer wins; an unset
@@ -14,6 +16,13 @@ public final class SettingsStore {
         public var tag: String? = nil
         /// The clock of the version last synced: an entry whose clock differs has a change to send.
         public var syncedClock: HybridTimestamp? = nil
+
+        package init(value: JSONValue?, clock: HybridTimestamp, tag: String? = nil, syncedClock: HybridTimestamp? = nil) {
+            self.value = value
+            self.clock = clock
+            self.tag = tag
+            self.syncedClock = syncedClock
+        }
 
         public var hasUnsyncedChanges: Bool { syncedClock != clock }
     }
@@ -80,7 +89,7 @@ public final class SettingsStore {
     }
 
     /// `merge` in memory only: an import stages the file itself (`encoded`).
-    func mergeWithoutWriting(_ key: String, _ entry: Entry) -> Bool {
+    package func mergeWithoutWriting(_ key: String, _ entry: Entry) -> Bool {
         if let current = entries[key], current.clock >= entry.clock { return false }
         entries[key] = Entry(value: entry.value, clock: entry.clock, tag: entries[key]?.tag, syncedClock: entries[key]?.syncedClock)
         return true
@@ -91,7 +100,7 @@ public final class SettingsStore {
     }
 
     /// The file's content.
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         let values = entries.keys.sorted().map { key -> (String, JSONValue) in
             let entry = entries[key]!
             var members: [(String, JSONValue)] = [("value", entry.value ?? .null), ("clock", .string(entry.clock.description))]

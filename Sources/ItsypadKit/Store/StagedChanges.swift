@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadSupport
 
 /// copy_file_range(2): Glibc declares it only under _GNU_SOURCE, which the Swift module map does not set.
 @_silgen_name("copy_file_range")
@@ -15,7 +16,7 @@ private func linuxCopyFileRange(_ input: Int32, _ inputOffset: UnsafeMutablePoin
 /// directory as it was; a crash after it is finished by the next command that
 /// opens the data directory (`recover`). Every file is reached through the
 /// data directory's `FileTree`: a symlink planted in the stage is never followed.
-final class StagedChanges {
+package final class StagedChanges {
     static let directoryName = ".staged"
     private static let marker = "commit"
 
@@ -26,7 +27,7 @@ final class StagedChanges {
     private var removals: [String] = []
 
     /// Starts an empty stage (an uncommitted leftover of a crash is dropped first).
-    init(in tree: FileTree) throws {
+    package init(in tree: FileTree) throws {
         self.tree = tree
         try storeOperation {
             try tree.removeTree(stage)
@@ -36,7 +37,7 @@ final class StagedChanges {
 
     /// A file that will replace `relativePath`, written a piece at a time; with
     /// `copyingCurrent` it starts as a copy of the current file.
-    func file(_ relativePath: String, copyingCurrent: Bool = false) throws -> StagedFile {
+    package func file(_ relativePath: String, copyingCurrent: Bool = false) throws -> StagedFile {
         try storeOperation {
             let file = try StagedFile(path: stage + "/" + relativePath, in: tree)
             if !files.contains(relativePath) { files.append(relativePath) }
@@ -46,18 +47,18 @@ final class StagedChanges {
     }
 
     /// A whole file that will replace `relativePath`.
-    func write(_ relativePath: String, _ bytes: [UInt8]) throws {
+    package func write(_ relativePath: String, _ bytes: [UInt8]) throws {
         let file = try file(relativePath)
         try file.append(bytes)
         try file.close()
     }
 
     /// `relativePath` will be removed.
-    func remove(_ relativePath: String) { removals.append(relativePath) }
+    package func remove(_ relativePath: String) { removals.append(relativePath) }
 
     /// Makes the stage durable (one syncfs), records the decision, then moves
     /// everything into place. Past the marker the changes are committed.
-    func commit() throws {
+    package func commit() throws {
         try storeOperation {
             // A few files are synced one by one; thousands (an import of many tabs) with one syncfs.
             if files.count > 64 {
@@ -76,7 +77,7 @@ final class StagedChanges {
     }
 
     /// Drops everything staged; the data directory is as it was.
-    func discard() {
+    package func discard() {
         try? tree.removeTree(stage)
     }
 
@@ -120,11 +121,11 @@ final class StagedChanges {
 }
 
 /// A staged file, written through a buffer; durable only once the stage is committed.
-final class StagedFile {
+package final class StagedFile {
     let path: String
     private var fd: Int32
     /// Bytes written so far, buffered ones included.
-    private(set) var size = 0
+    package private(set) var size = 0
     private var buffer: [UInt8] = []
 
     init(path: String, in tree: FileTree) throws {
@@ -137,7 +138,7 @@ final class StagedFile {
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
-    func append(_ bytes: [UInt8]) throws {
+    package func append(_ bytes: [UInt8]) throws {
         buffer += bytes
         size += bytes.count
         if buffer.count >= 1 << 20 { try flush() }
@@ -149,7 +150,7 @@ final class StagedFile {
     }
 
     /// Replaces bytes already written (the same number of them).
-    func overwrite(_ bytes: [UInt8], at offset: Int) throws {
+    package func overwrite(_ bytes: [UInt8], at offset: Int) throws {
         try flush()
         try FileSystem.writeAll(fd: fd, bytes, at: offset, path: path)
     }
@@ -160,14 +161,14 @@ final class StagedFile {
         return fstat(fd, &info) == 0 ? UInt64(info.st_ino) : 0
     }
 
-    func close() throws {
+    package func close() throws {
         try flush()
         Glibc.close(fd)
         fd = -1
     }
 
     /// Appends the whole of the file at `source` (none if it does not exist), in the kernel where it can.
-    func copy(from source: String, in tree: FileTree) throws {
+    package func copy(from source: String, in tree: FileTree) throws {
         try flush()
         guard let input = try tree.openFile(source, flags: O_RDONLY) else { return }
         defer { Glibc.close(input) }

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadModel
+import ItsypadSupport
 
 /// `tabs/index`: a rebuildable cache of every tab's id, name and `tab ls`
 /// row, newest first, so that finding a tab by name or id prefix and listing
@@ -19,8 +21,8 @@ import Glibc
 /// each), a hash table of ASCII names (open addressing; 8 bytes a bucket:
 /// record offset + 1, 0 when empty), and the offsets of the other names'
 /// records (8 bytes each). Integers are little endian but the ids' bytes.
-struct TabIndex {
-    struct Record: Equatable {
+package struct TabIndex {
+    package struct Record: Equatable {
         let id: PackedID
         let lastModified: Milliseconds
         let name: [UInt8]
@@ -28,7 +30,7 @@ struct TabIndex {
         let row: [UInt8]
     }
 
-    static let fileName = "index"
+    package static let fileName = "index"
     private static let magic = Array("ITSYTAB2".utf8)
     private static let headerSize = 96
     private static let idEntrySize = 24
@@ -62,7 +64,7 @@ struct TabIndex {
     var count: Int { starts.count }
 
     /// Calls `body` with each record's id, name and row, newest first.
-    func forEach(_ visit: (PackedID, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+    package func forEach(_ visit: (PackedID, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
         try body.withUnsafeBufferPointer { bytes in
             let raw = UnsafeRawBufferPointer(bytes)
             for start in starts {
@@ -103,12 +105,12 @@ struct TabIndex {
         return row
     }
 
-    static func record(for tab: Tab) -> Record? {
+    package static func record(for tab: Tab) -> Record? {
         PackedID(tab.id).map { Record(id: $0, lastModified: tab.lastModified, name: Array(tab.name.utf8), row: row(for: tab)) }
     }
 
     /// Replaces (or with nil, removes) the record of `id`.
-    mutating func update(id: PackedID, with record: Record?) {
+    package mutating func update(id: PackedID, with record: Record?) {
         var records = self.records.filter { $0.id != id }
         if let record { records.append(record) }
         self = TabIndex(records: records)
@@ -135,7 +137,7 @@ struct TabIndex {
     // MARK: File
 
     /// The index of `directory` if it is there and current; nil otherwise.
-    static func load(directory: String, in tree: FileTree) -> TabIndex? {
+    package static func load(directory: String, in tree: FileTree) -> TabIndex? {
         let path = directory + "/" + fileName
         guard let stamp = DirectoryStamp(directory, in: tree), let fd = try? tree.openFile(path, flags: O_RDONLY) else { return nil }
         defer { close(fd) }
@@ -173,7 +175,7 @@ struct TabIndex {
     }
 
     /// Writes the index in place (a cache: no fsync; the checksums and the size catch a torn write).
-    func save(directory: String, in tree: FileTree) throws {
+    package func save(directory: String, in tree: FileTree) throws {
         let path = directory + "/" + TabIndex.fileName
         guard let fd = try tree.openFile(path, flags: O_RDWR | O_CREAT) else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
         defer { close(fd) }

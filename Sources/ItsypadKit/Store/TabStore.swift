@@ -1,3 +1,6 @@
+import ItsypadModel
+import ItsypadSupport
+
 /// Tabs, one JSON file each under `tabs/`, replaced atomically on every change.
 /// A file-backed tab's content lives in its own file, not here.
 public struct TabStore {
@@ -16,7 +19,7 @@ public struct TabStore {
         Identifier.isValid(id) ? id.lowercased() + ".json" : nil
     }
 
-    func filePath(_ id: String) -> String? { TabStore.fileName(id).map { directory + "/" + $0 } }
+    package func filePath(_ id: String) -> String? { TabStore.fileName(id).map { directory + "/" + $0 } }
 
     /// What a tab file holds: a tab, or the record of a synced tab deleted here
     /// whose deletion has not reached the backend yet.
@@ -56,7 +59,7 @@ public struct TabStore {
     }
 
     /// The index of names and rows, rebuilt from the files when it does not match them.
-    func index() throws -> TabIndex {
+    package func index() throws -> TabIndex {
         if let index = TabIndex.load(directory: directory, in: tree) { return index }
         return try rebuildIndex()
     }
@@ -161,10 +164,10 @@ public struct TabStore {
     }
 
     /// A tab's file.
-    static func fileContent(_ tab: Tab) -> [UInt8] { Array((encode(tab).prettySerialized() + "\n").utf8) }
+    package static func fileContent(_ tab: Tab) -> [UInt8] { Array((encode(tab).prettySerialized() + "\n").utf8) }
 
     /// The file of a tab deleted here whose deletion is still to be sent.
-    static func fileContent(_ deletion: TabDeletion) -> [UInt8] { Array((deletion.json.prettySerialized() + "\n").utf8) }
+    package static func fileContent(_ deletion: TabDeletion) -> [UInt8] { Array((deletion.json.prettySerialized() + "\n").utf8) }
 
     /// The on-disk form (content omitted for file-backed tabs).
     static func encode(_ tab: Tab) -> JSONValue {

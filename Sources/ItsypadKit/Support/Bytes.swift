@@ -2,7 +2,7 @@
 /// language and secret detectors): named ASCII bytes, ASCII character classes,
 /// and searches for short static needles in byte slices.
 
-extension UInt8 {
+package extension UInt8 {
     static let tab = UInt8(ascii: "\t")
     static let newline = UInt8(ascii: "\n")
     static let carriageReturn = UInt8(ascii: "\r")
@@ -28,7 +28,7 @@ extension UInt8 {
     static let closeBrace = UInt8(ascii: "}")
 }
 
-extension UInt8 {
+package extension UInt8 {
     var isASCIIWhitespace: Bool {
         self == .space || self == .tab || self == .newline || self == .carriageReturn
     }
@@ -43,7 +43,7 @@ extension UInt8 {
     var asciiUppercased: UInt8 { isASCIILowercase ? self - 32 : self }
 }
 
-extension Collection where Element == UInt8 {
+package extension Collection where Element == UInt8 {
     func trimmingASCIIWhitespace() -> SubSequence {
         let start = drop(while: \.isASCIIWhitespace)
         var end = start.endIndex
@@ -56,7 +56,7 @@ extension Collection where Element == UInt8 {
     }
 }
 
-extension ArraySlice where Element == UInt8 {
+package extension ArraySlice where Element == UInt8 {
     func hasPrefix(_ s: StaticString) -> Bool {
         hasBytes(s, at: startIndex)
     }
@@ -102,7 +102,7 @@ extension ArraySlice where Element == UInt8 {
     }
 }
 
-extension Array where Element == UInt8 {
+package extension Array where Element == UInt8 {
     /// Appends `count` bytes that `write` fills in on the stack: one capacity
     /// check for the lot instead of one per byte (listings write 100,000 ids and dates).
     @inline(__always)

@@ -22,7 +22,7 @@ public enum ItsypadError: Error, Equatable {
     }
 
     /// Any error a command throws, as the user should see it.
-    static func wrapping(_ error: any Error) -> ItsypadError {
+    package static func wrapping(_ error: any Error) -> ItsypadError {
         switch error {
         case let error as ItsypadError: return error
         case let error as FileSystemError: return .from(error)
@@ -31,12 +31,12 @@ public enum ItsypadError: Error, Equatable {
     }
 
     /// Wraps a file system error as the user should see it.
-    static func from(_ error: FileSystemError) -> ItsypadError {
+    package static func from(_ error: FileSystemError) -> ItsypadError {
         if error.isDiskFull { return .failure("\(error) (nothing was changed; free some space and retry)") }
         return .failure(error.description)
     }
 
-    static func corrupt(_ path: String, _ reason: String) -> ItsypadError {
+    package static func corrupt(_ path: String, _ reason: String) -> ItsypadError {
         .failure("\(path) is corrupt (\(reason)); itsypad left it untouched: move it aside or restore it from a backup")
     }
 }

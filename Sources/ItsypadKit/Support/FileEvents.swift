@@ -12,18 +12,18 @@ import Glibc
 /// and a stop requested in the middle of some work is seen when it is done.
 /// Signal masks belong to a thread: this is for a single-threaded process
 /// such as the itsypad binary (elsewhere another thread could take the signals).
-final class FileEvents {
+package final class FileEvents {
     /// What ended a wait.
-    enum Wake: Equatable { case changed, stopRequested, timedOut }
+    package enum Wake: Equatable { case changed, stopRequested, timedOut }
 
     /// A directory to watch, and the names in it whose changes count (nil: every name).
-    struct Watched: Hashable {
-        let directory: String
+    package struct Watched: Hashable {
+        package let directory: String
         let names: Set<String>?
         /// Whether `directory` itself may be a symlink (a root the user named; below it, none is followed).
         let followsSymlink: Bool
 
-        init(_ directory: String, names: Set<String>? = nil, followsSymlink: Bool = false) {
+        package init(_ directory: String, names: Set<String>? = nil, followsSymlink: Bool = false) {
             self.directory = directory
             self.names = names
             self.followsSymlink = followsSymlink
@@ -41,7 +41,7 @@ final class FileEvents {
 
     /// Without inotify (out of instances, a kernel without it) every directory counts as
     /// unwatched, and waits end only by a signal or their time-out.
-    init() {
+    package init() {
         sigemptyset(&signals)
         for signal in [SIGIO, SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
         sigprocmask(SIG_BLOCK, &signals, &previousMask)
@@ -61,7 +61,7 @@ final class FileEvents {
     /// have been replaced). Returns those that cannot be watched (missing, not a
     /// directory, out of watches): their changes are seen only by polling.
     @discardableResult
-    func watch(_ directories: [Watched]) -> [Watched] {
+    package func watch(_ directories: [Watched]) -> [Watched] {
         guard fd >= 0 else { return directories }
         let wanted = Set(directories)
         for (descriptor, watched) in watches where !wanted.contains(watched) {
@@ -84,7 +84,7 @@ final class FileEvents {
     }
 
     /// Waits up to `timeout` seconds for a relevant change or a request to stop.
-    func wait(timeout: Double) -> Wake {
+    package func wait(timeout: Double) -> Wake {
         let deadline = Monotonic.seconds() + max(0, timeout)
         while true {
             if drain() { return .changed }
@@ -136,8 +136,8 @@ final class FileEvents {
 }
 
 /// Seconds on a clock that never jumps (time-outs must not follow a changed wall clock).
-enum Monotonic {
-    static func seconds() -> Double {
+package enum Monotonic {
+    package static func seconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9

@@ -95,7 +95,7 @@ public struct FileStatus: Equatable, Sendable {
 /// may be a symlink or a pipe); everything inside the data directory or a sync
 /// backend goes through a `FileTree` instead.
 public enum FileSystem {
-    static func fail(_ operation: String, _ path: String) -> FileSystemError {
+    package static func fail(_ operation: String, _ path: String) -> FileSystemError {
         FileSystemError(path: path, code: errno, operation: operation)
     }
 
@@ -252,6 +252,12 @@ public enum FileSystem {
     /// Names of temporary files start with this: hidden from listings, and
     /// recognisable to the backend's sweep of files abandoned by a crash.
     public static let temporaryPrefix = ".tmp-"
+
+    /// A fresh temporary file name: the prefix and 128 random bits, so writers never collide.
+    package static func temporaryName() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return temporaryPrefix + Hex.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
 
     /// Replaces `path` with `bytes` so that a crash leaves either the old or the
     /// new file, never a torn one (temp + fsync + rename + directory fsync). The
@@ -617,7 +623,7 @@ public struct FileTree: Sendable {
                                 _ produce: ((_ bytes: [UInt8]) throws -> Void) throws -> Void) throws {
         try inParent(of: path, creating: true) { directory, name in
             guard let directory else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
-            let temp = FileSystem.temporaryPrefix + Identifier.make()
+            let temp = FileSystem.temporaryName()
             let tempPath = FileSystem.directoryName(path) + "/" + temp
             let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd < 0 { throw FileSystem.fail("write", tempPath) }
@@ -652,7 +658,7 @@ public struct FileTree: Sendable {
             var temps: [String] = []
             defer { for temp in temps { unlinkat(fd, temp, 0) } }
             for file in files {
-                let temp = FileSystem.temporaryPrefix + Identifier.make()
+                let temp = FileSystem.temporaryName()
                 let tempFD = openat(fd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
                 if tempFD < 0 { throw FileSystem.fail("write", directory + "/" + temp) }
                 temps.append(temp)

@@ -21,13 +21,13 @@ package enum JSONCoding {
         return try decode(type, from: json)
     }
 
-    static func decode<Value: Decodable>(_ type: Value.Type, from json: JSONValue) throws -> Value {
+    package static func decode<Value: Decodable>(_ type: Value.Type, from json: JSONValue) throws -> Value {
         try ValueDecoder(value: json, codingPath: []).unbox(type)
     }
 
     /// A one-line reason for a decoding failure, for `BackendError.corrupt`. It may quote what the
     /// file holds, so control characters are escaped.
-    static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         Text.escapingControls(rawDescription(error), limit: 300)
     }
 

@@ -5,21 +5,21 @@ import Glibc
 /// The body of a JSON string (what sits between the quotes) as bytes: the one
 /// escaping rule every writer uses, and a decoder that also accepts a prefix
 /// cut anywhere, so that a listing can work on a long text's first bytes.
-enum JSONString {
+package enum JSONString {
     /// Why an escaped body cannot be decoded (the JSON parser's wording).
-    struct Malformed: Error, Equatable {
-        let message: String
+    package struct Malformed: Error, Equatable {
+        package let message: String
         /// Byte offset into the escaped body.
         let offset: Int
     }
 
     /// Quote, backslash and control characters are escaped; everything else is copied.
     @inline(__always)
-    static func needsEscape(_ byte: UInt8) -> Bool { byte == 0x22 || byte == 0x5C || byte < 0x20 }
+    package static func needsEscape(_ byte: UInt8) -> Bool { byte == 0x22 || byte == 0x5C || byte < 0x20 }
 
     /// Whether `bytes` is ASCII that needs no escaping: then escaped and
     /// decoded forms are the same bytes. Eight bytes at a time.
-    static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         while index + 8 <= bytes.count {
             if !isPlainASCII(word: UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)) { return false }
@@ -45,7 +45,7 @@ enum JSONString {
     /// Whether `escaped` is exactly what `appendEscaped` writes for some valid
     /// UTF-8: then decoding it and escaping it again gives the same bytes, and
     /// a JSON listing copies it as it is.
-    static func isCanonicallyEscaped(_ escaped: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isCanonicallyEscaped(_ escaped: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = escaped.count
         var index = 0
         while index < count {
@@ -86,7 +86,7 @@ enum JSONString {
     }
 
     /// Appends `utf8` escaped: `\"`, `\\`, `\n`, `\r`, `\t`, other control characters as `\u00xx`.
-    static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    package static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         var plainStart = 0
         for index in 0..<utf8.count where needsEscape(utf8[index]) {
             out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
@@ -113,7 +113,7 @@ enum JSONString {
     /// itsypad writes it). Unless `final`, the input may end anywhere: an escape
     /// or a UTF-8 sequence cut by its end is left for the next call. Returns how
     /// many input bytes were consumed. A raw quote ends nothing here: it is malformed.
-    static func unescape(_ raw: UnsafeBufferPointer<UInt8>, final: Bool, reescaping: Bool = false,
+    package static func unescape(_ raw: UnsafeBufferPointer<UInt8>, final: Bool, reescaping: Bool = false,
                          into out: inout [UInt8]) throws(Malformed) -> Int {
         var position = 0
         var plainStart = 0
@@ -198,7 +198,7 @@ enum JSONString {
 }
 
 /// UTF-8 validation without building a String (the stdlib offers none on bytes).
-enum UTF8Check {
+package enum UTF8Check {
     /// The length of the longest prefix made of whole valid sequences, and
     /// whether what follows it is invalid (rather than a sequence cut by the end).
     static func validPrefix(_ bytes: UnsafeBufferPointer<UInt8>) -> (length: Int, invalid: Bool) {
@@ -239,7 +239,7 @@ enum UTF8Check {
     static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { validPrefix(bytes).length == bytes.count }
 
     /// Whether every byte is below 0x80.
-    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         while index + 8 <= bytes.count {
             if UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
@@ -256,17 +256,17 @@ enum UTF8Check {
 /// Reads a line in one of the fixed forms itsypad writes, a field at a time.
 /// A struct rather than local functions over a captured position: those cost
 /// a runtime exclusivity check per call, and a listing reads 100,000 lines.
-struct FixedFormReader {
+package struct FixedFormReader {
     let line: UnsafeBufferPointer<UInt8>
-    var position = 0
+    package var position = 0
 
-    init(_ line: UnsafeBufferPointer<UInt8>) { self.line = line }
+    package init(_ line: UnsafeBufferPointer<UInt8>) { self.line = line }
 
     var isAtEnd: Bool { position >= line.count }
-    var current: UInt8? { position < line.count ? line[position] : nil }
+    package var current: UInt8? { position < line.count ? line[position] : nil }
 
     /// Whether `literal` stands at the position; if it does, the position moves past it.
-    mutating func skip(_ literal: StaticString) -> Bool {
+    package mutating func skip(_ literal: StaticString) -> Bool {
         let count = literal.utf8CodeUnitCount
         guard position + count <= line.count, memcmp(line.baseAddress! + position, literal.utf8Start, count) == 0 else { return false }
         position += count
@@ -274,7 +274,7 @@ struct FixedFormReader {
     }
 
     /// A string body without escapes or non-ASCII, up to (not past) its closing quote.
-    mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
+    package mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
         let start = position
         while position < line.count, line[position] != 0x22 {
             if line[position] == 0x5C || line[position] < 0x20 || line[position] >= 0x80 { return nil }
@@ -284,7 +284,7 @@ struct FixedFormReader {
     }
 
     /// An integer of up to 18 digits, optionally negative; nil when there is no digit.
-    mutating func integer() -> Int64? {
+    package mutating func integer() -> Int64? {
         let negative = current == UInt8(ascii: "-")
         if negative { position += 1 }
         var magnitude: Int64 = 0

@@ -3,32 +3,38 @@ import Glibc
 #endif
 
 /// A program run without a shell: an argument vector and an explicit environment.
-struct Subprocess {
+package struct Subprocess {
     /// Absolute path of the program (see `find`).
     let executable: String
     /// Arguments after the program's name.
     let arguments: [String]
     let environment: [String: String]
 
-    /// What a captured run produced.
-    struct Output {
-        /// The exit status, or 128 + the signal that ended it.
-        let status: Int32
-        let standardOutput: [UInt8]
-        let standardError: [UInt8]
-        /// The time-out ran out and the process group was killed.
-        let timedOut: Bool
+    package init(executable: String, arguments: [String], environment: [String: String]) {
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+    }
 
-        var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
+    /// What a captured run produced.
+    package struct Output {
+        /// The exit status, or 128 + the signal that ended it.
+        package let status: Int32
+        package let standardOutput: [UInt8]
+        package let standardError: [UInt8]
+        /// The time-out ran out and the process group was killed.
+        package let timedOut: Bool
+
+        package var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
         /// Standard error as one line for a message: trimmed, lines joined, control characters escaped.
-        var errorSummary: String {
+        package var errorSummary: String {
             let lines = String(decoding: standardError, as: UTF8.self).split(whereSeparator: \.isNewline).map { Text.trim(String($0)) }
             return Text.escapingControls(lines.filter { !$0.isEmpty }.joined(separator: "; "), limit: 1000)
         }
     }
 
     /// The program `name` in the directories of `searchPath` (a `PATH` value), as a shell finds it.
-    static func find(_ name: String, searchPath: String?) -> String? {
+    package static func find(_ name: String, searchPath: String?) -> String? {
         if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
         for directory in (searchPath ?? "/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false) {
             let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
@@ -41,7 +47,7 @@ struct Subprocess {
     /// each stream are kept; the rest is read and dropped, so the program never blocks on a full
     /// pipe). It runs in a process group of its own, so that when `timeout` seconds pass the
     /// whole group is killed: its helpers too (git's ssh), which would otherwise keep the pipes open.
-    func run(timeout: Double, outputLimit: Int = 1 << 20) throws -> Output {
+    package func run(timeout: Double, outputLimit: Int = 1 << 20) throws -> Output {
         let outputPipe = try makePipe()
         let errorPipe: [Int32]
         do { errorPipe = try makePipe() } catch {
@@ -116,7 +122,7 @@ struct Subprocess {
 
     /// Runs the program attached to this terminal, with SIGINT and SIGQUIT restored to their
     /// defaults in it and ignored here meanwhile (the program handles Ctrl-C, as an editor does).
-    func runAttached() throws -> Int32 {
+    package func runAttached() throws -> Int32 {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

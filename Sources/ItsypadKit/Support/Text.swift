@@ -27,7 +27,7 @@ public enum Text {
     /// embeddings, overrides and isolates become U+FFFD, so text from
     /// elsewhere can neither drive the terminal (`ESC ]52;…`, `ESC [2J`, CSI)
     /// nor reorder what the line shows.
-    static func makeTerminalSafe(_ line: inout [UInt8], keepingNewlines: Bool = false) {
+    package static func makeTerminalSafe(_ line: inout [UInt8], keepingNewlines: Bool = false) {
         func isControl(_ byte: UInt8) -> Bool { byte < 0x20 && byte != 0x09 && !(keepingNewlines && byte == 0x0A) || byte == 0x7F }
         guard line.contains(where: { isControl($0) || $0 == 0xC2 || $0 == 0xE2 || $0 == 0xD8 }) else { return }
         let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
@@ -139,23 +139,23 @@ public enum Text {
 /// Swift's (grapheme clusters): scalars below U+0300 never join their
 /// neighbours except CR LF, so those are handled byte by byte and only other
 /// text goes through `Character`.
-struct PreviewBuilder {
+package struct PreviewBuilder {
     let limit: Int
     /// The preview, complete once `feed` has returned true or been given the last piece.
-    private(set) var output: [UInt8] = []
+    package private(set) var output: [UInt8] = []
     private var count = 0
     private var pendingSpace = false
     private(set) var isComplete = false
     /// The start of a character the next piece may continue.
     private var carry: [UInt8] = []
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
     /// Feeds the next whole scalars of the text. Returns true once the preview
     /// is complete: no more of the text can change it.
-    mutating func feed(_ piece: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
+    package mutating func feed(_ piece: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
         guard !isComplete else { return true }
         if carry.isEmpty { return feedJoined(piece, isLast: isLast) }
         let joined = carry + Array(piece)
@@ -278,7 +278,7 @@ extension PreviewBuilder {
     /// else (other escapes, longer characters, what may combine, malformed
     /// bytes, or `escaped` ending before the preview does while `isWhole` is
     /// false): then `feed` on the decoded text decides.
-    static func append(escaped: UnsafeBufferPointer<UInt8>, isWhole: Bool, limit: Int, to out: inout [UInt8]) -> Bool {
+    package static func append(escaped: UnsafeBufferPointer<UInt8>, isWhole: Bool, limit: Int, to out: inout [UInt8]) -> Bool {
         // Written in place: at most two bytes a character, and the ellipsis.
         let start = out.count
         let room = 2 * max(limit, 1) + 3

@@ -7,7 +7,7 @@ import Glibc
 /// from UTF-8 bytes where Unicode allows it. With an ASCII query (the usual
 /// case) a text is decided by an ASCII-case-folded byte search, and only a
 /// text that may match through non-ASCII characters goes through Swift's rule.
-struct TextQuery {
+package struct TextQuery {
     /// The query lowercased, as the rule compares it.
     let folded: String
     /// `folded` as bytes when it is ASCII.
@@ -21,7 +21,7 @@ struct TextQuery {
     /// Whether the query reads the same in a JSON-escaped text: ASCII without a quote, backslash or control character.
     private let survivesEscaping: Bool
 
-    init(_ query: String) {
+    package init(_ query: String) {
         folded = query.lowercased()
         let bytes = Array(folded.utf8)
         ascii = bytes.allSatisfy { $0 < 0x80 } ? bytes : nil
@@ -37,7 +37,7 @@ struct TextQuery {
     /// decoding it (a search over 100,000 clips decodes only the candidates):
     /// where the query reads the same escaped, a match in the text is a match
     /// in the escaped body too, unless the body spells characters as `\u` or `\/` escapes.
-    func mayMatch(escaped: UnsafeBufferPointer<UInt8>) -> Bool {
+    package func mayMatch(escaped: UnsafeBufferPointer<UInt8>) -> Bool {
         guard survivesEscaping, let ascii, !folded.isEmpty else { return true }
         if ascii.withUnsafeBufferPointer({ TextQuery.firstFoldedASCII($0, in: escaped, from: 0) }) != nil { return true }
         if hasFoldTarget && TextQuery.mayFoldToASCII(escaped) { return true }
@@ -71,7 +71,7 @@ struct TextQuery {
     }
 
     /// The rule, on valid UTF-8.
-    func matches(utf8 text: UnsafeBufferPointer<UInt8>) -> Bool {
+    package func matches(utf8 text: UnsafeBufferPointer<UInt8>) -> Bool {
         if folded.isEmpty { return true }
         let textIsASCII = UTF8Check.isASCII(text)
         guard let ascii else {

@@ -44,7 +44,7 @@ public enum Time {
     }
 
     /// Appends `iso8601(ms)` as UTF-8 (listings print thousands of dates).
-    static func appendISO8601(_ ms: Milliseconds, to out: inout [UInt8]) {
+    package static func appendISO8601(_ ms: Milliseconds, to out: inout [UInt8]) {
         let ms = min(max(ms, representable.lowerBound), representable.upperBound)
         let seconds = floorDivide(ms, 1000)
         let millis = Int(ms - seconds * 1000)

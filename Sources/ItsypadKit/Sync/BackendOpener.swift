@@ -1,3 +1,8 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
 /// Opens the sync backend in a directory as the engine uses it, for a data directory: in format
 /// 2's files. A directory without a backend gets one in format 2 (what `sync enable` then
 /// creates; format 3 in format 2's layout when encrypted); an unencrypted format 1 backend is
@@ -31,7 +36,7 @@ public enum BackendOpener {
 
     /// The directories whose changes mean another device wrote to the backend in `path`
     /// (for `sync watch`): format 1's shared journal, or every device's journal in format 2.
-    static func peerChangeSignals(of path: String) -> [FileEvents.Watched] {
+    package static func peerChangeSignals(of path: String) -> [FileEvents.Watched] {
         guard (try? layout(at: path)) == ReplicatedLayout.format else { return DirectoryBackend(path: path).peerChangeSignals }
         let layout = ReplicatedLayout(root: DirectoryBackend(path: path).path)
         return [FileEvents.Watched(layout.root, names: ["zone.json", "devices"], followsSymlink: true), FileEvents.Watched(layout.devicesDirectory)]

@@ -1,3 +1,7 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadSupport
+
 /// An encrypted format 2 backend as the engine reaches it: the records whose names a person
 /// chose — settings, named by their key, and the tombstones of settings — are stored under a
 /// keyed hash of the name (`RecordCipher.hashedName`), so that no setting name reaches the
@@ -101,10 +105,4 @@ final class EncryptedReplicatedBackend: ReplicatedBackend, SealingBackend {
         renamed.record.recordName = id.recordName
         return renamed
     }
-}
-
-/// A backend that stores records' fields sealed: what fits in a record is measured sealed.
-protocol SealingBackend {
-    /// Bytes the backend stores for these fields.
-    func storedByteCount(of fields: [String: FieldValue]) throws -> Int
 }

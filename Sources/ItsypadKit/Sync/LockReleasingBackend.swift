@@ -1,3 +1,6 @@
+import ItsypadBackend
+import ItsypadStore
+
 /// The backend as a sync run sees it: every call is made with the data directory's lock
 /// released, so that a slow or stalled backend (a network mount, a big first fetch) never
 /// keeps `clip add` or `tab edit` waiting. When a call returns the lock is held again, and

@@ -1,3 +1,8 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
 /// Converts local items to backend records and back. Field names follow the
 /// Itsypad app's CloudKit schema, plus what a CLI needs (clock, pinned, history).
 enum RecordMapping {

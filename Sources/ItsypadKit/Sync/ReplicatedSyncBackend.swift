@@ -1,3 +1,5 @@
+import ItsypadBackend
+
 /// A replicated backend (format 2) as the engine's `SyncBackend`, so that one sync loop serves
 /// every format. A version's vector is its change tag: a save carrying a tag is based on that
 /// version, and a save that does not cover every version in this copy fails with

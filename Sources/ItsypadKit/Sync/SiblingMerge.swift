@@ -1,3 +1,6 @@
+import ItsypadBackend
+import ItsypadModel
+
 /// The merge of a record's concurrent versions (siblings of a replicated backend), computed from
 /// the siblings alone with the engine's rules, so that every device merging the same siblings
 /// writes the same version. Each record type's handler merges its own live versions

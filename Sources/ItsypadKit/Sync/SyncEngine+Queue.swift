@@ -1,3 +1,7 @@
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
 /// The pending queue is the engine's list of what to send. If it was lost,
 /// replaced or damaged, the engine re-derives it, as CKSyncEngine does with lost
 /// state: every item is compared with its last synced version and whatever

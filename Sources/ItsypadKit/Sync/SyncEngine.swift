@@ -1,6 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
 
 /// What one sync run did.
 public struct SyncReport: Equatable, Sendable {
@@ -13,6 +17,8 @@ public struct SyncReport: Equatable, Sendable {
     public var warnings: [String] = []
     /// What this run skipped as malformed (found now, or still malformed when checked again).
     public var quarantined: [EngineState.Quarantined] = []
+
+    package init() {}
 }
 
 /// CKSyncEngine's semantics against a `SyncBackend`: fetch changes since a
@@ -44,7 +50,7 @@ public final class SyncEngine {
     let now: () -> Milliseconds
     public internal(set) var state: EngineState
     public internal(set) var report = SyncReport()
-    let deviceName: String
+    package let deviceName: String
     /// Called after each page fetched and batch sent, for a progress line.
     public var progress: ((SyncReport) -> Void)?
     /// The record types this engine syncs.
@@ -56,7 +62,7 @@ public final class SyncEngine {
     /// Changes fetched per page (each page is applied and its token saved together),
     /// and attempts per backend call for transient errors.
     static let pageSize = 2000
-    static let attempts = 5
+    package static let attempts = 5
     /// Changes applied, or sent changes accepted, per hold of the data directory's lock.
     static let stepSize = 100
 
@@ -80,7 +86,7 @@ public final class SyncEngine {
     }
 
     /// The lock that keeps two syncs of one data directory apart, taken without waiting.
-    static func takeSyncLock(_ store: DataStore) throws -> FileLock {
+    package static func takeSyncLock(_ store: DataStore) throws -> FileLock {
         let lockPath = store.path + "/sync/lock"
         guard let syncLock = try storeOperation({ try FileLock(path: lockPath, in: store.tree, mode: .exclusive, timeout: 0) }) else {
             throw ItsypadError.temporary("another sync of \(store.path) is under way; try again once it has finished")
@@ -226,7 +232,7 @@ public final class SyncEngine {
 
     /// The backend's files were replaced under the engine with others of the same zone (a git
     /// remote's rewritten history): the replaced-zone path, then the zone is checked again.
-    func startOverOnReplacedBackend() throws {
+    package func startOverOnReplacedBackend() throws {
         try startOver()
         prepared = false
     }
@@ -633,7 +639,7 @@ public final class SyncEngine {
 
 extension BackendError {
     /// Worth retrying later: the backend is busy or unreachable, not wrong.
-    var isTransient: Bool {
+    package var isTransient: Bool {
         switch self {
         case .locked, .unavailable, .io: return true
         default: return false

@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadKit
+import ItsypadBackend
+import ItsypadSupport
 
 // crypto-bench: throughput of the project's AEAD and record cipher, for
 // Tests/Benchmarks/crypto-bench.sh. Not part of the itsypad command.

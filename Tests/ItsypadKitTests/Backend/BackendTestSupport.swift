@@ -7,7 +7,8 @@ import Foundation
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// Fixed clock for the tests: 2024-11-21.
 let testNow: Int64 = 1_732_200_000_000

@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
 
 @Suite("Compaction")
 struct CompactionTests {

@@ -1,5 +1,7 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// Format 3 in format 2's layout: every version and asset a device writes is sealed and bound to
 /// its zone, record, writer and version; a wrong or missing key writes nothing; a version changed,

@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
 
 /// What the in-memory backend does beyond the conformance suite: its test hooks and its own clock-based sweep.
 @Suite("In-memory backend")

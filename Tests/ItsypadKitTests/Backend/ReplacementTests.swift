@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// A backend replaced by a complete one built beside it, as a key rotation does.
 @Suite("Replacement")

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// Format 2's convergence rule on its own, before the engine uses it: three devices on their own
 /// copies of one folder, replicated in random order, create, edit and delete records, and merge

@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// What format 2 removes, compacts and reconciles: superseded versions, tombstones, journals,
 /// clones and zones created at once.

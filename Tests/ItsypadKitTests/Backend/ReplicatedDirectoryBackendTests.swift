@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// Devices A, B, C… each with a format 2 backend: on one shared folder, or each on its own copy
 /// of a folder kept in step by the replication simulator.

@@ -1,5 +1,7 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// Converting a format 1 backend to format 2 keeps every live record and asset; format 1 devices then refuse it.
 @Suite struct ReplicatedMigrationTests {

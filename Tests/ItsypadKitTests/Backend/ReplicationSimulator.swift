@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 /// A file-replicating sync service (Syncthing, Dropbox, Nextcloud, iCloud Drive) simulated over
 /// several copies of one folder, driven by a seeded random source and a step counter, never wall time.

@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 /// The replication simulator behaves like the services it stands for.
 @Suite struct ReplicationSimulatorTests {

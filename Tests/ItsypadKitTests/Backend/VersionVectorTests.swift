@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
 
 @Suite struct VersionVectorTests {
     static func vector(_ tag: String) -> VersionVector { VersionVector(tag: tag)! }

@@ -7,7 +7,8 @@ import Foundation
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 @Suite("Zone")
 struct ZoneTests {

@@ -1,5 +1,9 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadCLI
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
 
 @Suite struct ClipCommandTests {
     let device = Device()

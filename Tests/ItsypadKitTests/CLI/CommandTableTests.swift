@@ -1,6 +1,7 @@
 import Testing
 
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadSupport
 
 /// The command table is the one place options are declared: the names actions
 /// read are the table's names, and each command reads only what its entry lists.

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadModel
+@testable import ItsypadSupport
 
 /// The completion scripts: committed files match the generator, and each
 /// script, loaded in its real shell, offers the right candidates.

@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
 
 @Suite struct HelpTests {
     let device = Device()

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadStore
+@testable import ItsypadSupport
 
 @Suite struct ImportTests {
     let device = Device()

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadSupport
 
 /// `itsypad install` and `uninstall` with a prefix, run as the built binary
 /// (install copies the running executable).

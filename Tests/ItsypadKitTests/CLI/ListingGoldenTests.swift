@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadSupport
 
 /// Listings of a corpus of awkward text (multi-byte, combining, right-to-left,
 /// tabs, newlines, control and escape sequences, invalid-looking sequences,

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadSupport
 
 /// The man pages: committed pages match the generator, document every command
 /// and option, and render without warnings.

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadStore
+@testable import ItsypadSupport
 
 /// `itsypad sync …` as a person and a script see it: status wording and JSON,
 /// status during a running sync, the progress line.

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadSupport
 
 /// `itsypad sync watch` run as a user runs it: the built binary as a child
 /// process on two devices sharing a backend directory. Waits are bounds

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 /// Random damage to real backend files (records, journal lines, zone.json, state.json) fed to `sync`
 /// on a device with data of its own, synced and not. Each run must finish in time without a crash,

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
+@testable import ItsypadSupport
 
 /// Runs the built binary: pipes, exit codes, locking, crashes.
 @Suite struct BinaryTests {

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// A git remote's backend is end-to-end encrypted unless asked otherwise: its history keeps
 /// every byte ever pushed, so none of what a user types may reach it in the clear.

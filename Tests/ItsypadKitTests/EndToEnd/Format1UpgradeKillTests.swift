@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// `itsypad sync` killed with -9 at steps of the conversion of a format 1 backend: strace stops
 /// the binary at the Nth call of one file system call, before it runs, as a crash at that

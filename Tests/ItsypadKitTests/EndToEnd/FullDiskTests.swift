@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 /// A data directory or a backend on a full disk: a clear error, and nothing lost once there is room
 /// again. Each test mounts a small tmpfs, which needs root (or CAP_SYS_ADMIN); without it they are

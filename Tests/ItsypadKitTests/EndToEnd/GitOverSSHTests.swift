@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 /// An `sshd` of its own on 127.0.0.1 (a random port, a throwaway host key and client key, its
 /// own sshd_config in a temporary directory), serving the bare repositories of this user.

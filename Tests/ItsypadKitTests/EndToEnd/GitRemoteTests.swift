@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadSupport
 
 extension Tag {
     /// Runs the real `git` against a bare repository on the local disk.

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadSupport
 
 /// A peer that can write the backend tries every name, number, file type and size it controls.
 /// Each test runs the built binary and asserts containment, no crash or hang, the victim's data

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
 
 /// The data directory is read as untrusted too: a symlink, a FIFO, a damaged file or an extreme
 /// number in any of its files gives a clear error (or is repaired, for caches), never a crash, a

@@ -2,7 +2,10 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadCLI
+@testable import ItsypadModel
+@testable import ItsypadSupport
 
 /// Two devices syncing through one backend, inside a scratch directory that also holds files no
 /// itsypad command may touch (a canary, symlink targets). A test plays the hostile peer by writing

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
+@testable import ItsypadSupport
 
 /// The README's walk-through and recipes, run as a user would paste them.
 @Suite struct ReadmeTests {

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadSupport
 
 extension Tag {
     /// Minutes rather than seconds: run only when asked for (see each test).

@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
 
 @Suite struct EditHistoryTests {
     func clock(_ physical: Int64, _ device: String, counter: Int = 0) -> HybridTimestamp {

@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadModel
 
 /// A snippet and the language id it should be detected as.
 struct LanguageSample: Sendable, CustomTestStringConvertible {

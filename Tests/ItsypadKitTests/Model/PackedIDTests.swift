@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
 
 @Suite struct PackedIDTests {
     @Test func roundTripsThroughItsTextForm() throws {

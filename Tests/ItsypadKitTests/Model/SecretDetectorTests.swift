@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
 
 /// Builds strings by repetition so the fixtures state their lengths
 /// explicitly (and are not themselves mistaken for live credentials).

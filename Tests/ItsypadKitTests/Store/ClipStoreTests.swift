@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
 
 @Suite struct ClipStoreTests {
     let directory = TemporaryDirectory()

@@ -1,5 +1,7 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
 
 /// `clipboard.ignore` is synced, so its patterns come from peers: none may
 /// stall `clip add`, and one this version cannot use is left out with a

@@ -1,5 +1,8 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
 
 @Suite struct PendingQueueTests {
     let directory = TemporaryDirectory()

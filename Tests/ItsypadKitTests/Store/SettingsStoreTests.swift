@@ -1,5 +1,7 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
 
 /// The clip caps every command applies come from one place: the stored value,
 /// else the settings table's default.

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 @Suite struct FileSystemTests {
     let scratch = TemporaryDirectory()

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 /// The one way into the data directory and a backend: nothing reached through a symlink,
 /// no FIFO or device opened, no name that leaves its directory.

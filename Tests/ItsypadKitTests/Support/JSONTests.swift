@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 @Suite struct JSONTests {
     @Test(arguments: [

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 /// Two real Syncthing instances on 127.0.0.1, each with its own home and its own copy of one
 /// shared folder, started and stopped by the test. Global discovery, relays, NAT traversal,

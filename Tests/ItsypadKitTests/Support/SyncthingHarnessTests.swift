@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 extension Tag {
     /// Runs real Syncthing instances on 127.0.0.1 (seconds per test).

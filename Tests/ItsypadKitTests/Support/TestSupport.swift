@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import ItsypadKit
+@testable import ItsypadCLI
+@testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// A temporary directory removed when the value goes away.
 final class TemporaryDirectory {

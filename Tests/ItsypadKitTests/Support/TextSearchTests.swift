@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 /// `TextQuery` answers from bytes what Itsypad's rule answers from whole
 /// strings: `text.lowercased().contains(query.lowercased())`.

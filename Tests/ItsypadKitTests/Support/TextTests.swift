@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
+@testable import ItsypadSupport
 
 @Suite struct TextTests {
     @Test(arguments: [

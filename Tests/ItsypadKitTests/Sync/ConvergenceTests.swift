@@ -2,7 +2,11 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// The convergence bugs a harder randomized run found, each as its shortest reproduction.
 @Suite struct ConvergenceTests {

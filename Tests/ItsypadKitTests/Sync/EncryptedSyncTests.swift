@@ -1,5 +1,9 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadCLI
+@testable import ItsypadStore
+@testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// The layouts of an encrypted backend: format 2's, which `--encrypt` creates, and format 1's,
 /// which backends encrypted before it keep.

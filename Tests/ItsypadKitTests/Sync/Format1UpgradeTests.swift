@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// Devices sharing a format 1 backend, each with work not sent yet, upgraded one at a time: the
 /// first sync of an upgraded device converts the backend to format 2 (same zone, every record

@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// A malformed record from a peer is skipped, named, and remembered: a token moving past it does
 /// not lose it, and once it is fixed (or deleted) the next sync picks that up.

@@ -2,7 +2,11 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// The backend implementations the simulation runs over (a new one joins here). Each
 /// simulated machine opens its own handle on one shared backend, as real ones do.

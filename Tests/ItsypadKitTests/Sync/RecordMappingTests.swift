@@ -1,5 +1,7 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadSync
 
 @Suite struct RecordMappingTests {
     let id = Identifier.make()

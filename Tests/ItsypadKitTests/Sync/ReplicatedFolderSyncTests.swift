@@ -1,5 +1,8 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadStore
+@testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// How a device opens the backend in its own copy of a replicated folder: one case per backend format.
 struct BackendFactory: Sendable, CustomTestStringConvertible {

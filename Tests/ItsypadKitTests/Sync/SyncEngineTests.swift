@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadStore
+@testable import ItsypadSupport
 
 @Suite struct SyncPropagationTests {
     @Test(arguments: FleetBackend.allCases)

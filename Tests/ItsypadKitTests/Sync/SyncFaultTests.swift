@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSync
 
 /// The engine against a backend that fails on demand (the in-memory backend's injected faults).
 @Suite struct SyncFaultTests {

@@ -1,5 +1,9 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// A backend that runs `body` just before the first call named `pausing`: a sync blocked in
 /// backend I/O, caught in the act (the in-memory backend does the work). With `thenFailing`,

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadModel
 
 /// Processes racing and dying: the real binary, several devices, one backend.
 @Suite struct SyncProcessTests {

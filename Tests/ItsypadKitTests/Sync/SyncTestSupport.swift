@@ -1,5 +1,9 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// The backend a fleet's devices share.
 enum FleetBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {

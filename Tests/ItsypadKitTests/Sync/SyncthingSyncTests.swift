@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadCLI
 
 /// `itsypad sync` end to end on a folder that real Syncthing keeps in step: two devices, each
 /// with the backend in its own copy of the folder, add clips, edit one tab on different lines

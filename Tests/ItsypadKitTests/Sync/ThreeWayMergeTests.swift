@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSync
 
 @Suite struct ThreeWayMergeTests {
     @Test(arguments: [

@@ -1,3 +1,7 @@
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
 /// `itsypad clip …`
 enum ClipCommands {
     static let previewLength = 100

@@ -1,3 +1,7 @@
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
 /// `itsypad help`, `itsypad completions` and the hidden `__complete`.
 enum HelpCommands {
     static func help(_ invocation: Invocation) throws -> Int32 {

@@ -1,3 +1,8 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
 /// Everything one import changes, written to a stage first (`StagedChanges`)
 /// so that the data directory takes all of it or none of it: tab files, the
 /// clip log and index, settings and the pending queue move into place together.

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadStore
+import ItsypadSupport
 
 /// `itsypad install` and `itsypad uninstall`: the running binary, its man
 /// pages and its completion scripts under a prefix, where man, bash-completion,

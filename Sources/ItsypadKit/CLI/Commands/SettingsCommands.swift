@@ -1,3 +1,6 @@
+import ItsypadModel
+import ItsypadSupport
+
 /// `itsypad settings …`
 enum SettingsCommands {
     static func list(_ invocation: Invocation) throws -> Int32 {

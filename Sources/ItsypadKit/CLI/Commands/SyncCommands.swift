@@ -1,3 +1,9 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+import ItsypadSync
+
 /// `itsypad sync …`
 enum SyncCommands {
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -44,7 +50,7 @@ enum SyncCommands {
         } catch let error as EncryptionError {
             throw ItsypadError.failure(error.message(naming: location.description))
         }
-        let device = GitRemote.commitName(of: store, deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
+        let device = GitRemote.commitName(dataDirectory: store.path, deviceID: store.deviceID, deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
         try configured.remote?.commitChanges(message: "itsypad sync enable on \(device)")
         warnIfExposed(configured, invocation)
         if invocation.arguments.first != nil {
@@ -99,8 +105,7 @@ enum SyncCommands {
         let state = try EngineState.load(from: store)
         let pending = try store.pending().changes()
         let localOnly = try localOnlyCounts(store)
-        let types = SyncedTypeTable(SyncedTypes.standard)
-        let counts = types.all.map { type in (type, pending.filter { $0.key.type == type.recordType }.count) }
+        let counts = SyncedTypes.nouns.map { type in (type, pending.filter { $0.key.type == type.type }.count) }
         let failed = state.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }
         func time(_ value: Milliseconds?) -> JSONValue { value.map { .string(Time.iso8601($0)) } ?? .null }
         let quarantined = JSONValue.array(state.quarantine.map(\.json))
@@ -124,7 +129,7 @@ enum SyncCommands {
                 ("deviceName", .string(settings.string(.deviceName) ?? "")),
                 ("lastPush", time(state.lastPush)),
                 ("lastPull", time(state.lastPull)),
-                ("pending", .object(counts.map { ($0.0.recordType.rawValue, .integer(Int64($0.1))) })),
+                ("pending", .object(counts.map { ($0.0.type.rawValue, .integer(Int64($0.1))) })),
                 ("failed", .array(failed.map {
                     .object([("type", .string($0.key.type.rawValue)), ("id", .string($0.key.name)),
                              ("attempts", .integer(Int64($0.value.attempts))), ("error", .string($0.value.error))])
@@ -155,7 +160,7 @@ enum SyncCommands {
         out.line("pending:    " + counts.map { Text.counted($0.1, $0.0.noun) }.joined(separator: ", "))
         out.line("failed:     \(failed.count)")
         for (key, failure) in failed {
-            out.line("  \(types[key.type]?.noun ?? key.type.rawValue) \(key.name): \(failure.error) (\(Text.counted(failure.attempts, "attempt")))")
+            out.line("  \(SyncedTypes.nouns.first { $0.type == key.type }?.noun ?? key.type.rawValue) \(key.name): \(failure.error) (\(Text.counted(failure.attempts, "attempt")))")
         }
         if let localOnly {
             let reasons = localOnly.reasons.filter { $0.count > 0 }.map { Text.counted($0.count, $0.noun) + " " + $0.explanation }
@@ -270,7 +275,7 @@ enum SyncCommands {
             }
             try body(engine)
             let report = engine.report
-            let message = "itsypad sync on \(GitRemote.commitName(of: store, deviceName: engine.deviceName)): pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
+            let message = "itsypad sync on \(GitRemote.commitName(dataDirectory: store.path, deviceID: store.deviceID, deviceName: engine.deviceName)): pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
             if try store.withLockReleased({ try remote.publish(message: message) }) { return }
         }
         throw ItsypadError.temporary("the git remote \(location) kept changing: \(publishRounds) pushes were refused; "

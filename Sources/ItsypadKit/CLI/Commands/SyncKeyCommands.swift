@@ -1,3 +1,9 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+import ItsypadSync
+
 /// `itsypad sync key …` and the sync key's part in `sync enable`: the key of an end-to-end
 /// encrypted backend, kept in the data directory (see `KeyFile`), never in the backend.
 enum SyncKeyCommands {

@@ -1,3 +1,9 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+import ItsypadSync
+
 /// `itsypad sync watch`: runs the one-shot sync at start, whenever this
 /// device's data or the backend changes, and every interval, until SIGINT,
 /// SIGTERM or SIGHUP (exit 0). Each sync is exactly `itsypad sync`, with its

@@ -1,3 +1,7 @@
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
 /// `itsypad tab …`
 enum TabCommands {
     static func new(_ invocation: Invocation) throws -> Int32 {

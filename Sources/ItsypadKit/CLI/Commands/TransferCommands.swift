@@ -1,3 +1,7 @@
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
 /// `itsypad export` and `itsypad import`.
 enum TransferCommands {
     static let formatName = "itsypad-export"

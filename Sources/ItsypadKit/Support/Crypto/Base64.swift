@@ -3,7 +3,7 @@
 /// rewritten into another spelling of the same bytes. (Ciphertext is public: the table
 /// lookups here reveal nothing.) Every sealed record passes through here, hence the
 /// unsafe buffers: no per-character bounds checks or allocations.
-enum Base64 {
+package enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let invalid: UInt8 = 0xff
     private static let values: [UInt8] = {
@@ -37,7 +37,7 @@ enum Base64 {
     }
 
     /// The bytes, or nil unless `text` is exactly what `encode` would produce for them.
-    static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var text = text
         return text.withUTF8 { characters -> [UInt8]? in
             guard characters.count % 4 == 0 else { return nil }

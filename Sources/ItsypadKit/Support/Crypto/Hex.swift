@@ -1,9 +1,9 @@
 /// Lowercase hexadecimal text of bytes (digests, key check values, hashed record names, ids, JSON escapes).
-enum Hex {
+package enum Hex {
     static let digits = Array("0123456789abcdef".utf8)
 
     /// The value of one hexadecimal digit (either case).
-    static func value(_ byte: UInt8) -> UInt8? {
+    package static func value(_ byte: UInt8) -> UInt8? {
         switch byte {
         case 0x30...0x39: return byte - 0x30
         case 0x41...0x46: return byte - 0x41 + 10
@@ -12,7 +12,7 @@ enum Hex {
         }
     }
 
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var text: [UInt8] = []
         for byte in bytes {
             text.append(digits[Int(byte >> 4)])
@@ -22,7 +22,7 @@ enum Hex {
     }
 
     /// The bytes of lowercase hexadecimal text, or nil for anything else.
-    static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []

@@ -20,7 +20,7 @@ public final class RecordCipher: Sendable {
     /// The one field of a sealed record.
     public static let sealedFieldName = "sealed"
     /// The first byte of every sealed field and asset; also part of the associated data.
-    static let formatVersion: UInt8 = 1
+    package static let formatVersion: UInt8 = 1
 
     /// What each derived key is for: its HKDF info string.
     enum Purpose: String {
@@ -62,43 +62,16 @@ public final class RecordCipher: Sendable {
 
     // MARK: Records
 
-    /// The record with all its fields replaced by the `sealed` field. Throws only when the
-    /// kernel cannot supply a nonce or the fields cannot be encoded.
-    public func seal(_ record: BackendRecord, zoneID: String) throws -> BackendRecord {
-        var plaintext = try JSONCoding.encode(record.fields)
-        defer { SecureMemory.zero(&plaintext) }
-        var sealed = record
-        sealed.fields = [Self.sealedFieldName: .string(try sealRecordContent(plaintext, context: Self.recordContext(zoneID: zoneID, recordType: record.recordType,
-                                                                                                                  recordName: record.recordName)))]
-        return sealed
-    }
-
-    /// The record with its fields decrypted and verified. Every failure means the record
-    /// is not what this key sealed for this zone, type and name: malformed input, never applied.
-    public func open(_ record: BackendRecord, zoneID: String) throws(RecordCipherError) -> BackendRecord {
-        guard record.fields.count == 1, case .string(let text)? = record.fields[Self.sealedFieldName] else { throw .notSealed }
-        var plaintext = try openRecordContent(text, context: Self.recordContext(zoneID: zoneID, recordType: record.recordType, recordName: record.recordName))
-        defer { SecureMemory.zero(&plaintext) }
-        var opened = record
-        do {
-            opened.fields = try JSONCoding.decode([String: FieldValue].self, from: plaintext)
-        } catch {
-            throw .invalidContent(JSONCoding.describe(error))
-        }
-        if let problem = NameRules.problem(with: opened) { throw .invalidContent(problem) }
-        return opened
-    }
-
     /// The text of a `sealed` field for `plaintext` (base64 of format byte, nonce, ciphertext and
     /// tag), bound to `context`, the associated data that says which record it belongs to.
-    func sealRecordContent(_ plaintext: [UInt8], context: [UInt8]) throws -> String {
+    package func sealRecordContent(_ plaintext: [UInt8], context: [UInt8]) throws -> String {
         let nonce = try SecureRandom.bytes(XChaCha20Poly1305.nonceByteCount)
         let ciphertext = try XChaCha20Poly1305.seal(plaintext, key: recordKey, nonce: nonce, authenticating: context)
         return Base64.encode([Self.formatVersion] + nonce + ciphertext)
     }
 
     /// The plaintext of a `sealed` field, verified against `context`; the caller wipes it when done.
-    func openRecordContent(_ text: String, context: [UInt8]) throws(RecordCipherError) -> [UInt8] {
+    package func openRecordContent(_ text: String, context: [UInt8]) throws(RecordCipherError) -> [UInt8] {
         guard let bytes = Base64.decode(text) else { throw .malformed("the sealed field is not base64") }
         return try Self.opened(bytes, key: recordKey, context: context)
     }
@@ -128,13 +101,6 @@ public final class RecordCipher: Sendable {
     /// Sealed bytes of `plaintextCount` bytes (for size limits: a sealed record field is the base64 of this).
     public static func sealedByteCount(plaintextCount: Int) -> Int { plaintextCount + overhead }
 
-    /// Bytes of the `sealed` field that holds these fields (the base64 of the sealed JSON), to
-    /// decide what fits in a record.
-    static func sealedFieldByteCount(of fields: [String: FieldValue]) throws -> Int {
-        let sealed = sealedByteCount(plaintextCount: try JSONCoding.encode(fields).count)
-        return (sealed + 2) / 3 * 4
-    }
-
     // MARK: Format
 
     private static func opened(_ bytes: [UInt8], key: SecretBytes, context: [UInt8]) throws(RecordCipherError) -> [UInt8] {
@@ -150,7 +116,7 @@ public final class RecordCipher: Sendable {
 
     /// Associated data of a record: purpose, format, zone, type and name, each length-prefixed
     /// so that no two different triples encode alike.
-    static func recordContext(zoneID: String, recordType: String, recordName: String) -> [UInt8] {
+    package static func recordContext(zoneID: String, recordType: String, recordName: String) -> [UInt8] {
         lengthPrefixed(["itsypad record", String(formatVersion), zoneID, recordType, recordName])
     }
 
@@ -159,7 +125,7 @@ public final class RecordCipher: Sendable {
     }
 
     /// Each string's UTF-8 preceded by its length as four big-endian bytes.
-    static func lengthPrefixed(_ parts: [String]) -> [UInt8] {
+    package static func lengthPrefixed(_ parts: [String]) -> [UInt8] {
         var bytes: [UInt8] = []
         for part in parts {
             let utf8 = Array(part.utf8)

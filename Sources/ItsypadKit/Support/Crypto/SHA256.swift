@@ -1,7 +1,7 @@
 /// SHA-256 (FIPS 180-4), written here because the package may not depend on a crypto library.
 /// Names and verifies content-addressed assets, and is the hash of HMAC-SHA256.
 /// `finalize` clears the internal buffers: under HMAC they hold key-derived state.
-struct SHA256 {
+package struct SHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -21,19 +21,19 @@ struct SHA256 {
     private var totalLength: UInt64 = 0
     private var schedule = [UInt32](repeating: 0, count: 64)
 
-    init() {
+    package init() {
         // Room for a whole block up front: growing would free buffers holding input uncleared.
         pending.reserveCapacity(64)
     }
 
     /// Lowercase hex digest of `bytes`.
-    static func hexDigest(of bytes: [UInt8]) -> String {
+    package static func hexDigest(of bytes: [UInt8]) -> String {
         var hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalizeHex()
     }
 
-    mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
@@ -60,7 +60,7 @@ struct SHA256 {
         pending.append(contentsOf: buffer[index...])
     }
 
-    mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         let bitLength = totalLength &* 8
         var tail = pending
         tail.append(0x80)

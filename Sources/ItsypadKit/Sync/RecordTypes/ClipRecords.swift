@@ -1,3 +1,7 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+
 /// Clips: the text never changes. Pins merge as logical OR only when changed
 /// concurrently (a sequential unpin sticks), and a removal always wins: a pin
 /// never brings a removed clip back.

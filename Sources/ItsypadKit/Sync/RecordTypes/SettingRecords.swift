@@ -1,3 +1,7 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+
 /// Synced settings: per key, the newer value (by hybrid clock) wins; an unset
 /// travels as a value-less version. Settings are never deleted.
 struct SettingRecords: SyncedRecordType {

@@ -1,3 +1,7 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+
 /// One type of synced record: how its records are read and checked, and how the engine applies,
 /// sends, accepts and reconciles them. The engine knows record types only through the list of
 /// these it is given (`SyncedTypes.standard` unless told otherwise) and has no type names of its
@@ -107,9 +111,12 @@ extension SyncedRecordType {
 }
 
 /// The record types this version syncs, in the order the engine handles them.
-enum SyncedTypes {
+package enum SyncedTypes {
     /// The registration list: every synced type, each handler made fresh.
     static var standard: [any SyncedRecordType] { [TabRecords(), ClipRecords(), SettingRecords()] }
+
+    /// Each synced type's record type and the noun that counts its records, in the same order.
+    package static var nouns: [(type: RecordType, noun: String)] { standard.map { ($0.recordType, $0.noun) } }
 }
 
 /// A list of handlers by record type.

@@ -1,3 +1,8 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
 /// Tabs: content merges three ways, name and language follow the newer version,
 /// and an edit beats a deletion made by a device that had not seen it.
 final class TabRecords: SyncedRecordType {

@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// `putAsset` and `readAsset`: blobs stored under their SHA-256, verified on the way back.
 @Suite("Conformance: assets")

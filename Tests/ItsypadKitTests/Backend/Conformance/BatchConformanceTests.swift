@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
 
 /// `modify` as one all-or-nothing batch: per-record errors, request limits, and untrusted names.
 @Suite("Conformance: batches")

@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
 
 /// Change tags and `ifServerRecordUnchanged`: what every `SyncBackend` must do with the tag a save or delete carries.
 @Suite("Conformance: change tags")

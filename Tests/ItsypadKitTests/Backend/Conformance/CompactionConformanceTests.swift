@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
 
 /// `compact()`: older tokens expire, the records stay, and a full fetch recovers.
 @Suite("Conformance: compaction and expiry")

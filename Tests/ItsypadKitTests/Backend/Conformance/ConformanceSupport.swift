@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// One `SyncBackend` implementation, as the conformance suite sees it. Every conformance test runs
 /// once per entry of `all`: a new implementation joins the suite by adding itself there.

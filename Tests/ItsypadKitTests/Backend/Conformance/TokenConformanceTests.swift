@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
 
 /// `fetchChanges`: incremental and full fetches, paging, and the tokens that carry a device from one to the next.
 @Suite("Conformance: change tokens and paging")

@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// The one record zone: created once, identified by a stable ID, replaced only by wiping the backend.
 @Suite("Conformance: zone")

@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 @Suite("ChaCha20-Poly1305 and XChaCha20-Poly1305")
 struct AEADTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 @Suite("ChaCha20 and HChaCha20")
 struct ChaCha20Tests {

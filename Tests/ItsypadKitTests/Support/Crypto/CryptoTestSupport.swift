@@ -1,4 +1,4 @@
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 /// Bytes from hex digits; spaces, colons and newlines (as in RFC hex dumps) are ignored.
 func hex(_ text: String) -> [UInt8] {

@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 @Suite("Poly1305")
 struct Poly1305Tests {

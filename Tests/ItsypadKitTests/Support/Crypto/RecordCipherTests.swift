@@ -1,5 +1,6 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 @Suite("Record cipher")
 struct RecordCipherTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 @Suite("SHA-256")
 struct SHA256Tests {

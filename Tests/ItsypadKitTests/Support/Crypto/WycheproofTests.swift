@@ -1,5 +1,5 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadSupport
 
 /// Project Wycheproof's AEAD test vectors, run in full: every group, valid and invalid.
 ///

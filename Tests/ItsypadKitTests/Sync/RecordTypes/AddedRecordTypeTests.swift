@@ -1,5 +1,9 @@
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// The backends a record type added in the tests syncs through.
 enum NoteBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {

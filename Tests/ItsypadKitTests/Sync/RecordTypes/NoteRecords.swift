@@ -1,4 +1,7 @@
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSync
 
 /// A note: text, and a counter that orders its versions.
 struct Note: Equatable {

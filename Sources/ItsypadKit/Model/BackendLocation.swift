@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// Where a device's sync backend is, as the `sync.backend` setting names it: a directory path,
 /// or `git:` and a URL git accepts (a clone in the data directory is then the directory the
 /// engine works on; see `GitRemote`).

@@ -1,3 +1,6 @@
+import ItsypadBackend
+import ItsypadSupport
+
 /// What the engine remembers between runs (`sync/state.json`, replaced
 /// atomically): the zone it synced with, the change token, the last
 /// successes, the items that keep failing, the identity of the pending queue
@@ -15,6 +18,11 @@ public struct EngineState: Equatable, Sendable {
     public struct Failure: Equatable, Sendable {
         public var attempts: Int
         public var error: String
+
+        package init(attempts: Int, error: String) {
+            self.attempts = attempts
+            self.error = error
+        }
     }
 
     /// Something from the backend that does not follow the format and was skipped. A record stays
@@ -28,6 +36,13 @@ public struct EngineState: Equatable, Sendable {
         public var reason: String
         /// When it was first found.
         public var since: Milliseconds
+
+        package init(key: RecordKey?, location: String, reason: String, since: Milliseconds) {
+            self.key = key
+            self.location = location
+            self.reason = reason
+            self.since = since
+        }
     }
 
     /// A file of the backend that a fetch waits for (not replicated completely yet), and since when.
@@ -146,7 +161,7 @@ public struct EngineState: Equatable, Sendable {
     }
 
     /// Adds or refreshes a quarantined item (one entry per record, or per location when no record is known).
-    mutating func quarantine(_ item: Quarantined) {
+    package mutating func quarantine(_ item: Quarantined) {
         var item = item
         if let index = quarantine.firstIndex(where: { item.key != nil ? $0.key == item.key : $0.location == item.location }) {
             item.since = quarantine[index].since
@@ -157,37 +172,37 @@ public struct EngineState: Equatable, Sendable {
     }
 
     /// What a fetch waited for, each file keeping the time it was first waited for.
-    mutating func noteWaits(_ waits: [ReplicationWait], now: Milliseconds) {
+    package mutating func noteWaits(_ waits: [ReplicationWait], now: Milliseconds) {
         let earlier = Dictionary(waiting.map { ($0.path, $0.since) }, uniquingKeysWith: min)
         var seen = Set<String>()
         waiting = waits.filter { seen.insert($0.path).inserted }.map { Waiting(path: $0.path, reason: $0.reason, since: earlier[$0.path] ?? now) }
     }
 
     /// A good version (or the deletion) of a quarantined record arrived.
-    mutating func release(_ key: RecordKey) {
+    package mutating func release(_ key: RecordKey) {
         quarantine.removeAll { $0.key == key }
     }
 }
 
 extension EngineState.Quarantined {
     /// The form in `sync/state.json` and `sync status --json`.
-    var json: JSONValue {
+    package var json: JSONValue {
         .object([("type", key.map { .string($0.type.rawValue) } ?? .null), ("id", key.map { .string($0.name) } ?? .null),
                  ("location", .string(location)), ("reason", .string(reason)), ("since", .integer(since))])
     }
 
     /// One line for people: where, and why (both may hold names a peer chose, so escaped).
-    var summary: String { Text.escapingControls("\(location): \(reason)", limit: 500) }
+    package var summary: String { Text.escapingControls("\(location): \(reason)", limit: 500) }
 }
 
 extension EngineState.Waiting {
     /// The form in `sync/state.json` and `sync status --json`.
-    var json: JSONValue {
+    package var json: JSONValue {
         .object([("path", .string(path)), ("reason", .string(reason)), ("since", .integer(since))])
     }
 
     /// One line for people (the path and reason come from the backend, so escaped).
-    var summary: String { Text.escapingControls("\(path): \(reason)", limit: 500) }
+    package var summary: String { Text.escapingControls("\(path): \(reason)", limit: 500) }
 }
 
 /// The capped activity log of sync attempts (`sync/log.jsonl`, seed 004).
@@ -203,7 +218,19 @@ public struct ActivityLog {
         /// What this run skipped as malformed: "location: reason" each.
         public var quarantined: [String] = []
 
-        var json: JSONValue {
+        package init(time: Milliseconds, direction: String, pulled: Int, pushed: Int, conflicts: Int, result: String, error: String?,
+                     quarantined: [String] = []) {
+            self.time = time
+            self.direction = direction
+            self.pulled = pulled
+            self.pushed = pushed
+            self.conflicts = conflicts
+            self.result = result
+            self.error = error
+            self.quarantined = quarantined
+        }
+
+        package var json: JSONValue {
             .object([("time", .string(Time.iso8601(time))), ("direction", .string(direction)), ("pulled", .integer(Int64(pulled))),
                      ("pushed", .integer(Int64(pushed))), ("conflicts", .integer(Int64(conflicts))),
                      ("result", .string(result)), ("error", error.map { .string($0) } ?? .null),
@@ -217,7 +244,7 @@ public struct ActivityLog {
     let path: String
     private let tree: FileTree
 
-    init(store: DataStore) {
+    package init(store: DataStore) {
         path = store.path + "/sync/log.jsonl"
         tree = store.tree
     }
