@@ -30,6 +30,11 @@ public struct RecordVersion: Equatable, Sendable {
     /// This version as an ancestor of later ones.
     public var asBase: RecordBase { RecordBase(version: version, fields: record.fields) }
 
+    /// Whether the two versions store the same thing (what `digest` covers).
+    func hasSameContents(as other: RecordVersion) -> Bool {
+        isDeleted == other.isDeleted && record == other.record
+    }
+
     /// Decides between two versions with equal vectors (two releases that merged differently):
     /// the lowercase hex SHA-256 of the record's encoding, the smaller one being the version.
     var digest: String {
@@ -58,7 +63,8 @@ public enum VersionHistory {
     public static func siblings(_ versions: [RecordVersion]) -> [RecordVersion] {
         var byVector: [VersionVector: RecordVersion] = [:]
         for version in versions {
-            if let existing = byVector[version.version], existing.digest <= version.digest { continue }
+            // The digest costs an encoding and a hash: equal contents need none.
+            if let existing = byVector[version.version], existing.hasSameContents(as: version) || existing.digest <= version.digest { continue }
             byVector[version.version] = version
         }
         let distinct = Array(byVector.values)

@@ -41,6 +41,10 @@ public protocol ReplicatedBackend: Sendable {
     /// The record's current siblings in this copy (none when it has no version here).
     func siblings(of id: RecordID) throws -> [RecordVersion]
 
+    /// The current siblings of each record, read against one view of the zone (what a fetch needs
+    /// besides its changes); a record whose only versions cannot be read is left out.
+    func readableSiblings(of ids: [RecordID]) throws -> [RecordID: [RecordVersion]]
+
     /// Where a record's versions are kept, for messages about it.
     func location(of id: RecordID) -> String
 }

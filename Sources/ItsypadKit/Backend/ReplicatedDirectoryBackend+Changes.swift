@@ -170,8 +170,10 @@ extension ReplicatedDirectoryBackend {
                 }
             }
         }
+        // The record files of the restarted devices were read above: only the others' are read again.
+        let unread = devices.filter { restarting[$0] == nil }
         let changes = try !collecting ? [] : order.map { id in
-            ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone, devices: devices) + read[id, default: []]))
+            ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone, devices: unread) + read[id, default: []]))
         }
         let page = ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing,
                                          waiting: waiting.sorted { $0.key < $1.key }.map(\.value),

@@ -46,6 +46,8 @@ extension ReplicatedDirectoryBackend {
             if let checkpoint = try journal(of: device).checkpoint(), from.seq < checkpoint.batch.seq - 1 {
                 // The lines since the last look were compacted away: the device's record files stand for them.
                 if recordFiles == nil { recordFiles = try recordFilesByDevice() }
+                // No record file of this device (which only it writes, under the lock held here): nothing to supersede.
+                guard recordFiles?[deviceID]?.isEmpty == false else { continue }
                 guard case .success(let files) = try readRecordFiles(of: device, checkpoint: checkpoint.segment, files: recordFiles?[device] ?? [:], zone: zone),
                       files.position.seq <= end.seq, files.isSatisfied(by: read.positions) else {
                     collected.positions[device] = start.positions[device]

@@ -287,8 +287,25 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// In an encrypted zone, a record whose only versions here do not open (changed, moved or
     /// forged in the backend) throws `.corrupt` rather than passing for a record with no version.
     public func siblings(of id: RecordID) throws -> [RecordVersion] {
+        try siblings(of: id, zone: try readZone().zoneID, devices: try layout.devices())
+    }
+
+    public func readableSiblings(of ids: [RecordID]) throws -> [RecordID: [RecordVersion]] {
+        guard !ids.isEmpty else { return [:] }
         let zone = try readZone().zoneID
         let devices = try layout.devices()
+        var result: [RecordID: [RecordVersion]] = [:]
+        for id in ids {
+            do {
+                result[id] = try siblings(of: id, zone: zone, devices: devices)
+            } catch BackendError.corrupt {
+                continue
+            }
+        }
+        return result
+    }
+
+    private func siblings(of id: RecordID, zone: String, devices: [String]) throws -> [RecordVersion] {
         let siblings = VersionHistory.siblings(try versions(of: id, zone: zone, devices: devices))
         guard siblings.isEmpty, sealer != nil else { return siblings }
         for device in devices {

@@ -61,7 +61,7 @@ package final class StagedChanges {
     package func commit() throws {
         try storeOperation {
             // A few files are synced one by one; thousands (an import of many tabs) with one syncfs.
-            if files.count > 64 {
+            if files.count > FileTree.filesSyncedOneByOne {
                 try tree.syncFileSystem(of: stage)
             } else {
                 for file in files { try tree.syncFile(stage + "/" + file) }

@@ -646,8 +646,12 @@ public struct FileTree: Sendable {
         }
     }
 
+    /// Up to this many files, a batch write syncs each file: `syncfs` also waits for every other
+    /// process's unwritten data on the file system, which costs more than a few `fsync` calls.
+    public static let filesSyncedOneByOne = 64
+
     /// Replaces many files in `directory` at once (see `FileSystem.writeAtomically(_:in:)`): every temp
-    /// file is written, one `syncfs` makes them durable, then each is renamed into place.
+    /// file is written, made durable (one `syncfs` for a large batch), then each is renamed into place.
     public func writeAtomically(_ files: [(name: String, bytes: [UInt8])], in directory: String, mode: mode_t = 0o600) throws {
         guard !files.isEmpty else { return }
         for file in files where !FileTree.isPlainName(file.name) {
@@ -664,8 +668,9 @@ public struct FileTree: Sendable {
                 temps.append(temp)
                 defer { close(tempFD) }
                 try file.bytes.withUnsafeBytes { try FileSystem.writeAll(fd: tempFD, $0, path: directory + "/" + temp) }
+                if files.count <= Self.filesSyncedOneByOne, fsync(tempFD) != 0 { throw FileSystem.fail("sync", directory + "/" + temp) }
             }
-            if linuxSyncfs(fd) != 0 { throw FileSystem.fail("sync", directory) }
+            if files.count > Self.filesSyncedOneByOne, linuxSyncfs(fd) != 0 { throw FileSystem.fail("sync", directory) }
             for (temp, file) in zip(temps, files) where renameat(fd, temp, fd, file.name) != 0 {
                 throw FileSystem.fail("rename", directory + "/" + file.name)
             }

@@ -43,6 +43,14 @@ final class EncryptedReplicatedBackend: ReplicatedBackend, SealingBackend {
         try inner.siblings(of: storedID(id)).map { Self.renamed($0, to: id) }
     }
 
+    func readableSiblings(of ids: [RecordID]) throws -> [RecordID: [RecordVersion]] {
+        let stored = Dictionary(ids.map { (storedID($0), $0) }, uniquingKeysWith: { first, _ in first })
+        let read = try inner.readableSiblings(of: Array(stored.keys))
+        return Dictionary(uniqueKeysWithValues: read.compactMap { storedID, siblings in
+            stored[storedID].map { id in (id, siblings.map { Self.renamed($0, to: id) }) }
+        })
+    }
+
     func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
         let page = try inner.fetchChanges(since: token, limit: limit)
         let changes = page.changes.compactMap { change in

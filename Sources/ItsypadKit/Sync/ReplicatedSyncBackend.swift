@@ -41,10 +41,14 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         var changes: [Change] = []
         var merges = Merges()
         var presentedWithTombstone = Set<RecordID>()
+        // The other half of each record read with its tombstone, read in one go.
+        let companions = try replicated.readableSiblings(of: page.changes.compactMap { change in
+            recordReadWithTombstone(change.id).map { $0 == change.id ? Self.tombstoneID(of: $0) : $0 }
+        })
         for change in page.changes {
             if let id = recordReadWithTombstone(change.id) {
                 guard presentedWithTombstone.insert(id).inserted else { continue }
-                let (current, derived) = try currentWithTombstone(id, fetched: change)
+                let (current, derived) = try currentWithTombstone(id, fetched: change, companions: companions)
                 changes += current
                 merges.add(derived)
                 continue
@@ -73,10 +77,11 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     /// removal. In a shared journal (format 1) the tombstone always comes before the version that
     /// brings the record back; here each device's journal is read in turn, so it may come after it,
     /// and must then not remove it.
-    private func currentWithTombstone(_ recordID: RecordID, fetched change: ReplicatedChange) throws -> (changes: [Change], merges: Merges) {
-        let tombstoneID = RecordID(recordType: RecordMapping.tombstoneType, recordName: recordID.recordType + "." + recordID.recordName)
-        let recordSiblings = change.id == recordID ? change.siblings : try readableSiblings(of: recordID)
-        let tombstoneSiblings = change.id == tombstoneID ? change.siblings : try readableSiblings(of: tombstoneID)
+    private func currentWithTombstone(_ recordID: RecordID, fetched change: ReplicatedChange,
+                                      companions: [RecordID: [RecordVersion]]) throws -> (changes: [Change], merges: Merges) {
+        let tombstoneID = Self.tombstoneID(of: recordID)
+        let recordSiblings = change.id == recordID ? change.siblings : companions[recordID, default: []]
+        let tombstoneSiblings = change.id == tombstoneID ? change.siblings : companions[tombstoneID, default: []]
         let record = try current(recordID, siblings: recordSiblings)
         let tombstone = try current(tombstoneID, siblings: tombstoneSiblings)
         guard let removal = tombstone.changes.first, case .saved(let tombstoneRecord) = removal,
@@ -152,14 +157,8 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         }
     }
 
-    /// The record's siblings that can be read: a record whose only versions cannot (quarantined
-    /// where a fetch meets them) has none here, so that it blocks no other record.
-    private func readableSiblings(of id: RecordID) throws -> [RecordVersion] {
-        do {
-            return try replicated.siblings(of: id)
-        } catch BackendError.corrupt {
-            return []
-        }
+    private static func tombstoneID(of recordID: RecordID) -> RecordID {
+        RecordID(recordType: RecordMapping.tombstoneType, recordName: recordID.recordType + "." + recordID.recordName)
     }
 
     private func tagged(_ record: BackendRecord, _ siblings: [RecordVersion]) -> BackendRecord {
@@ -175,11 +174,13 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     // MARK: Writing
 
     func modify(saves: [RecordSave], deletes: [RecordDelete], device _: String) throws -> ModifyResult {
-        var replicatedSaves: [ReplicatedSave] = []
-        for save in saves {
-            // A tag that is no vector (from another format) is based on nothing: the record's versions come back to merge.
-            let basedOn = save.record.recordChangeTag.flatMap(VersionVector.init(tag:)) ?? VersionVector()
-            replicatedSaves.append(ReplicatedSave(record: save.record, basedOn: basedOn, base: try base(of: save.record, at: basedOn)))
+        // A tag that is no vector (from another format) is based on nothing: the record's versions come back to merge.
+        let basedOn = saves.map { $0.record.recordChangeTag.flatMap(VersionVector.init(tag:)) ?? VersionVector() }
+        let unconditional = deletes.filter { $0.ifTag == nil }.map { RecordID(recordType: $0.recordType, recordName: $0.recordName) }
+        let current = try replicated.readableSiblings(of: zip(saves, basedOn).filter { hasBase($0.record, at: $1) }.map(\.0.record.id) + unconditional)
+        var replicatedSaves = zip(saves, basedOn).map { save, basedOn in
+            ReplicatedSave(record: save.record, basedOn: basedOn, base: hasBase(save.record, at: basedOn)
+                ? current[save.record.id, default: []].first { $0.version == basedOn && !$0.isDeleted }?.asBase : nil)
         }
         var replicatedDeletes: [ReplicatedDelete] = []
         var alreadyGone: [RecordID] = []
@@ -190,7 +191,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
                 continue
             }
             // Unconditional: it deletes whatever is there now; nothing there is already deleted.
-            let siblings = try readableSiblings(of: id)
+            let siblings = current[id, default: []]
             // None here may be versions this copy has not received yet: the removal is written anyway.
             if !siblings.isEmpty, siblings.allSatisfy(\.isDeleted) {
                 alreadyGone.append(id)
@@ -221,11 +222,10 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
                             deleted: result.written.filter(\.isDeleted).map(\.record.id) + alreadyGone, failures: [])
     }
 
-    /// The version a save starts from, kept with it as the ancestor of later three-way merges
+    /// Whether a save keeps the version it starts from, as the ancestor of later three-way merges
     /// (for types that merge against one: `mergesAgainstAncestor`).
-    private func base(of record: BackendRecord, at version: VersionVector) throws -> RecordBase? {
-        guard types.handler(for: record.recordType)?.mergesAgainstAncestor == true, !version.isEmpty else { return nil }
-        return try readableSiblings(of: record.id).first { $0.version == version && !$0.isDeleted }?.asBase
+    private func hasBase(_ record: BackendRecord, at version: VersionVector) -> Bool {
+        types.handler(for: record.recordType)?.mergesAgainstAncestor == true && !version.isEmpty
     }
 
     /// A refused save or delete in the engine's terms: versions it had not seen come back merged,
