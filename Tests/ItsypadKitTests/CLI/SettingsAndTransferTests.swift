@@ -149,9 +149,9 @@ import Testing
         fleet.enable(0)
         let recoveryKey = holder.output("sync", "key", "show")
         let plain = holder.output("export")
-        #expect(!plain.contains(recoveryKey) && !plain.contains(TransferCommands.syncKeyMember))
+        #expect(!plain.contains(recoveryKey) && !plain.contains(ExportFormat.syncKeyMember))
         let withKey = holder.output("export", "--include-sync-key")
-        #expect(try JSONValue.parse(Array(withKey.utf8))[TransferCommands.syncKeyMember]?.stringValue == recoveryKey)
+        #expect(try JSONValue.parse(Array(withKey.utf8))[ExportFormat.syncKeyMember]?.stringValue == recoveryKey)
 
         // A device without a key takes it, and then joins the encrypted backend with a plain enable.
         #expect(copy.inProcess(["import", "-"], stdin: withKey).0 == 0)

@@ -108,9 +108,10 @@ enum SyscallKiller {
         let lines = String(decoding: try #require(try FileSystem.read(log)), as: UTF8.self).split(separator: "\n")
         for line in lines {
             // "<pid> <call>(<arguments>) = <result>"; with -y a descriptor shows as "3</its/path>".
+            // strace pads the pid to five columns, so a shorter pid is followed by more than one space.
             let words = line.split(separator: " ", maxSplits: 1)
-            guard words.count == 2, let open = words[1].firstIndex(of: "(") else { continue }
-            let call = String(words[1][..<open])
+            guard words.count == 2, case let rest = words[1].drop(while: { $0 == " " }), let open = rest.firstIndex(of: "(") else { continue }
+            let call = String(rest[..<open])
             guard calls.contains(call) else { continue }
             counts[call, default: 0] += 1
             if line.contains("<" + path + "/") || line.contains("\"" + path + "/") || line.contains("<" + path + ">") {

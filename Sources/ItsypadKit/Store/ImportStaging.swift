@@ -1,6 +1,5 @@
 import ItsypadBackend
 import ItsypadModel
-import ItsypadStore
 import ItsypadSupport
 
 /// Everything one import changes, written to a stage first (`StagedChanges`)
@@ -17,7 +16,7 @@ final class ImportStaging {
     private var stagedTabs: [String: Tab] = [:]
     private var removedTabs: [PackedID] = []
     private var settingsChanged = false
-    var summary = TransferCommands.Summary()
+    var summary = ImportSummary()
     /// The slots of the clips the document would add, for the cap.
     var addedClips: [ClipSlot] { clips.added }
 

@@ -1,0 +1,242 @@
+import ItsypadModel
+import ItsypadSupport
+
+/// What an import changed, for its closing note.
+package struct ImportSummary: CustomStringConvertible {
+    package var tabs = 0, clips = 0, settings = 0, deleted = 0, skippedClips = 0
+    package var description: String {
+        "imported \(tabs) tabs, \(clips) clips, \(settings) settings" + (deleted > 0 ? "; removed \(deleted) tombstoned items" : "")
+    }
+}
+
+/// Importing is all or nothing: everything is staged (`ImportStaging`), then committed at once.
+/// Tabs merge by id (the newer `lastModified` wins), settings by clock; clips are added up to
+/// `clipboard.maxEntries`, the newest first, and an import never evicts what is there.
+extension DataStore {
+    /// Imports an `itsypad export` document. `acceptSyncKey` is handed the sync key the export
+    /// carries, if any, before anything is committed.
+    package func importExport(_ bytes: [UInt8], maxEntries: Int, acceptSyncKey: (SecretBytes) throws -> Void) throws -> ImportSummary {
+        var syncKey: SecretBytes?
+        var staging = try staged { syncKey = try ExportFormat.stage(bytes, into: $0) }
+        if let cap = try newestThatFit(staging.addedClips, maxEntries: maxEntries) {
+            // Over the cap: start again with only the newest clips that fit.
+            staging.discard()
+            staging = try staged(admitting: cap.admitted) { try ExportFormat.stage(bytes, into: $0) }
+            staging.summary.skippedClips = cap.skipped
+        }
+        if let syncKey {
+            do { try acceptSyncKey(syncKey) } catch {
+                staging.discard()
+                throw error
+            }
+        }
+        return try commit(staging)
+    }
+
+    /// Imports a dump of Itsypad's old iCloud key-value layout, tombstones honoured.
+    package func importKeyValueDump(_ document: JSONValue, maxEntries: Int) throws -> ImportSummary {
+        try commit(try staged { try KeyValueDump.stage(document, into: $0, maxEntries: maxEntries) })
+    }
+
+    /// Stages an import; on any failure drops the stage ("nothing was imported") and rethrows.
+    private func staged(admitting: ((PackedID) -> Bool)? = nil, _ body: (ImportStaging) throws -> Void) throws -> ImportStaging {
+        let staging = try ImportStaging(store: self, admitting: admitting)
+        do {
+            try body(staging)
+            return staging
+        } catch {
+            staging.discard()
+            throw Self.nothingImported(error)
+        }
+    }
+
+    private func commit(_ staging: ImportStaging) throws -> ImportSummary {
+        do { try staging.commit() } catch {
+            staging.discard()
+            throw Self.nothingImported(error)
+        }
+        // A bulk import is the moment to compact a long queue, not the next clip add.
+        let pending = try pending()
+        if pending.needsCompaction { try pending.compact { _ in true } }
+        return staging.summary
+    }
+
+    /// When the clips an import adds would take the history past `maxEntries`,
+    /// the newest ones that fit (an import never evicts what is there) and how many are left out.
+    private func newestThatFit(_ added: [ClipSlot], maxEntries: Int) throws -> (admitted: (PackedID) -> Bool, skipped: Int)? {
+        let room = max(0, maxEntries - (try clips().count))
+        guard added.count > room else { return nil }
+        let kept = Set(added.sorted { ($0.timestamp, $0.idString) > ($1.timestamp, $1.idString) }.prefix(room).map(\.id))
+        return ({ kept.contains($0) }, added.count - room)
+    }
+
+    private static func nothingImported(_ error: Error) -> Error {
+        guard case .failure(let message) = error as? ItsypadError, !message.contains("nothing was") else { return error }
+        return ItsypadError.failure(message + "; nothing was imported")
+    }
+}
+
+/// The document `itsypad export` writes and `itsypad import` reads.
+package enum ExportFormat {
+    package static let name = "itsypad-export"
+    package static let version: Int64 = 1
+    /// The member that carries the sync key, in its recovery form, when the export was asked for it.
+    package static let syncKeyMember = "syncKey"
+
+    /// An export's small parts; tabs and clips are streamed.
+    struct Header {
+        var format: String?
+        var version: Int64?
+        var settings: [(String, SettingsStore.Entry)] = []
+        var syncKey: SecretBytes?
+    }
+
+    /// Decodes and validates an export, handing each tab and clip over as it is
+    /// parsed, so memory stays near one entry's size however large the file.
+    static func read(_ bytes: [UInt8], device: String, tab: (Tab) throws -> Void, clip: (ClipEntry) throws -> Void) throws -> Header {
+        var header = Header()
+        var tabCount = 0, clipCount = 0
+        try JSONValue.parseObject(bytes, streamedArrays: ["tabs", "clips"], member: { key, value in
+            switch key {
+            case "format": header.format = value.stringValue
+            case "version": header.version = value.int64Value
+            case "settings": header.settings = try (value.arrayValue ?? []).map(decodeSetting)
+            case syncKeyMember: header.syncKey = try decodeSyncKey(value)
+            default: break
+            }
+        }, element: { key, json in
+            if key == "tabs" {
+                tabCount += 1
+                guard let decoded = decodeTab(json, device: device) else {
+                    throw ItsypadError.failure("tab \(tabCount) in the export is invalid; nothing was imported")
+                }
+                try tab(decoded)
+            } else {
+                clipCount += 1
+                guard let decoded = decodeClip(json) else {
+                    throw ItsypadError.failure("clip \(clipCount) in the export is invalid; nothing was imported")
+                }
+                try clip(decoded)
+            }
+        })
+        guard header.format == name, let version = header.version else {
+            throw ItsypadError.failure("not an itsypad export (use --kvs for Itsypad's key-value layout); nothing was imported")
+        }
+        guard version <= Self.version else {
+            throw ItsypadError.failure("the export was written by a newer itsypad (version \(version)); upgrade to import it")
+        }
+        return header
+    }
+
+    /// Stages the export's tabs (merged one by one), clips and settings; returns the sync key it carries, if any.
+    static func stage(_ bytes: [UInt8], into staging: ImportStaging) throws -> SecretBytes? {
+        let header = try read(bytes, device: staging.store.deviceID, tab: staging.merge, clip: staging.add)
+        for (key, entry) in header.settings { try staging.mergeSetting(key, entry) }
+        return header.syncKey
+    }
+
+    static func decodeSyncKey(_ json: JSONValue) throws -> SecretBytes {
+        do {
+            return try RecoveryKey.parse(json.stringValue ?? "")
+        } catch {
+            throw ItsypadError.failure("the export's sync key is invalid (\(error)); nothing was imported")
+        }
+    }
+
+    static func decodeClip(_ json: JSONValue) -> ClipEntry? {
+        guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
+              let timestamp = Time.stored(json["timestamp"]?.stringValue.flatMap(Time.parseISO8601)) else { return nil }
+        let reason = json["localReason"]?.stringValue.flatMap(LocalOnlyReason.init(rawValue:))
+            ?? (json["localOnly"]?.boolValue == true ? .requested : nil)
+        return ClipEntry(id: id, text: text, timestamp: timestamp, pinned: json["pinned"]?.boolValue ?? false, localOnly: reason)
+    }
+
+    static func decodeSetting(_ json: JSONValue) throws -> (String, SettingsStore.Entry) {
+        guard let key = json["key"]?.stringValue, let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init) else {
+            throw ItsypadError.failure("a setting in the export is invalid; nothing was imported")
+        }
+        let value = json["value"].flatMap { $0 == .null ? nil : $0 }
+        if let value, let definition = Settings.definition(key), definition.kind.decode(value) == nil {
+            throw ItsypadError.failure("the export's value for \(key) is invalid; nothing was imported")
+        }
+        return (key, SettingsStore.Entry(value: value, clock: clock))
+    }
+
+    static func decodeTab(_ json: JSONValue, device: String) -> Tab? {
+        guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id),
+              let content = json["content"]?.stringValue,
+              let modified = Time.stored(json["lastModified"]?.stringValue.flatMap(Time.parseISO8601)) else { return nil }
+        let name = json["name"]?.stringValue ?? Tab.derivedName(for: content)
+        let language = json["language"]?.stringValue.flatMap(LanguageDetector.canonical) ?? LanguageDetector.detect(content)
+        let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init) ?? HybridTimestamp(physical: modified, device: device)
+        return Tab(id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? true, content: content, language: language,
+                   languageLocked: json["languageLocked"]?.boolValue ?? false, lastModified: modified,
+                   fileURL: json["fileURL"]?.stringValue, clock: clock)
+    }
+}
+
+/// Itsypad's old iCloud key-value layout, read by `import --kvs`.
+enum KeyValueDump {
+    /// Seconds since 2001-01-01 (JSONEncoder's default Date form) to Unix milliseconds; nil outside 1970–9999.
+    static func legacyDate(_ value: JSONValue?) -> Milliseconds? {
+        Time.stored(value?.doubleValue.flatMap(Time.fromReferenceDate(seconds:)))
+    }
+
+    /// A key's array. The app stored each value as encoded data, so a dump may hold it
+    /// decoded (an array), as the JSON document itself (a string), or as that document's
+    /// bytes in base64 (how a property-list export writes data). nil when the key is absent.
+    static func kvsArray(_ document: JSONValue, _ key: String) throws -> [JSONValue]? {
+        guard let value = document[key], value != .null else { return nil }
+        if let array = value.arrayValue { return array }
+        if let text = value.stringValue {
+            if let array = (try? JSONValue.parse(Array(text.utf8)))?.arrayValue { return array }
+            // Property-list exports wrap base64 in lines.
+            if let bytes = Base64.decode(String(text.unicodeScalars.filter { !$0.properties.isWhitespace })),
+               let array = (try? JSONValue.parse(bytes))?.arrayValue { return array }
+        }
+        throw ItsypadError.failure("the key-value dump's \(key) is neither an array, nor a JSON array as text, nor base64 data holding one; nothing was imported")
+    }
+
+    static func stage(_ document: JSONValue, into staging: ImportStaging, maxEntries: Int) throws {
+        let store = staging.store
+        guard case .object = document, document["tabs"] != nil || document["clipboard"] != nil else {
+            throw ItsypadError.failure("not an Itsypad key-value dump (no tabs or clipboard key); nothing was imported")
+        }
+        let deletedTabs = Set((try kvsArray(document, "deletedTabIDs") ?? []).compactMap { $0.stringValue?.lowercased() })
+        let deletedClips = Set((try kvsArray(document, "deletedClipboardIDs") ?? []).compactMap { $0.stringValue?.lowercased() })
+        let tabs = try (try kvsArray(document, "tabs") ?? []).compactMap { json -> Tab? in
+            guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let content = json["content"]?.stringValue,
+                  let modified = legacyDate(json["lastModified"]) else {
+                throw ItsypadError.failure("a tab in the key-value dump is invalid; nothing was imported")
+            }
+            // Only scratch tabs were ever synced through the key-value store.
+            guard json["fileURL"]?.stringValue == nil, !deletedTabs.contains(id) else { return nil }
+            let language = json["language"]?.stringValue.flatMap(LanguageDetector.canonical) ?? "plain"
+            return Tab(id: id, name: json["name"]?.stringValue ?? Tab.derivedName(for: content), nameLocked: false,
+                       content: content, language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
+                       lastModified: modified, fileURL: nil, clock: HybridTimestamp(physical: modified, device: store.deviceID))
+        }
+        var clips = try (try kvsArray(document, "clipboard") ?? []).compactMap { json -> ClipEntry? in
+            guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
+                  let timestamp = legacyDate(json["timestamp"]) else {
+                throw ItsypadError.failure("a clipboard entry in the key-value dump is invalid; nothing was imported")
+            }
+            guard !deletedClips.contains(id), !Text.isBlank(text) else { return nil }
+            return ClipEntry(id: id, text: text, timestamp: timestamp, localOnly: try store.localOnlyReason(for: text, requested: false))
+        }
+
+        for tombstoned in deletedTabs.sorted() {
+            if let tab = try store.tabs.tab(id: tombstoned) { try staging.removeTab(tab) }
+        }
+        let removedClips = try staging.removeClips(deletedClips.sorted())
+        for tab in tabs { try staging.merge(tab) }
+        // The history takes the newest entries that fit under clipboard.maxEntries; nothing there is evicted.
+        clips.removeAll { !staging.isFresh($0) }
+        let room = max(0, maxEntries - (try store.clips().count - removedClips))
+        if clips.count > room {
+            staging.summary.skippedClips = clips.count - room
+            clips = Array(clips.sorted { ($0.timestamp, $0.id) > ($1.timestamp, $1.id) }.prefix(room))
+        }
+        for clip in clips { try staging.add(clip) }
+    }
+}

@@ -1,0 +1,393 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// syncfs(2): Glibc declares it only under _GNU_SOURCE, which the Swift module map does not set.
+@_silgen_name("syncfs")
+private func linuxSyncfs(_ fd: Int32) -> Int32
+
+/// A directory tree that itsypad owns but others can write to: the data directory, a sync backend.
+///
+/// Everything below `root` is reached one component at a time from a descriptor of its parent
+/// (`openat` with `O_NOFOLLOW`), so no symlink inside the tree is ever followed, whether it stands
+/// for a file or for a directory on the way; only regular files are opened as files, and without
+/// blocking (a FIFO planted in place of a file would otherwise hang the command while it holds its
+/// lock). `root` itself is trusted as the user named it: it may be a symlink to another disk.
+/// Paths are given whole (`root` + "/" + relative), as the stores build them and messages show them.
+public struct FileTree: Sendable {
+    public let root: String
+
+    public init(root: String) {
+        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+    }
+
+    /// The tree rooted at `path`'s directory: a file on its own, outside any store.
+    public static func containing(_ path: String) -> FileTree { FileTree(root: FileSystem.directoryName(path)) }
+
+    /// Longest name a file system stores (NAME_MAX).
+    static let maxNameBytes = 255
+
+    // MARK: Resolving
+
+    /// The components of `path` below the root, each a plain name; throws for anything else.
+    func components(of path: String) throws -> [String] {
+        let prefix = root == "/" ? "/" : root + "/"
+        guard path.hasPrefix(prefix) else { throw FileSystemError(path: path, code: FileSystemError.unsafeName, operation: "open", detail: "outside \(root)") }
+        let names = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        for name in names where !FileTree.isPlainName(name) {
+            throw FileSystemError(path: path, code: FileSystemError.unsafeName, operation: "open")
+        }
+        return names
+    }
+
+    /// A name that stays in its directory: not empty, ".", "..", no "/" or NUL, at most 255 bytes.
+    public static func isPlainName(_ name: String) -> Bool {
+        let bytes = name.utf8
+        return (1...maxNameBytes).contains(bytes.count) && name != "." && name != ".."
+            && !bytes.contains(0) && !bytes.contains(UInt8(ascii: "/"))
+    }
+
+    private func path(of names: ArraySlice<String>) -> String {
+        names.isEmpty ? root : (root == "/" ? "" : root) + "/" + names.joined(separator: "/")
+    }
+
+    /// Opens the directory `names` below the root without following symlinks; with `creating`,
+    /// missing directories are made (mode 0700). Returns nil when one is missing and not created.
+    private func openDirectory(_ names: ArraySlice<String>, creating: Bool) throws -> Int32? {
+        var fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 && errno == ENOENT && creating {
+            // The root is where the user said the tree lives; it is made as named.
+            try FileSystem.makeDirectory(root)
+            fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw FileSystem.fail("open", root)
+        }
+        for (index, name) in zip(names.indices, names) {
+            var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if next < 0 && errno == ENOENT && creating {
+                if mkdirat(fd, name, 0o700) != 0 && errno != EEXIST {
+                    let failure = FileSystem.fail("create directory", path(of: names[...index]))
+                    close(fd)
+                    throw failure
+                }
+                next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            let code = errno
+            close(fd)
+            if next < 0 {
+                if code == ENOENT && !creating { return nil }
+                // A symlink gives ELOOP, a file where a directory belongs ENOTDIR.
+                throw FileSystemError(path: path(of: names[...index]), code: code == ENOTDIR ? FileSystemError.notRegularFile : code,
+                                      operation: "open", detail: code == ENOTDIR ? "a directory was expected" : nil)
+            }
+            fd = next
+        }
+        return fd
+    }
+
+    /// Runs `body` with a descriptor of `path`'s directory and its last component.
+    /// `body` gets nil for the descriptor when the directory does not exist (and is not created).
+    private func inParent<T>(of path: String, creating: Bool = false, _ body: (Int32?, String) throws -> T) throws -> T {
+        let names = try components(of: path)
+        guard let name = names.last else { throw FileSystemError(path: path, code: FileSystemError.unsafeName, operation: "open") }
+        let directory = try openDirectory(names.dropLast(), creating: creating)
+        defer { if let directory { close(directory) } }
+        return try body(directory, name)
+    }
+
+    /// Runs `body` with a descriptor of the directory `path` (nil when it does not exist and is not created).
+    private func inDirectory<T>(_ path: String, creating: Bool = false, _ body: (Int32?) throws -> T) throws -> T {
+        let directory = try openDirectory(path == root ? [] : try components(of: path)[...], creating: creating)
+        defer { if let directory { close(directory) } }
+        return try body(directory)
+    }
+
+    /// Opens a regular file in `directory`: never a symlink, never blocking on a FIFO or device.
+    /// Returns nil when it does not exist (and `flags` has no O_CREAT).
+    private static func openRegular(_ directory: Int32, _ name: String, flags: Int32, mode: mode_t, path: String) throws -> Int32? {
+        let fd = openat(directory, name, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            // A FIFO without a reader refuses a non-blocking writer with ENXIO.
+            if errno == ENXIO { throw FileSystemError(path: path, code: FileSystemError.notRegularFile, operation: "open") }
+            throw FileSystem.fail("open", path)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let failure = FileSystem.fail("open", path)
+            close(fd)
+            throw failure
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw FileSystemError(path: path, code: FileSystemError.notRegularFile, operation: "open",
+                                  detail: info.st_mode & S_IFMT == S_IFDIR ? "a directory" : "a FIFO, socket or device")
+        }
+        // O_NONBLOCK has no effect on a regular file, so the descriptor is used as it is.
+        return fd
+    }
+
+    // MARK: Files
+
+    /// Opens the regular file at `path` with `flags` (O_CREAT creates it, and its missing directories).
+    /// Returns nil when it does not exist and is not created. The caller closes the descriptor.
+    public func openFile(_ path: String, flags: Int32, mode: mode_t = 0o600) throws -> Int32? {
+        try inParent(of: path, creating: flags & O_CREAT != 0) { directory, name in
+            guard let directory else { return nil }
+            return try FileTree.openRegular(directory, name, flags: flags, mode: mode, path: path)
+        }
+    }
+
+    /// `lstat` of `path`, or nil if it (or a directory on the way) does not exist.
+    public func status(_ path: String) throws -> FileStatus? {
+        if path == root {
+            var info = stat()
+            guard stat(root, &info) == 0 else {
+                if errno == ENOENT || errno == ENOTDIR { return nil }
+                throw FileSystem.fail("stat", root)
+            }
+            return FileStatus(info)
+        }
+        return try inParent(of: path) { directory, name in
+            guard let directory else { return nil }
+            var info = stat()
+            guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                if errno == ENOENT { return nil }
+                throw FileSystem.fail("stat", path)
+            }
+            return FileStatus(info)
+        }
+    }
+
+    /// Whether anything (a symlink included) exists at `path`.
+    public func exists(_ path: String) -> Bool { ((try? status(path)) ?? nil) != nil }
+
+    /// Size of the regular file at `path`, nil when missing or not a regular file.
+    public func fileSize(_ path: String) -> Int? {
+        guard let status = (try? status(path)) ?? nil, status.isRegular else { return nil }
+        return status.size
+    }
+
+    /// Reads a regular file from `offset` to its end; nil when it does not exist. With `limit`, a file
+    /// larger than that is refused before anything is read (a record, an asset, a journal segment).
+    public func read(_ path: String, from offset: Int = 0, limit: Int? = nil) throws -> [UInt8]? {
+        guard let fd = try openFile(path, flags: O_RDONLY) else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
+        let size = Int(info.st_size)
+        if let limit, size > limit {
+            throw FileSystemError(path: path, code: FileSystemError.tooLarge, operation: "read", detail: "\(size) bytes; the limit is \(limit)")
+        }
+        return size > offset ? try FileSystem.read(fd: fd, offset: offset, count: size - offset, path: path) : []
+    }
+
+    /// Streams the complete lines of a regular file (see `FileSystem.forEachLine`); a missing file has none.
+    public func forEachLine(_ path: String, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
+        guard let fd = try openFile(path, flags: O_RDONLY) else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
+        try FileSystem.forEachLine(fd: fd, size: Int(info.st_size), path: path, body)
+    }
+
+    /// Replaces `path` with `bytes` atomically (see `FileSystem.writeAtomically`).
+    public func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600, syncingDirectory: Bool = true) throws {
+        try writeAtomically(path, mode: mode, syncingDirectory: syncingDirectory) { write in try write(bytes) }
+    }
+
+    /// Like `writeAtomically(_:_:)`, with the content produced in pieces.
+    public func writeAtomically(_ path: String, mode: mode_t = 0o600, syncingDirectory: Bool = true,
+                                _ produce: ((_ bytes: [UInt8]) throws -> Void) throws -> Void) throws {
+        try inParent(of: path, creating: true) { directory, name in
+            guard let directory else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
+            let temp = FileSystem.temporaryName()
+            let tempPath = FileSystem.directoryName(path) + "/" + temp
+            let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            if fd < 0 { throw FileSystem.fail("write", tempPath) }
+            do {
+                try produce { bytes in try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: tempPath) } }
+                if fsync(fd) != 0 { throw FileSystem.fail("sync", tempPath) }
+                close(fd)
+            } catch {
+                close(fd)
+                unlinkat(directory, temp, 0)
+                throw error
+            }
+            // rename replaces whatever is there (a symlink included) without following it.
+            if renameat(directory, temp, directory, name) != 0 {
+                let failure = FileSystem.fail("rename", path)
+                unlinkat(directory, temp, 0)
+                throw failure
+            }
+            if syncingDirectory { try FileSystem.sync(directory: directory, path: FileSystem.directoryName(path)) }
+        }
+    }
+
+    /// Up to this many files, a batch write syncs each file: `syncfs` also waits for every other
+    /// process's unwritten data on the file system, which costs more than a few `fsync` calls.
+    public static let filesSyncedOneByOne = 64
+
+    /// Replaces many files in `directory` at once (see `FileSystem.writeAtomically(_:in:)`): every temp
+    /// file is written, made durable (one `syncfs` for a large batch), then each is renamed into place.
+    public func writeAtomically(_ files: [(name: String, bytes: [UInt8])], in directory: String, mode: mode_t = 0o600) throws {
+        guard !files.isEmpty else { return }
+        for file in files where !FileTree.isPlainName(file.name) {
+            throw FileSystemError(path: directory + "/" + file.name, code: FileSystemError.unsafeName, operation: "write")
+        }
+        try inDirectory(directory, creating: true) { fd in
+            guard let fd else { throw FileSystemError(path: directory, code: ENOENT, operation: "write") }
+            var temps: [String] = []
+            defer { for temp in temps { unlinkat(fd, temp, 0) } }
+            for file in files {
+                let temp = FileSystem.temporaryName()
+                let tempFD = openat(fd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+                if tempFD < 0 { throw FileSystem.fail("write", directory + "/" + temp) }
+                temps.append(temp)
+                defer { close(tempFD) }
+                try file.bytes.withUnsafeBytes { try FileSystem.writeAll(fd: tempFD, $0, path: directory + "/" + temp) }
+                if files.count <= Self.filesSyncedOneByOne, fsync(tempFD) != 0 { throw FileSystem.fail("sync", directory + "/" + temp) }
+            }
+            if files.count > Self.filesSyncedOneByOne, linuxSyncfs(fd) != 0 { throw FileSystem.fail("sync", directory) }
+            for (temp, file) in zip(temps, files) where renameat(fd, temp, fd, file.name) != 0 {
+                throw FileSystem.fail("rename", directory + "/" + file.name)
+            }
+            temps.removeAll()
+            try FileSystem.sync(directory: fd, path: directory)
+        }
+    }
+
+    /// Removes the file (or symlink) at `path`; returns false when there was none. A directory is refused.
+    @discardableResult
+    public func remove(_ path: String) throws -> Bool {
+        try inParent(of: path) { directory, name in
+            guard let directory else { return false }
+            if unlinkat(directory, name, 0) == 0 { return true }
+            if errno == ENOENT { return false }
+            throw FileSystem.fail("remove", path)
+        }
+    }
+
+    /// Removes the empty directory at `path` (never a link's target); returns false when there was none.
+    @discardableResult
+    public func removeDirectory(_ path: String) throws -> Bool {
+        try inParent(of: path) { directory, name in
+            guard let directory else { return false }
+            if unlinkat(directory, name, AT_REMOVEDIR) == 0 { return true }
+            if errno == ENOENT { return false }
+            throw FileSystem.fail("remove directory", path)
+        }
+    }
+
+    /// Makes `target` a second name of the file `source` (a symlink at `source` is linked as itself,
+    /// never followed): atomic and exclusive. Returns false when `target` already exists; throws when
+    /// the file system cannot link (EXDEV, EPERM on file systems without hard links).
+    public func link(_ source: String, to target: String) throws -> Bool {
+        try inParent(of: source) { sourceDirectory, sourceName in
+            guard let sourceDirectory else { throw FileSystemError(path: source, code: ENOENT, operation: "link") }
+            return try inParent(of: target, creating: true) { targetDirectory, targetName in
+                guard let targetDirectory else { throw FileSystemError(path: target, code: ENOENT, operation: "link") }
+                if linkat(sourceDirectory, sourceName, targetDirectory, targetName, 0) == 0 { return true }
+                if errno == EEXIST { return false }
+                throw FileSystem.fail("link", target)
+            }
+        }
+    }
+
+    /// Sets the modification time of the file at `path` to now (the file itself, never a link's target).
+    public func touch(_ path: String) throws {
+        try inParent(of: path) { directory, name in
+            guard let directory, utimensat(directory, name, nil, AT_SYMLINK_NOFOLLOW) == 0 else { throw FileSystem.fail("touch", path) }
+        }
+    }
+
+    // MARK: Directories
+
+    /// Creates the directory `path` and missing ones on the way below the root (mode 0700).
+    /// Returns false when it already existed.
+    @discardableResult
+    public func makeDirectory(_ path: String) throws -> Bool {
+        let existed = try status(path)?.isDirectory == true
+        if !existed { try inDirectory(path, creating: true) { _ in } }
+        return !existed
+    }
+
+    /// Names in the directory `path`, sorted; hidden names (temp files) only when asked for.
+    /// nil when the directory does not exist.
+    public func list(_ path: String, includingHidden: Bool = false) throws -> [String]? {
+        try inDirectory(path) { fd in
+            guard let fd else { return nil }
+            let copy = dup(fd)
+            guard copy >= 0, let dir = fdopendir(copy) else {
+                if copy >= 0 { close(copy) }
+                throw FileSystem.fail("list", path)
+            }
+            defer { closedir(dir) }
+            return FileSystem.names(in: dir, includingHidden: includingHidden)
+        }
+    }
+
+    /// Makes renames and unlinks in the directory `path` durable (see `FileSystem.syncDirectory`).
+    public func syncDirectory(_ path: String) throws {
+        try inDirectory(path) { fd in
+            guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "sync") }
+            try FileSystem.sync(directory: fd, path: path)
+        }
+    }
+
+    /// Makes the data of the regular file at `path` durable.
+    public func syncFile(_ path: String) throws {
+        guard let fd = try openFile(path, flags: O_RDONLY) else { throw FileSystemError(path: path, code: ENOENT, operation: "sync") }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw FileSystem.fail("sync", path) }
+    }
+
+    /// Makes everything written on the file system holding the directory `path` durable (one syncfs for many files).
+    public func syncFileSystem(of path: String) throws {
+        try inDirectory(path) { fd in
+            guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "sync") }
+            if linuxSyncfs(fd) != 0 { throw FileSystem.fail("sync", path) }
+        }
+    }
+
+    /// Moves the file at `source` to `target` (replacing what is there), both inside the tree;
+    /// missing directories on the way to `target` are made. Neither is followed if a symlink.
+    public func rename(_ source: String, to target: String) throws {
+        try inParent(of: source) { sourceDirectory, sourceName in
+            guard let sourceDirectory else { throw FileSystemError(path: source, code: ENOENT, operation: "rename") }
+            try inParent(of: target, creating: true) { targetDirectory, targetName in
+                guard let targetDirectory, renameat(sourceDirectory, sourceName, targetDirectory, targetName) == 0 else {
+                    throw FileSystem.fail("rename", target)
+                }
+            }
+        }
+    }
+
+    /// Removes the directory `path` and everything in it, never following a symlink (a link is removed as itself).
+    public func removeTree(_ path: String) throws {
+        try inParent(of: path) { directory, name in
+            guard let directory else { return }
+            try FileTree.removeTree(name, in: directory, path: path)
+        }
+    }
+
+    private static func removeTree(_ name: String, in directory: Int32, path: String) throws {
+        if unlinkat(directory, name, 0) == 0 || errno == ENOENT { return }
+        guard errno == EISDIR || errno == EPERM else { throw FileSystem.fail("remove", path) }
+        let fd = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 { throw FileSystem.fail("remove", path) }
+        let copy = dup(fd)
+        guard copy >= 0, let dir = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            close(fd)
+            throw FileSystem.fail("list", path)
+        }
+        let names = FileSystem.names(in: dir, includingHidden: true)
+        closedir(dir)
+        defer { close(fd) }
+        for child in names { try removeTree(child, in: fd, path: path + "/" + child) }
+        if unlinkat(directory, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw FileSystem.fail("remove", path) }
+    }
+}
