@@ -18,7 +18,7 @@ public struct ClipEntry: Equatable, Sendable {
     }
 }
 
-/// The reasons a clip is kept local-only (seed 004's filters).
+/// The reasons a clip is kept local-only (the filters that keep secrets and oversized clips off the backend).
 public enum LocalOnlyReason: String, Sendable, CaseIterable {
     /// `clip add --local`
     case requested = "local"

@@ -1,6 +1,6 @@
 import ItsypadSupport
 
-/// Whether a setting travels to other devices (seed 002's synced vs device-only).
+/// Whether a setting travels to other devices (synced) or stays on this one (device-only).
 public enum SettingScope: String, Sendable {
     case synced, device
 }

@@ -205,7 +205,7 @@ extension EngineState.Waiting {
     package var summary: String { Text.escapingControls("\(path): \(reason)", limit: 500) }
 }
 
-/// The capped activity log of sync attempts (`sync/log.jsonl`, seed 004).
+/// The capped activity log of sync attempts (`sync/log.jsonl`).
 public struct ActivityLog {
     public struct Entry: Equatable, Sendable {
         public var time: Milliseconds
