@@ -163,6 +163,7 @@ public final class PendingQueue {
             guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
             let (size, inode) = (Int(info.st_size), UInt64(info.st_ino))
             let summary = PendingSummary.load(summaryPath, in: tree, log: fd, inode: inode, size: size, logPath: path)
+            if let summary, summary.coveredBytes == size { return summary.waiting }
             var replay = summary.map(Replay.init(summary:)) ?? Replay(expectedLines: size / 80)
             let start = summary?.coveredBytes ?? 0
             let end = try replay.read(fd: fd, from: start, size: size, path: path).end

@@ -22,6 +22,15 @@ struct PendingSummary {
     var clips: [(id: PackedID, version: Int)]
     var others: [(key: RecordKey, version: Int)]
 
+    /// The records it names: the waiting ones when nothing follows what it covers.
+    var waiting: RecordKeySet {
+        var keys = RecordKeySet()
+        keys.clips.reserveCapacity(clips.count)
+        for clip in clips { keys.clips.insert(clip.id) }
+        for other in others { keys.others.insert(other.key) }
+        return keys
+    }
+
     static let magic: [UInt8] = Array("ITSYPKS1".utf8)
     static let headerSize = 80
     /// Bytes of the log checksummed at each end of what a summary covers.
@@ -125,7 +134,7 @@ struct PendingSummary {
                 let length = integer(at)
                 guard length <= UInt64(raw.count - at - 8) else { return nil }
                 defer { at += 8 + Int(length) }
-                return String(validating: raw[at + 8..<at + 8 + Int(length)], as: UTF8.self)
+                return Text.decodeUTF8(UnsafeBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[at + 8..<at + 8 + Int(length)]))
             }
             while at < raw.count {
                 guard let typeName = text(), let type = RecordType(rawValue: typeName), let name = text(),

@@ -36,6 +36,7 @@ import Testing
         try expectAgreement("no summary yet")
         #expect(FileSystem.exists(summaryPath), "a long replay leaves a summary")
         let written = try FileSystem.read(summaryPath)
+        try expectAgreement("a summary of the whole log")
 
         // Pending, then sent, then changed again; a few appended lines are replayed after the summary.
         let sent = try queue.changes().filter { $0.key.type == .tab || $0.key.name.hasSuffix("1") }
