@@ -1,6 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ItsypadBackend
+import ItsypadModel
+import ItsypadSupport
 
 /// What a listing needs of a long pending queue without replaying it: the
 /// records with a waiting change and their versions, as the log's first

@@ -8,7 +8,7 @@ public enum Text {
     /// `decodeUTF8` of bytes in place. Checked by `UTF8Check`, then decoded without repairs: the
     /// standard library's generic `String(validating:as:)` costs over a thousand instructions a
     /// string, and a JSON document of 100,000 clips holds half a million strings.
-    static func decodeUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    package static func decodeUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         UTF8Check.isValid(bytes) ? String(decoding: bytes, as: UTF8.self) : nil
     }
 

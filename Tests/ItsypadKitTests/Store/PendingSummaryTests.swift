@@ -2,7 +2,10 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
 
 /// `PendingQueue.keys()` answers from `sync/pending.keys` and the lines after
 /// it; whatever the summary holds, the answer is the full replay's.

@@ -1,4 +1,6 @@
 import Testing
+@testable import ItsypadBackend
+@testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
 
