@@ -75,52 +75,84 @@ struct ClipListing {
 
     /// A pretty JSON array of `JSONForms.clip` elements at `level` (values in
     /// `JSONForms.clipKeys` order, which the indices below follow), with
-    /// `localReason` appended for export; the text is streamed.
+    /// `localReason` appended for export. Each element is written straight into
+    /// the output, its text copied from the log when it is already in the form
+    /// JSON needs; a long text is streamed.
     func printJSON(to out: OutputBuffer, level: Int = 0, withLocalReason: Bool = false) throws {
         let keys = JSONForms.clipKeys + (withLocalReason ? ["localReason"] : [])
         let template = JSONElementTemplate(level: level, valueCount: keys.count) { .object(Array(zip(keys, $0))) }
         let states = try store.clipSyncStates()
-        let quotedStates = Dictionary(uniqueKeysWithValues: SyncState.allCases.map { ($0, Array("\"\($0.rawValue)\"".utf8)) })
-        let reasons = Dictionary(uniqueKeysWithValues: LocalOnlyReason.allCases.map { ($0, Array("\"\($0.rawValue)\"".utf8)) })
-        let (yes, no, null) = (Array("true".utf8), Array("false".utf8), Array("null".utf8))
-        var element: [UInt8] = []
+        let words = JSONWords(template: template)
         var scratch: [UInt8] = []
         var first = true
         try forEachShown(textHead: ClipListing.jsonHead) { clip in
-            element.removeAll(keepingCapacity: true)
-            element += first ? [0x5B, 0x0A] : [0x2C, 0x0A]
+            let separator = first ? words.opening : words.separator
             first = false
-            for (index, piece) in template.pieces.enumerated() {
-                element += piece
-                guard index < keys.count else { break }
-                switch index {
-                case 0:
-                    element.append(0x22)
-                    clip.slot.id.appendText(to: &element)
-                    element.append(0x22)
-                case 1:
-                    element.append(0x22)
-                    try clips.forEachDecodedPiece(of: clip, reescaping: true, scratch: &scratch) { piece, _ in
-                        element += piece
-                        if element.count >= 1 << 20 {
-                            out.write(element)
-                            element.removeAll(keepingCapacity: true)
+            let state = clip.localOnly != nil ? .localOnly : states(clip.slot.id)
+            // Most texts are copied whole; a long one is written a MiB at a time.
+            try out.append { output in
+                for index in 0...keys.count {
+                    words.write(index == 0 ? separator : words.pieces[index], to: &output)
+                    guard index < keys.count else { break }
+                    switch index {
+                    case 0:
+                        output.append(0x22)
+                        clip.slot.id.appendText(to: &output)
+                        output.append(0x22)
+                    case 1:
+                        output.append(0x22)
+                        try clips.forEachDecodedPiece(of: clip, reescaping: true, scratch: &scratch) { piece, _ in
+                            output += piece
+                            if output.count >= 1 << 20 { out.writeOut(&output) }
+                            return true
                         }
-                        return true
+                        output.append(0x22)
+                    case 2:
+                        output.append(0x22)
+                        Time.appendISO8601(clip.slot.timestamp, to: &output)
+                        output.append(0x22)
+                    case 3: words.write(words.bool(clip.slot.isPinned), to: &output)
+                    case 4: words.write(words.bool(clip.localOnly != nil), to: &output)
+                    case 5: words.write(words.state(state), to: &output)
+                    default: words.write(clip.localOnly.map(words.reason) ?? words.null, to: &output)
                     }
-                    element.append(0x22)
-                case 2:
-                    element.append(0x22)
-                    Time.appendISO8601(clip.slot.timestamp, to: &element)
-                    element.append(0x22)
-                case 3: element += clip.slot.isPinned ? yes : no
-                case 4: element += clip.localOnly != nil ? yes : no
-                case 5: element += quotedStates[clip.localOnly != nil ? .localOnly : states(clip.slot.id)]!
-                default: element += clip.localOnly.map { reasons[$0]! } ?? null
                 }
             }
-            out.write(element)
         }
         out.write(first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]")
     }
+}
+
+/// The fixed bytes of `ClipListing.printJSON`'s elements — the template's pieces
+/// and the quoted values — as ranges of one array, so that writing an element
+/// copies bytes without touching an array of its own or a dictionary.
+private struct JSONWords {
+    private var bytes: [UInt8] = []
+    /// The template's pieces; the first is replaced by `opening` or `separator` and the piece itself.
+    private(set) var pieces: [Range<Int>] = []
+    private(set) var opening = 0..<0, separator = 0..<0, null = 0..<0
+    private var yes = 0..<0, no = 0..<0
+    private var states: [(SyncState, Range<Int>)] = []
+    private var reasons: [(LocalOnlyReason, Range<Int>)] = []
+
+    init(template: JSONElementTemplate) {
+        func add(_ literal: [UInt8]) -> Range<Int> {
+            bytes += literal
+            return bytes.count - literal.count..<bytes.count
+        }
+        pieces = template.pieces.map(add)
+        opening = add([0x5B, 0x0A] + template.pieces[0])
+        separator = add([0x2C, 0x0A] + template.pieces[0])
+        (yes, no, null) = (add(Array("true".utf8)), add(Array("false".utf8)), add(Array("null".utf8)))
+        states = SyncState.allCases.map { ($0, add(Array("\"\($0.rawValue)\"".utf8))) }
+        reasons = LocalOnlyReason.allCases.map { ($0, add(Array("\"\($0.rawValue)\"".utf8))) }
+    }
+
+    func write(_ range: Range<Int>, to output: inout [UInt8]) {
+        bytes.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
+    func bool(_ value: Bool) -> Range<Int> { value ? yes : no }
+    func state(_ state: SyncState) -> Range<Int> { states.first { $0.0 == state }!.1 }
+    func reason(_ reason: LocalOnlyReason) -> Range<Int> { reasons.first { $0.0 == reason }!.1 }
 }

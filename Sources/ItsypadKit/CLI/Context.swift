@@ -40,11 +40,15 @@ public final class OutputBuffer {
 
     private static let writeSize = 1 << 18
 
-    public func flush() {
-        guard let fd, !pending.isEmpty else { return }
+    public func flush() { writeOut(&pending) }
+
+    /// Inside `append`, for output that grows long (a text of many MiB): writes out what
+    /// `append` handed over and empties it. Nothing happens when capturing in memory.
+    func writeOut(_ bytes: inout [UInt8]) {
+        guard let fd, !bytes.isEmpty else { return }
         // A closed pipe (`itsypad clip ls | head -1`) ends the process quietly via SIGPIPE, as git does.
-        try? pending.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: "output") }
-        pending.removeAll(keepingCapacity: true)
+        try? bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: "output") }
+        bytes.removeAll(keepingCapacity: true)
     }
 }
 

@@ -21,24 +21,20 @@ public enum Identifier {
     /// True for a canonical UUID string (any case).
     public static func isValid(_ text: String) -> Bool { bytes(text) != nil }
 
-    /// The 16 bytes of a UUID string, nil when it is not one.
+    /// The 16 bytes of a UUID string (hex digits in either case), nil when it is not one.
     public static func bytes(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 36 else { return nil }
-        var result: [UInt8] = []
-        result.reserveCapacity(16)
-        var index = 0
-        while index < 36 {
-            if [8, 13, 18, 23].contains(index) {
-                guard utf8[index] == 0x2D else { return nil }
-                index += 1
-                continue
+        var text = text
+        return text.withUTF8 { utf8 -> [UInt8]? in
+            guard utf8.count == 36, utf8[8] == 0x2D, utf8[13] == 0x2D, utf8[18] == 0x2D, utf8[23] == 0x2D else { return nil }
+            var result = [UInt8](repeating: 0, count: 16)
+            var digit = 0
+            for index in 0..<36 where index != 8 && index != 13 && index != 18 && index != 23 {
+                guard let value = Hex.value(utf8[index]) else { return nil }
+                result[digit >> 1] |= digit & 1 == 0 ? value << 4 : value
+                digit += 1
             }
-            guard let high = Hex.value(utf8[index]), let low = Hex.value(utf8[index + 1]) else { return nil }
-            result.append(high << 4 | low)
-            index += 2
+            return result
         }
-        return result
     }
 
     /// Short form shown in listings: enough to be a unique 4+ character prefix.

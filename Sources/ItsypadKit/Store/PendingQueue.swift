@@ -143,36 +143,52 @@ public final class PendingQueue {
         return ordered
     }
 
-    /// The records with a waiting change, without ordering them (cheaper for listings).
+    /// The records with a waiting change, without ordering them (cheaper for listings). A long
+    /// queue is not replayed whole: its summary (`PendingSummary`) gives the keys as far as it
+    /// covers the log, and only the lines after that are replayed.
     public func keys() throws -> RecordKeySet {
         if let waiting { return waiting }
-        let keys = try loaded.map { RecordKeySet($0.map(\.key)) } ?? replayLog().waiting
+        let keys = try loaded.map { RecordKeySet($0.map(\.key)) } ?? summarizedKeys()
         waiting = keys
         return keys
     }
 
+    private var summaryPath: String { PendingSummary.path(forLog: path) }
+
+    private func summarizedKeys() throws -> RecordKeySet {
+        try storeOperation {
+            guard let fd = try tree.openFile(path, flags: O_RDONLY) else { return RecordKeySet() }
+            defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
+            let (size, inode) = (Int(info.st_size), UInt64(info.st_ino))
+            let summary = PendingSummary.load(summaryPath, in: tree, log: fd, inode: inode, size: size, logPath: path)
+            if let summary, summary.coveredBytes == size { return summary.waiting }
+            var replay = summary.map(Replay.init(summary:)) ?? Replay(expectedLines: size / 80)
+            let start = summary?.coveredBytes ?? 0
+            let end = try replay.read(fd: fd, from: start, size: size, path: path).end
+            // Written without the lock by whoever replayed many lines; a failure (a read-only directory) only costs speed.
+            if end - start >= PendingSummary.rewriteAfter {
+                try? replay.summary(covering: end).write(to: summaryPath, in: tree, log: fd, inode: inode, logPath: path)
+            }
+            return replay.waiting
+        }
+    }
+
     private func replayLog() throws -> Replay {
-        // About 80 bytes a line: reserving avoids doubling a large queue's storage while it grows.
         var replay = Replay(expectedLines: (tree.fileSize(path) ?? 0) / 80)
-        var lineNumber = 0
-        var unreadable: [Int] = []
-        try storeOperation { try tree.forEachLine(path) { _, line in
-            lineNumber += 1
-            guard let parsed = PendingLine(line) else {
-                unreadable.append(lineNumber)
-                return
-            }
-            guard let key = parsed.key else { return }
-            if parsed.op == "done", let sent = parsed.version {
-                replay.confirm(key, version: sent)
-            } else if let operation = PendingChange.Operation(rawValue: parsed.op) {
-                replay.apply(operation, key, version: parsed.version, tag: parsed.tag, hard: parsed.hard)
-            }
-        } }
+        let result = try storeOperation { () -> (end: Int, lines: Int, unreadable: [Int]) in
+            guard let fd = try tree.openFile(path, flags: O_RDONLY) else { return (0, 0, []) }
+            defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
+            return try replay.read(fd: fd, from: 0, size: Int(info.st_size), path: path)
+        }
+        var unreadable = result.unreadable
         // Only the last line may be torn by a crash; an unreadable line before it is damage.
-        if unreadable.last == lineNumber { unreadable.removeLast() }
+        if unreadable.last == result.lines { unreadable.removeLast() }
         damage = unreadable.isEmpty ? nil
-            : "\(path) has \(unreadable.count) unreadable line(s) (line \(unreadable.map(String.init).joined(separator: ", ")) of \(lineNumber))"
+            : "\(path) has \(unreadable.count) unreadable line(s) (line \(unreadable.map(String.init).joined(separator: ", ")) of \(result.lines))"
         return replay
     }
 
@@ -195,8 +211,57 @@ public final class PendingQueue {
         var version = 0
 
         init(expectedLines: Int = 0) {
+            // About 80 bytes a line: reserving avoids doubling a large queue's storage while it grows.
             slots.reserveCapacity(expectedLines)
             index.reserveCapacity(expectedLines)
+        }
+
+        /// The replay a summary describes. It knows which records wait and their versions, all that
+        /// `waiting` and the replay of later lines need; not the operations, so never `ordered`.
+        init(summary: PendingSummary) {
+            self.init(expectedLines: summary.clips.count + summary.others.count)
+            version = summary.version
+            for (id, version) in summary.clips { restore(.clip(id), version: version) }
+            for (key, version) in summary.others { restore(.other(key), version: version) }
+        }
+
+        private mutating func restore(_ key: ReplayKey, version: Int) {
+            index[key] = slots.count
+            slots.append((key, .save, version, nil, false))
+        }
+
+        /// The summary of this replay, made from the log's first `covered` bytes.
+        func summary(covering covered: Int) -> PendingSummary {
+            var summary = PendingSummary(coveredBytes: covered, version: version, clips: [], others: [])
+            summary.clips.reserveCapacity(index.count)
+            for case let change? in slots {
+                switch change.key {
+                case .clip(let id): summary.clips.append((id, change.version))
+                case .other(let key): summary.others.append((key, change.version))
+                }
+            }
+            return summary
+        }
+
+        /// Replays the complete lines of the open log from `start` (a line boundary) to `size`; returns
+        /// where the last of them ends, how many there were and which (counted from 1) did not parse.
+        mutating func read(fd: Int32, from start: Int, size: Int, path: String) throws -> (end: Int, lines: Int, unreadable: [Int]) {
+            var (end, lines, unreadable) = (start, 0, [Int]())
+            try FileSystem.forEachLine(fd: fd, from: start, size: size, path: path) { offset, line in
+                lines += 1
+                end = offset + line.count + 1
+                guard let parsed = PendingLine(line) else {
+                    unreadable.append(lines)
+                    return
+                }
+                guard let key = parsed.key else { return }
+                if parsed.op == "done", let sent = parsed.version {
+                    confirm(key, version: sent)
+                } else if let operation = PendingChange.Operation(rawValue: parsed.op) {
+                    apply(operation, key, version: parsed.version, tag: parsed.tag, hard: parsed.hard)
+                }
+            }
+            return (end, lines, unreadable)
         }
 
         /// Compaction writes each change's version so that numbering survives it.

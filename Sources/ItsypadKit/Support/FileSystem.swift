@@ -97,10 +97,12 @@ public enum FileSystem {
 
     /// Streams the complete lines of an open file with their offsets, in bounded
     /// memory (1 MiB chunks); a last line without its newline is left out (a torn tail).
-    public static func forEachLine(fd: Int32, size: Int, path: String, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
-        var offset = 0
+    /// With `origin`, the lines from that offset on (a line boundary).
+    public static func forEachLine(fd: Int32, from origin: Int = 0, size: Int, path: String,
+                                   _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
+        var offset = origin
         var carry: [UInt8] = []
-        var carryOffset = 0
+        var carryOffset = origin
         while offset < size {
             let chunk = try read(fd: fd, offset: offset, count: min(1 << 20, size - offset), path: path)
             if chunk.isEmpty { break }

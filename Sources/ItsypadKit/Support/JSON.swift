@@ -369,7 +369,7 @@ private struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
                 position += 1
-                guard let string = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
+                guard let string = Text.decodeUTF8(slice) else { throw error("invalid UTF-8 in string") }
                 return string
             }
             if byte == UInt8(ascii: "\\") || byte < 0x20 { break }

@@ -44,9 +44,14 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == safe)
     }
 
-    @Test func refusesInvalidUTF8() {
-        #expect(Text.decodeUTF8([0x68, 0x69]) == "hi")
-        #expect(Text.decodeUTF8([0xC3, 0x28]) == nil)
+    /// The project's check refuses what the standard library's `String(validating:)` refuses.
+    @Test(arguments: [
+        [0x68, 0x69], [0xC3, 0x28], [0xC3, 0xA9], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xED, 0x9F, 0xBF],
+        [0xF0, 0x9F, 0x91, 0x8D], [0xF4, 0x90, 0x80, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80], [0xE6, 0x97], [0xFF], [0x80], [],
+        Array("naïve café 日本 👍🏽 עולם".utf8), Array("naïve café 日本".utf8) + [0xE6], [0x00, 0x7F, 0x0A],
+    ] as [[UInt8]])
+    func refusesInvalidUTF8(_ bytes: [UInt8]) {
+        #expect(Text.decodeUTF8(bytes) == String(validating: bytes, as: UTF8.self))
     }
 
     @Test func identifiersAreVersion4AndParse() {
@@ -56,6 +61,12 @@ import Testing
         #expect(Array(id)[14] == "4")
         #expect(Identifier.bytes(id).map(Identifier.format) == id)
         #expect(!Identifier.isValid("not-a-uuid"))
+        #expect(Identifier.bytes("0123ABCD-ef01-4567-89ab-CDEF01234567") == [0x01, 0x23, 0xAB, 0xCD, 0xEF, 0x01, 0x45, 0x67,
+                                                                                0x89, 0xAB, 0xCD, 0xEF, 0x01, 0x23, 0x45, 0x67])
+        for invalid in ["0123abcd-ef01-4567-89ab-cdef0123456", "0123abcd-ef01-4567-89ab-cdef012345678", "0123abcd_ef01-4567-89ab-cdef01234567",
+                        "0123abcd-ef01-4567-89ab-cdef0123456g", "0123abcdef01-4567-89ab-cdef012345678", "0123abcd-ef01-4567-89ab-cdef0123456é"] {
+            #expect(Identifier.bytes(invalid) == nil, "\(invalid)")
+        }
     }
 }
 

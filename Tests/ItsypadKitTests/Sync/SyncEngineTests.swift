@@ -1,4 +1,6 @@
 import Testing
+@testable import ItsypadBackend
+@testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
 
@@ -69,6 +71,55 @@ import Testing
         #expect(a.output("clip", "ls", "--json").contains("\"synced\""))
         #expect(a.output("sync", "status").contains("pending:    0 tabs, 0 clips, 0 settings"))
         #expect(a.output("sync", "log").contains("ok"))
+    }
+
+    /// A history long enough that `--json` reads the queue through its summary: each clip's
+    /// syncState, pending, then synced, then pending again after an edit, is the full replay's,
+    /// and the output is the one printed without a summary.
+    @Test func syncStatesThroughTheQueueSummaryAreTheFullReplays() throws {
+        let fleet = Fleet(1, backend: .inMemory)
+        let a = fleet[0]
+        func importClips(_ count: Int, high: UInt64) {
+            let clips = (0..<count).map { index in
+                JSONValue.object([("id", .string(PackedID(high: high, low: 0x8000_0000_0000_0000 | UInt64(index)).string)),
+                                  ("text", .string("clip \(high) \(index) é\t\"")), ("timestamp", .string(Time.iso8601(1_767_400_000_000 + Int64(index)))),
+                                  ("pinned", .bool(false)), ("localOnly", .bool(index == 3))])
+            }
+            let document = JSONValue.object([("format", .string("itsypad-export")), ("version", .integer(1)), ("clips", .array(clips))])
+            #expect(a.inProcess(["import", "-"], stdin: document.serialized()).0 == 0)
+        }
+        _ = a.output("settings", "set", "clipboard.maxEntries", "3000")
+        importClips(1200, high: 0xabcd_0000_0000_4000)
+        let summary = a.dataDir + "/sync/pending.keys"
+
+        func expectStatesOfTheFullReplay(pending expected: Int, _ comment: Comment) throws {
+            // Through the summary the previous step left, then without one.
+            let output = a.output("clip", "ls", "--json")
+            try FileSystem.remove(summary)
+            #expect(a.output("clip", "ls", "--json") == output, comment)
+            let waiting = Set(try PendingQueue(path: a.dataDir + "/sync/pending.log").changes().map(\.key))
+            var pending = 0
+            for clip in try #require(try JSONValue.parse(output).arrayValue) {
+                let key = RecordKey(.clip, try #require(clip["id"]?.stringValue))
+                let state = clip["localOnly"] == .bool(true) ? "localOnly" : waiting.contains(key) ? "pending" : "synced"
+                #expect(clip["syncState"] == .string(state), comment)
+                pending += state == "pending" ? 1 : 0
+            }
+            #expect(pending == expected, comment)
+        }
+
+        try expectStatesOfTheFullReplay(pending: 1199, "imported")
+        #expect(FileSystem.exists(summary), "a long queue is summarized")
+        fleet.enable(0)
+        try expectStatesOfTheFullReplay(pending: 0, "synced")
+        // Sent, the queue is short again: more clips make it long enough to be summarized, then an edit follows the summary.
+        importClips(1000, high: 0xbcde_0000_0000_4000)
+        try expectStatesOfTheFullReplay(pending: 999, "more imported")
+        #expect(FileSystem.exists(summary), "a long queue is summarized")
+        _ = a.output("clip", "pin", PackedID(high: 0xabcd_0000_0000_4000, low: 0x8000_0000_0000_0005).string)
+        try expectStatesOfTheFullReplay(pending: 1000, "a synced clip pinned since")
+        fleet.sync(0)
+        try expectStatesOfTheFullReplay(pending: 0, "synced again")
     }
 }
 
