@@ -427,7 +427,7 @@ struct GitRemoteTests {
             try #require(joined.status == 0, "\(joined.stderr)")
             let zone = try BareRepository.git(["--git-dir=" + remote.path, "show", "itsypad:zone.json"])
             let members = try JSONValue.parse(Array(zone.utf8))
-            #expect(members["layout"]?.int64Value == 2 && members["encryption"] == .string(ZoneDocument.encryptionName), "\(zone)")
+            #expect(members["layout"]?.int64Value == 4 && members["encryption"] == .string(ZoneDocument.encryptionName), "\(zone)")
         } else {
             try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
             try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
