@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Testing
-@testable import ItsypadKit
+@testable import ItsypadBackend
+@testable import ItsypadSupport
 
 /// Where record files go: new backends (format 4) fan them out by a hash of the record name;
 /// backends created flat (format 2) keep them flat, with newer devices too.
