@@ -104,7 +104,7 @@ seed() {
     else
         "$ITSYPAD" --data-dir "$a" --quiet sync enable "$backend"
         "$ITSYPAD" --data-dir "$b" --quiet sync enable "$backend"
-        [[ $(zone_format "$backend") == 2 ]] || die "the backend at $backend is format $(zone_format "$backend"), not 2"
+        [[ $(zone_format "$backend") == 4 ]] || die "the backend at $backend is format $(zone_format "$backend"), not 4"
     fi
     # Compact once, so that no timed run meets an automatic compaction (which
     # expires B's token and makes that one run a full re-fetch); B then
@@ -198,8 +198,8 @@ check_pulled "$LARGE"
 incremental_bench "$LARGE" encrypted
 check_pulled "$LARGE" encrypted
 
-# Format 2 names a record's file <name>.<device>.json.
-file=$(cd "$work/unison-1" && find . -maxdepth 1 -name "${edited_tab[$LARGE]}.*json" -printf '%f\n' | head -n 1)
+# Format 4 names a record's file <bucket>/<name>.<device>.json.
+file=$(cd "$work/unison-1" && find . -maxdepth 2 -name "${edited_tab[$LARGE]}.*json" -printf '%P\n' | head -n 1)
 [[ -n $file ]] || die "no record file of tab ${edited_tab[$LARGE]} in the unison folder"
 cp "$work/unison-1/$file" "$work/pristine.json"
 step "unison syncing two folders of $LARGE files after one change"

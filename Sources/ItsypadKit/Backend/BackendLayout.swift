@@ -14,7 +14,7 @@ struct BackendLayout {
     func assetFile(_ checksum: String) -> String { assetsDirectory + "/" + checksum }
 }
 
-/// Contents of zone.json, in every format (format 2 keeps format 1's fields; format 3 adds
+/// Contents of zone.json, in every format (formats 2 and 4 keep format 1's fields; format 3 adds
 /// the encryption members and the layout it uses).
 package struct ZoneDocument: Codable {
     static let currentFormat = 1
@@ -22,8 +22,10 @@ package struct ZoneDocument: Codable {
     /// encryption takes it for a newer format and writes nothing to it; its `layout` member
     /// names the format whose files it uses.
     static let encryptedFormat = 3
-    /// The layouts an encrypted zone may name: format 1's, and format 2's (what new encrypted zones use).
-    static let encryptedLayouts = 1...2
+    /// The layouts an encrypted zone may name: format 1's, format 2's, and format 4's (what new
+    /// encrypted zones use). An itsypad before format 4 refuses layout 4 as a malformed `zone.json`
+    /// (it writes nothing); a layout above these is refused as `.unsupportedLayout`.
+    static let encryptedLayouts = [1, 2, 4]
     /// The one encryption this format knows (RecordCipher's sealed records).
     static let encryptionName = "xchacha20poly1305-v1"
 
@@ -51,13 +53,15 @@ package struct ZoneDocument: Codable {
         }
     }
 
-    /// Parses zone.json of any format from 1 to `newestFormat` (the newest the reader understands),
-    /// refusing a newer one before anything else is read. An encrypted zone (format 3) is opened
-    /// only by the reader of its layout: a format 1 reader refuses format 2's layout with
-    /// `.unsupportedLayout`, a format 2 reader refuses format 1's as a newer format.
-    static func parse(_ bytes: [UInt8], path: String, newestFormat: Int = currentFormat) throws -> ZoneInfo {
+    /// Parses zone.json of any format from 1 to the newest of `layouts` (the formats whose files the
+    /// reader opens), refusing a newer one before anything else is read; returns the zone and the
+    /// format whose files it uses. An encrypted zone (format 3) is opened only by a reader of its
+    /// layout: a format 1 reader refuses format 2's and 4's with `.unsupportedLayout`, a reader of
+    /// formats 2 and 4 refuses format 1's as a newer format.
+    static func parse(_ bytes: [UInt8], path: String, layouts: [Int] = [currentFormat]) throws -> (zone: ZoneInfo, layout: Int) {
+        let newestFormat = layouts.max() ?? currentFormat
         let (zone, layout) = try read(bytes, path: path, newestFormat: newestFormat)
-        guard zone.isEncrypted, layout != newestFormat else { return zone }
+        guard zone.isEncrypted, !layouts.contains(layout) else { return (zone, layout) }
         if layout > newestFormat { throw BackendError.unsupportedLayout(format: zone.format, layout: layout) }
         throw BackendError.newerFormat(found: zone.format)
     }
@@ -82,13 +86,16 @@ package struct ZoneDocument: Codable {
         guard format >= 1, NameRules.isZoneID(document.zoneID) else {
             throw BackendError.corrupt(path: path, reason: "format must be \(newestFormat == 1 ? "1" : "1…\(newestFormat)") or 3 and zoneID 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
         }
+        if format == encryptedFormat, let layout = document.layout, layout > encryptedLayouts.max() ?? 0 {
+            throw BackendError.unsupportedLayout(format: format, layout: layout)
+        }
         switch (format == encryptedFormat, document.layout, document.encryption, document.keyCheckValue) {
         case (false, nil, nil, nil):
             return (ZoneInfo(zoneID: document.zoneID, format: format, created: document.created), format)
         case (true, let layout?, encryptionName?, let check?) where encryptedLayouts.contains(layout) && isKeyCheckValue(check):
             return (ZoneInfo(zoneID: document.zoneID, format: format, created: document.created, keyCheckValue: check), layout)
         default:
-            throw BackendError.corrupt(path: path, reason: "only format 3 is encrypted, with layout 1 or 2, encryption \"\(encryptionName)\" and a keyCheckValue of 32 hex digits")
+            throw BackendError.corrupt(path: path, reason: "only format 3 is encrypted, with layout 1, 2 or 4, encryption \"\(encryptionName)\" and a keyCheckValue of 32 hex digits")
         }
     }
 

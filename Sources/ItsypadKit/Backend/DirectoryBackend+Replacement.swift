@@ -48,7 +48,7 @@ extension DirectoryBackend {
             throw BackendError.zoneChanged
         }
         let (zone, filesFormat) = try ZoneDocument.read(bytes, path: layout.zoneFile)
-        guard filesFormat == ReplicatedLayout.format else { return try withWriteLock { try body(readZone()) } }
+        guard ReplicatedLayout.formats.contains(filesFormat) else { return try withWriteLock { try body(readZone()) } }
         let devices = ReplicatedLayout(root: path)
         let locks = try devices.devices().filter { try files.status(devices.lockFile($0))?.isRegular == true }
             .map { try BackendLock.acquire(path: devices.lockFile($0), in: files.tree, timeout: lockTimeout) }

@@ -121,7 +121,7 @@ public final class DirectoryBackend: SyncBackend {
 
     private func existingZone() throws -> ZoneInfo? {
         guard let bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
-        return try ZoneDocument.parse(bytes, path: layout.zoneFile)
+        return try ZoneDocument.parse(bytes, path: layout.zoneFile).zone
     }
 
     /// Whether the backend directory exists. Throws `.unavailable` when it exists but cannot be read,

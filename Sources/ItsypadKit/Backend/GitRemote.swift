@@ -40,6 +40,10 @@ public struct GitRemote {
     /// The backend directory the engine works on.
     public var workingTree: String { directory + "/backend" }
     var statusFile: String { directory + "/status.json" }
+    /// The commit that holds every file of the working tree: written after a commit, removed
+    /// before the working tree is handed to the engine. While it names HEAD, nothing is left to
+    /// commit, and a sync need not have git read every file of the backend to find out.
+    var committedFile: String { directory + "/committed" }
 
     /// What `update` found.
     public enum Update: Equatable {
@@ -84,6 +88,9 @@ public struct GitRemote {
     public func update() throws -> Update {
         let unacknowledged = GitStatus.read(statusFile).mustSendEverything == true
         let update = try integrate()
+        // The engine writes next: until the next commit, the working tree may hold changes.
+        try FileSystem.remove(committedFile)
+        try FileSystem.syncDirectory(directory)
         return unacknowledged ? .replaced : update
     }
 
@@ -92,7 +99,7 @@ public struct GitRemote {
         let configured = FileSystem.isDirectory(gitDirectory) ? try runGit(["config", "--get", "remote.origin.url"]) : nil
         if configured.map({ Text.trim($0.outputText) }) != url { try prepare() }
         try recover()
-        try commitChanges(message: "itsypad: changes left by an interrupted sync")
+        if try !isCommitted() { try commitChanges(message: "itsypad: changes left by an interrupted sync") }
         try fetch()
         guard let remote = try revision(GitRemote.remoteBranch) else { return .current }
         defer { try? git(["update-ref", GitRemote.syncedRef, remote]) }
@@ -265,12 +272,21 @@ public struct GitRemote {
     /// Commits whatever the working tree holds (nothing when it is unchanged).
     public func commitChanges(message: String, evenIfUnchanged: Bool = false) throws {
         try git(["add", "-A"])
-        guard try evenIfUnchanged || runGit(["diff", "--cached", "--quiet"]).status != 0 else { return }
-        // Plumbing rather than `git commit`, which checks every file of the working tree again.
-        let tree = try gitOutput(["write-tree"])
-        let parent = try revision("HEAD").map { ["-p", $0] } ?? []
-        let commit = try gitOutput(["commit-tree", tree] + parent + ["-m", message])
-        try git(["update-ref", "-m", "itsypad: commit", "HEAD", commit])
+        if try evenIfUnchanged || runGit(["diff", "--cached", "--quiet"]).status != 0 {
+            // Plumbing rather than `git commit`, which checks every file of the working tree again.
+            let tree = try gitOutput(["write-tree"])
+            let parent = try revision("HEAD").map { ["-p", $0] } ?? []
+            let commit = try gitOutput(["commit-tree", tree] + parent + ["-m", message])
+            try git(["update-ref", "-m", "itsypad: commit", "HEAD", commit])
+        }
+        // Not made durable: a marker lost in a crash only costs the next sync a look at every file.
+        if let head = try revision("HEAD") { try FileSystem.writeAtomically(committedFile, Array(head.utf8), syncingDirectory: false) }
+    }
+
+    /// Whether the working tree holds nothing that HEAD does not (see `committedFile`).
+    private func isCommitted() throws -> Bool {
+        guard let marker = try? FileTree.containing(committedFile).read(committedFile, limit: 64), let head = try revision("HEAD") else { return false }
+        return String(decoding: marker, as: UTF8.self) == head
     }
 
     private func fetch() throws {

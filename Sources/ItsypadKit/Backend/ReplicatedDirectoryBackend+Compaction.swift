@@ -94,14 +94,20 @@ extension ReplicatedDirectoryBackend {
     }
 
     /// Every device's record files in this copy, by device: one walk of `records/`.
-    func recordFilesByDevice() throws -> [String: [RecordID: String]] {
+    func recordFilesByDevice() throws -> [String: [RecordID: String]] { try recordFilesByDevice(in: layout) }
+
+    /// The record files in `layout`'s placement. In format 4 a file counts only in the folder its
+    /// record name hashes to, where readers of that record look.
+    func recordFilesByDevice(in layout: ReplicatedLayout) throws -> [String: [RecordID: String]] {
         var result: [String: [RecordID: String]] = [:]
         for type in try files.listDirectory(layout.recordsDirectory) ?? [] where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
-            for file in try files.listDirectory(layout.recordTypeDirectory(type)) ?? [] {
-                guard let (name, device) = ReplicatedLayout.recordFile(named: file) else { continue }
-                let id = RecordID(recordType: type, recordName: name)
-                guard NameRules.problem(with: id) == nil else { continue }
-                result[device, default: [:]][id] = layout.recordTypeDirectory(type) + "/" + file
+            for (folder, bucket) in try layout.recordFolders(ofType: type, files: files) {
+                for file in try files.listDirectory(folder) ?? [] {
+                    guard let (name, device) = ReplicatedLayout.recordFile(named: file) else { continue }
+                    let id = RecordID(recordType: type, recordName: name)
+                    guard NameRules.problem(with: id) == nil, bucket.map({ $0 == ReplicatedLayout.bucket(of: name) }) ?? true else { continue }
+                    result[device, default: [:]][id] = folder + "/" + file
+                }
             }
         }
         return result

@@ -1,25 +1,25 @@
 import ItsypadSupport
 
-/// Conversion of a format 1 backend (a coherent shared folder) into format 2, by the first device
-/// that writes format 2 to use it.
+/// Conversion of a format 1 backend (a coherent shared folder) into format 2's rules (in format 4's
+/// fanned-out files), by the first device that writes format 2 to use it.
 extension ReplicatedDirectoryBackend {
     /// Converts the format 1 backend here, holding its lock: every current record becomes a version
     /// of this device, in its journal, and its assets move into this device's folder. Replacing
-    /// `zone.json` with format 2 and the same zone id is the commit; a crash before it leaves
+    /// `zone.json` with format 4 and the same zone id is the commit; a crash before it leaves
     /// format 1 as it was (the next conversion starts again), a crash after it leaves only format 1
     /// files that are removed next time. Format 1 devices then refuse the newer format.
     func convertFromFormat1() throws {
         let old = DirectoryBackend(path: path, lockTimeout: lockTimeout, now: now, tuning: BackendTuning())
         try old.withWriteLock {
             guard let bytes = try files.readFileIfExists(layout.zoneFile),
-                  case let zone = try ZoneDocument.parse(bytes, path: layout.zoneFile, newestFormat: ReplicatedLayout.format), zone.format == 1 else { return }
+                  case let zone = try ZoneDocument.parse(bytes, path: layout.zoneFile, layouts: ReplicatedLayout.formats).zone, zone.format == 1 else { return }
             _ = try old.prepareForWrite()
             try files.removeTree(layout.devicesDirectory)
-            let converted = ZoneInfo(zoneID: zone.zoneID, format: ReplicatedLayout.format, created: zone.created)
+            let converted = ZoneInfo(zoneID: zone.zoneID, format: layout.filesFormat, created: zone.created)
             for directory in [layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID), layout.assetsDirectory(deviceID)] {
                 try files.makeDirectory(directory)
             }
-            var document = DeviceDocument(format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName, zoneID: converted.zoneID,
+            var document = DeviceDocument(format: layout.filesFormat, deviceID: deviceID, instance: instance, name: deviceName, zoneID: converted.zoneID,
                                           zoneCreated: converted.created, created: now(), lastSync: nil, appliedSeq: 0, seen: [:])
             try appendFormat1Records(old.records, zone: converted.zoneID)
             try writeDeviceDocument(document)
@@ -74,8 +74,9 @@ extension ReplicatedDirectoryBackend {
     }
 
     /// Removes what format 1 wrote: the record files `records/<type>/<name>.json` (leaving those
-    /// named after a device: format 2's), the journal, the assets, `lock`, and `state.json` last,
-    /// whose presence beside a format 2 `zone.json` tells that this removal has not finished.
+    /// named after a device: format 2's, and format 4's bucket folders), the journal, the assets,
+    /// `lock`, and `state.json` last, whose presence beside a newer `zone.json` tells that this
+    /// removal has not finished.
     func removeFormat1Files() throws {
         let devices = Set(try layout.devices())
         for type in try files.listDirectory(layout.recordsDirectory) ?? [] where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {

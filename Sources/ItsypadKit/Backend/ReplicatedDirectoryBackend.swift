@@ -1,10 +1,13 @@
 import ItsypadModel
 import ItsypadSupport
 
-/// A `ReplicatedBackend` in a directory (format 2, `itsypad-backend(5)`): this device writes only
-/// `devices/<its id>/…` and `records/<type>/<name>.<its id>.json`, so the directory may be a
-/// coherent shared folder or each machine's own copy of a folder a replicating service keeps in step.
-/// The engine reaches it through `ReplicatedSyncBackend`.
+/// A `ReplicatedBackend` in a directory (format 2 or 4, `itsypad-backend(5)`): this device writes only
+/// `devices/<its id>/…` and `records/<type>/[<bucket>/]<name>.<its id>.json`, so the directory may
+/// be a coherent shared folder or each machine's own copy of a folder a replicating service keeps
+/// in step. The engine reaches it through `ReplicatedSyncBackend`.
+///
+/// The placement of record files (see `ReplicatedLayout`) is read from `zone.json` when the
+/// backend is opened; a zone it creates fans them out (format 4).
 ///
 /// With a `sealer` it is an end-to-end encrypted zone (format 3 in format 2's layout): it creates
 /// the zone encrypted, refuses a zone whose key check value is not its key's (or a plain one)
@@ -41,8 +44,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
                   lockTimeout: lockTimeout, now: now, segmentSizeLimit: 4 * 1024 * 1024, compactionThreshold: 1024 * 1024)
     }
 
+    /// `filesFormat`: where record files go (`ReplicatedLayout.formats`); by default, as the
+    /// `zone.json` in `path` says.
     init(path: String, deviceID: String, instance: String, deviceName: String, sealer: VersionSealer? = nil, lockTimeout: Double,
-         now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int, compactionThreshold: Int) {
+         now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int, compactionThreshold: Int, filesFormat: Int? = nil) {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.path = trimmed
         self.deviceID = deviceID
@@ -53,7 +58,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         self.now = now
         self.segmentSizeLimit = segmentSizeLimit
         self.compactionThreshold = compactionThreshold
-        layout = ReplicatedLayout(root: trimmed)
+        layout = ReplicatedLayout(root: trimmed, filesFormat: filesFormat ?? ReplicatedLayout.filesFormat(at: trimmed))
         files = FileIO(root: trimmed)
     }
 
@@ -69,10 +74,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             return zone
         }
         try files.makeDirectory(path)
-        let created = ZoneInfo(zoneID: Identifier.make().uppercased(), format: sealer == nil ? ReplicatedLayout.format : ZoneDocument.encryptedFormat,
+        let created = ZoneInfo(zoneID: Identifier.make().uppercased(), format: sealer == nil ? layout.filesFormat : ZoneDocument.encryptedFormat,
                                created: now(), keyCheckValue: sealer?.keyCheckValue)
         // Exclusive: in a coherent folder two devices creating at once get one zone.
-        let zone = try createExclusively(try JSONCoding.encode(ZoneDocument(created, layout: ReplicatedLayout.format)), at: layout.zoneFile) ? created : try readZone()
+        let zone = try createExclusively(try JSONCoding.encode(ZoneDocument(created, layout: layout.filesFormat)), at: layout.zoneFile) ? created : try readZone()
         try prepareDeviceFolder(zone: zone)
         return zone
     }
@@ -94,9 +99,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// names (two devices may each have created one before the other's arrived). A `zone.json`
     /// naming another zone is rewritten with the winner, so that the service settles on it.
     /// Nothing is written unless the zone is encrypted with this backend's key, or plain without one.
+    /// The winner keeps the placement of record files its creator chose (see `ReplicatedLayout`).
     private func existingZone() throws -> ZoneInfo? {
         guard var bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
-        let found = try ZoneDocument.parse(bytes, path: layout.zoneFile, newestFormat: ReplicatedLayout.format)
+        let (found, _) = try ZoneDocument.parse(bytes, path: layout.zoneFile, layouts: ReplicatedLayout.formats)
         try checkKey(of: found)
         if found.format == 1 {
             try convertFromFormat1()
@@ -106,17 +112,25 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             // A conversion that stopped after its commit: finish removing format 1's files.
             try removeFormat1Files()
         }
-        let written = try ZoneDocument.parse(bytes, path: layout.zoneFile, newestFormat: ReplicatedLayout.format)
-        var winner = written
+        let (written, writtenLayout) = try ZoneDocument.parse(bytes, path: layout.zoneFile, layouts: ReplicatedLayout.formats)
+        var (winner, winnerLayout) = (written, writtenLayout)
         // Only zones of the same key compete: encrypted zones of different keys cannot merge (each
         // `--encrypt` and each rotation makes a new key), and a device of a zone that was replaced
         // (a key rotation) names the old zone until it joins the new one.
         for device in try layout.devices() {
             guard let document = try? deviceDocument(of: device), let created = document.zoneCreated, document.zoneKeyCheckValue == written.keyCheckValue,
-                  NameRules.isZoneID(document.zoneID), document.zoneID < winner.zoneID else { continue }
-            winner = ZoneInfo(zoneID: document.zoneID, format: written.format, created: created, keyCheckValue: written.keyCheckValue)
+                  NameRules.isZoneID(document.zoneID), document.zoneID < winner.zoneID, ReplicatedLayout.formats.contains(document.format) else { continue }
+            winner = ZoneInfo(zoneID: document.zoneID, format: written.isEncrypted ? written.format : document.format, created: created,
+                              keyCheckValue: written.keyCheckValue)
+            winnerLayout = document.format
         }
-        if winner != written { try files.writeAtomically(try JSONCoding.encode(ZoneDocument(winner, layout: ReplicatedLayout.format)), to: layout.zoneFile) }
+        if winner != written || winnerLayout != writtenLayout {
+            try files.writeAtomically(try JSONCoding.encode(ZoneDocument(winner, layout: winnerLayout)), to: layout.zoneFile)
+        }
+        // Another device created the zone as this backend was opened, with the other placement.
+        guard winnerLayout == layout.filesFormat else {
+            throw BackendError.unavailable("\(layout.zoneFile) changed while the backend was open (another device created the zone); try again")
+        }
         return winner
     }
 
@@ -174,7 +188,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         }
         try withDeviceLock {
             guard try files.status(layout.deviceFile(deviceID)) != nil else {
-                return try writeDeviceDocument(DeviceDocument(format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
+                return try writeDeviceDocument(DeviceDocument(format: layout.filesFormat, deviceID: deviceID, instance: instance, name: deviceName,
                                                               zoneID: zone.zoneID, zoneCreated: zone.created, zoneKeyCheckValue: zone.keyCheckValue,
                                                               created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
             }
@@ -213,7 +227,11 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     private func move(_ document: inout DeviceDocument, into zone: ZoneInfo) throws {
         let journal = journal(of: deviceID)
         let segments = try journal.segments()
-        for file in (try recordFilesByDevice()[deviceID] ?? [:]).values { try files.removeFile(file) }
+        // Its files in the losing zone may be in the other placement.
+        for filesFormat in ReplicatedLayout.formats {
+            let files = try recordFilesByDevice(in: ReplicatedLayout(root: path, filesFormat: filesFormat))
+            for file in (files[deviceID] ?? [:]).values { try self.files.removeFile(file) }
+        }
         let seq = try journal.lastSeq() + 1
         try journal.append(DeviceBatch(seq: seq, device: deviceID, instance: instance, zone: zone.zoneID, time: now(),
                                        changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))],
@@ -222,6 +240,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         document.zoneID = zone.zoneID
         document.zoneCreated = zone.created
         document.zoneKeyCheckValue = zone.keyCheckValue
+        document.format = layout.filesFormat
         document.appliedSeq = seq
         document.seen = [:]
         document.collectedThrough = nil
@@ -321,7 +340,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     }
 
     public func location(of id: RecordID) -> String {
-        layout.recordTypeDirectory(id.recordType) + "/" + id.recordName + ".<device>.json"
+        layout.recordFolder(id) + "/" + id.recordName + ".<device>.json"
     }
 
     /// This device's own current version of the record, from its record file.
@@ -338,9 +357,12 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         return version
     }
 
-    /// The document in a record file of `zone`, or nil (no file, too large, malformed).
+    /// The document in a record file of `zone`, or nil (no file, too large, malformed, or a
+    /// symbolic link or file where one of its folders belongs).
     private func versionDocument(in file: String, zone: String) throws -> VersionDocument? {
-        guard let status = try files.status(file), status.isRegular, status.size <= Self.maxRecordFileBytes,
+        let found: FileStatus?
+        do { found = try files.status(file) } catch BackendError.corrupt { return nil }
+        guard let status = found, status.isRegular, status.size <= Self.maxRecordFileBytes,
               let bytes = try? files.readFileIfExists(file, limit: Self.maxRecordFileBytes), let document = try? JSONCoding.decode(VersionDocument.self, from: bytes),
               document.zone == zone else { return nil }
         return document
@@ -372,9 +394,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
                 }
                 continue
             }
-            for directory in [layout.recordsDirectory, layout.recordTypeDirectory(id.recordType)] {
-                try files.makeDirectory(directory)
-            }
+            try files.makeDirectory(layout.recordFolder(id))
             try files.writeAtomically(try JSONCoding.encode(version), to: layout.recordFile(id, device: deviceID))
         }
     }

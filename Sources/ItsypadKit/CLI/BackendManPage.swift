@@ -40,8 +40,10 @@ iCloud Drive, OneDrive) is not such a folder: each machine has its own copy and
 files are copied between copies in any order.
 Format 2, described in
 .B FORMAT 2
-below, works in both: this version of itsypad creates format 2, and converts
-an unencrypted format 1 backend it finds to format 2 (see \fBMigration\fR).
+below, works in both. Format 4 is format 2 with its record files in subfolders
+(see \fBRecord folders\fR): this version of itsypad creates format 4,
+keeps a format 2 backend as it is, and converts an unencrypted format 1 backend
+it finds to format 4 (see \fBMigration\fR).
 .SH "FILES"
 .TP
 .I zone.json
@@ -351,7 +353,8 @@ Concurrent versions are kept side by side as siblings until a device merges them
 \fIbackend\fR/devices/\fIdevice\fR/lock
 \fIbackend\fR/devices/\fIdevice\fR/journal/\fIfirst\-seq\fR.log
 \fIbackend\fR/devices/\fIdevice\fR/assets/\fIsha256\fR
-\fIbackend\fR/records/\fIrecordType\fR/\fIrecordName\fR.\fIdevice\fR.json
+\fIbackend\fR/records/\fIrecordType\fR/\fIbucket\fR/\fIrecordName\fR.\fIdevice\fR.json   (format 4)
+\fIbackend\fR/records/\fIrecordType\fR/\fIrecordName\fR.\fIdevice\fR.json   (format 2)
 .fi
 .PP
 A \fIdevice\fR is a device id: 1 to 64 characters of
@@ -361,13 +364,15 @@ Every name is checked against these rules before it is used as a path;
 no symbolic link is followed and no file other than a regular file is opened.
 .TP
 .I zone.json
-As in format 1, with \fBformat\fR 2.
+As in format 1, with \fBformat\fR 4 (2 for a backend created with its record
+files in one folder per type, see \fBRecord folders\fR).
 It is written by the device that creates the backend; only in the race
 described under \fBConcurrent creation\fR is it written again,
 with identical content.
 .TP
 .IR devices/ device /device.json
-What the device says about itself: \fBformat\fR (2), \fBdeviceID\fR,
+What the device says about itself: \fBformat\fR (the format whose files it
+writes, 4 or 2), \fBdeviceID\fR,
 \fBinstance\fR (random, chosen once per data directory),
 \fBname\fR (its \fBdevice.name\fR; its device id in an encrypted zone), \fBzoneID\fR and \fBzoneCreated\fR
 (the zone its data belongs to; in an encrypted zone also \fBzoneKeyCheckValue\fR, that zone's key check value),
@@ -392,7 +397,7 @@ Blobs this device stored, as in format 1.
 A version refers only to assets in its writer's folder;
 a reader accepts a blob of the right size and checksum from any device's folder.
 .TP
-.IR records/ recordType / recordName . device .json
+.IR records/ recordType / bucket / recordName . device .json
 The device's current version of the record: an object with \fBzone\fR,
 \fBversion\fR (the version vector), \fBderived\fR (true for a merge, see below),
 \fBdeleted\fR (true for a tombstone), \fBrecord\fR (the record, as in format 1,
@@ -401,8 +406,33 @@ see \fBCommon ancestors\fR).
 After all devices have synced with no new edits, a live record has one
 such file and a deleted one has a tombstone until it is removed.
 Device ids contain no dot, so the last dot of the name separates the device.
-The files of a record type share one folder: a folder per record would cost a
+.SS "Record folders"
+In format 4 a record's files are in the folder \fIbucket\fR of its type: the
+first byte of the SHA\-256 of the record name (its UTF\-8 bytes) as two
+lowercase hex digits, what
+.B "printf %s NAME | sha256sum | cut \-c1\-2"
+prints; so a type has at most 256 folders.
+Anything else in a type's folder (another name, a file, a symbolic link) is not
+data, and neither is a record file in a folder its name does not hash to.
+In format 2 every file of a record type is in the type's folder.
+A change then rewrites a folder of a few dozen names rather than one of every
+record: what a git remote stores and sends for every commit (for 10,000 records,
+a tree of about 700 KB per commit in format 2).
+Files rather than a folder per record: a folder per record would cost a
 directory for every record, which made copying 10,000 records ten times slower.
+.PP
+The placement is fixed when the zone is created, and devices of this version
+read and write both.
+A backend that an earlier version created in format 2 keeps its placement:
+moving every device's files would break the rule of one writer per file in a
+replicated folder.
+A version that reads format 2 but not format 4 refuses a format 4 backend as
+a newer format (and an encrypted one in format 4's layout as a malformed
+\fIzone.json\fR), writing nothing to it.
+A device created before format 4 names no placement in \fIdevice.json\fR
+other than \fBformat\fR 2; in the race described under
+\fBConcurrent creation\fR the winning zone keeps the placement its creator's
+\fIdevice.json\fR names.
 .SS "Version vectors"
 A version vector maps device ids to sequence numbers:
 for each device, its latest change to the record that this version includes.
@@ -591,18 +621,18 @@ waited on until its writer has moved.
 Both devices wrote \fIzone.json\fR at first, so the service may keep a
 conflict copy of it.
 .SS "Migration"
-The first device of a version that writes format 2 to open an unencrypted
+The first device of a version that writes format 2's rules to open an unencrypted
 format 1 backend (\fBsync\fR, \fBsync enable\fR, \fBsync compact\fR,
 \fBsync watch\fR) converts it, holding the format 1 lock:
 it removes \fIdevices/\fR left by an interrupted conversion,
 appends every current record to its own journal as versions of its own
 (a record format 1 readers quarantined as malformed is not carried over),
-writes its \fIdevice.json\fR, and then replaces \fIzone.json\fR with format 2
+writes its \fIdevice.json\fR, and then replaces \fIzone.json\fR with format 4
 and the same zone id (the commit).
 It then removes the format 1 record files, \fIjournal/\fR, \fIassets/\fR,
 \fIlock\fR and, last, \fIstate.json\fR, and writes its record files from its journal.
 A crash before the commit leaves format 1 as it was, and the next conversion
-starts again; after it, a \fIstate.json\fR beside a format 2 \fIzone.json\fR
+starts again; after it, a \fIstate.json\fR beside a format 4 \fIzone.json\fR
 tells the next device to open the backend to finish the removal, and the
 converting device writes the record files its journal holds the next time it
 opens the zone.
@@ -663,19 +693,21 @@ Its zone.json has \fBformat\fR 3, a number of its own so that an itsypad
 that does not know encryption refuses it as a newer format and never writes plaintext into it.
 It has three more members:
 \fBlayout\fR, the format whose files the zone uses
-(2: format 2's files, one writer per file, which is what new encrypted backends use;
+(4: format 4's files, one writer per file, which is what new encrypted backends use;
+2: format 2's files, which encrypted backends created before format 4 keep;
 1: format 1's files, which encrypted backends created before format 2 keep, and which only
-format 1's reader opens: such a zone moves to layout 2 with its next key rotation),
+format 1's reader opens: such a zone moves to layout 4 with its next key rotation),
 \fBencryption\fR (\fB"xchacha20poly1305\-v1"\fR) and \fBkeyCheckValue\fR
 (32 hex digits of HMAC\-SHA256 under a key derived from the sync key; it reveals nothing about the key).
-Any other combination (a format 3 zone without one of them, a layout other than 1 or 2,
-or one of them in a format 1 or 2 zone) is corrupt.
+Any other combination (a format 3 zone without one of them, a layout other than 1, 2 or 4,
+or one of them in a format 1, 2 or 4 zone) is corrupt, except a layout above 4:
+a newer one, which this version refuses without writing anything.
 A device whose key gives another value stops before it reads or writes anything;
 a device without a key is refused an encrypted backend, and a device with a key
 refuses a backend that is not encrypted.
 The key itself is never in the backend: each device keeps it in its data directory (\fIsync\-key\fR, mode 0600).
 Each purpose (records, assets, name hashing, key check) has its own key derived with HKDF\-SHA256.
-.SS "Layout 2 (format 2's files)"
+.SS "Layouts 2 and 4 (format 2's and format 4's files)"
 Every file is written by one device, as in FORMAT 2.
 In each version a device writes, to its journal and its record file, the record's fields and its
 base's fields (see \fBCommon ancestors\fR) are replaced by the one field \fBsealed\fR: base64 of a
@@ -713,18 +745,18 @@ The associated data is the zone ID, the record type and the record name,
 so a sealed field copied to another record, type or zone does not verify.
 Setting records are named by a keyed hash of the setting's key,
 which travels inside the sealed fields and is checked against the name.
-Assets are sealed as in layout 2.
-A record that does not verify is malformed, as in layout 2.
+Assets are sealed as in layouts 2 and 4.
+A record that does not verify is malformed, as in layouts 2 and 4.
 So is a tab version older than the one a device holds without local edits
 (its edit history is included in the device's): a replay of a version that once verified.
 Layout 1 has format 1's single shared journal: it is not safe in a folder a replicating service
-keeps in step (use layout 2, or rotate the key, which moves the zone there).
+keeps in step (use layout 4, or rotate the key, which moves the zone there).
 .SS "Key rotation"
 \fBitsypad sync key rotate\fR replaces the key: after a sync, it builds a new encrypted zone in
-layout 2 (new zone ID, new key check value) holding everything the device has in a hidden sibling
+layout 4 (new zone ID, new key check value) holding everything the device has in a hidden sibling
 directory, \fI.NAME.itsypad\-replacement\fR (NAME being the backend directory's name), then,
 holding the backend's lock (layout 1) or the lock of every device that has one in this copy
-(layout 2), and only if zone.json is still the one it started from, renames the backend to
+(layouts 2 and 4), and only if zone.json is still the one it started from, renames the backend to
 \fI.NAME.itsypad\-retired\fR and the replacement to the backend's name, and removes the retired one.
 Between the two renames the backend directory is missing: devices retry later (exit 75).
 A device still holding the old key finds a key check value it does not match and stops before

@@ -4,26 +4,28 @@ import ItsypadStore
 import ItsypadSupport
 
 /// Opens the sync backend in a directory as the engine uses it, for a data directory: in format
-/// 2's files. A directory without a backend gets one in format 2 (what `sync enable` then
-/// creates; format 3 in format 2's layout when encrypted); an unencrypted format 1 backend is
-/// converted to format 2 by the first device that opens it (see
+/// 2's rules. A directory without a backend gets one in format 4 (format 2 with its record files
+/// fanned out: what `sync enable` then creates; format 3 in format 4's layout when encrypted);
+/// one of format 2 (or 3 in its layout) keeps its files where they are; an unencrypted format 1
+/// backend is converted to format 4 by the first device that opens it (see
 /// `ReplicatedDirectoryBackend.convertFromFormat1`), so that devices still on format 1 then
 /// refuse it as newer; an encrypted zone in format 1's layout is opened as it is. Anything that runs the engine on a directory (`sync`, `sync enable`,
 /// `sync compact`, `sync watch`, a git working copy) opens it here.
 public enum BackendOpener {
-    /// The format of new backends: format 2 works in a coherent shared folder and in a folder
-    /// a replicating service keeps in step alike. Encrypted ones are format 3 in its layout.
+    /// The format of new backends: format 2's rules work in a coherent shared folder and in a
+    /// folder a replicating service keeps in step alike; format 4 fans its record files out.
+    /// Encrypted ones are format 3 in its layout.
     public static let newFormat = ReplicatedLayout.format
 
     /// The backend in `path` as `store`'s device sees it, encrypted with `cipher` when given (a
     /// zone it creates is then encrypted; one that is not, or is another key's, is refused before
-    /// anything is written, as is an encrypted zone without a cipher). A format 2 backend (and an
-    /// encrypted one in its layout) writes as this data directory's device id, with its instance
+    /// anything is written, as is an encrypted zone without a cipher). A format 2 or 4 backend (and
+    /// an encrypted one in their layout) writes as this data directory's device id, with its instance
     /// id (`sync/instance`, to tell a clone) and name.
     public static func open(_ path: String, for store: DataStore, cipher: RecordCipher? = nil, lockTimeout: Double,
                             now: @escaping @Sendable () -> Milliseconds = { Time.now() }) throws -> SyncBackend {
-        // An encrypted zone in format 1's layout stays as it is (a key rotation moves it to format 2's);
-        // an unencrypted format 1 backend is converted by the format 2 backend below.
+        // An encrypted zone in format 1's layout stays as it is (a key rotation moves it to format 4's);
+        // an unencrypted format 1 backend is converted by the replicated backend below.
         if isEncryptedInFormat1Layout(path) || opensOnlyFormat1(store) {
             let files = DirectoryBackend(path: path, lockTimeout: lockTimeout, now: now, newZoneKeyCheckValue: cipher?.keyCheckValue)
             return cipher.map { EncryptedBackend(inner: files, cipher: $0) } ?? files
@@ -35,9 +37,9 @@ public enum BackendOpener {
     }
 
     /// The directories whose changes mean another device wrote to the backend in `path`
-    /// (for `sync watch`): format 1's shared journal, or every device's journal in format 2.
+    /// (for `sync watch`): format 1's shared journal, or every device's journal in formats 2 and 4.
     package static func peerChangeSignals(of path: String) -> [FileEvents.Watched] {
-        guard (try? layout(at: path)) == ReplicatedLayout.format else { return DirectoryBackend(path: path).peerChangeSignals }
+        guard let format = try? layout(at: path), ReplicatedLayout.formats.contains(format) else { return DirectoryBackend(path: path).peerChangeSignals }
         let layout = ReplicatedLayout(root: DirectoryBackend(path: path).path)
         return [FileEvents.Watched(layout.root, names: ["zone.json", "devices"], followsSymlink: true), FileEvents.Watched(layout.devicesDirectory)]
             + ((try? layout.devices()) ?? []).map { FileEvents.Watched(layout.journalDirectory($0)) }

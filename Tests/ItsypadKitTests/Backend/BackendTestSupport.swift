@@ -219,3 +219,12 @@ func treeListing(_ root: String) throws -> [String] {
     }
     return result.sorted()
 }
+
+/// The record files of a record type's folder in a format 4 backend (`records/<type>/<bucket>/…`),
+/// as paths relative to that folder (`<bucket>/<name>.<device>.json`), sorted.
+func fannedOutRecordFiles(in typeDirectory: String) throws -> [String] {
+    guard FileSystem.isDirectory(typeDirectory) else { return [] }
+    return try FileSystem.list(typeDirectory).flatMap { bucket in
+        try FileSystem.list(typeDirectory + "/" + bucket).map { bucket + "/" + $0 }
+    }.sorted()
+}

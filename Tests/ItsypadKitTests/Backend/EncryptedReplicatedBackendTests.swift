@@ -33,12 +33,12 @@ import Testing
         return sealed
     }
 
-    @Test func theZoneIsFormat3InFormat2sLayoutAndNothingWrittenIsInTheClear() throws {
+    @Test func theZoneIsFormat3InFormat4sLayoutAndNothingWrittenIsInTheClear() throws {
         let a = device(0), b = device(1)
         let zone = try a.createZoneIfNeeded()
         #expect(zone.format == ZoneDocument.encryptedFormat && zone.keyCheckValue == cipher.keyCheckValue)
         let members = try JSONValue.parse(try readBytes(path + "/zone.json"))
-        #expect(members["layout"]?.int64Value == 2 && members["format"]?.int64Value == 3)
+        #expect(members["layout"]?.int64Value == 4 && members["format"]?.int64Value == 3)
         let asset = try a.putAsset(Array("asset-secret-1".utf8))
         let first = try a.write(ReplicatedSave(record: BackendRecord(recordName: "r", recordType: "ScratchTab",
                                                                      fields: ["content": .string("content-secret-2"), "contentAsset": .asset(asset)]),
@@ -107,7 +107,7 @@ import Testing
         for id in [Self.r, s, t] {
             #expect { try b.siblings(of: id) } throws: { error in
                 guard case BackendError.corrupt(let location, _) = error else { return false }
-                return location == "records/ScratchTab/\(id.recordName).devA.json"
+                return location == Devices.recordFile(id.recordName, "devA")
             }
         }
         // A version of b's own that supersedes a refused one is written and read as any other.

@@ -29,10 +29,10 @@ import Testing
         try simulator.scan(1)
         try simulator.deliverAll(from: 1, to: 0)
         try Self.sync(devices[0])
-        #expect(try Self.recordFiles(devices[0].path) == ["records/ScratchTab/r.devB.json"], "A dropped its covered version")
+        #expect(try Self.recordFiles(devices[0].path) == [Devices.recordFile("r", "devB")], "A dropped its covered version")
         // C gets A's drop and the removal of A's file, but nothing of B's yet.
         try simulator.scan(0)
-        for path in ["devices/devA/journal/0000000000000001.log", "records/ScratchTab/r.devA.json"] { #expect(try simulator.deliver(path, from: 0, to: 2)) }
+        for path in ["devices/devA/journal/0000000000000001.log", Devices.recordFile("r", "devA")] { #expect(try simulator.deliver(path, from: 0, to: 2)) }
         #expect(try Self.recordFiles(devices[2].path).isEmpty)
         let early = try devices[2].fetchAll(since: nil)
         #expect(early.changes[Self.r]?.siblings.map(Devices.text) == ["one"], "the record is not taken for deleted")
@@ -52,7 +52,7 @@ import Testing
         try Self.sync(devices[0])
         try Self.sync(devices[1])
         try Self.sync(devices[0])
-        #expect(try Self.recordFiles(devices[0].path) == ["records/ScratchTab/r.devA.json"], "C has not seen the tombstone yet")
+        #expect(try Self.recordFiles(devices[0].path) == [Devices.recordFile("r", "devA")], "C has not seen the tombstone yet")
         let seenByC = try Self.sync(devices[2])
         #expect(seenByC.changes[Self.r]?.isDeleted == true)
         try Self.sync(devices[0])
@@ -107,7 +107,7 @@ import Testing
         // The checkpoint and two of the six record files arrive.
         let checkpoint = try #require(try devices[0].journal(of: "devA").segments().first).path
         #expect(try simulator.deliver(String(checkpoint.dropFirst(devices[0].path.count + 1)), from: 0, to: 1))
-        for name in ["n0", "n1"] { #expect(try simulator.deliver("records/ScratchTab/\(name).devA.json", from: 0, to: 1)) }
+        for name in ["n0", "n1"] { #expect(try simulator.deliver(Devices.recordFile(name, "devA"), from: 0, to: 1)) }
         let early = try devices[1].fetchAll(since: nil)
         #expect(early.changes.isEmpty, "half the records is not the record set")
         #expect(early.waiting.contains { $0.reason.contains("do not match") }, "\(early.waiting)")

@@ -34,12 +34,17 @@ struct ReplicatedDevices {
         try simulator.quiesce()
     }
 
-    /// `cipher`: an encrypted zone's key.
+    /// `cipher`: an encrypted zone's key; `filesFormat`: where record files go (by default as `zone.json` says).
     static func backend(_ path: String, _ index: Int, segmentSizeLimit: Int = 1 << 22, compactionThreshold: Int = 1 << 30, instance: String? = nil,
-                        now: Int64 = testNow, cipher: RecordCipher? = nil) -> ReplicatedDirectoryBackend {
+                        now: Int64 = testNow, cipher: RecordCipher? = nil, filesFormat: Int? = nil) -> ReplicatedDirectoryBackend {
         ReplicatedDirectoryBackend(path: path, deviceID: deviceID(index), instance: instance ?? "instance-\(index)", deviceName: "device \(index)",
                                    sealer: cipher.map(VersionSealer.init), lockTimeout: 2, now: { now + Int64(index) }, segmentSizeLimit: segmentSizeLimit,
-                                   compactionThreshold: compactionThreshold)
+                                   compactionThreshold: compactionThreshold, filesFormat: filesFormat)
+    }
+
+    /// The path, relative to the backend, of a ScratchTab record file in a new (format 4) backend.
+    static func recordFile(_ name: String, _ device: String) -> String {
+        "records/ScratchTab/\(ReplicatedLayout.bucket(of: name))/\(name).\(device).json"
     }
 
     subscript(index: Int) -> ReplicatedDirectoryBackend { backends[index] }
@@ -103,7 +108,7 @@ extension ReplicatedBackend {
         // Every file but zone.json is named after the one device that writes it.
         let files = try ReplicationSimulatorTests.files(devices[0].path).keys.sorted()
         #expect(files.allSatisfy { $0 == "zone.json" || $0.contains("devA") || $0.contains("devB") }, "\(files)")
-        #expect(files.contains("records/ScratchTab/r.devA.json") && files.contains("records/ScratchTab/r.devB.json"))
+        #expect(files.contains(Devices.recordFile("r", "devA")) && files.contains(Devices.recordFile("r", "devB")))
     }
 
     @Test func aSaveThatHasNotSeenEveryVersionFailsWithTheSiblings() throws {
@@ -211,9 +216,10 @@ extension ReplicatedBackend {
         for leftover in ["devices/devB/journal/0000000000000001.sync-conflict-20261123-101500-BBBBBBB.log",
                          "devices/devA/journal/.syncthing.0000000000000002.log.tmp",
                          "devices/devA (conflicted copy 2026-11-23)/device.json",
-                         "records/ScratchTab/r.devA.sync-conflict-20261123-101500-BBBBBBB.json",
-                         "records/ScratchTab/r.devB (conflicted copy 2026-11-23).json",
-                         "records/ScratchTab/~syncthing~r.devB.json.tmp", "records/ScratchTab/.syncthing.r.devB.json.tmp",
+                         "records/ScratchTab/45/r.devA.sync-conflict-20261123-101500-BBBBBBB.json",
+                         "records/ScratchTab/45/r.devB (conflicted copy 2026-11-23).json",
+                         "records/ScratchTab/45/~syncthing~r.devB.json.tmp", "records/ScratchTab/45/.syncthing.r.devB.json.tmp",
+                         "records/ScratchTab/r.devB.json", "records/ScratchTab/45.sync-conflict-20261123-101500-BBBBBBB/r.devB.json",
                          ".stfolder/marker", "devices/.dropbox.cache/x", "zone.sync-conflict-20261123-101500-BBBBBBB.json"] {
             try FileSystem.makeDirectory(FileSystem.directoryName(root + "/" + leftover))
             try FileSystem.writeAtomically(root + "/" + leftover, Array("{\"garbage\":".utf8))

@@ -29,7 +29,7 @@ import Testing
         let converted = ReplicatedDevices.backend(old.path, 0)
         let zone = try converted.createZoneIfNeeded()
         #expect(zone.zoneID == zoneID)
-        #expect(zone.format == 2)
+        #expect(zone.format == ReplicatedLayout.format)
         let after = try converted.fetchAll(since: nil)
         #expect(after.waiting.isEmpty)
         #expect(after.changes.values.allSatisfy { $0.siblings.count == 1 })
@@ -39,7 +39,7 @@ import Testing
         // Only format 2's files remain, and a format 1 device refuses the newer format.
         let files = try ReplicationSimulatorTests.files(old.path).keys
         #expect(!files.contains { $0 == "state.json" || $0 == "lock" || $0.hasPrefix("journal/") || $0.hasPrefix("assets/") }, "\(files.sorted())")
-        #expect(throws: BackendError.newerFormat(found: 2)) { try old.sibling().zone() }
+        #expect(throws: BackendError.newerFormat(found: 4)) { try old.sibling().zone() }
         // Another format 2 device finds it converted and reads it all.
         let other = ReplicatedDevices.backend(old.path, 1)
         #expect(try other.createZoneIfNeeded() == zone)

@@ -84,32 +84,40 @@ struct ZoneTests {
     }
 
     /// zone.json of every format: format 3 is encrypted (its layout, cipher and key check value all
-    /// present and valid) and opened only by the reader of the layout it names (format 1's or
-    /// format 2's); anything else is corrupt or newer.
+    /// present and valid) and opened only by the reader of the layout it names (format 1's, or
+    /// formats 2 and 4's); anything else is corrupt or newer. A reader of format 2 alone (as before
+    /// format 4) takes format 4 for a newer format.
     @Test(arguments: [
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "encrypted"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 2, "newer"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "layout 2"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 2, "encrypted"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":3,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":0,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":"1","encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1}"#, 1, "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"aes","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"0011"}"#, 1, "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1"}"#, 1, "corrupt"),
-        (#"{"format":1,"zoneID":"Z","created":1}"#, 1, "plain"),
-        (#"{"format":2,"zoneID":"Z","created":1}"#, 2, "plain"),
-        (#"{"format":1,"zoneID":"Z","created":1,"layout":1}"#, 1, "corrupt"),
-        (#"{"format":1,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, 1, "corrupt"),
-        (#"{"format":2,"zoneID":"Z","created":1}"#, 1, "newer"),
-        (#"{"format":4,"zoneID":"Z","created":1}"#, 2, "newer"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "encrypted"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [2, 4], "newer"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "layout 2"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [2, 4], "encrypted"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":3,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":0,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":"1","encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1}"#, [1], "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"aes","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"0011"}"#, [1], "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1"}"#, [1], "corrupt"),
+        (#"{"format":1,"zoneID":"Z","created":1}"#, [1], "plain"),
+        (#"{"format":2,"zoneID":"Z","created":1}"#, [2, 4], "plain"),
+        (#"{"format":1,"zoneID":"Z","created":1,"layout":1}"#, [1], "corrupt"),
+        (#"{"format":1,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
+        (#"{"format":2,"zoneID":"Z","created":1}"#, [1], "newer"),
+        (#"{"format":4,"zoneID":"Z","created":1}"#, [2, 4], "plain"),
+        (#"{"format":4,"zoneID":"Z","created":1}"#, [2], "newer"),
+        (#"{"format":4,"zoneID":"Z","created":1}"#, [1], "newer"),
+        (#"{"format":5,"zoneID":"Z","created":1}"#, [2, 4], "newer"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [2, 4], "encrypted"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "layout 4"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [2], "layout 4"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":5,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [2, 4], "layout 5"),
     ])
-    func zoneFormats(json: String, readerFormat: Int, expected: String) {
+    func zoneFormats(json: String, readerLayouts: [Int], expected: String) {
         let outcome: String
         do {
-            outcome = try ZoneDocument.parse(Array(json.utf8), path: "zone.json", newestFormat: readerFormat).isEncrypted ? "encrypted" : "plain"
+            outcome = try ZoneDocument.parse(Array(json.utf8), path: "zone.json", layouts: readerLayouts).zone.isEncrypted ? "encrypted" : "plain"
         } catch BackendError.newerFormat {
             outcome = "newer"
         } catch BackendError.unsupportedLayout(let format, let layout) {

@@ -54,7 +54,7 @@ struct Format1UpgradeKillTests {
     static func backendState(_ scene: Format1UpgradeTests.Scene) throws -> String {
         let path = scene.fleet.backendPath
         let zone = try JSONValue.parse(try #require(try FileSystem.read(path + "/zone.json")))
-        guard zone["format"]?.int64Value == 2 else { return "format 1" }
+        guard zone["format"]?.int64Value == 4 else { return "format 1" }
         return FileSystem.exists(path + "/state.json") ? "format 2, format 1's files not all removed" : "format 2"
     }
 

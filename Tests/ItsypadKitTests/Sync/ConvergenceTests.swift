@@ -62,7 +62,7 @@ import Testing
         fleet.sync(0)
         #expect(try fleet.clips(0).isEmpty)
         #expect(try fleet.clips(1).isEmpty)
-        #expect(try FileSystem.list(fleet.backendPath + "/records/ClipboardEntry").isEmpty)
+        #expect(try fannedOutRecordFiles(in: fleet.backendPath + "/records/ClipboardEntry").isEmpty)
         for device in [a, b] { #expect(device.output("sync", "status").contains("pending:    0 tabs, 0 clips, 0 settings")) }
     }
 
@@ -175,7 +175,7 @@ import Testing
         fleet.sync(1)
         #expect(try fleet.tabs(0).isEmpty && fleet.tabs(1).isEmpty)
         #expect(try fleet.clips(0).isEmpty && fleet.clips(1).isEmpty)
-        #expect(try FileSystem.list(fleet.backendPath + "/records/ClipboardEntry").isEmpty)
+        #expect(try fannedOutRecordFiles(in: fleet.backendPath + "/records/ClipboardEntry").isEmpty)
     }
 
     /// An edit made after the crashed sync is one the deleter never saw: it wins.
@@ -234,7 +234,7 @@ import Testing
         fleet.sync(0)
         #expect(!FileSystem.exists(a.dataDir + "/tabs/\(tab).json"))
         // Format 2 names a version's file `<record name>.<device>.json`.
-        #expect(try FileSystem.list(fleet.backendPath + "/records/Tombstone").map { $0.split(separator: ".").prefix(2).joined(separator: ".") }
+        #expect(try fannedOutRecordFiles(in: fleet.backendPath + "/records/Tombstone").map { FileSystem.baseName($0).split(separator: ".").prefix(2).joined(separator: ".") }
             == ["ScratchTab.\(tab)"])
     }
 
@@ -350,7 +350,7 @@ import Testing
         fleet.sync(0)
         // Format 2: one file per version, `<record name>.<device>.json`; a purged tombstone record
         // leaves a deletion, removed once every device has seen it (at the next syncs).
-        let tombstones = { try FileSystem.list(fleet.backendPath + "/records/Tombstone").map { String($0.split(separator: ".")[1]) } }
+        let tombstones = { try fannedOutRecordFiles(in: fleet.backendPath + "/records/Tombstone").map { String(FileSystem.baseName($0).split(separator: ".")[1]) } }
         #expect(try Set(tombstones()) == [old, young])
         #expect(a.inProcess(["sync", "compact"]).0 == 0)
         fleet.sync(0)

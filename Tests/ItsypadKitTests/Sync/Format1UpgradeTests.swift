@@ -70,14 +70,14 @@ import Testing
         func expectConverted(zone: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
             let path = fleet.backendPath
             let document = try JSONValue.parse(try #require(try FileSystem.read(path + "/zone.json")))
-            #expect(document["format"]?.int64Value == 2, sourceLocation: sourceLocation)
+            #expect(document["format"]?.int64Value == 4, sourceLocation: sourceLocation)
             #expect(document["zoneID"]?.stringValue == zone, sourceLocation: sourceLocation)
             for leftover in ["state.json", "lock", "journal", "assets"] {
                 #expect(!FileSystem.exists(path + "/" + leftover), "format 1's \(leftover) is left", sourceLocation: sourceLocation)
             }
             for type in try FileSystem.list(path + "/records") {
-                for file in try FileSystem.list(path + "/records/" + type) {
-                    #expect(ReplicatedLayout.recordFile(named: file) != nil, "records/\(type)/\(file) is not format 2's", sourceLocation: sourceLocation)
+                for file in try fannedOutRecordFiles(in: path + "/records/" + type) {
+                    #expect(ReplicatedLayout.recordFile(named: FileSystem.baseName(file)) != nil, "records/\(type)/\(file) is not format 4's", sourceLocation: sourceLocation)
                 }
             }
         }
@@ -114,7 +114,7 @@ import Testing
             // Not upgraded yet: the newer format is refused, not retried, and nothing is written or lost.
             let (status, _, err) = fleet[index].inProcess(["sync"])
             #expect(status == ExitCode.failure, "\(err)")
-            #expect(err.contains("format 2, newer than this version understands"), "\(err)")
+            #expect(err.contains("format 4, newer than this version understands"), "\(err)")
             #expect(try scene.pending(index) == waiting[index])
         }
         for index in 1..<count {

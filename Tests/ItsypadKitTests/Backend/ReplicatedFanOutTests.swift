@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
+/// Where record files go: new backends (format 4) fan them out by a hash of the record name;
+/// backends created flat (format 2) keep them flat, with newer devices too.
+@Suite struct ReplicatedFanOutTests {
+    typealias Devices = ReplicatedDevices
+
+    static func zoneFormat(_ root: String) throws -> Int64? {
+        try JSONValue.parse(try readBytes(root + "/zone.json"))["format"]?.int64Value
+    }
+
+    /// Every record file below `records/`, relative to the backend.
+    static func recordFiles(_ root: String) throws -> [String] {
+        try ReplicationSimulatorTests.files(root).keys.filter { $0.hasPrefix("records/") }.sorted()
+    }
+
+    /// The bucket is the first byte of the name's SHA-256 in hex (as `sha256sum` prints it).
+    @Test(arguments: [("r", "45"), ("a", "ca"), ("n0", "82"), ("ClipboardEntry.f43dc098-a680-4d76-a514-5539c679231a", "c2")])
+    func theBucketIsTheFirstByteOfTheNamesSHA256(name: String, bucket: String) {
+        #expect(ReplicatedLayout.bucket(of: name) == bucket)
+        #expect(ReplicatedLayout.isBucket(bucket))
+    }
+
+    @Test(arguments: ["", "4", "455", "AB", "4g", "..", "/4", "45 (conflicted copy 2026-11-23)", "४५"])
+    func namesThatAreNotBuckets(name: String) {
+        #expect(!ReplicatedLayout.isBucket(name))
+    }
+
+    @Test func aNewBackendFansItsRecordFilesOut() throws {
+        let devices = try Devices(shared: 2)
+        for index in 0..<2 { _ = try devices[index].createZoneIfNeeded() }
+        #expect(try Self.zoneFormat(devices[0].path) == 4)
+        let one = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))[0]
+        try devices[1].write(ReplicatedSave(record: Devices.note("r", "two"), basedOn: one.version, base: one.asBase))
+        try devices[1].write(ReplicatedSave(record: Devices.note("a", "other"), basedOn: VersionVector()))
+        #expect(try Self.recordFiles(devices[0].path) == ["records/ScratchTab/45/r.devA.json", "records/ScratchTab/45/r.devB.json",
+                                                          "records/ScratchTab/ca/a.devB.json"])
+        #expect(devices[0].location(of: RecordID(recordType: "ScratchTab", recordName: "r")) == devices[0].path + "/records/ScratchTab/45/r.<device>.json")
+        #expect(try devices[0].fetchAll(since: nil).changes.values.flatMap(\.siblings).compactMap(Devices.text).sorted() == ["other", "two"])
+    }
+
+    /// A backend an older itsypad created (format 2, flat record folders) stays as it is: a newer
+    /// device reads and writes it flat, also from compacted journals, and the older one reads
+    /// what the newer one wrote.
+    @Test func aFlatBackendStaysFlatWithNewerDevices() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/backend"
+        let older = Devices.backend(path, 0, compactionThreshold: 1500, filesFormat: ReplicatedLayout.flatFormat)
+        _ = try older.createZoneIfNeeded()
+        #expect(try Self.zoneFormat(path) == 2)
+        for index in 0..<6 { _ = try older.write(ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector())) }
+        _ = try older.finishSync(acknowledging: try older.fetchAll(since: nil).token)
+        #expect(try older.journal(of: "devA").checkpoint() != nil, "the newer device must read the older one's record files")
+
+        let newer = Devices.backend(path, 1)
+        _ = try newer.createZoneIfNeeded()
+        #expect(try Self.zoneFormat(path) == 2)
+        let fetched = try newer.fetchAll(since: nil)
+        #expect(fetched.waiting.isEmpty, "\(fetched.waiting)")
+        #expect(fetched.changes.count == 6)
+        let n0 = try #require(fetched.changes[RecordID(recordType: "ScratchTab", recordName: "n0")]?.siblings.first)
+        _ = try newer.write(ReplicatedSave(record: Devices.note("n0", "edited"), basedOn: n0.version, base: n0.asBase))
+        _ = try newer.write(ReplicatedSave(record: Devices.note("new", "from the newer device"), basedOn: VersionVector()))
+        let files = try Self.recordFiles(path)
+        #expect(files.allSatisfy { $0.split(separator: "/").count == 3 }, "\(files)")
+        #expect(files.contains("records/ScratchTab/new.devB.json"))
+
+        let read = try older.fetchAll(since: nil)
+        #expect(read.changes[RecordID(recordType: "ScratchTab", recordName: "new")]?.siblings.map(Devices.text) == ["from the newer device"])
+        #expect(read.changes[RecordID(recordType: "ScratchTab", recordName: "n0")]?.siblings.map(Devices.text) == ["edited"])
+    }
+
+    /// Nothing at the bucket level but a folder named by two hex digits is read, a file only in the
+    /// folder its name hashes to, and no symbolic link is followed.
+    @Test func hostileEntriesAtTheBucketLevelAreNeverRead() throws {
+        let devices = try Devices(shared: 2, compactionThreshold: 1500)
+        for index in 0..<2 { _ = try devices[index].createZoneIfNeeded() }
+        for index in 0..<6 { _ = try devices[0].write(ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector())) }
+        _ = try devices[0].finishSync(acknowledging: try devices[0].fetchAll(since: nil).token)
+        #expect(try devices[0].journal(of: "devA").checkpoint() != nil, "readers read devA's record files")
+
+        let root = devices[0].path
+        let type = root + "/records/ScratchTab"
+        let planted = try readBytes(root + "/" + Devices.recordFile("n0", "devA"))
+        let outside = TemporaryDirectory()
+        try FileSystem.writeAtomically(outside.path + "/n0.devA.json", planted)
+        try FileSystem.writeAtomically(outside.path + "/planted.devA.json", planted)
+        // A symbolic link where a bucket would be, files in the wrong bucket, names that are no bucket.
+        let linked = ReplicatedLayout.bucket(of: "planted")
+        try #require(symlink(outside.path, type + "/" + linked) == 0)
+        for misplaced in ["00/n0.devA.json", "00/planted.devA.json", "AB/planted.devA.json", "123/planted.devA.json",
+                          "\(linked) (conflicted copy 2026-11-23)/planted.devA.json", "planted.devA.json"] {
+            try FileSystem.makeDirectory(FileSystem.directoryName(type + "/" + misplaced))
+            try FileSystem.writeAtomically(type + "/" + misplaced, planted)
+        }
+        try FileSystem.writeAtomically(type + "/7f", planted)
+
+        let files = try devices[1].recordFilesByDevice()
+        #expect(Set(files["devA"]?.keys.map(\.recordName) ?? []) == Set((0..<6).map { "n\($0)" }))
+        #expect(files["devA"]?.values.allSatisfy { $0.hasPrefix(type + "/") && !$0.contains("/00/") } == true)
+        let fetched = try devices[1].fetchAll(since: nil)
+        #expect(Set(fetched.changes.keys.map(\.recordName)) == Set((0..<6).map { "n\($0)" }))
+        #expect(try devices[1].siblings(of: RecordID(recordType: "ScratchTab", recordName: "planted")).isEmpty)
+        #expect(try devices[1].siblings(of: RecordID(recordType: "ScratchTab", recordName: "n0")).count == 1)
+    }
+}
