@@ -172,8 +172,10 @@ extension ReplicatedDirectoryBackend {
         }
         // The record files of the restarted devices were read above: only the others' are read again.
         let unread = devices.filter { restarting[$0] == nil }
-        let changes = try !collecting ? [] : order.map { id in
-            ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone, devices: unread) + read[id, default: []]))
+        let writers = collecting ? try self.writers(of: order.count) : nil
+        let changes: [ReplicatedChange] = try !collecting ? [] : order.map { id in
+            let files = writers.map { writers in unread.filter { writers[id]?.contains($0) == true } } ?? unread
+            return ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone, devices: files) + read[id, default: []]))
         }
         let page = ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing,
                                          waiting: waiting.sorted { $0.key < $1.key }.map(\.value),

@@ -313,15 +313,31 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         guard !ids.isEmpty else { return [:] }
         let zone = try readZone().zoneID
         let devices = try layout.devices()
+        let writers = try writers(of: ids.count)
         var result: [RecordID: [RecordVersion]] = [:]
         for id in ids {
             do {
-                result[id] = try siblings(of: id, zone: zone, devices: devices)
+                result[id] = try siblings(of: id, zone: zone, devices: writers?[id, default: []] ?? devices)
             } catch BackendError.corrupt {
                 continue
             }
         }
         return result
+    }
+
+    /// Reading more records than this, the record folders are listed once instead of probing the
+    /// file of every device for every record (a first sync of many records, with many devices).
+    static let recordsListedAtOnce = 1_000
+
+    /// For a read of `count` records: the devices with a record file of each record, from one
+    /// listing of the record folders; nil when probing each file costs less.
+    func writers(of count: Int) throws -> [RecordID: [String]]? {
+        guard count > Self.recordsListedAtOnce else { return nil }
+        var writers: [RecordID: [String]] = [:]
+        for (device, files) in try recordFilesByDevice() {
+            for id in files.keys { writers[id, default: []].append(device) }
+        }
+        return writers
     }
 
     private func siblings(of id: RecordID, zone: String, devices: [String]) throws -> [RecordVersion] {
