@@ -6,22 +6,26 @@ import PackageDescription
 let package = Package(
     name: "itsypad",
     products: [
-        .executable(name: "itsypad", targets: ["itsypad"]),
+        .executable(name: "itsypad", targets: ["itsypad"])
     ],
     targets: [
         .target(name: "ItsypadSupport", path: "Sources/ItsypadKit/Support"),
         .target(name: "ItsypadModel", dependencies: ["ItsypadSupport"], path: "Sources/ItsypadKit/Model"),
         .target(name: "ItsypadBackend", dependencies: ["ItsypadSupport", "ItsypadModel"], path: "Sources/ItsypadKit/Backend"),
-        .target(name: "ItsypadStore", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend"], path: "Sources/ItsypadKit/Store"),
-        .target(name: "ItsypadSync", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore"],
-                path: "Sources/ItsypadKit/Sync"),
-        .target(name: "ItsypadCLI", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync"],
-                path: "Sources/ItsypadKit/CLI"),
+        .target(
+            name: "ItsypadStore", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend"], path: "Sources/ItsypadKit/Store"),
+        .target(
+            name: "ItsypadSync", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore"],
+            path: "Sources/ItsypadKit/Sync"),
+        .target(
+            name: "ItsypadCLI", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync"],
+            path: "Sources/ItsypadKit/CLI"),
         .executableTarget(name: "itsypad", dependencies: ["ItsypadCLI"]),
         // Not a product: the AEAD throughput measurement behind Tests/Benchmarks/crypto-bench.sh.
         .executableTarget(name: "crypto-bench", dependencies: ["ItsypadSupport", "ItsypadBackend"], path: "Tests/Benchmarks/CryptoBench"),
-        .testTarget(name: "ItsypadKitTests",
-                    dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync", "ItsypadCLI", "itsypad"]),
+        .testTarget(
+            name: "ItsypadKitTests",
+            dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync", "ItsypadCLI", "itsypad"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
+import ItsypadCLI
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadCLI
 
 exit(Itsypad.main(CommandLine.arguments))

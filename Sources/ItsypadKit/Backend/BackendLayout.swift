@@ -68,7 +68,9 @@ package struct ZoneDocument: Codable {
 
     /// The zone zone.json describes and the format whose files it uses (its own format, or an
     /// encrypted zone's layout), whichever reader that takes: for choosing the reader.
-    package static func read(_ bytes: [UInt8], path: String, newestFormat: Int = ReplicatedLayout.format) throws -> (zone: ZoneInfo, layout: Int) {
+    package static func read(
+        _ bytes: [UInt8], path: String, newestFormat: Int = ReplicatedLayout.format
+    ) throws -> (zone: ZoneInfo, layout: Int) {
         struct FormatOnly: Decodable { let format: Int }
         let format: Int
         do {
@@ -84,7 +86,11 @@ package struct ZoneDocument: Codable {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
         guard format >= 1, NameRules.isZoneID(document.zoneID) else {
-            throw BackendError.corrupt(path: path, reason: "format must be \(newestFormat == 1 ? "1" : "1…\(newestFormat)") or 3 and zoneID 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
+            throw BackendError.corrupt(
+                path: path,
+                reason:
+                    "format must be \(newestFormat == 1 ? "1" : "1…\(newestFormat)") or 3 and zoneID 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -"
+            )
         }
         if format == encryptedFormat, let layout = document.layout, layout > encryptedLayouts.max() ?? 0 {
             throw BackendError.unsupportedLayout(format: format, layout: layout)
@@ -95,7 +101,11 @@ package struct ZoneDocument: Codable {
         case (true, let layout?, encryptionName?, let check?) where encryptedLayouts.contains(layout) && isKeyCheckValue(check):
             return (ZoneInfo(zoneID: document.zoneID, format: format, created: document.created, keyCheckValue: check), layout)
         default:
-            throw BackendError.corrupt(path: path, reason: "only format 3 is encrypted, with layout 1, 2 or 4, encryption \"\(encryptionName)\" and a keyCheckValue of 32 hex digits")
+            throw BackendError.corrupt(
+                path: path,
+                reason:
+                    "only format 3 is encrypted, with layout 1, 2 or 4, encryption \"\(encryptionName)\" and a keyCheckValue of 32 hex digits"
+            )
         }
     }
 
@@ -122,8 +132,11 @@ struct BackendState: Codable, Equatable {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
         guard NameRules.isSeq(state.appliedSeq, allowingZero: true), NameRules.isSeq(state.compactedThrough, allowingZero: true),
-              state.compactedThrough <= state.appliedSeq else {
-            throw BackendError.corrupt(path: path, reason: "appliedSeq and compactedThrough must be 0…\(BackendLimits.maxSeq), compactedThrough not above appliedSeq")
+            state.compactedThrough <= state.appliedSeq
+        else {
+            throw BackendError.corrupt(
+                path: path,
+                reason: "appliedSeq and compactedThrough must be 0…\(BackendLimits.maxSeq), compactedThrough not above appliedSeq")
         }
         return state
     }

@@ -62,9 +62,10 @@ public struct AssetReference: Hashable, Sendable, Codable {
 
     /// True if the checksum is 64 lowercase hex digits (and so also a safe file name).
     public var hasValidChecksum: Bool {
-        fileChecksum.utf8.count == 64 && fileChecksum.utf8.allSatisfy { byte in
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-        }
+        fileChecksum.utf8.count == 64
+            && fileChecksum.utf8.allSatisfy { byte in
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            }
     }
 }
 
@@ -151,10 +152,12 @@ package enum NameRules {
     /// Why `id` cannot be used, or nil if it can.
     static func problem(with id: RecordID) -> String? {
         if !isSafeFileName(id.recordType, maxLength: maxRecordTypeLength) {
-            return "record type \(Text.quoted(id.recordType)) must be 1–\(maxRecordTypeLength) characters of A-Z a-z 0-9 . _ - and not start with '.'"
+            return
+                "record type \(Text.quoted(id.recordType)) must be 1–\(maxRecordTypeLength) characters of A-Z a-z 0-9 . _ - and not start with '.'"
         }
         if !isSafeFileName(id.recordName, maxLength: maxRecordNameLength) {
-            return "record name \(Text.quoted(id.recordName)) must be 1–\(maxRecordNameLength) characters of A-Z a-z 0-9 . _ - and not start with '.'"
+            return
+                "record name \(Text.quoted(id.recordName)) must be 1–\(maxRecordNameLength) characters of A-Z a-z 0-9 . _ - and not start with '.'"
         }
         return nil
     }
@@ -184,14 +187,16 @@ package enum NameRules {
     /// Zone IDs: 1–64 characters of [A-Za-z0-9_-] (they travel inside tokens, separated by ":").
     package static func isZoneID(_ text: String) -> Bool {
         let bytes = text.utf8
-        return (1...maxZoneIDLength).contains(bytes.count) && bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+        return (1...maxZoneIDLength).contains(bytes.count)
+            && bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
 
     /// The sequence number a change tag or a number in a file stands for: decimal digits for
     /// 1…`BackendLimits.maxSeq` (0 too with `allowingZero`), nothing else.
     static func seq(_ text: some StringProtocol, allowingZero: Bool = false) -> Int64? {
         guard (1...16).contains(text.utf8.count), text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-              let value = Int64(text), isSeq(value, allowingZero: allowingZero) else { return nil }
+            let value = Int64(text), isSeq(value, allowingZero: allowingZero)
+        else { return nil }
         return value
     }
 

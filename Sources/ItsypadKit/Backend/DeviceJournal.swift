@@ -22,8 +22,10 @@ struct DeviceChange: Codable, Equatable {
     /// The record changed; a checkpoint names none.
     var id: RecordID { RecordID(recordType: recordType ?? "", recordName: recordName ?? "") }
 
-    init(seq: Int64, op: Operation, id: RecordID? = nil, version: VersionDocument? = nil, drop: DropDocument? = nil,
-         checkpoint: CheckpointDocument? = nil) {
+    init(
+        seq: Int64, op: Operation, id: RecordID? = nil, version: VersionDocument? = nil, drop: DropDocument? = nil,
+        checkpoint: CheckpointDocument? = nil
+    ) {
         self.seq = seq
         self.op = op
         recordType = id?.recordType
@@ -39,17 +41,29 @@ struct DeviceChange: Codable, Equatable {
         switch op {
         case .checkpoint:
             guard let checkpoint, !named, version == nil, drop == nil, checkpoint.requires.count <= VersionVector.maxEntries,
-                  checkpoint.requires.allSatisfy({ VersionVector.isDeviceID($0.key) && $0.key != device && (1..<VersionVector.maxSequence).contains($0.value) })
+                checkpoint.requires.allSatisfy({
+                    VersionVector.isDeviceID($0.key) && $0.key != device && (1..<VersionVector.maxSequence).contains($0.value)
+                })
             else { return "checkpoint \(seq) is malformed" }
         case .drop:
-            guard let drop, named, version == nil, checkpoint == nil, VersionVector(tag: drop.version) != nil else { return "drop \(seq) is malformed" }
-            if let source = drop.coveredBy, !VersionVector.isDeviceID(source.device) || source.device == device
-                || !(1..<VersionVector.maxSequence).contains(source.seq) { return "drop \(seq) names a bad source" }
+            guard let drop, named, version == nil, checkpoint == nil, VersionVector(tag: drop.version) != nil else {
+                return "drop \(seq) is malformed"
+            }
+            if let source = drop.coveredBy,
+                !VersionVector.isDeviceID(source.device) || source.device == device
+                    || !(1..<VersionVector.maxSequence).contains(source.seq)
+            {
+                return "drop \(seq) names a bad source"
+            }
         case .save, .delete:
-            guard named, drop == nil, checkpoint == nil, let document = version, document.record.id == id, document.deleted == (op == .delete),
-                  let recordVersion = document.recordVersion(writer: device) else { return "change \(seq) is malformed" }
+            guard named, drop == nil, checkpoint == nil, let document = version, document.record.id == id,
+                document.deleted == (op == .delete),
+                let recordVersion = document.recordVersion(writer: device)
+            else { return "change \(seq) is malformed" }
             // A device's own change carries its own number; a derived merge carries none of its own.
-            guard recordVersion.isDerived || recordVersion.version.entries[device] == seq else { return "change \(seq) has version \(recordVersion.version)" }
+            guard recordVersion.isDerived || recordVersion.version.entries[device] == seq else {
+                return "change \(seq) has version \(recordVersion.version)"
+            }
         }
         return nil
     }
@@ -95,16 +109,21 @@ struct DeviceBatch: Codable, Equatable {
 
     /// The line (see `Journal.line`).
     func encodedLine() throws -> [UInt8] {
-        Journal.line(seq: seq, ["changes": try JSONCoding.encode(changes), "device": try JSONCoding.encode(device),
-                                "files": try JSONCoding.encode(files), "instance": try JSONCoding.encode(instance),
-                                "time": Array(String(time).utf8), "zone": try JSONCoding.encode(zone)])
+        Journal.line(
+            seq: seq,
+            [
+                "changes": try JSONCoding.encode(changes), "device": try JSONCoding.encode(device),
+                "files": try JSONCoding.encode(files), "instance": try JSONCoding.encode(instance),
+                "time": Array(String(time).utf8), "zone": try JSONCoding.encode(zone),
+            ])
     }
 
     /// Why this line cannot be a batch of `device`'s journal, or nil.
     func problem(device expected: String) -> String? {
         guard device == expected else { return "written by \(device), not \(expected)" }
         // Checked before `lastSeq` is computed: a seq near Int64.max must not trap.
-        guard !changes.isEmpty, (1..<VersionVector.maxSequence).contains(seq), Int64(changes.count) <= VersionVector.maxSequence - seq else {
+        guard !changes.isEmpty, (1..<VersionVector.maxSequence).contains(seq), Int64(changes.count) <= VersionVector.maxSequence - seq
+        else {
             return "batch \(seq) has no changes or numbers out of range"
         }
         guard FilesDigest(hex: files) != nil else { return "batch \(seq) has a malformed files digest" }
@@ -173,8 +192,10 @@ struct DeviceJournal {
     /// Batches after `seq` and up to `last`, oldest first, until about `maxChanges` changes. Starts at `hint` when
     /// it points into the right segment. `accept` may hold a batch back (e.g. an asset it needs has
     /// not arrived): reading stops before it, with that reason.
-    func read(after seq: Int64, through last: Int64 = .max, hint: JournalPosition?, maxChanges: Int,
-              accept: (DeviceBatch) throws -> String? = { _ in nil }) throws -> Read {
+    func read(
+        after seq: Int64, through last: Int64 = .max, hint: JournalPosition?, maxChanges: Int,
+        accept: (DeviceBatch) throws -> String? = { _ in nil }
+    ) throws -> Read {
         var result = Read()
         let segments: [JournalSegment]
         do { segments = try self.segments() } catch BackendError.corrupt(let path, let reason) {
@@ -192,7 +213,9 @@ struct DeviceJournal {
         for index in startIndex..<segments.count {
             let segment = segments[index]
             if index > startIndex && segment.firstSeq != expected {
-                result.waiting = (segment.path, "the journal continues at \(segment.firstSeq), not \(expected): a segment has not fully arrived", false)
+                result.waiting = (
+                    segment.path, "the journal continues at \(segment.firstSeq), not \(expected): a segment has not fully arrived", false
+                )
                 return result
             }
             let offset = index == startIndex && hint?.segment == segment.firstSeq ? hint!.offset : 0
@@ -209,7 +232,8 @@ struct DeviceJournal {
             for (position, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
                 defer { lineStart = position + 1 }
                 guard let batch = try? JSONCoding.decode(DeviceBatch.self, from: Array(bytes[lineStart..<position])),
-                      batch.problem(device: device) == nil else {
+                    batch.problem(device: device) == nil
+                else {
                     result.waiting = (segment.path, "line at byte \(offset + lineStart) is not a valid batch of \(device)", true)
                     return result
                 }

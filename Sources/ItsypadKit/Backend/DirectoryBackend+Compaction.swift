@@ -70,7 +70,9 @@ extension DirectoryBackend {
     private func removeAbandonedTemporaryFiles() throws -> Int {
         var directories = [path, layout.recordsDirectory, layout.assetsDirectory, layout.journalDirectory]
         for name in try files.listDirectory(layout.recordsDirectory) ?? []
-        where try NameRules.isSafeFileName(name, maxLength: NameRules.maxRecordTypeLength) && files.status(records.typeDirectory(name))?.isDirectory == true {
+        where try NameRules.isSafeFileName(name, maxLength: NameRules.maxRecordTypeLength)
+            && files.status(records.typeDirectory(name))?.isDirectory == true
+        {
             directories.append(records.typeDirectory(name))
         }
         var removed = 0

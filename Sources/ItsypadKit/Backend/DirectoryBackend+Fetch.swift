@@ -31,7 +31,9 @@ extension DirectoryBackend {
     }
 
     /// Journal changes after the token. Costs what it returns, not the size of the zone.
-    private func incrementalPage(after position: TokenContents, state: BackendState, limit: Int, stats: inout JournalReadStats) throws -> ChangesPage {
+    private func incrementalPage(
+        after position: TokenContents, state: BackendState, limit: Int, stats: inout JournalReadStats
+    ) throws -> ChangesPage {
         let read: JournalRead
         do {
             read = try journal.read(after: position.seq, from: position.hint, maxChanges: limit, stats: &stats)
@@ -48,8 +50,9 @@ extension DirectoryBackend {
             return ChangesPage(changes: [], token: position.token, moreComing: false, quarantined: read.quarantined)
         }
         let next = TokenContents(zoneID: position.zoneID, seq: last.seq, hint: last.resume)
-        return ChangesPage(changes: read.validChanges.map(Self.change(from:)), token: next.token, moreComing: read.moreComing,
-                           quarantined: read.quarantined)
+        return ChangesPage(
+            changes: read.validChanges.map(Self.change(from:)), token: next.token, moreComing: read.moreComing,
+            quarantined: read.quarantined)
     }
 
     /// Every current record (records/ plus committed batches not yet applied, overlaid in memory),
@@ -57,14 +60,17 @@ extension DirectoryBackend {
     /// while paging come with the next incremental fetch.
     /// Malformed entries (record files, unapplied journal changes) are skipped and reported, on the
     /// page where their record would have been, or on the first page when no record can be named.
-    private func fullFetchPage(zoneID: String, continuing position: TokenContents?, state: BackendState, limit: Int, stats: inout JournalReadStats) throws -> ChangesPage {
+    private func fullFetchPage(
+        zoneID: String, continuing position: TokenContents?, state: BackendState, limit: Int, stats: inout JournalReadStats
+    ) throws -> ChangesPage {
         let (storedIDs, strays) = try records.ids()
         let pending: JournalRead
         do {
             pending = try journal.read(after: state.appliedSeq, from: nil, maxChanges: nil, stats: &stats)
         } catch JournalReadError.gap(let after, let next) {
             try requireUncompacted(since: state)
-            throw BackendError.corrupt(path: layout.journalDirectory, reason: "state.json says seq \(after) is applied but the journal continues at \(next)")
+            throw BackendError.corrupt(
+                path: layout.journalDirectory, reason: "state.json says seq \(after) is applied but the journal continues at \(next)")
         }
         try requireUncompacted(since: state)
 

@@ -25,7 +25,8 @@ extension DirectoryBackend {
                 // Committed. If updating records/ fails now, readers still see the batch through the
                 // journal and the next writer rolls it forward, so this call must not report a failure.
                 try? apply(batch.changes)
-                try? BackendState(appliedSeq: batch.lastSeq, compactedThrough: state.compactedThrough).write(to: layout.stateFile, files: files)
+                try? BackendState(appliedSeq: batch.lastSeq, compactedThrough: state.compactedThrough).write(
+                    to: layout.stateFile, files: files)
                 compactIfJournalOutgrewRecords(after: batch)
             }
             return ModifyResult(saved: plan.saved, deleted: plan.deleted, failures: [])
@@ -139,8 +140,8 @@ extension DirectoryBackend {
     private func compactIfJournalOutgrewRecords(after batch: JournalBatch) {
         let interval = Int64(tuning.autoCompactionCheckInterval)
         guard tuning.autoCompaction, (batch.seq - 1) / interval != batch.lastSeq / interval,
-              let journalSize = try? journal.totalSize(), journalSize > tuning.autoCompactionThreshold,
-              let recordsSize = try? records.totalSize(), journalSize > recordsSize
+            let journalSize = try? journal.totalSize(), journalSize > tuning.autoCompactionThreshold,
+            let recordsSize = try? records.totalSize(), journalSize > recordsSize
         else { return }
         _ = try? compactHoldingLock()
     }

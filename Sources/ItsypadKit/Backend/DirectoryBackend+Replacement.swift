@@ -44,7 +44,8 @@ extension DirectoryBackend {
     /// writes only under its own; a lock file is never created in another device's folder, which
     /// only that device writes).
     private func withEveryWriterLocked(_ body: (ZoneInfo) throws -> Void) throws {
-        guard try backendDirectoryExists(), let bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else {
+        guard try backendDirectoryExists(), let bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes)
+        else {
             throw BackendError.zoneChanged
         }
         let (zone, filesFormat) = try ZoneDocument.read(bytes, path: layout.zoneFile)
@@ -53,7 +54,9 @@ extension DirectoryBackend {
         let locks = try devices.devices().filter { try files.status(devices.lockFile($0))?.isRegular == true }
             .map { try BackendLock.acquire(path: devices.lockFile($0), in: files.tree, timeout: lockTimeout) }
         try withExtendedLifetime(locks) {
-            guard let current = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { throw BackendError.zoneChanged }
+            guard let current = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else {
+                throw BackendError.zoneChanged
+            }
             let now = try ZoneDocument.read(current, path: layout.zoneFile).zone
             guard now == zone else { throw BackendError.zoneChanged }
             try body(now)

@@ -5,7 +5,9 @@ extension DirectoryBackend {
     /// committed batch appends to it) and the backend root (zone.json created or
     /// replaced). Records, state and the lock change with every sync, ours included.
     package var peerChangeSignals: [FileEvents.Watched] {
-        [FileEvents.Watched(path, names: ["zone.json", "journal"], followsSymlink: true),
-         FileEvents.Watched(layout.journalDirectory)]
+        [
+            FileEvents.Watched(path, names: ["zone.json", "journal"], followsSymlink: true),
+            FileEvents.Watched(layout.journalDirectory),
+        ]
     }
 }

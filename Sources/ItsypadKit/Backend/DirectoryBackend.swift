@@ -1,8 +1,9 @@
+import ItsypadModel
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadModel
-import ItsypadSupport
 
 /// Knobs tests turn; production uses the defaults.
 struct BackendTuning: Sendable {
@@ -55,7 +56,9 @@ public final class DirectoryBackend: SyncBackend {
         self.init(path: path, lockTimeout: lockTimeout, now: now, tuning: BackendTuning(), newZoneKeyCheckValue: newZoneKeyCheckValue)
     }
 
-    init(path: String, lockTimeout: Double, now: @escaping @Sendable () -> Int64, tuning: BackendTuning, newZoneKeyCheckValue: String? = nil) {
+    init(
+        path: String, lockTimeout: Double, now: @escaping @Sendable () -> Int64, tuning: BackendTuning, newZoneKeyCheckValue: String? = nil
+    ) {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.path = trimmed
         self.lockTimeout = lockTimeout
@@ -94,8 +97,9 @@ public final class DirectoryBackend: SyncBackend {
             if try files.status(layout.stateFile) == nil {
                 try BackendState.empty.write(to: layout.stateFile, files: files)
             }
-            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.format(keyCheckValue: newZoneKeyCheckValue), created: now(),
-                                keyCheckValue: newZoneKeyCheckValue)
+            let zone = ZoneInfo(
+                zoneID: Identifier.make().uppercased(), format: ZoneDocument.format(keyCheckValue: newZoneKeyCheckValue), created: now(),
+                keyCheckValue: newZoneKeyCheckValue)
             let document = ZoneDocument(zone)
             // Written last: zone.json marks a complete zone.
             try files.writeAtomically(try JSONCoding.encode(document), to: layout.zoneFile)
@@ -158,7 +162,8 @@ public final class DirectoryBackend: SyncBackend {
         do {
             pending = try journal.read(after: state.appliedSeq, from: nil, maxChanges: nil, stats: &stats)
         } catch JournalReadError.gap(let after, let next) {
-            throw BackendError.corrupt(path: layout.journalDirectory, reason: "state.json says seq \(after) is applied but the journal continues at \(next)")
+            throw BackendError.corrupt(
+                path: layout.journalDirectory, reason: "state.json says seq \(after) is applied but the journal continues at \(next)")
         } catch JournalReadError.compactedMeanwhile {
             throw BackendError.io("journal segment vanished while holding the lock")
         }
@@ -212,7 +217,9 @@ public final class DirectoryBackend: SyncBackend {
     public func readAsset(_ reference: AssetReference) throws -> [UInt8] {
         _ = try readZone()
         guard reference.hasValidChecksum, (0...BackendLimits.maxAssetBytes).contains(reference.size) else {
-            throw BackendError.corrupt(path: layout.assetsDirectory, reason: "invalid asset reference \(reference.fileChecksum.prefix(80)) of \(reference.size) bytes")
+            throw BackendError.corrupt(
+                path: layout.assetsDirectory,
+                reason: "invalid asset reference \(reference.fileChecksum.prefix(80)) of \(reference.size) bytes")
         }
         let assetPath = layout.assetFile(reference.fileChecksum)
         // Its size is checked before reading: a file larger than its reference says is never read.
@@ -233,7 +240,8 @@ public final class DirectoryBackend: SyncBackend {
     func missingAsset(in record: BackendRecord) throws -> String? {
         for (name, value) in record.fields.sorted(by: { $0.key < $1.key }) {
             guard case .asset(let reference) = value else { continue }
-            guard let status = try files.status(layout.assetFile(reference.fileChecksum)), status.isRegular, status.size == reference.size else {
+            guard let status = try files.status(layout.assetFile(reference.fileChecksum)), status.isRegular, status.size == reference.size
+            else {
                 return "field \(Text.quoted(name)) references asset \(reference.fileChecksum), which has not been uploaded"
             }
         }

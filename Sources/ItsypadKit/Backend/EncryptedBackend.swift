@@ -58,7 +58,8 @@ public final class EncryptedBackend: SyncBackend, SealingBackend {
                 do {
                     return .saved(try opened(stored, zoneID: zoneID))
                 } catch {
-                    quarantined.append(QuarantinedItem(id: engineID(stored.id), location: inner.location(of: stored.id), reason: "\(error)"))
+                    quarantined.append(
+                        QuarantinedItem(id: engineID(stored.id), location: inner.location(of: stored.id), reason: "\(error)"))
                     return nil
                 }
             case .deleted(let type, let name):
@@ -89,9 +90,12 @@ public final class EncryptedBackend: SyncBackend, SealingBackend {
         // The inner backend sees sealed fields only: what it would refuse in the clear is refused here.
         let problems = saves.map { NameRules.problem(with: $0.record) }
         if problems.contains(where: { $0 != nil }) {
-            let failures = zip(saves, problems).map { save, problem in
-                RecordFailure(recordType: save.record.recordType, recordName: save.record.recordName, error: problem.map { .invalid($0) } ?? .batchRequestFailed)
-            } + deletes.map { RecordFailure(recordType: $0.recordType, recordName: $0.recordName, error: .batchRequestFailed) }
+            let failures =
+                zip(saves, problems).map { save, problem in
+                    RecordFailure(
+                        recordType: save.record.recordType, recordName: save.record.recordName,
+                        error: problem.map { .invalid($0) } ?? .batchRequestFailed)
+                } + deletes.map { RecordFailure(recordType: $0.recordType, recordName: $0.recordName, error: .batchRequestFailed) }
             return ModifyResult(saved: [], deleted: [], failures: failures)
         }
         var plaintextByStoredID: [RecordID: BackendRecord] = [:]
@@ -129,7 +133,8 @@ public final class EncryptedBackend: SyncBackend, SealingBackend {
                 readable.recordName = originalName(server.recordType, server.recordName)
                 error = .serverRecordChanged(server: readable)
             }
-            return RecordFailure(recordType: failure.recordType, recordName: originalName(failure.recordType, failure.recordName), error: error)
+            return RecordFailure(
+                recordType: failure.recordType, recordName: originalName(failure.recordType, failure.recordName), error: error)
         }
         return ModifyResult(saved: saved, deleted: deleted, failures: failures)
     }
@@ -159,7 +164,8 @@ public final class EncryptedBackend: SyncBackend, SealingBackend {
         }
         guard record.recordType == Self.settingType else { return record }
         guard case .string(let name)? = record.fields.removeValue(forKey: Self.nameField),
-              cipher.hashedName(name, recordType: record.recordType) == stored.recordName else {
+            cipher.hashedName(name, recordType: record.recordType) == stored.recordName
+        else {
             throw .invalidContent("the setting's name does not match its record name")
         }
         record.recordName = name

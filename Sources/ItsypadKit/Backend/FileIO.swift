@@ -1,7 +1,8 @@
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadSupport
 
 /// The backend's file operations: those of its `FileTree` (no symlink followed, no FIFO opened,
 /// nothing reached outside the backend directory), with failures classified as the `BackendError`s
@@ -90,7 +91,9 @@ struct FileIO: Sendable {
 
     /// Truncates the file to `length` bytes and makes that durable.
     func truncate(_ path: String, to length: Int) throws {
-        guard let descriptor = try open(path, flags: O_WRONLY) else { throw Self.error(FileSystemError(path: path, code: ENOENT, operation: "truncate")) }
+        guard let descriptor = try open(path, flags: O_WRONLY) else {
+            throw Self.error(FileSystemError(path: path, code: ENOENT, operation: "truncate"))
+        }
         defer { close(descriptor) }
         guard ftruncate(descriptor, off_t(length)) == 0 else { throw Self.error(FileSystem.fail("truncate", path)) }
         try sync(descriptor, path: path)

@@ -1,8 +1,9 @@
+import ItsypadModel
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadModel
-import ItsypadSupport
 
 /// A sync backend kept in a git remote: a clone of it in the data directory (`sync/git/`) whose
 /// working tree is a backend directory, on which the engine runs exactly as on a shared folder.
@@ -112,7 +113,8 @@ public struct GitRemote {
             // A squashed history still holds, as one of its commits, the state this clone last
             // synced: local commits move onto that commit. Any other rewrite replaced the backend.
             guard let equivalent = try commit(withTreeOf: synced, in: remote),
-                  try runGit(["rebase", "-q", "--onto", equivalent, synced]).status == 0, let moved = try revision("HEAD") else {
+                try runGit(["rebase", "-q", "--onto", equivalent, synced]).status == 0, let moved = try revision("HEAD")
+            else {
                 _ = try? runGit(["rebase", "--abort"])
                 return try replaceLocal(local, with: remote)
             }
@@ -174,7 +176,9 @@ public struct GitRemote {
     /// Nil when the remote moved meanwhile (nothing was pushed); throws when the push failed
     /// otherwise, after which it may or may not have reached the remote (see `fetchedZone`).
     public func pushReplacement(from replacement: String, message: String) throws -> String? {
-        guard let head = try revision("HEAD") else { throw ItsypadError.failure("the clone of \(BackendLocation.git(url: url)) has no commit to replace") }
+        guard let head = try revision("HEAD") else {
+            throw ItsypadError.failure("the clone of \(BackendLocation.git(url: url)) has no commit to replace")
+        }
         // A separate index, so that the working tree's stays as it is until the push succeeded.
         let index = directory + "/replacement-index"
         unlink(index)
@@ -201,9 +205,13 @@ public struct GitRemote {
         guard let head = try revision("HEAD"), try revision(GitRemote.remoteBranch) == head else { return false }
         guard try revision(head + "^") != nil else { return true }
         let older = try gitOutput(["log", "--first-parent", "--format=%H %s", head + "^"]).split(separator: "\n")
-        guard let base = older.first(where: { $0.split(separator: " ", maxSplits: 1).last?.hasPrefix(GitRemote.compactionSubject) == true })
-            .map({ String($0.split(separator: " ")[0]) }), try revision(base + "^") != nil else { return true }
-        var tip = try gitOutput(["commit-tree", base + "^{tree}", "-m", "itsypad: the history through the compaction point \(base), squashed"])
+        guard
+            let base = older.first(where: { $0.split(separator: " ", maxSplits: 1).last?.hasPrefix(GitRemote.compactionSubject) == true })
+                .map({ String($0.split(separator: " ")[0]) }), try revision(base + "^") != nil
+        else { return true }
+        var tip = try gitOutput([
+            "commit-tree", base + "^{tree}", "-m", "itsypad: the history through the compaction point \(base), squashed",
+        ])
         let since = try gitOutput(["log", "--reverse", "--first-parent", "--format=%T %s", base + ".." + head]).split(separator: "\n")
         for line in since {
             let parts = line.split(separator: " ", maxSplits: 1)
@@ -245,7 +253,9 @@ public struct GitRemote {
     /// Commits unpublished, for `sync status`.
     public func unpushedCommits() -> Int? {
         let range = (try? revision(GitRemote.remoteBranch)) ?? nil
-        guard let output = try? runGit(["rev-list", "--count", "HEAD"] + (range.map { ["^" + $0] } ?? [])), output.status == 0 else { return nil }
+        guard let output = try? runGit(["rev-list", "--count", "HEAD"] + (range.map { ["^" + $0] } ?? [])), output.status == 0 else {
+            return nil
+        }
         return Int(Text.trim(output.outputText))
     }
 
@@ -285,7 +295,9 @@ public struct GitRemote {
 
     /// Whether the working tree holds nothing that HEAD does not (see `committedFile`).
     private func isCommitted() throws -> Bool {
-        guard let marker = try? FileTree.containing(committedFile).read(committedFile, limit: 64), let head = try revision("HEAD") else { return false }
+        guard let marker = try? FileTree.containing(committedFile).read(committedFile, limit: 64), let head = try revision("HEAD") else {
+            return false
+        }
         return String(decoding: marker, as: UTF8.self) == head
     }
 
@@ -365,17 +377,21 @@ public struct GitRemote {
     }
 
     /// Runs git on the clone: its working tree unless `workTree` names another, its index unless `indexFile` does.
-    func runGit(_ arguments: [String], network: Bool = false, workTree: String? = nil, indexFile: String? = nil) throws -> Subprocess.Output {
+    func runGit(_ arguments: [String], network: Bool = false, workTree: String? = nil, indexFile: String? = nil) throws -> Subprocess.Output
+    {
         guard let executable = Subprocess.find("git", searchPath: environment["PATH"]) else {
-            throw ItsypadError.failure("git is not installed (no 'git' in PATH): the sync backend \(BackendLocation.git(url: url)) needs it; local changes stay queued")
+            throw ItsypadError.failure(
+                "git is not installed (no 'git' in PATH): the sync backend \(BackendLocation.git(url: url)) needs it; local changes stay queued"
+            )
         }
         var environment = self.environment
         environment["GIT_TERMINAL_PROMPT"] = "0"
         environment["GIT_SSH_COMMAND"] = (environment["GIT_SSH_COMMAND"] ?? "ssh") + " -o BatchMode=yes"
         environment["LC_ALL"] = "C"
         if let indexFile { environment["GIT_INDEX_FILE"] = indexFile }
-        let process = Subprocess(executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
-                                 environment: environment)
+        let process = Subprocess(
+            executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
+            environment: environment)
         return try process.run(timeout: network ? timeout : max(timeout, 600))
     }
 
@@ -388,11 +404,15 @@ public struct GitRemote {
         }
         let message = output.errorSummary.isEmpty ? "git exited with status \(output.status)" : output.errorSummary
         let lowered = message.lowercased()
-        let refused = ["permission denied", "authentication failed", "host key verification failed", "could not read username",
-                       "terminal prompts disabled", "repository not found", "access denied"]
-        let unreachable = ["could not resolve", "connection refused", "connection timed out", "network is unreachable",
-                           "no route to host", "connection reset", "connection closed", "operation timed out",
-                           "failed to connect", "could not connect", "does not appear to be a git repository"]
+        let refused = [
+            "permission denied", "authentication failed", "host key verification failed", "could not read username",
+            "terminal prompts disabled", "repository not found", "access denied",
+        ]
+        let unreachable = [
+            "could not resolve", "connection refused", "connection timed out", "network is unreachable",
+            "no route to host", "connection reset", "connection closed", "operation timed out",
+            "failed to connect", "could not connect", "does not appear to be a git repository",
+        ]
         if !refused.contains(where: lowered.contains), unreachable.contains(where: lowered.contains) {
             return .temporary("git could not \(place): \(message); local changes stay queued; try again later")
         }
@@ -419,7 +439,8 @@ package struct GitStatus: Codable, Equatable {
     /// Missing or unreadable: nothing known (it is only shown by `sync status`).
     static func read(_ path: String) -> GitStatus {
         guard let bytes = try? FileTree.containing(path).read(path, limit: 64 * 1024),
-              let status = try? JSONCoding.decode(GitStatus.self, from: bytes) else { return GitStatus() }
+            let status = try? JSONCoding.decode(GitStatus.self, from: bytes)
+        else { return GitStatus() }
         return status
     }
 

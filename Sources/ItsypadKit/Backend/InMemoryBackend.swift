@@ -59,8 +59,9 @@ public final class InMemoryBackend: SyncBackend {
         let time = now()
         return storage.withLock { storage in
             if let zone = storage.zone { return zone }
-            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.format(keyCheckValue: newZoneKeyCheckValue), created: time,
-                                keyCheckValue: newZoneKeyCheckValue)
+            let zone = ZoneInfo(
+                zoneID: Identifier.make().uppercased(), format: ZoneDocument.format(keyCheckValue: newZoneKeyCheckValue), created: time,
+                keyCheckValue: newZoneKeyCheckValue)
             storage.zone = zone
             return zone
         }
@@ -142,7 +143,8 @@ public final class InMemoryBackend: SyncBackend {
         guard let asset else { throw BackendError.assetNotFound(reference.fileChecksum) }
         // Content is stored under its own checksum, so only the size in the reference can be wrong.
         guard asset.bytes.count == reference.size else {
-            throw BackendError.corrupt(path: "asset \(reference.fileChecksum)", reason: "expected \(reference.size) bytes, found \(asset.bytes.count)")
+            throw BackendError.corrupt(
+                path: "asset \(reference.fileChecksum)", reason: "expected \(reference.size) bytes, found \(asset.bytes.count)")
         }
         return asset.bytes
     }
@@ -250,8 +252,9 @@ private struct Storage {
         for checksum in abandoned {
             assets[checksum] = nil
         }
-        return CompactionReport(compactedThrough: compactedThrough, segmentsRemoved: segmentsRemoved, journalBytesRemoved: removedBytes,
-                                assetsRemoved: abandoned.count, temporaryFilesRemoved: 0)
+        return CompactionReport(
+            compactedThrough: compactedThrough, segmentsRemoved: segmentsRemoved, journalBytesRemoved: removedBytes,
+            assetsRemoved: abandoned.count, temporaryFilesRemoved: 0)
     }
 }
 

@@ -1,7 +1,8 @@
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadSupport
 
 /// One change in the journal. Its `seq` is also the change tag of the version a save wrote.
 struct JournalChange: Codable, Equatable {
@@ -21,7 +22,8 @@ struct JournalChange: Codable, Equatable {
     var id: RecordID { RecordID(recordType: recordType, recordName: recordName) }
 
     static func save(_ record: BackendRecord, seq: Int64) -> JournalChange {
-        JournalChange(seq: seq, op: .save, recordType: record.recordType, recordName: record.recordName, tag: record.recordChangeTag, record: record)
+        JournalChange(
+            seq: seq, op: .save, recordType: record.recordType, recordName: record.recordName, tag: record.recordChangeTag, record: record)
     }
 
     static func delete(_ id: RecordID, removedTag: String?, seq: Int64) -> JournalChange {
@@ -41,7 +43,9 @@ struct JournalBatch: Codable {
 
     /// The line (see `Journal.line`).
     func encodedLine() throws -> [UInt8] {
-        Journal.line(seq: seq, ["device": try JSONCoding.encode(device), "time": Array(String(time).utf8), "changes": try JSONCoding.encode(changes)])
+        Journal.line(
+            seq: seq,
+            ["device": try JSONCoding.encode(device), "time": Array(String(time).utf8), "changes": try JSONCoding.encode(changes)])
     }
 }
 
@@ -83,7 +87,10 @@ struct JournalRead {
     var validChanges: [JournalChange] { changes.compactMap(\.change) }
     /// Everything skipped: whole lines, and single changes.
     var quarantined: [QuarantinedItem] {
-        malformedLines + changes.compactMap { if case .malformed(let item) = $0.entry { return item }; return nil }
+        malformedLines
+            + changes.compactMap {
+                if case .malformed(let item) = $0.entry { return item }; return nil
+            }
     }
 }
 
@@ -173,11 +180,15 @@ struct Journal {
     func read(after seq: Int64, from hint: JournalPosition?, maxChanges: Int?, stats: inout JournalReadStats) throws -> JournalRead {
         let segments = try segments()
         if let hint, let index = segments.firstIndex(where: { $0.firstSeq == hint.segment }),
-           let result = try scan(after: seq, segments: segments, startIndex: index, startOffset: hint.offset, usingHint: true, maxChanges: maxChanges, stats: &stats) {
+            let result = try scan(
+                after: seq, segments: segments, startIndex: index, startOffset: hint.offset, usingHint: true, maxChanges: maxChanges,
+                stats: &stats)
+        {
             return result
         }
         let startIndex = segments.lastIndex { $0.firstSeq <= seq + 1 } ?? 0
-        return try scan(after: seq, segments: segments, startIndex: startIndex, startOffset: 0, usingHint: false, maxChanges: maxChanges, stats: &stats)
+        return try scan(
+            after: seq, segments: segments, startIndex: startIndex, startOffset: 0, usingHint: false, maxChanges: maxChanges, stats: &stats)
             ?? JournalRead(changes: [], moreComing: false)
     }
 
@@ -244,7 +255,9 @@ struct Journal {
                 stats.batchesDecoded += 1
                 stats.changesDecoded += batch.changes.count
                 if let expected = expectedBatchSeq, batch.seq != expected {
-                    let reason = batch.seq < expected ? "repeats seq \(batch.seq), already used" : "journal jumps from seq \(expected - 1) to \(batch.seq)"
+                    let reason =
+                        batch.seq < expected
+                        ? "repeats seq \(batch.seq), already used" : "journal jumps from seq \(expected - 1) to \(batch.seq)"
                     malformedLines.append(QuarantinedItem(id: nil, location: Self.location(segment, line.start), reason: reason))
                     if collected.isEmpty { skippedBeforeFirst = true }
                     if batch.seq < expected { continue }
@@ -427,8 +440,10 @@ struct Journal {
         }
         guard let json = try? JSONValue.parse(line) else { return malformed("not a valid journal batch (not JSON)") }
         guard let first = json["seq"]?.int64Value, NameRules.isSeq(first), case .array(let items)? = json["changes"], !items.isEmpty,
-              Int64(items.count) <= BackendLimits.maxSeq - first + 1, json["device"]?.stringValue != nil, json["time"]?.int64Value != nil else {
-            return malformed("not a valid journal batch: it needs seq (1…\(BackendLimits.maxSeq)), device, time and a non-empty changes array")
+            Int64(items.count) <= BackendLimits.maxSeq - first + 1, json["device"]?.stringValue != nil, json["time"]?.int64Value != nil
+        else {
+            return malformed(
+                "not a valid journal batch: it needs seq (1…\(BackendLimits.maxSeq)), device, time and a non-empty changes array")
         }
         var entries: [LocatedChange.Entry] = []
         entries.reserveCapacity(items.count)

@@ -8,8 +8,14 @@ extension RecordCipher {
         var plaintext = try JSONCoding.encode(record.fields)
         defer { SecureMemory.zero(&plaintext) }
         var sealed = record
-        sealed.fields = [Self.sealedFieldName: .string(try sealRecordContent(plaintext, context: Self.recordContext(zoneID: zoneID, recordType: record.recordType,
-                                                                                                                  recordName: record.recordName)))]
+        sealed.fields = [
+            Self.sealedFieldName: .string(
+                try sealRecordContent(
+                    plaintext,
+                    context: Self.recordContext(
+                        zoneID: zoneID, recordType: record.recordType,
+                        recordName: record.recordName)))
+        ]
         return sealed
     }
 
@@ -17,7 +23,8 @@ extension RecordCipher {
     /// is not what this key sealed for this zone, type and name: malformed input, never applied.
     public func open(_ record: BackendRecord, zoneID: String) throws(RecordCipherError) -> BackendRecord {
         guard record.fields.count == 1, case .string(let text)? = record.fields[Self.sealedFieldName] else { throw .notSealed }
-        var plaintext = try openRecordContent(text, context: Self.recordContext(zoneID: zoneID, recordType: record.recordType, recordName: record.recordName))
+        var plaintext = try openRecordContent(
+            text, context: Self.recordContext(zoneID: zoneID, recordType: record.recordType, recordName: record.recordName))
         defer { SecureMemory.zero(&plaintext) }
         var opened = record
         do {

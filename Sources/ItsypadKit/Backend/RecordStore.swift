@@ -68,7 +68,8 @@ struct RecordStore {
                 let recordName = fileName.hasSuffix(Self.fileExtension) ? String(fileName.dropLast(Self.fileExtension.count)) : ""
                 let id = RecordID(recordType: recordType, recordName: recordName)
                 if let problem = NameRules.problem(with: id) {
-                    strays.append(QuarantinedItem(id: nil, location: typePath + "/" + fileName, reason: "not a record file name: \(problem)"))
+                    strays.append(
+                        QuarantinedItem(id: nil, location: typePath + "/" + fileName, reason: "not a record file name: \(problem)"))
                 } else {
                     ids.append(id)
                 }
@@ -79,7 +80,9 @@ struct RecordStore {
 
     /// Writes the record file. The caller syncs the touched directories (once per batch, not per file).
     func write(_ record: BackendRecord) throws {
-        if let problem = NameRules.problem(with: record.id) { throw BackendError.corrupt(path: "\(directory)/\(record.id)", reason: problem) }
+        if let problem = NameRules.problem(with: record.id) {
+            throw BackendError.corrupt(path: "\(directory)/\(record.id)", reason: problem)
+        }
         try files.makeDirectory(typeDirectory(record.recordType))
         try files.writeAtomically(try JSONCoding.encode(record), to: path(for: record.id), syncingDirectory: false)
     }

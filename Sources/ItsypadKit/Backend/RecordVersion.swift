@@ -18,7 +18,10 @@ public struct RecordVersion: Equatable, Sendable {
     /// The version this one started from, kept to find common ancestors for three-way merges.
     public var base: RecordBase?
 
-    public init(record: BackendRecord, version: VersionVector, writer: String, isDeleted: Bool = false, isDerived: Bool = false, base: RecordBase? = nil) {
+    public init(
+        record: BackendRecord, version: VersionVector, writer: String, isDeleted: Bool = false, isDerived: Bool = false,
+        base: RecordBase? = nil
+    ) {
         self.record = record
         self.version = version
         self.writer = writer
@@ -64,7 +67,9 @@ public enum VersionHistory {
         var byVector: [VersionVector: RecordVersion] = [:]
         for version in versions {
             // The digest costs an encoding and a hash: equal contents need none.
-            if let existing = byVector[version.version], existing.hasSameContents(as: version) || existing.digest <= version.digest { continue }
+            if let existing = byVector[version.version], existing.hasSameContents(as: version) || existing.digest <= version.digest {
+                continue
+            }
             byVector[version.version] = version
         }
         let distinct = Array(byVector.values)

@@ -94,7 +94,9 @@ public struct ReplicatedChangesPage: Sendable {
     /// each stops that device's journal where it stands, and is checked again on every fetch.
     public let quarantined: [QuarantinedItem]
 
-    public init(changes: [ReplicatedChange], token: ChangeToken, moreComing: Bool, waiting: [ReplicationWait], quarantined: [QuarantinedItem] = []) {
+    public init(
+        changes: [ReplicatedChange], token: ChangeToken, moreComing: Bool, waiting: [ReplicationWait], quarantined: [QuarantinedItem] = []
+    ) {
         self.changes = changes
         self.token = token
         self.moreComing = moreComing

@@ -4,13 +4,16 @@ extension ReplicatedDirectoryBackend {
     // MARK: Writing
 
     public func modify(saves: [ReplicatedSave], deletes: [ReplicatedDelete]) throws -> ReplicatedModifyResult {
-        try DirectoryBackend.checkRequestLimits(saves: saves.map { RecordSave(record: $0.record) },
-                                                deletes: deletes.map { RecordDelete(recordType: $0.id.recordType, recordName: $0.id.recordName) })
+        try DirectoryBackend.checkRequestLimits(
+            saves: saves.map { RecordSave(record: $0.record) },
+            deletes: deletes.map { RecordDelete(recordType: $0.id.recordType, recordName: $0.id.recordName) })
         let zone = try readZone()
         guard !saves.isEmpty || !deletes.isEmpty else { return ReplicatedModifyResult(written: [], failures: []) }
         return try withOwnFolder(in: zone) { document, last in
             let time = now()
-            var plan = WritePlan(firstSeq: (last?.lastSeq ?? 0) + 1, sealed: sealer != nil) { try self.storedDocument($0, zone: zone.zoneID) }
+            var plan = WritePlan(firstSeq: (last?.lastSeq ?? 0) + 1, sealed: sealer != nil) {
+                try self.storedDocument($0, zone: zone.zoneID)
+            }
             let devices = try layout.devices()
             for save in saves {
                 try plan.add(save.record.id) { seq in try version(for: save, seq: seq, zone: zone.zoneID, time: time, devices: devices) }
@@ -40,12 +43,15 @@ extension ReplicatedDirectoryBackend {
             if siblings.contains(where: { $0.version == save.basedOn }) { return .alreadyWritten }
             vector = save.basedOn
         } else {
-            guard let advanced = save.basedOn.advanced(by: deviceID, to: seq) else { return .failed(.invalid("version \(save.basedOn) cannot be advanced by \(deviceID)")) }
+            guard let advanced = save.basedOn.advanced(by: deviceID, to: seq) else {
+                return .failed(.invalid("version \(save.basedOn) cannot be advanced by \(deviceID)"))
+            }
             vector = advanced
         }
         var record = save.record
         record.recordChangeTag = vector.tag
-        record.created = siblings.compactMap(\.record.created).min { ($0.timestamp, $0.deviceID) < ($1.timestamp, $1.deviceID) }
+        record.created =
+            siblings.compactMap(\.record.created).min { ($0.timestamp, $0.deviceID) < ($1.timestamp, $1.deviceID) }
             ?? Stamp(timestamp: time, deviceID: deviceID)
         // A derived merge takes its siblings' latest stamp, so that two devices write the same bytes.
         let latest = siblings.compactMap(\.record.modified).max { ($0.timestamp, $0.deviceID) < ($1.timestamp, $1.deviceID) }
@@ -58,9 +64,12 @@ extension ReplicatedDirectoryBackend {
         if let problem = NameRules.problem(with: delete.id) { return .failed(.invalid(problem)) }
         let siblings = VersionHistory.siblings(try versions(of: delete.id, zone: zone))
         if siblings.contains(where: { !delete.basedOn.covers($0.version) }) { return .failed(.concurrentVersions(siblings)) }
-        guard let vector = delete.basedOn.advanced(by: deviceID, to: seq) else { return .failed(.invalid("version \(delete.basedOn) cannot be advanced by \(deviceID)")) }
-        let record = BackendRecord(recordName: delete.id.recordName, recordType: delete.id.recordType, recordChangeTag: vector.tag,
-                                   created: siblings.first?.record.created, modified: Stamp(timestamp: time, deviceID: deviceID))
+        guard let vector = delete.basedOn.advanced(by: deviceID, to: seq) else {
+            return .failed(.invalid("version \(delete.basedOn) cannot be advanced by \(deviceID)"))
+        }
+        let record = BackendRecord(
+            recordName: delete.id.recordName, recordType: delete.id.recordType, recordChangeTag: vector.tag,
+            created: siblings.first?.record.created, modified: Stamp(timestamp: time, deviceID: deviceID))
         return .write(RecordVersion(record: record, version: vector, writer: deviceID, isDeleted: true))
     }
 
@@ -83,20 +92,28 @@ extension ReplicatedDirectoryBackend {
         // checked after reading everything this copy holds; a device whose files still wait is left
         // out, and the rest read again.
         while !reads.isEmpty {
-            let positions = try readPage(from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: .max, collecting: false).positions
+            let positions = try readPage(
+                from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: .max, collecting: false
+            ).positions
             guard let (device, files) = reads.filter({ !$0.value.isSatisfied(by: positions) }).min(by: { $0.key < $1.key }) else { break }
             let (needed, seq) = files.requires.sorted { $0.key < $1.key }.first { (positions[$0.key]?.seq ?? 0) < $0.value }!
-            waiting[device] = ReplicationWait(path: relative(layout.journalDirectory(device)), reason: "the record files of \(device) wait for change \(seq) of \(needed)")
+            waiting[device] = ReplicationWait(
+                path: relative(layout.journalDirectory(device)), reason: "the record files of \(device) wait for change \(seq) of \(needed)"
+            )
             reads[device] = nil
         }
-        return try readPage(from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: limit, collecting: true).page
+        return try readPage(
+            from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: limit, collecting: true
+        ).page
     }
 
     /// One page read from `start`: the devices in `restarting` from their record files, the others'
     /// journals from their positions; devices in `waiting` are not read. Without `collecting`, only
     /// the positions reached count (the page has no changes).
-    private func readPage(from start: ReplicatedToken, restarting: [String: RecordFilesRead], waiting restartWaits: [String: ReplicationWait],
-                          devices: [String], zone: String, limit: Int, collecting: Bool) throws -> (page: ReplicatedChangesPage, positions: [String: ReplicatedToken.Position]) {
+    private func readPage(
+        from start: ReplicatedToken, restarting: [String: RecordFilesRead], waiting restartWaits: [String: ReplicationWait],
+        devices: [String], zone: String, limit: Int, collecting: Bool
+    ) throws -> (page: ReplicatedChangesPage, positions: [String: ReplicatedToken.Position]) {
         var position = start
         var budget = max(1, limit)
         var order: [RecordID] = []
@@ -147,8 +164,9 @@ extension ReplicatedDirectoryBackend {
                             guard let opened = try readVersion(document, writer: device) else { continue }
                             version = opened
                         } catch {
-                            unreadable[change.id] = QuarantinedItem(id: change.id, location: relative(layout.recordFile(change.id, device: device)),
-                                                                    reason: error.description)
+                            unreadable[change.id] = QuarantinedItem(
+                                id: change.id, location: relative(layout.recordFile(change.id, device: device)),
+                                reason: error.description)
                             continue
                         }
                         if read[change.id] == nil { order.append(change.id) }
@@ -173,13 +191,18 @@ extension ReplicatedDirectoryBackend {
         // The record files of the restarted devices were read above: only the others' are read again.
         let unread = devices.filter { restarting[$0] == nil }
         let writers = collecting ? try self.writers(of: order.count) : nil
-        let changes: [ReplicatedChange] = try !collecting ? [] : order.map { id in
-            let files = writers.map { writers in unread.filter { writers[id]?.contains($0) == true } } ?? unread
-            return ReplicatedChange(id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone, devices: files) + read[id, default: []]))
-        }
-        let page = ReplicatedChangesPage(changes: changes, token: position.token, moreComing: moreComing,
-                                         waiting: waiting.sorted { $0.key < $1.key }.map(\.value),
-                                         quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value) + unreadable.sorted { $0.key < $1.key }.map(\.value))
+        let changes: [ReplicatedChange] =
+            try !collecting
+            ? []
+            : order.map { id in
+                let files = writers.map { writers in unread.filter { writers[id]?.contains($0) == true } } ?? unread
+                return ReplicatedChange(
+                    id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone, devices: files) + read[id, default: []]))
+            }
+        let page = ReplicatedChangesPage(
+            changes: changes, token: position.token, moreComing: moreComing,
+            waiting: waiting.sorted { $0.key < $1.key }.map(\.value),
+            quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value) + unreadable.sorted { $0.key < $1.key }.map(\.value))
         return (page, position.positions)
     }
 
@@ -206,7 +229,9 @@ private struct WritePlan {
     var changes: [DeviceChange] = []
     var written: [RecordVersion] = []
     var outcomes: [(id: RecordID, error: ReplicatedRecordError?)] = []
-    var failures: [ReplicatedFailure] { outcomes.compactMap { outcome in outcome.error.map { ReplicatedFailure(id: outcome.id, error: $0) } } }
+    var failures: [ReplicatedFailure] {
+        outcomes.compactMap { outcome in outcome.error.map { ReplicatedFailure(id: outcome.id, error: $0) } }
+    }
 
     init(firstSeq: Int64, sealed: Bool, store: @escaping (RecordVersion) throws -> VersionDocument) {
         self.firstSeq = firstSeq

@@ -35,9 +35,13 @@ extension ReplicatedDirectoryBackend {
     ///
     /// Returns the drops and how far it looked: a device whose record files could not be read yet
     /// (not fully arrived) is looked at again next time.
-    private func supersededVersions(after previous: String?, through read: ReplicatedToken, zone: String)
-        throws -> (drops: [(RecordID, DropDocument)], collected: ReplicatedToken) {
-        let start = previous.flatMap { try? ReplicatedToken(decoding: ChangeToken(rawValue: $0), zoneID: zone) } ?? ReplicatedToken(zoneID: zone)
+    private func supersededVersions(
+        after previous: String?, through read: ReplicatedToken, zone: String
+    )
+        throws -> (drops: [(RecordID, DropDocument)], collected: ReplicatedToken)
+    {
+        let start =
+            previous.flatMap { try? ReplicatedToken(decoding: ChangeToken(rawValue: $0), zoneID: zone) } ?? ReplicatedToken(zoneID: zone)
         var covering: [RecordID: [(version: RecordVersion, source: JournalSource)]] = [:]
         var recordFiles: [String: [RecordID: String]]?
         var collected = read
@@ -48,8 +52,11 @@ extension ReplicatedDirectoryBackend {
                 if recordFiles == nil { recordFiles = try recordFilesByDevice() }
                 // No record file of this device (which only it writes, under the lock held here): nothing to supersede.
                 guard recordFiles?[deviceID]?.isEmpty == false else { continue }
-                guard case .success(let files) = try readRecordFiles(of: device, checkpoint: checkpoint.segment, files: recordFiles?[device] ?? [:], zone: zone),
-                      files.position.seq <= end.seq, files.isSatisfied(by: read.positions) else {
+                guard
+                    case .success(let files) = try readRecordFiles(
+                        of: device, checkpoint: checkpoint.segment, files: recordFiles?[device] ?? [:], zone: zone),
+                    files.position.seq <= end.seq, files.isSatisfied(by: read.positions)
+                else {
                     collected.positions[device] = start.positions[device]
                     continue
                 }
@@ -69,7 +76,8 @@ extension ReplicatedDirectoryBackend {
         var drops: [(RecordID, DropDocument)] = []
         for (id, candidates) in covering.sorted(by: { $0.key < $1.key }) {
             guard let own = try ownVersion(of: id, zone: zone),
-                  let winner = candidates.last(where: { Self.supersedes($0.version, own) }) else { continue }
+                let winner = candidates.last(where: { Self.supersedes($0.version, own) })
+            else { continue }
             drops.append((id, DropDocument(version: own.version.tag, coveredBy: winner.source)))
         }
         return (drops, collected)
@@ -109,14 +117,17 @@ extension ReplicatedDirectoryBackend {
     /// The tombstones this device wrote after `swept` and up to `acknowledged`: from its journal, and
     /// from its record files when the journal was compacted since (its record files stand for the
     /// lines removed; only then is `records/` walked).
-    private func ownTombstones(after swept: Int64, through acknowledged: Int64, zone: String) throws -> [(id: RecordID, seq: Int64, version: String)] {
+    private func ownTombstones(
+        after swept: Int64, through acknowledged: Int64, zone: String
+    ) throws -> [(id: RecordID, seq: Int64, version: String)] {
         let journal = journal(of: deviceID)
         var tombstones: [(id: RecordID, seq: Int64, version: String)] = []
         var readFrom = swept
         if let checkpoint = try journal.checkpoint(), swept < checkpoint.batch.seq {
             for (id, file) in (try recordFilesByDevice()[deviceID] ?? [:]).sorted(by: { $0.key < $1.key }) {
                 guard let own = try version(in: file, of: id, writer: deviceID, zone: zone), own.isDeleted,
-                      let seq = own.version.entries[deviceID], seq > swept, seq <= acknowledged else { continue }
+                    let seq = own.version.entries[deviceID], seq > swept, seq <= acknowledged
+                else { continue }
                 tombstones.append((id, seq, own.version.tag))
             }
             readFrom = checkpoint.batch.seq
@@ -155,7 +166,9 @@ extension ReplicatedDirectoryBackend {
         while start < drops.endIndex {
             let chunk = drops[start..<min(drops.endIndex, start + BackendLimits.maxRecordsPerRequest)]
             let firstSeq = (last?.lastSeq ?? 0) + 1
-            let changes = chunk.enumerated().map { offset, drop in DeviceChange(seq: firstSeq + Int64(offset), op: .drop, id: drop.0, drop: drop.1) }
+            let changes = chunk.enumerated().map { offset, drop in
+                DeviceChange(seq: firstSeq + Int64(offset), op: .drop, id: drop.0, drop: drop.1)
+            }
             last = try commit(changes, after: last, zone: zone, document: &document)
             start = chunk.endIndex
         }

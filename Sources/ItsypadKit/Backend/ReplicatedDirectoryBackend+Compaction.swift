@@ -14,17 +14,19 @@ extension ReplicatedDirectoryBackend {
         guard everything.waiting == nil, let last = everything.batches.last?.batch else { return nil }
         let requires = Self.requirements(of: everything.batches.map(\.batch))
         let seq = last.lastSeq + 1
-        let checkpoint = DeviceBatch(seq: seq, device: deviceID, instance: instance, zone: zone, time: now(),
-                                     changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: requires))],
-                                     files: last.files)
+        let checkpoint = DeviceBatch(
+            seq: seq, device: deviceID, instance: instance, zone: zone, time: now(),
+            changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: requires))],
+            files: last.files)
         try journal.append(checkpoint, startingSegment: true)
         document.appliedSeq = seq
         try writeDeviceDocument(document)
         // Readers that find the old segments gone read this device's record files from the checkpoint on.
         for segment in segments { try files.removeFile(segment.path) }
         try files.syncDirectory(layout.journalDirectory(deviceID))
-        return CompactionReport(compactedThrough: last.lastSeq, segmentsRemoved: segments.count, journalBytesRemoved: sizes.reduce(0, +),
-                                assetsRemoved: 0, temporaryFilesRemoved: 0)
+        return CompactionReport(
+            compactedThrough: last.lastSeq, segmentsRemoved: segments.count, journalBytesRemoved: sizes.reduce(0, +),
+            assetsRemoved: 0, temporaryFilesRemoved: 0)
     }
 
     /// Per device, the furthest change that a checkpoint or a drop among `batches` waited for.
@@ -57,8 +59,11 @@ extension ReplicatedDirectoryBackend {
     /// before its checkpoint. The files count as read only when their digest equals the `files` of
     /// a line from the checkpoint on; otherwise some have not arrived or are half replicated, and
     /// this returns why it waits.
-    func readRecordFiles(of device: String, checkpoint: JournalSegment, files: [RecordID: String], zone: String)
-        throws -> Result<RecordFilesRead, ReplicationWait> {
+    func readRecordFiles(
+        of device: String, checkpoint: JournalSegment, files: [RecordID: String], zone: String
+    )
+        throws -> Result<RecordFilesRead, ReplicationWait>
+    {
         var versions: [RecordVersion] = []
         var digest = FilesDigest()
         for (id, file) in files.sorted(by: { $0.key < $1.key }) {
@@ -68,22 +73,29 @@ extension ReplicatedDirectoryBackend {
         }
         let lines = try journal(of: device).read(after: checkpoint.firstSeq - 1, hint: nil, maxChanges: .max).batches
         guard let match = lines.lastIndex(where: { $0.batch.files == digest.hex }) else {
-            return .failure(ReplicationWait(path: relative(checkpoint.path), reason: "the record files of \(device) do not match its journal yet"))
+            return .failure(
+                ReplicationWait(path: relative(checkpoint.path), reason: "the record files of \(device) do not match its journal yet"))
         }
-        return .success(RecordFilesRead(versions: versions, position: ReplicatedToken.Position(seq: lines[match].batch.lastSeq, resume: lines[match].resume),
-                                        requires: Self.requirements(of: lines[...match].map(\.batch))))
+        return .success(
+            RecordFilesRead(
+                versions: versions, position: ReplicatedToken.Position(seq: lines[match].batch.lastSeq, resume: lines[match].resume),
+                requires: Self.requirements(of: lines[...match].map(\.batch))))
     }
 
     /// The devices whose journals no longer start where `token` is, read from their record files
     /// (a device whose files do not match its journal yet waits). Whether the others' positions meet
     /// each one's requirements is for the caller to check once it has read them.
-    func restartFromRecordFiles(_ token: ReplicatedToken, devices: [String], zone: String)
-        throws -> (reads: [String: RecordFilesRead], waiting: [String: ReplicationWait]) {
+    func restartFromRecordFiles(
+        _ token: ReplicatedToken, devices: [String], zone: String
+    )
+        throws -> (reads: [String: RecordFilesRead], waiting: [String: ReplicationWait])
+    {
         var reads: [String: RecordFilesRead] = [:]
         var waiting: [String: ReplicationWait] = [:]
         var files: [String: [RecordID: String]]?
         for device in devices {
-            guard let checkpoint = try journal(of: device).checkpoint(), (token.positions[device]?.seq ?? 0) < checkpoint.batch.seq - 1 else { continue }
+            guard let checkpoint = try journal(of: device).checkpoint(), (token.positions[device]?.seq ?? 0) < checkpoint.batch.seq - 1
+            else { continue }
             if files == nil { files = try recordFilesByDevice() }
             switch try readRecordFiles(of: device, checkpoint: checkpoint.segment, files: files?[device] ?? [:], zone: zone) {
             case .success(let read): reads[device] = read
@@ -100,12 +112,15 @@ extension ReplicatedDirectoryBackend {
     /// record name hashes to, where readers of that record look.
     func recordFilesByDevice(in layout: ReplicatedLayout) throws -> [String: [RecordID: String]] {
         var result: [String: [RecordID: String]] = [:]
-        for type in try files.listDirectory(layout.recordsDirectory) ?? [] where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
+        for type in try files.listDirectory(layout.recordsDirectory) ?? []
+        where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
             for (folder, bucket) in try layout.recordFolders(ofType: type, files: files) {
                 for file in try files.listDirectory(folder) ?? [] {
                     guard let (name, device) = ReplicatedLayout.recordFile(named: file) else { continue }
                     let id = RecordID(recordType: type, recordName: name)
-                    guard NameRules.problem(with: id) == nil, bucket.map({ $0 == ReplicatedLayout.bucket(of: name) }) ?? true else { continue }
+                    guard NameRules.problem(with: id) == nil, bucket.map({ $0 == ReplicatedLayout.bucket(of: name) }) ?? true else {
+                        continue
+                    }
                     result[device, default: [:]][id] = folder + "/" + file
                 }
             }

@@ -12,15 +12,21 @@ extension ReplicatedDirectoryBackend {
         let old = DirectoryBackend(path: path, lockTimeout: lockTimeout, now: now, tuning: BackendTuning())
         try old.withWriteLock {
             guard let bytes = try files.readFileIfExists(layout.zoneFile),
-                  case let zone = try ZoneDocument.parse(bytes, path: layout.zoneFile, layouts: ReplicatedLayout.formats).zone, zone.format == 1 else { return }
+                case let zone = try ZoneDocument.parse(bytes, path: layout.zoneFile, layouts: ReplicatedLayout.formats).zone,
+                zone.format == 1
+            else { return }
             _ = try old.prepareForWrite()
             try files.removeTree(layout.devicesDirectory)
             let converted = ZoneInfo(zoneID: zone.zoneID, format: layout.filesFormat, created: zone.created)
-            for directory in [layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID), layout.assetsDirectory(deviceID)] {
+            for directory in [
+                layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID),
+                layout.assetsDirectory(deviceID),
+            ] {
                 try files.makeDirectory(directory)
             }
-            var document = DeviceDocument(format: layout.filesFormat, deviceID: deviceID, instance: instance, name: deviceName, zoneID: converted.zoneID,
-                                          zoneCreated: converted.created, created: now(), lastSync: nil, appliedSeq: 0, seen: [:])
+            var document = DeviceDocument(
+                format: layout.filesFormat, deviceID: deviceID, instance: instance, name: deviceName, zoneID: converted.zoneID,
+                zoneCreated: converted.created, created: now(), lastSync: nil, appliedSeq: 0, seen: [:])
             try appendFormat1Records(old.records, zone: converted.zoneID)
             try writeDeviceDocument(document)
             try files.writeAtomically(try JSONCoding.encode(ZoneDocument(converted)), to: layout.zoneFile)
@@ -40,7 +46,9 @@ extension ReplicatedDirectoryBackend {
         var seq: Int64 = 1
         func flush() throws {
             guard let first = changes.first else { return }
-            try journal.append(DeviceBatch(seq: first.seq, device: deviceID, instance: instance, zone: zone, time: now(), changes: changes, files: digest.hex))
+            try journal.append(
+                DeviceBatch(
+                    seq: first.seq, device: deviceID, instance: instance, zone: zone, time: now(), changes: changes, files: digest.hex))
             changes = []
             bytes = 0
         }
@@ -68,7 +76,8 @@ extension ReplicatedDirectoryBackend {
         let target = layout.assetFile(deviceID, reference.fileChecksum)
         guard try files.status(target) == nil, try files.status(source)?.isRegular == true else { return }
         // A copy where the file system cannot link.
-        if (try? files.link(source, to: target)) == nil, let bytes = try files.readFileIfExists(source, limit: BackendLimits.maxAssetBytes) {
+        if (try? files.link(source, to: target)) == nil, let bytes = try files.readFileIfExists(source, limit: BackendLimits.maxAssetBytes)
+        {
             try files.writeAtomically(bytes, to: target)
         }
     }
@@ -79,7 +88,8 @@ extension ReplicatedDirectoryBackend {
     /// removal has not finished.
     func removeFormat1Files() throws {
         let devices = Set(try layout.devices())
-        for type in try files.listDirectory(layout.recordsDirectory) ?? [] where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
+        for type in try files.listDirectory(layout.recordsDirectory) ?? []
+        where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
             let directory = layout.recordTypeDirectory(type)
             for name in try files.listDirectory(directory) ?? [] where name.hasSuffix(".json") && !name.hasPrefix(".") {
                 if let file = ReplicatedLayout.recordFile(named: name), devices.contains(file.device) { continue }

@@ -38,16 +38,21 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// `cipher`: the key of an encrypted zone (one this backend creates is encrypted with it).
     /// An encrypted zone stores the device's id where `device.json` names the device: the name is
     /// a setting value, which encryption hides.
-    public convenience init(path: String, deviceID: String, instance: String, deviceName: String, cipher: RecordCipher? = nil,
-                            lockTimeout: Double = 10, now: @escaping @Sendable () -> Int64 = { Time.now() }) {
-        self.init(path: path, deviceID: deviceID, instance: instance, deviceName: deviceName, sealer: cipher.map(VersionSealer.init),
-                  lockTimeout: lockTimeout, now: now, segmentSizeLimit: 4 * 1024 * 1024, compactionThreshold: 1024 * 1024)
+    public convenience init(
+        path: String, deviceID: String, instance: String, deviceName: String, cipher: RecordCipher? = nil,
+        lockTimeout: Double = 10, now: @escaping @Sendable () -> Int64 = { Time.now() }
+    ) {
+        self.init(
+            path: path, deviceID: deviceID, instance: instance, deviceName: deviceName, sealer: cipher.map(VersionSealer.init),
+            lockTimeout: lockTimeout, now: now, segmentSizeLimit: 4 * 1024 * 1024, compactionThreshold: 1024 * 1024)
     }
 
     /// `filesFormat`: where record files go (`ReplicatedLayout.formats`); by default, as the
     /// `zone.json` in `path` says.
-    init(path: String, deviceID: String, instance: String, deviceName: String, sealer: VersionSealer? = nil, lockTimeout: Double,
-         now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int, compactionThreshold: Int, filesFormat: Int? = nil) {
+    init(
+        path: String, deviceID: String, instance: String, deviceName: String, sealer: VersionSealer? = nil, lockTimeout: Double,
+        now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int, compactionThreshold: Int, filesFormat: Int? = nil
+    ) {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.path = trimmed
         self.deviceID = deviceID
@@ -74,10 +79,13 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             return zone
         }
         try files.makeDirectory(path)
-        let created = ZoneInfo(zoneID: Identifier.make().uppercased(), format: sealer == nil ? layout.filesFormat : ZoneDocument.encryptedFormat,
-                               created: now(), keyCheckValue: sealer?.keyCheckValue)
+        let created = ZoneInfo(
+            zoneID: Identifier.make().uppercased(), format: sealer == nil ? layout.filesFormat : ZoneDocument.encryptedFormat,
+            created: now(), keyCheckValue: sealer?.keyCheckValue)
         // Exclusive: in a coherent folder two devices creating at once get one zone.
-        let zone = try createExclusively(try JSONCoding.encode(ZoneDocument(created, layout: layout.filesFormat)), at: layout.zoneFile) ? created : try readZone()
+        let zone =
+            try createExclusively(try JSONCoding.encode(ZoneDocument(created, layout: layout.filesFormat)), at: layout.zoneFile)
+            ? created : try readZone()
         try prepareDeviceFolder(zone: zone)
         return zone
     }
@@ -118,10 +126,13 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         // `--encrypt` and each rotation makes a new key), and a device of a zone that was replaced
         // (a key rotation) names the old zone until it joins the new one.
         for device in try layout.devices() {
-            guard let document = try? deviceDocument(of: device), let created = document.zoneCreated, document.zoneKeyCheckValue == written.keyCheckValue,
-                  NameRules.isZoneID(document.zoneID), document.zoneID < winner.zoneID, ReplicatedLayout.formats.contains(document.format) else { continue }
-            winner = ZoneInfo(zoneID: document.zoneID, format: written.isEncrypted ? written.format : document.format, created: created,
-                              keyCheckValue: written.keyCheckValue)
+            guard let document = try? deviceDocument(of: device), let created = document.zoneCreated,
+                document.zoneKeyCheckValue == written.keyCheckValue,
+                NameRules.isZoneID(document.zoneID), document.zoneID < winner.zoneID, ReplicatedLayout.formats.contains(document.format)
+            else { continue }
+            winner = ZoneInfo(
+                zoneID: document.zoneID, format: written.isEncrypted ? written.format : document.format, created: created,
+                keyCheckValue: written.keyCheckValue)
             winnerLayout = document.format
         }
         if winner != written || winnerLayout != writtenLayout {
@@ -129,7 +140,8 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         }
         // Another device created the zone as this backend was opened, with the other placement.
         guard winnerLayout == layout.filesFormat else {
-            throw BackendError.unavailable("\(layout.zoneFile) changed while the backend was open (another device created the zone); try again")
+            throw BackendError.unavailable(
+                "\(layout.zoneFile) changed while the backend was open (another device created the zone); try again")
         }
         return winner
     }
@@ -170,8 +182,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// This device's folders and `device.json`; moves this device's data into `zone` if it wrote
     /// into a zone that lost (see `existingZone`).
     private func prepareDeviceFolder(zone: ZoneInfo) throws {
-        for directory in [layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID),
-                          layout.assetsDirectory(deviceID), layout.recordsDirectory] {
+        for directory in [
+            layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID),
+            layout.assetsDirectory(deviceID), layout.recordsDirectory,
+        ] {
             try files.makeDirectory(directory)
         }
         // A folder already in this zone needs no write: checked without the lock, which only writes
@@ -188,9 +202,11 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         }
         try withDeviceLock {
             guard try files.status(layout.deviceFile(deviceID)) != nil else {
-                return try writeDeviceDocument(DeviceDocument(format: layout.filesFormat, deviceID: deviceID, instance: instance, name: deviceName,
-                                                              zoneID: zone.zoneID, zoneCreated: zone.created, zoneKeyCheckValue: zone.keyCheckValue,
-                                                              created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
+                return try writeDeviceDocument(
+                    DeviceDocument(
+                        format: layout.filesFormat, deviceID: deviceID, instance: instance, name: deviceName,
+                        zoneID: zone.zoneID, zoneCreated: zone.created, zoneKeyCheckValue: zone.keyCheckValue,
+                        created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
             }
             var document = try deviceDocument()
             let last = try journal(of: deviceID).last()
@@ -212,10 +228,12 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             throw ReplicationError.deviceIDInUse("\(folder)/journal ends with a line of instance \(last.instance), not \(instance)")
         }
         if (last?.lastSeq ?? 0) < document.appliedSeq {
-            throw ReplicationError.deviceIDInUse("\(folder)/journal ends at \((last?.lastSeq ?? 0)), before \(document.appliedSeq), which this device wrote")
+            throw ReplicationError.deviceIDInUse(
+                "\(folder)/journal ends at \((last?.lastSeq ?? 0)), before \(document.appliedSeq), which this device wrote")
         }
         for directory in [layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID)] {
-            for name in try files.listDirectory(directory) ?? [] where name.contains(".sync-conflict-") || name.contains("conflicted copy") {
+            for name in try files.listDirectory(directory) ?? [] where name.contains(".sync-conflict-") || name.contains("conflicted copy")
+            {
                 throw ReplicationError.deviceIDInUse("the service made a conflict copy of \(folder)'s files: \(name)")
             }
         }
@@ -233,9 +251,11 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             for file in (files[deviceID] ?? [:]).values { try self.files.removeFile(file) }
         }
         let seq = try journal.lastSeq() + 1
-        try journal.append(DeviceBatch(seq: seq, device: deviceID, instance: instance, zone: zone.zoneID, time: now(),
-                                       changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))],
-                                       files: FilesDigest().hex), startingSegment: true)
+        try journal.append(
+            DeviceBatch(
+                seq: seq, device: deviceID, instance: instance, zone: zone.zoneID, time: now(),
+                changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))],
+                files: FilesDigest().hex), startingSegment: true)
         for segment in segments { try files.removeFile(segment.path) }
         document.zoneID = zone.zoneID
         document.zoneCreated = zone.created
@@ -257,14 +277,18 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     func deviceDocument(of device: String) throws -> DeviceDocument {
         let file = layout.deviceFile(device)
         guard let status = try files.status(file), !status.isDirectory else { throw BackendError.zoneNotFound }
-        guard status.size <= Self.maxDeviceFileBytes else { throw BackendError.corrupt(path: file, reason: "larger than \(Self.maxDeviceFileBytes) bytes") }
+        guard status.size <= Self.maxDeviceFileBytes else {
+            throw BackendError.corrupt(path: file, reason: "larger than \(Self.maxDeviceFileBytes) bytes")
+        }
         guard let bytes = try files.readFileIfExists(file, limit: Self.maxDeviceFileBytes) else { throw BackendError.zoneNotFound }
         let document: DeviceDocument
         do { document = try JSONCoding.decode(DeviceDocument.self, from: bytes) } catch {
             throw BackendError.corrupt(path: file, reason: JSONCoding.describe(error))
         }
-        guard document.deviceID == device, document.seen.count <= VersionVector.maxEntries, document.zoneKeyCheckValue.map(ZoneDocument.isKeyCheckValue) ?? true,
-              document.seen.allSatisfy({ VersionVector.isDeviceID($0.key) && (0..<VersionVector.maxSequence).contains($0.value) }) else {
+        guard document.deviceID == device, document.seen.count <= VersionVector.maxEntries,
+            document.zoneKeyCheckValue.map(ZoneDocument.isKeyCheckValue) ?? true,
+            document.seen.allSatisfy({ VersionVector.isDeviceID($0.key) && (0..<VersionVector.maxSequence).contains($0.value) })
+        else {
             throw BackendError.corrupt(path: file, reason: "not the document of device \(device)")
         }
         return document
@@ -369,7 +393,8 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// and so are versions that do not open in an encrypted zone.
     func version(in file: String, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
         guard let document = try versionDocument(in: file, zone: zone), let version = try? readVersion(document, writer: writer),
-              version.record.id == id else { return nil }
+            version.record.id == id
+        else { return nil }
         return version
     }
 
@@ -379,8 +404,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         let found: FileStatus?
         do { found = try files.status(file) } catch BackendError.corrupt { return nil }
         guard let status = found, status.isRegular, status.size <= Self.maxRecordFileBytes,
-              let bytes = try? files.readFileIfExists(file, limit: Self.maxRecordFileBytes), let document = try? JSONCoding.decode(VersionDocument.self, from: bytes),
-              document.zone == zone else { return nil }
+            let bytes = try? files.readFileIfExists(file, limit: Self.maxRecordFileBytes),
+            let document = try? JSONCoding.decode(VersionDocument.self, from: bytes),
+            document.zone == zone
+        else { return nil }
         return document
     }
 
@@ -428,8 +455,9 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             if let own = try ownVersion(of: id, zone: zone) { digest.toggle(id, version: own.version.tag) }
             if let version = change.version { digest.toggle(id, version: version.version) }
         }
-        let batch = DeviceBatch(seq: (last?.lastSeq ?? 0) + 1, device: deviceID, instance: instance, zone: zone, time: now(),
-                                changes: changes, files: digest.hex)
+        let batch = DeviceBatch(
+            seq: (last?.lastSeq ?? 0) + 1, device: deviceID, instance: instance, zone: zone, time: now(),
+            changes: changes, files: digest.hex)
         try journal(of: deviceID).append(batch)
         if (try? writeRecordFiles(batch)) != nil {
             document.appliedSeq = batch.lastSeq
@@ -474,8 +502,9 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         for device in [deviceID] + (try layout.devices()) {
             let file = layout.assetFile(device, reference.fileChecksum)
             guard (try files.status(file))?.size == reference.size,
-                  let bytes = try? files.readFileIfExists(file, limit: BackendLimits.maxAssetBytes), bytes.count == reference.size,
-                  SHA256.hexDigest(of: bytes) == reference.fileChecksum else { continue }
+                let bytes = try? files.readFileIfExists(file, limit: BackendLimits.maxAssetBytes), bytes.count == reference.size,
+                SHA256.hexDigest(of: bytes) == reference.fileChecksum
+            else { continue }
             guard let sealer else { return bytes }
             do {
                 return try sealer.cipher.openAsset(bytes, zoneID: zone.zoneID)

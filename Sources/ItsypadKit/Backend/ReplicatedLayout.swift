@@ -62,7 +62,10 @@ package struct ReplicatedLayout {
     static func bucket(of recordName: String) -> String { String(SHA256.hexDigest(of: Array(recordName.utf8)).prefix(2)) }
 
     static func isBucket(_ name: String) -> Bool {
-        name.utf8.count == 2 && name.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+        name.utf8.count == 2
+            && name.utf8.allSatisfy {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+            }
     }
 
     /// The format whose files the backend in `root` uses, by its `zone.json`: `flatFormat` for a
@@ -72,7 +75,8 @@ package struct ReplicatedLayout {
     static func filesFormat(at root: String) -> Int {
         let zoneFile = root + "/zone.json"
         guard let bytes = try? FileTree.containing(zoneFile).read(zoneFile, limit: BackendLimits.maxSmallFileBytes),
-              let (_, layout) = try? ZoneDocument.read(bytes, path: zoneFile), layout == flatFormat else { return format }
+            let (_, layout) = try? ZoneDocument.read(bytes, path: zoneFile), layout == flatFormat
+        else { return format }
         return flatFormat
     }
 
@@ -149,7 +153,8 @@ struct VersionDocument: Codable, Equatable {
     /// tombstone with fields other than its seal).
     func recordVersion(writer: String) -> RecordVersion? {
         guard let vector = VersionVector(tag: version), !vector.isEmpty, record.recordChangeTag == version,
-              NameRules.problem(with: record) == nil, !deleted || record.fields.keys.allSatisfy({ $0 == RecordCipher.sealedFieldName }) else { return nil }
+            NameRules.problem(with: record) == nil, !deleted || record.fields.keys.allSatisfy({ $0 == RecordCipher.sealedFieldName })
+        else { return nil }
         var recordBase: RecordBase?
         if let base {
             guard let baseVector = VersionVector(tag: base.version) else { return nil }

@@ -33,8 +33,9 @@ struct ReplicatedToken: Equatable {
         for entry in parts[2].split(separator: "/") {
             let fields = entry.split(separator: ".", omittingEmptySubsequences: false)
             guard fields.count == 4, VersionVector.isDeviceID(fields[0]), positions[String(fields[0])] == nil,
-                  let seq = Int64(fields[1]), (0..<VersionVector.maxSequence).contains(seq),
-                  let segment = Int64(fields[2]), segment >= 0, let offset = Int(fields[3]), offset >= 0 else {
+                let seq = Int64(fields[1]), (0..<VersionVector.maxSequence).contains(seq),
+                let segment = Int64(fields[2]), segment >= 0, let offset = Int(fields[3]), offset >= 0
+            else {
                 throw BackendError.tokenExpired
             }
             positions[String(fields[0])] = Position(seq: seq, resume: segment > 0 ? JournalPosition(segment: segment, offset: offset) : nil)

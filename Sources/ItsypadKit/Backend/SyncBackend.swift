@@ -141,7 +141,9 @@ public struct ChangesPage: Sendable {
     /// waited for, a record absent from a full fetch may simply not have arrived.
     public let waiting: [ReplicationWait]
 
-    public init(changes: [Change], token: ChangeToken, moreComing: Bool, quarantined: [QuarantinedItem] = [], waiting: [ReplicationWait] = []) {
+    public init(
+        changes: [Change], token: ChangeToken, moreComing: Bool, quarantined: [QuarantinedItem] = [], waiting: [ReplicationWait] = []
+    ) {
         self.changes = changes
         self.token = token
         self.moreComing = moreComing

@@ -47,7 +47,8 @@ struct TokenContents: Equatable {
             guard NameRules.problem(with: cursor) == nil else { throw BackendError.tokenExpired }
             fullFetchCursor = cursor
         case 6 where parts[3] == "at":
-            guard let segment = NameRules.seq(parts[4]), let offset = Int(parts[5]), (0...BackendLimits.maxSegmentBytes).contains(offset) else {
+            guard let segment = NameRules.seq(parts[4]), let offset = Int(parts[5]), (0...BackendLimits.maxSegmentBytes).contains(offset)
+            else {
                 throw BackendError.tokenExpired
             }
             hint = JournalPosition(segment: segment, offset: offset)

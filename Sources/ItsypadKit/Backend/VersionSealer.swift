@@ -28,7 +28,8 @@ struct VersionSealer: Sendable {
         defer { SecureMemory.zero(&plaintext) }
         var sealed = document
         sealed.record.fields = Self.assetFields(of: document.record.fields)
-        sealed.record.fields[RecordCipher.sealedFieldName] = .string(try cipher.sealRecordContent(plaintext, context: Self.context(of: document, writer: writer)))
+        sealed.record.fields[RecordCipher.sealedFieldName] = .string(
+            try cipher.sealRecordContent(plaintext, context: Self.context(of: document, writer: writer)))
         sealed.base?.fields = [:]
         return sealed
     }
@@ -36,7 +37,9 @@ struct VersionSealer: Sendable {
     /// The document as it was before `writer` sealed it; throws when it does not open, or when its
     /// asset references in the clear are not the sealed ones.
     func open(_ document: VersionDocument, writer: String) throws(RecordCipherError) -> VersionDocument {
-        guard case .string(let text)? = document.record.fields[RecordCipher.sealedFieldName], document.base?.fields.isEmpty ?? true else { throw .notSealed }
+        guard case .string(let text)? = document.record.fields[RecordCipher.sealedFieldName], document.base?.fields.isEmpty ?? true else {
+            throw .notSealed
+        }
         var plaintext = try cipher.openRecordContent(text, context: Self.context(of: document, writer: writer))
         defer { SecureMemory.zero(&plaintext) }
         let content: Content
@@ -61,9 +64,11 @@ struct VersionSealer: Sendable {
     /// which version of which record it is, each part length-prefixed.
     private static func context(of document: VersionDocument, writer: String) -> [UInt8] {
         let record = document.record
-        return RecordCipher.lengthPrefixed(["itsypad record version", String(RecordCipher.formatVersion), document.zone, record.recordType, record.recordName,
-                                            writer, document.version, document.derived ? "derived" : "written", document.deleted ? "deleted" : "live",
-                                            document.base?.version ?? "", stamp(record.created), stamp(record.modified)])
+        return RecordCipher.lengthPrefixed([
+            "itsypad record version", String(RecordCipher.formatVersion), document.zone, record.recordType, record.recordName,
+            writer, document.version, document.derived ? "derived" : "written", document.deleted ? "deleted" : "live",
+            document.base?.version ?? "", stamp(record.created), stamp(record.modified),
+        ])
     }
 
     private static func stamp(_ stamp: Stamp?) -> String {

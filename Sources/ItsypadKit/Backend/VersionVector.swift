@@ -32,7 +32,8 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
         for part in parts {
             let pair = part.split(separator: ":", omittingEmptySubsequences: false)
             guard pair.count == 2, Self.isDeviceID(pair[0]), previous.map({ $0 < pair[0] }) ?? true,
-                  let sequence = Self.sequence(pair[1]) else { return nil }
+                let sequence = Self.sequence(pair[1])
+            else { return nil }
             entries[String(pair[0])] = sequence
             previous = pair[0]
         }
@@ -76,7 +77,8 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     /// Nil when the device id is not valid or the sequence is out of range or does not advance.
     public func advanced(by device: String, to sequence: Int64) -> VersionVector? {
         guard Self.isDeviceID(Substring(device)), (1..<Self.maxSequence).contains(sequence), sequence > (entries[device] ?? 0),
-              entries[device] != nil || entries.count < Self.maxEntries else { return nil }
+            entries[device] != nil || entries.count < Self.maxEntries
+        else { return nil }
         var advanced = entries
         advanced[device] = sequence
         return VersionVector(unchecked: advanced)
@@ -96,8 +98,9 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     private static func sequence(_ text: Substring) -> Int64? {
         let bytes = text.utf8
         guard (1...16).contains(bytes.count), bytes.first != UInt8(ascii: "0"),
-              bytes.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-              let value = Int64(text), value < maxSequence else { return nil }
+            bytes.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let value = Int64(text), value < maxSequence
+        else { return nil }
         return value
     }
 }

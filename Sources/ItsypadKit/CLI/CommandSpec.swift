@@ -30,8 +30,10 @@ public struct OptionSpec: Sendable {
     /// subcommand (`--data-dir`), or only before one (`--version`, as git does).
     public let isGlobal: Bool
 
-    public init(_ long: String, short: Character? = nil, value: String? = nil, help: String, completion: CompletionKind = .none,
-                isGlobal: Bool = true) {
+    public init(
+        _ long: String, short: Character? = nil, value: String? = nil, help: String, completion: CompletionKind = .none,
+        isGlobal: Bool = true
+    ) {
         self.long = long
         self.short = short
         self.valueName = value
@@ -103,9 +105,11 @@ public struct CommandSpec: Sendable {
     public let hidden: Bool
     public let action: CommandAction?
 
-    public init(_ name: String, abstract: String, discussion: String? = nil, arguments: [ArgumentSpec] = [],
-                options: [OptionSpec] = [], subcommands: [CommandSpec] = [], examples: [Example] = [],
-                hidden: Bool = false, action: CommandAction? = nil) {
+    public init(
+        _ name: String, abstract: String, discussion: String? = nil, arguments: [ArgumentSpec] = [],
+        options: [OptionSpec] = [], subcommands: [CommandSpec] = [], examples: [Example] = [],
+        hidden: Bool = false, action: CommandAction? = nil
+    ) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion

@@ -12,7 +12,10 @@ public enum CommandTable {
         discussion: "Scratch tabs, a clipboard history and settings live in a local data directory; "
             + "'itsypad sync' keeps them the same on every machine that shares a sync backend directory.",
         options: [
-            OptionSpec("data-dir", value: "DIR", help: "Use DIR as the data directory (default: $ITSYPAD_DATA_DIR, $XDG_DATA_HOME/itsypad or ~/.local/share/itsypad).", completion: .directory),
+            OptionSpec(
+                "data-dir", value: "DIR",
+                help: "Use DIR as the data directory (default: $ITSYPAD_DATA_DIR, $XDG_DATA_HOME/itsypad or ~/.local/share/itsypad).",
+                completion: .directory),
             OptionSpec("quiet", short: "q", help: "Print nothing but errors on standard error."),
             OptionSpec("version", help: "Show the version.", isGlobal: false),
             OptionSpec("help", short: "h", help: "Show help information."),
@@ -27,96 +30,138 @@ public enum CommandTable {
     static let tab = CommandSpec(
         "tab", abstract: "Create, list, show, edit and remove scratch tabs.",
         subcommands: [
-            CommandSpec("new", abstract: "Create a tab and print its id.",
-                        discussion: "The content comes from TEXT, else from standard input when it is not a terminal, else from your editor ($VISUAL, $EDITOR) on an empty file. Empty or whitespace-only input creates nothing (exit 1); pass '' as TEXT for an empty tab. Without --name the tab is named after its first line (30 characters) or \"Untitled\".\nWith --file the tab is named after the file, takes its language from the file's extension, and holds the file's content unless TEXT or piped text replaces it; edits write the file in place (through a symlink, its target), keeping its mode, owner and links.",
-                        arguments: [ArgumentSpec("text", .variadic, help: "The content (words are joined with spaces).")],
-                        options: [
-                            OptionSpec("name", value: "NAME", help: "Name the tab (the name then sticks)."),
-                            OptionSpec("language", value: "LANG", help: "Set and lock the language instead of detecting it.", completion: languages),
-                            OptionSpec("file", value: "PATH", help: "Back the tab by the existing file PATH: its content lives in that file and it never syncs.", completion: .file),
-                            OptionSpec("create", help: "With --file, create PATH when it does not exist."),
-                        ],
-                        examples: [Example("itsypad tab new 'buy milk'", "A tab named \"buy milk\"."),
-                                   Example("curl -s https://example.com | itsypad tab new --name page --language html", "A tab from a pipe."),
-                                   Example("itsypad tab new --file ~/notes.md", "A markdown tab named notes.md, kept in that file.")],
-                        action: TabCommands.new),
-            CommandSpec("ls", abstract: "List tabs, most recently modified first.",
-                        discussion: "One line per tab: SHORTID, NAME, LANGUAGE and LASTMODIFIED, separated by tabs.",
-                        options: [json], examples: [Example("itsypad tab ls", "List tabs.")], action: TabCommands.list),
-            CommandSpec("show", abstract: "Print a tab's content exactly as stored.",
-                        arguments: [ArgumentSpec("tab", help: "The tab's id, unique id prefix (4+ characters) or exact name.", completion: .dynamic(.tabs))],
-                        options: [json], examples: [Example("itsypad tab show notes > notes.txt", "Save the tab named notes.")],
-                        action: TabCommands.show),
-            CommandSpec("edit", abstract: "Change a tab's content, name or language.",
-                        discussion: "New content comes from TEXT or piped standard input; with neither, on a terminal, your editor opens on the current content. An edit that changes nothing changes nothing.",
-                        arguments: [ArgumentSpec("tab", help: "The tab's id, unique id prefix or exact name.", completion: .dynamic(.tabs)),
-                                    ArgumentSpec("text", .variadic, help: "The new content.")],
-                        options: [
-                            OptionSpec("name", value: "NAME", help: "Rename the tab."),
-                            OptionSpec("language", value: "LANG", help: "Set and lock the language.", completion: languages),
-                            OptionSpec("auto-language", help: "Unlock the language and detect it from the content."),
-                        ],
-                        examples: [Example("itsypad tab edit notes", "Edit the tab named notes in $EDITOR."),
-                                   Example("date | itsypad tab edit notes", "Replace its content.")],
-                        action: TabCommands.edit),
-            CommandSpec("rm", abstract: "Remove tabs.",
-                        arguments: [ArgumentSpec("tab", .requiredVariadic, help: "Ids, id prefixes or names.", completion: .dynamic(.tabs))],
-                        examples: [Example("itsypad tab rm 3f2a", "Remove the tab whose id starts with 3f2a.")],
-                        action: TabCommands.remove),
+            CommandSpec(
+                "new", abstract: "Create a tab and print its id.",
+                discussion:
+                    "The content comes from TEXT, else from standard input when it is not a terminal, else from your editor ($VISUAL, $EDITOR) on an empty file. Empty or whitespace-only input creates nothing (exit 1); pass '' as TEXT for an empty tab. Without --name the tab is named after its first line (30 characters) or \"Untitled\".\nWith --file the tab is named after the file, takes its language from the file's extension, and holds the file's content unless TEXT or piped text replaces it; edits write the file in place (through a symlink, its target), keeping its mode, owner and links.",
+                arguments: [ArgumentSpec("text", .variadic, help: "The content (words are joined with spaces).")],
+                options: [
+                    OptionSpec("name", value: "NAME", help: "Name the tab (the name then sticks)."),
+                    OptionSpec(
+                        "language", value: "LANG", help: "Set and lock the language instead of detecting it.", completion: languages),
+                    OptionSpec(
+                        "file", value: "PATH",
+                        help: "Back the tab by the existing file PATH: its content lives in that file and it never syncs.",
+                        completion: .file),
+                    OptionSpec("create", help: "With --file, create PATH when it does not exist."),
+                ],
+                examples: [
+                    Example("itsypad tab new 'buy milk'", "A tab named \"buy milk\"."),
+                    Example("curl -s https://example.com | itsypad tab new --name page --language html", "A tab from a pipe."),
+                    Example("itsypad tab new --file ~/notes.md", "A markdown tab named notes.md, kept in that file."),
+                ],
+                action: TabCommands.new),
+            CommandSpec(
+                "ls", abstract: "List tabs, most recently modified first.",
+                discussion: "One line per tab: SHORTID, NAME, LANGUAGE and LASTMODIFIED, separated by tabs.",
+                options: [json], examples: [Example("itsypad tab ls", "List tabs.")], action: TabCommands.list),
+            CommandSpec(
+                "show", abstract: "Print a tab's content exactly as stored.",
+                arguments: [
+                    ArgumentSpec("tab", help: "The tab's id, unique id prefix (4+ characters) or exact name.", completion: .dynamic(.tabs))
+                ],
+                options: [json], examples: [Example("itsypad tab show notes > notes.txt", "Save the tab named notes.")],
+                action: TabCommands.show),
+            CommandSpec(
+                "edit", abstract: "Change a tab's content, name or language.",
+                discussion:
+                    "New content comes from TEXT or piped standard input; with neither, on a terminal, your editor opens on the current content. An edit that changes nothing changes nothing.",
+                arguments: [
+                    ArgumentSpec("tab", help: "The tab's id, unique id prefix or exact name.", completion: .dynamic(.tabs)),
+                    ArgumentSpec("text", .variadic, help: "The new content."),
+                ],
+                options: [
+                    OptionSpec("name", value: "NAME", help: "Rename the tab."),
+                    OptionSpec("language", value: "LANG", help: "Set and lock the language.", completion: languages),
+                    OptionSpec("auto-language", help: "Unlock the language and detect it from the content."),
+                ],
+                examples: [
+                    Example("itsypad tab edit notes", "Edit the tab named notes in $EDITOR."),
+                    Example("date | itsypad tab edit notes", "Replace its content."),
+                ],
+                action: TabCommands.edit),
+            CommandSpec(
+                "rm", abstract: "Remove tabs.",
+                arguments: [ArgumentSpec("tab", .requiredVariadic, help: "Ids, id prefixes or names.", completion: .dynamic(.tabs))],
+                examples: [Example("itsypad tab rm 3f2a", "Remove the tab whose id starts with 3f2a.")],
+                action: TabCommands.remove),
         ])
 
     static let clip = CommandSpec(
         "clip", abstract: "Keep and search a clipboard history.",
         subcommands: [
-            CommandSpec("add", abstract: "Add text to the clipboard history and print its id.",
-                        discussion: "Empty, whitespace-only or invalid UTF-8 input is refused (exit 1). Adding the text of the newest entry again adds nothing and prints that entry's id. The history keeps at most clipboard.maxEntries entries: the oldest unpinned ones are evicted.",
-                        arguments: [ArgumentSpec("text", .variadic, help: "The text; read from standard input when omitted.")],
-                        options: [OptionSpec("local", help: "Never sync this entry.")],
-                        examples: [Example("wl-paste --watch itsypad clip add", "Record every Wayland clipboard change."),
-                                   Example("itsypad clip add --local \"$TOKEN\"", "Keep a secret on this machine only.")],
-                        action: ClipCommands.add),
-            CommandSpec("ls", abstract: "List entries, newest first.",
-                        discussion: "One line per entry: SHORTID, a tab, and a one-line preview (whitespace collapsed, cut with \"…\").",
-                        options: [
-                            OptionSpec("limit", short: "n", value: "N", help: "Show at most N entries."),
-                            OptionSpec("search", short: "s", value: "TEXT", help: "Only entries containing TEXT (case-insensitive)."),
-                            OptionSpec("pinned", help: "Only pinned entries."),
-                            json,
-                        ],
-                        examples: [Example("itsypad clip ls -n 20", "The 20 newest entries."),
-                                   Example("itsypad clip ls | fzf | cut -f1 | itsypad clip show", "Pick one with fzf.")],
-                        action: ClipCommands.list),
-            CommandSpec("show", abstract: "Print an entry's text exactly as stored.",
-                        discussion: "Without ID the id is read from standard input when it is not a terminal; empty input (fzf left with Esc) prints nothing and exits 0, as xargs -r would.",
-                        arguments: [ArgumentSpec("id", .optional, help: "The entry's id or unique prefix (4+ characters).", completion: .dynamic(.clips))],
-                        examples: [Example("itsypad clip show 3f2a | wl-copy", "Copy an entry back."),
-                                   Example("itsypad clip ls | fzf | cut -f1 | itsypad clip show | wl-copy", "Pick one with fzf and copy it back.")],
-                        action: ClipCommands.show),
-            CommandSpec("rm", abstract: "Remove entries.",
-                        arguments: [ArgumentSpec("id", .requiredVariadic, help: "Ids or unique prefixes.", completion: .dynamic(.clips))],
-                        examples: [Example("itsypad clip rm 3f2a 9c1e", "Remove two entries.")],
-                        action: ClipCommands.remove),
-            CommandSpec("pin", abstract: "Pin an entry: never pruned, evicted or cleared (except by clear --all).",
-                        arguments: [ArgumentSpec("id", help: "The entry's id or unique prefix.", completion: .dynamic(.clips))],
-                        examples: [Example("itsypad clip pin 3f2a", "Keep it.")],
-                        action: { try ClipCommands.pin($0, true) }),
-            CommandSpec("unpin", abstract: "Unpin an entry.",
-                        arguments: [ArgumentSpec("id", help: "The entry's id or unique prefix.", completion: .dynamic(.clips))],
-                        examples: [Example("itsypad clip unpin 3f2a", "Let it go.")],
-                        action: { try ClipCommands.pin($0, false) }),
-            CommandSpec("clear", abstract: "Remove every unpinned entry.",
-                        options: [OptionSpec("all", help: "Remove pinned entries too.")],
-                        examples: [Example("itsypad clip clear", "Keep only pinned entries.")],
-                        action: ClipCommands.clear),
-            CommandSpec("prune", abstract: "Remove old entries (pinned ones are kept).",
-                        discussion: "Defaults come from the settings clipboard.retention and clipboard.maxEntries. Durations: 90s, 30m, 12h, 7d, 2w or never.",
-                        options: [
-                            OptionSpec("older-than", value: "DURATION", help: "Remove entries older than DURATION.", completion: .values(RetentionDuration.examples)),
-                            OptionSpec("keep", value: "N", help: "Keep at most N entries."),
-                        ],
-                        examples: [Example("itsypad clip prune --older-than 7d", "Forget last week."),
-                                   Example("0 * * * * itsypad clip prune", "A crontab line.")],
-                        action: ClipCommands.prune),
+            CommandSpec(
+                "add", abstract: "Add text to the clipboard history and print its id.",
+                discussion:
+                    "Empty, whitespace-only or invalid UTF-8 input is refused (exit 1). Adding the text of the newest entry again adds nothing and prints that entry's id. The history keeps at most clipboard.maxEntries entries: the oldest unpinned ones are evicted.",
+                arguments: [ArgumentSpec("text", .variadic, help: "The text; read from standard input when omitted.")],
+                options: [OptionSpec("local", help: "Never sync this entry.")],
+                examples: [
+                    Example("wl-paste --watch itsypad clip add", "Record every Wayland clipboard change."),
+                    Example("itsypad clip add --local \"$TOKEN\"", "Keep a secret on this machine only."),
+                ],
+                action: ClipCommands.add),
+            CommandSpec(
+                "ls", abstract: "List entries, newest first.",
+                discussion: "One line per entry: SHORTID, a tab, and a one-line preview (whitespace collapsed, cut with \"…\").",
+                options: [
+                    OptionSpec("limit", short: "n", value: "N", help: "Show at most N entries."),
+                    OptionSpec("search", short: "s", value: "TEXT", help: "Only entries containing TEXT (case-insensitive)."),
+                    OptionSpec("pinned", help: "Only pinned entries."),
+                    json,
+                ],
+                examples: [
+                    Example("itsypad clip ls -n 20", "The 20 newest entries."),
+                    Example("itsypad clip ls | fzf | cut -f1 | itsypad clip show", "Pick one with fzf."),
+                ],
+                action: ClipCommands.list),
+            CommandSpec(
+                "show", abstract: "Print an entry's text exactly as stored.",
+                discussion:
+                    "Without ID the id is read from standard input when it is not a terminal; empty input (fzf left with Esc) prints nothing and exits 0, as xargs -r would.",
+                arguments: [
+                    ArgumentSpec("id", .optional, help: "The entry's id or unique prefix (4+ characters).", completion: .dynamic(.clips))
+                ],
+                examples: [
+                    Example("itsypad clip show 3f2a | wl-copy", "Copy an entry back."),
+                    Example("itsypad clip ls | fzf | cut -f1 | itsypad clip show | wl-copy", "Pick one with fzf and copy it back."),
+                ],
+                action: ClipCommands.show),
+            CommandSpec(
+                "rm", abstract: "Remove entries.",
+                arguments: [ArgumentSpec("id", .requiredVariadic, help: "Ids or unique prefixes.", completion: .dynamic(.clips))],
+                examples: [Example("itsypad clip rm 3f2a 9c1e", "Remove two entries.")],
+                action: ClipCommands.remove),
+            CommandSpec(
+                "pin", abstract: "Pin an entry: never pruned, evicted or cleared (except by clear --all).",
+                arguments: [ArgumentSpec("id", help: "The entry's id or unique prefix.", completion: .dynamic(.clips))],
+                examples: [Example("itsypad clip pin 3f2a", "Keep it.")],
+                action: { try ClipCommands.pin($0, true) }),
+            CommandSpec(
+                "unpin", abstract: "Unpin an entry.",
+                arguments: [ArgumentSpec("id", help: "The entry's id or unique prefix.", completion: .dynamic(.clips))],
+                examples: [Example("itsypad clip unpin 3f2a", "Let it go.")],
+                action: { try ClipCommands.pin($0, false) }),
+            CommandSpec(
+                "clear", abstract: "Remove every unpinned entry.",
+                options: [OptionSpec("all", help: "Remove pinned entries too.")],
+                examples: [Example("itsypad clip clear", "Keep only pinned entries.")],
+                action: ClipCommands.clear),
+            CommandSpec(
+                "prune", abstract: "Remove old entries (pinned ones are kept).",
+                discussion:
+                    "Defaults come from the settings clipboard.retention and clipboard.maxEntries. Durations: 90s, 30m, 12h, 7d, 2w or never.",
+                options: [
+                    OptionSpec(
+                        "older-than", value: "DURATION", help: "Remove entries older than DURATION.",
+                        completion: .values(RetentionDuration.examples)),
+                    OptionSpec("keep", value: "N", help: "Keep at most N entries."),
+                ],
+                examples: [
+                    Example("itsypad clip prune --older-than 7d", "Forget last week."),
+                    Example("0 * * * * itsypad clip prune", "A crontab line."),
+                ],
+                action: ClipCommands.prune),
         ])
 
     static let settings = CommandSpec(
@@ -124,89 +169,153 @@ public enum CommandTable {
         discussion: "Synced settings travel to your other devices; device settings never leave this one.",
         options: [json],
         subcommands: [
-            CommandSpec("list", abstract: "List every setting with its value and scope.", options: [json],
-                        examples: [Example("itsypad settings list", "key=value lines.")], action: SettingsCommands.list),
-            CommandSpec("get", abstract: "Print a setting's value.",
-                        arguments: [ArgumentSpec("key", help: "The setting.", completion: .dynamic(.settingKeys))],
-                        examples: [Example("itsypad settings get clipboard.maxEntries", "Prints 1000 by default.")],
-                        action: SettingsCommands.get),
-            CommandSpec("set", abstract: "Change a setting.",
-                        arguments: [ArgumentSpec("key", help: "The setting.", completion: .dynamic(.settingKeys)),
-                                    ArgumentSpec("value", .requiredVariadic, help: "The value (several for a list).", completion: .settingValue)],
-                        examples: [Example("itsypad settings set clipboard.retention 7d", "Prune after a week."),
-                                   Example("itsypad settings set clipboard.ignore '^otpauth://' 'password'", "Keep matching clips local-only.")],
-                        action: SettingsCommands.set),
-            CommandSpec("unset", abstract: "Return a setting to its default.",
-                        arguments: [ArgumentSpec("key", help: "The setting.", completion: .dynamic(.settingKeys))],
-                        examples: [Example("itsypad settings unset clipboard.retention", "Back to never.")],
-                        action: SettingsCommands.unset),
+            CommandSpec(
+                "list", abstract: "List every setting with its value and scope.", options: [json],
+                examples: [Example("itsypad settings list", "key=value lines.")], action: SettingsCommands.list),
+            CommandSpec(
+                "get", abstract: "Print a setting's value.",
+                arguments: [ArgumentSpec("key", help: "The setting.", completion: .dynamic(.settingKeys))],
+                examples: [Example("itsypad settings get clipboard.maxEntries", "Prints 1000 by default.")],
+                action: SettingsCommands.get),
+            CommandSpec(
+                "set", abstract: "Change a setting.",
+                arguments: [
+                    ArgumentSpec("key", help: "The setting.", completion: .dynamic(.settingKeys)),
+                    ArgumentSpec("value", .requiredVariadic, help: "The value (several for a list).", completion: .settingValue),
+                ],
+                examples: [
+                    Example("itsypad settings set clipboard.retention 7d", "Prune after a week."),
+                    Example("itsypad settings set clipboard.ignore '^otpauth://' 'password'", "Keep matching clips local-only."),
+                ],
+                action: SettingsCommands.set),
+            CommandSpec(
+                "unset", abstract: "Return a setting to its default.",
+                arguments: [ArgumentSpec("key", help: "The setting.", completion: .dynamic(.settingKeys))],
+                examples: [Example("itsypad settings unset clipboard.retention", "Back to never.")],
+                action: SettingsCommands.unset),
         ],
         examples: [Example("itsypad settings", "Same as settings list.")],
         action: SettingsCommands.list)
 
     static let sync = CommandSpec(
         "sync", abstract: "Sync tabs, clips and synced settings through a shared backend directory.",
-        discussion: "Without a subcommand: pull, then push, then pull. Quiet on success unless standard output is a terminal, so cron mails only failures. Exit status 75 means the backend was locked, unreachable or missing (an unmounted disk: sync never creates a backend, only sync enable does), or another sync of this data directory was under way (a second sync does not wait for the first): try again later; nothing pending is lost. A sync locks the data directory only for short steps, never while it waits for the backend, so commands such as clip add run meanwhile; what they change is sent by this sync or the next. Exit status 1 with records named means something on the backend is malformed: it was skipped and everything else synced (see sync status).",
+        discussion:
+            "Without a subcommand: pull, then push, then pull. Quiet on success unless standard output is a terminal, so cron mails only failures. Exit status 75 means the backend was locked, unreachable or missing (an unmounted disk: sync never creates a backend, only sync enable does), or another sync of this data directory was under way (a second sync does not wait for the first): try again later; nothing pending is lost. A sync locks the data directory only for short steps, never while it waits for the backend, so commands such as clip add run meanwhile; what they change is sent by this sync or the next. Exit status 1 with records named means something on the backend is malformed: it was skipped and everything else synced (see sync status).",
         subcommands: [
-            CommandSpec("enable", abstract: "Start syncing through DIR (created if needed; its parent must exist) or a git remote, and run a first sync that merges both ways.",
-                        discussion: "With --encrypt, DIR must hold no backend yet: a fresh 256-bit key is made, kept in the data directory (sync-key, mode 0600, never synced, exported only by export --include-sync-key) and every record and asset is encrypted with it before it is written. Other devices join with --key - and the recovery key that 'itsypad sync key show' prints. A device that has a key creates encrypted backends. A wrong or missing key fails (exit 1) before anything is written. See itsypad-backend(5) for what stays visible. "
-                            + "With git:URL (any URL git accepts: ssh://host/path, user@host:path, https://…, file://…, or the path of a local bare repository), the backend is kept in a clone of that repository in the data directory (sync/git), on a branch named itsypad that the first device creates and pushes. Every sync fetches, puts its own commits on top of the remote's, runs exactly as on a directory, then commits (naming the device and the counts) and pushes; a push refused because the remote moved is tried again after another fetch, at most three times, then the sync exits 75 with its commit kept for the next one. git runs without a shell and never prompts (GIT_TERMINAL_PROMPT=0, ssh in batch mode): authentication is git's own, ssh keys or credential helpers. Each git command is killed after ITSYPAD_GIT_TIMEOUT seconds (default 120). No git installed, or a key or password the remote refuses: exit 1 with git's message. No network or an unreachable remote: exit 75. Local changes stay queued or committed in the clone in every case. A remote whose history was rewritten (a force-push, a new repository) is taken as a replaced backend: the clone keeps its own commits under refs/itsypad/kept and the device sends everything it has again. A git remote's backend is created encrypted unless --no-encrypt says otherwise (its history keeps every byte ever pushed, on a host you may not control): the first device makes the key, the others join with --key -; joining an encrypted remote without it fails (exit 1) and says so. --encrypt and --key work the same as with a directory.",
-                        arguments: [ArgumentSpec("backend", .optional, help: "DIR, the backend directory, or git:URL (default: the sync.backend setting).", completion: .directory)],
-                        options: [OptionSpec("encrypt", help: "Create DIR as an end-to-end encrypted backend with a new key."),
-                                  OptionSpec("key", value: "-", help: "Join the encrypted backend in DIR with the recovery key read from standard input."),
-                                  OptionSpec("no-encrypt", help: "Create an unencrypted backend (the default for a directory; a git remote's is encrypted otherwise).")],
-                        examples: [Example("itsypad sync enable /mnt/usb/itsypad", "Sync through a USB disk."),
-                                   Example("itsypad sync enable git:me@server:itsypad.git", "Sync through a git remote reached over ssh (encrypted)."),
-                                   Example("itsypad sync enable git:me@server:itsypad.git --key -", "Join it on another device (type the recovery key 'sync key show' prints)."),
-                                   Example("itsypad sync enable ~/Dropbox/itsypad --encrypt", "Encrypt what a service replicates."),
-                                   Example("itsypad sync enable ~/Dropbox/itsypad --key -", "Join it on another device (type the recovery key).")],
-                        action: SyncCommands.enable),
-            CommandSpec("key", abstract: "Manage the end-to-end encryption key of an encrypted backend.",
-                        subcommands: [
-                            CommandSpec("show", abstract: "Print this device's sync key as a recovery key to type on another device.",
-                                        discussion: "The recovery key is 13 groups of base32 letters and digits, each with a check character so that a typo is caught and its group named. Anyone with it can read everything in the backend: keep it like a password. Losing every copy means the backend cannot be read; local data on each device is unaffected.",
-                                        examples: [Example("itsypad sync key show", "Show the key to enter with 'sync enable DIR --key -' elsewhere.")],
-                                        action: SyncKeyCommands.show),
-                            CommandSpec("rotate", abstract: "Replace the sync key with a new one and re-encrypt everything with it.",
-                                        discussion: "First a sync, so this device holds everything the backend does (if it does not finish, nothing is rotated). Then a new key is made and everything this device has is encrypted with it into a new zone built next to DIR, which then takes DIR's place. The old key no longer opens the backend: other devices' syncs stop with exit status 1, writing nothing and keeping their data, until 'itsypad sync enable DIR --key -' is run on each with the new recovery key (see 'itsypad sync key show'); they then send their data again, so nothing is lost. Use it when the recovery key may have leaked. A rotation a crash interrupted is finished or undone by the next sync. With a git remote, the new zone is pushed as one commit on top of the remote's tip: if another device pushed meanwhile, nothing is rotated (exit 1; rotate again); the old zone stays in the remote's history, readable only with the old key.",
-                                        examples: [Example("itsypad sync key rotate && itsypad sync key show", "Rotate, then show the new recovery key to type on the other devices.")],
-                                        action: SyncKeyCommands.rotate),
+            CommandSpec(
+                "enable",
+                abstract:
+                    "Start syncing through DIR (created if needed; its parent must exist) or a git remote, and run a first sync that merges both ways.",
+                discussion:
+                    "With --encrypt, DIR must hold no backend yet: a fresh 256-bit key is made, kept in the data directory (sync-key, mode 0600, never synced, exported only by export --include-sync-key) and every record and asset is encrypted with it before it is written. Other devices join with --key - and the recovery key that 'itsypad sync key show' prints. A device that has a key creates encrypted backends. A wrong or missing key fails (exit 1) before anything is written. See itsypad-backend(5) for what stays visible. "
+                    + "With git:URL (any URL git accepts: ssh://host/path, user@host:path, https://…, file://…, or the path of a local bare repository), the backend is kept in a clone of that repository in the data directory (sync/git), on a branch named itsypad that the first device creates and pushes. Every sync fetches, puts its own commits on top of the remote's, runs exactly as on a directory, then commits (naming the device and the counts) and pushes; a push refused because the remote moved is tried again after another fetch, at most three times, then the sync exits 75 with its commit kept for the next one. git runs without a shell and never prompts (GIT_TERMINAL_PROMPT=0, ssh in batch mode): authentication is git's own, ssh keys or credential helpers. Each git command is killed after ITSYPAD_GIT_TIMEOUT seconds (default 120). No git installed, or a key or password the remote refuses: exit 1 with git's message. No network or an unreachable remote: exit 75. Local changes stay queued or committed in the clone in every case. A remote whose history was rewritten (a force-push, a new repository) is taken as a replaced backend: the clone keeps its own commits under refs/itsypad/kept and the device sends everything it has again. A git remote's backend is created encrypted unless --no-encrypt says otherwise (its history keeps every byte ever pushed, on a host you may not control): the first device makes the key, the others join with --key -; joining an encrypted remote without it fails (exit 1) and says so. --encrypt and --key work the same as with a directory.",
+                arguments: [
+                    ArgumentSpec(
+                        "backend", .optional, help: "DIR, the backend directory, or git:URL (default: the sync.backend setting).",
+                        completion: .directory)
+                ],
+                options: [
+                    OptionSpec("encrypt", help: "Create DIR as an end-to-end encrypted backend with a new key."),
+                    OptionSpec(
+                        "key", value: "-", help: "Join the encrypted backend in DIR with the recovery key read from standard input."),
+                    OptionSpec(
+                        "no-encrypt",
+                        help: "Create an unencrypted backend (the default for a directory; a git remote's is encrypted otherwise)."),
+                ],
+                examples: [
+                    Example("itsypad sync enable /mnt/usb/itsypad", "Sync through a USB disk."),
+                    Example("itsypad sync enable git:me@server:itsypad.git", "Sync through a git remote reached over ssh (encrypted)."),
+                    Example(
+                        "itsypad sync enable git:me@server:itsypad.git --key -",
+                        "Join it on another device (type the recovery key 'sync key show' prints)."),
+                    Example("itsypad sync enable ~/Dropbox/itsypad --encrypt", "Encrypt what a service replicates."),
+                    Example("itsypad sync enable ~/Dropbox/itsypad --key -", "Join it on another device (type the recovery key)."),
+                ],
+                action: SyncCommands.enable),
+            CommandSpec(
+                "key", abstract: "Manage the end-to-end encryption key of an encrypted backend.",
+                subcommands: [
+                    CommandSpec(
+                        "show", abstract: "Print this device's sync key as a recovery key to type on another device.",
+                        discussion:
+                            "The recovery key is 13 groups of base32 letters and digits, each with a check character so that a typo is caught and its group named. Anyone with it can read everything in the backend: keep it like a password. Losing every copy means the backend cannot be read; local data on each device is unaffected.",
+                        examples: [Example("itsypad sync key show", "Show the key to enter with 'sync enable DIR --key -' elsewhere.")],
+                        action: SyncKeyCommands.show),
+                    CommandSpec(
+                        "rotate", abstract: "Replace the sync key with a new one and re-encrypt everything with it.",
+                        discussion:
+                            "First a sync, so this device holds everything the backend does (if it does not finish, nothing is rotated). Then a new key is made and everything this device has is encrypted with it into a new zone built next to DIR, which then takes DIR's place. The old key no longer opens the backend: other devices' syncs stop with exit status 1, writing nothing and keeping their data, until 'itsypad sync enable DIR --key -' is run on each with the new recovery key (see 'itsypad sync key show'); they then send their data again, so nothing is lost. Use it when the recovery key may have leaked. A rotation a crash interrupted is finished or undone by the next sync. With a git remote, the new zone is pushed as one commit on top of the remote's tip: if another device pushed meanwhile, nothing is rotated (exit 1; rotate again); the old zone stays in the remote's history, readable only with the old key.",
+                        examples: [
+                            Example(
+                                "itsypad sync key rotate && itsypad sync key show",
+                                "Rotate, then show the new recovery key to type on the other devices.")
                         ],
-                        examples: [Example("itsypad sync key show", "Show the recovery key."),
-                                   Example("itsypad sync key rotate", "Change the key of the backend.")]),
-            CommandSpec("disable", abstract: "Stop syncing; local data stays and changes are still recorded for later.",
-                        examples: [Example("itsypad sync disable", "Work offline.")], action: SyncCommands.disable),
-            CommandSpec("push", abstract: "Send pending changes.", examples: [Example("itsypad sync push", "Send only.")], action: SyncCommands.push),
-            CommandSpec("pull", abstract: "Fetch and apply changes from other devices.", examples: [Example("itsypad sync pull", "Fetch only.")], action: SyncCommands.pull),
-            CommandSpec("status", abstract: "Show sync state: backend, device, last push and pull, pending, failed and quarantined items.",
-                        options: [json], examples: [Example("itsypad sync status", "Is everything sent?")], action: SyncCommands.status),
-            CommandSpec("log", abstract: "Show the activity log of sync attempts.",
-                        options: [OptionSpec("limit", short: "n", value: "N", help: "Show the newest N attempts."), json],
-                        examples: [Example("itsypad sync log -n 5", "The last five attempts.")], action: SyncCommands.log),
-            CommandSpec("compact", abstract: "Shrink the backend's change journal (devices far behind then re-fetch everything).",
-                        discussion: "A format 2 backend (what sync enable creates) has little to compact: each device compacts its own journal as it finishes a sync, so this removes tombstones over 90 days old. On a git remote, the compaction is made in the clone after a fetch and pushed as one commit that marks a compaction point; then the history older than the previous compaction point is squashed into one commit and the branch force-pushed (with a lease: if another device pushed meanwhile, nothing is rewritten and the command exits 75), so that a year of syncs does not make a clone slow. The commits since the previous compaction are kept with the same files: a device that synced any of them carries on where it was. A device that has not synced since before the previous compaction takes the rewrite for a replaced backend: it keeps its own commits under refs/itsypad/kept and sends everything it has again, so nothing is lost. Compact at most as often as every device syncs (monthly from cron, say) and a device rarely pays that.",
-                        examples: [Example("itsypad sync compact", "Run monthly from cron.")], action: SyncCommands.compact),
-            CommandSpec("watch", abstract: "Sync continuously: at start, when this device's data or the backend changes, and every interval, until stopped.",
-                        discussion: "Runs in the foreground (for a terminal or a systemd user service) until SIGINT, SIGTERM or SIGHUP, then exits 0; a signal that arrives during a sync ends it once that sync is done. Each sync is exactly 'itsypad sync', holding the data directory's lock only as that does; while waiting, the watcher holds no lock another command takes (only its own sync/watch.lock) and uses no CPU. Changes are noticed through inotify on sync/pending.log and on the backend's journal and zone.json, a fraction of a second after they happen; changes inotify cannot see (another machine writing to a network filesystem) are picked up by a sync every --interval seconds. A git remote is polled every --interval seconds (a peer's push sends no notification). A failed sync is one line on stderr and the watcher keeps going: a backend that is busy, unreachable or missing (exit 75 of a single sync) is tried again after 1, 2, 4 … seconds, at most the interval. One line on stderr for each sync that pulled or pushed something or failed, and for the first; with -q only failures. Exit status 1 when sync is not enabled, or when another 'sync watch' already runs for the same data directory (one is enough; retrying would not help).",
-                        options: [OptionSpec("interval", value: "SECONDS", help: "Also sync every SECONDS (1-86400; default \(SyncWatchCommand.defaultInterval)), for changes no notification reports.")],
-                        examples: [Example("itsypad sync watch", "Sync live in a terminal; Ctrl-C stops."),
-                                   Example("systemctl --user enable --now itsypad-sync-watch.service", "Run it as a service (see contrib/systemd in the source).")],
-                        action: SyncWatchCommand.run),
+                        action: SyncKeyCommands.rotate),
+                ],
+                examples: [
+                    Example("itsypad sync key show", "Show the recovery key."),
+                    Example("itsypad sync key rotate", "Change the key of the backend."),
+                ]),
+            CommandSpec(
+                "disable", abstract: "Stop syncing; local data stays and changes are still recorded for later.",
+                examples: [Example("itsypad sync disable", "Work offline.")], action: SyncCommands.disable),
+            CommandSpec(
+                "push", abstract: "Send pending changes.", examples: [Example("itsypad sync push", "Send only.")], action: SyncCommands.push
+            ),
+            CommandSpec(
+                "pull", abstract: "Fetch and apply changes from other devices.", examples: [Example("itsypad sync pull", "Fetch only.")],
+                action: SyncCommands.pull),
+            CommandSpec(
+                "status", abstract: "Show sync state: backend, device, last push and pull, pending, failed and quarantined items.",
+                options: [json], examples: [Example("itsypad sync status", "Is everything sent?")], action: SyncCommands.status),
+            CommandSpec(
+                "log", abstract: "Show the activity log of sync attempts.",
+                options: [OptionSpec("limit", short: "n", value: "N", help: "Show the newest N attempts."), json],
+                examples: [Example("itsypad sync log -n 5", "The last five attempts.")], action: SyncCommands.log),
+            CommandSpec(
+                "compact", abstract: "Shrink the backend's change journal (devices far behind then re-fetch everything).",
+                discussion:
+                    "A format 2 backend (what sync enable creates) has little to compact: each device compacts its own journal as it finishes a sync, so this removes tombstones over 90 days old. On a git remote, the compaction is made in the clone after a fetch and pushed as one commit that marks a compaction point; then the history older than the previous compaction point is squashed into one commit and the branch force-pushed (with a lease: if another device pushed meanwhile, nothing is rewritten and the command exits 75), so that a year of syncs does not make a clone slow. The commits since the previous compaction are kept with the same files: a device that synced any of them carries on where it was. A device that has not synced since before the previous compaction takes the rewrite for a replaced backend: it keeps its own commits under refs/itsypad/kept and sends everything it has again, so nothing is lost. Compact at most as often as every device syncs (monthly from cron, say) and a device rarely pays that.",
+                examples: [Example("itsypad sync compact", "Run monthly from cron.")], action: SyncCommands.compact),
+            CommandSpec(
+                "watch",
+                abstract: "Sync continuously: at start, when this device's data or the backend changes, and every interval, until stopped.",
+                discussion:
+                    "Runs in the foreground (for a terminal or a systemd user service) until SIGINT, SIGTERM or SIGHUP, then exits 0; a signal that arrives during a sync ends it once that sync is done. Each sync is exactly 'itsypad sync', holding the data directory's lock only as that does; while waiting, the watcher holds no lock another command takes (only its own sync/watch.lock) and uses no CPU. Changes are noticed through inotify on sync/pending.log and on the backend's journal and zone.json, a fraction of a second after they happen; changes inotify cannot see (another machine writing to a network filesystem) are picked up by a sync every --interval seconds. A git remote is polled every --interval seconds (a peer's push sends no notification). A failed sync is one line on stderr and the watcher keeps going: a backend that is busy, unreachable or missing (exit 75 of a single sync) is tried again after 1, 2, 4 … seconds, at most the interval. One line on stderr for each sync that pulled or pushed something or failed, and for the first; with -q only failures. Exit status 1 when sync is not enabled, or when another 'sync watch' already runs for the same data directory (one is enough; retrying would not help).",
+                options: [
+                    OptionSpec(
+                        "interval", value: "SECONDS",
+                        help:
+                            "Also sync every SECONDS (1-86400; default \(SyncWatchCommand.defaultInterval)), for changes no notification reports."
+                    )
+                ],
+                examples: [
+                    Example("itsypad sync watch", "Sync live in a terminal; Ctrl-C stops."),
+                    Example(
+                        "systemctl --user enable --now itsypad-sync-watch.service",
+                        "Run it as a service (see contrib/systemd in the source)."),
+                ],
+                action: SyncWatchCommand.run),
         ],
         examples: [Example("*/5 * * * * itsypad sync", "A crontab line: sync every five minutes.")],
         action: SyncCommands.run)
 
     static let exportCommand = CommandSpec(
         "export", abstract: "Write all tabs, clips and settings as one JSON document to standard output.",
-        discussion: "The sync key of an encrypted backend is left out unless --include-sync-key asks for it; an export that holds it opens everything in the backend, so keep it like a password. Importing it gives a device without a key this one's.",
+        discussion:
+            "The sync key of an encrypted backend is left out unless --include-sync-key asks for it; an export that holds it opens everything in the backend, so keep it like a password. Importing it gives a device without a key this one's.",
         options: [OptionSpec("include-sync-key", help: "Also write this device's sync key (member syncKey, as a recovery key).")],
-        examples: [Example("itsypad export > backup.json", "Back up everything."),
-                   Example("itsypad export --include-sync-key > backup-with-key.json", "Back up everything, the key to the encrypted backend too.")],
+        examples: [
+            Example("itsypad export > backup.json", "Back up everything."),
+            Example(
+                "itsypad export --include-sync-key > backup-with-key.json", "Back up everything, the key to the encrypted backend too."),
+        ],
         action: TransferCommands.export)
 
     static let importCommand = CommandSpec(
         "import", abstract: "Merge an export (or a legacy iCloud key-value dump) into the data directory.",
-        discussion: "Items merge by id; the newer lastModified wins. A sync key in the export (see export --include-sync-key) becomes this device's if it has none and does not sync unencrypted; otherwise it is left out, with a warning. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
+        discussion:
+            "Items merge by id; the newer lastModified wins. A sync key in the export (see export --include-sync-key) becomes this device's if it has none and does not sync unencrypted; otherwise it is left out, with a warning. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
         arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.", completion: .file)],
         options: [OptionSpec("kvs", help: "Read the legacy iCloud key-value layout.")],
         examples: [Example("itsypad export | itsypad --data-dir /tmp/copy import -", "Copy a data directory.")],
@@ -224,20 +333,27 @@ public enum CommandTable {
         examples: [Example("itsypad completions bash > ~/.local/share/bash-completion/completions/itsypad", "Install for bash.")],
         action: HelpCommands.completions)
 
-    static let prefix = OptionSpec("prefix", value: "DIR", help: "Use DIR as the prefix (default: $PREFIX, else ~/.local).",
-                                   completion: .directory)
+    static let prefix = OptionSpec(
+        "prefix", value: "DIR", help: "Use DIR as the prefix (default: $PREFIX, else ~/.local).",
+        completion: .directory)
 
     static let install = CommandSpec(
         "install", abstract: "Install this itsypad, its man pages and shell completions under a prefix.",
-        discussion: "Copies the running binary to PREFIX/bin, the man pages to PREFIX/share/man/man1 and man5, and the bash, zsh and fish completions to PREFIX/share/bash-completion/completions, PREFIX/share/zsh/site-functions and PREFIX/share/fish/vendor_completions.d, creating directories as needed and replacing each file atomically (0755 for the binary, 0644 for the rest). Warns when PREFIX/bin is not on PATH.",
+        discussion:
+            "Copies the running binary to PREFIX/bin, the man pages to PREFIX/share/man/man1 and man5, and the bash, zsh and fish completions to PREFIX/share/bash-completion/completions, PREFIX/share/zsh/site-functions and PREFIX/share/fish/vendor_completions.d, creating directories as needed and replacing each file atomically (0755 for the binary, 0644 for the rest). Warns when PREFIX/bin is not on PATH.",
         options: [prefix],
-        examples: [Example("swift build -c release --static-swift-stdlib -Xlinker -s && .build/release/itsypad install", "Build and install into ~/.local."),
-                   Example("sudo .build/release/itsypad install --prefix /usr/local", "Install for every user.")],
+        examples: [
+            Example(
+                "swift build -c release --static-swift-stdlib -Xlinker -s && .build/release/itsypad install",
+                "Build and install into ~/.local."),
+            Example("sudo .build/release/itsypad install --prefix /usr/local", "Install for every user."),
+        ],
         action: InstallCommands.install)
 
     static let uninstall = CommandSpec(
         "uninstall", abstract: "Remove the files install writes under a prefix.",
-        discussion: "Removes the binary, the man pages and the completion scripts that itsypad install writes under PREFIX; directories and the data directory are left alone.",
+        discussion:
+            "Removes the binary, the man pages and the completion scripts that itsypad install writes under PREFIX; directories and the data directory are left alone.",
         options: [prefix],
         examples: [Example("itsypad uninstall", "Remove what 'itsypad install' put in ~/.local.")],
         action: InstallCommands.uninstall)

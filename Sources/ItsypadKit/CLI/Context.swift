@@ -1,7 +1,8 @@
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadSupport
 
 /// Where command output goes: a file descriptor, or memory for in-process tests.
 /// Output is buffered and written with write(2) in order, so stdout and stderr
@@ -66,18 +67,23 @@ public final class Context {
     public let now: () -> Milliseconds
 
     /// `readInput` returns all of standard input.
-    public convenience init(environment: [String: String], stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
-                            standardOutput: OutputBuffer, standardError: OutputBuffer,
-                            readInput: @escaping () throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now) {
-        self.init(environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal,
-                  stderrIsTerminal: stderrIsTerminal, standardOutput: standardOutput, standardError: standardError,
-                  readUpTo: { Array(try readInput().prefix($0)) }, now: now)
+    public convenience init(
+        environment: [String: String], stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
+        standardOutput: OutputBuffer, standardError: OutputBuffer,
+        readInput: @escaping () throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now
+    ) {
+        self.init(
+            environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal,
+            stderrIsTerminal: stderrIsTerminal, standardOutput: standardOutput, standardError: standardError,
+            readUpTo: { Array(try readInput().prefix($0)) }, now: now)
     }
 
     /// `readUpTo` reads standard input up to a number of bytes (a large input is not held whole).
-    public init(environment: [String: String], stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
-                standardOutput: OutputBuffer, standardError: OutputBuffer,
-                readUpTo readInput: @escaping (Int) throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now) {
+    public init(
+        environment: [String: String], stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
+        standardOutput: OutputBuffer, standardError: OutputBuffer,
+        readUpTo readInput: @escaping (Int) throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now
+    ) {
         self.environment = environment
         self.stdinIsTerminal = stdinIsTerminal
         self.stdoutIsTerminal = stdoutIsTerminal
@@ -99,17 +105,22 @@ public final class Context {
             }
             pointer += 1
         }
-        return Context(environment: environment, stdinIsTerminal: isatty(0) == 1, stdoutIsTerminal: isatty(1) == 1,
-                       stderrIsTerminal: isatty(2) == 1, standardOutput: OutputBuffer(fd: 1),
-                       standardError: OutputBuffer(fd: 2), readUpTo: { try FileSystem.readAll(fd: 0, limit: $0) })
+        return Context(
+            environment: environment, stdinIsTerminal: isatty(0) == 1, stdoutIsTerminal: isatty(1) == 1,
+            stderrIsTerminal: isatty(2) == 1, standardOutput: OutputBuffer(fd: 1),
+            standardError: OutputBuffer(fd: 2), readUpTo: { try FileSystem.readAll(fd: 0, limit: $0) })
     }
 
     /// An in-memory context for tests.
-    public static func memory(environment: [String: String] = [:], stdin: [UInt8]? = nil, stdinIsTerminal: Bool = false,
-                              stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false,
-                              now: @escaping () -> Milliseconds = Time.now) -> Context {
-        Context(environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
-                standardOutput: OutputBuffer(), standardError: OutputBuffer(), readUpTo: { Array((stdin ?? []).prefix($0)) }, now: now)
+    public static func memory(
+        environment: [String: String] = [:], stdin: [UInt8]? = nil, stdinIsTerminal: Bool = false,
+        stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false,
+        now: @escaping () -> Milliseconds = Time.now
+    ) -> Context {
+        Context(
+            environment: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal,
+            stderrIsTerminal: stderrIsTerminal,
+            standardOutput: OutputBuffer(), standardError: OutputBuffer(), readUpTo: { Array((stdin ?? []).prefix($0)) }, now: now)
     }
 
     private var consumedInput: [UInt8]?

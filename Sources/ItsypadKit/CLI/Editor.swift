@@ -1,7 +1,8 @@
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadSupport
 
 /// Runs the user's editor on a private temp file and returns what was saved.
 struct Editor {
@@ -48,8 +49,9 @@ struct Editor {
     /// Runs `sh -c 'EDITOR "$1"' sh FILE` on the terminal, ignoring Ctrl-C in
     /// itsypad meanwhile (the editor handles it), as git does.
     private func run(_ editor: String, path: String) throws -> Int32 {
-        let shell = Subprocess(executable: "/bin/sh", arguments: ["-c", editor + " \"$1\"", "sh", path],
-                               environment: invocation.context.environment)
+        let shell = Subprocess(
+            executable: "/bin/sh", arguments: ["-c", editor + " \"$1\"", "sh", path],
+            environment: invocation.context.environment)
         do {
             return try shell.runAttached()
         } catch let error as ItsypadError {

@@ -39,8 +39,9 @@ public struct HelpRenderer {
         var sections: [String] = []
         sections.append(wrapped("OVERVIEW: " + command.abstract, indent: 0))
         if let discussion = command.discussion {
-            sections.append(discussion.split(separator: "\n", omittingEmptySubsequences: false)
-                .map { wrapped(String($0), indent: 0) }.joined(separator: "\n"))
+            sections.append(
+                discussion.split(separator: "\n", omittingEmptySubsequences: false)
+                    .map { wrapped(String($0), indent: 0) }.joined(separator: "\n"))
         }
         sections.append(wrapped("USAGE: " + HelpRenderer.usage(path), indent: 7, first: 0))
         if !command.arguments.isEmpty {
@@ -59,9 +60,11 @@ public struct HelpRenderer {
             sections.append("SUBCOMMANDS:\n" + rows.joined(separator: "\n") + "\n\n  See '\(helpPath) <subcommand>' for detailed help.")
         }
         if !command.examples.isEmpty {
-            sections.append("EXAMPLES:\n" + command.examples.map {
-                wrapped($0.command, indent: 4, first: 2) + "\n" + wrapped($0.explanation, indent: 6)
-            }.joined(separator: "\n"))
+            sections.append(
+                "EXAMPLES:\n"
+                    + command.examples.map {
+                        wrapped($0.command, indent: 4, first: 2) + "\n" + wrapped($0.explanation, indent: 6)
+                    }.joined(separator: "\n"))
         }
         return sections.joined(separator: "\n\n") + "\n"
     }

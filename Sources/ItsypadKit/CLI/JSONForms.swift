@@ -21,14 +21,18 @@ enum JSONForms {
     static let clipKeys = ["id", "text", "timestamp", "pinned", "localOnly", "syncState"]
 
     static func clip(_ entry: ClipEntry, syncState: SyncState) -> JSONValue {
-        .object(Array(zip(clipKeys, [
-            .string(entry.id),
-            .string(entry.text),
-            .string(Time.iso8601(entry.timestamp)),
-            .bool(entry.pinned),
-            .bool(entry.localOnly != nil),
-            .string(syncState.rawValue),
-        ])))
+        .object(
+            Array(
+                zip(
+                    clipKeys,
+                    [
+                        .string(entry.id),
+                        .string(entry.text),
+                        .string(Time.iso8601(entry.timestamp)),
+                        .bool(entry.pinned),
+                        .bool(entry.localOnly != nil),
+                        .string(syncState.rawValue),
+                    ])))
     }
 
     static func tabState(_ tab: Tab, _ states: (RecordKey) -> SyncState) -> SyncState {
@@ -71,8 +75,9 @@ extension Invocation {
         case .found(let item): return item
         case .notFound: throw ItsypadError.failure("no \(kind) matches '\(reference)'")
         case .ambiguous(let items):
-            throw ItsypadError.failure("'\(reference)' matches several \(kind)s; use more characters:\n"
-                + items.map { "  " + describe($0) }.joined(separator: "\n"))
+            throw ItsypadError.failure(
+                "'\(reference)' matches several \(kind)s; use more characters:\n"
+                    + items.map { "  " + describe($0) }.joined(separator: "\n"))
         }
     }
 }
@@ -100,8 +105,10 @@ struct JSONArrayWriter {
     }
 
     /// Writes a whole sequence.
-    static func write<Items: Sequence>(_ items: Items, level: Int, to write: @escaping (String) -> Void,
-                                       _ element: (Items.Element) throws -> JSONValue) rethrows {
+    static func write<Items: Sequence>(
+        _ items: Items, level: Int, to write: @escaping (String) -> Void,
+        _ element: (Items.Element) throws -> JSONValue
+    ) rethrows {
         var writer = JSONArrayWriter(level: level, write: write)
         for item in items { writer.append(try element(item)) }
         writer.finish()
@@ -128,7 +135,7 @@ struct JSONElementTemplate {
         var writer = JSONArrayWriter(level: level) { text += $0 }
         writer.append(form(markers.map { .string($0) }))
         var pieces: [[UInt8]] = []
-        var rest = Substring(text.dropFirst(2))   // the writer's opening "[\n"
+        var rest = Substring(text.dropFirst(2))  // the writer's opening "[\n"
         for marker in markers {
             let quoted = JSONValue.string(marker).serialized()
             let range = rest.firstRange(of: quoted)!

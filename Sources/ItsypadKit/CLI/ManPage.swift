@@ -55,8 +55,9 @@ public enum ManPage {
         }
         if !isRoot {
             if command.options.isEmpty { page.section("OPTIONS") } else { page.line(".PP") }
-            page.line(Roff.prose("Every command also takes the global options of ") + reference(root.name, 1) + ": "
-                + root.options.filter(\.isGlobal).map { "\\fB\\-\\-\(Roff.code($0.long))\\fR" }.joined(separator: ", ") + ".")
+            page.line(
+                Roff.prose("Every command also takes the global options of ") + reference(root.name, 1) + ": "
+                    + root.options.filter(\.isGlobal).map { "\\fB\\-\\-\(Roff.code($0.long))\\fR" }.joined(separator: ", ") + ".")
         }
 
         commands(path, into: &page)
@@ -74,12 +75,15 @@ public enum ManPage {
             page.section("ENVIRONMENT")
             Prose.environment.forEach { page.item("\\fB\(Roff.code($0.name))\\fR", $0.meaning) }
             page.section("FILES")
-            page.paragraph("The data directory (see ENVIRONMENT) is created with mode 0700; when other users can read or write it, every command warns once on standard error. itsypad reads it as untrusted: it follows no symlink inside it and opens no FIFO or device there. It holds:")
+            page.paragraph(
+                "The data directory (see ENVIRONMENT) is created with mode 0700; when other users can read or write it, every command warns once on standard error. itsypad reads it as untrusted: it follows no symlink inside it and opens no FIFO or device there. It holds:"
+            )
             Prose.files.forEach { page.item("\\fI\(Roff.code($0.path))\\fR", $0.meaning) }
         }
 
         page.section("SEE ALSO")
-        let seeAlso = isRoot
+        let seeAlso =
+            isRoot
             ? root.visibleSubcommands.map { (root.name + "-" + $0.name, 1) } + [(root.name + "-backend", 5)]
             : [(root.name, 1), (root.name + "-backend", 5)]
         page.line(seeAlso.map { reference($0.0, $0.1) }.joined(separator: ",\n"))
@@ -275,23 +279,23 @@ private enum Prose {
             "Changes to tabs, clipboard entries and synced settings are queued for the sync backend, a directory shared by your devices (the sync.backend setting); its format is described in itsypad-backend(5). Clips marked local, clips matching clipboard.ignore, clips that look like secrets and file-backed tabs never leave the device.",
         ],
         "tab": [
-            "A tab has an id, a name, content and a language. Its language is detected from the content until it is set with --language, which locks it; --auto-language unlocks it again. A tab created with --file keeps its content in that file and never syncs.",
+            "A tab has an id, a name, content and a language. Its language is detected from the content until it is set with --language, which locks it; --auto-language unlocks it again. A tab created with --file keeps its content in that file and never syncs."
         ],
         "clip": [
-            "The history is kept newest first. Pinned entries are never pruned, evicted or cleared, except by clear --all. Entries added with --local, entries matching the clipboard.ignore patterns and, with clipboard.ignoreSecrets, entries that look like private keys or API tokens are kept on this device only.",
+            "The history is kept newest first. Pinned entries are never pruned, evicted or cleared, except by clear --all. Entries added with --local, entries matching the clipboard.ignore patterns and, with clipboard.ignoreSecrets, entries that look like private keys or API tokens are kept on this device only."
         ],
         "settings": [
-            "Without a subcommand, settings lists every setting, as settings list does. The settings and their values are listed under SETTINGS.",
+            "Without a subcommand, settings lists every setting, as settings list does. The settings and their values are listed under SETTINGS."
         ],
         "sync": [
             "Every device names the same backend: a directory (see itsypad-backend(5)) or a git remote (git:URL, see sync enable); sync enable records it in the sync.backend setting and turns sync.enabled on. Changes made while sync is off are still queued and go with the next sync.",
             "A tab edited on two devices is merged three ways against the last synced version. Where both changed the same lines, the newer edit wins the tab and the other is kept as a new tab named \"NAME (conflict DEVICE TIME)\". An edit beats a deletion made elsewhere. While a local pin or unpin waits to be sent, an entry pinned on either side stays pinned. A setting keeps its newest value.",
         ],
         "export": [
-            "The document is an object with the fields format (\"itsypad-export\"), version (1), exportedAt, tabs, clips and settings; tabs and clips have the fields of their --json forms (see itsypad(1)) and the settings are objects with key, value and clock. itsypad import reads it back.",
+            "The document is an object with the fields format (\"itsypad-export\"), version (1), exportedAt, tabs, clips and settings; tabs and clips have the fields of their --json forms (see itsypad(1)) and the settings are objects with key, value and clock. itsypad import reads it back."
         ],
         "import": [
-            "Nothing is imported when any item in the file is invalid.",
+            "Nothing is imported when any item in the file is invalid."
         ],
     ]
 
@@ -305,9 +309,15 @@ private enum Prose {
 
     static let exitStatus: [(code: Int32, meaning: String)] = [
         (ExitCode.success, "Success."),
-        (ExitCode.failure, "The command failed: no such item, invalid input, a corrupt or newer data directory, a full disk, something malformed on the sync backend (a symlink, FIFO or damaged file; retrying will not help)."),
+        (
+            ExitCode.failure,
+            "The command failed: no such item, invalid input, a corrupt or newer data directory, a full disk, something malformed on the sync backend (a symlink, FIFO or damaged file; retrying will not help)."
+        ),
         (ExitCode.usage, "Usage error: an unknown command or option, a missing or invalid argument."),
-        (ExitCode.temporary, "Temporary failure: the data directory is locked by another itsypad, or the sync backend is locked, unreachable or missing (is its disk mounted?). Try again later."),
+        (
+            ExitCode.temporary,
+            "Temporary failure: the data directory is locked by another itsypad, or the sync backend is locked, unreachable or missing (is its disk mounted?). Try again later."
+        ),
         (ExitCode.interrupted, "Interrupted (SIGINT)."),
     ]
 
@@ -321,25 +331,55 @@ private enum Prose {
         ("COLUMNS", "The width help is wrapped to (default: the terminal's width, else 80)."),
         ("NO_COLOR", "When set, error messages are not coloured. They never are when standard error is not a terminal or TERM is dumb."),
         ("ITSYPAD_LOCK_TIMEOUT", "Seconds to wait for another itsypad to release the data directory before exiting 75 (default: 10)."),
-        ("ITSYPAD_GIT_TIMEOUT", "Seconds one git command of a sync through a git remote may take before it is killed and the sync exits 75 (default: 120)."),
+        (
+            "ITSYPAD_GIT_TIMEOUT",
+            "Seconds one git command of a sync through a git remote may take before it is killed and the sync exits 75 (default: 120)."
+        ),
         ("PREFIX", "Where install and uninstall put and remove files, unless --prefix is given (default: ~/.local)."),
     ]
 
     static let files: [(path: String, meaning: String)] = [
         ("meta.json", "The directory's format version, this device's id and the creation time."),
         ("lock", "Locked (flock) by every itsypad command while it runs."),
-        ("tabs/<id>.json", "One file per tab, replaced atomically on every change. A synced tab removed here leaves, in place of its file, the record of its removal until that reaches the sync backend."),
-        ("tabs/index", "A cache of every tab's id, name and tab ls row, so that a lookup or a listing need not read every tab file; rebuilt from the tab files whenever they disagree (safe to delete)."),
+        (
+            "tabs/<id>.json",
+            "One file per tab, replaced atomically on every change. A synced tab removed here leaves, in place of its file, the record of its removal until that reaches the sync backend."
+        ),
+        (
+            "tabs/index",
+            "A cache of every tab's id, name and tab ls row, so that a lookup or a listing need not read every tab file; rebuilt from the tab files whenever they disagree (safe to delete)."
+        ),
         ("clips/log", "The clipboard history: an append-only log, one JSON object a line; compacted when dead lines outnumber live ones."),
         ("clips/index", "A binary index of the log, sorted by time; a cache rebuilt whenever it does not match the log."),
         ("settings.json", "Stored settings, each with the clock of its last change."),
-        ("sync/pending.log", "The queue of changes waiting to be sent to the sync backend: an append-only log, one JSON object a line. If it is lost or damaged, sync says so, keeps a damaged copy, and queues again whatever differs from the last synced versions."),
-        ("sync/pending.keys", "A checksummed summary of which records wait in sync/pending.log, so that a listing need not replay the whole queue; ignored and rewritten whenever it does not match the log."),
-        ("sync/clips.log", "What sync knows of each clipboard entry on the backend (change tag, pinned state, pin history), one JSON object a line."),
-        ("sync/state.json", "What sync remembers between runs: the backend's zone, the change token, the last push and pull, the items that keep failing, the queue's identity, and what is quarantined. If it is damaged, the next sync starts over: it fetches everything and sends everything again."),
-        ("sync/running.json", "The process id and start time of the sync under way, removed when it ends; a note left by a killed sync is ignored."),
+        (
+            "sync/pending.log",
+            "The queue of changes waiting to be sent to the sync backend: an append-only log, one JSON object a line. If it is lost or damaged, sync says so, keeps a damaged copy, and queues again whatever differs from the last synced versions."
+        ),
+        (
+            "sync/pending.keys",
+            "A checksummed summary of which records wait in sync/pending.log, so that a listing need not replay the whole queue; ignored and rewritten whenever it does not match the log."
+        ),
+        (
+            "sync/clips.log",
+            "What sync knows of each clipboard entry on the backend (change tag, pinned state, pin history), one JSON object a line."
+        ),
+        (
+            "sync/state.json",
+            "What sync remembers between runs: the backend's zone, the change token, the last push and pull, the items that keep failing, the queue's identity, and what is quarantined. If it is damaged, the next sync starts over: it fetches everything and sends everything again."
+        ),
+        (
+            "sync/running.json",
+            "The process id and start time of the sync under way, removed when it ends; a note left by a killed sync is ignored."
+        ),
         ("sync/log.jsonl", "The activity log of sync attempts, one JSON object a line (the newest 500)."),
-        ("sync/watch.lock", "Locked (flock) by a running sync watch for its whole life, so that a second one for the same directory is refused; never locked by anything else."),
-        ("sync/git/", "With a git remote as backend: its clone (repository/, the git directory; backend/, the working tree the engine syncs with, a backend directory as itsypad-backend(5) describes) and status.json (the last fetch and push and git's last error). Commits that could not be put on top of a rewritten remote are kept under refs/itsypad/kept. Removing the whole directory is safe once sync status shows nothing waiting: the next sync clones again."),
+        (
+            "sync/watch.lock",
+            "Locked (flock) by a running sync watch for its whole life, so that a second one for the same directory is refused; never locked by anything else."
+        ),
+        (
+            "sync/git/",
+            "With a git remote as backend: its clone (repository/, the git directory; backend/, the working tree the engine syncs with, a backend directory as itsypad-backend(5) describes) and status.json (the last fetch and push and git's last error). Commits that could not be put on top of a rewritten remote are kept under refs/itsypad/kept. Removing the whole directory is safe once sync status shows nothing waiting: the next sync clones again."
+        ),
     ]
 }

@@ -63,7 +63,8 @@ public struct Parser {
                     if option.isFlag {
                         try record(option, inline: nil, tokens: tokens, index: &index, into: &parsed)
                     } else {
-                        try record(option, inline: characters.isEmpty ? nil : String(characters), tokens: tokens, index: &index, into: &parsed)
+                        try record(
+                            option, inline: characters.isEmpty ? nil : String(characters), tokens: tokens, index: &index, into: &parsed)
                         characters = []
                     }
                 }
@@ -90,7 +91,8 @@ public struct Parser {
         throw ItsypadError.usage("Unknown option '-\(letter)'.", command: parsed.names)
     }
 
-    private func record(_ option: OptionSpec, inline: String?, tokens: [String], index: inout Int, into parsed: inout ParsedCommand) throws {
+    private func record(_ option: OptionSpec, inline: String?, tokens: [String], index: inout Int, into parsed: inout ParsedCommand) throws
+    {
         if option.long == OptionName.help.rawValue { parsed.wantsHelp = true; return }
         if option.isFlag {
             if inline != nil { throw ItsypadError.usage("The flag '--\(option.long)' takes no value.", command: parsed.names) }

@@ -1,8 +1,9 @@
+import ItsypadStore
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadStore
-import ItsypadSupport
 
 /// The note a running sync leaves in `sync/running.json` (its pid and start
 /// time), so that `sync status` can say a sync is under way instead of
@@ -35,9 +36,10 @@ struct RunningSync: Equatable {
     /// The sync under way in `dataDirectory`, if its note is there and its process is alive.
     static func current(in dataDirectory: String) -> RunningSync? {
         guard let bytes = (try? FileTree(root: dataDirectory).read(path(in: dataDirectory), limit: 256)) ?? nil,
-              let json = try? JSONValue.parse(bytes),
-              let pid = json["pid"]?.int64Value, pid > 0, pid <= Int64(Int32.max),
-              let since = json["since"]?.int64Value, Time.validRange.contains(since) else { return nil }
+            let json = try? JSONValue.parse(bytes),
+            let pid = json["pid"]?.int64Value, pid > 0, pid <= Int64(Int32.max),
+            let since = json["since"]?.int64Value, Time.validRange.contains(since)
+        else { return nil }
         // Signal 0 checks the process exists; EPERM means it does, under another user.
         guard kill(pid_t(pid), 0) == 0 || errno == EPERM else { return nil }
         return RunningSync(pid: pid_t(pid), since: since)

@@ -57,7 +57,8 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, CustomStringConve
     public init?(_ text: String) {
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, let physical = Milliseconds(parts[0]), Time.validRange.contains(physical),
-              let counter = Int(parts[1]), (0...HybridTimestamp.maxCounter).contains(counter) else { return nil }
+            let counter = Int(parts[1]), (0...HybridTimestamp.maxCounter).contains(counter)
+        else { return nil }
         self.init(physical: physical, counter: counter, device: String(parts[2]))
     }
 }

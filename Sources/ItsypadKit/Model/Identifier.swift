@@ -125,8 +125,10 @@ package struct PackedID: Hashable {
     package func appendText(to out: inout [UInt8], hexDigits: Int = 32) {
         let length = hexDigits + (hexDigits > 20 ? 4 : hexDigits > 16 ? 3 : hexDigits > 12 ? 2 : hexDigits > 8 ? 1 : 0)
         // The 32 digits, eight to a word, then laid out with their dashes.
-        var words = (PackedID.hexText(UInt32(truncatingIfNeeded: high >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: high)),
-                     PackedID.hexText(UInt32(truncatingIfNeeded: low >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: low)))
+        var words = (
+            PackedID.hexText(UInt32(truncatingIfNeeded: high >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: high)),
+            PackedID.hexText(UInt32(truncatingIfNeeded: low >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: low))
+        )
         withUnsafeBytes(of: &words) { digits in
             out.appendWritten(count: length) { text in
                 var written = 0

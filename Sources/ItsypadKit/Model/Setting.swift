@@ -182,7 +182,8 @@ public enum Settings {
         case .clipboardMaxEntries:
             SettingDefinition(
                 key: key.rawValue, kind: .integer(1...10_000_000), scope: .synced,
-                help: "Most clipboard entries kept; clip add evicts the oldest unpinned ones.", defaultValue: .int(ClipLimits.defaultMaxEntries))
+                help: "Most clipboard entries kept; clip add evicts the oldest unpinned ones.",
+                defaultValue: .int(ClipLimits.defaultMaxEntries))
         case .clipboardRetention:
             SettingDefinition(
                 key: key.rawValue, kind: .duration, scope: .synced,

@@ -20,9 +20,11 @@ public struct Tab: Equatable, Sendable {
     public var history: EditHistory
 
     /// `history` defaults to this version's own edit.
-    public init(id: String, name: String, nameLocked: Bool, content: String, language: String, languageLocked: Bool,
-                lastModified: Milliseconds, fileURL: String?, clock: HybridTimestamp, sync: TabSyncMetadata? = nil,
-                history: EditHistory? = nil) {
+    public init(
+        id: String, name: String, nameLocked: Bool, content: String, language: String, languageLocked: Bool,
+        lastModified: Milliseconds, fileURL: String?, clock: HybridTimestamp, sync: TabSyncMetadata? = nil,
+        history: EditHistory? = nil
+    ) {
         self.id = id
         self.name = name
         self.nameLocked = nameLocked

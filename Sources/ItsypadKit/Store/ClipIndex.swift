@@ -1,8 +1,9 @@
+import ItsypadModel
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadModel
-import ItsypadSupport
 
 /// One entry's place in the clipboard log, as the index keeps it: 48 bytes on
 /// disk (id 16, timestamp 8, offset 8, length 8, flags 1, padding 7).
@@ -12,10 +13,10 @@ package struct ClipSlot: Equatable {
     static let pinned: UInt8 = 2
     static let localOnly: UInt8 = 4
 
-    package var id: PackedID         // 16 bytes
+    package var id: PackedID  // 16 bytes
     package var timestamp: Int64
-    var offset: UInt64       // where the add line starts in the log
-    var length: UInt32       // its length without the newline
+    var offset: UInt64  // where the add line starts in the log
+    var length: UInt32  // its length without the newline
     var flags: UInt8
 
     var isDeleted: Bool { flags & ClipSlot.deleted != 0 }
@@ -46,8 +47,9 @@ package struct ClipSlot: Equatable {
     }
 
     init(decoding bytes: UnsafeRawBufferPointer, at base: Int) {
-        id = PackedID(high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: base, as: UInt64.self)),
-                      low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: base + 8, as: UInt64.self)))
+        id = PackedID(
+            high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: base, as: UInt64.self)),
+            low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: base + 8, as: UInt64.self)))
         timestamp = Int64(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: base + 16, as: UInt64.self)))
         offset = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: base + 24, as: UInt64.self))
         length = UInt32(truncatingIfNeeded: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: base + 32, as: UInt64.self)))
@@ -102,7 +104,8 @@ struct ClipIndexHeader: Equatable {
     /// nil when the bytes are not a valid header (torn, foreign or damaged).
     init?(decoding bytes: [UInt8]) {
         guard bytes.count >= ClipIndexHeader.size, Array(bytes[0..<8]) == ClipIndexHeader.magic,
-              Binary.checksum(bytes[0..<56]) == Binary.read(bytes[...], at: 56) else { return nil }
+            Binary.checksum(bytes[0..<56]) == Binary.read(bytes[...], at: 56)
+        else { return nil }
         let slice = bytes[...]
         logSize = Binary.read(slice, at: 8)
         logInode = Binary.read(slice, at: 16)
@@ -144,8 +147,9 @@ final class ClipIndexFile {
         let size = fstat(fd, &info) == 0 ? UInt64(info.st_size) : 0
         let bytes = try FileSystem.read(fd: fd, offset: 0, count: ClipIndexHeader.size, path: path)
         guard let header = ClipIndexHeader(decoding: bytes), size >= UInt64(ClipIndexHeader.size),
-              header.slotCount <= (size - UInt64(ClipIndexHeader.size)) / UInt64(ClipSlot.size),
-              header.liveCount <= header.slotCount, header.evictCursor <= header.slotCount, header.deadLines <= 1 << 53 else {
+            header.slotCount <= (size - UInt64(ClipIndexHeader.size)) / UInt64(ClipSlot.size),
+            header.liveCount <= header.slotCount, header.evictCursor <= header.slotCount, header.deadLines <= 1 << 53
+        else {
             close(fd)
             return nil
         }
@@ -181,15 +185,19 @@ final class ClipIndexFile {
     /// Slots in `range`, each checked to lie within the log and to carry a valid time.
     func slots(_ range: Range<Int>) throws -> [ClipSlot] {
         guard !range.isEmpty else { return [] }
-        let bytes = try FileSystem.read(fd: fd, offset: ClipIndexHeader.size + range.lowerBound * ClipSlot.size,
-                                        count: range.count * ClipSlot.size, path: path)
+        let bytes = try FileSystem.read(
+            fd: fd, offset: ClipIndexHeader.size + range.lowerBound * ClipSlot.size,
+            count: range.count * ClipSlot.size, path: path)
         let slots = bytes.withUnsafeBytes { raw in
             stride(from: 0, to: raw.count - ClipSlot.size + 1, by: ClipSlot.size).map { ClipSlot(decoding: raw, at: $0) }
         }
         let logSize = header.logSize
-        guard slots.count == range.count, slots.allSatisfy({ slot in
-            slot.offset < logSize && UInt64(slot.length) <= logSize - slot.offset && slot.length > 0 && Time.validRange.contains(slot.timestamp)
-        }) else { throw Damaged() }
+        guard slots.count == range.count,
+            slots.allSatisfy({ slot in
+                slot.offset < logSize && UInt64(slot.length) <= logSize - slot.offset && slot.length > 0
+                    && Time.validRange.contains(slot.timestamp)
+            })
+        else { throw Damaged() }
         return slots
     }
 

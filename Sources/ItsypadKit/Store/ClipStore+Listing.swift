@@ -1,8 +1,9 @@
+import ItsypadModel
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadModel
-import ItsypadSupport
 
 /// A live entry as a listing reads it: its slot, and its text still escaped
 /// as the log holds it — all of it, or only its first bytes when a preview is
@@ -62,8 +63,10 @@ extension ClipStore {
     }
 
     /// Reads the lines of `slots` with one pread per cluster of nearby lines, then hands them over in order.
-    private func readLines(_ slots: ArraySlice<ClipSlot>, textHead: Int?, into buffer: inout [UInt8],
-                           _ body: (ListedClip) throws -> Bool) throws -> Bool {
+    private func readLines(
+        _ slots: ArraySlice<ClipSlot>, textHead: Int?, into buffer: inout [UInt8],
+        _ body: (ListedClip) throws -> Bool
+    ) throws -> Bool {
         // Newest first is usually the log backwards: then no sort is needed.
         let backwards = zip(slots, slots.dropFirst()).allSatisfy { $0.offset > $1.offset }
         let order = backwards ? Array(slots.indices.reversed()) : slots.indices.sorted { slots[$0].offset < slots[$1].offset }
@@ -109,11 +112,14 @@ extension ClipStore {
     private func listed(_ slot: ClipSlot, line: UnsafeBufferPointer<UInt8>, _ body: (ListedClip) throws -> Bool) throws -> Bool {
         let length = Int(slot.length)
         if let header = ClipLineHeader(line), header.textStart <= length - 2, ClipLineHeader.id(of: line) == slot.id,
-           line.count < length || (line[length - 2] == 0x22 && line[length - 1] == 0x7D) {
+            line.count < length || (line[length - 2] == 0x22 && line[length - 1] == 0x7D)
+        {
             let textEnd = min(line.count, length - 2)
-            return try body(ListedClip(slot: slot, localOnly: header.localOnly,
-                                       head: UnsafeBufferPointer(rebasing: line[header.textStart..<max(header.textStart, textEnd)]),
-                                       textLength: length - 2 - header.textStart, textOffset: Int(slot.offset) + header.textStart))
+            return try body(
+                ListedClip(
+                    slot: slot, localOnly: header.localOnly,
+                    head: UnsafeBufferPointer(rebasing: line[header.textStart..<max(header.textStart, textEnd)]),
+                    textLength: length - 2 - header.textStart, textOffset: Int(slot.offset) + header.textStart))
         }
         // Another form of the same JSON: parse the whole line and hand over its text as addLine would escape it
         // (a slot that does not point to its own add line is a damaged index: `entry` throws).
@@ -128,8 +134,10 @@ extension ClipStore {
 
     /// Streams the escaped text of `clip` after its head, in pieces of at most
     /// `piece` bytes; the flag tells the last piece.
-    func forEachTextPiece(of clip: ListedClip, piece: Int = 1 << 20,
-                          _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool) throws {
+    func forEachTextPiece(
+        of clip: ListedClip, piece: Int = 1 << 20,
+        _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool
+    ) throws {
         var done = clip.head.count
         while done < clip.textLength {
             let count = min(piece, clip.textLength - done)
@@ -145,8 +153,10 @@ extension ClipStore {
     /// Streams the text of `clip` decoded to UTF-8 (or, `reescaping`, escaped
     /// as `addLine` escapes it), head first, until `body` returns false; the flag
     /// tells the last piece. `decoded` is scratch space the caller may reuse.
-    package func forEachDecodedPiece(of clip: ListedClip, reescaping: Bool = false, scratch decoded: inout [UInt8],
-                             _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool) throws {
+    package func forEachDecodedPiece(
+        of clip: ListedClip, reescaping: Bool = false, scratch decoded: inout [UInt8],
+        _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool
+    ) throws {
         // Most texts need no decoding at all, read whole: plain ASCII without escapes, or, to be escaped
         // again, already in the form `appendEscaped` writes.
         if clip.isWhole && (reescaping ? JSONString.isCanonicallyEscaped(clip.head) : JSONString.isPlainASCII(clip.head)) {
@@ -156,8 +166,10 @@ extension ClipStore {
         try decodePieces(of: clip, reescaping: reescaping, scratch: &decoded, body)
     }
 
-    private func decodePieces(of clip: ListedClip, reescaping: Bool, scratch decoded: inout [UInt8],
-                              _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool) throws {
+    private func decodePieces(
+        of clip: ListedClip, reescaping: Bool, scratch decoded: inout [UInt8],
+        _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool
+    ) throws {
         var leftover: [UInt8] = []
         func feed(_ raw: UnsafeBufferPointer<UInt8>, final: Bool) throws -> Bool {
             // Most texts need no decoding at all: plain ASCII without escapes.
@@ -187,7 +199,9 @@ extension ClipStore {
     }
 
     /// The whole text of `clip` as UTF-8.
-    package func wholeText<Result>(of clip: ListedClip, scratch: inout [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result {
+    package func wholeText<Result>(
+        of clip: ListedClip, scratch: inout [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> Result
+    ) throws -> Result {
         var whole: [UInt8] = []
         var result: Result?
         try forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in

@@ -42,8 +42,10 @@ extension ClipStore {
             guard let id = PackedID(entry.id), known.insert(id).inserted else { return false }
             let file = try stagedLog()
             let line = ClipStore.addLine(entry)
-            added.append(ClipSlot(id: id, timestamp: entry.timestamp, offset: UInt64(file.size), length: UInt32(line.count - 1),
-                                  flags: ClipStore.flags(for: entry)))
+            added.append(
+                ClipSlot(
+                    id: id, timestamp: entry.timestamp, offset: UInt64(file.size), length: UInt32(line.count - 1),
+                    flags: ClipStore.flags(for: entry)))
             try storeOperation { try file.append(line) }
             return true
         }

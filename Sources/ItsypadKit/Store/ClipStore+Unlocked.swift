@@ -1,8 +1,9 @@
+import ItsypadModel
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadModel
-import ItsypadSupport
 
 extension ClipStore {
     /// The live local-only entries, read without the data directory's lock and
@@ -16,7 +17,8 @@ extension ClipStore {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", logPath) }
         guard let index = try ClipIndexFile.open(path: directory + "/index", in: tree),
-              index.header.logInode == UInt64(info.st_ino), index.header.logSize <= UInt64(info.st_size) else { return nil }
+            index.header.logInode == UInt64(info.st_ino), index.header.logSize <= UInt64(info.st_size)
+        else { return nil }
         do {
             return try index.allSlots().filter { $0.isLive && $0.flags & ClipSlot.localOnly != 0 }.map {
                 try entry($0, logFD: fd, logPath: logPath)

@@ -1,8 +1,9 @@
+import ItsypadModel
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadModel
-import ItsypadSupport
 
 /// A live entry without its text.
 public struct ClipSummary: Equatable, Sendable {
@@ -81,8 +82,10 @@ public final class ClipStore {
     }
 
     /// Streams live entries newest first, so that listing 100,000 of them needs no list in memory.
-    public func forEachEntry(limit: Int? = nil, pinnedOnly: Bool = false, matching: ((ClipEntry) -> Bool)? = nil,
-                             _ body: (ClipEntry) throws -> Void) throws {
+    public func forEachEntry(
+        limit: Int? = nil, pinnedOnly: Bool = false, matching: ((ClipEntry) -> Bool)? = nil,
+        _ body: (ClipEntry) throws -> Void
+    ) throws {
         try checkingIndex {
             var count = 0
             try forEachSlotNewestFirst { _, slot in
@@ -116,8 +119,10 @@ public final class ClipStore {
     /// The entry a slot points to. A slot that does not point to its own add line is a damaged index.
     static func entry(_ slot: ClipSlot, logFD: Int32, logPath: String) throws -> ClipEntry {
         let bytes = try FileSystem.read(fd: logFD, offset: Int(slot.offset), count: Int(slot.length), path: logPath)
-        guard let json = try? JSONValue.parse(bytes), json["op"]?.stringValue == "add", json["id"]?.stringValue.flatMap { PackedID($0) } == slot.id,
-              let text = json["text"]?.stringValue else {
+        guard let json = try? JSONValue.parse(bytes), json["op"]?.stringValue == "add",
+            json["id"]?.stringValue.flatMap { PackedID($0) } == slot.id,
+            let text = json["text"]?.stringValue
+        else {
             throw ClipIndexFile.Damaged()
         }
         let local = json["local"]?.stringValue.map { LocalOnlyReason(rawValue: $0) ?? .requested }
@@ -128,7 +133,9 @@ public final class ClipStore {
     /// what prune and clear decide on, without reading any text.
     public func summaries() throws -> [ClipSummary] {
         try checkingIndex {
-            try index.allSlots().reversed().filter(\.isLive).map { ClipSummary(id: $0.idString, timestamp: $0.timestamp, pinned: $0.isPinned) }
+            try index.allSlots().reversed().filter(\.isLive).map {
+                ClipSummary(id: $0.idString, timestamp: $0.timestamp, pinned: $0.isPinned)
+            }
         }
     }
 
@@ -142,10 +149,12 @@ public final class ClipStore {
             return newest == nil
         }
         guard let newest else { return nil }
-        let head = try FileSystem.read(fd: log.fd, offset: Int(newest.offset), count: min(Int(newest.length), ClipStore.headerAllowance),
-                                       path: logPath)
+        let head = try FileSystem.read(
+            fd: log.fd, offset: Int(newest.offset), count: min(Int(newest.length), ClipStore.headerAllowance),
+            path: logPath)
         guard let newestStart = head.withUnsafeBufferPointer(ClipLineHeader.init)?.textStart,
-              let start = line.withUnsafeBufferPointer(ClipLineHeader.init)?.textStart else {
+            let start = line.withUnsafeBufferPointer(ClipLineHeader.init)?.textStart
+        else {
             // A line in another form: compare the parsed texts.
             let entry = try entry(newest)
             return entry.text.utf8.elementsEqual(text.utf8) ? entry : nil
@@ -166,10 +175,11 @@ public final class ClipStore {
         let nibbles = wanted.map { UInt8($0.hexDigitValue!) }
         return try checkingIndex {
             let matches = try index.allSlots().filter { slot in
-                slot.isLive && nibbles.enumerated().allSatisfy { i, nibble in
-                    let byte = slot.id.byte(at: i / 2)
-                    return (i % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibble
-                }
+                slot.isLive
+                    && nibbles.enumerated().allSatisfy { i, nibble in
+                        let byte = slot.id.byte(at: i / 2)
+                        return (i % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibble
+                    }
             }
             switch matches.count {
             case 0: return .notFound
@@ -219,8 +229,9 @@ public final class ClipStore {
             let offset = try log.append(lines)
             lines = []
 
-            let slot = ClipSlot(id: PackedID(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
-                                length: UInt32(length), flags: ClipStore.flags(for: entry))
+            let slot = ClipSlot(
+                id: PackedID(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
+                length: UInt32(length), flags: ClipStore.flags(for: entry))
             var header = index.header
             try markEvicted(evictions, in: &header)
             try insert([slot], header: header)
@@ -273,9 +284,11 @@ public final class ClipStore {
             let base = log.size
             for entry in fresh {
                 let line = ClipStore.addLine(entry)
-                slots.append(ClipSlot(id: PackedID(entry.id)!, timestamp: entry.timestamp,
-                                      offset: UInt64(base + lines.count), length: UInt32(line.count - 1),
-                                      flags: ClipStore.flags(for: entry)))
+                slots.append(
+                    ClipSlot(
+                        id: PackedID(entry.id)!, timestamp: entry.timestamp,
+                        offset: UInt64(base + lines.count), length: UInt32(line.count - 1),
+                        flags: ClipStore.flags(for: entry)))
                 lines += line
             }
             try log.append(lines)
@@ -414,7 +427,8 @@ public final class ClipStore {
 
     /// Marks the live slots of `ids` deleted; returns their ids, the log lines that record it
     /// and the range of positions that changed (nil when none did).
-    static func markRemoved(_ ids: [String], in slots: inout [ClipSlot]) -> (removed: [String], lines: [UInt8], changed: ClosedRange<Int>?) {
+    static func markRemoved(_ ids: [String], in slots: inout [ClipSlot]) -> (removed: [String], lines: [UInt8], changed: ClosedRange<Int>?)
+    {
         let wanted = Set(ids.compactMap { PackedID($0) })
         var removed: [String] = []
         var lines: [UInt8] = []
@@ -456,12 +470,15 @@ public final class ClipStore {
         var deadLines: UInt64 = 0
         // Only a line's first bytes are held: a big text is neither gathered nor parsed.
         try FileSystem.forEachLineHead(fd: log.fd, size: log.size, path: logPath, headLimit: 1 << 16) { offset, count, head in
-            guard let length = UInt32(exactly: count) else { throw ItsypadError.corrupt(logPath, "a line of \(count) bytes at byte \(offset)") }
+            guard let length = UInt32(exactly: count) else {
+                throw ItsypadError.corrupt(logPath, "a line of \(count) bytes at byte \(offset)")
+            }
             let isWhole = head.count == count
             let last = isWhole ? head.last : try FileSystem.read(fd: log.fd, offset: offset + count - 1, count: 1, path: logPath).first
             // An add line in itsypad's own form is read from its start.
             if let header = head.withUnsafeBufferPointer(ClipLineHeader.init), last == 0x7D, Time.validRange.contains(header.timestamp),
-               let id = head.withUnsafeBufferPointer(ClipLineHeader.id) {
+                let id = head.withUnsafeBufferPointer(ClipLineHeader.id)
+            {
                 if let previous = positions[id], slots[previous].isLive { deadLines += 1; return }
                 let flags = (header.pinned ? ClipSlot.pinned : 0) | (header.localOnly != nil ? ClipSlot.localOnly : 0)
                 positions[id] = slots.count
@@ -471,7 +488,8 @@ public final class ClipStore {
             // Any other form is parsed whole.
             let line = isWhole ? head : try FileSystem.read(fd: log.fd, offset: offset, count: count, path: logPath)[...]
             guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
-                  let id = json["id"]?.stringValue, let idBytes = PackedID(id) else {
+                let id = json["id"]?.stringValue, let idBytes = PackedID(id)
+            else {
                 throw ItsypadError.corrupt(logPath, "unreadable line at byte \(offset)")
             }
             switch op {
@@ -490,7 +508,11 @@ public final class ClipStore {
             case "pin":
                 deadLines += 1
                 if let position = positions[idBytes] {
-                    if json["pinned"]?.boolValue == true { slots[position].flags |= ClipSlot.pinned } else { slots[position].flags &= ~ClipSlot.pinned }
+                    if json["pinned"]?.boolValue == true {
+                        slots[position].flags |= ClipSlot.pinned
+                    } else {
+                        slots[position].flags &= ~ClipSlot.pinned
+                    }
                 }
             default:
                 throw ItsypadError.corrupt(logPath, "unknown operation \(op) at byte \(offset)")
@@ -547,18 +569,24 @@ public final class ClipStore {
             }
             for slot in try index.allSlots() where slot.isLive {
                 // Lines are copied as they are, with the current pin, a piece at a time: a big text is never held whole.
-                let head = try FileSystem.read(fd: log.fd, offset: Int(slot.offset), count: min(Int(slot.length), ClipStore.headerAllowance),
-                                               path: logPath)
+                let head = try FileSystem.read(
+                    fd: log.fd, offset: Int(slot.offset), count: min(Int(slot.length), ClipStore.headerAllowance),
+                    path: logPath)
                 let start = written
                 guard let header = head.withUnsafeBufferPointer(ClipLineHeader.init),
-                      head.withUnsafeBufferPointer(ClipLineHeader.id) == slot.id,
-                      try FileSystem.read(fd: log.fd, offset: Int(slot.offset) + Int(slot.length) - 1, count: 2, path: logPath) == [0x7D, 0x0A] else {
+                    head.withUnsafeBufferPointer(ClipLineHeader.id) == slot.id,
+                    try FileSystem.read(fd: log.fd, offset: Int(slot.offset) + Int(slot.length) - 1, count: 2, path: logPath) == [
+                        0x7D, 0x0A,
+                    ]
+                else {
                     // Another form of the line (or a slot that does not describe one: `entry` tells).
                     let line = ClipStore.addLine(try entry(slot))
                     buffer += line
                     written += line.count
-                    slots.append(ClipSlot(id: slot.id, timestamp: slot.timestamp, offset: UInt64(start), length: UInt32(line.count - 1),
-                                          flags: slot.flags))
+                    slots.append(
+                        ClipSlot(
+                            id: slot.id, timestamp: slot.timestamp, offset: UInt64(start), length: UInt32(line.count - 1),
+                            flags: slot.flags))
                     try flush(over: 1 << 20)
                     continue
                 }
@@ -575,8 +603,10 @@ public final class ClipStore {
                 }
                 buffer.append(0x0A)
                 written += 1
-                slots.append(ClipSlot(id: slot.id, timestamp: slot.timestamp, offset: UInt64(start), length: UInt32(written - 1 - start),
-                                      flags: slot.flags))
+                slots.append(
+                    ClipSlot(
+                        id: slot.id, timestamp: slot.timestamp, offset: UInt64(start), length: UInt32(written - 1 - start),
+                        flags: slot.flags))
                 try flush(over: 1 << 20)
             }
             try flush(over: 0)

@@ -1,8 +1,9 @@
+import ItsypadModel
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadModel
-import ItsypadSupport
 
 /// What this device knows about each clip's version on the backend
 /// (`sync/clips.log`): its change tag, pinned state and pin history, and a pin
@@ -72,25 +73,28 @@ public final class ClipSyncLedger {
 
     private func read(wanted: Set<String>?) throws -> [String: Entry] {
         var entries: [String: Entry] = [:]
-        try storeOperation { try tree.forEachLine(path) { _, line in
-            guard line.count > Self.idPrefix.count + Self.idLength, line.starts(with: Self.idPrefix) else { return }
-            let idStart = line.startIndex + Self.idPrefix.count
-            let id = String(decoding: line[idStart..<idStart + Self.idLength], as: UTF8.self)
-            if let wanted, !wanted.contains(id) { return }
-            // A line that does not parse is skipped: at worst a clip is sent again without its tag,
-            // which the backend answers with its version.
-            guard let json = try? JSONValue.parse(line) else { return }
-            Self.apply(json, id: id, to: &entries)
-        } }
+        try storeOperation {
+            try tree.forEachLine(path) { _, line in
+                guard line.count > Self.idPrefix.count + Self.idLength, line.starts(with: Self.idPrefix) else { return }
+                let idStart = line.startIndex + Self.idPrefix.count
+                let id = String(decoding: line[idStart..<idStart + Self.idLength], as: UTF8.self)
+                if let wanted, !wanted.contains(id) { return }
+                // A line that does not parse is skipped: at worst a clip is sent again without its tag,
+                // which the backend answers with its version.
+                guard let json = try? JSONValue.parse(line) else { return }
+                Self.apply(json, id: id, to: &entries)
+            }
+        }
         return entries
     }
 
     private static func apply(_ json: JSONValue, id: String, to entries: inout [String: Entry]) {
         switch json["op"]?.stringValue {
         case "set":
-            entries[id] = Entry(tag: json["tag"]?.stringValue, pinned: json["pinned"]?.boolValue,
-                                history: EditHistory.decode(json["history"]) ?? EditHistory(),
-                                change: json["change"]?.stringValue.flatMap(HybridTimestamp.init))
+            entries[id] = Entry(
+                tag: json["tag"]?.stringValue, pinned: json["pinned"]?.boolValue,
+                history: EditHistory.decode(json["history"]) ?? EditHistory(),
+                change: json["change"]?.stringValue.flatMap(HybridTimestamp.init))
         case "change":
             guard let clock = json["change"]?.stringValue.flatMap(HybridTimestamp.init) else { return }
             entries[id, default: Entry()].change = clock
@@ -110,9 +114,10 @@ public final class ClipSyncLedger {
 
     /// Records pin changes made here, to be sent.
     public func recordChange(ids: [String], clock: HybridTimestamp) throws {
-        try append(ids.map { id in
-            JSONValue.object([("id", .string(id)), ("op", .string("change")), ("change", .string(clock.description))])
-        })
+        try append(
+            ids.map { id in
+                JSONValue.object([("id", .string(id)), ("op", .string("change")), ("change", .string(clock.description))])
+            })
     }
 
     /// Forgets clips the backend no longer has.

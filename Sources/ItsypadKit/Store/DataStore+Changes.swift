@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ItsypadBackend
 import ItsypadModel
 import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The local mutations. Each one changes the store and records, in the same
 /// locked run, what the sync engine must send (deletions included, so that
@@ -78,7 +79,6 @@ extension DataStore {
         return try removeClips(victims, hard: true)
     }
 
-
     /// A device that never synced has nothing on a backend to delete.
     package func hasEverSynced() throws -> Bool { try EngineState.load(from: self).zoneID != nil }
 
@@ -108,10 +108,11 @@ extension DataStore {
 
     /// Creates a tab from content; name and language follow the content unless given.
     public func createTab(content: String, name: String?, language: String?, fileURL: String?, now: Milliseconds) throws -> Tab {
-        let tab = Tab(id: Identifier.make(), name: name ?? Tab.derivedName(for: content), nameLocked: name != nil,
-                      content: content, language: language ?? LanguageDetector.detect(content),
-                      languageLocked: language != nil, lastModified: now, fileURL: fileURL,
-                      clock: HybridTimestamp(physical: now, device: deviceID))
+        let tab = Tab(
+            id: Identifier.make(), name: name ?? Tab.derivedName(for: content), nameLocked: name != nil,
+            content: content, language: language ?? LanguageDetector.detect(content),
+            languageLocked: language != nil, lastModified: now, fileURL: fileURL,
+            clock: HybridTimestamp(physical: now, device: deviceID))
         try saveTab(tab)
         return tab
     }
@@ -221,7 +222,8 @@ extension DataStore {
         var matches: [Tab] = []
         for packed in candidates {
             guard let tab = try tabs.tab(id: packed.string),
-                  tab.id == id || tab.name == reference || (byPrefix && tab.id.hasPrefix(id)) else { return nil }
+                tab.id == id || tab.name == reference || (byPrefix && tab.id.hasPrefix(id))
+            else { return nil }
             matches.append(tab)
         }
         switch matches.count {

@@ -96,29 +96,32 @@ package enum ExportFormat {
     static func read(_ bytes: [UInt8], device: String, tab: (Tab) throws -> Void, clip: (ClipEntry) throws -> Void) throws -> Header {
         var header = Header()
         var tabCount = 0, clipCount = 0
-        try JSONValue.parseObject(bytes, streamedArrays: ["tabs", "clips"], member: { key, value in
-            switch key {
-            case "format": header.format = value.stringValue
-            case "version": header.version = value.int64Value
-            case "settings": header.settings = try (value.arrayValue ?? []).map(decodeSetting)
-            case syncKeyMember: header.syncKey = try decodeSyncKey(value)
-            default: break
-            }
-        }, element: { key, json in
-            if key == "tabs" {
-                tabCount += 1
-                guard let decoded = decodeTab(json, device: device) else {
-                    throw ItsypadError.failure("tab \(tabCount) in the export is invalid; nothing was imported")
+        try JSONValue.parseObject(
+            bytes, streamedArrays: ["tabs", "clips"],
+            member: { key, value in
+                switch key {
+                case "format": header.format = value.stringValue
+                case "version": header.version = value.int64Value
+                case "settings": header.settings = try (value.arrayValue ?? []).map(decodeSetting)
+                case syncKeyMember: header.syncKey = try decodeSyncKey(value)
+                default: break
                 }
-                try tab(decoded)
-            } else {
-                clipCount += 1
-                guard let decoded = decodeClip(json) else {
-                    throw ItsypadError.failure("clip \(clipCount) in the export is invalid; nothing was imported")
+            },
+            element: { key, json in
+                if key == "tabs" {
+                    tabCount += 1
+                    guard let decoded = decodeTab(json, device: device) else {
+                        throw ItsypadError.failure("tab \(tabCount) in the export is invalid; nothing was imported")
+                    }
+                    try tab(decoded)
+                } else {
+                    clipCount += 1
+                    guard let decoded = decodeClip(json) else {
+                        throw ItsypadError.failure("clip \(clipCount) in the export is invalid; nothing was imported")
+                    }
+                    try clip(decoded)
                 }
-                try clip(decoded)
-            }
-        })
+            })
         guard header.format == name, let version = header.version else {
             throw ItsypadError.failure("not an itsypad export (use --kvs for Itsypad's key-value layout); nothing was imported")
         }
@@ -145,8 +148,10 @@ package enum ExportFormat {
 
     static func decodeClip(_ json: JSONValue) -> ClipEntry? {
         guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
-              let timestamp = Time.stored(json["timestamp"]?.stringValue.flatMap(Time.parseISO8601)) else { return nil }
-        let reason = json["localReason"]?.stringValue.flatMap(LocalOnlyReason.init(rawValue:))
+            let timestamp = Time.stored(json["timestamp"]?.stringValue.flatMap(Time.parseISO8601))
+        else { return nil }
+        let reason =
+            json["localReason"]?.stringValue.flatMap(LocalOnlyReason.init(rawValue:))
             ?? (json["localOnly"]?.boolValue == true ? .requested : nil)
         return ClipEntry(id: id, text: text, timestamp: timestamp, pinned: json["pinned"]?.boolValue ?? false, localOnly: reason)
     }
@@ -164,14 +169,16 @@ package enum ExportFormat {
 
     static func decodeTab(_ json: JSONValue, device: String) -> Tab? {
         guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id),
-              let content = json["content"]?.stringValue,
-              let modified = Time.stored(json["lastModified"]?.stringValue.flatMap(Time.parseISO8601)) else { return nil }
+            let content = json["content"]?.stringValue,
+            let modified = Time.stored(json["lastModified"]?.stringValue.flatMap(Time.parseISO8601))
+        else { return nil }
         let name = json["name"]?.stringValue ?? Tab.derivedName(for: content)
         let language = json["language"]?.stringValue.flatMap(LanguageDetector.canonical) ?? LanguageDetector.detect(content)
         let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init) ?? HybridTimestamp(physical: modified, device: device)
-        return Tab(id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? true, content: content, language: language,
-                   languageLocked: json["languageLocked"]?.boolValue ?? false, lastModified: modified,
-                   fileURL: json["fileURL"]?.stringValue, clock: clock)
+        return Tab(
+            id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? true, content: content, language: language,
+            languageLocked: json["languageLocked"]?.boolValue ?? false, lastModified: modified,
+            fileURL: json["fileURL"]?.stringValue, clock: clock)
     }
 }
 
@@ -192,9 +199,13 @@ enum KeyValueDump {
             if let array = (try? JSONValue.parse(Array(text.utf8)))?.arrayValue { return array }
             // Property-list exports wrap base64 in lines.
             if let bytes = Base64.decode(String(text.unicodeScalars.filter { !$0.properties.isWhitespace })),
-               let array = (try? JSONValue.parse(bytes))?.arrayValue { return array }
+                let array = (try? JSONValue.parse(bytes))?.arrayValue
+            {
+                return array
+            }
         }
-        throw ItsypadError.failure("the key-value dump's \(key) is neither an array, nor a JSON array as text, nor base64 data holding one; nothing was imported")
+        throw ItsypadError.failure(
+            "the key-value dump's \(key) is neither an array, nor a JSON array as text, nor base64 data holding one; nothing was imported")
     }
 
     static func stage(_ document: JSONValue, into staging: ImportStaging, maxEntries: Int) throws {
@@ -206,19 +217,22 @@ enum KeyValueDump {
         let deletedClips = Set((try kvsArray(document, "deletedClipboardIDs") ?? []).compactMap { $0.stringValue?.lowercased() })
         let tabs = try (try kvsArray(document, "tabs") ?? []).compactMap { json -> Tab? in
             guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let content = json["content"]?.stringValue,
-                  let modified = legacyDate(json["lastModified"]) else {
+                let modified = legacyDate(json["lastModified"])
+            else {
                 throw ItsypadError.failure("a tab in the key-value dump is invalid; nothing was imported")
             }
             // Only scratch tabs were ever synced through the key-value store.
             guard json["fileURL"]?.stringValue == nil, !deletedTabs.contains(id) else { return nil }
             let language = json["language"]?.stringValue.flatMap(LanguageDetector.canonical) ?? "plain"
-            return Tab(id: id, name: json["name"]?.stringValue ?? Tab.derivedName(for: content), nameLocked: false,
-                       content: content, language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
-                       lastModified: modified, fileURL: nil, clock: HybridTimestamp(physical: modified, device: store.deviceID))
+            return Tab(
+                id: id, name: json["name"]?.stringValue ?? Tab.derivedName(for: content), nameLocked: false,
+                content: content, language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
+                lastModified: modified, fileURL: nil, clock: HybridTimestamp(physical: modified, device: store.deviceID))
         }
         var clips = try (try kvsArray(document, "clipboard") ?? []).compactMap { json -> ClipEntry? in
             guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
-                  let timestamp = legacyDate(json["timestamp"]) else {
+                let timestamp = legacyDate(json["timestamp"])
+            else {
                 throw ItsypadError.failure("a clipboard entry in the key-value dump is invalid; nothing was imported")
             }
             guard !deletedClips.contains(id), !Text.isBlank(text) else { return nil }

@@ -1,8 +1,9 @@
+import ItsypadModel
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadModel
-import ItsypadSupport
 
 /// The local data directory: its layout, format version, device identity and
 /// lock. Commands open it, work, and close it; every command holds the lock
@@ -128,7 +129,9 @@ public final class DataStore {
             throw ItsypadError.corrupt(metaPath, "missing format or deviceID")
         }
         if format > Int64(DataStore.format) {
-            throw ItsypadError.failure("the data directory was written by a newer itsypad (format \(format); this one reads format \(DataStore.format)); upgrade itsypad to use it")
+            throw ItsypadError.failure(
+                "the data directory was written by a newer itsypad (format \(format); this one reads format \(DataStore.format)); upgrade itsypad to use it"
+            )
         }
         guard Identifier.isValid(device) else { throw ItsypadError.corrupt(metaPath, "deviceID must be a UUID") }
         return device

@@ -106,18 +106,22 @@ public struct EngineState: Equatable, Sendable {
         state.fullFetch = json["fullFetch"]?.stringValue.flatMap(FullFetch.init(rawValue:))
         for item in json["failures"]?.arrayValue ?? [] {
             guard let type = item["type"]?.stringValue.flatMap(RecordType.init(rawValue:)), let id = item["id"]?.stringValue,
-                  let attempts = item["attempts"]?.int64Value, let error = item["error"]?.stringValue else { continue }
+                let attempts = item["attempts"]?.int64Value, let error = item["error"]?.stringValue
+            else { continue }
             state.failures[RecordKey(type, id)] = Failure(attempts: Int(min(max(attempts, 0), Int64(maxAttempts))), error: error)
         }
         for item in json["quarantine"]?.arrayValue ?? [] {
             guard let location = item["location"]?.stringValue, let reason = item["reason"]?.stringValue else { continue }
-            let key = item["type"]?.stringValue.flatMap(RecordType.init(rawValue:)).flatMap { type in item["id"]?.stringValue.map { RecordKey(type, $0) } }
+            let key = item["type"]?.stringValue.flatMap(RecordType.init(rawValue:)).flatMap { type in
+                item["id"]?.stringValue.map { RecordKey(type, $0) }
+            }
             let since = item["since"]?.int64Value.flatMap { Time.validRange.contains($0) ? $0 : nil } ?? Time.now()
             state.quarantine.append(Quarantined(key: key, location: location, reason: reason, since: since))
         }
         for item in json["waiting"]?.arrayValue ?? [] {
             guard let path = item["path"]?.stringValue, let reason = item["reason"]?.stringValue,
-                  let since = item["since"]?.int64Value, Time.validRange.contains(since) else { continue }
+                let since = item["since"]?.int64Value, Time.validRange.contains(since)
+            else { continue }
             state.waiting.append(Waiting(path: path, reason: reason, since: since))
         }
         for item in json["unknownTypes"]?.arrayValue ?? [] {
@@ -132,8 +136,10 @@ public struct EngineState: Equatable, Sendable {
 
     public func save(to store: DataStore) throws {
         let failures = self.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }.map {
-            JSONValue.object([("type", .string($0.key.type.rawValue)), ("id", .string($0.key.name)),
-                              ("attempts", .integer(Int64($0.value.attempts))), ("error", .string($0.value.error))])
+            JSONValue.object([
+                ("type", .string($0.key.type.rawValue)), ("id", .string($0.key.name)),
+                ("attempts", .integer(Int64($0.value.attempts))), ("error", .string($0.value.error)),
+            ])
         }
         func optional<T>(_ value: T?, _ wrap: (T) -> JSONValue) -> JSONValue { value.map(wrap) ?? .null }
         let json = JSONValue.object([
@@ -175,7 +181,9 @@ public struct EngineState: Equatable, Sendable {
     package mutating func noteWaits(_ waits: [ReplicationWait], now: Milliseconds) {
         let earlier = Dictionary(waiting.map { ($0.path, $0.since) }, uniquingKeysWith: min)
         var seen = Set<String>()
-        waiting = waits.filter { seen.insert($0.path).inserted }.map { Waiting(path: $0.path, reason: $0.reason, since: earlier[$0.path] ?? now) }
+        waiting = waits.filter { seen.insert($0.path).inserted }.map {
+            Waiting(path: $0.path, reason: $0.reason, since: earlier[$0.path] ?? now)
+        }
     }
 
     /// A good version (or the deletion) of a quarantined record arrived.
@@ -187,8 +195,10 @@ public struct EngineState: Equatable, Sendable {
 extension EngineState.Quarantined {
     /// The form in `sync/state.json` and `sync status --json`.
     package var json: JSONValue {
-        .object([("type", key.map { .string($0.type.rawValue) } ?? .null), ("id", key.map { .string($0.name) } ?? .null),
-                 ("location", .string(location)), ("reason", .string(reason)), ("since", .integer(since))])
+        .object([
+            ("type", key.map { .string($0.type.rawValue) } ?? .null), ("id", key.map { .string($0.name) } ?? .null),
+            ("location", .string(location)), ("reason", .string(reason)), ("since", .integer(since)),
+        ])
     }
 
     /// One line for people: where, and why (both may hold names a peer chose, so escaped).
@@ -218,8 +228,10 @@ public struct ActivityLog {
         /// What this run skipped as malformed: "location: reason" each.
         public var quarantined: [String] = []
 
-        package init(time: Milliseconds, direction: String, pulled: Int, pushed: Int, conflicts: Int, result: String, error: String?,
-                     quarantined: [String] = []) {
+        package init(
+            time: Milliseconds, direction: String, pulled: Int, pushed: Int, conflicts: Int, result: String, error: String?,
+            quarantined: [String] = []
+        ) {
             self.time = time
             self.direction = direction
             self.pulled = pulled
@@ -231,10 +243,12 @@ public struct ActivityLog {
         }
 
         package var json: JSONValue {
-            .object([("time", .string(Time.iso8601(time))), ("direction", .string(direction)), ("pulled", .integer(Int64(pulled))),
-                     ("pushed", .integer(Int64(pushed))), ("conflicts", .integer(Int64(conflicts))),
-                     ("result", .string(result)), ("error", error.map { .string($0) } ?? .null),
-                     ("quarantined", .array(quarantined.map { .string($0) }))])
+            .object([
+                ("time", .string(Time.iso8601(time))), ("direction", .string(direction)), ("pulled", .integer(Int64(pulled))),
+                ("pushed", .integer(Int64(pushed))), ("conflicts", .integer(Int64(conflicts))),
+                ("result", .string(result)), ("error", error.map { .string($0) } ?? .null),
+                ("quarantined", .array(quarantined.map { .string($0) })),
+            ])
         }
     }
 
@@ -269,10 +283,11 @@ public struct ActivityLog {
         return bytes.split(separator: 0x0A).compactMap { line in
             guard let json = try? JSONValue.parse(line), let time = json["time"]?.stringValue.flatMap(Time.parseISO8601) else { return nil }
             func count(_ key: String) -> Int { Int(clamping: json[key]?.int64Value ?? 0) }
-            return Entry(time: time, direction: json["direction"]?.stringValue ?? "?", pulled: count("pulled"),
-                         pushed: count("pushed"), conflicts: count("conflicts"),
-                         result: json["result"]?.stringValue ?? "?", error: json["error"]?.stringValue,
-                         quarantined: (json["quarantined"]?.arrayValue ?? []).compactMap(\.stringValue))
+            return Entry(
+                time: time, direction: json["direction"]?.stringValue ?? "?", pulled: count("pulled"),
+                pushed: count("pushed"), conflicts: count("conflicts"),
+                result: json["result"]?.stringValue ?? "?", error: json["error"]?.stringValue,
+                quarantined: (json["quarantined"]?.arrayValue ?? []).compactMap(\.stringValue))
         }
     }
 }

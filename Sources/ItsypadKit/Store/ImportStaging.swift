@@ -138,7 +138,9 @@ final class ImportStaging {
         try clips.finish()
         if settingsChanged { try stage.write(relative(try store.settings().path), try store.settings().encoded()) }
         try storeOperation {
-            if let pending { try pending.overwrite(PendingQueue.baseLine(bytes: pending.size, identity: try store.pending().identity), at: 0) }
+            if let pending {
+                try pending.overwrite(PendingQueue.baseLine(bytes: pending.size, identity: try store.pending().identity), at: 0)
+            }
             try pending?.close()
         }
         var index = TabIndex.load(directory: store.tabs.directory, in: store.tree)

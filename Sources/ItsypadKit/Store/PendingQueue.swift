@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ItsypadBackend
 import ItsypadModel
 import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A change waiting to be sent.
 public struct PendingChange: Equatable, Sendable {
@@ -83,8 +84,10 @@ public final class PendingQueue {
 
     /// A log line as `PendingChange.line` serializes it, `{"op":…,"type":…,"id":…[,"v":N][,"tag":…][,"hard":true]}`,
     /// written from bytes (an import queues 100,000 changes, a clear confirms as many).
-    package static func appendLine(_ op: String, _ key: RecordKey, version: Int? = nil, tag: String? = nil, hard: Bool = false,
-                           to lines: inout [UInt8]) {
+    package static func appendLine(
+        _ op: String, _ key: RecordKey, version: Int? = nil, tag: String? = nil, hard: Bool = false,
+        to lines: inout [UInt8]
+    ) {
         func string(_ value: String) {
             var value = value
             lines.append(0x22)
@@ -187,7 +190,9 @@ public final class PendingQueue {
         var unreadable = result.unreadable
         // Only the last line may be torn by a crash; an unreadable line before it is damage.
         if unreadable.last == result.lines { unreadable.removeLast() }
-        damage = unreadable.isEmpty ? nil
+        damage =
+            unreadable.isEmpty
+            ? nil
             : "\(path) has \(unreadable.count) unreadable line(s) (line \(unreadable.map(String.init).joined(separator: ", ")) of \(result.lines))"
         return replay
     }
@@ -287,8 +292,10 @@ public final class PendingQueue {
             var result: [PendingChange] = []
             result.reserveCapacity(index.count)
             for case let change? in slots {
-                result.append(PendingChange(key: change.key.recordKey, operation: change.operation, version: change.version,
-                                            tag: change.tag, hard: change.hard))
+                result.append(
+                    PendingChange(
+                        key: change.key.recordKey, operation: change.operation, version: change.version,
+                        tag: change.tag, hard: change.hard))
             }
             return result
         }
@@ -380,7 +387,8 @@ public final class PendingQueue {
         defer { close(fd) }
         let head = (try? FileSystem.read(fd: fd, offset: 0, count: 160, path: path)) ?? []
         guard let firstLine = head.split(separator: 0x0A, omittingEmptySubsequences: false).first,
-              let json = try? JSONValue.parse(Array(firstLine)), json["op"]?.stringValue == "base" else { return nil }
+            let json = try? JSONValue.parse(Array(firstLine)), json["op"]?.stringValue == "base"
+        else { return nil }
         return json
     }
 
@@ -482,8 +490,9 @@ struct PendingLine {
         var reader = FixedFormReader(line)
         func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
         guard reader.skip(#"{"op":""#), let opName = reader.plainString(), let op = operation(opName),
-              reader.skip(#"","type":""#), let typeName = reader.plainString(), let type = recordType(typeName),
-              reader.skip(#"","id":""#), let id = reader.plainString() else { return nil }
+            reader.skip(#"","type":""#), let typeName = reader.plainString(), let type = recordType(typeName),
+            reader.skip(#"","id":""#), let id = reader.plainString()
+        else { return nil }
         reader.position += 1
         var version: Int?
         if reader.skip(#","v":"#) {

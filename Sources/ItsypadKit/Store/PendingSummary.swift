@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ItsypadBackend
 import ItsypadModel
 import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a listing needs of a long pending queue without replaying it: the
 /// records with a waiting change and their versions, as the log's first
@@ -56,8 +57,9 @@ struct PendingSummary {
         init?(fd: Int32, inode: UInt64, covered: Int, path: String) {
             let window = PendingSummary.window
             guard covered > 0, let first = try? FileSystem.read(fd: fd, offset: 0, count: min(covered, window), path: path),
-                  let last = try? FileSystem.read(fd: fd, offset: max(0, covered - window), count: min(covered, window), path: path),
-                  first.count == min(covered, window), last.count == min(covered, window), last.last == 0x0A else { return nil }
+                let last = try? FileSystem.read(fd: fd, offset: max(0, covered - window), count: min(covered, window), path: path),
+                first.count == min(covered, window), last.count == min(covered, window), last.last == 0x0A
+            else { return nil }
             (self.inode, head, tail) = (inode, Binary.checksum(first), Binary.checksum(last))
         }
 
@@ -70,8 +72,9 @@ struct PendingSummary {
     static func load(_ path: String, in tree: FileTree, log fd: Int32, inode: UInt64, size: Int, logPath: String) -> PendingSummary? {
         // Each waiting record takes a line of the log, over 24 bytes: a larger summary is not one of this log.
         guard let bytes = (try? tree.read(path, limit: headerSize + 2 * size + 64)) ?? nil,
-              let (summary, mark) = decode(bytes), summary.coveredBytes <= size,
-              LogMark(fd: fd, inode: inode, covered: summary.coveredBytes, path: logPath) == mark else { return nil }
+            let (summary, mark) = decode(bytes), summary.coveredBytes <= size,
+            LogMark(fd: fd, inode: inode, covered: summary.coveredBytes, path: logPath) == mark
+        else { return nil }
         return summary
     }
 
@@ -104,8 +107,10 @@ struct PendingSummary {
             Binary.append(UInt64(other.version), to: &body)
         }
         var bytes = PendingSummary.magic
-        for value in [mark.inode, UInt64(coveredBytes), mark.head, mark.tail, UInt64(version), UInt64(clips.count),
-                      UInt64(body.count - clipBytes), Binary.checksum(body)] {
+        for value in [
+            mark.inode, UInt64(coveredBytes), mark.head, mark.tail, UInt64(version), UInt64(clips.count),
+            UInt64(body.count - clipBytes), Binary.checksum(body),
+        ] {
             Binary.append(value, to: &bytes)
         }
         Binary.append(Binary.checksum(bytes), to: &bytes)
@@ -114,13 +119,15 @@ struct PendingSummary {
 
     private static func decode(_ bytes: [UInt8]) -> (PendingSummary, LogMark)? {
         guard bytes.count >= headerSize, Array(bytes[0..<8]) == magic,
-              Binary.checksum(bytes[0..<headerSize - 8]) == Binary.read(bytes[...], at: headerSize - 8) else { return nil }
+            Binary.checksum(bytes[0..<headerSize - 8]) == Binary.read(bytes[...], at: headerSize - 8)
+        else { return nil }
         let field = { (index: Int) in Binary.read(bytes[...], at: 8 + 8 * index) }
         let (covered, version, clipCount, otherBytes) = (field(1), field(4), field(5), field(6))
         let versions = UInt64(PendingLine.versions.lowerBound)...UInt64(PendingLine.versions.upperBound)
         guard covered <= UInt64(Int.max), versions.contains(version), clipCount <= UInt64(bytes.count / 24),
-              otherBytes <= UInt64(bytes.count), headerSize + Int(clipCount) * 24 + Int(otherBytes) == bytes.count,
-              Binary.checksum(bytes[headerSize...]) == field(7) else { return nil }
+            otherBytes <= UInt64(bytes.count), headerSize + Int(clipCount) * 24 + Int(otherBytes) == bytes.count,
+            Binary.checksum(bytes[headerSize...]) == field(7)
+        else { return nil }
         var summary = PendingSummary(coveredBytes: Int(covered), version: Int(version), clips: [], others: [])
         let valid = bytes.withUnsafeBytes { raw -> Bool in
             func integer(_ at: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
@@ -141,7 +148,8 @@ struct PendingSummary {
             }
             while at < raw.count {
                 guard let typeName = text(), let type = RecordType(rawValue: typeName), let name = text(),
-                      at + 8 <= raw.count, versions.contains(integer(at)) else { return false }
+                    at + 8 <= raw.count, versions.contains(integer(at))
+                else { return false }
                 summary.others.append((RecordKey(type, name), Int(integer(at))))
                 at += 8
             }

@@ -1,8 +1,9 @@
+import ItsypadModel
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadModel
-import ItsypadSupport
 
 /// Stored settings in `settings.json`. Each key keeps the clock of its last
 /// change so that synced keys merge per key, last writer wins; an unset
@@ -43,8 +44,9 @@ public final class SettingsStore {
                 throw ItsypadError.corrupt(path, "setting \(key) has no clock")
             }
             let value = stored["value"].flatMap { $0 == .null ? nil : $0 }
-            entries[key] = Entry(value: value, clock: clock, tag: stored["tag"]?.stringValue,
-                                 syncedClock: stored["synced"]?.stringValue.flatMap(HybridTimestamp.init))
+            entries[key] = Entry(
+                value: value, clock: clock, tag: stored["tag"]?.stringValue,
+                syncedClock: stored["synced"]?.stringValue.flatMap(HybridTimestamp.init))
         }
     }
 

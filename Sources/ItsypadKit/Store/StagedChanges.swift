@@ -1,12 +1,15 @@
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadSupport
 
 /// copy_file_range(2): Glibc declares it only under _GNU_SOURCE, which the Swift module map does not set.
 @_silgen_name("copy_file_range")
-private func linuxCopyFileRange(_ input: Int32, _ inputOffset: UnsafeMutablePointer<Int64>?, _ output: Int32,
-                                _ outputOffset: UnsafeMutablePointer<Int64>?, _ count: Int, _ flags: UInt32) -> Int
+private func linuxCopyFileRange(
+    _ input: Int32, _ inputOffset: UnsafeMutablePointer<Int64>?, _ output: Int32,
+    _ outputOffset: UnsafeMutablePointer<Int64>?, _ count: Int, _ flags: UInt32
+) -> Int
 
 /// Changes to several files of the data directory that happen all at once or
 /// not at all (an import). Every new file is first written in full under

@@ -1,8 +1,9 @@
+import ItsypadModel
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadModel
-import ItsypadSupport
 
 /// `tabs/index`: a rebuildable cache of every tab's id, name and `tab ls`
 /// row, newest first, so that finding a tab by name or id prefix and listing
@@ -68,13 +69,15 @@ package struct TabIndex {
         try body.withUnsafeBufferPointer { bytes in
             let raw = UnsafeRawBufferPointer(bytes)
             for start in starts {
-                let id = PackedID(high: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self)),
-                                  low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: start + 8, as: UInt64.self)))
+                let id = PackedID(
+                    high: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self)),
+                    low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: start + 8, as: UInt64.self)))
                 let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 24, as: UInt32.self)))
                 let rowLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 28, as: UInt32.self)))
                 let name = start + TabIndex.recordHeaderSize
-                try visit(id, UnsafeBufferPointer(rebasing: bytes[name..<name + nameLength]),
-                          UnsafeBufferPointer(rebasing: bytes[name + nameLength..<name + nameLength + rowLength]))
+                try visit(
+                    id, UnsafeBufferPointer(rebasing: bytes[name..<name + nameLength]),
+                    UnsafeBufferPointer(rebasing: bytes[name + nameLength..<name + nameLength + rowLength]))
             }
         }
     }
@@ -85,7 +88,8 @@ package struct TabIndex {
         body.withUnsafeBytes { raw in
             var index = 0
             forEach { id, name, row in
-                let lastModified = Int64(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: starts[index] + 16, as: UInt64.self)))
+                let lastModified = Int64(
+                    bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: starts[index] + 16, as: UInt64.self)))
                 records.append(Record(id: id, lastModified: lastModified, name: Array(name), row: Array(row)))
                 index += 1
             }
@@ -127,7 +131,8 @@ package struct TabIndex {
         var matched: [PackedID] = []
         forEach { id, name, _ in
             // Two ASCII strings are equal only byte for byte; anything else goes by Swift's rule.
-            let named = wantedIsASCII && UTF8Check.isASCII(name)
+            let named =
+                wantedIsASCII && UTF8Check.isASCII(name)
                 ? name.elementsEqual(wanted) : String(decoding: name, as: UTF8.self) == reference
             if id == asID || named || prefix?.matches(id) == true { matched.append(id) }
         }
@@ -144,9 +149,10 @@ package struct TabIndex {
         var info = stat()
         // Only the header and the records are read: the keyed sections are `lookUp`'s.
         guard fstat(fd, &info) == 0, let headerBytes = try? FileSystem.read(fd: fd, offset: 0, count: headerSize, path: path),
-              let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp,
-              let records = try? FileSystem.read(fd: fd, offset: headerSize, count: header.bodyLength, path: path),
-              records.count == header.bodyLength else { return nil }
+            let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp,
+            let records = try? FileSystem.read(fd: fd, offset: headerSize, count: header.bodyLength, path: path),
+            records.count == header.bodyLength
+        else { return nil }
         let bytes = headerBytes + records
         let starts = bytes.withUnsafeBytes { raw -> [Int]? in
             guard header.checksum == checksum(UnsafeRawBufferPointer(rebasing: raw[headerSize...])) else { return nil }
@@ -177,17 +183,23 @@ package struct TabIndex {
     /// Writes the index in place (a cache: no fsync; the checksums and the size catch a torn write).
     package func save(directory: String, in tree: FileTree) throws {
         let path = directory + "/" + TabIndex.fileName
-        guard let fd = try tree.openFile(path, flags: O_RDWR | O_CREAT) else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
+        guard let fd = try tree.openFile(path, flags: O_RDWR | O_CREAT) else {
+            throw FileSystemError(path: path, code: ENOENT, operation: "write")
+        }
         defer { close(fd) }
         // Stamped after the file exists: creating it changes the directory.
-        guard let stamp = DirectoryStamp(directory, in: tree) else { throw FileSystemError(path: directory, code: ENOENT, operation: "stat") }
+        guard let stamp = DirectoryStamp(directory, in: tree) else {
+            throw FileSystemError(path: directory, code: ENOENT, operation: "stat")
+        }
         let keyed = keyedSections()
         let records = body[bodyStart...]
         // The checksum covers the records, which a listing reads whole; `lookUp` checks the bounds of what it reads
         // in the keyed sections, and a tab it names is checked against its file.
         var header = TabIndex.magic
-        let fields = [stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(count), records.withUnsafeBytes(TabIndex.checksum),
-                      UInt64(records.count), UInt64(keyed.buckets), UInt64(keyed.others), 0, 0]
+        let fields = [
+            stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(count), records.withUnsafeBytes(TabIndex.checksum),
+            UInt64(records.count), UInt64(keyed.buckets), UInt64(keyed.others), 0, 0,
+        ]
         for value in fields { Binary.append(value, to: &header) }
         header.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
         if ftruncate(fd, 0) != 0 { throw FileSystem.fail("write", path) }
@@ -276,7 +288,9 @@ package struct TabIndex {
         guard fstat(fd, &info) == 0 else { return nil }
         func read(_ offset: Int, _ count: Int) -> [UInt8]? {
             guard count > 0 else { return [] }
-            guard let bytes = try? FileSystem.read(fd: fd, offset: offset, count: count, path: path), bytes.count == count else { return nil }
+            guard let bytes = try? FileSystem.read(fd: fd, offset: offset, count: count, path: path), bytes.count == count else {
+                return nil
+            }
             return bytes
         }
         func word(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
@@ -285,18 +299,22 @@ package struct TabIndex {
         /// An id's 16 bytes (stored in text order) at `offset`.
         func id(_ bytes: [UInt8], _ offset: Int) -> PackedID {
             bytes.withUnsafeBytes {
-                PackedID(high: UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
-                         low: UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
+                PackedID(
+                    high: UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+                    low: UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
             }
         }
         guard let headerBytes = read(0, headerSize),
-              let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp else { return nil }
+            let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp
+        else { return nil }
         /// A record's id and name, read at its offset among the records; nil when the offset is out of bounds.
         func record(at offset: Int) -> (id: PackedID, name: [UInt8])? {
-            guard offset >= 0, offset + recordHeaderSize <= header.bodyLength, let fields = read(headerSize + offset, recordHeaderSize) else { return nil }
+            guard offset >= 0, offset + recordHeaderSize <= header.bodyLength, let fields = read(headerSize + offset, recordHeaderSize)
+            else { return nil }
             let nameLength = Int(fields.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt32.self)) })
             guard offset + recordHeaderSize + nameLength <= header.bodyLength,
-                  let name = read(headerSize + offset + recordHeaderSize, nameLength) else { return nil }
+                let name = read(headerSize + offset + recordHeaderSize, nameLength)
+            else { return nil }
             return (id(fields, 0), name)
         }
         var found: [Int: PackedID] = [:]
@@ -377,7 +395,8 @@ struct DirectoryStamp: Equatable {
 
     init?(_ directory: String, in tree: FileTree) {
         guard let status = (try? tree.status(directory)) ?? nil, status.isDirectory else { return nil }
-        self.init(inode: status.inode, seconds: UInt64(bitPattern: status.modifiedSeconds),
-                  nanoseconds: UInt64(bitPattern: status.modifiedNanoseconds))
+        self.init(
+            inode: status.inode, seconds: UInt64(bitPattern: status.modifiedSeconds),
+            nanoseconds: UInt64(bitPattern: status.modifiedNanoseconds))
     }
 }

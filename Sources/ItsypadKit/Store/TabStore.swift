@@ -37,24 +37,29 @@ public struct TabStore {
 
     /// Every tab, most recently modified first.
     public func all() throws -> [Tab] {
-        try entries().compactMap { if case .live(let tab) = $0 { return tab }; return nil }
-            .sorted { ($0.lastModified, $0.id) > ($1.lastModified, $1.id) }
+        try entries().compactMap {
+            if case .live(let tab) = $0 { return tab }; return nil
+        }
+        .sorted { ($0.lastModified, $0.id) > ($1.lastModified, $1.id) }
     }
 
     /// Deleted tabs whose deletion is still to be sent.
     public func deletions() throws -> [TabDeletion] {
-        try entries().compactMap { if case .deleted(let deletion) = $0 { return deletion }; return nil }
+        try entries().compactMap {
+            if case .deleted(let deletion) = $0 { return deletion }; return nil
+        }
     }
 
     /// Files whose names are not `<id>.json` are not tabs.
     private func entries() throws -> [Entry] {
         try storeOperation {
-            try (tree.list(directory) ?? []).filter { name in name.hasSuffix(".json") && TabStore.fileName(String(name.dropLast(5))) == name }
-                .map { name in
-                    let path = directory + "/" + name
-                    guard let bytes = try tree.read(path) else { throw ItsypadError.failure("\(path) vanished while reading") }
-                    return try decode(bytes, path: path)
-                }
+            try (tree.list(directory) ?? []).filter { name in name.hasSuffix(".json") && TabStore.fileName(String(name.dropLast(5))) == name
+            }
+            .map { name in
+                let path = directory + "/" + name
+                guard let bytes = try tree.read(path) else { throw ItsypadError.failure("\(path) vanished while reading") }
+                return try decode(bytes, path: path)
+            }
         }
     }
 
@@ -196,10 +201,10 @@ public struct TabStore {
 
     static func decode(_ json: JSONValue) -> Tab? {
         guard let id = json["id"]?.stringValue, Identifier.isValid(id),
-              let name = json["name"]?.stringValue,
-              let language = json["language"]?.stringValue,
-              let lastModified = json["lastModified"]?.int64Value, Time.validRange.contains(lastModified),
-              let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init)
+            let name = json["name"]?.stringValue,
+            let language = json["language"]?.stringValue,
+            let lastModified = json["lastModified"]?.int64Value, Time.validRange.contains(lastModified),
+            let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init)
         else { return nil }
         let fileURL = json["fileURL"]?.stringValue
         guard let content = json["content"]?.stringValue ?? (fileURL == nil ? nil : "") else { return nil }
@@ -207,10 +212,11 @@ public struct TabStore {
         if let tag = json["sync"]?["tag"]?.stringValue, let ancestor = json["sync"]?["ancestor"]?.stringValue {
             sync = TabSyncMetadata(tag: tag, ancestor: ancestor, clock: json["sync"]?["clock"]?.stringValue.flatMap(HybridTimestamp.init))
         }
-        return Tab(id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? false, content: content,
-                   language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
-                   lastModified: lastModified, fileURL: fileURL, clock: clock, sync: sync,
-                   history: EditHistory.decode(json["history"]))
+        return Tab(
+            id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? false, content: content,
+            language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
+            lastModified: lastModified, fileURL: fileURL, clock: clock, sync: sync,
+            history: EditHistory.decode(json["history"]))
     }
 }
 

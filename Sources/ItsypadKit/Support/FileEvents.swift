@@ -36,8 +36,9 @@ package final class FileEvents {
     private var watches: [Int32: Watched] = [:]
 
     /// Content changes, files created, removed or renamed in place, and the directory itself going away.
-    private static let eventMask = UInt32(IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM
-        | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+    private static let eventMask = UInt32(
+        IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM
+            | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
     /// Without inotify (out of instances, a kernel without it) every directory counts as
     /// unwatched, and waits end only by a signal or their time-out.

@@ -98,8 +98,10 @@ public enum FileSystem {
     /// Streams the complete lines of an open file with their offsets, in bounded
     /// memory (1 MiB chunks); a last line without its newline is left out (a torn tail).
     /// With `origin`, the lines from that offset on (a line boundary).
-    public static func forEachLine(fd: Int32, from origin: Int = 0, size: Int, path: String,
-                                   _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
+    public static func forEachLine(
+        fd: Int32, from origin: Int = 0, size: Int, path: String,
+        _ body: (Int, ArraySlice<UInt8>) throws -> Void
+    ) throws {
         var offset = origin
         var carry: [UInt8] = []
         var carryOffset = origin
@@ -123,8 +125,10 @@ public enum FileSystem {
     /// with its offset and length, whole when it has at most `headLimit` bytes and otherwise as its
     /// first `headLimit` bytes only (the caller reads more itself if it must), so that memory stays
     /// bounded whatever the lines hold.
-    public static func forEachLineHead(fd: Int32, size: Int, path: String, headLimit: Int,
-                                       _ body: (_ offset: Int, _ length: Int, _ head: ArraySlice<UInt8>) throws -> Void) throws {
+    public static func forEachLineHead(
+        fd: Int32, size: Int, path: String, headLimit: Int,
+        _ body: (_ offset: Int, _ length: Int, _ head: ArraySlice<UInt8>) throws -> Void
+    ) throws {
         var offset = 0
         var lineStart = 0
         // The first bytes of a line that began in an earlier chunk.

@@ -43,7 +43,9 @@ public struct FileSystemError: Error, CustomStringConvertible, Equatable {
     /// The file is not what the format says belongs there: a symlink, a FIFO, a directory in place
     /// of a file, a name or size out of bounds. Retrying cannot help; the file must be fixed.
     public var isMalformed: Bool {
-        [FileSystemError.notRegularFile, FileSystemError.tooLarge, FileSystemError.unsafeName,
-         ELOOP, EISDIR, ENOTDIR, ENAMETOOLONG].contains(code)
+        [
+            FileSystemError.notRegularFile, FileSystemError.tooLarge, FileSystemError.unsafeName,
+            ELOOP, EISDIR, ENOTDIR, ENAMETOOLONG,
+        ].contains(code)
     }
 }

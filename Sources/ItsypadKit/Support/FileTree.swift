@@ -32,7 +32,9 @@ public struct FileTree: Sendable {
     /// The components of `path` below the root, each a plain name; throws for anything else.
     func components(of path: String) throws -> [String] {
         let prefix = root == "/" ? "/" : root + "/"
-        guard path.hasPrefix(prefix) else { throw FileSystemError(path: path, code: FileSystemError.unsafeName, operation: "open", detail: "outside \(root)") }
+        guard path.hasPrefix(prefix) else {
+            throw FileSystemError(path: path, code: FileSystemError.unsafeName, operation: "open", detail: "outside \(root)")
+        }
         let names = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         for name in names where !FileTree.isPlainName(name) {
             throw FileSystemError(path: path, code: FileSystemError.unsafeName, operation: "open")
@@ -79,8 +81,9 @@ public struct FileTree: Sendable {
             if next < 0 {
                 if code == ENOENT && !creating { return nil }
                 // A symlink gives ELOOP, a file where a directory belongs ENOTDIR.
-                throw FileSystemError(path: path(of: names[...index]), code: code == ENOTDIR ? FileSystemError.notRegularFile : code,
-                                      operation: "open", detail: code == ENOTDIR ? "a directory was expected" : nil)
+                throw FileSystemError(
+                    path: path(of: names[...index]), code: code == ENOTDIR ? FileSystemError.notRegularFile : code,
+                    operation: "open", detail: code == ENOTDIR ? "a directory was expected" : nil)
             }
             fd = next
         }
@@ -122,8 +125,9 @@ public struct FileTree: Sendable {
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             close(fd)
-            throw FileSystemError(path: path, code: FileSystemError.notRegularFile, operation: "open",
-                                  detail: info.st_mode & S_IFMT == S_IFDIR ? "a directory" : "a FIFO, socket or device")
+            throw FileSystemError(
+                path: path, code: FileSystemError.notRegularFile, operation: "open",
+                detail: info.st_mode & S_IFMT == S_IFDIR ? "a directory" : "a FIFO, socket or device")
         }
         // O_NONBLOCK has no effect on a regular file, so the descriptor is used as it is.
         return fd
@@ -179,7 +183,8 @@ public struct FileTree: Sendable {
         guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
         let size = Int(info.st_size)
         if let limit, size > limit {
-            throw FileSystemError(path: path, code: FileSystemError.tooLarge, operation: "read", detail: "\(size) bytes; the limit is \(limit)")
+            throw FileSystemError(
+                path: path, code: FileSystemError.tooLarge, operation: "read", detail: "\(size) bytes; the limit is \(limit)")
         }
         return size > offset ? try FileSystem.read(fd: fd, offset: offset, count: size - offset, path: path) : []
     }
@@ -199,8 +204,10 @@ public struct FileTree: Sendable {
     }
 
     /// Like `writeAtomically(_:_:)`, with the content produced in pieces.
-    public func writeAtomically(_ path: String, mode: mode_t = 0o600, syncingDirectory: Bool = true,
-                                _ produce: ((_ bytes: [UInt8]) throws -> Void) throws -> Void) throws {
+    public func writeAtomically(
+        _ path: String, mode: mode_t = 0o600, syncingDirectory: Bool = true,
+        _ produce: ((_ bytes: [UInt8]) throws -> Void) throws -> Void
+    ) throws {
         try inParent(of: path, creating: true) { directory, name in
             guard let directory else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
             let temp = FileSystem.temporaryName()

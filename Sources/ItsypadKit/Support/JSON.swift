@@ -73,7 +73,13 @@ extension JSONValue {
         case .integer(let i): out += String(i)
         case .number(let d):
             // JSON has no infinity or NaN. Neither the parser nor JSONCoding makes one; a value built in code with one is written as null.
-            if d.isFinite, d.rounded() == d, abs(d) < 1e15 { out += String(Int64(d)) } else if d.isFinite { out += "\(d)" } else { out += "null" }
+            if d.isFinite, d.rounded() == d, abs(d) < 1e15 {
+                out += String(Int64(d))
+            } else if d.isFinite {
+                out += "\(d)"
+            } else {
+                out += "null"
+            }
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
             if items.isEmpty { out += "[]"; return }
@@ -171,9 +177,11 @@ extension JSONValue {
     /// `streamedArrays`: their elements go to `element` one at a time (an
     /// import of 100,000 clips then holds one clip's tree, not all of them).
     /// Other members go to `member` whole.
-    public static func parseObject(_ bytes: [UInt8], streamedArrays: Set<String>,
-                                   member: (String, JSONValue) throws -> Void,
-                                   element: (String, JSONValue) throws -> Void) throws {
+    public static func parseObject(
+        _ bytes: [UInt8], streamedArrays: Set<String>,
+        member: (String, JSONValue) throws -> Void,
+        element: (String, JSONValue) throws -> Void
+    ) throws {
         try bytes.withUnsafeBufferPointer { buffer in
             var parser = JSONParser(bytes: buffer)
             parser.skipWhitespace()
@@ -182,7 +190,9 @@ extension JSONValue {
             }
             parser.position += 1
             parser.skipWhitespace()
-            if parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "}") { parser.position += 1 } else {
+            if parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "}") {
+                parser.position += 1
+            } else {
                 var keys = Set<String>()
                 while true {
                     parser.skipWhitespace()
@@ -190,7 +200,9 @@ extension JSONValue {
                     let key = try parser.parseKey()
                     guard keys.insert(key).inserted else { throw parser.duplicate(key, at: keyStart) }
                     parser.skipWhitespace()
-                    guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: ":") else { throw parser.error("expected ':'") }
+                    guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: ":") else {
+                        throw parser.error("expected ':'")
+                    }
                     parser.position += 1
                     parser.skipWhitespace()
                     if streamedArrays.contains(key), parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "[") {

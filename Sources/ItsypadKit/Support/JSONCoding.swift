@@ -35,7 +35,8 @@ package enum JSONCoding {
         guard let decodingError = error as? DecodingError else { return "\(error)" }
         switch decodingError {
         case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? context.debugDescription : "invalid value at \(path(context.codingPath)): \(context.debugDescription)"
+            return context.codingPath.isEmpty
+                ? context.debugDescription : "invalid value at \(path(context.codingPath)): \(context.debugDescription)"
         case .keyNotFound(let key, let context):
             return "missing key '\(key.stringValue)' at \(path(context.codingPath))"
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
@@ -100,7 +101,8 @@ private final class EncodingBox {
     static func primitive(_ value: Any, codingPath: [any CodingKey]) throws -> JSONValue? {
         func integer<I: BinaryInteger>(_ value: I) throws -> JSONValue {
             guard let exact = Int64(exactly: value) else {
-                throw EncodingError.invalidValue(value, .init(codingPath: codingPath, debugDescription: "\(value) is beyond the range of Int64"))
+                throw EncodingError.invalidValue(
+                    value, .init(codingPath: codingPath, debugDescription: "\(value) is beyond the range of Int64"))
             }
             return .integer(exact)
         }
@@ -177,14 +179,18 @@ private struct KeyedBoxContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try box.member(key.stringValue).store(value, codingPath: codingPath + [key])
     }
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
         BoxEncoder(box: box.member(key.stringValue), codingPath: codingPath + [key]).container(keyedBy: keyType)
     }
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         BoxEncoder(box: box.member(key.stringValue), codingPath: codingPath + [key]).unkeyedContainer()
     }
     mutating func superEncoder() -> any Encoder { BoxEncoder(box: box.member("super"), codingPath: codingPath) }
-    mutating func superEncoder(forKey key: Key) -> any Encoder { BoxEncoder(box: box.member(key.stringValue), codingPath: codingPath + [key]) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        BoxEncoder(box: box.member(key.stringValue), codingPath: codingPath + [key])
+    }
 }
 
 private struct UnkeyedBoxContainer: UnkeyedEncodingContainer {
@@ -233,7 +239,8 @@ private struct ValueDecoder: Decoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = value else { throw mismatch("an object") }
         // Parsed objects have no repeated keys; for built ones the first wins, as in `JSONValue`'s subscript.
-        return KeyedDecodingContainer(KeyedValueContainer<Key>(members: Dictionary(members, uniquingKeysWith: { first, _ in first }), codingPath: codingPath))
+        return KeyedDecodingContainer(
+            KeyedValueContainer<Key>(members: Dictionary(members, uniquingKeysWith: { first, _ in first }), codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {

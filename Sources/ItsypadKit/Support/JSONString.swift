@@ -38,8 +38,9 @@ package enum JSONString {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
         // A byte below 0x20 (given none has its high bit) borrows into its high bit when 0x20 is subtracted.
-        return !(word & highs != 0 || (word &- 0x20 &* ones) & ~word & highs != 0
-                 || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones)))
+        return
+            !(word & highs != 0 || (word &- 0x20 &* ones) & ~word & highs != 0
+            || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones)))
     }
 
     /// Whether `escaped` is exactly what `appendEscaped` writes for some valid
@@ -68,8 +69,9 @@ package enum JSONString {
                 case UInt8(ascii: "u"):
                     // `\u00xx` (lowercase hex) for the control characters without a short escape.
                     guard index + 6 <= count, escaped[index + 2] == 0x30, escaped[index + 3] == 0x30,
-                          escaped[index + 4] == 0x30 || escaped[index + 4] == 0x31,
-                          let low = Hex.digits.firstIndex(of: escaped[index + 5]) else { return false }
+                        escaped[index + 4] == 0x30 || escaped[index + 4] == 0x31,
+                        let low = Hex.digits.firstIndex(of: escaped[index + 5])
+                    else { return false }
                     let value = (escaped[index + 4] - 0x30) << 4 | UInt8(low)
                     guard value != 0x09 && value != 0x0A && value != 0x0D else { return false }
                     index += 6
@@ -113,8 +115,10 @@ package enum JSONString {
     /// itsypad writes it). Unless `final`, the input may end anywhere: an escape
     /// or a UTF-8 sequence cut by its end is left for the next call. Returns how
     /// many input bytes were consumed. A raw quote ends nothing here: it is malformed.
-    package static func unescape(_ raw: UnsafeBufferPointer<UInt8>, final: Bool, reescaping: Bool = false,
-                         into out: inout [UInt8]) throws(Malformed) -> Int {
+    package static func unescape(
+        _ raw: UnsafeBufferPointer<UInt8>, final: Bool, reescaping: Bool = false,
+        into out: inout [UInt8]
+    ) throws(Malformed) -> Int {
         var position = 0
         var plainStart = 0
         func flushPlain(upTo end: Int) throws(Malformed) {
@@ -130,7 +134,9 @@ package enum JSONString {
         while position < raw.count {
             let byte = raw[position]
             if byte >= 0x20 && byte != 0x5C && byte != 0x22 { position += 1; continue }
-            if byte != 0x5C { throw Malformed(message: byte == 0x22 ? "unescaped quote in string" : "control character in string", offset: position) }
+            if byte != 0x5C {
+                throw Malformed(message: byte == 0x22 ? "unescaped quote in string" : "control character in string", offset: position)
+            }
             try flushPlain(upTo: position)
             guard let (decoded, length) = try decodeEscape(raw, at: position) else {
                 if final { throw Malformed(message: "truncated escape", offset: position) }
@@ -185,7 +191,9 @@ package enum JSONString {
 
     private static func hex4(_ raw: UnsafeBufferPointer<UInt8>, at start: Int) throws(Malformed) -> UInt32? {
         guard start + 4 <= raw.count else {
-            for index in start..<raw.count where Hex.value(raw[index]) == nil { throw Malformed(message: "invalid \\u escape", offset: start) }
+            for index in start..<raw.count where Hex.value(raw[index]) == nil {
+                throw Malformed(message: "invalid \\u escape", offset: start)
+            }
             return nil
         }
         var value: UInt32 = 0
@@ -207,7 +215,8 @@ package enum UTF8Check {
         while index < count {
             // ASCII runs go eight bytes at a time.
             while index + 8 <= count,
-                  UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+            {
                 index += 8
             }
             guard index < count else { break }

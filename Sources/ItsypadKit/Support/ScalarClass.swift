@@ -88,7 +88,9 @@ enum ScalarProperty: Sendable, Equatable {
         "lowercase": .lowercase, "lower": .lowercase,
     ]
 
-    private static let letters: [Unicode.GeneralCategory] = [.uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter]
+    private static let letters: [Unicode.GeneralCategory] = [
+        .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+    ]
     private static let punctuation: [Unicode.GeneralCategory] = [
         .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation,
         .initialPunctuation, .finalPunctuation, .otherPunctuation,

@@ -54,7 +54,8 @@ public struct SearchPattern: Sendable, CustomStringConvertible {
         // One more instruction ends the program.
         let size = SearchPattern.size(of: node) + 1
         guard size <= SearchPattern.maxSize else {
-            throw SearchPatternError(reason: "the pattern is too large: over \(SearchPattern.maxSize) instructions once repetitions are expanded", offset: 0)
+            throw SearchPatternError(
+                reason: "the pattern is too large: over \(SearchPattern.maxSize) instructions once repetitions are expanded", offset: 0)
         }
         var compiler = Compiler()
         compiler.emit(node)
@@ -62,7 +63,9 @@ public struct SearchPattern: Sendable, CustomStringConvertible {
         self.source = source
         program = compiler.program
         sets = compiler.sets
-        foldsText = compiler.program.contains { if case .foldedScalar = $0 { return true }; return false }
+        foldsText = compiler.program.contains {
+            if case .foldedScalar = $0 { return true }; return false
+        }
     }
 
     /// The number of instructions: the pattern's size in the cost bound.
@@ -241,12 +244,17 @@ private struct Matcher {
             for index in 0..<waiting {
                 let pc = current[index]
                 guard consumes(program[pc], scalar, folded) else { continue }
-                if addThread(at: pc + 1, previous: scalar, scalar: following, offset: nextOffset, generation: generation, into: next, count: &nextWaiting) {
+                if addThread(
+                    at: pc + 1, previous: scalar, scalar: following, offset: nextOffset, generation: generation, into: next,
+                    count: &nextWaiting)
+                {
                     return true
                 }
             }
             // A match may also start at the next position.
-            if addThread(at: 0, previous: scalar, scalar: following, offset: nextOffset, generation: generation, into: next, count: &nextWaiting) {
+            if addThread(
+                at: 0, previous: scalar, scalar: following, offset: nextOffset, generation: generation, into: next, count: &nextWaiting)
+            {
                 return true
             }
             swap(&current, &next)
@@ -259,8 +267,10 @@ private struct Matcher {
 
     /// Follows splits, jumps and assertions from `start` at one position,
     /// appending the instructions that wait for a scalar; true on reaching a match.
-    private mutating func addThread(at start: Int, previous: UInt32, scalar: UInt32, offset: Int, generation: Int,
-                                    into list: UnsafeMutableBufferPointer<Int>, count: inout Int) -> Bool {
+    private mutating func addThread(
+        at start: Int, previous: UInt32, scalar: UInt32, offset: Int, generation: Int,
+        into list: UnsafeMutableBufferPointer<Int>, count: inout Int
+    ) -> Bool {
         var depth = 1
         stack[0] = start
         while depth > 0 {

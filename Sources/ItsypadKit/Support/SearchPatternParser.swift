@@ -361,7 +361,9 @@ struct PatternParser {
         } else if count != limit {
             throw error("expected \(limit) hex digits or {…}", at: start)
         }
-        guard Unicode.Scalar(value) != nil else { throw error("U+\(String(value, radix: 16, uppercase: true)) is not a Unicode scalar", at: start) }
+        guard Unicode.Scalar(value) != nil else {
+            throw error("U+\(String(value, radix: 16, uppercase: true)) is not a Unicode scalar", at: start)
+        }
         return value
     }
 
@@ -391,7 +393,9 @@ struct PatternParser {
             index += 1
         }
         guard let property = ScalarProperty.named(name) else {
-            throw error("unknown Unicode property '\(name)' (general categories such as L, Lu, Nd, P work, and Alphabetic, White_Space, Uppercase, Lowercase, Any, ASCII)", at: start)
+            throw error(
+                "unknown Unicode property '\(name)' (general categories such as L, Lu, Nd, P work, and Alphabetic, White_Space, Uppercase, Lowercase, Any, ASCII)",
+                at: start)
         }
         return (property, inverted)
     }

@@ -142,7 +142,9 @@ package struct Subprocess {
         return try Subprocess.waitForExit(try spawn(nil, &attributes).get())
     }
 
-    private func spawn(_ actions: UnsafePointer<posix_spawn_file_actions_t>?, _ attributes: UnsafePointer<posix_spawnattr_t>) -> Result<pid_t, ItsypadError> {
+    private func spawn(
+        _ actions: UnsafePointer<posix_spawn_file_actions_t>?, _ attributes: UnsafePointer<posix_spawnattr_t>
+    ) -> Result<pid_t, ItsypadError> {
         var argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var environ = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

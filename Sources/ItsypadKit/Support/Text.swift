@@ -51,9 +51,10 @@ public enum Text {
             } else if byte == 0xC2, (0x80...0x9F).contains(next) {
                 safe += replacement
                 index += 2
-            } else if byte == 0xD8 && next == 0x9C                            // U+061C ARABIC LETTER MARK
-                        || byte == 0xE2 && next == 0x80 && (0xAA...0xAE).contains(third)   // U+202A–U+202E
-                        || byte == 0xE2 && next == 0x81 && (0xA6...0xA9).contains(third) { // U+2066–U+2069
+            } else if byte == 0xD8 && next == 0x9C  // U+061C ARABIC LETTER MARK
+                || byte == 0xE2 && next == 0x80 && (0xAA...0xAE).contains(third)  // U+202A–U+202E
+                || byte == 0xE2 && next == 0x81 && (0xA6...0xA9).contains(third)
+            {  // U+2066–U+2069
                 safe += replacement
                 index += byte == 0xD8 ? 2 : 3
             } else {
@@ -202,8 +203,10 @@ package struct PreviewBuilder {
                 // A scalar from U+0300 on may join this one into one character.
                 return feedCharacters(UnsafeBufferPointer(rebasing: bytes[index...]), isLast: isLast)
             }
-            let isWhitespace = length == 1 ? lead == 0x20 || (0x09...0x0D).contains(lead)
-                                           : lead == 0xC2 && (bytes[index + 1] == 0x85 || bytes[index + 1] == 0xA0)
+            let isWhitespace =
+                length == 1
+                ? lead == 0x20 || (0x09...0x0D).contains(lead)
+                : lead == 0xC2 && (bytes[index + 1] == 0x85 || bytes[index + 1] == 0xA0)
             let done = character(isWhitespace: isWhitespace) { output in
                 output.append(lead)
                 if length == 2 { output.append(bytes[index + 1]) }
@@ -298,7 +301,9 @@ extension PreviewBuilder {
     }
 
     /// `append(escaped:…)` into `out`: how many bytes it wrote, or nil.
-    private static func preview(escaped: UnsafeBufferPointer<UInt8>, isWhole: Bool, limit: Int, into out: UnsafeMutablePointer<UInt8>) -> Int? {
+    private static func preview(
+        escaped: UnsafeBufferPointer<UInt8>, isWhole: Bool, limit: Int, into out: UnsafeMutablePointer<UInt8>
+    ) -> Int? {
         var written = 0
         var count = 0
         var pendingSpace = false

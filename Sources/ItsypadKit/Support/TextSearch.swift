@@ -55,7 +55,8 @@ package struct TextQuery {
             case UInt8(ascii: "/"): return true
             case UInt8(ascii: "u"):
                 // `\u0000`–`\u001f` are control characters, which the query holds none of.
-                let control = at + 6 <= escaped.count && escaped[at + 2] == 0x30 && escaped[at + 3] == 0x30
+                let control =
+                    at + 6 <= escaped.count && escaped[at + 2] == 0x30 && escaped[at + 3] == 0x30
                     && (escaped[at + 4] == 0x30 || escaped[at + 4] == 0x31)
                 if !control { return true }
             default: break

@@ -15,7 +15,8 @@ public enum Time {
     public static func now() -> Milliseconds {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        return clamped(Milliseconds(spec.tv_sec).multipliedReportingOverflow(by: 1000).partialValue + Milliseconds(spec.tv_nsec / 1_000_000))
+        return clamped(
+            Milliseconds(spec.tv_sec).multipliedReportingOverflow(by: 1000).partialValue + Milliseconds(spec.tv_nsec / 1_000_000))
     }
 
     /// `ms` moved into `validRange`.
@@ -90,10 +91,10 @@ public enum Time {
         }
         func isByte(_ index: Int, _ ascii: Unicode.Scalar) -> Bool { index < chars.count && chars[index] == UInt8(ascii: ascii) }
         guard isByte(4, "-"), isByte(7, "-"), isByte(10, "T"), isByte(13, ":"), isByte(16, ":"),
-              let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
-              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
-              hour < 24, minute < 60, second < 60
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 60
         else { return nil }
         var index = 19
         var millis = 0
@@ -112,7 +113,8 @@ public enum Time {
         if isByte(index, "Z") {
             index += 1
         } else if isByte(index, "+") || isByte(index, "-"), isByte(index + 3, ":"),
-                  let hours = number(index + 1, 2), let minutes = number(index + 4, 2), minutes < 60, hours * 60 + minutes <= 14 * 60 {
+            let hours = number(index + 1, 2), let minutes = number(index + 4, 2), minutes < 60, hours * 60 + minutes <= 14 * 60
+        {
             offsetMinutes = (hours * 60 + minutes) * (isByte(index, "-") ? -1 : 1)
             index += 6
         } else {

@@ -22,8 +22,10 @@ public enum BackendOpener {
     /// anything is written, as is an encrypted zone without a cipher). A format 2 or 4 backend (and
     /// an encrypted one in their layout) writes as this data directory's device id, with its instance
     /// id (`sync/instance`, to tell a clone) and name.
-    public static func open(_ path: String, for store: DataStore, cipher: RecordCipher? = nil, lockTimeout: Double,
-                            now: @escaping @Sendable () -> Milliseconds = { Time.now() }) throws -> SyncBackend {
+    public static func open(
+        _ path: String, for store: DataStore, cipher: RecordCipher? = nil, lockTimeout: Double,
+        now: @escaping @Sendable () -> Milliseconds = { Time.now() }
+    ) throws -> SyncBackend {
         // An encrypted zone in format 1's layout stays as it is (a key rotation moves it to format 4's);
         // an unencrypted format 1 backend is converted by the replicated backend below.
         if isEncryptedInFormat1Layout(path) || opensOnlyFormat1(store) {
@@ -31,17 +33,23 @@ public enum BackendOpener {
             return cipher.map { EncryptedBackend(inner: files, cipher: $0) } ?? files
         }
         let name = try store.settings().string(.deviceName) ?? store.deviceID
-        let replicated = ReplicatedDirectoryBackend(path: path, deviceID: store.deviceID, instance: try instance(of: store), deviceName: name,
-                                                    cipher: cipher, lockTimeout: lockTimeout, now: now)
+        let replicated = ReplicatedDirectoryBackend(
+            path: path, deviceID: store.deviceID, instance: try instance(of: store), deviceName: name,
+            cipher: cipher, lockTimeout: lockTimeout, now: now)
         return ReplicatedSyncBackend(cipher.map { EncryptedReplicatedBackend(inner: replicated, cipher: $0) } ?? replicated)
     }
 
     /// The directories whose changes mean another device wrote to the backend in `path`
     /// (for `sync watch`): format 1's shared journal, or every device's journal in formats 2 and 4.
     package static func peerChangeSignals(of path: String) -> [FileEvents.Watched] {
-        guard let format = try? layout(at: path), ReplicatedLayout.formats.contains(format) else { return DirectoryBackend(path: path).peerChangeSignals }
+        guard let format = try? layout(at: path), ReplicatedLayout.formats.contains(format) else {
+            return DirectoryBackend(path: path).peerChangeSignals
+        }
         let layout = ReplicatedLayout(root: DirectoryBackend(path: path).path)
-        return [FileEvents.Watched(layout.root, names: ["zone.json", "devices"], followsSymlink: true), FileEvents.Watched(layout.devicesDirectory)]
+        return [
+            FileEvents.Watched(layout.root, names: ["zone.json", "devices"], followsSymlink: true),
+            FileEvents.Watched(layout.devicesDirectory),
+        ]
             + ((try? layout.devices()) ?? []).map { FileEvents.Watched(layout.journalDirectory($0)) }
     }
 
@@ -74,7 +82,8 @@ public enum BackendOpener {
     private static func zone(at path: String) -> (zone: ZoneInfo, layout: Int)? {
         let zoneFile = (path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path) + "/zone.json"
         guard let bytes = try? FileTree.containing(zoneFile).read(zoneFile, limit: BackendLimits.maxSmallFileBytes),
-              let zone = try? ZoneDocument.read(bytes, path: zoneFile) else { return nil }
+            let zone = try? ZoneDocument.read(bytes, path: zoneFile)
+        else { return nil }
         return zone
     }
 
@@ -83,7 +92,8 @@ public enum BackendOpener {
     static func instance(of store: DataStore) throws -> String {
         let path = store.path + "/sync/instance"
         if let bytes = try storeOperation({ try store.tree.read(path, limit: 128) }),
-           case let id = String(decoding: bytes.trimmingASCIIWhitespace(), as: UTF8.self), VersionVector.isDeviceID(id) {
+            case let id = String(decoding: bytes.trimmingASCIIWhitespace(), as: UTF8.self), VersionVector.isDeviceID(id)
+        {
             return id
         }
         let id = Identifier.make()

@@ -46,9 +46,10 @@ final class EncryptedReplicatedBackend: ReplicatedBackend, SealingBackend {
     func readableSiblings(of ids: [RecordID]) throws -> [RecordID: [RecordVersion]] {
         let stored = Dictionary(ids.map { (storedID($0), $0) }, uniquingKeysWith: { first, _ in first })
         let read = try inner.readableSiblings(of: Array(stored.keys))
-        return Dictionary(uniqueKeysWithValues: read.compactMap { storedID, siblings in
-            stored[storedID].map { id in (id, siblings.map { Self.renamed($0, to: id) }) }
-        })
+        return Dictionary(
+            uniqueKeysWithValues: read.compactMap { storedID, siblings in
+                stored[storedID].map { id in (id, siblings.map { Self.renamed($0, to: id) }) }
+            })
     }
 
     func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
@@ -57,7 +58,8 @@ final class EncryptedReplicatedBackend: ReplicatedBackend, SealingBackend {
             engineID(change.id).map { id in ReplicatedChange(id: id, siblings: change.siblings.map { Self.renamed($0, to: id) }) }
         }
         let quarantined = page.quarantined.map { QuarantinedItem(id: $0.id.flatMap(engineID), location: $0.location, reason: $0.reason) }
-        return ReplicatedChangesPage(changes: changes, token: page.token, moreComing: page.moreComing, waiting: page.waiting, quarantined: quarantined)
+        return ReplicatedChangesPage(
+            changes: changes, token: page.token, moreComing: page.moreComing, waiting: page.waiting, quarantined: quarantined)
     }
 
     func modify(saves: [ReplicatedSave], deletes: [ReplicatedDelete]) throws -> ReplicatedModifyResult {
@@ -103,7 +105,8 @@ final class EncryptedReplicatedBackend: ReplicatedBackend, SealingBackend {
     /// The engine's id for a stored one; nil for a hashed name this version does not know.
     private func engineID(_ stored: RecordID) -> RecordID? {
         if let id = engineIDs[stored] { return id }
-        let isHashed = stored.recordType == RecordType.setting.rawValue
+        let isHashed =
+            stored.recordType == RecordType.setting.rawValue
             || (stored.recordType == RecordMapping.tombstoneType && !stored.recordName.contains("."))
         return isHashed ? nil : stored
     }

@@ -27,8 +27,9 @@ enum RecordMapping {
         } else {
             fields = inline
         }
-        return BackendRecord(recordName: tab.id, recordType: RecordType.tab.rawValue, recordChangeTag: tab.sync?.tag,
-                             fields: fields, created: nil, modified: nil)
+        return BackendRecord(
+            recordName: tab.id, recordType: RecordType.tab.rawValue, recordChangeTag: tab.sync?.tag,
+            fields: fields, created: nil, modified: nil)
     }
 
     /// What the backend stores for a tab's fields with the content inline: the content's bytes,
@@ -96,14 +97,18 @@ enum RecordMapping {
         } else {
             return nil
         }
-        guard let tag = record.recordChangeTag, case .string(let name)? = fields["name"], case .timestamp(let modified)? = fields["lastModified"] else { return nil }
-        let clock = string(fields["clock"]).flatMap(HybridTimestamp.init)
+        guard let tag = record.recordChangeTag, case .string(let name)? = fields["name"],
+            case .timestamp(let modified)? = fields["lastModified"]
+        else { return nil }
+        let clock =
+            string(fields["clock"]).flatMap(HybridTimestamp.init)
             ?? HybridTimestamp(physical: modified, device: record.modified?.deviceID ?? "")
         // Records written before histories were kept count as their own edit.
-        return Tab(id: record.recordName.lowercased(), name: name, nameLocked: int(fields["nameLocked"]) == 1, content: content,
-                   language: string(fields["language"]).flatMap(LanguageDetector.canonical) ?? "plain",
-                   languageLocked: int(fields["languageLocked"]) == 1, lastModified: modified, fileURL: nil, clock: clock,
-                   sync: TabSyncMetadata(tag: tag, ancestor: content, clock: clock), history: history(of: record))
+        return Tab(
+            id: record.recordName.lowercased(), name: name, nameLocked: int(fields["nameLocked"]) == 1, content: content,
+            language: string(fields["language"]).flatMap(LanguageDetector.canonical) ?? "plain",
+            languageLocked: int(fields["languageLocked"]) == 1, lastModified: modified, fileURL: nil, clock: clock,
+            sync: TabSyncMetadata(tag: tag, ancestor: content, clock: clock), history: history(of: record))
     }
 
     static func deviceName(of record: BackendRecord) -> String {
@@ -112,16 +117,20 @@ enum RecordMapping {
 
     /// A clip; `history` holds the pin changes the version includes.
     static func record(for entry: ClipEntry, tag: String?, history: EditHistory) -> BackendRecord {
-        BackendRecord(recordName: entry.id, recordType: RecordType.clip.rawValue, recordChangeTag: tag,
-                      fields: ["text": .string(entry.text), "timestamp": .timestamp(entry.timestamp), "pinned": .int64(entry.pinned ? 1 : 0),
-                               "history": .stringList(history.strings)],
-                      created: nil, modified: nil)
+        BackendRecord(
+            recordName: entry.id, recordType: RecordType.clip.rawValue, recordChangeTag: tag,
+            fields: [
+                "text": .string(entry.text), "timestamp": .timestamp(entry.timestamp), "pinned": .int64(entry.pinned ? 1 : 0),
+                "history": .stringList(history.strings),
+            ],
+            created: nil, modified: nil)
     }
 
     /// A remote clip, with the pin changes it includes (none for records written before they were kept).
     static func clip(from record: BackendRecord) -> (entry: ClipEntry, history: EditHistory)? {
         guard clipProblem(with: record) == nil, let text = string(record.fields["text"]),
-              case .timestamp(let time)? = record.fields["timestamp"] else { return nil }
+            case .timestamp(let time)? = record.fields["timestamp"]
+        else { return nil }
         let entry = ClipEntry(id: record.recordName.lowercased(), text: text, timestamp: time, pinned: int(record.fields["pinned"]) == 1)
         return (entry, record.fields["history"] == nil ? EditHistory() : history(of: record))
     }
@@ -129,14 +138,16 @@ enum RecordMapping {
     static func record(forSetting key: String, _ entry: SettingsStore.Entry) -> BackendRecord {
         var fields: [String: FieldValue] = ["clock": .string(entry.clock.description)]
         if let value = entry.value { fields["value"] = .string(value.serialized()) }
-        return BackendRecord(recordName: key, recordType: RecordType.setting.rawValue, recordChangeTag: entry.tag,
-                             fields: fields, created: nil, modified: nil)
+        return BackendRecord(
+            recordName: key, recordType: RecordType.setting.rawValue, recordChangeTag: entry.tag,
+            fields: fields, created: nil, modified: nil)
     }
 
     /// A remote setting (nil value = unset), if it is one this version knows and its value is valid.
     static func setting(from record: BackendRecord) -> (String, SettingsStore.Entry)? {
         guard settingProblem(with: record) == nil, let definition = Settings.definition(record.recordName), definition.scope == .synced,
-              let clock = string(record.fields["clock"]).flatMap(HybridTimestamp.init) else { return nil }
+            let clock = string(record.fields["clock"]).flatMap(HybridTimestamp.init)
+        else { return nil }
         var value: JSONValue?
         if let text = string(record.fields["value"]) {
             guard let parsed = try? JSONValue.parse(text), definition.kind.decode(parsed) != nil else { return nil }
@@ -155,10 +166,13 @@ enum RecordMapping {
     static let tombstoneType = "Tombstone"
 
     static func tombstone(for key: RecordKey, history: EditHistory, tag: String?) -> BackendRecord {
-        BackendRecord(recordName: key.type.rawValue + "." + key.name, recordType: tombstoneType, recordChangeTag: tag,
-                      fields: ["deletedType": .string(key.type.rawValue), "deletedName": .string(key.name),
-                               "history": .stringList(history.strings)],
-                      created: nil, modified: nil)
+        BackendRecord(
+            recordName: key.type.rawValue + "." + key.name, recordType: tombstoneType, recordChangeTag: tag,
+            fields: [
+                "deletedType": .string(key.type.rawValue), "deletedName": .string(key.name),
+                "history": .stringList(history.strings),
+            ],
+            created: nil, modified: nil)
     }
 
     static func tombstoneID(for key: RecordKey) -> RecordID {
@@ -168,8 +182,8 @@ enum RecordMapping {
     /// The deletion a tombstone records (the record's name as written), if it is a well-formed tombstone.
     static func tombstone(from record: BackendRecord) -> (key: RecordKey, history: EditHistory)? {
         guard record.recordType == tombstoneType, let typeName = string(record.fields["deletedType"]),
-              let type = RecordType(rawValue: typeName), let name = string(record.fields["deletedName"]),
-              record.recordName == typeName + "." + name, let history = strings(record.fields["history"]).flatMap(EditHistory.init(strings:))
+            let type = RecordType(rawValue: typeName), let name = string(record.fields["deletedName"]),
+            record.recordName == typeName + "." + name, let history = strings(record.fields["history"]).flatMap(EditHistory.init(strings:))
         else { return nil }
         return (RecordKey(type, name), history)
     }

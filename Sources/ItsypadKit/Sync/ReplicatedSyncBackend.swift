@@ -42,9 +42,10 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         var merges = Merges()
         var presentedWithTombstone = Set<RecordID>()
         // The other half of each record read with its tombstone, read in one go.
-        let companions = try replicated.readableSiblings(of: page.changes.compactMap { change in
-            recordReadWithTombstone(change.id).map { $0 == change.id ? Self.tombstoneID(of: $0) : $0 }
-        })
+        let companions = try replicated.readableSiblings(
+            of: page.changes.compactMap { change in
+                recordReadWithTombstone(change.id).map { $0 == change.id ? Self.tombstoneID(of: $0) : $0 }
+            })
         for change in page.changes {
             if let id = recordReadWithTombstone(change.id) {
                 guard presentedWithTombstone.insert(id).inserted else { continue }
@@ -58,17 +59,21 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
             merges.add(derived)
         }
         try write(merges)
-        return ChangesPage(changes: changes, token: page.token, moreComing: page.moreComing, quarantined: page.quarantined, waiting: page.waiting)
+        return ChangesPage(
+            changes: changes, token: page.token, moreComing: page.moreComing, quarantined: page.quarantined, waiting: page.waiting)
     }
 
     /// The record a change is about, when its type reads it together with its tombstone
     /// (`RemovalRule.editBeatsUnseenRemoval`): the record's own change, or its tombstone's.
     private func recordReadWithTombstone(_ id: RecordID) -> RecordID? {
         if types.handler(for: id.recordType)?.removal == .editBeatsUnseenRemoval { return id }
-        guard id.recordType == RecordMapping.tombstoneType, let type = types.all.first(where: {
-            $0.removal == .editBeatsUnseenRemoval && id.recordName.hasPrefix($0.recordType.rawValue + ".")
-        }) else { return nil }
-        return RecordID(recordType: type.recordType.rawValue, recordName: String(id.recordName.dropFirst(type.recordType.rawValue.count + 1)))
+        guard id.recordType == RecordMapping.tombstoneType,
+            let type = types.all.first(where: {
+                $0.removal == .editBeatsUnseenRemoval && id.recordName.hasPrefix($0.recordType.rawValue + ".")
+            })
+        else { return nil }
+        return RecordID(
+            recordType: type.recordType.rawValue, recordName: String(id.recordName.dropFirst(type.recordType.rawValue.count + 1)))
     }
 
     /// A record and the tombstone of its removal, read as one state, so that every device ends the
@@ -77,15 +82,18 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     /// removal. In a shared journal (format 1) the tombstone always comes before the version that
     /// brings the record back; here each device's journal is read in turn, so it may come after it,
     /// and must then not remove it.
-    private func currentWithTombstone(_ recordID: RecordID, fetched change: ReplicatedChange,
-                                      companions: [RecordID: [RecordVersion]]) throws -> (changes: [Change], merges: Merges) {
+    private func currentWithTombstone(
+        _ recordID: RecordID, fetched change: ReplicatedChange,
+        companions: [RecordID: [RecordVersion]]
+    ) throws -> (changes: [Change], merges: Merges) {
         let tombstoneID = Self.tombstoneID(of: recordID)
         let recordSiblings = change.id == recordID ? change.siblings : companions[recordID, default: []]
         let tombstoneSiblings = change.id == tombstoneID ? change.siblings : companions[tombstoneID, default: []]
         let record = try current(recordID, siblings: recordSiblings)
         let tombstone = try current(tombstoneID, siblings: tombstoneSiblings)
         guard let removal = tombstone.changes.first, case .saved(let tombstoneRecord) = removal,
-              let (_, seen) = RecordMapping.tombstone(from: tombstoneRecord) else { return record }
+            let (_, seen) = RecordMapping.tombstone(from: tombstoneRecord)
+        else { return record }
         // The record's version (the first change; conflict copies follow), if one is there.
         guard case .saved(let version)? = record.changes.first, !seen.includes(RecordMapping.history(of: version)) else {
             return ([removal], record.merges.adding(tombstone.merges))
@@ -118,8 +126,13 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
             return ([.deleted(recordType: id.recordType, recordName: id.recordName)], Merges(deletes: removal))
         }
         let records = [merged] + outcome.copies
-        return (records.map { .saved(tagged($0, siblings)) },
-                Merges(saves: records.enumerated().map { ReplicatedSave(record: $1, basedOn: joined, isDerived: true, base: $0 == 0 ? outcome.base : nil) }))
+        return (
+            records.map { .saved(tagged($0, siblings)) },
+            Merges(
+                saves: records.enumerated().map {
+                    ReplicatedSave(record: $1, basedOn: joined, isDerived: true, base: $0 == 0 ? outcome.base : nil)
+                })
+        )
     }
 
     /// Merged siblings to write back: derived versions, and removals written over live versions.
@@ -177,10 +190,13 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         // A tag that is no vector (from another format) is based on nothing: the record's versions come back to merge.
         let basedOn = saves.map { $0.record.recordChangeTag.flatMap(VersionVector.init(tag:)) ?? VersionVector() }
         let unconditional = deletes.filter { $0.ifTag == nil }.map { RecordID(recordType: $0.recordType, recordName: $0.recordName) }
-        let current = try replicated.readableSiblings(of: zip(saves, basedOn).filter { hasBase($0.record, at: $1) }.map(\.0.record.id) + unconditional)
+        let current = try replicated.readableSiblings(
+            of: zip(saves, basedOn).filter { hasBase($0.record, at: $1) }.map(\.0.record.id) + unconditional)
         var replicatedSaves = zip(saves, basedOn).map { save, basedOn in
-            ReplicatedSave(record: save.record, basedOn: basedOn, base: hasBase(save.record, at: basedOn)
-                ? current[save.record.id, default: []].first { $0.version == basedOn && !$0.isDeleted }?.asBase : nil)
+            ReplicatedSave(
+                record: save.record, basedOn: basedOn,
+                base: hasBase(save.record, at: basedOn)
+                    ? current[save.record.id, default: []].first { $0.version == basedOn && !$0.isDeleted }?.asBase : nil)
         }
         var replicatedDeletes: [ReplicatedDelete] = []
         var alreadyGone: [RecordID] = []
@@ -206,9 +222,11 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
             var rebased = false
             for failure in result.failures {
                 guard case .concurrentVersions(let siblings) = failure.error, siblings.allSatisfy(\.isDeleted),
-                      let index = replicatedSaves.firstIndex(where: { $0.record.id == failure.id && $0.record.recordChangeTag == nil }) else { continue }
+                    let index = replicatedSaves.firstIndex(where: { $0.record.id == failure.id && $0.record.recordChangeTag == nil })
+                else { continue }
                 let save = replicatedSaves[index]
-                replicatedSaves[index] = ReplicatedSave(record: save.record, basedOn: save.basedOn.joined(with: Self.joined(siblings)), base: save.base)
+                replicatedSaves[index] = ReplicatedSave(
+                    record: save.record, basedOn: save.basedOn.joined(with: Self.joined(siblings)), base: save.base)
                 rebased = true
             }
             guard rebased else { break }
@@ -216,10 +234,12 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         }
         guard result.failures.isEmpty else {
             let deleted = Set(replicatedDeletes.map(\.id))
-            return ModifyResult(saved: [], deleted: [], failures: try result.failures.map { try failure($0, isDelete: deleted.contains($0.id)) })
+            return ModifyResult(
+                saved: [], deleted: [], failures: try result.failures.map { try failure($0, isDelete: deleted.contains($0.id)) })
         }
-        return ModifyResult(saved: result.written.filter { !$0.isDeleted }.map(\.record),
-                            deleted: result.written.filter(\.isDeleted).map(\.record.id) + alreadyGone, failures: [])
+        return ModifyResult(
+            saved: result.written.filter { !$0.isDeleted }.map(\.record),
+            deleted: result.written.filter(\.isDeleted).map(\.record.id) + alreadyGone, failures: [])
     }
 
     /// Whether a save keeps the version it starts from, as the ancestor of later three-way merges
@@ -238,8 +258,10 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
                 error = .serverRecordChanged(server: tagged(merged, siblings))
             } else if isDelete {
                 // Deleted meanwhile by another device: sent again, the deletion covers it.
-                error = .serverRecordChanged(server: BackendRecord(recordName: failure.id.recordName, recordType: failure.id.recordType,
-                                                                   recordChangeTag: Self.joined(siblings).tag, created: nil, modified: nil))
+                error = .serverRecordChanged(
+                    server: BackendRecord(
+                        recordName: failure.id.recordName, recordType: failure.id.recordType,
+                        recordChangeTag: Self.joined(siblings).tag, created: nil, modified: nil))
             } else {
                 error = .unknownItem
             }

@@ -24,8 +24,9 @@ extension SyncEngine {
         }
         if let problem {
             let count = try rebuildQueue()
-            report.warnings.append("\(problem); rebuilt the queue of changes to send by comparing every item with its last synced version "
-                                   + "(\(count) to send)")
+            report.warnings.append(
+                "\(problem); rebuilt the queue of changes to send by comparing every item with its last synced version "
+                    + "(\(count) to send)")
         }
         let named = identity ?? Identifier.make()
         try pending.compact(identity: named) { _ in true }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ItsypadBackend
 import ItsypadModel
 import ItsypadStore
 import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What one sync run did.
 public struct SyncReport: Equatable, Sendable {
@@ -139,7 +140,9 @@ public final class SyncEngine {
         while true {
             let page: ChangesPage
             do {
-                page = try retrying { try backend.fetchChanges(since: state.token.map(ChangeToken.init(rawValue:)), limit: SyncEngine.pageSize) }
+                page = try retrying {
+                    try backend.fetchChanges(since: state.token.map(ChangeToken.init(rawValue:)), limit: SyncEngine.pageSize)
+                }
             } catch BackendError.tokenExpired {
                 // Compacted past our token: fetch everything and find deletions by comparison.
                 try startFullFetch(.expired)
@@ -499,8 +502,10 @@ public final class SyncEngine {
         var outgoing = Outgoing(change: change)
         if !change.hard {
             let known = knownTombstones[change.key]
-            outgoing.saves.append(RecordMapping.tombstone(for: change.key, history: history.union(known?.history ?? EditHistory()),
-                                                          tag: known?.tag))
+            outgoing.saves.append(
+                RecordMapping.tombstone(
+                    for: change.key, history: history.union(known?.history ?? EditHistory()),
+                    tag: known?.tag))
         }
         outgoing.deletes.append(RecordDelete(recordType: change.key.type.rawValue, recordName: change.key.name, ifTag: ifTag))
         return outgoing
@@ -548,7 +553,9 @@ public final class SyncEngine {
             }
             // Resolved exactly as if the server's version had been fetched.
             if try applyServerVersion(server) { return true }
-            if let tag = server.recordChangeTag, try types[key.type]?.replaceUnreadable(key.name, tag: tag, engine: self) == true { return true }
+            if let tag = server.recordChangeTag, try types[key.type]?.replaceUnreadable(key.name, tag: tag, engine: self) == true {
+                return true
+            }
             recordFailure(key, "the backend holds a version of \(id) that cannot be read", permanent: true)
             return false
         case .unknownItem:
@@ -587,7 +594,9 @@ public final class SyncEngine {
 
     /// Deletes tombstones written more than `age` ago; returns how many. Reads every
     /// record (as compaction does), so it runs with `sync compact`, not every sync.
-    public static func purgeTombstones(in backend: SyncBackend, olderThan age: Milliseconds, now: Milliseconds, device: String) throws -> Int {
+    public static func purgeTombstones(
+        in backend: SyncBackend, olderThan age: Milliseconds, now: Milliseconds, device: String
+    ) throws -> Int {
         var expired: [RecordDelete] = []
         var token: ChangeToken?
         var moreComing = true

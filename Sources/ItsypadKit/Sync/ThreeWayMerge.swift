@@ -56,7 +56,8 @@ public enum ThreeWayMerge {
         }
         var suffix = 0
         while suffix < base.count - prefix, suffix < other.count - prefix,
-              base[base.count - 1 - suffix] == other[other.count - 1 - suffix] {
+            base[base.count - 1 - suffix] == other[other.count - 1 - suffix]
+        {
             result[base.count - 1 - suffix] = other.count - 1 - suffix
             suffix += 1
         }
@@ -68,7 +69,8 @@ public enum ThreeWayMerge {
         var table = [Int32](repeating: 0, count: (n + 1) * width)
         for i in stride(from: n - 1, through: 0, by: -1) {
             for j in stride(from: m - 1, through: 0, by: -1) {
-                table[i * width + j] = base[prefix + i] == other[prefix + j]
+                table[i * width + j] =
+                    base[prefix + i] == other[prefix + j]
                     ? table[(i + 1) * width + j + 1] + 1
                     : max(table[(i + 1) * width + j], table[i * width + j + 1])
             }

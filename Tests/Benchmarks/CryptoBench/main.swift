@@ -1,8 +1,9 @@
+import ItsypadBackend
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadBackend
-import ItsypadSupport
 
 // crypto-bench: throughput of the project's AEAD and record cipher, for
 // Tests/Benchmarks/crypto-bench.sh. Not part of the itsypad command.
@@ -43,19 +44,25 @@ for size in [64, 1024, 16 * 1024, 1024 * 1024] {
     let plaintext = try SecureRandom.bytes(size)
     let nonce = try SecureRandom.bytes(XChaCha20Poly1305.nonceByteCount)
     var sealed: [UInt8] = []
-    let sealRate = try rate(for: duration) { sealed = try XChaCha20Poly1305.seal(plaintext, key: key, nonce: nonce, authenticating: associatedData) }
+    let sealRate = try rate(for: duration) {
+        sealed = try XChaCha20Poly1305.seal(plaintext, key: key, nonce: nonce, authenticating: associatedData)
+    }
     report("xchacha20-poly1305 seal", bytes: size, callsPerSecond: sealRate)
-    let openRate = try rate(for: duration) { _ = try XChaCha20Poly1305.open(sealed, key: key, nonce: nonce, authenticating: associatedData) }
+    let openRate = try rate(for: duration) {
+        _ = try XChaCha20Poly1305.open(sealed, key: key, nonce: nonce, authenticating: associatedData)
+    }
     report("xchacha20-poly1305 open", bytes: size, callsPerSecond: openRate)
 }
 
 // A tab as the sync engine maps it (fields of RecordMapping), with 1 KiB of content.
 let content = String(repeating: "a line of a scratch tab, ", count: 41).prefix(1024)
-let tab = BackendRecord(recordName: "5d1c8a4e-2b3f-4c6d-8e9f-0a1b2c3d4e5f", recordType: "ScratchTab", fields: [
-    "name": .string("notes"), "nameLocked": .int64(0), "language": .string("markdown"), "languageLocked": .int64(0),
-    "lastModified": .timestamp(1_790_000_000_000), "clock": .string("1790000000000-0-device"), "deviceName": .string("laptop"),
-    "content": .string(String(content)),
-])
+let tab = BackendRecord(
+    recordName: "5d1c8a4e-2b3f-4c6d-8e9f-0a1b2c3d4e5f", recordType: "ScratchTab",
+    fields: [
+        "name": .string("notes"), "nameLocked": .int64(0), "language": .string("markdown"), "languageLocked": .int64(0),
+        "lastModified": .timestamp(1_790_000_000_000), "clock": .string("1790000000000-0-device"), "deviceName": .string("laptop"),
+        "content": .string(String(content)),
+    ])
 let cipher = try RecordCipher(masterKey: key)
 let zone = "zone"
 

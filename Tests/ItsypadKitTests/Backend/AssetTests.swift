@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 
 @Suite("Assets")
@@ -8,7 +9,9 @@ struct AssetTests {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
         let data = Array("abc".utf8)
-        #expect(throws: BackendError.limitExceeded) { try fixture.backend.putAsset([UInt8](repeating: 0, count: BackendLimits.maxAssetBytes + 1)) }
+        #expect(throws: BackendError.limitExceeded) {
+            try fixture.backend.putAsset([UInt8](repeating: 0, count: BackendLimits.maxAssetBytes + 1))
+        }
         #expect(try FileIO.listDirectory(fixture.layout.assetsDirectory) == [])
         let reference = try fixture.backend.putAsset(data)
         #expect(try readBytes(fixture.layout.assetFile(reference.fileChecksum)) == data)

@@ -1,3 +1,8 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -6,9 +11,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadBackend
-@testable import ItsypadSupport
 
 /// Fixed clock for the tests: 2024-11-21.
 let testNow: Int64 = 1_732_200_000_000
@@ -25,7 +27,9 @@ struct TemporaryBackend {
         try self.init(lockTimeout: lockTimeout, clock: { now }, tuning: tuning, createZone: createZone)
     }
 
-    init(lockTimeout: Double = 5, clock: @escaping @Sendable () -> Int64, tuning: BackendTuning = BackendTuning(), createZone: Bool = true) throws {
+    init(
+        lockTimeout: Double = 5, clock: @escaping @Sendable () -> Int64, tuning: BackendTuning = BackendTuning(), createZone: Bool = true
+    ) throws {
         parent = FileManager.default.temporaryDirectory.path + "/itsypad-backend-tests-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         path = parent + "/backend"
@@ -167,7 +171,9 @@ extension FileIO {
     static func status(_ path: String) throws -> FileStatus? { try anywhere.status(path) }
     static func readFileIfExists(_ path: String) throws -> [UInt8]? { try anywhere.readFileIfExists(path) }
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws { try anywhere.writeAtomically(bytes, to: path) }
-    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws { try anywhere.writeAll(descriptor, bytes, path: path) }
+    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
+        try anywhere.writeAll(descriptor, bytes, path: path)
+    }
     static func listDirectory(_ path: String) throws -> [String]? { try anywhere.listDirectory(path) }
     static func removeFile(_ path: String) throws { try anywhere.removeFile(path) }
     static func makeDirectory(_ path: String) throws { try anywhere.makeDirectory(path) }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 
 @Suite("Compaction")
@@ -100,7 +101,9 @@ struct CompactionTests {
             tag = try backend.save(tab("hot", text: editText, tag: tag)).first?.recordChangeTag
         }
         #expect(try fixture.state().compactedThrough == 10)
-        #expect(try fixture.backend.fetchChanges(since: TokenContents(zoneID: backend.zone().zoneID, seq: 10).token, limit: 100).changes.count == 21)
+        #expect(
+            try fixture.backend.fetchChanges(since: TokenContents(zoneID: backend.zone().zoneID, seq: 10).token, limit: 100).changes.count
+                == 21)
         var edits = 20
         while try fixture.state().compactedThrough == 10 && edits < 200 {
             tag = try backend.save(tab("hot", text: editText, tag: tag)).first?.recordChangeTag

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 @testable import ItsypadSync
@@ -28,7 +29,8 @@ import Testing
     }
 
     func sealedText(of id: RecordID, writer: Int) throws -> String {
-        let document = try JSONCoding.decode(VersionDocument.self, from: try readBytes(ReplicatedLayout(root: path).recordFile(id, device: Devices.deviceID(writer))))
+        let document = try JSONCoding.decode(
+            VersionDocument.self, from: try readBytes(ReplicatedLayout(root: path).recordFile(id, device: Devices.deviceID(writer))))
         guard case .string(let sealed)? = document.record.fields[RecordCipher.sealedFieldName] else { throw CancellationError() }
         return sealed
     }
@@ -40,12 +42,18 @@ import Testing
         let members = try JSONValue.parse(try readBytes(path + "/zone.json"))
         #expect(members["layout"]?.int64Value == 4 && members["format"]?.int64Value == 3)
         let asset = try a.putAsset(Array("asset-secret-1".utf8))
-        let first = try a.write(ReplicatedSave(record: BackendRecord(recordName: "r", recordType: "ScratchTab",
-                                                                     fields: ["content": .string("content-secret-2"), "contentAsset": .asset(asset)]),
-                                               basedOn: VersionVector()))
+        let first = try a.write(
+            ReplicatedSave(
+                record: BackendRecord(
+                    recordName: "r", recordType: "ScratchTab",
+                    fields: ["content": .string("content-secret-2"), "contentAsset": .asset(asset)]),
+                basedOn: VersionVector()))
         _ = try a.write(ReplicatedSave(record: Devices.note("r", "content-secret-3"), basedOn: first[0].version, base: first[0].asBase))
         let gone = try a.write(ReplicatedSave(record: Devices.note("gone", "content-secret-4"), basedOn: VersionVector()))
-        #expect(try a.modify(saves: [], deletes: [ReplicatedDelete(id: RecordID(recordType: "ScratchTab", recordName: "gone"), basedOn: gone[0].version)])
+        #expect(
+            try a.modify(
+                saves: [], deletes: [ReplicatedDelete(id: RecordID(recordType: "ScratchTab", recordName: "gone"), basedOn: gone[0].version)]
+            )
             .failures.isEmpty)
 
         _ = try b.createZoneIfNeeded()
@@ -57,9 +65,12 @@ import Testing
         #expect(fetched.quarantined.isEmpty)
 
         let everything = try files()
-        #expect(everything.keys.contains { $0.hasPrefix("devices/devA/journal/") } && everything.keys.contains { $0.hasPrefix("devices/devA/assets/") })
-        #expect(everything.filter { $0.value.contains("secret") || $0.value.contains("device 0") || $0.value.contains("device 1") }.isEmpty,
-                "in the clear: \(everything.filter { $0.value.contains("secret") }.keys.sorted())")
+        #expect(
+            everything.keys.contains { $0.hasPrefix("devices/devA/journal/") }
+                && everything.keys.contains { $0.hasPrefix("devices/devA/assets/") })
+        #expect(
+            everything.filter { $0.value.contains("secret") || $0.value.contains("device 0") || $0.value.contains("device 1") }.isEmpty,
+            "in the clear: \(everything.filter { $0.value.contains("secret") }.keys.sorted())")
     }
 
     @Test func aWrongOrMissingKeyOrAPlainZoneIsRefusedBeforeAnythingIsWritten() throws {
@@ -75,7 +86,9 @@ import Testing
         #expect(try files() == before)
 
         let plainPath = directory.path + "/plain"
-        _ = try ReplicatedDirectoryBackend(path: plainPath, deviceID: "devA", instance: "instance-0", deviceName: "device 0", lockTimeout: 1).createZoneIfNeeded()
+        _ = try ReplicatedDirectoryBackend(
+            path: plainPath, deviceID: "devA", instance: "instance-0", deviceName: "device 0", lockTimeout: 1
+        ).createZoneIfNeeded()
         let plainBefore = try ReplicationSimulatorTests.files(plainPath)
         #expect(throws: EncryptionError.notEncrypted) { try Devices.backend(plainPath, 1, cipher: cipher).zone() }
         #expect(try ReplicationSimulatorTests.files(plainPath) == plainBefore)
@@ -141,12 +154,18 @@ import Testing
 
     /// What the associated data binds: a sealed version opens only as the exact version, record,
     /// zone and writer it was sealed as.
-    @Test(arguments: ["writer", "vector", "record name", "record type", "zone", "derived", "deleted", "base version", "modified stamp", "asset in the clear"])
+    @Test(arguments: [
+        "writer", "vector", "record name", "record type", "zone", "derived", "deleted", "base version", "modified stamp",
+        "asset in the clear",
+    ])
     func aSealedVersionOpensOnlyAsWhatItWasSealedAs(_ change: String) throws {
         let sealer = VersionSealer(cipher: cipher)
-        let version = RecordVersion(record: BackendRecord(recordName: "r", recordType: "ScratchTab", recordChangeTag: "devA:2", fields: ["content": .string("x")],
-                                                          created: Stamp(timestamp: 1, deviceID: "devA"), modified: Stamp(timestamp: 2, deviceID: "devA")),
-                                    version: VersionVector(tag: "devA:2")!, writer: "devA", base: RecordBase(version: VersionVector(tag: "devA:1")!, fields: ["content": .string("w")]))
+        let version = RecordVersion(
+            record: BackendRecord(
+                recordName: "r", recordType: "ScratchTab", recordChangeTag: "devA:2", fields: ["content": .string("x")],
+                created: Stamp(timestamp: 1, deviceID: "devA"), modified: Stamp(timestamp: 2, deviceID: "devA")),
+            version: VersionVector(tag: "devA:2")!, writer: "devA",
+            base: RecordBase(version: VersionVector(tag: "devA:1")!, fields: ["content": .string("w")]))
         let sealed = try sealer.seal(VersionDocument(version, zone: "Z"), writer: "devA")
         #expect(try sealer.open(sealed, writer: "devA") == VersionDocument(version, zone: "Z"))
         var moved = sealed
@@ -169,7 +188,9 @@ import Testing
         if let (old, new) = text {
             let encoded = String(decoding: try JSONCoding.encode(moved), as: UTF8.self)
             #expect(encoded.contains(old), "\(encoded)")
-            document = try JSONCoding.decode(VersionDocument.self, from: Array(encoded.split(separator: old, omittingEmptySubsequences: false).joined(separator: new).utf8))
+            document = try JSONCoding.decode(
+                VersionDocument.self,
+                from: Array(encoded.split(separator: old, omittingEmptySubsequences: false).joined(separator: new).utf8))
         }
         #expect(document != sealed || writer != "devA")
         #expect(throws: RecordCipherError.self) { try sealer.open(document, writer: writer) }
@@ -181,10 +202,13 @@ import Testing
         _ = try backend.createZoneIfNeeded()
         let setting = RecordID(recordType: RecordType.setting.rawValue, recordName: "clipboard.ignore")
         let tombstone = RecordMapping.tombstoneID(for: RecordKey(.setting, "clipboard.maxEntries"))
-        let saved = try backend.write(ReplicatedSave(record: BackendRecord(recordName: setting.recordName, recordType: setting.recordType, fields: ["value": .string("v")]),
-                                                     basedOn: VersionVector()),
-                                      ReplicatedSave(record: BackendRecord(recordName: tombstone.recordName, recordType: tombstone.recordType, fields: [:]),
-                                                     basedOn: VersionVector()))
+        let saved = try backend.write(
+            ReplicatedSave(
+                record: BackendRecord(recordName: setting.recordName, recordType: setting.recordType, fields: ["value": .string("v")]),
+                basedOn: VersionVector()),
+            ReplicatedSave(
+                record: BackendRecord(recordName: tombstone.recordName, recordType: tombstone.recordType, fields: [:]),
+                basedOn: VersionVector()))
         #expect(Set(saved.map(\.record.id)) == [setting, tombstone])
         let names = try files().keys
         #expect(!names.contains { $0.contains("clipboard") }, "\(names.sorted())")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 
 /// What the in-memory backend does beyond the conformance suite: its test hooks and its own clock-based sweep.
@@ -35,7 +36,10 @@ struct InMemoryBackendTests {
         let backend = InMemoryBackend(now: { testNow })
         let zoneID = try backend.createZoneIfNeeded().zoneID
         try backend.save(tab("a"))
-        for token in [TokenContents(zoneID: zoneID, seq: 50), TokenContents(zoneID: zoneID, seq: 50, fullFetchCursor: RecordID(recordType: "ScratchTab", recordName: "a"))] {
+        for token in [
+            TokenContents(zoneID: zoneID, seq: 50),
+            TokenContents(zoneID: zoneID, seq: 50, fullFetchCursor: RecordID(recordType: "ScratchTab", recordName: "a")),
+        ] {
             #expect(throws: BackendError.tokenExpired) { try backend.fetchChanges(since: token.token, limit: 10) }
         }
     }

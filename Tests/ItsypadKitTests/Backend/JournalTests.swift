@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
@@ -32,10 +33,12 @@ struct JournalTests {
         #expect(try fixture.state() == BackendState(appliedSeq: 4, compactedThrough: 0))
     }
 
-    @Test("a torn last line is ignored by readers and cut off by the next writer", arguments: [
-        #"{"seq":2,"device":"x","ti"#,
-        "not json at all\n",
-    ])
+    @Test(
+        "a torn last line is ignored by readers and cut off by the next writer",
+        arguments: [
+            #"{"seq":2,"device":"x","ti"#,
+            "not json at all\n",
+        ])
     func tornTail(torn: String) throws {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
@@ -65,7 +68,8 @@ struct JournalTests {
         try fixture.backend.save(tab("a"), tab("b"))
         let token = try fixture.backend.currentToken()
         // What a writer that crashed right after its fsync leaves behind: the line, but no record files or state.
-        let line = #"{"seq":3,"device":"crashed","time":1732200000000,"changes":[{"seq":3,"op":"save","recordType":"ScratchTab","recordName":"ghost","tag":"3","record":{"recordName":"ghost","recordType":"ScratchTab","recordChangeTag":"3","fields":{"name":{"value":"boo","type":"STRING"}},"created":{"timestamp":1732200000000,"deviceID":"crashed"},"modified":{"timestamp":1732200000000,"deviceID":"crashed"}}},{"seq":4,"op":"delete","recordType":"ScratchTab","recordName":"b","tag":"2"}]}"#
+        let line =
+            #"{"seq":3,"device":"crashed","time":1732200000000,"changes":[{"seq":3,"op":"save","recordType":"ScratchTab","recordName":"ghost","tag":"3","record":{"recordName":"ghost","recordType":"ScratchTab","recordChangeTag":"3","fields":{"name":{"value":"boo","type":"STRING"}},"created":{"timestamp":1732200000000,"deviceID":"crashed"},"modified":{"timestamp":1732200000000,"deviceID":"crashed"}}},{"seq":4,"op":"delete","recordType":"ScratchTab","recordName":"b","tag":"2"}]}"#
         try appendText(line + "\n", to: try #require(try fixture.segmentPaths().first))
         #expect(try FileIO.status(fixture.recordFile("ScratchTab", "ghost")) == nil)
 
@@ -95,7 +99,10 @@ struct JournalTests {
         try writeText("garbage\n" + lines[1] + "\n", to: segment)
         let page = try fixture.backend.fetchChanges(since: token, limit: 10)
         #expect(page.changes.map(\.recordName) == ["b"])
-        #expect(page.quarantined == [QuarantinedItem(id: nil, location: segment + ", line at byte 0", reason: "not a valid journal batch (not JSON)")])
+        #expect(
+            page.quarantined == [
+                QuarantinedItem(id: nil, location: segment + ", line at byte 0", reason: "not a valid journal batch (not JSON)")
+            ])
         // Writers go on after it too.
         #expect(try fixture.backend.save(tab("c")).first?.recordChangeTag == "3")
     }
@@ -182,21 +189,28 @@ struct JournalTests {
 
 @Suite("Journal: untrusted lines")
 struct JournalUntrustedLineTests {
-    @Test("peeking a line's seq never traps, whatever its digits", arguments: [
-        ("{\"seq\":9223372036854775807,", nil), ("{\"seq\":9223372036854775808,", nil), ("{\"seq\":99999999999999999999999,", nil),
-        ("{\"seq\":9007199254740992,", Int64(1) << 53), ("{\"seq\":12,", 12), ("{\"seq\":-1,", nil), ("{\"seq\":,", nil),
-    ] as [(String, Int64?)])
+    @Test(
+        "peeking a line's seq never traps, whatever its digits",
+        arguments: [
+            ("{\"seq\":9223372036854775807,", nil), ("{\"seq\":9223372036854775808,", nil), ("{\"seq\":99999999999999999999999,", nil),
+            ("{\"seq\":9007199254740992,", Int64(1) << 53), ("{\"seq\":12,", 12), ("{\"seq\":-1,", nil), ("{\"seq\":,", nil),
+        ] as [(String, Int64?)])
     func peekSeq(_ line: String, _ expected: Int64?) {
         #expect(Journal.peekSeq(Array(line.utf8)[...]) == expected)
     }
 
-    @Test("a line's structure is checked before its changes, each change on its own", arguments: [
-        (#"{"seq":1,"device":"d","time":0,"changes":[]}"#, "non-empty changes"),
-        (#"{"seq":0,"device":"d","time":0,"changes":[{"seq":0,"op":"delete","recordType":"T","recordName":"a"}]}"#, "seq (1"),
-        (#"{"seq":9007199254740992,"device":"d","time":0,"changes":[{"seq":9007199254740992,"op":"delete","recordType":"T","recordName":"a"},{"seq":9007199254740993,"op":"delete","recordType":"T","recordName":"b"}]}"#, "seq (1"),
-        (#"{"seq":1,"device":"d","time":0,"changes":[{"seq":2,"op":"delete","recordType":"T","recordName":"a"}]}"#, "out of sequence"),
-        (#"[1,2,3]"#, "seq (1"),
-    ])
+    @Test(
+        "a line's structure is checked before its changes, each change on its own",
+        arguments: [
+            (#"{"seq":1,"device":"d","time":0,"changes":[]}"#, "non-empty changes"),
+            (#"{"seq":0,"device":"d","time":0,"changes":[{"seq":0,"op":"delete","recordType":"T","recordName":"a"}]}"#, "seq (1"),
+            (
+                #"{"seq":9007199254740992,"device":"d","time":0,"changes":[{"seq":9007199254740992,"op":"delete","recordType":"T","recordName":"a"},{"seq":9007199254740993,"op":"delete","recordType":"T","recordName":"b"}]}"#,
+                "seq (1"
+            ),
+            (#"{"seq":1,"device":"d","time":0,"changes":[{"seq":2,"op":"delete","recordType":"T","recordName":"a"}]}"#, "out of sequence"),
+            (#"[1,2,3]"#, "seq (1"),
+        ])
     func malformedLines(_ line: String, _ reason: String) {
         guard case .failure(let problem) = Journal.decodeBatch(Array(line.utf8)[...], location: "here") else {
             Issue.record("\(line) was accepted")
@@ -208,14 +222,16 @@ struct JournalUntrustedLineTests {
 
     @Test("one bad change is skipped with its record named, the others in the line stand")
     func malformedChange() throws {
-        let line = #"{"seq":5,"device":"d","time":0,"changes":[{"seq":5,"op":"delete","recordType":"ScratchTab","recordName":"../x"},{"seq":6,"op":"save","recordType":"ScratchTab","recordName":"good","tag":"6","record":{"recordName":"good","recordType":"ScratchTab","recordChangeTag":"99","fields":{}}},{"seq":7,"op":"delete","recordType":"ScratchTab","recordName":"ok"}]}"#
+        let line =
+            #"{"seq":5,"device":"d","time":0,"changes":[{"seq":5,"op":"delete","recordType":"ScratchTab","recordName":"../x"},{"seq":6,"op":"save","recordType":"ScratchTab","recordName":"good","tag":"6","record":{"recordName":"good","recordType":"ScratchTab","recordChangeTag":"99","fields":{}}},{"seq":7,"op":"delete","recordType":"ScratchTab","recordName":"ok"}]}"#
         guard case .success(let batch) = Journal.decodeBatch(Array(line.utf8)[...], location: "here") else {
             Issue.record("the line was refused")
             return
         }
         #expect(batch.seq == 5 && batch.lastSeq == 7)
         guard batch.changes.count == 3, case .malformed(let traversal) = batch.changes[0], case .malformed(let badTag) = batch.changes[1],
-              case .change(let delete) = batch.changes[2] else {
+            case .change(let delete) = batch.changes[2]
+        else {
             Issue.record("unexpected \(batch.changes)")
             return
         }

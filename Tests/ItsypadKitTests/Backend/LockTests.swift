@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadBackend
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadBackend
 
 @Suite("Locking")
 struct LockTests {
@@ -73,12 +75,14 @@ private final class Thread: @unchecked Sendable {
 
     func start() {
         let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&handle, nil, { context in
-            let thread = Unmanaged<Thread>.fromOpaque(context!).takeRetainedValue()
-            usleep(thread.delay)
-            close(thread.descriptor)
-            return nil
-        }, context)
+        pthread_create(
+            &handle, nil,
+            { context in
+                let thread = Unmanaged<Thread>.fromOpaque(context!).takeRetainedValue()
+                usleep(thread.delay)
+                close(thread.descriptor)
+                return nil
+            }, context)
     }
 
     func join() {

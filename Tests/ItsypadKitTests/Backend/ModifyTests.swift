@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
@@ -18,7 +19,8 @@ struct ModifyTests {
         let saved = try backend.save(tab("a", text: "Notes"), tab("b"), device: "laptop")
         #expect(try JSONCoding.decode(BackendRecord.self, from: readBytes(fixture.recordFile("ScratchTab", "a"))) == saved[0])
         let journal = try fixture.segmentPaths().map(readText)
-        let failed = try backend.modify(saves: [RecordSave(record: tab("new")), RecordSave(record: tab("a", text: "stale", tag: "999"))], deletes: [], device: "A")
+        let failed = try backend.modify(
+            saves: [RecordSave(record: tab("new")), RecordSave(record: tab("a", text: "stale", tag: "999"))], deletes: [], device: "A")
         #expect(failed.failures.count == 2)
         _ = try backend.modify(saves: [], deletes: [RecordDelete(recordType: "ScratchTab", recordName: "never")], device: "A")
         #expect(try fixture.segmentPaths().map(readText) == journal, "a failed batch and a delete of a missing record add no journal line")
@@ -39,7 +41,10 @@ struct ModifyTests {
         try writeText("{\"recordName\":", to: file)
         let page = try fixture.backend.fetchChanges(since: nil, limit: 10)
         #expect(page.changes.map(\.recordName) == ["b"])
-        #expect(page.quarantined == [QuarantinedItem(id: RecordID(recordType: "ScratchTab", recordName: "a"), location: file, reason: "not valid JSON")])
+        #expect(
+            page.quarantined == [
+                QuarantinedItem(id: RecordID(recordType: "ScratchTab", recordName: "a"), location: file, reason: "not valid JSON")
+            ])
         #expect(throws: BackendError.corrupt(path: file, reason: "not valid JSON")) {
             try fixture.backend.fetchRecord(RecordID(recordType: "ScratchTab", recordName: "a"))
         }
@@ -47,7 +52,8 @@ struct ModifyTests {
         #expect(try readText(file) == "{\"recordName\":", "readers and compaction leave it alone")
 
         // A malformed version counts as absent: the device that has the record saves it again.
-        let stale = try fixture.backend.modify(saves: [RecordSave(record: tab("a", text: "x", tag: saved[0].recordChangeTag))], deletes: [], device: "A")
+        let stale = try fixture.backend.modify(
+            saves: [RecordSave(record: tab("a", text: "x", tag: saved[0].recordChangeTag))], deletes: [], device: "A")
         #expect(stale.failures.map(\.error) == [.unknownItem])
         try fixture.backend.save(tab("a", text: "x"))
         #expect(try fixture.backend.fetchRecord(RecordID(recordType: "ScratchTab", recordName: "a"))?.fields["name"] == .string("x"))

@@ -1,17 +1,20 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
 @Suite("Record coding")
 struct RecordCodingTests {
-    @Test("field values use the CloudKit Web Services form", arguments: [
-        (FieldValue.string("hi"), #"{"type":"STRING","value":"hi"}"#),
-        (FieldValue.int64(-9_223_372_036_854_775_808), #"{"type":"INT64","value":-9223372036854775808}"#),
-        (FieldValue.double(0.5), #"{"type":"DOUBLE","value":0.5}"#),
-        (FieldValue.timestamp(1_732_200_000_000), #"{"type":"TIMESTAMP","value":1732200000000}"#),
-        (FieldValue.stringList(["a", "b"]), #"{"type":"STRING_LIST","value":["a","b"]}"#),
-        (FieldValue.asset(AssetReference(fileChecksum: "ab", size: 3)), #"{"type":"ASSETID","value":{"fileChecksum":"ab","size":3}}"#),
-    ])
+    @Test(
+        "field values use the CloudKit Web Services form",
+        arguments: [
+            (FieldValue.string("hi"), #"{"type":"STRING","value":"hi"}"#),
+            (FieldValue.int64(-9_223_372_036_854_775_808), #"{"type":"INT64","value":-9223372036854775808}"#),
+            (FieldValue.double(0.5), #"{"type":"DOUBLE","value":0.5}"#),
+            (FieldValue.timestamp(1_732_200_000_000), #"{"type":"TIMESTAMP","value":1732200000000}"#),
+            (FieldValue.stringList(["a", "b"]), #"{"type":"STRING_LIST","value":["a","b"]}"#),
+            (FieldValue.asset(AssetReference(fileChecksum: "ab", size: 3)), #"{"type":"ASSETID","value":{"fileChecksum":"ab","size":3}}"#),
+        ])
     func fieldEncoding(value: FieldValue, json: String) throws {
         #expect(String(decoding: try JSONCoding.encode(value), as: UTF8.self) == json)
         #expect(try JSONCoding.decode(FieldValue.self, from: Array(json.utf8)) == value)
@@ -40,15 +43,19 @@ struct RecordCodingTests {
         }
     }
 
-    @Test("record names must be safe file names", arguments: [
-        ("tab-1", true), ("A.b_c-9", true), (String(repeating: "x", count: 250), true),
-        ("", false), (".hidden", false), ("a/b", false), ("a b", false), ("ü", false), (String(repeating: "x", count: 251), false),
-    ])
+    @Test(
+        "record names must be safe file names",
+        arguments: [
+            ("tab-1", true), ("A.b_c-9", true), (String(repeating: "x", count: 250), true),
+            ("", false), (".hidden", false), ("a/b", false), ("a b", false), ("ü", false), (String(repeating: "x", count: 251), false),
+        ])
     func recordNames(name: String, valid: Bool) {
         #expect((NameRules.problem(with: RecordID(recordType: "ScratchTab", recordName: name)) == nil) == valid)
     }
 
-    @Test("field names follow CloudKit's rules", arguments: [("name", true), ("a_1", true), ("1a", false), ("_a", false), ("a-b", false), ("", false)])
+    @Test(
+        "field names follow CloudKit's rules",
+        arguments: [("name", true), ("a_1", true), ("1a", false), ("_a", false), ("a-b", false), ("", false)])
     func fieldNames(name: String, valid: Bool) {
         #expect(NameRules.isFieldName(name) == valid)
     }

@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadBackend
-@testable import ItsypadSupport
 
 /// Format 2's convergence rule on its own, before the engine uses it: three devices on their own
 /// copies of one folder, replicated in random order, create, edit and delete records, and merge
@@ -39,7 +41,9 @@ import Testing
         mutating func merge(_ change: ReplicatedChange) throws {
             var change = change
             for _ in 0..<3 {
-                let save = ReplicatedSave(record: ReplicatedDevices.note(change.id.recordName, Self.merged(change)), basedOn: change.joinedVersion, isDerived: true)
+                let save = ReplicatedSave(
+                    record: ReplicatedDevices.note(change.id.recordName, Self.merged(change)), basedOn: change.joinedVersion,
+                    isDerived: true)
                 let result = try backend.modify(saves: [save], deletes: [])
                 guard case .concurrentVersions(let siblings)? = result.failures.first?.error else {
                     #expect(result.failures.isEmpty, "\(result.failures)")
@@ -93,7 +97,9 @@ import Testing
     /// merge meeting a version whose journal line had not arrived), or 1 to `ITSYPAD_FORMAT2_SEEDS`
     /// for a longer soak (see Tests/Benchmarks/README.md).
     static var seeds: [UInt64] {
-        guard let count = getenv("ITSYPAD_FORMAT2_SEEDS").flatMap({ UInt64(String(cString: $0)) }) else { return [1, 2, 3, 4, 5, 11, 13, 47] }
+        guard let count = getenv("ITSYPAD_FORMAT2_SEEDS").flatMap({ UInt64(String(cString: $0)) }) else {
+            return [1, 2, 3, 4, 5, 11, 13, 47]
+        }
         return Array(1...max(1, count))
     }
 
@@ -153,8 +159,9 @@ import Testing
         let pair = try SyncthingPair.start()
         defer { pair.stop() }
         let backends = (0..<2).map { index in
-            ReplicatedDirectoryBackend(path: pair.folders[index] + "/backend", deviceID: ReplicatedDevices.deviceID(index), instance: "instance-\(index)",
-                                       deviceName: "device \(index)", lockTimeout: 5, now: { Time.now() }, segmentSizeLimit: 4096, compactionThreshold: 8192)
+            ReplicatedDirectoryBackend(
+                path: pair.folders[index] + "/backend", deviceID: ReplicatedDevices.deviceID(index), instance: "instance-\(index)",
+                deviceName: "device \(index)", lockTimeout: 5, now: { Time.now() }, segmentSizeLimit: 4096, compactionThreshold: 8192)
         }
         _ = try backends[0].createZoneIfNeeded()
         try pair.waitUntilInSync()
@@ -190,25 +197,33 @@ import Testing
     }
 
     /// Every device holds the same single version of every record, with every line typed into a record nobody deleted.
-    static func expectConverged(_ replicas: [Replica], typed: [String: [String]], deleted: Set<String>, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectConverged(
+        _ replicas: [Replica], typed: [String: [String]], deleted: Set<String>, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let contents = replicas[0].contents()
         for index in replicas.indices.dropFirst() {
             #expect(replicas[index].contents() == contents, "device \(index) differs", sourceLocation: sourceLocation)
         }
         for (name, lines) in typed where !deleted.contains(name) {
             let final = (contents[name] ?? nil) ?? ""
-            #expect(lines.allSatisfy { final.contains($0) }, "\(name) lost lines: \(lines.filter { !final.contains($0) })", sourceLocation: sourceLocation)
+            #expect(
+                lines.allSatisfy { final.contains($0) }, "\(name) lost lines: \(lines.filter { !final.contains($0) })",
+                sourceLocation: sourceLocation)
         }
     }
 
     /// After quiescence superseded versions and tombstones every device has seen are gone: one record file per live record.
     static func expectOneFilePerLiveRecord(in root: String, live: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let records = try ReplicationSimulatorTests.files(root).keys.filter { $0.hasPrefix("records/") && ReplicatedLayout.recordFile(named: FileSystem.baseName($0)) != nil }
+        let records = try ReplicationSimulatorTests.files(root).keys.filter {
+            $0.hasPrefix("records/") && ReplicatedLayout.recordFile(named: FileSystem.baseName($0)) != nil
+        }
         #expect(records.count == live, "\(records.sorted())", sourceLocation: sourceLocation)
     }
 
     static func expectNoConflictCopies(in root: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let files = try ReplicationSimulatorTests.files(root).keys
-        #expect(!files.contains { $0.contains("sync-conflict") || $0.contains("conflicted copy") }, "\(files.sorted())", sourceLocation: sourceLocation)
+        #expect(
+            !files.contains { $0.contains("sync-conflict") || $0.contains("conflicted copy") }, "\(files.sorted())",
+            sourceLocation: sourceLocation)
     }
 }

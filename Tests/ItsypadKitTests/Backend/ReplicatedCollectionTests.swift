@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
@@ -10,7 +11,9 @@ import Testing
 
     /// Fetches everything and acknowledges it.
     @discardableResult
-    static func sync(_ backend: ReplicatedDirectoryBackend, since token: ChangeToken? = nil) throws -> (changes: [RecordID: ReplicatedChange], token: ChangeToken, waiting: [ReplicationWait]) {
+    static func sync(
+        _ backend: ReplicatedDirectoryBackend, since token: ChangeToken? = nil
+    ) throws -> (changes: [RecordID: ReplicatedChange], token: ChangeToken, waiting: [ReplicationWait]) {
         let fetched = try backend.fetchAll(since: token)
         _ = try backend.finishSync(acknowledging: fetched.token)
         return (fetched.changes, fetched.token, fetched.waiting)
@@ -32,11 +35,15 @@ import Testing
         #expect(try Self.recordFiles(devices[0].path) == [Devices.recordFile("r", "devB")], "A dropped its covered version")
         // C gets A's drop and the removal of A's file, but nothing of B's yet.
         try simulator.scan(0)
-        for path in ["devices/devA/journal/0000000000000001.log", Devices.recordFile("r", "devA")] { #expect(try simulator.deliver(path, from: 0, to: 2)) }
+        for path in ["devices/devA/journal/0000000000000001.log", Devices.recordFile("r", "devA")] {
+            #expect(try simulator.deliver(path, from: 0, to: 2))
+        }
         #expect(try Self.recordFiles(devices[2].path).isEmpty)
         let early = try devices[2].fetchAll(since: nil)
         #expect(early.changes[Self.r]?.siblings.map(Devices.text) == ["one"], "the record is not taken for deleted")
-        #expect(early.waiting.contains { $0.path.hasPrefix("devices/devA/journal") && $0.reason.contains("change 1 of devB") }, "\(early.waiting)")
+        #expect(
+            early.waiting.contains { $0.path.hasPrefix("devices/devA/journal") && $0.reason.contains("change 1 of devB") },
+            "\(early.waiting)")
         try simulator.deliverAll(from: 1, to: 2)
         let later = try devices[2].fetchAll(since: early.token)
         #expect(later.changes[Self.r]?.siblings.map(Devices.text) == ["two"])
@@ -74,7 +81,9 @@ import Testing
         try Self.sync(active)
         #expect(try Self.recordFiles(path).isEmpty)
         // The silent device's token is older than the retention: it starts over with a full fetch.
-        #expect(throws: BackendError.tokenExpired) { try Devices.backend(path, 1, now: later).fetchChanges(since: ChangeToken(rawValue: "2:\(try active.zone().zoneID):"), limit: 10) }
+        #expect(throws: BackendError.tokenExpired) {
+            try Devices.backend(path, 1, now: later).fetchChanges(since: ChangeToken(rawValue: "2:\(try active.zone().zoneID):"), limit: 10)
+        }
     }
 
     @Test func aCompactedJournalIsReadFromItsRecordFilesAndOnlyItsTokensExpire() throws {
@@ -83,13 +92,18 @@ import Testing
         try devices[1].write(ReplicatedSave(record: Devices.note("fromB", "b"), basedOn: VersionVector()))
         try devices[0].write(ReplicatedSave(record: Devices.note("early", "e"), basedOn: VersionVector()))
         let token = try Self.sync(devices[1]).token
-        for index in 0..<10 { try devices[0].write(ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector())) }
+        for index in 0..<10 {
+            try devices[0].write(
+                ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector()))
+        }
         let report = try devices[0].finishSync(acknowledging: try devices[0].fetchAll(since: nil).token)
         #expect(report?.segmentsRemoved == 1)
         #expect(try devices[0].journal(of: "devA").checkpoint() != nil)
         let after = try devices[1].fetchAll(since: token)
         #expect(after.waiting.isEmpty, "\(after.waiting)")
-        #expect(Set(after.changes.keys.map(\.recordName)) == Set(["early"] + (0..<10).map { "n\($0)" }), "A's stream only, from its record files")
+        #expect(
+            Set(after.changes.keys.map(\.recordName)) == Set(["early"] + (0..<10).map { "n\($0)" }),
+            "A's stream only, from its record files")
         let full = try devices[1].fetchAll(since: nil)
         #expect(full.changes.count == 12)
         // Writing on after the checkpoint: readers continue from it.
@@ -100,7 +114,10 @@ import Testing
     @Test func recordFilesThatDoNotMatchTheJournalYetAreWaitedFor() throws {
         let devices = try Devices(copies: 2, options: ReplicatedDirectoryBackendTests.orderly, compactionThreshold: 1500)
         let simulator = try #require(devices.simulator)
-        for index in 0..<6 { try devices[0].write(ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector())) }
+        for index in 0..<6 {
+            try devices[0].write(
+                ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector()))
+        }
         try Self.sync(devices[0])
         #expect(try devices[0].journal(of: "devA").checkpoint() != nil)
         try simulator.scan(0)
@@ -125,9 +142,14 @@ import Testing
         #expect(throws: ReplicationError.deviceIDInUse("devices/devA/device.json was written by instance instance-0, not copied-home")) {
             try clone.createZoneIfNeeded()
         }
-        #expect(throws: ReplicationError.self) { try clone.modify(saves: [ReplicatedSave(record: Devices.note("s", "x"), basedOn: VersionVector())], deletes: []) }
-        try FileSystem.writeAtomically(path + "/devices/devA/journal/0000000000000001.sync-conflict-20261123-101500-BBBBBBB.log", Array("x".utf8))
-        #expect(throws: ReplicationError.self) { try original.modify(saves: [ReplicatedSave(record: Devices.note("s", "x"), basedOn: VersionVector())], deletes: []) }
+        #expect(throws: ReplicationError.self) {
+            try clone.modify(saves: [ReplicatedSave(record: Devices.note("s", "x"), basedOn: VersionVector())], deletes: [])
+        }
+        try FileSystem.writeAtomically(
+            path + "/devices/devA/journal/0000000000000001.sync-conflict-20261123-101500-BBBBBBB.log", Array("x".utf8))
+        #expect(throws: ReplicationError.self) {
+            try original.modify(saves: [ReplicatedSave(record: Devices.note("s", "x"), basedOn: VersionVector())], deletes: [])
+        }
     }
 
     @Test(arguments: [1, 2, 3] as [UInt64])
@@ -136,12 +158,16 @@ import Testing
         let simulator = try #require(devices.simulator)
         let zones = try (0..<2).map { try devices[$0].createZoneIfNeeded() }
         #expect(zones[0] != zones[1])
-        for index in 0..<2 { try devices[index].write(ReplicatedSave(record: Devices.note("from\(index)", "typed on \(index)"), basedOn: VersionVector())) }
+        for index in 0..<2 {
+            try devices[index].write(ReplicatedSave(record: Devices.note("from\(index)", "typed on \(index)"), basedOn: VersionVector()))
+        }
         try simulator.run(steps: 20)
         try simulator.quiesce()
         let winner = zones.min { $0.zoneID < $1.zoneID }!
         let loser = zones[0] == winner ? 1 : 0
-        #expect(throws: BackendError.zoneChanged) { try devices[loser].modify(saves: [ReplicatedSave(record: Devices.note("x", "x"), basedOn: VersionVector())], deletes: []) }
+        #expect(throws: BackendError.zoneChanged) {
+            try devices[loser].modify(saves: [ReplicatedSave(record: Devices.note("x", "x"), basedOn: VersionVector())], deletes: [])
+        }
         for index in 0..<2 { #expect(try devices[index].createZoneIfNeeded() == winner) }
         // The engine sends the loser's data again into the winner, as after a replaced backend.
         try devices[loser].write(ReplicatedSave(record: Devices.note("from\(loser)", "typed on \(loser)"), basedOn: VersionVector()))
@@ -156,7 +182,9 @@ import Testing
             #expect(try devices[index].zone() == winner)
         }
         // Both wrote zone.json at first: the service may keep a conflict copy of it, and of nothing else.
-        let conflicts = try ReplicationSimulatorTests.files(simulator.root(0)).keys.filter { $0.contains("sync-conflict") || $0.contains("conflicted copy") }
+        let conflicts = try ReplicationSimulatorTests.files(simulator.root(0)).keys.filter {
+            $0.contains("sync-conflict") || $0.contains("conflicted copy")
+        }
         #expect(conflicts.allSatisfy { $0.hasPrefix("zone") }, "\(conflicts)")
     }
 }

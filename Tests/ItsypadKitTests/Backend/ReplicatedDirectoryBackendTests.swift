@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadBackend
-@testable import ItsypadSupport
 
 /// Devices A, B, C… each with a format 2 backend: on one shared folder, or each on its own copy
 /// of a folder kept in step by the replication simulator.
@@ -22,11 +24,16 @@ struct ReplicatedDevices {
     }
 
     /// Each device on its own copy; the first creates the zone and it reaches every copy.
-    init(copies count: Int, seed: UInt64 = 1, options: ReplicationSimulator.Options = ReplicationSimulator.Options(), segmentSizeLimit: Int = 1 << 22,
-         compactionThreshold: Int = 1 << 30, creatingZone: Bool = true) throws {
+    init(
+        copies count: Int, seed: UInt64 = 1, options: ReplicationSimulator.Options = ReplicationSimulator.Options(),
+        segmentSizeLimit: Int = 1 << 22,
+        compactionThreshold: Int = 1 << 30, creatingZone: Bool = true
+    ) throws {
         let simulator = try ReplicationSimulator(copies: count, in: directory.path, seed: seed, options: options)
         self.simulator = simulator
-        backends = (0..<count).map { Self.backend(simulator.root($0), $0, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold) }
+        backends = (0..<count).map {
+            Self.backend(simulator.root($0), $0, segmentSizeLimit: segmentSizeLimit, compactionThreshold: compactionThreshold)
+        }
         guard creatingZone else { return }
         _ = try backends[0].createZoneIfNeeded()
         try simulator.quiesce()
@@ -35,11 +42,14 @@ struct ReplicatedDevices {
     }
 
     /// `cipher`: an encrypted zone's key; `filesFormat`: where record files go (by default as `zone.json` says).
-    static func backend(_ path: String, _ index: Int, segmentSizeLimit: Int = 1 << 22, compactionThreshold: Int = 1 << 30, instance: String? = nil,
-                        now: Int64 = testNow, cipher: RecordCipher? = nil, filesFormat: Int? = nil) -> ReplicatedDirectoryBackend {
-        ReplicatedDirectoryBackend(path: path, deviceID: deviceID(index), instance: instance ?? "instance-\(index)", deviceName: "device \(index)",
-                                   sealer: cipher.map(VersionSealer.init), lockTimeout: 2, now: { now + Int64(index) }, segmentSizeLimit: segmentSizeLimit,
-                                   compactionThreshold: compactionThreshold, filesFormat: filesFormat)
+    static func backend(
+        _ path: String, _ index: Int, segmentSizeLimit: Int = 1 << 22, compactionThreshold: Int = 1 << 30, instance: String? = nil,
+        now: Int64 = testNow, cipher: RecordCipher? = nil, filesFormat: Int? = nil
+    ) -> ReplicatedDirectoryBackend {
+        ReplicatedDirectoryBackend(
+            path: path, deviceID: deviceID(index), instance: instance ?? "instance-\(index)", deviceName: "device \(index)",
+            sealer: cipher.map(VersionSealer.init), lockTimeout: 2, now: { now + Int64(index) }, segmentSizeLimit: segmentSizeLimit,
+            compactionThreshold: compactionThreshold, filesFormat: filesFormat)
     }
 
     /// The path, relative to the backend, of a ScratchTab record file in a new (format 4) backend.
@@ -61,8 +71,12 @@ struct ReplicatedDevices {
 
 extension ReplicatedDirectoryBackend {
     /// Every page from `token` on: the last state of each record fetched, the final token, and what it waited for.
-    func fetchAll(since token: ChangeToken?) throws -> (changes: [RecordID: ReplicatedChange], token: ChangeToken, waiting: [ReplicationWait],
-                                                        quarantined: [QuarantinedItem]) {
+    func fetchAll(
+        since token: ChangeToken?
+    ) throws -> (
+        changes: [RecordID: ReplicatedChange], token: ChangeToken, waiting: [ReplicationWait],
+        quarantined: [QuarantinedItem]
+    ) {
         var changes: [RecordID: ReplicatedChange] = [:]
         var token = token
         var waiting: [ReplicationWait] = []
@@ -100,7 +114,8 @@ extension ReplicatedBackend {
         let fetched = try devices[1].fetchAll(since: nil)
         let siblings = try #require(fetched.changes[Self.r]).siblings
         #expect(siblings.map(Devices.text) == ["one"])
-        let edit = try devices[1].write(ReplicatedSave(record: Devices.note("r", "two"), basedOn: siblings[0].version, base: siblings[0].asBase))
+        let edit = try devices[1].write(
+            ReplicatedSave(record: Devices.note("r", "two"), basedOn: siblings[0].version, base: siblings[0].asBase))
         #expect(edit.map(\.version.tag) == ["devA:1,devB:1"])
         let seen = try devices[0].fetchAll(since: nil)
         #expect(try #require(seen.changes[Self.r]).siblings.map(Devices.text) == ["two"])
@@ -116,11 +131,17 @@ extension ReplicatedBackend {
         _ = try devices[0].createZoneIfNeeded()
         _ = try devices[1].createZoneIfNeeded()
         let existing = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
-        let result = try devices[1].modify(saves: [ReplicatedSave(record: Devices.note("other", "x"), basedOn: VersionVector()),
-                                                   ReplicatedSave(record: Devices.note("r", "blind"), basedOn: VersionVector())], deletes: [])
+        let result = try devices[1].modify(
+            saves: [
+                ReplicatedSave(record: Devices.note("other", "x"), basedOn: VersionVector()),
+                ReplicatedSave(record: Devices.note("r", "blind"), basedOn: VersionVector()),
+            ], deletes: [])
         #expect(result.written.isEmpty)
-        #expect(result.failures == [ReplicatedFailure(id: RecordID(recordType: "ScratchTab", recordName: "other"), error: .batchRequestFailed),
-                                    ReplicatedFailure(id: Self.r, error: .concurrentVersions(existing))])
+        #expect(
+            result.failures == [
+                ReplicatedFailure(id: RecordID(recordType: "ScratchTab", recordName: "other"), error: .batchRequestFailed),
+                ReplicatedFailure(id: Self.r, error: .concurrentVersions(existing)),
+            ])
         #expect(try devices[1].fetchAll(since: nil).changes.count == 1, "nothing of the failed batch was written")
     }
 
@@ -143,7 +164,8 @@ extension ReplicatedBackend {
         #expect(views[0].siblings.map(Devices.text) == ["from B", "from A"])
         #expect(VersionHistory.commonAncestor(of: views[0].siblings[0], views[0].siblings[1]) == original.asBase)
         for index in 0..<2 {
-            _ = try devices[index].write(ReplicatedSave(record: Devices.note("r", "from A + from B"), basedOn: views[0].joinedVersion, isDerived: true))
+            _ = try devices[index].write(
+                ReplicatedSave(record: Devices.note("r", "from A + from B"), basedOn: views[0].joinedVersion, isDerived: true))
         }
         try simulator.run(steps: 10)
         try simulator.quiesce()
@@ -213,14 +235,16 @@ extension ReplicatedBackend {
         _ = try devices[0].createZoneIfNeeded()
         _ = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
         let root = devices[0].path
-        for leftover in ["devices/devB/journal/0000000000000001.sync-conflict-20261123-101500-BBBBBBB.log",
-                         "devices/devA/journal/.syncthing.0000000000000002.log.tmp",
-                         "devices/devA (conflicted copy 2026-11-23)/device.json",
-                         "records/ScratchTab/45/r.devA.sync-conflict-20261123-101500-BBBBBBB.json",
-                         "records/ScratchTab/45/r.devB (conflicted copy 2026-11-23).json",
-                         "records/ScratchTab/45/~syncthing~r.devB.json.tmp", "records/ScratchTab/45/.syncthing.r.devB.json.tmp",
-                         "records/ScratchTab/r.devB.json", "records/ScratchTab/45.sync-conflict-20261123-101500-BBBBBBB/r.devB.json",
-                         ".stfolder/marker", "devices/.dropbox.cache/x", "zone.sync-conflict-20261123-101500-BBBBBBB.json"] {
+        for leftover in [
+            "devices/devB/journal/0000000000000001.sync-conflict-20261123-101500-BBBBBBB.log",
+            "devices/devA/journal/.syncthing.0000000000000002.log.tmp",
+            "devices/devA (conflicted copy 2026-11-23)/device.json",
+            "records/ScratchTab/45/r.devA.sync-conflict-20261123-101500-BBBBBBB.json",
+            "records/ScratchTab/45/r.devB (conflicted copy 2026-11-23).json",
+            "records/ScratchTab/45/~syncthing~r.devB.json.tmp", "records/ScratchTab/45/.syncthing.r.devB.json.tmp",
+            "records/ScratchTab/r.devB.json", "records/ScratchTab/45.sync-conflict-20261123-101500-BBBBBBB/r.devB.json",
+            ".stfolder/marker", "devices/.dropbox.cache/x", "zone.sync-conflict-20261123-101500-BBBBBBB.json",
+        ] {
             try FileSystem.makeDirectory(FileSystem.directoryName(root + "/" + leftover))
             try FileSystem.writeAtomically(root + "/" + leftover, Array("{\"garbage\":".utf8))
         }
@@ -238,8 +262,9 @@ extension ReplicatedBackend {
         _ = try devices[1].write(ReplicatedSave(record: Devices.note("b", "from B"), basedOn: VersionVector()))
         let root = devices[0].path
         try FileSystem.writeAtomically(root + "/devices/devB/journal/0000000000000002.log", Array("{\"seq\":2,\"not\":\"a batch\"}\n".utf8))
-        try FileSystem.writeAtomically(root + "/devices/devC/journal/0000000000000001.log",
-                                       [UInt8](repeating: UInt8(ascii: " "), count: DeviceJournal.maxLineBytes + 11))
+        try FileSystem.writeAtomically(
+            root + "/devices/devC/journal/0000000000000001.log",
+            [UInt8](repeating: UInt8(ascii: " "), count: DeviceJournal.maxLineBytes + 11))
         let elsewhere = devices.directory.path + "/elsewhere"
         try FileSystem.makeDirectory(elsewhere)
         #expect(rmdir(root + "/devices/devD/journal") == 0)
@@ -247,8 +272,10 @@ extension ReplicatedBackend {
         let fetched = try devices[0].fetchAll(since: nil)
         #expect(fetched.changes.keys.map(\.recordName).sorted() == ["a", "b"])
         #expect(fetched.waiting.isEmpty, "\(fetched.waiting)")
-        #expect(fetched.quarantined.map(\.location).sorted()
-            == ["devices/devB/journal/0000000000000002.log", "devices/devC/journal/0000000000000001.log", "devices/devD/journal"], "\(fetched.quarantined)")
+        #expect(
+            fetched.quarantined.map(\.location).sorted()
+                == ["devices/devB/journal/0000000000000002.log", "devices/devC/journal/0000000000000001.log", "devices/devD/journal"],
+            "\(fetched.quarantined)")
         #expect(fetched.quarantined.first { $0.location.hasPrefix("devices/devB") }?.reason.contains("not a valid batch") == true)
     }
 
@@ -257,7 +284,8 @@ extension ReplicatedBackend {
     func aBatchNumberedOutOfRangeIsMalformedWithoutTrapping(seq: Int64) {
         let change = DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))
         let next = DeviceChange(seq: seq &+ 1, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))
-        let batch = DeviceBatch(seq: seq, device: "devB", instance: "i", zone: "Z", time: 0, changes: [change, next], files: FilesDigest().hex)
+        let batch = DeviceBatch(
+            seq: seq, device: "devB", instance: "i", zone: "Z", time: 0, changes: [change, next], files: FilesDigest().hex)
         #expect(batch.problem(device: "devB") != nil)
     }
 
@@ -280,7 +308,9 @@ extension ReplicatedBackend {
     }
 
     @Test func tokensRoundTripAndBelongToTheirZone() throws {
-        let token = ReplicatedToken(zoneID: "ZONE", positions: ["devA": .init(seq: 7, resume: JournalPosition(segment: 1, offset: 420)), "devB": .init(seq: 0, resume: nil)])
+        let token = ReplicatedToken(
+            zoneID: "ZONE",
+            positions: ["devA": .init(seq: 7, resume: JournalPosition(segment: 1, offset: 420)), "devB": .init(seq: 0, resume: nil)])
         #expect(token.token.rawValue == "2:ZONE:devA.7.1.420/devB.0.0.0")
         #expect(try ReplicatedToken(decoding: token.token, zoneID: "ZONE") == token)
         #expect(throws: BackendError.zoneChanged) { try ReplicatedToken(decoding: token.token, zoneID: "OTHER") }

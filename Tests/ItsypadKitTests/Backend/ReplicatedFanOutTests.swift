@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadBackend
-@testable import ItsypadSupport
 
 /// Where record files go: new backends (format 4) fan them out by a hash of the record name;
 /// backends created flat (format 2) keep them flat, with newer devices too.
@@ -38,10 +40,16 @@ import Testing
         let one = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))[0]
         try devices[1].write(ReplicatedSave(record: Devices.note("r", "two"), basedOn: one.version, base: one.asBase))
         try devices[1].write(ReplicatedSave(record: Devices.note("a", "other"), basedOn: VersionVector()))
-        #expect(try Self.recordFiles(devices[0].path) == ["records/ScratchTab/45/r.devA.json", "records/ScratchTab/45/r.devB.json",
-                                                          "records/ScratchTab/ca/a.devB.json"])
-        #expect(devices[0].location(of: RecordID(recordType: "ScratchTab", recordName: "r")) == devices[0].path + "/records/ScratchTab/45/r.<device>.json")
-        #expect(try devices[0].fetchAll(since: nil).changes.values.flatMap(\.siblings).compactMap(Devices.text).sorted() == ["other", "two"])
+        #expect(
+            try Self.recordFiles(devices[0].path) == [
+                "records/ScratchTab/45/r.devA.json", "records/ScratchTab/45/r.devB.json",
+                "records/ScratchTab/ca/a.devB.json",
+            ])
+        #expect(
+            devices[0].location(of: RecordID(recordType: "ScratchTab", recordName: "r")) == devices[0].path
+                + "/records/ScratchTab/45/r.<device>.json")
+        #expect(
+            try devices[0].fetchAll(since: nil).changes.values.flatMap(\.siblings).compactMap(Devices.text).sorted() == ["other", "two"])
     }
 
     /// A backend an older itsypad created (format 2, flat record folders) stays as it is: a newer
@@ -53,7 +61,10 @@ import Testing
         let older = Devices.backend(path, 0, compactionThreshold: 1500, filesFormat: ReplicatedLayout.flatFormat)
         _ = try older.createZoneIfNeeded()
         #expect(try Self.zoneFormat(path) == 2)
-        for index in 0..<6 { _ = try older.write(ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector())) }
+        for index in 0..<6 {
+            _ = try older.write(
+                ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector()))
+        }
         _ = try older.finishSync(acknowledging: try older.fetchAll(since: nil).token)
         #expect(try older.journal(of: "devA").checkpoint() != nil, "the newer device must read the older one's record files")
 
@@ -71,7 +82,8 @@ import Testing
         #expect(files.contains("records/ScratchTab/new.devB.json"))
 
         let read = try older.fetchAll(since: nil)
-        #expect(read.changes[RecordID(recordType: "ScratchTab", recordName: "new")]?.siblings.map(Devices.text) == ["from the newer device"])
+        #expect(
+            read.changes[RecordID(recordType: "ScratchTab", recordName: "new")]?.siblings.map(Devices.text) == ["from the newer device"])
         #expect(read.changes[RecordID(recordType: "ScratchTab", recordName: "n0")]?.siblings.map(Devices.text) == ["edited"])
     }
 
@@ -80,7 +92,10 @@ import Testing
     @Test func hostileEntriesAtTheBucketLevelAreNeverRead() throws {
         let devices = try Devices(shared: 2, compactionThreshold: 1500)
         for index in 0..<2 { _ = try devices[index].createZoneIfNeeded() }
-        for index in 0..<6 { _ = try devices[0].write(ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector())) }
+        for index in 0..<6 {
+            _ = try devices[0].write(
+                ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector()))
+        }
         _ = try devices[0].finishSync(acknowledging: try devices[0].fetchAll(since: nil).token)
         #expect(try devices[0].journal(of: "devA").checkpoint() != nil, "readers read devA's record files")
 
@@ -93,8 +108,10 @@ import Testing
         // A symbolic link where a bucket would be, files in the wrong bucket, names that are no bucket.
         let linked = ReplicatedLayout.bucket(of: "planted")
         try #require(symlink(outside.path, type + "/" + linked) == 0)
-        for misplaced in ["00/n0.devA.json", "00/planted.devA.json", "AB/planted.devA.json", "123/planted.devA.json",
-                          "\(linked) (conflicted copy 2026-11-23)/planted.devA.json", "planted.devA.json"] {
+        for misplaced in [
+            "00/n0.devA.json", "00/planted.devA.json", "AB/planted.devA.json", "123/planted.devA.json",
+            "\(linked) (conflicted copy 2026-11-23)/planted.devA.json", "planted.devA.json",
+        ] {
             try FileSystem.makeDirectory(FileSystem.directoryName(type + "/" + misplaced))
             try FileSystem.writeAtomically(type + "/" + misplaced, planted)
         }

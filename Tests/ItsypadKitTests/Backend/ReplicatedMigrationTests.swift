@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 @testable import ItsypadSync
@@ -13,9 +14,12 @@ import Testing
         var big = tab("big")
         big.fields["contentAsset"] = .asset(reference)
         let clip = { (name: String, text: String) in
-            BackendRecord(recordName: name, recordType: "ClipboardEntry", fields: ["text": .string(text), "timestamp": .timestamp(testNow), "pinned": .int64(0)])
+            BackendRecord(
+                recordName: name, recordType: "ClipboardEntry",
+                fields: ["text": .string(text), "timestamp": .timestamp(testNow), "pinned": .int64(0)])
         }
-        let setting = BackendRecord(recordName: "clipboard.maxEntries", recordType: "Setting", fields: ["value": .string("5000"), "clock": .string("1.0.dev")])
+        let setting = BackendRecord(
+            recordName: "clipboard.maxEntries", recordType: "Setting", fields: ["value": .string("5000"), "clock": .string("1.0.dev")])
         try old.backend.save(tab("notes", text: "one"), big, clip("c1", "kept"), clip("c2", "deleted later"), setting)
         let notes = try #require(try old.backend.fetchAll(since: nil).changes.compactMap(\.savedRecord).first { $0.recordName == "notes" })
         var edited = notes
@@ -38,7 +42,9 @@ import Testing
         #expect(try converted.readAsset(reference) == blob)
         // Only format 2's files remain, and a format 1 device refuses the newer format.
         let files = try ReplicationSimulatorTests.files(old.path).keys
-        #expect(!files.contains { $0 == "state.json" || $0 == "lock" || $0.hasPrefix("journal/") || $0.hasPrefix("assets/") }, "\(files.sorted())")
+        #expect(
+            !files.contains { $0 == "state.json" || $0 == "lock" || $0.hasPrefix("journal/") || $0.hasPrefix("assets/") },
+            "\(files.sorted())")
         #expect(throws: BackendError.newerFormat(found: 4)) { try old.sibling().zone() }
         // Another format 2 device finds it converted and reads it all.
         let other = ReplicatedDevices.backend(old.path, 1)
@@ -65,8 +71,10 @@ import Testing
     @Test func recordFilesACrashLeftBehindAreWrittenBeforeAnythingReadsThem() throws {
         let old = try TemporaryBackend()
         defer { old.remove() }
-        try old.backend.save(BackendRecord(recordName: "c1", recordType: "ClipboardEntry",
-                                           fields: ["text": .string("kept"), "timestamp": .timestamp(testNow), "pinned": .int64(0)]))
+        try old.backend.save(
+            BackendRecord(
+                recordName: "c1", recordType: "ClipboardEntry",
+                fields: ["text": .string("kept"), "timestamp": .timestamp(testNow), "pinned": .int64(0)]))
         let converted = ReplicatedDevices.backend(old.path, 0)
         _ = try converted.createZoneIfNeeded()
         let id = RecordID(recordType: "ClipboardEntry", recordName: "c1")
@@ -78,7 +86,8 @@ import Testing
         let engineView = ReplicatedSyncBackend(ReplicatedDevices.backend(old.path, 0))
         _ = try engineView.zone()
         #expect(FileSystem.exists(converted.layout.recordFile(id, device: converted.deviceID)))
-        let result = try engineView.modify(saves: [], deletes: [RecordDelete(recordType: id.recordType, recordName: id.recordName)], device: "devA")
+        let result = try engineView.modify(
+            saves: [], deletes: [RecordDelete(recordType: id.recordType, recordName: id.recordName)], device: "devA")
         #expect(result.deleted == [id])
         #expect(try converted.siblings(of: id).map(\.isDeleted) == [true])
     }

@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadSupport
 
 /// A file-replicating sync service (Syncthing, Dropbox, Nextcloud, iCloud Drive) simulated over
 /// several copies of one folder, driven by a seeded random source and a step counter, never wall time.
@@ -227,7 +229,8 @@ final class ReplicationSimulator {
     private func hasUnscannedChanges(_ copy: Int) -> Bool {
         guard let onDisk = try? regularFiles(in: copy) else { return true }
         let indexed = copies[copy].index.filter { $0.value.content != nil }
-        return onDisk != Set(indexed.keys) || onDisk.contains { path in (try? FileSystem.read(copies[copy].root + "/" + path)) != indexed[path]?.content }
+        return onDisk != Set(indexed.keys)
+            || onDisk.contains { path in (try? FileSystem.read(copies[copy].root + "/" + path)) != indexed[path]?.content }
     }
 
     /// Records a new version of `path` if its content differs from the indexed one. A file the
@@ -249,7 +252,9 @@ final class ReplicationSimulator {
     private func schedule(_ path: String, from copy: Int) {
         guard let version = copies[copy].index[path] else { return }
         for target in copies.indices where target != copy {
-            pending.append(Transfer(path: path, from: copy, to: target, version: version, due: now + Int.random(in: 0...options.maxDelay, using: &random)))
+            pending.append(
+                Transfer(
+                    path: path, from: copy, to: target, version: version, due: now + Int.random(in: 0...options.maxDelay, using: &random)))
         }
     }
 
@@ -305,7 +310,10 @@ final class ReplicationSimulator {
         let target = copy.root + "/" + (temporary ?? transfer.path)
         try FileSystem.makeDirectory(FileSystem.directoryName(target))
         try write(Array(content.prefix(content.count / 2)), to: target)
-        staged.append(Staged(transfer: transfer, temporaryPath: temporary, finishAt: finishAt ?? now + Int.random(in: 1...4, using: &random), abandoned: abandon))
+        staged.append(
+            Staged(
+                transfer: transfer, temporaryPath: temporary, finishAt: finishAt ?? now + Int.random(in: 1...4, using: &random),
+                abandoned: abandon))
     }
 
     private func finish(_ item: Staged) throws {
@@ -313,8 +321,10 @@ final class ReplicationSimulator {
             // The transfer broke off: its temporary file lingers until a later clean-up, and it is retried.
             events.append(.temporaryFileLeft(path: temporary, copy: item.transfer.to))
             leftovers.append((item.transfer.to, temporary, now + Int.random(in: 2...10, using: &random)))
-            pending.append(Transfer(path: item.transfer.path, from: item.transfer.from, to: item.transfer.to, version: item.transfer.version,
-                                    due: now + Int.random(in: 1...options.maxDelay + 1, using: &random)))
+            pending.append(
+                Transfer(
+                    path: item.transfer.path, from: item.transfer.from, to: item.transfer.to, version: item.transfer.version,
+                    due: now + Int.random(in: 1...options.maxDelay + 1, using: &random)))
             return
         }
         if let temporary = item.temporaryPath { try FileSystem.remove(copies[item.transfer.to].root + "/" + temporary) }
@@ -390,7 +400,8 @@ final class ReplicationSimulator {
             let suffix = attempt == 1 ? "" : " \(attempt)"
             switch options.conflictNaming {
             case .syncthing:
-                candidate = base + ".sync-conflict-" + date.filter { $0 != "-" } + "-" + clock.filter { $0 != ":" }
+                candidate =
+                    base + ".sync-conflict-" + date.filter { $0 != "-" } + "-" + clock.filter { $0 != ":" }
                     + "-" + Self.deviceID(loser.modifiedBy) + suffix + ext
             case .dropbox:
                 candidate = base + " (conflicted copy " + date + ")" + suffix + ext
@@ -414,7 +425,9 @@ final class ReplicationSimulator {
         try FileSystem.makeDirectory(FileSystem.directoryName(root + "/" + path))
         guard let temporary = temporaryPath(for: path) else { return try write(bytes, to: root + "/" + path) }
         try write(bytes, to: root + "/" + temporary)
-        guard rename(root + "/" + temporary, root + "/" + path) == 0 else { throw FileSystemError(path: path, code: errno, operation: "rename") }
+        guard rename(root + "/" + temporary, root + "/" + path) == 0 else {
+            throw FileSystemError(path: path, code: errno, operation: "rename")
+        }
     }
 
     private func write(_ bytes: [UInt8], to path: String) throws {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadSupport
 
 /// The replication simulator behaves like the services it stands for.
@@ -30,7 +31,9 @@ import Testing
     }
 
     /// A simulator with nothing random left in delivery: no half-done transfers, no delays.
-    static func simulator(_ directory: TemporaryDirectory, copies: Int = 2, seed: UInt64 = 1, configure: (inout Simulator.Options) -> Void = { _ in }) throws -> Simulator {
+    static func simulator(
+        _ directory: TemporaryDirectory, copies: Int = 2, seed: UInt64 = 1, configure: (inout Simulator.Options) -> Void = { _ in }
+    ) throws -> Simulator {
         var options = Simulator.Options()
         options.halfDoneChance = 0
         options.maxDelay = 0
@@ -72,13 +75,16 @@ import Testing
         switch naming {
         case .syncthing:
             // The time of the losing change (simulated), and the device that made it.
-            #expect(conflictCopy.key.hasPrefix("j/1.sync-conflict-20261123-1015") && conflictCopy.key.hasSuffix("-AAAAAAA.json"), "\(conflictCopy.key)")
+            #expect(
+                conflictCopy.key.hasPrefix("j/1.sync-conflict-20261123-1015") && conflictCopy.key.hasSuffix("-AAAAAAA.json"),
+                "\(conflictCopy.key)")
         case .dropbox:
             #expect(conflictCopy.key == "j/1 (conflicted copy 2026-11-23).json")
         }
-        #expect(simulator.events.contains { event in
-            if case .conflict("j/1.json", _, conflictCopy.key?) = event { true } else { false }
-        })
+        #expect(
+            simulator.events.contains { event in
+                if case .conflict("j/1.json", _, conflictCopy.key?) = event { true } else { false }
+            })
     }
 
     @Test func aModificationBeatsAConcurrentDeletion() throws {
@@ -141,12 +147,13 @@ import Testing
         try Self.write("0123456789", "d/f.log", in: simulator, copy: 0)
         try simulator.scan(0)
         try simulator.deliverHalf("d/f.log", from: 0, to: 1)
-        let expected: [String: String] = switch naming {
-        case .syncthing: ["d/.syncthing.f.log.tmp": "01234"]
-        case .syncthingWindows: ["d/~syncthing~f.log.tmp": "01234"]
-        case .tilde: ["d/f.log.~tmp~": "01234"]
-        case .inPlace: ["d/f.log": "01234"]
-        }
+        let expected: [String: String] =
+            switch naming {
+            case .syncthing: ["d/.syncthing.f.log.tmp": "01234"]
+            case .syncthingWindows: ["d/~syncthing~f.log.tmp": "01234"]
+            case .tilde: ["d/f.log.~tmp~": "01234"]
+            case .inPlace: ["d/f.log": "01234"]
+            }
         #expect(try Self.files(simulator.root(1)) == expected)
         try simulator.scan(1)
         #expect(try Self.files(simulator.root(0)) == ["d/f.log": "0123456789"], "a half-done transfer is never replicated onwards")
@@ -181,11 +188,18 @@ import Testing
                 try simulator.step()
             }
             #expect(simulator.events.contains { if case .conflict = $0 { true } else { false } }, "the run should include conflicts")
-            #expect(simulator.events.contains { if case .temporaryFileLeft = $0 { true } else { false } }, "the run should abandon a transfer")
+            #expect(
+                simulator.events.contains { if case .temporaryFileLeft = $0 { true } else { false } }, "the run should abandon a transfer")
             try simulator.quiesce()
             #expect(simulator.isQuiet)
             let files = try Self.files(simulator.root(0))
-            for copy in 1..<3 { let other = try Self.files(simulator.root(copy)); #expect(other == files, "copy \(copy) differs from copy 0: \(other.filter { files[$0.key] != $0.value }) vs \(files.filter { other[$0.key] != $0.value })") }
+            for copy in 1..<3 {
+                let other = try Self.files(simulator.root(copy));
+                #expect(
+                    other == files,
+                    "copy \(copy) differs from copy 0: \(other.filter { files[$0.key] != $0.value }) vs \(files.filter { other[$0.key] != $0.value })"
+                )
+            }
             #expect(!files.isEmpty)
             return (files, simulator.events)
         }

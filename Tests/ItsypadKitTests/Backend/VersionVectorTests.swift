@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 
@@ -55,13 +56,20 @@ import Testing
 }
 
 @Suite struct VersionHistoryTests {
-    static func version(_ tag: String, writer: String, text: String = "x", deleted: Bool = false, derived: Bool = false, base: RecordVersion? = nil) -> RecordVersion {
-        let record = BackendRecord(recordName: "r", recordType: "ScratchTab", recordChangeTag: tag, fields: deleted ? [:] : ["content": .string(text)])
-        return RecordVersion(record: record, version: VersionVector(tag: tag)!, writer: writer, isDeleted: deleted, isDerived: derived, base: base?.asBase)
+    static func version(
+        _ tag: String, writer: String, text: String = "x", deleted: Bool = false, derived: Bool = false, base: RecordVersion? = nil
+    ) -> RecordVersion {
+        let record = BackendRecord(
+            recordName: "r", recordType: "ScratchTab", recordChangeTag: tag, fields: deleted ? [:] : ["content": .string(text)])
+        return RecordVersion(
+            record: record, version: VersionVector(tag: tag)!, writer: writer, isDeleted: deleted, isDerived: derived, base: base?.asBase)
     }
 
     @Test func siblingsAreTheVersionsNothingCovers() {
-        let versions = [Self.version("a:1", writer: "a"), Self.version("a:1,b:2", writer: "b"), Self.version("a:2", writer: "a"), Self.version("b:1", writer: "b")]
+        let versions = [
+            Self.version("a:1", writer: "a"), Self.version("a:1,b:2", writer: "b"), Self.version("a:2", writer: "a"),
+            Self.version("b:1", writer: "b"),
+        ]
         #expect(VersionHistory.siblings(versions).map(\.version.tag) == ["a:1,b:2", "a:2"])
         #expect(VersionHistory.siblings([versions[0]]).map(\.version.tag) == ["a:1"])
         #expect(VersionHistory.siblings([]).isEmpty)

@@ -1,3 +1,8 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -6,9 +11,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadBackend
-@testable import ItsypadSupport
 
 @Suite("Zone")
 struct ZoneTests {
@@ -30,7 +32,9 @@ struct ZoneTests {
         try FileIO.makeDirectory(fixture.path)
         #expect(throws: BackendError.zoneNotFound) { try fixture.backend.zone() }
         #expect(throws: BackendError.zoneNotFound) { try fixture.backend.fetchChanges(since: nil, limit: 10) }
-        #expect(throws: BackendError.zoneNotFound) { try fixture.backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A") }
+        #expect(throws: BackendError.zoneNotFound) {
+            try fixture.backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A")
+        }
         #expect(throws: BackendError.zoneNotFound) { try fixture.backend.putAsset([1]) }
         #expect(throws: BackendError.zoneNotFound) { try fixture.backend.compact() }
         #expect(try treeListing(fixture.path) == [])
@@ -76,7 +80,9 @@ struct ZoneTests {
         #expect(throws: BackendError.newerFormat(found: 2)) { try backend.createZoneIfNeeded() }
         #expect(throws: BackendError.newerFormat(found: 2)) { try backend.zone() }
         #expect(throws: BackendError.newerFormat(found: 2)) { try backend.fetchChanges(since: nil, limit: 10) }
-        #expect(throws: BackendError.newerFormat(found: 2)) { try backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A") }
+        #expect(throws: BackendError.newerFormat(found: 2)) {
+            try backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A")
+        }
         #expect(throws: BackendError.newerFormat(found: 2)) { try backend.putAsset([1]) }
         #expect(throws: BackendError.newerFormat(found: 2)) { try backend.compact() }
         #expect(try readText(fixture.layout.zoneFile) == newer)
@@ -88,36 +94,79 @@ struct ZoneTests {
     /// formats 2 and 4's); anything else is corrupt or newer. A reader of format 2 alone (as before
     /// format 4) takes format 4 for a newer format.
     @Test(arguments: [
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "encrypted"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [2, 4], "newer"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "layout 2"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [2, 4], "encrypted"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":3,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":0,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":"1","encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [1], "encrypted"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [2, 4], "newer"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [1], "layout 2"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [2, 4], "encrypted"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":3,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [1], "corrupt"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":0,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [1], "corrupt"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":"1","encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [1], "corrupt"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [1], "corrupt"
+        ),
         (#"{"format":3,"zoneID":"Z","created":1,"layout":1}"#, [1], "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"aes","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"aes","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1],
+            "corrupt"
+        ),
         (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"0011"}"#, [1], "corrupt"),
         (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1"}"#, [1], "corrupt"),
         (#"{"format":1,"zoneID":"Z","created":1}"#, [1], "plain"),
         (#"{"format":2,"zoneID":"Z","created":1}"#, [2, 4], "plain"),
         (#"{"format":1,"zoneID":"Z","created":1,"layout":1}"#, [1], "corrupt"),
-        (#"{"format":1,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "corrupt"),
+        (
+            #"{"format":1,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [1], "corrupt"
+        ),
         (#"{"format":2,"zoneID":"Z","created":1}"#, [1], "newer"),
         (#"{"format":4,"zoneID":"Z","created":1}"#, [2, 4], "plain"),
         (#"{"format":4,"zoneID":"Z","created":1}"#, [2], "newer"),
         (#"{"format":4,"zoneID":"Z","created":1}"#, [1], "newer"),
         (#"{"format":5,"zoneID":"Z","created":1}"#, [2, 4], "newer"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [2, 4], "encrypted"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1], "layout 4"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [2], "layout 4"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":5,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [2, 4], "layout 5"),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [2, 4], "encrypted"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [1], "layout 4"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [2], "layout 4"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":5,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            [2, 4], "layout 5"
+        ),
     ])
     func zoneFormats(json: String, readerLayouts: [Int], expected: String) {
         let outcome: String
         do {
-            outcome = try ZoneDocument.parse(Array(json.utf8), path: "zone.json", layouts: readerLayouts).zone.isEncrypted ? "encrypted" : "plain"
+            outcome =
+                try ZoneDocument.parse(Array(json.utf8), path: "zone.json", layouts: readerLayouts).zone.isEncrypted ? "encrypted" : "plain"
         } catch BackendError.newerFormat {
             outcome = "newer"
         } catch BackendError.unsupportedLayout(let format, let layout) {
@@ -133,11 +182,14 @@ struct ZoneTests {
         let fixture = try TemporaryBackend(createZone: false)
         defer { fixture.remove() }
         try FileIO.makeDirectory(fixture.path)
-        let zone = #"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#
+        let zone =
+            #"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#
         try writeText(zone, to: fixture.layout.zoneFile)
         let before = try treeListing(fixture.path)
         #expect(throws: BackendError.unsupportedLayout(format: 3, layout: 2)) { try fixture.backend.createZoneIfNeeded() }
-        #expect(throws: BackendError.unsupportedLayout(format: 3, layout: 2)) { try fixture.backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A") }
+        #expect(throws: BackendError.unsupportedLayout(format: 3, layout: 2)) {
+            try fixture.backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A")
+        }
         #expect(BackendError.unsupportedLayout(format: 3, layout: 2).description.contains("format 2's layout"))
         #expect(try treeListing(fixture.path) == before)
     }
@@ -148,7 +200,9 @@ struct ZoneTests {
         defer { fixture.remove() }
         try writeText("{not json", to: fixture.layout.zoneFile)
         #expect(throws: BackendError.corrupt(path: fixture.layout.zoneFile, reason: "not valid JSON")) { try fixture.backend.zone() }
-        #expect(throws: BackendError.corrupt(path: fixture.layout.zoneFile, reason: "not valid JSON")) { try fixture.backend.createZoneIfNeeded() }
+        #expect(throws: BackendError.corrupt(path: fixture.layout.zoneFile, reason: "not valid JSON")) {
+            try fixture.backend.createZoneIfNeeded()
+        }
         #expect(try readText(fixture.layout.zoneFile) == "{not json")
     }
 
@@ -163,8 +217,11 @@ struct ZoneTests {
         for directory in ["", "/records", "/records/ScratchTab", "/assets", "/journal"] {
             #expect(try permissions(fixture.path + directory) == 0o700, "\(directory)")
         }
-        let files = [fixture.layout.zoneFile, fixture.layout.stateFile, fixture.layout.lockFile,
-                     fixture.recordFile("ScratchTab", "a"), fixture.layout.assetFile(asset.fileChecksum)] + (try fixture.segmentPaths())
+        let files =
+            [
+                fixture.layout.zoneFile, fixture.layout.stateFile, fixture.layout.lockFile,
+                fixture.recordFile("ScratchTab", "a"), fixture.layout.assetFile(asset.fileChecksum),
+            ] + (try fixture.segmentPaths())
         #expect(files.count == 6)
         for file in files {
             #expect(try permissions(file) == 0o600, "\(file)")

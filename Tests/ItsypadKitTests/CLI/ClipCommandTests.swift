@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadCLI
 @testable import ItsypadModel
@@ -138,7 +139,8 @@ import Testing
         #expect(listed.stdout == added.stdout.prefix(8) + "\t" + Text.preview(text, limit: 100) + "\n")
         let json = try device.run("clip", "ls", "--json")
         #expect(try JSONValue.parse(json.stdout).arrayValue?.first?["text"] == .string(text))
-        let timestamp = try #require(try JSONValue.parse(json.stdout).arrayValue?.first?["timestamp"]?.stringValue.flatMap(Time.parseISO8601))
+        let timestamp = try #require(
+            try JSONValue.parse(json.stdout).arrayValue?.first?["timestamp"]?.stringValue.flatMap(Time.parseISO8601))
         // Over 1 MiB: kept local-only.
         let entry = ClipEntry(id: added.stdout.trimmingNewline, text: text, timestamp: timestamp, localOnly: .oversized)
         let expected = JSONValue.array([JSONForms.clip(entry, syncState: .localOnly)]).prettySerialized() + "\n"

@@ -50,8 +50,10 @@ import Testing
         "settings set": [(["settings", "set", "clipboard.retention", "7d"], 0)],
         "settings unset": [(["settings", "unset", "clipboard.retention"], 0)],
         "sync": [(["sync"], 1)],
-        "sync enable": [(["sync", "enable", "$DIR/backend"], 0), (["sync", "enable", "$DIR/encrypted", "--encrypt"], 0),
-                        (["sync", "enable", "$DIR/plain", "--no-encrypt"], 0)],
+        "sync enable": [
+            (["sync", "enable", "$DIR/backend"], 0), (["sync", "enable", "$DIR/encrypted", "--encrypt"], 0),
+            (["sync", "enable", "$DIR/plain", "--no-encrypt"], 0),
+        ],
         "sync key show": [(["sync", "key", "show"], 1)],
         "sync key rotate": [(["sync", "key", "rotate"], 1)],
         "sync disable": [(["sync", "disable"], 0)],

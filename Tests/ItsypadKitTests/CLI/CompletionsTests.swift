@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadCLI
 @testable import ItsypadModel
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The completion scripts: committed files match the generator, and each
 /// script, loaded in its real shell, offers the right candidates.
@@ -12,8 +14,9 @@ import Testing
     @Test(arguments: Shell.allCases)
     func committedScriptIsTheGeneratedOne(_ shell: Shell) throws {
         let name = CommandTable.root.name
-        try GeneratedFiles.check("completions/" + shell.scriptName(for: name),
-                                 CompletionScript.generate(for: shell, root: CommandTable.root))
+        try GeneratedFiles.check(
+            "completions/" + shell.scriptName(for: name),
+            CompletionScript.generate(for: shell, root: CommandTable.root))
     }
 
     @Test(.enabled(if: ExternalTool.installed("shellcheck"), "shellcheck is not installed"))
@@ -38,7 +41,9 @@ import Testing
         CompletionCase("itsypad completions ", exactly: ["bash", "zsh", "fish"]),
         CompletionCase("itsypad tab rm ", exactly: []),
         // help takes command paths.
-        CompletionCase("itsypad help ", exactly: ["tab", "clip", "settings", "sync", "export", "import", "help", "completions", "install", "uninstall"]),
+        CompletionCase(
+            "itsypad help ",
+            exactly: ["tab", "clip", "settings", "sync", "export", "import", "help", "completions", "install", "uninstall"]),
         CompletionCase("itsypad help cl", exactly: ["clip"]),
         CompletionCase("itsypad help tab ", exactly: ["new", "ls", "show", "edit", "rm"]),
         CompletionCase("itsypad help clip add ", exactly: []),
@@ -171,8 +176,9 @@ enum ShellCompletion {
             _itsypad
             printf '%s\n' "${COMPREPLY[@]}"
             """#
-        let result = try Process.run("bash", ["--norc", "--noprofile", "-c", driver, "bash", scratch.file("script")] + words,
-                                     environment: environment(scratch))
+        let result = try Process.run(
+            "bash", ["--norc", "--noprofile", "-c", driver, "bash", scratch.file("script")] + words,
+            environment: environment(scratch))
         return try candidates(result, line)
     }
 
@@ -180,7 +186,9 @@ enum ShellCompletion {
     /// and a TAB, and prints every match the completion system would add.
     static func zsh(_ line: String) throws -> [String] {
         let scratch = try script(.zsh)
-        scratch.write("setup.zsh", #"""
+        scratch.write(
+            "setup.zsh",
+            #"""
             PROMPT='' RPROMPT=''
             autoload -Uz compinit && compinit -u -D
             bindkey '^I' complete-word
@@ -208,16 +216,18 @@ enum ShellCompletion {
             done
             exit 0
             """#
-        let result = try Process.run("timeout", ["20", "zsh", "-f", "-c", driver, "zsh", scratch.path, line],
-                                     environment: environment(scratch))
+        let result = try Process.run(
+            "timeout", ["20", "zsh", "-f", "-c", driver, "zsh", scratch.path, line],
+            environment: environment(scratch))
         return try candidates(result, line)
     }
 
     /// `complete -C` prints "candidate<TAB>description" lines.
     static func fish(_ line: String) throws -> [String] {
         let scratch = try script(.fish)
-        let result = try Process.run("fish", ["--no-config", "-c", "source $argv[1]; complete -C $argv[2]", scratch.file("script"), line],
-                                     environment: environment(scratch))
+        let result = try Process.run(
+            "fish", ["--no-config", "-c", "source $argv[1]; complete -C $argv[2]", scratch.file("script"), line],
+            environment: environment(scratch))
         return try candidates(result, line).map { String($0.prefix { $0 != "\t" }) }
     }
 
@@ -272,9 +282,13 @@ enum GeneratedFiles {
         let new = expected.split(separator: "\n", omittingEmptySubsequences: false)
         let common = min(old.count, new.count)
         let line = (0..<common).first { old[$0] != new[$0] } ?? common
-        let detail = committed == nil ? "it is missing" : "line \(line + 1) is\n  \(line < old.count ? old[line] : "(end of file)")\nbut should be\n  \(line < new.count ? new[line] : "(end of file)")"
-        Issue.record("\(relativePath) is not what the code generates: \(detail)\nRegenerate it with: ITSYPAD_REGENERATE=1 swift test --filter 'CompletionsTests|ManPageTests'",
-                     sourceLocation: sourceLocation)
+        let detail =
+            committed == nil
+            ? "it is missing"
+            : "line \(line + 1) is\n  \(line < old.count ? old[line] : "(end of file)")\nbut should be\n  \(line < new.count ? new[line] : "(end of file)")"
+        Issue.record(
+            "\(relativePath) is not what the code generates: \(detail)\nRegenerate it with: ITSYPAD_REGENERATE=1 swift test --filter 'CompletionsTests|ManPageTests'",
+            sourceLocation: sourceLocation)
     }
 }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadCLI
 
 @Suite struct HelpTests {
@@ -65,9 +66,11 @@ import Testing
     }
 
     /// The hint names a command `help` accepts, and following it works.
-    @Test(arguments: [(["tab", "--help"], "See 'itsypad help tab <subcommand>' for detailed help."),
-                      (["sync", "--help"], "See 'itsypad help sync <subcommand>' for detailed help."),
-                      (["--help"], "See 'itsypad help <subcommand>' for detailed help.")])
+    @Test(arguments: [
+        (["tab", "--help"], "See 'itsypad help tab <subcommand>' for detailed help."),
+        (["sync", "--help"], "See 'itsypad help sync <subcommand>' for detailed help."),
+        (["--help"], "See 'itsypad help <subcommand>' for detailed help."),
+    ])
     func subcommandHintNamesTheWholePath(_ arguments: [String], _ hint: String) {
         let out = device.inProcess(arguments).1
         #expect(out.contains(hint), "\(out)")

@@ -1,18 +1,23 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadCLI
 @testable import ItsypadStore
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct ImportTests {
     let device = Device()
 
     static func export(clips: [(id: String, text: String, time: String)], tabs: [(id: String, content: String)] = []) -> String {
         let clipItems = clips.map { "{\"id\":\"\($0.id)\",\"text\":\"\($0.text)\",\"timestamp\":\"\($0.time)\",\"pinned\":false}" }
-        let tabItems = tabs.map { "{\"id\":\"\($0.id)\",\"name\":\"n\",\"content\":\"\($0.content)\",\"language\":\"plain\",\"lastModified\":\"2026-01-01T00:00:00.000Z\"}" }
-        return "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tabItems.joined(separator: ","))],\"clips\":[\(clipItems.joined(separator: ","))],\"settings\":[]}"
+        let tabItems = tabs.map {
+            "{\"id\":\"\($0.id)\",\"name\":\"n\",\"content\":\"\($0.content)\",\"language\":\"plain\",\"lastModified\":\"2026-01-01T00:00:00.000Z\"}"
+        }
+        return
+            "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tabItems.joined(separator: ","))],\"clips\":[\(clipItems.joined(separator: ","))],\"settings\":[]}"
     }
 
     static func id(_ number: Int) -> String {
@@ -32,8 +37,9 @@ import Testing
     @Test func anInvalidItemAfterValidOnesImportsNothing() throws {
         _ = device.inProcess(["clip", "add", "already here"])
         let before = snapshot()
-        let valid = ImportTests.export(clips: (1...50).map { (ImportTests.id($0), "clip \($0)", ImportTests.time($0)) },
-                                       tabs: [(ImportTests.id(900), "a tab")])
+        let valid = ImportTests.export(
+            clips: (1...50).map { (ImportTests.id($0), "clip \($0)", ImportTests.time($0)) },
+            tabs: [(ImportTests.id(900), "a tab")])
         let broken = valid.replacingFirst("}],\"settings\"", with: "},{\"id\":\"bad\"}],\"settings\"")
         let (status, _, err) = device.inProcess(["import", "-"], stdin: broken)
         #expect(status == 1)
@@ -57,13 +63,15 @@ import Testing
         let before = try ["clip ls --json", "tab ls", "settings list"].map { try run($0.split(separator: " ").map(String.init)).stdout }
         // About 1.2 MB of clips and tabs: more than the disk holds.
         let text = String(repeating: "x", count: 3000)
-        let document = ImportTests.export(clips: (1...300).map { (ImportTests.id($0), "\(text) \($0)", ImportTests.time($0)) },
-                                          tabs: (1...100).map { (ImportTests.id(10_000 + $0), "\(text) tab \($0)") })
+        let document = ImportTests.export(
+            clips: (1...300).map { (ImportTests.id($0), "\(text) \($0)", ImportTests.time($0)) },
+            tabs: (1...100).map { (ImportTests.id(10_000 + $0), "\(text) tab \($0)") })
         let result = try run(["import", "-"], stdin: document)
         #expect(result.status == 1)
         #expect(result.stderr.contains("No space left on device"), "\(result.stderr)")
         #expect(result.stderr.contains("nothing was"), "\(result.stderr)")
-        #expect(try ["clip ls --json", "tab ls", "settings list"].map { try run($0.split(separator: " ").map(String.init)).stdout } == before)
+        #expect(
+            try ["clip ls --json", "tab ls", "settings list"].map { try run($0.split(separator: " ").map(String.init)).stdout } == before)
         #expect(!FileSystem.exists(dataDir + "/" + StagedChanges.directoryName))
         // The space is free again: later work goes on.
         #expect(try run(["clip", "add", "after"]).status == 0)
@@ -85,7 +93,8 @@ import Testing
         let tabFile = try #require(try FileSystem.read(source.dataDir + "/tabs/" + tabID + ".json"))
         let committed = try StagedChanges(in: FileTree(root: device.dataDir))
         try committed.write("tabs/" + tabID + ".json", tabFile)
-        try FileSystem.writeAtomically(device.dataDir + "/" + StagedChanges.directoryName + "/commit", Array("write tabs/\(tabID).json\n".utf8))
+        try FileSystem.writeAtomically(
+            device.dataDir + "/" + StagedChanges.directoryName + "/commit", Array("write tabs/\(tabID).json\n".utf8))
         #expect(device.inProcess(["tab", "show", tabID]).1 == "from the stage")
         #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
     }

@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadCLI
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadCLI
-@testable import ItsypadSupport
 
 /// `itsypad install` and `uninstall` with a prefix, run as the built binary
 /// (install copies the running executable).
@@ -23,8 +25,9 @@ import Testing
     @Test func prefixOptionCreatesTheDirectoriesAndSetsExactModes() throws {
         let prefix = scratch.path + "/opt/itsypad"
         // A strict umask must not make the binary unreadable to others, as install(1) does not.
-        let result = try run("umask 077; exec '\(Process.itsypad)' install --prefix '\(prefix)'",
-                             environment: ["PATH": prefix + "/bin/:/usr/bin:/bin"])
+        let result = try run(
+            "umask 077; exec '\(Process.itsypad)' install --prefix '\(prefix)'",
+            environment: ["PATH": prefix + "/bin/:/usr/bin:/bin"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "the bin directory is on PATH: \(result.stderr)")
         for path in InstallCommandTests.relativePaths {
@@ -34,7 +37,8 @@ import Testing
         }
         #expect(InstallCommandTests.relativePaths.contains("/share/man/man5/itsypad-backend.5"))
         #expect(InstallCommandTests.relativePaths.contains("/share/man/man1/itsypad-clip.1"))
-        #expect(try FileSystem.read(prefix + "/share/zsh/site-functions/_itsypad")
+        #expect(
+            try FileSystem.read(prefix + "/share/zsh/site-functions/_itsypad")
                 == Array(CompletionScript.generate(for: .zsh, root: CommandTable.root).utf8))
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadCLI
 @testable import ItsypadSupport
 
@@ -25,23 +26,25 @@ import Testing
     ]
 
     /// Command lines and the fixture each one's output must equal.
-    static let cases: [(name: String, arguments: [String])] = [
-        ("clip-ls", ["clip", "ls"]),
-        ("clip-ls-n3", ["clip", "ls", "-n", "3"]),
-        ("clip-ls-pinned", ["clip", "ls", "--pinned"]),
-        ("clip-ls-json", ["clip", "ls", "--json"]),
-        ("clip-ls-json-n2-pinned", ["clip", "ls", "--json", "-n", "2", "--pinned"]),
-        ("clip-ls-json-search-cafe", ["clip", "ls", "--json", "--search", "CAFÉ"]),
-        ("export", ["export"]),
-        ("tab-ls", ["tab", "ls"]),
-        ("tab-ls-json", ["tab", "ls", "--json"]),
-    ] + searches.enumerated().map { ("clip-ls-search-\($0.offset)", ["clip", "ls", "--search", $0.element]) }
+    static let cases: [(name: String, arguments: [String])] =
+        [
+            ("clip-ls", ["clip", "ls"]),
+            ("clip-ls-n3", ["clip", "ls", "-n", "3"]),
+            ("clip-ls-pinned", ["clip", "ls", "--pinned"]),
+            ("clip-ls-json", ["clip", "ls", "--json"]),
+            ("clip-ls-json-n2-pinned", ["clip", "ls", "--json", "-n", "2", "--pinned"]),
+            ("clip-ls-json-search-cafe", ["clip", "ls", "--json", "--search", "CAFÉ"]),
+            ("export", ["export"]),
+            ("tab-ls", ["tab", "ls"]),
+            ("tab-ls-json", ["tab", "ls", "--json"]),
+        ] + searches.enumerated().map { ("clip-ls-search-\($0.offset)", ["clip", "ls", "--search", $0.element]) }
 
     let device = Device()
 
     init() throws {
         let corpus = try #require(try FileSystem.read(ListingGoldenTests.fixtures + "/corpus.json"))
-        let (status, _, err) = device.inProcess(["import", "-"], stdin: String(decoding: corpus, as: UTF8.self), now: ListingGoldenTests.now)
+        let (status, _, err) = device.inProcess(
+            ["import", "-"], stdin: String(decoding: corpus, as: UTF8.self), now: ListingGoldenTests.now)
         #expect(status == 0, "\(err)")
     }
 
@@ -58,8 +61,9 @@ import Testing
     }
 
     func run(_ arguments: [String]) -> [UInt8] {
-        let context = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir, "TMPDIR": device.directory.path],
-                                     now: { ListingGoldenTests.now })
+        let context = Context.memory(
+            environment: ["ITSYPAD_DATA_DIR": device.dataDir, "TMPDIR": device.directory.path],
+            now: { ListingGoldenTests.now })
         let status = Itsypad.run(arguments, context: context)
         #expect(status == 0, "\(arguments): \(context.standardError.text)")
         return context.standardOutput.captured
@@ -105,7 +109,9 @@ import Testing
         #expect(output != golden, "the corpus holds escape sequences: a terminal must not get them")
         let text = String(decoding: output, as: UTF8.self)
         for forbidden in ["\u{1B}", "\u{07}", "\u{9B}", "\u{85}", "\u{202E}", "\u{2066}", "\u{0}"] {
-            #expect(!text.unicodeScalars.contains(forbidden.unicodeScalars.first!), "U+\(String(forbidden.unicodeScalars.first!.value, radix: 16))")
+            #expect(
+                !text.unicodeScalars.contains(forbidden.unicodeScalars.first!),
+                "U+\(String(forbidden.unicodeScalars.first!.value, radix: 16))")
         }
     }
 

@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadCLI
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadCLI
-@testable import ItsypadSupport
 
 /// The man pages: committed pages match the generator, document every command
 /// and option, and render without warnings.
@@ -11,7 +13,8 @@ import Testing
     static let pages = ManPage.pages(root: CommandTable.root)
 
     /// Every page in man/, generated or hand-written (itsypad-backend.5, kept in BackendManPage.swift).
-    static let committed: [String] = (try? FileSystem.list(GeneratedFiles.root + "/man"))?
+    static let committed: [String] =
+        (try? FileSystem.list(GeneratedFiles.root + "/man"))?
         .filter { $0.hasSuffix(".1") || $0.hasSuffix(".5") } ?? []
 
     @Test func committedPagesAreTheGeneratedOnes() throws {
@@ -36,11 +39,15 @@ import Testing
             let page = try #require(text[pageName], "no page \(pageName)")
             #expect(page.contains(Roff.code(([root.name] + names).joined(separator: " "))), "\(node.path) is missing from \(pageName)")
             for option in node.ownOptions {
-                #expect(page.contains("\\fB\(Roff.code("--" + option.long))\\fR"), "--\(option.long) of '\(node.path)' is missing from \(pageName)")
+                #expect(
+                    page.contains("\\fB\(Roff.code("--" + option.long))\\fR"),
+                    "--\(option.long) of '\(node.path)' is missing from \(pageName)")
             }
         }
         for command in root.visibleSubcommands {
-            #expect(text[root.name + ".1"]!.contains(ManPage.reference(root.name + "-" + command.name, 1)), "itsypad(1) does not point to \(command.name)")
+            #expect(
+                text[root.name + ".1"]!.contains(ManPage.reference(root.name + "-" + command.name, 1)),
+                "itsypad(1) does not point to \(command.name)")
         }
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadCLI
 @testable import ItsypadModel
@@ -54,18 +55,22 @@ import Testing
     }
 
     /// The editor's default comes from the environment: get shows what would run and, to a person, why.
-    @Test(arguments: [
-        ([:], nil, "vi", "(from the default: neither $VISUAL nor $EDITOR is set)"),
-        (["EDITOR": "nano"], nil, "nano", "(from $EDITOR)"),
-        (["EDITOR": "nano", "VISUAL": "code -w"], nil, "code -w", "(from $VISUAL)"),
-        (["VISUAL": "code -w"], "hx", "hx", "(from the editor setting)"),
-    ] as [([String: String], String?, String, String)])
-    func editorShowsTheEffectiveCommandAndItsSource(_ environment: [String: String], _ setting: String?, _ command: String, _ source: String) {
+    @Test(
+        arguments: [
+            ([:], nil, "vi", "(from the default: neither $VISUAL nor $EDITOR is set)"),
+            (["EDITOR": "nano"], nil, "nano", "(from $EDITOR)"),
+            (["EDITOR": "nano", "VISUAL": "code -w"], nil, "code -w", "(from $VISUAL)"),
+            (["VISUAL": "code -w"], "hx", "hx", "(from the editor setting)"),
+        ] as [([String: String], String?, String, String)])
+    func editorShowsTheEffectiveCommandAndItsSource(
+        _ environment: [String: String], _ setting: String?, _ command: String, _ source: String
+    ) {
         if let setting { #expect(device.inProcess(["settings", "set", "editor", setting]).0 == 0) }
         let err = OutputBuffer()
-        let context = Context(environment: environment.merging(["ITSYPAD_DATA_DIR": device.dataDir]) { $1 },
-                              stdinIsTerminal: true, stdoutIsTerminal: false, stderrIsTerminal: true,
-                              standardOutput: OutputBuffer(), standardError: err, readInput: { [] })
+        let context = Context(
+            environment: environment.merging(["ITSYPAD_DATA_DIR": device.dataDir]) { $1 },
+            stdinIsTerminal: true, stdoutIsTerminal: false, stderrIsTerminal: true,
+            standardOutput: OutputBuffer(), standardError: err, readInput: { [] })
         #expect(Itsypad.run(["settings", "get", "editor"], context: context) == 0)
         #expect(context.standardOutput.text == command + "\n")
         #expect(err.text == source + "\n")
@@ -112,8 +117,10 @@ import Testing
         #expect(source.inProcess(["tab", "show", id]).1 == "newer text")
     }
 
-    @Test(arguments: ["", "not json", "{\"format\":\"itsypad-export\",\"version\":99}", "{\"format\":\"other\"}",
-                      "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[{\"id\":\"bad\"}]}"])
+    @Test(arguments: [
+        "", "not json", "{\"format\":\"itsypad-export\",\"version\":99}", "{\"format\":\"other\"}",
+        "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[{\"id\":\"bad\"}]}",
+    ])
     func refusesBadDocumentsAndImportsNothing(_ document: String) {
         let (status, _, _) = copy.inProcess(["import", "-"], stdin: document)
         #expect(status == 1)
@@ -128,12 +135,12 @@ import Testing
         let clipKeep = "8F9619FF-8B86-D011-B42D-00C04FC964FF"
         let clipGone = "9F9619FF-8B86-D011-B42D-00C04FC964FF"
         let dump = """
-        {"tabs":[{"id":"\(keep)","name":"Kept","content":"print(1)","language":"python","languageLocked":false,"isDirty":false,"cursorPosition":0,"lastModified":754000000.5},
-                 {"id":"\(gone)","name":"Gone","content":"x","language":"plain","languageLocked":false,"lastModified":754000000}],
-         "deletedTabIDs":["\(gone)","\(localVictim.uppercased())"],
-         "clipboard":[{"id":"\(clipKeep)","text":"kept clip","timestamp":754000001},{"id":"\(clipGone)","text":"gone clip","timestamp":754000002}],
-         "deletedClipboardIDs":["\(clipGone)"]}
-        """
+            {"tabs":[{"id":"\(keep)","name":"Kept","content":"print(1)","language":"python","languageLocked":false,"isDirty":false,"cursorPosition":0,"lastModified":754000000.5},
+                     {"id":"\(gone)","name":"Gone","content":"x","language":"plain","languageLocked":false,"lastModified":754000000}],
+             "deletedTabIDs":["\(gone)","\(localVictim.uppercased())"],
+             "clipboard":[{"id":"\(clipKeep)","text":"kept clip","timestamp":754000001},{"id":"\(clipGone)","text":"gone clip","timestamp":754000002}],
+             "deletedClipboardIDs":["\(clipGone)"]}
+            """
         let (status, _, err) = copy.inProcess(["import", "--kvs", "-"], stdin: dump)
         #expect(status == 0, "\(err)")
         let tabs = copy.inProcess(["tab", "ls"]).1
@@ -196,4 +203,3 @@ import Testing
         #expect(status == 1 && out.isEmpty && err.contains("no sync key"), "\(err)")
     }
 }
-

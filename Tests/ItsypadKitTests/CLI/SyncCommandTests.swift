@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadCLI
 @testable import ItsypadStore
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `itsypad sync …` as a person and a script see it: status wording and JSON,
 /// status during a running sync, the progress line.
@@ -54,8 +56,11 @@ import Testing
         _ = output("clip", "add", "--local", "mine")
         let json = try JSONValue.parse(output("sync", "status", "--json"))
         guard case .object(let members) = json else { Issue.record("not an object: \(json)"); return }
-        #expect(members.map(\.0) == ["enabled", "backend", "deviceID", "deviceName", "lastPush", "lastPull", "pending", "failed",
-                                     "localOnly", "lastError", "localOnlyReasons", "syncing", "quarantined", "remote", "waiting"])
+        #expect(
+            members.map(\.0) == [
+                "enabled", "backend", "deviceID", "deviceName", "lastPush", "lastPull", "pending", "failed",
+                "localOnly", "lastError", "localOnlyReasons", "syncing", "quarantined", "remote", "waiting",
+            ])
         #expect(json["localOnly"] == .integer(1))
         #expect(json["localOnlyReasons"]?["local"] == .integer(1))
         #expect(json["localOnlyReasons"]?["fileBacked"] == .integer(0))
@@ -109,8 +114,9 @@ import Testing
         _ = output("clip", "add", "x")
         // One buffer for both streams records exactly what a terminal would receive, in order.
         let terminal = OutputBuffer()
-        let context = Context(environment: ["ITSYPAD_DATA_DIR": device.dataDir], stdinIsTerminal: true, stdoutIsTerminal: true,
-                              stderrIsTerminal: true, standardOutput: terminal, standardError: terminal, readInput: { [] })
+        let context = Context(
+            environment: ["ITSYPAD_DATA_DIR": device.dataDir], stdinIsTerminal: true, stdoutIsTerminal: true,
+            stderrIsTerminal: true, standardOutput: terminal, standardError: terminal, readInput: { [] })
         #expect(Itsypad.run(["sync"], context: context) == 0)
         #expect(terminal.text.contains("syncing: pulled 0, pushed 1"), "\(terminal.text)")
         #expect(TerminalScreen.render(terminal.text) == ["pulled 0, pushed 1, resolved 0 conflicts", ""])
@@ -148,7 +154,11 @@ enum TerminalScreen {
             case "\r": column = 0
             case "\n": lines.append([]); column = 0
             default:
-                if column < lines[lines.count - 1].count { lines[lines.count - 1][column] = character } else { lines[lines.count - 1].append(character) }
+                if column < lines[lines.count - 1].count {
+                    lines[lines.count - 1][column] = character
+                } else {
+                    lines[lines.count - 1].append(character)
+                }
                 column += 1
             }
         }

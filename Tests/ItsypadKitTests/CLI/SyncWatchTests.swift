@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadCLI
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadCLI
-@testable import ItsypadSupport
 
 /// `itsypad sync watch` run as a user runs it: the built binary as a child
 /// process on two devices sharing a backend directory. Waits are bounds
@@ -25,8 +27,9 @@ import Testing
         // An interval far beyond the wait: only change notification can carry the clips across in time.
         let laptopWatch = try RunningWatcher(laptop, ["--interval", "600"])
         let desktopWatch = try RunningWatcher(desktop, ["--interval", "600"])
-        #expect(eventually { laptopWatch.stderr.contains("synced:") && desktopWatch.stderr.contains("synced:") },
-                "\(laptopWatch.stderr)\(desktopWatch.stderr)")
+        #expect(
+            eventually { laptopWatch.stderr.contains("synced:") && desktopWatch.stderr.contains("synced:") },
+            "\(laptopWatch.stderr)\(desktopWatch.stderr)")
 
         try laptop.run("clip", "add", "copied on the laptop")
         #expect(eventually { try desktop.run("clip", "ls").stdout.contains("copied on the laptop") }, "\(desktopWatch.stderr)")
@@ -52,9 +55,10 @@ import Testing
     @Test func quietPrintsNothingWhenEverySyncSucceeds() throws {
         let watch = try RunningWatcher(laptop, ["-q"])
         try laptop.run("clip", "add", "sent quietly")
-        try #require(eventually {
-            try desktop.run("sync").status == 0 && desktop.run("clip", "ls").stdout.contains("sent quietly")
-        })
+        try #require(
+            eventually {
+                try desktop.run("sync").status == 0 && desktop.run("clip", "ls").stdout.contains("sent quietly")
+            })
         #expect(watch.stop(SIGTERM) == 0)
         #expect(watch.stderr.isEmpty, "\(watch.stderr)")
     }
@@ -121,11 +125,13 @@ import Testing
     }
 
     @Test func theSystemdUnitRunsTheWatcherAndVerifies() throws {
-        let unit = FileSystem.directoryName(FileSystem.directoryName(FileSystem.directoryName(FileSystem.directoryName(#filePath))))
+        let unit =
+            FileSystem.directoryName(FileSystem.directoryName(FileSystem.directoryName(FileSystem.directoryName(#filePath))))
             + "/contrib/systemd/itsypad-sync-watch.service"
         let text = String(decoding: try #require(try FileSystem.read(unit)), as: UTF8.self)
         #expect(text.contains("\nExecStart=%h/.local/bin/itsypad sync watch\n"))
-        #expect(try #require(ReadmeTests.block("systemd")).contains("cp contrib/systemd/itsypad-sync-watch.service ~/.config/systemd/user/"))
+        #expect(
+            try #require(ReadmeTests.block("systemd")).contains("cp contrib/systemd/itsypad-sync-watch.service ~/.config/systemd/user/"))
         guard ReadmeTests.hasTool("systemd-analyze") else { return }
         // The unit as systemd reads it, with the binary where `itsypad install` puts it.
         let home = TemporaryDirectory()
@@ -139,19 +145,20 @@ import Testing
         #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
     }
 
-    @Test(arguments: [
-        // (what happens, at which time; expected due time and retries after it)
-        ([("start", 0.0)], 0.0, 0),
-        ([("ok", 0.0)], 30.0, 0),
-        ([("ok", 0.0), ("change", 5.0)], 5.1, 0),
-        ([("ok", 0.0), ("change", 5.0), ("change", 5.05)], 5.1, 0),
-        ([("busy", 0.0)], 1.0, 1),
-        ([("busy", 0.0), ("busy", 1.0), ("busy", 3.0)], 7.0, 3),
-        ([("busy", 0.0), ("busy", 1.0), ("busy", 3.0), ("busy", 7.0), ("busy", 15.0), ("busy", 31.0)], 61.0, 6),
-        ([("busy", 0.0), ("busy", 1.0), ("change", 1.5)], 3.0, 2),
-        ([("busy", 0.0), ("busy", 1.0), ("ok", 3.0), ("change", 3.5)], 3.6, 0),
-        ([("failed", 0.0), ("change", 0.5)], 0.6, 0),
-    ] as [([(String, Double)], Double, Int)])
+    @Test(
+        arguments: [
+            // (what happens, at which time; expected due time and retries after it)
+            ([("start", 0.0)], 0.0, 0),
+            ([("ok", 0.0)], 30.0, 0),
+            ([("ok", 0.0), ("change", 5.0)], 5.1, 0),
+            ([("ok", 0.0), ("change", 5.0), ("change", 5.05)], 5.1, 0),
+            ([("busy", 0.0)], 1.0, 1),
+            ([("busy", 0.0), ("busy", 1.0), ("busy", 3.0)], 7.0, 3),
+            ([("busy", 0.0), ("busy", 1.0), ("busy", 3.0), ("busy", 7.0), ("busy", 15.0), ("busy", 31.0)], 61.0, 6),
+            ([("busy", 0.0), ("busy", 1.0), ("change", 1.5)], 3.0, 2),
+            ([("busy", 0.0), ("busy", 1.0), ("ok", 3.0), ("change", 3.5)], 3.6, 0),
+            ([("failed", 0.0), ("change", 0.5)], 0.6, 0),
+        ] as [([(String, Double)], Double, Int)])
     func theScheduleDebouncesPollsAndBacksOff(_ steps: [(String, Double)], due: Double, retries: Int) {
         var schedule = WatchSchedule(interval: 30, debounce: 0.1, now: 0)
         for (step, time) in steps {
@@ -179,8 +186,9 @@ final class RunningWatcher {
         env["TMPDIR"] = device.directory.path
         for (key, value) in environment { env[key] = value }
         errorPath = device.directory.file("watch-\(UInt32.random(in: 0...UInt32.max)).err")
-        pid = try Process.spawn(Process.itsypad, ["sync", "watch"] + arguments, stdin: "/dev/null", stdout: "/dev/null",
-                                stderr: errorPath, environment: env)
+        pid = try Process.spawn(
+            Process.itsypad, ["sync", "watch"] + arguments, stdin: "/dev/null", stdout: "/dev/null",
+            stderr: errorPath, environment: env)
     }
 
     var stderr: String {

@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadCLI
 @testable import ItsypadStore
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct TabCommandTests {
     let device = Device()
@@ -77,18 +79,21 @@ import Testing
     @Test func editorDrivesNewAndEdit() throws {
         let script = device.directory.file("editor.sh")
         device.directory.write("editor.sh", "#!/bin/sh\nprintf 'written by editor\\n' >> \"$1\"\n", mode: 0o755)
-        let context = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir, "EDITOR": script, "TMPDIR": device.directory.path],
-                                     stdinIsTerminal: true)
+        let context = Context.memory(
+            environment: ["ITSYPAD_DATA_DIR": device.dataDir, "EDITOR": script, "TMPDIR": device.directory.path],
+            stdinIsTerminal: true)
         #expect(Itsypad.run(["tab", "new"], context: context) == 0)
         let id = context.standardOutput.text.trimmingNewline
         #expect(device.inProcess(["tab", "show", id]).1 == "written by editor\n")
-        let edit = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir, "VISUAL": script, "TMPDIR": device.directory.path],
-                                  stdinIsTerminal: true)
+        let edit = Context.memory(
+            environment: ["ITSYPAD_DATA_DIR": device.dataDir, "VISUAL": script, "TMPDIR": device.directory.path],
+            stdinIsTerminal: true)
         #expect(Itsypad.run(["tab", "edit", id], context: edit) == 0)
         #expect(device.inProcess(["tab", "show", id]).1 == "written by editor\nwritten by editor\n")
         // A failing editor changes nothing.
-        let failing = Context.memory(environment: ["ITSYPAD_DATA_DIR": device.dataDir, "EDITOR": "false", "TMPDIR": device.directory.path],
-                                     stdinIsTerminal: true)
+        let failing = Context.memory(
+            environment: ["ITSYPAD_DATA_DIR": device.dataDir, "EDITOR": "false", "TMPDIR": device.directory.path],
+            stdinIsTerminal: true)
         #expect(Itsypad.run(["tab", "edit", id], context: failing) == 1)
         #expect(device.inProcess(["tab", "show", id]).1 == "written by editor\nwritten by editor\n")
     }
@@ -154,10 +159,13 @@ import Testing
         #expect(device.inProcess(["tab", "new", "--create", "x"]).0 == 64)
     }
 
-    @Test(arguments: [("notes.md", "# Title\n", "markdown"), ("x.rb", "puts 1\n", "ruby"), ("Makefile", "all:\n", "makefile"),
-                      ("main.h", "int f(void);\n", "c"), ("todo.txt", "{\"looks\": \"like json\"}", "plain"),
-                      ("data.unknown", "{\"a\": 1}", "json")])
-    func aFileBackedTabIsNamedAfterItsFileAndTakesItsLanguageFromTheExtension(_ name: String, _ content: String, _ language: String) throws {
+    @Test(arguments: [
+        ("notes.md", "# Title\n", "markdown"), ("x.rb", "puts 1\n", "ruby"), ("Makefile", "all:\n", "makefile"),
+        ("main.h", "int f(void);\n", "c"), ("todo.txt", "{\"looks\": \"like json\"}", "plain"),
+        ("data.unknown", "{\"a\": 1}", "json"),
+    ])
+    func aFileBackedTabIsNamedAfterItsFileAndTakesItsLanguageFromTheExtension(_ name: String, _ content: String, _ language: String) throws
+    {
         device.directory.write(name, content)
         let id = new(["--file", device.directory.file(name)])
         let shown = try tab(id)

@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadSupport
 
 /// Random damage to real backend files (records, journal lines, zone.json, state.json) fed to `sync`
 /// on a device with data of its own, synced and not. Each run must finish in time without a crash,
@@ -40,12 +42,14 @@ import Testing
 
         for run in 0..<Self.runs {
             var random = SplitMix64(seed: 0x1757_ADDE_0000 + UInt64(run))
-            try shell("rm -rf '\(world.backend)' '\(world.victim)' && cp -a '\(template)/backend' '\(template)/victim' '\(world.scratch.path)/'")
+            try shell(
+                "rm -rf '\(world.backend)' '\(world.victim)' && cp -a '\(template)/backend' '\(template)/victim' '\(world.scratch.path)/'")
             let target = targets[random.next(below: targets.count)]
             let original = try #require(try FileSystem.read(target))
             let donor = try #require(try FileSystem.read(targets[random.next(below: targets.count)]))
             let mutation = Mutation.allCases[random.next(below: Mutation.allCases.count)]
-            let damaged = target.hasSuffix(".log")
+            let damaged =
+                target.hasSuffix(".log")
                 ? Self.mutateOneLine(original, mutation, donor: donor, random: &random)
                 : mutation.apply(to: original, donor: donor, random: &random)
             try FileSystem.writeAtomically(target, damaged)
@@ -106,10 +110,14 @@ import Testing
 enum Mutation: CaseIterable {
     case bitFlips, truncation, splice, extremeNumber, traversalName
 
-    static let extremeNumbers = ["9223372036854775807", "-9223372036854775808", "9223372036854775808", "-1", "0", "1e300",
-                                 "9007199254740993", "-0", "1.5"]
-    static let hostileNames = ["../../outside/canary", "/etc/passwd", "..", "", "x\\u0000y", "../../../../../../tmp/fuzz-escape",
-                               String(repeating: "n", count: 400), "\\u001b]52;c;eA==\\u0007", "ScratchTab/../../outside"]
+    static let extremeNumbers = [
+        "9223372036854775807", "-9223372036854775808", "9223372036854775808", "-1", "0", "1e300",
+        "9007199254740993", "-0", "1.5",
+    ]
+    static let hostileNames = [
+        "../../outside/canary", "/etc/passwd", "..", "", "x\\u0000y", "../../../../../../tmp/fuzz-escape",
+        String(repeating: "n", count: 400), "\\u001b]52;c;eA==\\u0007", "ScratchTab/../../outside",
+    ]
 
     func apply(to bytes: [UInt8], donor: [UInt8], random: inout SplitMix64) -> [UInt8] {
         guard !bytes.isEmpty else { return donor }
@@ -147,7 +155,9 @@ enum Mutation: CaseIterable {
         var runs: [Range<Int>] = []
         var start: Int?
         for (index, byte) in bytes.enumerated() {
-            if belongs(byte) { if start == nil { start = index } } else if let first = start {
+            if belongs(byte) {
+                if start == nil { start = index }
+            } else if let first = start {
                 runs.append(first..<index)
                 start = nil
             }

@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadModel
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadModel
-@testable import ItsypadSupport
 
 /// Runs the built binary: pipes, exit codes, locking, crashes.
 @Suite struct BinaryTests {
@@ -85,7 +87,9 @@ import Testing
         let result = try device.run("clip", "ls")
         #expect(result.status == 0)
         let warnings = result.stderr.split(separator: "\n")
-        #expect(warnings.count == 1 && warnings[0].contains("accessible by other users") && warnings[0].contains("chmod 700"), "\(result.stderr)")
+        #expect(
+            warnings.count == 1 && warnings[0].contains("accessible by other users") && warnings[0].contains("chmod 700"),
+            "\(result.stderr)")
     }
 
     @Test func closedPipeExitsQuietly() throws {
@@ -107,12 +111,12 @@ import Testing
     @Test func concurrentWritersLoseNothing() throws {
         let binary = Process.itsypad
         let script = """
-        for w in 1 2 3; do
-          ( for i in $(seq 1 25); do ITSYPAD_DATA_DIR='\(device.dataDir)' '\(binary)' clip add "writer $w entry $i" >/dev/null || echo fail; done ) &
-        done
-        ( for i in $(seq 1 10); do ITSYPAD_DATA_DIR='\(device.dataDir)' '\(binary)' clip prune --older-than 1w >/dev/null || echo fail; done ) &
-        wait
-        """
+            for w in 1 2 3; do
+              ( for i in $(seq 1 25); do ITSYPAD_DATA_DIR='\(device.dataDir)' '\(binary)' clip add "writer $w entry $i" >/dev/null || echo fail; done ) &
+            done
+            ( for i in $(seq 1 10); do ITSYPAD_DATA_DIR='\(device.dataDir)' '\(binary)' clip prune --older-than 1w >/dev/null || echo fail; done ) &
+            wait
+            """
         let result = try Process.run("/bin/bash", ["-c", script])
         #expect(!result.stdout.contains("fail"))
         #expect(try device.run("clip", "ls").stdout.split(separator: "\n").count == 75)
@@ -123,11 +127,11 @@ import Testing
         let acked = device.directory.file("acked")
         // Writers record an id only after itsypad returned it; a killer shoots them at random moments.
         let script = """
-        ( for i in $(seq 1 400); do ITSYPAD_DATA_DIR='\(device.dataDir)' '\(binary)' clip add "entry $i $RANDOM" >> '\(acked)' 2>/dev/null; done ) &
-        writer=$!
-        for k in $(seq 1 60); do sleep 0.0$((RANDOM % 9 + 1)); pkill -9 -P $writer 2>/dev/null; done
-        wait $writer
-        """
+            ( for i in $(seq 1 400); do ITSYPAD_DATA_DIR='\(device.dataDir)' '\(binary)' clip add "entry $i $RANDOM" >> '\(acked)' 2>/dev/null; done ) &
+            writer=$!
+            for k in $(seq 1 60); do sleep 0.0$((RANDOM % 9 + 1)); pkill -9 -P $writer 2>/dev/null; done
+            wait $writer
+            """
         _ = try Process.run("/bin/bash", ["-c", script])
         let ids = (device.directory.read("acked") ?? "").split(separator: "\n").map(String.init).filter(Identifier.isValid)
         #expect(ids.count > 50)

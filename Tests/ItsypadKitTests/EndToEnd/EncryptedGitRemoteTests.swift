@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadBackend
-@testable import ItsypadSupport
 
 /// A git remote's backend is end-to-end encrypted unless asked otherwise: its history keeps
 /// every byte ever pushed, so none of what a user types may reach it in the clear.
@@ -64,8 +66,10 @@ struct EncryptedGitRemoteTests {
 
         let objects = try everyObject()
         #expect(objects.contains("zone.json") && objects.contains("itsypad sync on "), "the scan reads the repository's objects")
-        let typed = ["laptop-name-unique-0", "tab-name-unique-1", "first-line-unique-2", "second-line-unique-3", "clip-text-unique-4",
-                     "ignored-pattern-unique-5", "desktop-name-unique-6", "clip-text-unique-7", "edited-on-desktop-unique-8", "clipboard.ignore"]
+        let typed = [
+            "laptop-name-unique-0", "tab-name-unique-1", "first-line-unique-2", "second-line-unique-3", "clip-text-unique-4",
+            "ignored-pattern-unique-5", "desktop-name-unique-6", "clip-text-unique-7", "edited-on-desktop-unique-8", "clipboard.ignore",
+        ]
         #expect(typed.filter(objects.contains).isEmpty)
     }
 
@@ -75,8 +79,9 @@ struct EncryptedGitRemoteTests {
         try succeed(desktop, "clip", "add", "kept on the desktop")
         let result = try desktop.run("sync", "enable", url)
         #expect(result.status == 1)
-        #expect(result.stderr.contains("\(url) holds an encrypted backend") && result.stderr.contains("'itsypad sync enable \(url) --key -'"),
-                "\(result.stderr)")
+        #expect(
+            result.stderr.contains("\(url) holds an encrypted backend") && result.stderr.contains("'itsypad sync enable \(url) --key -'"),
+            "\(result.stderr)")
         #expect(try tip() == before)
         #expect(try desktop.run("settings", "get", "sync.backend").stdout.trimmingNewline.isEmpty)
         #expect(!FileSystem.exists(desktop.dataDir + "/" + KeyFile.fileName))
@@ -131,12 +136,13 @@ struct EncryptedGitRemoteTests {
 
     /// A wrapper in place of git that runs `script` when the rotation's commit is pushed.
     func onRotationPush(_ script: String) throws -> GitWrapper {
-        try GitWrapper("""
-        for last in "$@"; do :; done
-        if [ "$cmd" = push ] && /usr/bin/git --git-dir="$gitdir" log -1 --format=%s "${last%%:*}" | grep -q 'key rotate'; then
-          \(script)
-        fi
-        """)
+        try GitWrapper(
+            """
+            for last in "$@"; do :; done
+            if [ "$cmd" = push ] && /usr/bin/git --git-dir="$gitdir" log -1 --format=%s "${last%%:*}" | grep -q 'key rotate'; then
+              \(script)
+            fi
+            """)
     }
 
     @Test func rotatingTheKeyPushesANewZoneAndTheOtherDeviceIsToldHowToJoinIt() throws {
@@ -155,7 +161,9 @@ struct EncryptedGitRemoteTests {
         let before = try tip()
         let refused = try desktop.run("sync")
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("does not open this backend") && refused.stderr.contains("'itsypad sync enable \(url) --key -'"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("does not open this backend") && refused.stderr.contains("'itsypad sync enable \(url) --key -'"),
+            "\(refused.stderr)")
         #expect(try tip() == before)
         #expect(try desktop.run("sync", "enable", url, "--key", "-", stdin: oldKey).status == 1)
         try succeed(desktop, "sync", "enable", url, "--key", "-", stdin: newKey)
@@ -171,10 +179,11 @@ struct EncryptedGitRemoteTests {
         try twoDevicesOnTheRemote()
         let oldKey = try recoveryKey(laptop)
         let checkout = try remote.clone()
-        let mover = try onRotationPush("""
-        touch '\(checkout)/moved'; /usr/bin/git -C '\(checkout)' add moved; /usr/bin/git -C '\(checkout)' commit -qm moved
-              /usr/bin/git -C '\(checkout)' push -q origin itsypad
-        """)
+        let mover = try onRotationPush(
+            """
+            touch '\(checkout)/moved'; /usr/bin/git -C '\(checkout)' add moved; /usr/bin/git -C '\(checkout)' commit -qm moved
+                  /usr/bin/git -C '\(checkout)' push -q origin itsypad
+            """)
         let result = try laptop.runArguments(["sync", "key", "rotate"], environment: mover.environment)
         #expect(result.status == 1)
         #expect(result.stderr.contains("another device synced through \(url) meanwhile; nothing was rotated"), "\(result.stderr)")
@@ -227,7 +236,8 @@ struct EncryptedGitRemoteTests {
         try succeed(desktop, "sync", "enable", url, "--key", "-", stdin: try recoveryKey(laptop))
         try succeed(laptop, "sync")
         #expect(try succeed(laptop, "clip", "ls").contains("queued for the old zone"))
-        #expect(try !BareRepository.git(["--git-dir=" + remote.path, "ls-tree", "--name-only", "itsypad"]).contains("written-for-the-old-zone"))
+        #expect(
+            try !BareRepository.git(["--git-dir=" + remote.path, "ls-tree", "--name-only", "itsypad"]).contains("written-for-the-old-zone"))
         #expect(try !BareRepository.git(clone + ["for-each-ref", "refs/itsypad/kept"]).isEmpty)
     }
 }

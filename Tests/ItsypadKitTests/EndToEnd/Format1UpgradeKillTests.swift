@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadBackend
-@testable import ItsypadSupport
 
 /// `itsypad sync` killed with -9 at steps of the conversion of a format 1 backend: strace stops
 /// the binary at the Nth call of one file system call, before it runs, as a crash at that
@@ -72,7 +74,8 @@ struct Format1UpgradeKillTests {
         try #require(result.status == 0, "\(result.stderr)")
         // Once, in a full parallel run, a trace held none: it is traced again, and what it held is shown.
         if steps.isEmpty, firstTry { return try backendSteps(firstTry: false) }
-        try #require(!steps.isEmpty, "no call below the backend among \(traced.count) traced:\n\(traced.prefix(30).joined(separator: "\n"))")
+        try #require(
+            !steps.isEmpty, "no call below the backend among \(traced.count) traced:\n\(traced.prefix(30).joined(separator: "\n"))")
         return withExtendedLifetime(scene) { steps }
     }
 }
@@ -81,8 +84,10 @@ struct Format1UpgradeKillTests {
 /// SIGKILL at one of them.
 enum SyscallKiller {
     /// The calls that change files: a kill before any of them is a crash between two changes.
-    static let calls = ["write", "pwrite64", "fsync", "fdatasync", "rename", "renameat", "renameat2", "link", "linkat",
-                        "unlink", "unlinkat", "mkdir", "mkdirat", "rmdir"]
+    static let calls = [
+        "write", "pwrite64", "fsync", "fdatasync", "rename", "renameat", "renameat2", "link", "linkat",
+        "unlink", "unlinkat", "mkdir", "mkdirat", "rmdir",
+    ]
 
     /// One call: the `occurrence`th call of `call` in the run.
     struct Step {
@@ -110,7 +115,9 @@ enum SyscallKiller {
             // "<pid> <call>(<arguments>) = <result>"; with -y a descriptor shows as "3</its/path>".
             // strace pads the pid to five columns, so a shorter pid is followed by more than one space.
             let words = line.split(separator: " ", maxSplits: 1)
-            guard words.count == 2, case let rest = words[1].drop(while: { $0 == " " }), let open = rest.firstIndex(of: "(") else { continue }
+            guard words.count == 2, case let rest = words[1].drop(while: { $0 == " " }), let open = rest.firstIndex(of: "(") else {
+                continue
+            }
             let call = String(rest[..<open])
             guard calls.contains(call) else { continue }
             counts[call, default: 0] += 1
@@ -130,6 +137,7 @@ enum SyscallKiller {
         var environment = Process.baseEnvironment
         environment["ITSYPAD_DATA_DIR"] = device.dataDir
         environment["TMPDIR"] = device.directory.path
-        return try Process.run("/usr/bin/strace", ["-f", "-qq"] + options + [Process.itsypad] + arguments, environment: environment, timeout: 60)
+        return try Process.run(
+            "/usr/bin/strace", ["-f", "-qq"] + options + [Process.itsypad] + arguments, environment: environment, timeout: 60)
     }
 }

@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadSupport
 
 /// A data directory or a backend on a full disk: a clear error, and nothing lost once there is room
 /// again. Each test mounts a small tmpfs, which needs root (or CAP_SYS_ADMIN); without it they are
@@ -102,7 +104,8 @@ struct SmallDisk {
     init(in parent: String, megabytes: Int) throws {
         path = parent + "/disk"
         try FileSystem.makeDirectory(path)
-        try #require(mount("tmpfs", path, "tmpfs", 0, "size=\(megabytes)m,mode=0700") == 0, "mount failed: \(String(cString: strerror(errno)))")
+        try #require(
+            mount("tmpfs", path, "tmpfs", 0, "size=\(megabytes)m,mode=0700") == 0, "mount failed: \(String(cString: strerror(errno)))")
     }
 
     /// Fills the disk up to `leaving` bytes.

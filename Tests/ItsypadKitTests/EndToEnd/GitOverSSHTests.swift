@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadSupport
 
 /// An `sshd` of its own on 127.0.0.1 (a random port, a throwaway host key and client key, its
 /// own sshd_config in a temporary directory), serving the bare repositories of this user.
@@ -31,22 +33,25 @@ final class LoopbackSSHServer {
         var lastError = ""
         for _ in 0..<5 {
             let port = Int.random(in: 20_000..<60_000)
-            directory.write("sshd_config", """
-            ListenAddress 127.0.0.1
-            Port \(port)
-            HostKey \(directory.file("host"))
-            AuthorizedKeysFile \(directory.file("authorized_keys"))
-            PidFile none
-            StrictModes no
-            UsePAM no
-            PasswordAuthentication no
-            KbdInteractiveAuthentication no
-            PubkeyAuthentication yes
-            PermitRootLogin prohibit-password
-            AllowUsers \(user)
-            """)
-            let pid = try Process.spawn(LoopbackSSHServer.sshd, ["-D", "-e", "-f", directory.file("sshd_config")], stdin: "/dev/null",
-                                        stdout: directory.file("sshd.out"), stderr: directory.file("sshd.log"), environment: nil)
+            directory.write(
+                "sshd_config",
+                """
+                ListenAddress 127.0.0.1
+                Port \(port)
+                HostKey \(directory.file("host"))
+                AuthorizedKeysFile \(directory.file("authorized_keys"))
+                PidFile none
+                StrictModes no
+                UsePAM no
+                PasswordAuthentication no
+                KbdInteractiveAuthentication no
+                PubkeyAuthentication yes
+                PermitRootLogin prohibit-password
+                AllowUsers \(user)
+                """)
+            let pid = try Process.spawn(
+                LoopbackSSHServer.sshd, ["-D", "-e", "-f", directory.file("sshd_config")], stdin: "/dev/null",
+                stdout: directory.file("sshd.out"), stderr: directory.file("sshd.log"), environment: nil)
             for _ in 0..<100 {
                 if LoopbackSSHServer.isListening(port) {
                     self.port = port
@@ -85,7 +90,10 @@ final class LoopbackSSHServer {
 
     /// What git needs to reach this server with `key`: the host is new to it, so not checked.
     func environment(key: String) -> [String: String] {
-        ["GIT_SSH_COMMAND": "ssh -i \(key) -o IdentitiesOnly=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o LogLevel=ERROR"]
+        [
+            "GIT_SSH_COMMAND":
+                "ssh -i \(key) -o IdentitiesOnly=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o LogLevel=ERROR"
+        ]
     }
 
     func url(_ path: String) -> String {

@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension Tag {
     /// Runs the real `git` against a bare repository on the local disk.
@@ -50,13 +52,15 @@ final class GitWrapper {
     /// `script` runs in sh before the real git, with "$@" git's arguments (`--git-dir=…` first) and
     /// `$cmd` its command (fetch, push, …).
     init(_ script: String) throws {
-        directory.write("git", """
-        #!/bin/sh
-        for a in "$@"; do case "$a" in --*) ;; *) cmd="$a"; break;; esac; done
-        gitdir="${1#--git-dir=}"
-        \(script)
-        exec /usr/bin/git "$@"
-        """, mode: 0o755)
+        directory.write(
+            "git",
+            """
+            #!/bin/sh
+            for a in "$@"; do case "$a" in --*) ;; *) cmd="$a"; break;; esac; done
+            gitdir="${1#--git-dir=}"
+            \(script)
+            exec /usr/bin/git "$@"
+            """, mode: 0o755)
     }
 
     var environment: [String: String] { ["PATH": directory.path + ":/usr/bin:/bin"] }
@@ -103,7 +107,10 @@ struct GitRemoteTests {
         let desktopID = try succeed(desktop, "sync", "status", "--json")
         #expect(subjects.contains { $0.hasPrefix("itsypad sync on ") && $0.contains("pushed 1") }, "\(subjects)")
         #expect(subjects.contains { $0.hasPrefix("itsypad sync enable on ") })
-        #expect(subjects.contains { subject in desktopID.contains(subject.split(separator: "(").last?.split(separator: ")").first.map(String.init) ?? "-") })
+        #expect(
+            subjects.contains { subject in
+                desktopID.contains(subject.split(separator: "(").last?.split(separator: ")").first.map(String.init) ?? "-")
+            })
         let status = try succeed(laptop, "sync", "status")
         #expect(status.contains("remote:     fetched 20") && status.contains(", pushed 20"), "\(status)")
         #expect(!status.contains("git error"))
@@ -135,7 +142,9 @@ struct GitRemoteTests {
         try succeed(laptop, "sync")
         for device in [laptop, desktop] {
             let clips = try clips(device)
-            for text in ["synced in format 1", "waiting on the laptop", "waiting on the desktop"] { #expect(clips.contains(text), "\(clips)") }
+            for text in ["synced in format 1", "waiting on the laptop", "waiting on the desktop"] {
+                #expect(clips.contains(text), "\(clips)")
+            }
         }
     }
 
@@ -227,12 +236,13 @@ struct GitRemoteTests {
         try succeed(desktop, "sync")
         try succeed(laptop, "clip", "add", "from the laptop")
         // Git's lock files left as a killed fetch leaves them, then itsypad killed with -9.
-        let killer = try GitWrapper(#"""
-        if [ "$cmd" = fetch ]; then
-          touch "$gitdir/packed-refs.lock" "$gitdir/index.lock"; mkdir -p "$gitdir/refs/remotes/origin"; touch "$gitdir/refs/remotes/origin/itsypad.lock"
-          kill -9 $PPID; exit 137
-        fi
-        """#)
+        let killer = try GitWrapper(
+            #"""
+            if [ "$cmd" = fetch ]; then
+              touch "$gitdir/packed-refs.lock" "$gitdir/index.lock"; mkdir -p "$gitdir/refs/remotes/origin"; touch "$gitdir/refs/remotes/origin/itsypad.lock"
+              kill -9 $PPID; exit 137
+            fi
+            """#)
         let killed = try laptop.runArguments(["sync"], environment: killer.environment)
         #expect(killed.signal == SIGKILL, "\(killed.status) \(killed.stderr)")
         try succeed(laptop, "sync")
@@ -247,9 +257,10 @@ struct GitRemoteTests {
         try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "clip", "add", "pushed when killed")
         // Killed before the push reached the remote, or after it did but before itsypad heard.
-        let killer = try GitWrapper(moment == "before"
-            ? #"[ "$cmd" = push ] && { touch "$gitdir/index.lock"; kill -9 $PPID; exit 137; }"#
-            : #"[ "$cmd" = push ] && { /usr/bin/git "$@"; kill -9 $PPID; exit 137; }"#)
+        let killer = try GitWrapper(
+            moment == "before"
+                ? #"[ "$cmd" = push ] && { touch "$gitdir/index.lock"; kill -9 $PPID; exit 137; }"#
+                : #"[ "$cmd" = push ] && { /usr/bin/git "$@"; kill -9 $PPID; exit 137; }"#)
         let killed = try laptop.runArguments(["sync"], environment: killer.environment)
         #expect(killed.signal == SIGKILL, "\(killed.status) \(killed.stderr)")
         try succeed(laptop, "sync")
@@ -282,12 +293,13 @@ struct GitRemoteTests {
         try succeed(laptop, "clip", "add", "sent on the second try")
         // The first push finds someone else's commit (a file beside the backend) on the remote.
         let checkout = try remote.clone()
-        let mover = try GitWrapper("""
-        if [ "$cmd" = push ] && [ ! -e '\(checkout)/moved' ]; then
-          touch '\(checkout)/moved'; /usr/bin/git -C '\(checkout)' add moved; /usr/bin/git -C '\(checkout)' commit -qm moved
-          /usr/bin/git -C '\(checkout)' push -q origin itsypad
-        fi
-        """)
+        let mover = try GitWrapper(
+            """
+            if [ "$cmd" = push ] && [ ! -e '\(checkout)/moved' ]; then
+              touch '\(checkout)/moved'; /usr/bin/git -C '\(checkout)' add moved; /usr/bin/git -C '\(checkout)' commit -qm moved
+              /usr/bin/git -C '\(checkout)' push -q origin itsypad
+            fi
+            """)
         try succeed(laptop, "sync", environment: mover.environment)
         let subjects = try remote.log()
         #expect(subjects.contains("moved") && subjects.first?.hasPrefix("itsypad sync on ") == true, "\(subjects)")
@@ -299,12 +311,13 @@ struct GitRemoteTests {
         try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "clip", "add", "waits in the clone")
         let checkout = try remote.clone()
-        let mover = try GitWrapper("""
-        if [ "$cmd" = push ]; then
-          date +%N >> '\(checkout)/moved'; /usr/bin/git -C '\(checkout)' add moved; /usr/bin/git -C '\(checkout)' commit -qm moved
-          /usr/bin/git -C '\(checkout)' push -q origin itsypad
-        fi
-        """)
+        let mover = try GitWrapper(
+            """
+            if [ "$cmd" = push ]; then
+              date +%N >> '\(checkout)/moved'; /usr/bin/git -C '\(checkout)' add moved; /usr/bin/git -C '\(checkout)' commit -qm moved
+              /usr/bin/git -C '\(checkout)' push -q origin itsypad
+            fi
+            """)
         let result = try laptop.runArguments(["sync"], environment: mover.environment)
         #expect(result.status == 75, "\(result.stderr)")
         #expect(result.stderr.contains("kept changing"), "\(result.stderr)")
@@ -390,7 +403,8 @@ struct GitRemoteTests {
         #expect(try !keptRefs(third).isEmpty)
         try succeed(laptop, "sync")
         try succeed(desktop, "sync")
-        let expected = ["before the first compaction", "added on the desktop after its last sync", "queued on the third device"]
+        let expected =
+            ["before the first compaction", "added on the desktop after its last sync", "queued on the third device"]
             + (0..<3).map { "between compactions \($0)" }
         for device in [laptop, desktop, third] {
             let listed = try clips(device)
@@ -407,10 +421,11 @@ struct GitRemoteTests {
         try succeed(laptop, "clip", "add", "after the first compaction")
         try succeed(laptop, "sync")
         // The desktop pushes between the laptop's compaction commit and its squash.
-        let mover = try GitWrapper("""
-        for a in "$@"; do case "$a" in --force-with-lease*) ITSYPAD_DATA_DIR='\(desktop.dataDir)' '\(Process.itsypad)' clip add 'pushed meanwhile' >/dev/null; \
-          ITSYPAD_DATA_DIR='\(desktop.dataDir)' PATH=/usr/bin:/bin '\(Process.itsypad)' sync;; esac; done
-        """)
+        let mover = try GitWrapper(
+            """
+            for a in "$@"; do case "$a" in --force-with-lease*) ITSYPAD_DATA_DIR='\(desktop.dataDir)' '\(Process.itsypad)' clip add 'pushed meanwhile' >/dev/null; \
+              ITSYPAD_DATA_DIR='\(desktop.dataDir)' PATH=/usr/bin:/bin '\(Process.itsypad)' sync;; esac; done
+            """)
         let result = try laptop.runArguments(["sync", "compact"], environment: mover.environment)
         #expect(result.status == 75, "\(result.stderr)")
         #expect(result.stderr.contains("squashed by the next compaction"), "\(result.stderr)")
@@ -453,8 +468,9 @@ struct GitRemoteTests {
         for round in 0..<5 {
             try succeed(laptop, "clip", "add", "laptop \(round)")
             try succeed(desktop, "clip", "add", "desktop \(round)")
-            let a = try Process.spawn(Process.itsypad, ["sync"], stdin: "/dev/null", stdout: "/dev/null", stderr: "/dev/null",
-                                      environment: Process.baseEnvironment.merging(["ITSYPAD_DATA_DIR": laptop.dataDir]) { $1 })
+            let a = try Process.spawn(
+                Process.itsypad, ["sync"], stdin: "/dev/null", stdout: "/dev/null", stderr: "/dev/null",
+                environment: Process.baseEnvironment.merging(["ITSYPAD_DATA_DIR": laptop.dataDir]) { $1 })
             try succeed(desktop, "sync")
             var status: Int32 = 0
             while waitpid(a, &status, 0) < 0 && errno == EINTR {}

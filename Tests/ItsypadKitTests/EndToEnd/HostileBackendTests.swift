@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A peer that can write the backend tries every name, number, file type and size it controls.
 /// Each test runs the built binary and asserts containment, no crash or hang, the victim's data
@@ -86,8 +88,10 @@ import Testing
         try world.expectVictimIntact()
     }
 
-    @Test(arguments: ["1:ZONE:5:after:../../outside/target", "1:ZONE:9223372036854775807", "1:ZONE:1:at:9223372036854775807:0",
-                      "1:ZONE:1:at:1:9223372036854775807", "1:ZONE:-5", "1:ZONE:1:after:ScratchTab/..%00", "garbage\u{0}"])
+    @Test(arguments: [
+        "1:ZONE:5:after:../../outside/target", "1:ZONE:9223372036854775807", "1:ZONE:1:at:9223372036854775807:0",
+        "1:ZONE:1:at:1:9223372036854775807", "1:ZONE:-5", "1:ZONE:1:after:ScratchTab/..%00", "garbage\u{0}",
+    ])
     func hostileTokensRecoverByThemselves(_ token: String) throws {
         let world = try HostileWorld()
         let statePath = world.victim + "/sync/state.json"
@@ -110,26 +114,44 @@ import Testing
     /// Malformed records/ files, each with why: quarantined by a full fetch, which goes on with the
     /// rest; compaction still works.
     static let malformedRecordFiles: [(String, @Sendable (HostileWorld, String) throws -> String)] = [
-        ("another record's name inside", { world, id in
-            var record = world.tabRecord(id: id)
-            record.recordName = "../../outside/canary"
-            return try world.encoded(record)
-        }),
+        (
+            "another record's name inside",
+            { world, id in
+                var record = world.tabRecord(id: id)
+                record.recordName = "../../outside/canary"
+                return try world.encoded(record)
+            }
+        ),
         ("not JSON", { _, _ in "{\"recordName\":" }),
         ("deeply nested", { _, _ in String(repeating: "[", count: 100_000) }),
         ("over 1 MiB", { world, id in try world.encoded(world.tabRecord(id: id, content: String(repeating: "x", count: 1_100_000))) }),
         ("lastModified Int64.min", { world, id in try world.encoded(world.tabRecord(id: id, fields: ["lastModified": .timestamp(.min)])) }),
         ("lastModified Int64.max", { world, id in try world.encoded(world.tabRecord(id: id, fields: ["lastModified": .timestamp(.max)])) }),
-        ("clock counter Int64.max", { world, id in try world.encoded(world.tabRecord(id: id, fields: ["clock": .string("\(testNow).9223372036854775807.x")])) }),
-        ("clock time Int64.max", { world, id in try world.encoded(world.tabRecord(id: id, fields: ["clock": .string("9223372036854775807.0.x")])) }),
+        (
+            "clock counter Int64.max",
+            { world, id in try world.encoded(world.tabRecord(id: id, fields: ["clock": .string("\(testNow).9223372036854775807.x")])) }
+        ),
+        (
+            "clock time Int64.max",
+            { world, id in try world.encoded(world.tabRecord(id: id, fields: ["clock": .string("9223372036854775807.0.x")])) }
+        ),
         ("tag Int64.max", { world, id in try world.encoded(world.tabRecord(id: id), tag: "9223372036854775807") }),
         ("tag not a number", { world, id in try world.encoded(world.tabRecord(id: id), tag: "../../x") }),
-        ("asset size Int64.max", { world, id in
-            try world.encoded(world.tabRecord(id: id, fields: ["contentAsset": .asset(AssetReference(fileChecksum: String(repeating: "a", count: 64), size: .max))]))
-        }),
-        ("a number as a string", { world, id in
-            try world.encoded(world.tabRecord(id: id)).replacing("\"value\":\(testNow)", with: "\"value\":1e400")
-        }),
+        (
+            "asset size Int64.max",
+            { world, id in
+                try world.encoded(
+                    world.tabRecord(
+                        id: id,
+                        fields: ["contentAsset": .asset(AssetReference(fileChecksum: String(repeating: "a", count: 64), size: .max))]))
+            }
+        ),
+        (
+            "a number as a string",
+            { world, id in
+                try world.encoded(world.tabRecord(id: id)).replacing("\"value\":\(testNow)", with: "\"value\":1e400")
+            }
+        ),
     ]
 
     @Test func malformedRecordFilesAreQuarantinedAndDoNotBlockNewDevicesOrCompaction() throws {
@@ -187,13 +209,39 @@ import Testing
     // MARK: Journal numbers and lines
 
     static let malformedJournalLines: [(String, @Sendable (Int64) -> String)] = [
-        ("seq Int64.max", { _ in #"{"seq":9223372036854775807,"device":"x","time":0,"changes":[{"seq":9223372036854775807,"op":"delete","recordType":"ScratchTab","recordName":"a"}]}"# }),
-        ("seq Int64.max - 1 with two changes", { _ in #"{"seq":9223372036854775806,"device":"x","time":0,"changes":[{"seq":9223372036854775806,"op":"delete","recordType":"ScratchTab","recordName":"a"},{"seq":9223372036854775807,"op":"delete","recordType":"ScratchTab","recordName":"b"}]}"# }),
-        ("seq -1", { _ in #"{"seq":-1,"device":"x","time":0,"changes":[{"seq":-1,"op":"delete","recordType":"ScratchTab","recordName":"a"}]}"# }),
+        (
+            "seq Int64.max",
+            { _ in
+                #"{"seq":9223372036854775807,"device":"x","time":0,"changes":[{"seq":9223372036854775807,"op":"delete","recordType":"ScratchTab","recordName":"a"}]}"#
+            }
+        ),
+        (
+            "seq Int64.max - 1 with two changes",
+            { _ in
+                #"{"seq":9223372036854775806,"device":"x","time":0,"changes":[{"seq":9223372036854775806,"op":"delete","recordType":"ScratchTab","recordName":"a"},{"seq":9223372036854775807,"op":"delete","recordType":"ScratchTab","recordName":"b"}]}"#
+            }
+        ),
+        (
+            "seq -1",
+            { _ in #"{"seq":-1,"device":"x","time":0,"changes":[{"seq":-1,"op":"delete","recordType":"ScratchTab","recordName":"a"}]}"# }
+        ),
         ("seq 1e300", { _ in #"{"seq":1e300,"device":"x","time":0,"changes":[]}"# }),
-        ("time Int64.min", { seq in #"{"seq":\#(seq),"device":"x","time":-9223372036854775808,"changes":[{"seq":\#(seq),"op":"delete","recordType":"ScratchTab","recordName":"a"}]}"# }),
-        ("change out of sequence", { seq in #"{"seq":\#(seq),"device":"x","time":0,"changes":[{"seq":9223372036854775807,"op":"delete","recordType":"ScratchTab","recordName":"a"}]}"# }),
-        ("seq repeated", { _ in #"{"seq":1,"device":"x","time":0,"changes":[{"seq":1,"op":"delete","recordType":"ScratchTab","recordName":"a"}]}"# }),
+        (
+            "time Int64.min",
+            { seq in
+                #"{"seq":\#(seq),"device":"x","time":-9223372036854775808,"changes":[{"seq":\#(seq),"op":"delete","recordType":"ScratchTab","recordName":"a"}]}"#
+            }
+        ),
+        (
+            "change out of sequence",
+            { seq in
+                #"{"seq":\#(seq),"device":"x","time":0,"changes":[{"seq":9223372036854775807,"op":"delete","recordType":"ScratchTab","recordName":"a"}]}"#
+            }
+        ),
+        (
+            "seq repeated",
+            { _ in #"{"seq":1,"device":"x","time":0,"changes":[{"seq":1,"op":"delete","recordType":"ScratchTab","recordName":"a"}]}"# }
+        ),
         ("deeply nested", { _ in String(repeating: "[", count: 200_000) }),
         ("a 5 MiB line", { seq in #"{"seq":\#(seq),"device":""# + String(repeating: "x", count: 5 << 20) + #"","time":0,"changes":[]}"# }),
         ("not JSON", { _ in "\u{0}\u{0}\u{FF}garbage" }),
@@ -232,29 +280,47 @@ import Testing
         ("tab flags Int64.min", { $0.tabRecord(fields: ["nameLocked": .int64(.min), "languageLocked": .int64(.max)]) }),
         ("clip timestamp Int64.min", { $0.clipRecord(timestamp: .min) }),
         ("clip timestamp Int64.max", { $0.clipRecord(timestamp: .max) }),
-        ("setting clock Int64.max", { _ in
-            BackendRecord(recordName: "clipboard.maxEntries", recordType: "Setting",
-                          fields: ["clock": .string("9223372036854775807.9223372036854775807.x"), "value": .string("5")])
-        }),
-        ("setting value Int64.max", { _ in
-            BackendRecord(recordName: "clipboard.maxEntries", recordType: "Setting",
-                          fields: ["clock": .string("\(testNow + 1).0.x"), "value": .string("9223372036854775807")])
-        }),
-        ("device setting from a peer", { _ in
-            BackendRecord(recordName: "sync.backend", recordType: "Setting",
-                          fields: ["clock": .string("\(testNow + 1).0.x"), "value": .string("\"/tmp\"")])
-        }),
-        ("asset size -1", { world in
-            var record = world.tabRecord(fields: ["contentAsset": .asset(AssetReference(fileChecksum: String(repeating: "a", count: 64), size: -1))])
-            record.fields["content"] = nil
-            return record
-        }),
+        (
+            "setting clock Int64.max",
+            { _ in
+                BackendRecord(
+                    recordName: "clipboard.maxEntries", recordType: "Setting",
+                    fields: ["clock": .string("9223372036854775807.9223372036854775807.x"), "value": .string("5")])
+            }
+        ),
+        (
+            "setting value Int64.max",
+            { _ in
+                BackendRecord(
+                    recordName: "clipboard.maxEntries", recordType: "Setting",
+                    fields: ["clock": .string("\(testNow + 1).0.x"), "value": .string("9223372036854775807")])
+            }
+        ),
+        (
+            "device setting from a peer",
+            { _ in
+                BackendRecord(
+                    recordName: "sync.backend", recordType: "Setting",
+                    fields: ["clock": .string("\(testNow + 1).0.x"), "value": .string("\"/tmp\"")])
+            }
+        ),
+        (
+            "asset size -1",
+            { world in
+                var record = world.tabRecord(fields: [
+                    "contentAsset": .asset(AssetReference(fileChecksum: String(repeating: "a", count: 64), size: -1))
+                ])
+                record.fields["content"] = nil
+                return record
+            }
+        ),
     ]
 
     @Test func extremeNumbersInRecordsNeverTrap() throws {
         let world = try HostileWorld()
         let first = try world.nextSeq
-        try world.appendBatch(Self.extremeRecords.enumerated().map { index, entry in world.save(entry.1(world), seq: first + Int64(index)) })
+        try world.appendBatch(
+            Self.extremeRecords.enumerated().map { index, entry in world.save(entry.1(world), seq: first + Int64(index)) })
         let sync = try world.run(world.victim, "sync")
         world.expectContained(sync)
         world.expectExit(sync, 1, mentioning: ["malformed"])
@@ -335,10 +401,13 @@ import Testing
     static let backendPaths: [(String, @Sendable (HostileWorld) throws -> String, Bool)] = [
         ("journal segment", { try $0.lastSegment }, false),
         ("records/ScratchTab folder", { $0.backend + "/records/ScratchTab" }, true),
-        ("a record file", { world in
-            let id = try #require(try world.tabs(world.peer).first { $0.value == "from the peer" }?.key)
-            return world.recordPath("ScratchTab", id)
-        }, false),
+        (
+            "a record file",
+            { world in
+                let id = try #require(try world.tabs(world.peer).first { $0.value == "from the peer" }?.key)
+                return world.recordPath("ScratchTab", id)
+            }, false
+        ),
         ("assets folder", { $0.backend + "/assets" }, true),
         ("lock", { $0.backend + "/lock" }, false),
         ("state.json", { $0.backend + "/state.json" }, false),
@@ -498,4 +567,3 @@ import Testing
         #expect(sync.stderr.split(separator: "\n").filter { $0.contains("accessible by other users") }.count == 1, "\(sync.stderr)")
     }
 }
-

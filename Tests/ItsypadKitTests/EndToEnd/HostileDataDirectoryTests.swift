@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The data directory is read as untrusted too: a symlink, a FIFO, a damaged file or an extreme
 /// number in any of its files gives a clear error (or is repaired, for caches), never a crash, a
@@ -17,7 +19,10 @@ import Testing
         ("sync/pending.log", false), ("sync/log.jsonl", false),
     ]
 
-    static let commands = [["clip", "add", "copied"], ["tab", "new", "typed"], ["tab", "ls", "--json"], ["clip", "ls", "--json"], ["sync"], ["sync", "status"]]
+    static let commands = [
+        ["clip", "add", "copied"], ["tab", "new", "typed"], ["tab", "ls", "--json"], ["clip", "ls", "--json"], ["sync"],
+        ["sync", "status"],
+    ]
 
     func path(_ world: HostileWorld, _ relative: String) throws -> String {
         let tab = try #require(try world.tabs(world.victim).first { $0.value == "the victim's own tab" }?.key)
@@ -32,7 +37,9 @@ import Testing
         for command in Self.commands {
             let result = try world.runArguments(world.victim, command)
             world.expectContained(result)
-            #expect(result.status == 0 || result.status == 1, "\(relative): \(command.joined(separator: " ")) exit \(result.status): \(result.stderr)")
+            #expect(
+                result.status == 0 || result.status == 1,
+                "\(relative): \(command.joined(separator: " ")) exit \(result.status): \(result.stderr)")
             if result.status == 1 { #expect(result.stderr.contains("Error:"), "\(relative): no reason given") }
         }
     }
@@ -45,7 +52,9 @@ import Testing
         for command in Self.commands {
             let result = try world.runArguments(world.victim, command)
             world.expectContained(result)
-            #expect(result.status == 0 || result.status == 1, "\(relative): \(command.joined(separator: " ")) exit \(result.status): \(result.stderr)")
+            #expect(
+                result.status == 0 || result.status == 1,
+                "\(relative): \(command.joined(separator: " ")) exit \(result.status): \(result.stderr)")
         }
     }
 
@@ -146,7 +155,10 @@ import Testing
     @Test(arguments: [
         ("not JSON", "{\"zoneID\":"),
         ("deeply nested", String(repeating: "[", count: 100_000)),
-        ("extreme numbers", #"{"zoneID":"Z","token":"1:Z:9223372036854775807","lastPush":-9223372036854775808,"lastPull":9223372036854775807,"failures":[{"type":"ScratchTab","id":"x","attempts":9223372036854775807,"error":"e"}]}"#),
+        (
+            "extreme numbers",
+            #"{"zoneID":"Z","token":"1:Z:9223372036854775807","lastPush":-9223372036854775808,"lastPull":9223372036854775807,"failures":[{"type":"ScratchTab","id":"x","attempts":9223372036854775807,"error":"e"}]}"#
+        ),
         ("a zone ID with traversal", #"{"zoneID":"../../outside","token":null}"#),
     ])
     func damagedEngineStateRecoversByItself(_ label: String, _ content: String) throws {
@@ -171,11 +183,11 @@ import Testing
         let world = try HostileWorld()
         let tab = try #require(try world.tabs(world.victim).first { $0.value == "the victim's own tab" }?.key)
         let lines = """
-        {"op":"save","type":"ScratchTab","id":"\(tab)","v":9223372036854775807}
-        {"op":"save","type":"ScratchTab","id":"\(tab)"}
-        {"op":"done","type":"ScratchTab","id":"\(tab)","v":-9223372036854775808}
+            {"op":"save","type":"ScratchTab","id":"\(tab)","v":9223372036854775807}
+            {"op":"save","type":"ScratchTab","id":"\(tab)"}
+            {"op":"done","type":"ScratchTab","id":"\(tab)","v":-9223372036854775808}
 
-        """
+            """
         let fd = open(world.victim + "/sync/pending.log", O_WRONLY | O_APPEND)
         try #require(fd >= 0)
         try FileSystem.writeAll(fd: fd, Array(lines.utf8), at: Int(lseek(fd, 0, SEEK_END)), path: "pending.log")

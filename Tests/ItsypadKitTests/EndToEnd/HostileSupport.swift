@@ -1,11 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadCLI
 @testable import ItsypadModel
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Two devices syncing through one backend, inside a scratch directory that also holds files no
 /// itsypad command may touch (a canary, symlink targets). A test plays the hostile peer by writing
@@ -60,7 +62,9 @@ final class HostileWorld {
 
     /// What the scratch directory holds besides the data directories and the backend.
     private func entriesBesideTheStores() throws -> [String] {
-        try FileSystem.list(scratch.path, includingHidden: true).filter { !["backend", "victim", "peer", "newcomer", "input"].contains($0) }
+        try FileSystem.list(scratch.path, includingHidden: true).filter {
+            !["backend", "victim", "peer", "newcomer", "input"].contains($0)
+        }
     }
 
     // MARK: Running
@@ -77,14 +81,16 @@ final class HostileWorld {
         environment["ITSYPAD_DATA_DIR"] = dataDir
         environment["ITSYPAD_LOCK_TIMEOUT"] = "1"
         environment["TMPDIR"] = scratch.path
-        return try Process.run(Process.itsypad, arguments, stdin: stdin.map { Array($0.utf8) }, environment: environment, timeout: Self.timeout)
+        return try Process.run(
+            Process.itsypad, arguments, stdin: stdin.map { Array($0.utf8) }, environment: environment, timeout: Self.timeout)
     }
 
     /// Runs a command in this process, for setting up; it must succeed.
     func setUp(_ dataDir: String, _ arguments: String..., stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
         if !FileSystem.exists(dataDir) { try Device.runOnlyFormat1(in: dataDir) }
-        let context = Context.memory(environment: ["ITSYPAD_DATA_DIR": dataDir, "ITSYPAD_LOCK_TIMEOUT": "1", "TMPDIR": scratch.path],
-                                     stdin: stdin.map { Array($0.utf8) })
+        let context = Context.memory(
+            environment: ["ITSYPAD_DATA_DIR": dataDir, "ITSYPAD_LOCK_TIMEOUT": "1", "TMPDIR": scratch.path],
+            stdin: stdin.map { Array($0.utf8) })
         let status = Itsypad.run(arguments, context: context)
         try #require(status == 0, "set-up command failed: \(context.standardError.text)", sourceLocation: sourceLocation)
     }
@@ -96,14 +102,19 @@ final class HostileWorld {
     func expectContained(_ result: RunResult, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(!result.timedOut, "hung: killed after \(Self.timeout) s", sourceLocation: sourceLocation)
         #expect(result.signal == nil, "crashed with signal \(result.signal ?? 0): \(result.stderr)", sourceLocation: sourceLocation)
-        #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("Stack dump"), "\(result.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            !result.stderr.contains("Fatal error") && !result.stderr.contains("Stack dump"), "\(result.stderr)",
+            sourceLocation: sourceLocation)
         expectOutsideUntouched(sourceLocation: sourceLocation)
     }
 
     func expectOutsideUntouched(sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect((try? snapshot(outside)) == outsideBefore, "files outside the data directories and backend changed", sourceLocation: sourceLocation)
-        #expect((try? entriesBesideTheStores()) == scratchEntriesBefore,
-                "a file appeared next to the data directories and backend", sourceLocation: sourceLocation)
+        #expect(
+            (try? snapshot(outside)) == outsideBefore, "files outside the data directories and backend changed",
+            sourceLocation: sourceLocation)
+        #expect(
+            (try? entriesBesideTheStores()) == scratchEntriesBefore,
+            "a file appeared next to the data directories and backend", sourceLocation: sourceLocation)
     }
 
     /// The victim's own tabs and clips are all still there, unchanged, and listing and export work.
@@ -124,7 +135,9 @@ final class HostileWorld {
     }
 
     /// A documented exit code, with a reason on stderr when it is not 0.
-    func expectExit(_ result: RunResult, _ status: Int32, mentioning words: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectExit(
+        _ result: RunResult, _ status: Int32, mentioning words: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(result.status == status, "exit \(result.status), expected \(status): \(result.stderr)", sourceLocation: sourceLocation)
         if status != 0 { #expect(result.stderr.contains("Error:"), "no reason given", sourceLocation: sourceLocation) }
         for word in words {
@@ -135,13 +148,15 @@ final class HostileWorld {
     func tabs(_ dataDir: String) throws -> [String: String] {
         let result = try run(dataDir, "tab", "ls", "--json")
         guard result.status == 0, let items = try JSONValue.parse(result.stdout).arrayValue else { return [:] }
-        return Dictionary(items.compactMap { item in item["id"]?.stringValue.map { ($0, item["content"]?.stringValue ?? "") } }, uniquingKeysWith: { $1 })
+        return Dictionary(
+            items.compactMap { item in item["id"]?.stringValue.map { ($0, item["content"]?.stringValue ?? "") } }, uniquingKeysWith: { $1 })
     }
 
     func clips(_ dataDir: String) throws -> [String: String] {
         let result = try run(dataDir, "clip", "ls", "--json")
         guard result.status == 0, let items = try JSONValue.parse(result.stdout).arrayValue else { return [:] }
-        return Dictionary(items.compactMap { item in item["id"]?.stringValue.map { ($0, item["text"]?.stringValue ?? "") } }, uniquingKeysWith: { $1 })
+        return Dictionary(
+            items.compactMap { item in item["id"]?.stringValue.map { ($0, item["text"]?.stringValue ?? "") } }, uniquingKeysWith: { $1 })
     }
 
     /// Every file below `root` with its bytes; symlinks as "-> target".
@@ -187,14 +202,18 @@ final class HostileWorld {
     /// Appends a batch of these changes, numbered from the next seq.
     func appendBatch(_ changes: [JournalChange], device: String = "hostile") throws {
         let seq = try nextSeq
-        try appendJournalLine(String(decoding: try JournalBatch(seq: seq, device: device, time: testNow, changes: changes).encodedLine().dropLast(), as: UTF8.self))
+        try appendJournalLine(
+            String(
+                decoding: try JournalBatch(seq: seq, device: device, time: testNow, changes: changes).encodedLine().dropLast(),
+                as: UTF8.self))
     }
 
     /// A save change of `record` at `seq`, carrying the tag the format requires.
     func save(_ record: BackendRecord, seq: Int64) -> JournalChange {
         var record = record
         record.recordChangeTag = String(seq)
-        return JournalChange(seq: seq, op: .save, recordType: record.recordType, recordName: record.recordName, tag: String(seq), record: record)
+        return JournalChange(
+            seq: seq, op: .save, recordType: record.recordType, recordName: record.recordName, tag: String(seq), record: record)
     }
 
     func delete(_ type: String, _ name: String, seq: Int64) -> JournalChange {
@@ -202,21 +221,25 @@ final class HostileWorld {
     }
 
     /// A well-formed tab record, with fields replaced or added.
-    func tabRecord(id: String = Identifier.make(), name: String = "from a peer", content: String = "peer content",
-                   fields extra: [String: FieldValue] = [:]) -> BackendRecord {
+    func tabRecord(
+        id: String = Identifier.make(), name: String = "from a peer", content: String = "peer content",
+        fields extra: [String: FieldValue] = [:]
+    ) -> BackendRecord {
         var fields: [String: FieldValue] = [
             "name": .string(name), "content": .string(content), "language": .string("plain"),
             "lastModified": .timestamp(testNow), "clock": .string("\(testNow).0.hostile"),
             "nameLocked": .int64(1), "languageLocked": .int64(0),
         ]
         for (key, value) in extra { fields[key] = value }
-        return BackendRecord(recordName: id, recordType: RecordType.tab.rawValue, fields: fields,
-                             created: Stamp(timestamp: testNow, deviceID: "hostile"), modified: Stamp(timestamp: testNow, deviceID: "hostile"))
+        return BackendRecord(
+            recordName: id, recordType: RecordType.tab.rawValue, fields: fields,
+            created: Stamp(timestamp: testNow, deviceID: "hostile"), modified: Stamp(timestamp: testNow, deviceID: "hostile"))
     }
 
     func clipRecord(id: String = Identifier.make(), text: String = "peer clip", timestamp: Int64 = testNow) -> BackendRecord {
-        BackendRecord(recordName: id, recordType: RecordType.clip.rawValue,
-                      fields: ["text": .string(text), "timestamp": .timestamp(timestamp), "pinned": .int64(0)])
+        BackendRecord(
+            recordName: id, recordType: RecordType.clip.rawValue,
+            fields: ["text": .string(text), "timestamp": .timestamp(timestamp), "pinned": .int64(0)])
     }
 
     /// Writes a record file directly into records/, as a peer (or a sync service) could.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadSupport
 
 /// The layers are SwiftPM targets (Package.swift), each depending on every layer below it, so that a

@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadModel
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadModel
-@testable import ItsypadSupport
 
 /// The README's walk-through and recipes, run as a user would paste them.
 @Suite struct ReadmeTests {
@@ -61,11 +63,11 @@ import Testing
         #expect(ReadmeTests.readme.contains(recipe + " | wl-copy"))
         let device = Device()
         let script = """
-        export ITSYPAD_DATA_DIR='\(device.dataDir)'
-        itsypad clip add 'the one I want' >/dev/null
-        itsypad clip add 'something else' >/dev/null
-        \(recipe.replacing("fzf", with: "fzf --filter 'one I want'"))
-        """
+            export ITSYPAD_DATA_DIR='\(device.dataDir)'
+            itsypad clip add 'the one I want' >/dev/null
+            itsypad clip add 'something else' >/dev/null
+            \(recipe.replacing("fzf", with: "fzf --filter 'one I want'"))
+            """
         let picked = try bash(script)
         #expect(picked.status == 0, "\(picked.stderr)")
         #expect(picked.stdout == "the one I want")
@@ -79,7 +81,8 @@ import Testing
     @Test func dependencyLineIsTrue() throws {
         #expect(ReadmeTests.readme.contains("No package dependencies: only the Swift standard library and Glibc (no Foundation)."))
         let sources = GeneratedFiles.root + "/Sources"
-        let imports = try Process.run("/bin/grep", ["-rlE", "^[[:space:]]*(@_implementationOnly )?import (Foundation|FoundationEssentials)", sources])
+        let imports = try Process.run(
+            "/bin/grep", ["-rlE", "^[[:space:]]*(@_implementationOnly )?import (Foundation|FoundationEssentials)", sources])
         #expect(imports.status == 1 && imports.stdout.isEmpty, "Foundation imported by \(imports.stdout)")
         let libraries = try Process.run("/usr/bin/ldd", [Process.itsypad])
         #expect(libraries.status == 0 && libraries.stdout.contains("libc.so"), "\(libraries.stderr)")
@@ -101,30 +104,34 @@ import Testing
 
     @Test func completionInstallLinesProduceLoadableScripts() throws {
         let directory = TemporaryDirectory()
-        let result = try bash("""
-        itsypad completions bash > '\(directory.path)/itsypad'
-        bash -n '\(directory.path)/itsypad'
-        itsypad completions zsh > '\(directory.path)/_itsypad'
-        itsypad completions fish > '\(directory.path)/itsypad.fish'
-        test -s '\(directory.path)/_itsypad' && test -s '\(directory.path)/itsypad.fish'
-        """)
+        let result = try bash(
+            """
+            itsypad completions bash > '\(directory.path)/itsypad'
+            bash -n '\(directory.path)/itsypad'
+            itsypad completions zsh > '\(directory.path)/_itsypad'
+            itsypad completions fish > '\(directory.path)/itsypad.fish'
+            test -s '\(directory.path)/_itsypad' && test -s '\(directory.path)/itsypad.fish'
+            """)
         #expect(result.status == 0, "\(result.stderr)")
     }
 
     @Test func interruptedImportCommitsAllOrNothing() throws {
         let device = Device()
-        let clips = (0..<20000).map { "{\"id\":\"\(Identifier.make())\",\"text\":\"bulk \($0)\",\"timestamp\":\"2026-01-01T00:00:00.000Z\"}" }
+        let clips = (0..<20000).map {
+            "{\"id\":\"\(Identifier.make())\",\"text\":\"bulk \($0)\",\"timestamp\":\"2026-01-01T00:00:00.000Z\"}"
+        }
         device.directory.write("export.json", "{\"format\":\"itsypad-export\",\"version\":1,\"clips\":[\(clips.joined(separator: ","))]}")
         _ = device.output("settings", "set", "clipboard.maxEntries", "30000")
         // Job control gives the background import a default SIGINT, as a foreground job at a terminal has.
-        let result = try bash("""
-        set -m
-        ITSYPAD_DATA_DIR='\(device.dataDir)' itsypad import '\(device.directory.file("export.json"))' &
-        pid=$!
-        sleep 0.03
-        kill -INT $pid
-        wait $pid && echo "status 0" || echo "status $?"
-        """)
+        let result = try bash(
+            """
+            set -m
+            ITSYPAD_DATA_DIR='\(device.dataDir)' itsypad import '\(device.directory.file("export.json"))' &
+            pid=$!
+            sleep 0.03
+            kill -INT $pid
+            wait $pid && echo "status 0" || echo "status $?"
+            """)
         let count = device.output("clip", "ls").split(separator: "\n").count
         #expect(result.stdout.contains("status 130") || result.stdout.contains("status 0"), "\(result.stdout)")
         #expect(count == 0 || count == 20000, "a partial import: \(count) entries")

@@ -1,9 +1,11 @@
+import Testing
+
+@testable import ItsypadCLI
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadCLI
-@testable import ItsypadSupport
 
 extension Tag {
     /// Minutes rather than seconds: run only when asked for (see each test).
@@ -55,7 +57,9 @@ extension Tag {
         #expect(result.status == 0, "\(result.stderr)")
         let prefix = home.path + "/.local"
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr == "warning: \(prefix)/bin is not on your PATH; add it, e.g. in ~/.profile: export PATH=\"$HOME/.local/bin:$PATH\"\n")
+        #expect(
+            result.stderr
+                == "warning: \(prefix)/bin is not on your PATH; add it, e.g. in ~/.profile: export PATH=\"$HOME/.local/bin:$PATH\"\n")
 
         for file in Installation(prefix: prefix).paths {
             var info = stat()
@@ -89,14 +93,16 @@ extension Tag {
         let (home, prefix) = try installedAccount()
         let script = prefix + "/share/bash-completion/completions/itsypad"
         let complete = #"COMP_WORDS=(itsypad cl); COMP_CWORD=1; _itsypad; printf '%s\n' "${COMPREPLY[@]}""#
-        let sourced = try Process.run("bash", ["--norc", "--noprofile", "-c", "source '\(script)' && " + complete],
-                                      environment: SetupTests.freshAccount(home))
+        let sourced = try Process.run(
+            "bash", ["--norc", "--noprofile", "-c", "source '\(script)' && " + complete],
+            environment: SetupTests.freshAccount(home))
         #expect(sourced.stdout == "clip\n", "\(sourced.stderr)")
         // bash-completion loads it on demand from ~/.local/share/bash-completion/completions.
         let loader = "/usr/share/bash-completion/bash_completion"
         if FileSystem.exists(loader) {
-            let loaded = try Process.run("bash", ["--norc", "--noprofile", "-c", "source \(loader); _completion_loader itsypad; " + complete],
-                                         environment: SetupTests.freshAccount(home))
+            let loaded = try Process.run(
+                "bash", ["--norc", "--noprofile", "-c", "source \(loader); _completion_loader itsypad; " + complete],
+                environment: SetupTests.freshAccount(home))
             #expect(loaded.stdout == "clip\n", "\(loaded.stderr)")
         }
     }
@@ -106,8 +112,9 @@ extension Tag {
     func zshCompletionLoadsAfterSetup() throws {
         let (home, _) = try installedAccount()
         let fpath = try #require(ReadmeTests.block("zsh-fpath")).trimmingNewline
-        let result = try Process.run("zsh", ["-f", "-c", fpath + #"; autoload -Uz compinit && compinit -u -D && print -r -- $_comps[itsypad]"#],
-                                     environment: SetupTests.freshAccount(home))
+        let result = try Process.run(
+            "zsh", ["-f", "-c", fpath + #"; autoload -Uz compinit && compinit -u -D && print -r -- $_comps[itsypad]"#],
+            environment: SetupTests.freshAccount(home))
         #expect(result.stdout == "_itsypad\n", "\(result.stderr)")
     }
 
@@ -116,16 +123,18 @@ extension Tag {
     @Test(.enabled(if: ExternalTool.installed("fish"), "fish is not installed"))
     func fishCompletionLoadsAfterSetup() throws {
         let (home, prefix) = try installedAccount()
-        let result = try Process.run("fish", ["-c", "complete -C 'itsypad cl'"],
-                                     environment: SetupTests.freshAccount(home, path: prefix + "/bin:/usr/bin:/bin"))
+        let result = try Process.run(
+            "fish", ["-c", "complete -C 'itsypad cl'"],
+            environment: SetupTests.freshAccount(home, path: prefix + "/bin:/usr/bin:/bin"))
         #expect(result.stdout.hasPrefix("clip\t"), "\(result.stdout)\(result.stderr)")
     }
 
     @Test func uninstallRemovesExactlyWhatInstallWrote() throws {
         let (home, prefix) = try installedAccount()
         try FileSystem.writeAtomically(prefix + "/bin/other-tool", Array("#!/bin/sh\n".utf8))
-        let result = try Process.run("/bin/bash", ["-c", "itsypad uninstall"],
-                                     environment: SetupTests.freshAccount(home, path: prefix + "/bin:/usr/bin:/bin"))
+        let result = try Process.run(
+            "/bin/bash", ["-c", "itsypad uninstall"],
+            environment: SetupTests.freshAccount(home, path: prefix + "/bin:/usr/bin:/bin"))
         #expect(result.status == 0, "\(result.stderr)")
         let left = try Process.run("/usr/bin/find", [prefix, "-type", "f"])
         #expect(left.stdout == prefix + "/bin/other-tool\n")
@@ -136,25 +145,30 @@ extension Tag {
     func installedAccount() throws -> (TemporaryDirectory, String) {
         let home = TemporaryDirectory()
         let checkout = try SetupTests.checkout()
-        let result = try Process.run("/bin/bash", ["-c", "cd '\(checkout.path)' && " + SetupTests.install],
-                                     environment: SetupTests.freshAccount(home))
+        let result = try Process.run(
+            "/bin/bash", ["-c", "cd '\(checkout.path)' && " + SetupTests.install],
+            environment: SetupTests.freshAccount(home))
         try #require(result.status == 0, "\(result.stderr)")
         return (home, home.path + "/.local")
     }
 
     /// The whole set-up line, build included, in a fresh copy of the sources:
     /// minutes of release build, so only with ITSYPAD_TEST_SETUP_BUILD=1.
-    @Test(.tags(.slow), .enabled(if: getenv("ITSYPAD_TEST_SETUP_BUILD") != nil, "set ITSYPAD_TEST_SETUP_BUILD=1 to build a release in the test"))
+    @Test(
+        .tags(.slow),
+        .enabled(if: getenv("ITSYPAD_TEST_SETUP_BUILD") != nil, "set ITSYPAD_TEST_SETUP_BUILD=1 to build a release in the test"))
     func setupCommandRunsVerbatimFromAFreshCopy() throws {
         let line = try #require(SetupTests.setupLines.first)
         let copy = TemporaryDirectory()
         // The package as a fresh clone has it (SwiftPM wants the test target's folder too), without .build.
-        let copied = try Process.run("/bin/cp", ["-R"] + ["Package.swift", "Sources", "Tests"].map { GeneratedFiles.root + "/" + $0 } + [copy.path])
+        let copied = try Process.run(
+            "/bin/cp", ["-R"] + ["Package.swift", "Sources", "Tests"].map { GeneratedFiles.root + "/" + $0 } + [copy.path])
         try #require(copied.status == 0, "\(copied.stderr)")
         let home = TemporaryDirectory()
         let toolchain = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
-        let result = try Process.run("/bin/bash", ["-e", "-c", "cd '\(copy.path)' && " + line],
-                                     environment: SetupTests.freshAccount(home, path: toolchain))
+        let result = try Process.run(
+            "/bin/bash", ["-e", "-c", "cd '\(copy.path)' && " + line],
+            environment: SetupTests.freshAccount(home, path: toolchain))
         #expect(result.status == 0, "\(result.stderr)")
         let binary = home.path + "/.local/bin/itsypad"
         #expect(try Process.run(binary, ["--version"]).stdout == Itsypad.version + "\n")

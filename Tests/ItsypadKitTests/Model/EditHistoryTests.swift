@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadModel
 
 @Suite struct EditHistoryTests {
@@ -16,8 +17,8 @@ import Testing
     @Test(arguments: [
         (["5.0.a", "3.0.b"], ["5.0.a"], true),
         (["5.0.a", "3.0.b"], ["4.0.a", "3.0.b"], true),
-        (["5.0.a"], ["5.0.a", "1.0.b"], false),   // an edit by b it lacks
-        (["5.0.a"], ["6.0.a"], false),            // a later edit by a
+        (["5.0.a"], ["5.0.a", "1.0.b"], false),  // an edit by b it lacks
+        (["5.0.a"], ["6.0.a"], false),  // a later edit by a
         ([], [], true),
     ])
     func includes(_ mine: [String], _ theirs: [String], _ expected: Bool) throws {

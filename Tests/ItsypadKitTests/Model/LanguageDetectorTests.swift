@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadCLI
 @testable import ItsypadModel
 
@@ -32,7 +33,9 @@ let languageSamples: [LanguageSample] = [
     LanguageSample("php", "#!/usr/bin/php\n<?php echo 1;"),
     LanguageSample("plain", "#!/usr/bin/perl\nprint \"hi\\n\";"),
 
-    LanguageSample("swift", """
+    LanguageSample(
+        "swift",
+        """
         import Foundation
 
         struct User: Codable {
@@ -45,7 +48,9 @@ let languageSamples: [LanguageSample] = [
             return "Hello, \\(user.name)"
         }
         """),
-    LanguageSample("swift", """
+    LanguageSample(
+        "swift",
+        """
         enum Direction {
             case north, south
         }
@@ -59,14 +64,18 @@ let languageSamples: [LanguageSample] = [
             }
         }
         """),
-    LanguageSample("swift", """
+    LanguageSample(
+        "swift",
+        """
         if let value = cache[key] {
             print(value)
         }
         let count: Int = items.count
         """),
 
-    LanguageSample("python", """
+    LanguageSample(
+        "python",
+        """
         import os
 
         def main():
@@ -76,7 +85,9 @@ let languageSamples: [LanguageSample] = [
         if __name__ == "__main__":
             main()
         """),
-    LanguageSample("python", """
+    LanguageSample(
+        "python",
+        """
         class Stack:
             def __init__(self):
                 self.items = []
@@ -88,7 +99,9 @@ let languageSamples: [LanguageSample] = [
                     self.items.pop(0)
                 self.items.append(item)
         """),
-    LanguageSample("python", """
+    LanguageSample(
+        "python",
+        """
         from dataclasses import dataclass
 
         try:
@@ -97,7 +110,9 @@ let languageSamples: [LanguageSample] = [
             value = 0
         """),
 
-    LanguageSample("go", """
+    LanguageSample(
+        "go",
+        """
         package main
 
         import "fmt"
@@ -107,7 +122,9 @@ let languageSamples: [LanguageSample] = [
         \tfmt.Println("hello", x)
         }
         """),
-    LanguageSample("go", """
+    LanguageSample(
+        "go",
+        """
         type Server struct {
         \taddr string
         }
@@ -122,7 +139,9 @@ let languageSamples: [LanguageSample] = [
         }
         """),
 
-    LanguageSample("rust", """
+    LanguageSample(
+        "rust",
+        """
         use std::collections::HashMap;
 
         fn main() {
@@ -131,7 +150,9 @@ let languageSamples: [LanguageSample] = [
             println!("{:?}", counts);
         }
         """),
-    LanguageSample("rust", """
+    LanguageSample(
+        "rust",
+        """
         #[derive(Debug, Clone)]
         pub struct Point {
             x: i32,
@@ -148,7 +169,9 @@ let languageSamples: [LanguageSample] = [
         }
         """),
 
-    LanguageSample("c", """
+    LanguageSample(
+        "c",
+        """
         #include <stdio.h>
         #include <stdlib.h>
 
@@ -159,7 +182,9 @@ let languageSamples: [LanguageSample] = [
             return 0;
         }
         """),
-    LanguageSample("c", """
+    LanguageSample(
+        "c",
+        """
         #define MAX 16
 
         typedef struct node {
@@ -174,7 +199,9 @@ let languageSamples: [LanguageSample] = [
         }
         """),
 
-    LanguageSample("cpp", """
+    LanguageSample(
+        "cpp",
+        """
         #include <iostream>
         #include <vector>
 
@@ -184,7 +211,9 @@ let languageSamples: [LanguageSample] = [
             return 0;
         }
         """),
-    LanguageSample("cpp", """
+    LanguageSample(
+        "cpp",
+        """
         template <typename T>
         class Box {
         public:
@@ -196,14 +225,18 @@ let languageSamples: [LanguageSample] = [
         };
         """),
 
-    LanguageSample("java", """
+    LanguageSample(
+        "java",
+        """
         public class Hello {
             public static void main(String[] args) {
                 System.out.println("Hello");
             }
         }
         """),
-    LanguageSample("java", """
+    LanguageSample(
+        "java",
+        """
         package com.example.app;
 
         import java.util.List;
@@ -219,13 +252,17 @@ let languageSamples: [LanguageSample] = [
         }
         """),
 
-    LanguageSample("kotlin", """
+    LanguageSample(
+        "kotlin",
+        """
         fun main() {
             val names = listOf("a", "b")
             for (n in names) println(n)
         }
         """),
-    LanguageSample("kotlin", """
+    LanguageSample(
+        "kotlin",
+        """
         package com.example.app
 
         data class User(val name: String, val age: Int)
@@ -239,7 +276,9 @@ let languageSamples: [LanguageSample] = [
         }
         """),
 
-    LanguageSample("typescript", """
+    LanguageSample(
+        "typescript",
+        """
         interface User {
           id: number;
           name: string;
@@ -249,7 +288,9 @@ let languageSamples: [LanguageSample] = [
           return `Hello ${user.name}`;
         }
         """),
-    LanguageSample("typescript", """
+    LanguageSample(
+        "typescript",
+        """
         import type { Config } from "./config";
 
         export type Mode = "light" | "dark";
@@ -261,13 +302,17 @@ let languageSamples: [LanguageSample] = [
         }
         """),
 
-    LanguageSample("javascript", """
+    LanguageSample(
+        "javascript",
+        """
         const express = require('express');
         const app = express();
         app.get('/', (req, res) => res.send('hi'));
         console.log('listening');
         """),
-    LanguageSample("javascript", """
+    LanguageSample(
+        "javascript",
+        """
         function add(a, b) {
           return a + b;
         }
@@ -276,7 +321,9 @@ let languageSamples: [LanguageSample] = [
           console.log(add(1, 2));
         });
         """),
-    LanguageSample("javascript", """
+    LanguageSample(
+        "javascript",
+        """
         import React from 'react';
 
         export default function App() {
@@ -286,42 +333,56 @@ let languageSamples: [LanguageSample] = [
         """),
 
     LanguageSample("json", #"{"name": "itsypad", "version": 2, "tags": ["a", "b"], "ok": true, "x": null}"#),
-    LanguageSample("json", """
+    LanguageSample(
+        "json",
+        """
         [
           {"id": 1, "score": -2.5e3},
           {"id": 2, "note": "a \\"quoted\\" } brace"}
         ]
         """),
 
-    LanguageSample("html", """
+    LanguageSample(
+        "html",
+        """
         <!DOCTYPE html>
         <html>
         <head><title>Hi</title></head>
         <body><p>Hello</p></body>
         </html>
         """),
-    LanguageSample("html", """
+    LanguageSample(
+        "html",
+        """
         <div class="card">
           <p>Hello <a href="/x">there</a></p>
         </div>
         """),
 
-    LanguageSample("xml", """
+    LanguageSample(
+        "xml",
+        """
         <?xml version="1.0" encoding="UTF-8"?>
         <note><to>Tove</to></note>
         """),
-    LanguageSample("xml", """
+    LanguageSample(
+        "xml",
+        """
         <project>
           <modelVersion>4.0.0</modelVersion>
           <artifactId>demo</artifactId>
         </project>
         """),
 
-    LanguageSample("php", """
+    LanguageSample(
+        "php",
+        """
         <?php
         echo "Hello";
         """),
-    LanguageSample("php", """
+    LanguageSample(
+        "php",
+        """
         <?php
 
         namespace App\\Http;
@@ -335,7 +396,9 @@ let languageSamples: [LanguageSample] = [
         }
         """),
 
-    LanguageSample("csharp", """
+    LanguageSample(
+        "csharp",
+        """
         using System;
 
         namespace Demo
@@ -349,7 +412,9 @@ let languageSamples: [LanguageSample] = [
             }
         }
         """),
-    LanguageSample("csharp", """
+    LanguageSample(
+        "csharp",
+        """
         public class User
         {
             public string Name { get; set; }
@@ -363,7 +428,9 @@ let languageSamples: [LanguageSample] = [
         }
         """),
 
-    LanguageSample("ruby", """
+    LanguageSample(
+        "ruby",
+        """
         class Greeter
           def initialize(name)
             @name = name
@@ -374,7 +441,9 @@ let languageSamples: [LanguageSample] = [
           end
         end
         """),
-    LanguageSample("ruby", """
+    LanguageSample(
+        "ruby",
+        """
         require 'json'
 
         items.each do |item|
@@ -386,7 +455,9 @@ let languageSamples: [LanguageSample] = [
         end
         """),
 
-    LanguageSample("lua", """
+    LanguageSample(
+        "lua",
+        """
         local function greet(name)
           print("Hello, " .. name)
         end
@@ -396,7 +467,9 @@ let languageSamples: [LanguageSample] = [
           count = count + 1
         end
         """),
-    LanguageSample("lua", """
+    LanguageSample(
+        "lua",
+        """
         function M.setup(opts)
           if opts == nil then
             opts = {}
@@ -406,30 +479,40 @@ let languageSamples: [LanguageSample] = [
         end
         """),
 
-    LanguageSample("bash", """
+    LanguageSample(
+        "bash",
+        """
         set -euo pipefail
         for f in *.txt; do
           echo "$f"
         done
         """),
-    LanguageSample("bash", """
+    LanguageSample(
+        "bash",
+        """
         if [ -z "$HOME" ]; then
           export PATH=$HOME/bin:$PATH
         fi
         """),
-    LanguageSample("bash", """
+    LanguageSample(
+        "bash",
+        """
         sudo apt-get update
         cd /tmp
         curl -fsSL https://example.com/install.sh | bash >/dev/null 2>&1
         """),
 
-    LanguageSample("sql", """
+    LanguageSample(
+        "sql",
+        """
         SELECT id, name
         FROM users
         WHERE active = 1
         ORDER BY name;
         """),
-    LanguageSample("sql", """
+    LanguageSample(
+        "sql",
+        """
         CREATE TABLE users (
           id INTEGER PRIMARY KEY,
           name VARCHAR(64) NOT NULL
@@ -438,7 +521,9 @@ let languageSamples: [LanguageSample] = [
         """),
     LanguageSample("sql", "select count(*) from orders o join users u on u.id = o.user_id where u.active group by u.id;"),
 
-    LanguageSample("css", """
+    LanguageSample(
+        "css",
+        """
         body {
           margin: 0;
           font-family: sans-serif;
@@ -448,7 +533,9 @@ let languageSamples: [LanguageSample] = [
           color: #fff;
         }
         """),
-    LanguageSample("css", """
+    LanguageSample(
+        "css",
+        """
         @media (max-width: 600px) {
           #sidebar {
             display: none !important;
@@ -456,7 +543,9 @@ let languageSamples: [LanguageSample] = [
         }
         """),
 
-    LanguageSample("markdown", """
+    LanguageSample(
+        "markdown",
+        """
         # Itsypad
 
         A tiny scratchpad. See [docs](https://example.com).
@@ -466,7 +555,9 @@ let languageSamples: [LanguageSample] = [
         - Download
         - Run `itsypad`
         """),
-    LanguageSample("markdown", """
+    LanguageSample(
+        "markdown",
+        """
         Notes for **Tuesday**:
 
         - [ ] ship it
@@ -478,7 +569,9 @@ let languageSamples: [LanguageSample] = [
         ```
         """),
 
-    LanguageSample("yaml", """
+    LanguageSample(
+        "yaml",
+        """
         name: CI
         on:
           push:
@@ -489,7 +582,9 @@ let languageSamples: [LanguageSample] = [
             steps:
               - uses: actions/checkout@v4
         """),
-    LanguageSample("yaml", """
+    LanguageSample(
+        "yaml",
+        """
         ---
         apiVersion: v1
         kind: Pod
@@ -501,7 +596,9 @@ let languageSamples: [LanguageSample] = [
               image: nginx:1.25
         """),
 
-    LanguageSample("toml", """
+    LanguageSample(
+        "toml",
+        """
         [package]
         name = "itsypad"
         version = "0.1.0"
@@ -509,7 +606,9 @@ let languageSamples: [LanguageSample] = [
         [dependencies]
         serde = { version = "1", features = ["derive"] }
         """),
-    LanguageSample("toml", """
+    LanguageSample(
+        "toml",
+        """
         title = "Example"
         enabled = true
 
@@ -517,14 +616,18 @@ let languageSamples: [LanguageSample] = [
         port = 8080
         """),
 
-    LanguageSample("dockerfile", """
+    LanguageSample(
+        "dockerfile",
+        """
         FROM node:20-alpine
         WORKDIR /app
         COPY package.json .
         RUN npm install
         CMD ["node", "index.js"]
         """),
-    LanguageSample("dockerfile", """
+    LanguageSample(
+        "dockerfile",
+        """
         FROM ubuntu:22.04 AS build
         ENV DEBIAN_FRONTEND=noninteractive
         RUN apt-get update && apt-get install -y curl
@@ -532,7 +635,9 @@ let languageSamples: [LanguageSample] = [
         ENTRYPOINT ["/usr/bin/app"]
         """),
 
-    LanguageSample("makefile", """
+    LanguageSample(
+        "makefile",
+        """
         CC = gcc
 
         all: main.o
@@ -541,7 +646,9 @@ let languageSamples: [LanguageSample] = [
         clean:
         \trm -f *.o app
         """),
-    LanguageSample("makefile", """
+    LanguageSample(
+        "makefile",
+        """
         .PHONY: build test
 
         build:
@@ -556,13 +663,17 @@ let languageSamples: [LanguageSample] = [
 let tieBreakSamples: [LanguageSample] = [
     // One TypeScript-only hint on mostly JavaScript: the superset wins
     // because it inherits the JavaScript score.
-    LanguageSample("typescript", """
+    LanguageSample(
+        "typescript",
+        """
         const total = items.reduce((sum, item) => sum + item.price, 0);
         console.log(total);
         let label: string = "Total";
         """),
     // Likewise C++ over C.
-    LanguageSample("cpp", """
+    LanguageSample(
+        "cpp",
+        """
         #include <stdio.h>
         int main() {
             std::string name = "x";
@@ -570,7 +681,9 @@ let tieBreakSamples: [LanguageSample] = [
         }
         """),
     // Code inside a fence belongs to the Markdown document.
-    LanguageSample("markdown", """
+    LanguageSample(
+        "markdown",
+        """
         Some notes:
 
         ```python
@@ -583,7 +696,9 @@ let tieBreakSamples: [LanguageSample] = [
         """),
     // Many `NAME = 1` lines look like TOML, but one rule only counts a few
     // times, so the distinct Python clues below them win.
-    LanguageSample("python", """
+    LanguageSample(
+        "python",
+        """
         WIDTH = 80
         HEIGHT = 24
         DEPTH = 3
@@ -704,9 +819,11 @@ let plainSamples: [String] = [
         }
     }
 
-    @Test(arguments: [("notes.md", "markdown"), ("x.rb", "ruby"), ("script.PY", "python"), ("a.yml", "yaml"), ("lib.rs", "rust"),
-                      ("main.go", "go"), ("x.hpp", "cpp"), ("Makefile", "makefile"), ("Dockerfile", "dockerfile"),
-                      ("notes.txt", "plain"), ("page.htm", "html")])
+    @Test(arguments: [
+        ("notes.md", "markdown"), ("x.rb", "ruby"), ("script.PY", "python"), ("a.yml", "yaml"), ("lib.rs", "rust"),
+        ("main.go", "go"), ("x.hpp", "cpp"), ("Makefile", "makefile"), ("Dockerfile", "dockerfile"),
+        ("notes.txt", "plain"), ("page.htm", "html"),
+    ])
     func fileNamesImplyALanguage(_ name: String, _ language: String) {
         #expect(LanguageDetector.language(forFileName: name) == language)
     }

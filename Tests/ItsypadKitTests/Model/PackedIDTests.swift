@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadModel
 
 @Suite struct PackedIDTests {
@@ -30,8 +31,11 @@ import Testing
                 guard length > 0 else { continue }
                 var changed = Array(prefix.utf8)
                 let last = changed.count - 1
-                changed[last] = changed[last] == 0x2D ? 0x30 : Array("0123456789abcdef".utf8).filter { $0 != changed[last] }
-                    .randomElement(using: &generator)!
+                changed[last] =
+                    changed[last] == 0x2D
+                    ? 0x30
+                    : Array("0123456789abcdef".utf8).filter { $0 != changed[last] }
+                        .randomElement(using: &generator)!
                 #expect(PackedIDPrefix(String(decoding: changed, as: UTF8.self))?.matches(id) != true)
             }
         }
@@ -43,10 +47,12 @@ import Testing
     }
 
     /// Only the lowercase form round-trips exactly; anything else is not a canonical id.
-    @Test(arguments: ["00000000-0000-4000-8000-00000000000A", "00000000-0000-4000-8000-00000000000g",
-                      "00000000-0000-4000-8000-00000000000:", "00000000-0000-4000-8000-00000000000/",
-                      "000000000-000-4000-8000-000000000000", "00000000-0000-4000-8000-0000000000000",
-                      "00000000-0000-4000-8000-00000000000", "00000000x0000-4000-8000-000000000000"])
+    @Test(arguments: [
+        "00000000-0000-4000-8000-00000000000A", "00000000-0000-4000-8000-00000000000g",
+        "00000000-0000-4000-8000-00000000000:", "00000000-0000-4000-8000-00000000000/",
+        "000000000-000-4000-8000-000000000000", "00000000-0000-4000-8000-0000000000000",
+        "00000000-0000-4000-8000-00000000000", "00000000x0000-4000-8000-000000000000",
+    ])
     func refusesAnythingButTheLowercaseForm(_ text: String) {
         #expect(PackedID(canonical: text) == nil)
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadModel
 
 /// Builds strings by repetition so the fixtures state their lengths

@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct ClipStoreTests {
     let directory = TemporaryDirectory()
@@ -117,14 +119,17 @@ import Testing
         let reopened = try ClipStore(directory: path)
         #expect(try reopened.entries() == [local, ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)])
         let log = try #require(try FileSystem.read(path + "/log"))
-        #expect(log == ClipStore.addLine(ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)) + ClipStore.addLine(local))
+        #expect(
+            log == ClipStore.addLine(ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)) + ClipStore.addLine(local))
     }
 
     /// The bytes `addLine` writes are the JSON serializer's, so any JSON reader gets the same entry.
     @Test func addLinesAreTheSerializersJSON() {
         let entry = ClipEntry(id: Identifier.make(), text: "q\"\\\u{1}\n é", timestamp: -5, pinned: true, localOnly: .ignored)
-        let json = JSONValue.object([("op", .string("add")), ("id", .string(entry.id)), ("ts", .integer(-5)), ("pinned", .bool(true)),
-                                     ("local", .string("ignored")), ("text", .string(entry.text))])
+        let json = JSONValue.object([
+            ("op", .string("add")), ("id", .string(entry.id)), ("ts", .integer(-5)), ("pinned", .bool(true)),
+            ("local", .string("ignored")), ("text", .string(entry.text)),
+        ])
         #expect(ClipStore.addLine(entry) == Array((json.serialized() + "\n").utf8))
     }
 
@@ -145,7 +150,10 @@ import Testing
             return
         }
         #expect(found.id == added.id)
-        #expect({ if case .notFound = try? store.resolve("abc") { return true }; return false }())
+        #expect(
+            {
+                if case .notFound = try? store.resolve("abc") { return true }; return false
+            }())
     }
 
     @Test func keepsFilesPrivate() throws {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
@@ -75,7 +76,8 @@ import Testing
         #expect(fleet[0].inProcess(["settings", "set", "clipboard.ignore", "hunter2"]).0 == 0)
         // The peer runs a version that accepts more syntax.
         let peerSettings = try SettingsStore(path: fleet[0].dataDir + "/settings.json")
-        try peerSettings.set("clipboard.ignore", .list(["(a)\\1", "hunter2"]), clock: HybridTimestamp(physical: Time.now() + 1000, device: "peer"))
+        try peerSettings.set(
+            "clipboard.ignore", .list(["(a)\\1", "hunter2"]), clock: HybridTimestamp(physical: Time.now() + 1000, device: "peer"))
         fleet.sync(0)
         fleet.sync(1)
         #expect(fleet[1].inProcess(["settings", "get", "clipboard.ignore"]).1 == "(a)\\1\nhunter2\n")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadStore
@@ -29,7 +30,7 @@ import Testing
         let queue = try PendingQueue(path: path)
         try queue.enqueue(.save, a)
         let batch = try queue.changes()
-        try queue.enqueue(.save, a)   // edited while the batch was in flight
+        try queue.enqueue(.save, a)  // edited while the batch was in flight
         try queue.confirm(batch)
         #expect(try PendingQueue(path: path).changes().map(\.key) == [a])
         try queue.confirm(try queue.changes())
@@ -90,7 +91,13 @@ import Testing
     }
 
     @Test(arguments: [
-        ("garbage before the last line", ["{\"op\":\"save\",\"type\":\"ScratchTab\",\"id\":\"a\"}", "not json", "{\"op\":\"save\",\"type\":\"ScratchTab\",\"id\":\"b\"}"], true),
+        (
+            "garbage before the last line",
+            [
+                "{\"op\":\"save\",\"type\":\"ScratchTab\",\"id\":\"a\"}", "not json",
+                "{\"op\":\"save\",\"type\":\"ScratchTab\",\"id\":\"b\"}",
+            ], true
+        ),
         ("garbage as the last line", ["{\"op\":\"save\",\"type\":\"ScratchTab\",\"id\":\"a\"}", "not json"], false),
     ])
     func reportsDamageButNotATornTail(_ case: String, _ lines: [String], _ damaged: Bool) throws {
@@ -110,7 +117,9 @@ import Testing
     @Test func keepsTheLastEntryPerClipAndLooksUpFewWithoutDecodingAll() throws {
         let ledger = ClipSyncLedger(path: path)
         let history = EditHistory([HybridTimestamp(physical: 5, device: "d")])
-        try ledger.set([(x, ClipSyncLedger.Entry(tag: "1", pinned: false)), (y, ClipSyncLedger.Entry(tag: "2", pinned: true, history: history))])
+        try ledger.set([
+            (x, ClipSyncLedger.Entry(tag: "1", pinned: false)), (y, ClipSyncLedger.Entry(tag: "2", pinned: true, history: history)),
+        ])
         let change = HybridTimestamp(physical: 9, device: "me")
         try ledger.recordChange(ids: [x], clock: change)
         try ledger.set([(y, ClipSyncLedger.Entry(tag: "3", pinned: false, history: history))])
@@ -123,7 +132,8 @@ import Testing
 
     @Test func aChangeStampedByAClockThatWentBackStillComesAfter() {
         let mine = HybridTimestamp(physical: 100, counter: 2, device: "me")
-        let entry = ClipSyncLedger.Entry(tag: "1", pinned: true, history: EditHistory([mine]), change: HybridTimestamp(physical: 50, device: "me"))
+        let entry = ClipSyncLedger.Entry(
+            tag: "1", pinned: true, history: EditHistory([mine]), change: HybridTimestamp(physical: 50, device: "me"))
         #expect(entry.localHistory.clock(of: "me") == HybridTimestamp(physical: 100, counter: 3, device: "me"))
         #expect(entry.localHistory == entry.localHistory, "the same on every run")
     }

@@ -1,11 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `PendingQueue.keys()` answers from `sync/pending.keys` and the lines after
 /// it; whatever the summary holds, the answer is the full replay's.
@@ -15,7 +17,9 @@ import Testing
     var summaryPath: String { directory.path + "/sync/pending.keys" }
 
     /// Enough clips that their lines pass `PendingSummary.rewriteAfter`.
-    static let clips = (0..<1200).map { RecordKey(.clip, PackedID(high: 0x1234_5678_0000_4000, low: 0x8000_0000_0000_0000 | UInt64($0)).string) }
+    static let clips = (0..<1200).map {
+        RecordKey(.clip, PackedID(high: 0x1234_5678_0000_4000, low: 0x8000_0000_0000_0000 | UInt64($0)).string)
+    }
     static let tabs = (0..<5).map { RecordKey(.tab, "tab \($0) ✓") }
 
     /// The waiting keys by a fresh queue through the summary, and by a full replay.
@@ -87,7 +91,9 @@ import Testing
         try queue.confirm(Array(try queue.changes().prefix(100)))
         try expectAgreement("first")
         let good = try #require(try FileSystem.read(summaryPath))
-        var damaged: [[UInt8]] = [[], Array(good.prefix(79)), Array(good.dropLast()), good + [0], Array(repeating: 0xFF, count: good.count)]
+        var damaged: [[UInt8]] = [
+            [], Array(good.prefix(79)), Array(good.dropLast()), good + [0], Array(repeating: 0xFF, count: good.count),
+        ]
         for position in Array(0..<PendingSummary.headerSize) + Array(stride(from: PendingSummary.headerSize, to: good.count, by: 997)) {
             var bytes = good
             bytes[position] ^= 0x40

@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct TabIndexTests {
     let device = Device()
@@ -82,7 +84,8 @@ import Testing
         var generator = SeededGenerator(seed: 3)
         let ids = names.map { _ in PackedID(Identifier.make())! }
         let records = zip(ids, names).enumerated().map { position, pair in
-            TabIndex.Record(id: pair.0, lastModified: Int64(generator.next() % 50), name: Array(pair.1.utf8), row: Array("row \(position)".utf8))
+            TabIndex.Record(
+                id: pair.0, lastModified: Int64(generator.next() % 50), name: Array(pair.1.utf8), row: Array("row \(position)".utf8))
         }
         try TabIndex(records: records).save(directory: directory.path, in: tree)
         return (try #require(TabIndex.load(directory: directory.path, in: tree)), ids)
@@ -95,10 +98,15 @@ import Testing
         // A name that is also another tab's id prefix: both are matches.
         names[names.count - 1] = String(ids[5].string.prefix(6))
         (index, ids) = try saved(names)
-        let references = names + ids.prefix(30).flatMap { id -> [String] in
-            let text = id.string
-            return [text, String(text.prefix(4)), String(text.prefix(9)), String(text.prefix(8)), text.uppercased(), String(text.prefix(13))]
-        } + ["zzzz", "0000", "ffff", "missing", "note", "n1", "\u{212A}"]
+        let references =
+            names
+            + ids.prefix(30).flatMap { id -> [String] in
+                let text = id.string
+                return [
+                    text, String(text.prefix(4)), String(text.prefix(9)), String(text.prefix(8)), text.uppercased(),
+                    String(text.prefix(13)),
+                ]
+            } + ["zzzz", "0000", "ffff", "missing", "note", "n1", "\u{212A}"]
         var answered = 0
         for reference in references {
             let expected = index.matches(reference)

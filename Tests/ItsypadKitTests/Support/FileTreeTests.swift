@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadSupport
 
 /// The one way into the data directory and a backend: nothing reached through a symlink,
 /// no FIFO or device opened, no name that leaves its directory.
@@ -121,8 +123,10 @@ import Testing
         expectMalformed { _ = try tree.read(root + "/plain/below") }
     }
 
-    @Test(arguments: ["../outside/target", "sub/../../outside/target", "/etc/passwd", "sub//file", "sub/./file", "nul\u{0}.json",
-                      String(repeating: "a", count: 256)])
+    @Test(arguments: [
+        "../outside/target", "sub/../../outside/target", "/etc/passwd", "sub//file", "sub/./file", "nul\u{0}.json",
+        String(repeating: "a", count: 256),
+    ])
     func namesThatLeaveTheirDirectoryAreRefused(_ name: String) throws {
         let path = root + "/" + name
         expectMalformed { _ = try tree.read(path) }

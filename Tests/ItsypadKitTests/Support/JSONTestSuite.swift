@@ -6,7 +6,8 @@
 enum JSONTestSuite {
     static let files: [String: String] = [
         "i_number_double_huge_neg_exp": "WzEyMy40NTZlLTc4OV0=",
-        "i_number_huge_exp": "WzAuNGUwMDY2OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk2OTk5OTk5OTAwNl0=",
+        "i_number_huge_exp":
+            "WzAuNGUwMDY2OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk2OTk5OTk5OTAwNl0=",
         "i_number_neg_int_huge_exp": "Wy0xZSs5OTk5XQ==",
         "i_number_pos_double_huge_exp": "WzEuNWUrOTk5OV0=",
         "i_number_real_neg_overflow": "Wy0xMjMxMjNlMTAwMDAwXQ==",
@@ -265,7 +266,8 @@ enum JSONTestSuite {
         "y_number_0e+1": "WzBlKzFd",
         "y_number_0e1": "WzBlMV0=",
         "y_number_after_space": "WyA0XQ==",
-        "y_number_double_close_to_zero": "Wy0wLjAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMV0K",
+        "y_number_double_close_to_zero":
+            "Wy0wLjAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMV0K",
         "y_number_int_with_exp": "WzIwZTFd",
         "y_number_minus_zero": "Wy0wXQ==",
         "y_number_negative_int": "Wy0xMjNd",
@@ -288,9 +290,11 @@ enum JSONTestSuite {
         "y_object_empty_key": "eyIiOjB9",
         "y_object_escaped_null_in_key": "eyJmb29cdTAwMDBiYXIiOiA0Mn0=",
         "y_object_extreme_numbers": "eyAibWluIjogLTEuMGUrMjgsICJtYXgiOiAxLjBlKzI4IH0=",
-        "y_object_long_strings": "eyJ4IjpbeyJpZCI6ICJ4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4In1dLCAiaWQiOiAieHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eCJ9",
+        "y_object_long_strings":
+            "eyJ4IjpbeyJpZCI6ICJ4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4In1dLCAiaWQiOiAieHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eCJ9",
         "y_object_simple": "eyJhIjpbXX0=",
-        "y_object_string_unicode": "eyJ0aXRsZSI6Ilx1MDQxZlx1MDQzZVx1MDQzYlx1MDQ0Mlx1MDQzZVx1MDQ0MFx1MDQzMCBcdTA0MTdcdTA0MzVcdTA0M2NcdTA0M2JcdTA0MzVcdTA0M2FcdTA0M2VcdTA0M2ZcdTA0MzAiIH0=",
+        "y_object_string_unicode":
+            "eyJ0aXRsZSI6Ilx1MDQxZlx1MDQzZVx1MDQzYlx1MDQ0Mlx1MDQzZVx1MDQ0MFx1MDQzMCBcdTA0MTdcdTA0MzVcdTA0M2NcdTA0M2JcdTA0MzVcdTA0M2FcdTA0M2VcdTA0M2ZcdTA0MzAiIH0=",
         "y_object_with_newlines": "ewoiYSI6ICJiIgp9",
         "y_string_1_2_3_bytes_UTF-8_sequences": "WyJcdTAwNjBcdTAxMmFcdTEyQUIiXQ==",
         "y_string_accepted_surrogate_pair": "WyJcdUQ4MDFcdWRjMzciXQ==",

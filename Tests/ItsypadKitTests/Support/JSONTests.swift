@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadSupport
 
 @Suite struct JSONTests {
@@ -70,7 +71,8 @@ import Testing
         // Far too deep: an error, not a stack overflow.
         #expect(throws: JSONParseError.self) { try JSONValue.parse(String(repeating: "[{\"a\":", count: 200_000)) }
         #expect(throws: JSONParseError.self) {
-            try JSONValue.parseObject(Array(("{\"tabs\":[" + tooDeep + "]}").utf8), streamedArrays: ["tabs"], member: { _, _ in }, element: { _, _ in })
+            try JSONValue.parseObject(
+                Array(("{\"tabs\":[" + tooDeep + "]}").utf8), streamedArrays: ["tabs"], member: { _, _ in }, element: { _, _ in })
         }
     }
 
@@ -93,8 +95,9 @@ import Testing
 
     @Test func streamingRefusesWhatParsingRefuses() throws {
         var elements: [JSONValue] = []
-        try JSONValue.parseObject(Array("{\"tabs\":[1,2],\"x\":true}".utf8), streamedArrays: ["tabs"],
-                                  member: { _, _ in }, element: { elements.append($1) })
+        try JSONValue.parseObject(
+            Array("{\"tabs\":[1,2],\"x\":true}".utf8), streamedArrays: ["tabs"],
+            member: { _, _ in }, element: { elements.append($1) })
         #expect(elements == [.integer(1), .integer(2)])
         for text in ["{\"tabs\":[1],\"tabs\":[2]}", "{\"x\":1,\"x\":2}", "{\"tabs\":[01]}", "{\"tabs\":[1]} x", "{\"tabs\":[1],}"] {
             #expect(throws: JSONParseError.self, "\(text)") {
@@ -222,8 +225,10 @@ import Testing
 @Suite struct CanonicalEscapingTests {
     static let pieces: [[UInt8]] = [
         Array("a".utf8), Array(" ".utf8), Array("é".utf8), Array("日".utf8), Array("👍".utf8), [0x5C, 0x22], [0x5C, 0x5C], Array(#"\n"#.utf8),
-        Array(#"\t"#.utf8), Array(#"\r"#.utf8), Array(#"\u001b"#.utf8), Array(#"\u001B"#.utf8), Array(#"\u0009"#.utf8), Array(#"\u0041"#.utf8),
-        Array(#"\/"#.utf8), Array(#"\b"#.utf8), [0x22], [0x5C], [0x0A], [0x01], [0xC3], [0xA9], [0xFF], [0xED, 0xA0, 0x80], Array("xxxxxxxxx".utf8),
+        Array(#"\t"#.utf8), Array(#"\r"#.utf8), Array(#"\u001b"#.utf8), Array(#"\u001B"#.utf8), Array(#"\u0009"#.utf8),
+        Array(#"\u0041"#.utf8),
+        Array(#"\/"#.utf8), Array(#"\b"#.utf8), [0x22], [0x5C], [0x0A], [0x01], [0xC3], [0xA9], [0xFF], [0xED, 0xA0, 0x80],
+        Array("xxxxxxxxx".utf8),
     ]
 
     @Test func holdsExactlyWhenDecodingAndEscapingAgainGivesTheSameBytes() {

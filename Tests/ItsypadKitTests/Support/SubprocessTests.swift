@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadSupport
 
 @Suite struct SubprocessTests {
     func shell(_ script: String, environment: [String: String] = [:]) -> Subprocess {
@@ -45,6 +47,8 @@ import Testing
     }
 
     @Test func aProgramThatCannotStartIsAFailure() {
-        #expect(throws: ItsypadError.self) { try Subprocess(executable: "/nonexistent/git", arguments: [], environment: [:]).run(timeout: 5) }
+        #expect(throws: ItsypadError.self) {
+            try Subprocess(executable: "/nonexistent/git", arguments: [], environment: [:]).run(timeout: 5)
+        }
     }
 }

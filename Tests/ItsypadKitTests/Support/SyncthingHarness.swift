@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadSupport
 
 /// Two real Syncthing instances on 127.0.0.1, each with its own home and its own copy of one
 /// shared folder, started and stopped by the test. Global discovery, relays, NAT traversal,
@@ -45,14 +47,17 @@ final class SyncthingPair {
         var prepared: [Instance] = []
         for name in ["A", "B"] {
             let home = root + "/home" + name
-            let result = try Process.run("syncthing", ["generate", "--home=" + home, "--no-default-folder", "--skip-port-probing"],
-                                         environment: Self.environment(home: root))
+            let result = try Process.run(
+                "syncthing", ["generate", "--home=" + home, "--no-default-folder", "--skip-port-probing"],
+                environment: Self.environment(home: root))
             guard result.status == 0 else { throw Failure(reason: "syncthing generate failed: \(result.stderr)") }
             let id = try Process.run("syncthing", ["serve", "--home=" + home, "--device-id"], environment: Self.environment(home: root))
             let deviceID = id.stdout.trimmingNewline
             guard id.status == 0, !deviceID.isEmpty else { throw Failure(reason: "cannot read the device ID: \(id.stderr)") }
-            prepared.append(Instance(home: home, deviceID: deviceID, guiPort: try Self.freePort(), listenPort: try Self.freePort(),
-                                     apiKey: "itsypad-test-" + name))
+            prepared.append(
+                Instance(
+                    home: home, deviceID: deviceID, guiPort: try Self.freePort(), listenPort: try Self.freePort(),
+                    apiKey: "itsypad-test-" + name))
         }
         for (index, folder) in folders.enumerated() {
             try FileSystem.makeDirectory(folder)

@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadSupport
 
 extension Tag {
     /// Runs real Syncthing instances on 127.0.0.1 (seconds per test).

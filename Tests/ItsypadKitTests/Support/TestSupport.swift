@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 @testable import ItsypadCLI
 @testable import ItsypadSupport
 @testable import ItsypadSync
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A temporary directory removed when the value goes away.
 final class TemporaryDirectory {
@@ -54,7 +55,9 @@ enum Process {
         var directory = FileSystem.directoryName(exe)
         // The bundle may be a directory (…/itsypadPackageTests.xctest/…); walk up to the build products.
         while !directory.isEmpty, directory != "/" {
-            if FileSystem.exists(directory + "/itsypad") && !FileSystem.isDirectory(directory + "/itsypad") { return directory + "/itsypad" }
+            if FileSystem.exists(directory + "/itsypad") && !FileSystem.isDirectory(directory + "/itsypad") {
+                return directory + "/itsypad"
+            }
             directory = FileSystem.directoryName(directory)
         }
         return ".build/debug/itsypad"
@@ -63,12 +66,15 @@ enum Process {
     /// Runs `program` to its end; with `timeout` (seconds), a process still running then is killed
     /// and reported as `timedOut`: a guard against hangs, not a measurement.
     @discardableResult
-    static func run(_ program: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String]? = nil,
-                    timeout: Double? = nil) throws -> RunResult {
+    static func run(
+        _ program: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String]? = nil,
+        timeout: Double? = nil
+    ) throws -> RunResult {
         let scratch = TemporaryScratch()
         let inPath = scratch.path + "/in", outPath = scratch.path + "/out", errPath = scratch.path + "/err"
         try FileSystem.writeAtomically(inPath, stdin ?? [])
-        let pid = try spawn(program, arguments, stdin: stdin == nil ? "/dev/null" : inPath, stdout: outPath, stderr: errPath, environment: environment)
+        let pid = try spawn(
+            program, arguments, stdin: stdin == nil ? "/dev/null" : inPath, stdout: outPath, stderr: errPath, environment: environment)
         var status: Int32 = 0
         var timedOut = false
         if let timeout {
@@ -89,13 +95,16 @@ enum Process {
         let out = try FileSystem.read(outPath) ?? []
         let err = try FileSystem.read(errPath) ?? []
         let signaled = status & 0x7F
-        return RunResult(status: signaled == 0 ? (status >> 8) & 0xFF : 128 + signaled,
-                         stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self),
-                         stdoutBytes: out, signal: signaled == 0 ? nil : signaled, timedOut: timedOut)
+        return RunResult(
+            status: signaled == 0 ? (status >> 8) & 0xFF : 128 + signaled,
+            stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self),
+            stdoutBytes: out, signal: signaled == 0 ? nil : signaled, timedOut: timedOut)
     }
 
     /// Starts a program with files for its standard streams and returns its process id; the caller waits for it.
-    static func spawn(_ program: String, _ arguments: [String], stdin: String, stdout: String, stderr: String, environment: [String: String]?) throws -> pid_t {
+    static func spawn(
+        _ program: String, _ arguments: [String], stdin: String, stdout: String, stderr: String, environment: [String: String]?
+    ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -108,7 +117,8 @@ enum Process {
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid = pid_t()
-        let spawned = program.hasPrefix("/") || program.hasPrefix(".")
+        let spawned =
+            program.hasPrefix("/") || program.hasPrefix(".")
             ? posix_spawn(&pid, program, &actions, nil, argv, envp)
             : posix_spawnp(&pid, program, &actions, nil, argv, envp)
         guard spawned == 0 else { throw FileSystemError(path: program, code: spawned, operation: "run") }
@@ -175,8 +185,9 @@ struct Device {
 
     /// Runs in-process (fast), returning status, stdout and stderr.
     func inProcess(_ arguments: [String], stdin: String? = nil, now: Milliseconds? = nil) -> (Int32, String, String) {
-        let context = Context.memory(environment: ["ITSYPAD_DATA_DIR": dataDir, "TMPDIR": directory.path],
-                                     stdin: stdin.map { Array($0.utf8) }, now: now.map { value in { value } } ?? Time.now)
+        let context = Context.memory(
+            environment: ["ITSYPAD_DATA_DIR": dataDir, "TMPDIR": directory.path],
+            stdin: stdin.map { Array($0.utf8) }, now: now.map { value in { value } } ?? Time.now)
         let status = Itsypad.run(arguments, context: context)
         return (status, context.standardOutput.text, context.standardError.text)
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadSupport
 
 /// `TextQuery` answers from bytes what Itsypad's rule answers from whole
@@ -50,23 +51,28 @@ import Testing
                 }
             }
             for form in [escaped, spelled] where expected {
-                #expect(form.withUnsafeBufferPointer { TextQuery(query).mayMatch(escaped: $0) },
-                        "\(Array(query.unicodeScalars)) in \(String(decoding: form, as: UTF8.self))")
+                #expect(
+                    form.withUnsafeBufferPointer { TextQuery(query).mayMatch(escaped: $0) },
+                    "\(Array(query.unicodeScalars)) in \(String(decoding: form, as: UTF8.self))")
             }
         }
     }
 
     /// Texts without the query are ruled out from their escaped bytes, before any decoding.
-    @Test(arguments: [("9999", #"id 1999 and 99 99"#, false), ("merge", #"MERGE\nit"#, true), ("merge", #"mer\nge"#, false),
-                      ("kelvin", "\u{212A}ELVIN", true), ("ab", #"\u0061b"#, true), ("ab", #"a\u001bb"#, false),
-                      ("n", #"a\nb"#, true), ("\"", #"\""#, true)])
+    @Test(arguments: [
+        ("9999", #"id 1999 and 99 99"#, false), ("merge", #"MERGE\nit"#, true), ("merge", #"mer\nge"#, false),
+        ("kelvin", "\u{212A}ELVIN", true), ("ab", #"\u0061b"#, true), ("ab", #"a\u001bb"#, false),
+        ("n", #"a\nb"#, true), ("\"", #"\""#, true),
+    ])
     func escapedTextsWithoutTheQueryAreRuledOut(_ query: String, _ escaped: String, _ mayMatch: Bool) {
         var escaped = escaped
         #expect(escaped.withUTF8 { TextQuery(query).mayMatch(escaped: $0) } == mayMatch)
     }
 
-    @Test(arguments: [("KELVIN", "\u{212A}elvin"), ("kelvin", "\u{212A}ELVIN"), (";", "a\u{37E}b"), ("`", "\u{1FEF}"),
-                      ("istanbul", "\u{130}stanbul"), ("e", "e\u{301}"), ("\n", "a\r\nb"), ("9999", "id 19999"), ("", "x")])
+    @Test(arguments: [
+        ("KELVIN", "\u{212A}elvin"), ("kelvin", "\u{212A}ELVIN"), (";", "a\u{37E}b"), ("`", "\u{1FEF}"),
+        ("istanbul", "\u{130}stanbul"), ("e", "e\u{301}"), ("\n", "a\r\nb"), ("9999", "id 19999"), ("", "x"),
+    ])
     func agreesOnTheHardCases(_ query: String, _ text: String) {
         #expect(TextSearchTests.matches(query, text) == TextSearchTests.rule(text, query))
     }

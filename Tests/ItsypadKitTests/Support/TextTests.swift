@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadModel
 @testable import ItsypadSupport
 
@@ -45,11 +46,12 @@ import Testing
     }
 
     /// The project's check refuses what the standard library's `String(validating:)` refuses.
-    @Test(arguments: [
-        [0x68, 0x69], [0xC3, 0x28], [0xC3, 0xA9], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xED, 0x9F, 0xBF],
-        [0xF0, 0x9F, 0x91, 0x8D], [0xF4, 0x90, 0x80, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80], [0xE6, 0x97], [0xFF], [0x80], [],
-        Array("naïve café 日本 👍🏽 עולם".utf8), Array("naïve café 日本".utf8) + [0xE6], [0x00, 0x7F, 0x0A],
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x68, 0x69], [0xC3, 0x28], [0xC3, 0xA9], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xED, 0x9F, 0xBF],
+            [0xF0, 0x9F, 0x91, 0x8D], [0xF4, 0x90, 0x80, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80], [0xE6, 0x97], [0xFF], [0x80], [],
+            Array("naïve café 日本 👍🏽 עולם".utf8), Array("naïve café 日本".utf8) + [0xE6], [0x00, 0x7F, 0x0A],
+        ] as [[UInt8]])
     func refusesInvalidUTF8(_ bytes: [UInt8]) {
         #expect(Text.decodeUTF8(bytes) == String(validating: bytes, as: UTF8.self))
     }
@@ -61,10 +63,15 @@ import Testing
         #expect(Array(id)[14] == "4")
         #expect(Identifier.bytes(id).map(Identifier.format) == id)
         #expect(!Identifier.isValid("not-a-uuid"))
-        #expect(Identifier.bytes("0123ABCD-ef01-4567-89ab-CDEF01234567") == [0x01, 0x23, 0xAB, 0xCD, 0xEF, 0x01, 0x45, 0x67,
-                                                                                0x89, 0xAB, 0xCD, 0xEF, 0x01, 0x23, 0x45, 0x67])
-        for invalid in ["0123abcd-ef01-4567-89ab-cdef0123456", "0123abcd-ef01-4567-89ab-cdef012345678", "0123abcd_ef01-4567-89ab-cdef01234567",
-                        "0123abcd-ef01-4567-89ab-cdef0123456g", "0123abcdef01-4567-89ab-cdef012345678", "0123abcd-ef01-4567-89ab-cdef0123456é"] {
+        #expect(
+            Identifier.bytes("0123ABCD-ef01-4567-89ab-CDEF01234567") == [
+                0x01, 0x23, 0xAB, 0xCD, 0xEF, 0x01, 0x45, 0x67,
+                0x89, 0xAB, 0xCD, 0xEF, 0x01, 0x23, 0x45, 0x67,
+            ])
+        for invalid in [
+            "0123abcd-ef01-4567-89ab-cdef0123456", "0123abcd-ef01-4567-89ab-cdef012345678", "0123abcd_ef01-4567-89ab-cdef01234567",
+            "0123abcd-ef01-4567-89ab-cdef0123456g", "0123abcdef01-4567-89ab-cdef012345678", "0123abcd-ef01-4567-89ab-cdef0123456é",
+        ] {
             #expect(Identifier.bytes(invalid) == nil, "\(invalid)")
         }
     }
@@ -131,18 +138,23 @@ import Testing
         var generator = SeededGenerator(seed: 11)
         var answered = 0
         // Mostly what the escaped path reads, with what it leaves to the decoder now and then.
-        let common = ["a", "Z", " ", "\t", "\n", "\r\n", "\u{0C}", "\u{08}", "\"", "\\", "/", "é", "ß", "\u{A0}", "\u{85}", "\u{2FF}", "~", "\u{7F}"]
+        let common = [
+            "a", "Z", " ", "\t", "\n", "\r\n", "\u{0C}", "\u{08}", "\"", "\\", "/", "é", "ß", "\u{A0}", "\u{85}", "\u{2FF}", "~", "\u{7F}",
+        ]
         for round in 0..<4000 {
             let length = Int(generator.next() % 60)
             let text = (0..<length).map { _ in
-                generator.chance(0.03) ? PreviewTests.alphabet[Int(generator.next() % UInt64(PreviewTests.alphabet.count))]
-                                       : common[Int(generator.next() % UInt64(common.count))]
+                generator.chance(0.03)
+                    ? PreviewTests.alphabet[Int(generator.next() % UInt64(PreviewTests.alphabet.count))]
+                    : common[Int(generator.next() % UInt64(common.count))]
             }.joined()
             let limit = round % 3 == 0 ? 100 : Int(generator.next() % 12) + 1
             var escaped: [UInt8] = []
             var utf8 = text
             utf8.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
-            if generator.chance(0.1), let slash = escaped.firstIndex(of: 0x2F) { escaped.replaceSubrange(slash...slash, with: [0x5C, 0x2F]) }
+            if generator.chance(0.1), let slash = escaped.firstIndex(of: 0x2F) {
+                escaped.replaceSubrange(slash...slash, with: [0x5C, 0x2F])
+            }
             let expected = Array(PreviewTests.reference(text, limit: limit).utf8)
             var out: [UInt8] = [0x41]
             let whole = escaped.withUnsafeBufferPointer { PreviewBuilder.append(escaped: $0, isWhole: true, limit: limit, to: &out) }
@@ -151,7 +163,9 @@ import Testing
             // A head cut anywhere, as a listing reads a long text's first bytes.
             let cut = escaped.isEmpty ? 0 : Int(generator.next() % UInt64(escaped.count))
             var head: [UInt8] = []
-            let headAnswered = escaped[..<cut].withUnsafeBufferPointer { PreviewBuilder.append(escaped: $0, isWhole: false, limit: limit, to: &head) }
+            let headAnswered = escaped[..<cut].withUnsafeBufferPointer {
+                PreviewBuilder.append(escaped: $0, isWhole: false, limit: limit, to: &head)
+            }
             #expect(head == (headAnswered ? expected : []), "\(Array(text.unicodeScalars)) cut at \(cut) limit \(limit)")
         }
         #expect(answered > 1000, "the escaped path answered only \(answered) of 4000")
@@ -162,8 +176,10 @@ import Testing
         for value in 0..<0x300 {
             let scalar = Unicode.Scalar(UInt32(value))!
             let utf8 = Array(String(scalar).utf8)
-            let isWhitespace = utf8.count == 1 ? utf8[0] == 0x20 || (0x09...0x0D).contains(utf8[0])
-                                               : utf8[0] == 0xC2 && (utf8[1] == 0x85 || utf8[1] == 0xA0)
+            let isWhitespace =
+                utf8.count == 1
+                ? utf8[0] == 0x20 || (0x09...0x0D).contains(utf8[0])
+                : utf8[0] == 0xC2 && (utf8[1] == 0x85 || utf8[1] == 0xA0)
             #expect(Character(scalar).isWhitespace == isWhitespace, "U+\(String(value, radix: 16))")
             for other in [0x41, 0x0A, 0x0D, 0xE9, 0x2FF] where !(value == 0x0D && other == 0x0A) {
                 #expect((String(scalar) + String(Unicode.Scalar(UInt32(other))!)).count == 2, "U+\(String(value, radix: 16))")
@@ -171,4 +187,3 @@ import Testing
         }
     }
 }
-

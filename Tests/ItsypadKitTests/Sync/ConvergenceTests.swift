@@ -1,12 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
 @testable import ItsypadSync
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The convergence bugs a harder randomized run found, each as its shortest reproduction.
 @Suite struct ConvergenceTests {
@@ -135,15 +137,18 @@ import Testing
 
     @Test(arguments: [
         // local, ours (synced pinned, history, change), remote (pinned, history) -> outcome
-        (false, true, ["1.0.a"], "2.0.b", true, ["1.0.a"], "sendOurs"),        // unpin after seeing the pin: sequential
+        (false, true, ["1.0.a"], "2.0.b", true, ["1.0.a"], "sendOurs"),  // unpin after seeing the pin: sequential
         (false, true, ["1.0.a"], "2.0.b", true, ["1.0.a", "3.0.c"], "takeRemote"),  // concurrent, remote pinned: OR
-        (true, false, ["1.0.a"], "2.0.b", false, ["1.0.a", "3.0.c"], "sendOurs"),   // concurrent, ours pinned: OR
-        (true, false, [], "2.0.b", false, ["2.0.b", "3.0.c"], "takeRemote"),        // remote already has our pin
-        (true, false, [], "2.0.b", true, ["3.0.c"], "takeRemote"),                  // same state
-        (false, false, [], "79.0.b", true, ["68.0.b"], "sendOurs"),                 // after our own pin, committed unheard
+        (true, false, ["1.0.a"], "2.0.b", false, ["1.0.a", "3.0.c"], "sendOurs"),  // concurrent, ours pinned: OR
+        (true, false, [], "2.0.b", false, ["2.0.b", "3.0.c"], "takeRemote"),  // remote already has our pin
+        (true, false, [], "2.0.b", true, ["3.0.c"], "takeRemote"),  // same state
+        (false, false, [], "79.0.b", true, ["68.0.b"], "sendOurs"),  // after our own pin, committed unheard
     ])
-    func pinResolution(local: Bool, syncedPinned: Bool, synced: [String], change: String, remotePinned: Bool, remote: [String], expected: String) {
-        let ours = ClipSyncLedger.Entry(tag: "5", pinned: syncedPinned, history: EditHistory(strings: synced)!, change: HybridTimestamp(change))
+    func pinResolution(
+        local: Bool, syncedPinned: Bool, synced: [String], change: String, remotePinned: Bool, remote: [String], expected: String
+    ) {
+        let ours = ClipSyncLedger.Entry(
+            tag: "5", pinned: syncedPinned, history: EditHistory(strings: synced)!, change: HybridTimestamp(change))
         let theirs = ClipSyncLedger.Entry(tag: "6", pinned: remotePinned, history: EditHistory(strings: remote)!)
         let outcome = ClipRecords.resolvePin(local: local, ours: ours, remote: theirs)
         switch outcome {
@@ -234,8 +239,11 @@ import Testing
         fleet.sync(0)
         #expect(!FileSystem.exists(a.dataDir + "/tabs/\(tab).json"))
         // Format 2 names a version's file `<record name>.<device>.json`.
-        #expect(try fannedOutRecordFiles(in: fleet.backendPath + "/records/Tombstone").map { FileSystem.baseName($0).split(separator: ".").prefix(2).joined(separator: ".") }
-            == ["ScratchTab.\(tab)"])
+        #expect(
+            try fannedOutRecordFiles(in: fleet.backendPath + "/records/Tombstone").map {
+                FileSystem.baseName($0).split(separator: ".").prefix(2).joined(separator: ".")
+            }
+                == ["ScratchTab.\(tab)"])
     }
 
     /// Two devices syncing one backend and a tab made on the first: the fleet and the tab's id.
@@ -350,7 +358,11 @@ import Testing
         fleet.sync(0)
         // Format 2: one file per version, `<record name>.<device>.json`; a purged tombstone record
         // leaves a deletion, removed once every device has seen it (at the next syncs).
-        let tombstones = { try fannedOutRecordFiles(in: fleet.backendPath + "/records/Tombstone").map { String(FileSystem.baseName($0).split(separator: ".")[1]) } }
+        let tombstones = {
+            try fannedOutRecordFiles(in: fleet.backendPath + "/records/Tombstone").map {
+                String(FileSystem.baseName($0).split(separator: ".")[1])
+            }
+        }
         #expect(try Set(tombstones()) == [old, young])
         #expect(a.inProcess(["sync", "compact"]).0 == 0)
         fleet.sync(0)
@@ -361,7 +373,8 @@ import Testing
 
 /// `import --kvs` reads the forms a key-value dump takes.
 @Suite struct LegacyKeyValueImportTests {
-    static let tab = #"[{"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","name":"Kept","content":"print(1)","language":"python","lastModified":754000000}]"#
+    static let tab =
+        #"[{"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","name":"Kept","content":"print(1)","language":"python","lastModified":754000000}]"#
     static let clips = #"[{"id":"8F9619FF-8B86-D011-B42D-00C04FC964FF","text":"kept clip","timestamp":754000001}]"#
 
     /// As a property-list export writes data: base64, optionally in lines.
@@ -377,7 +390,10 @@ import Testing
         ("decoded arrays", "{\"tabs\":\(tab),\"clipboard\":\(clips)}"),
         ("JSON documents as strings", "{\"tabs\":\(quoted(tab)),\"clipboard\":\(quoted(clips))}"),
         ("base64 data", "{\"tabs\":\(quoted(base64(tab))),\"clipboard\":\(quoted(base64(clips)))}"),
-        ("base64 data wrapped in lines", "{\"tabs\":\(quoted(base64(tab, wrappedAt: 68))),\"clipboard\":\(quoted(base64(clips, wrappedAt: 68)))}"),
+        (
+            "base64 data wrapped in lines",
+            "{\"tabs\":\(quoted(base64(tab, wrappedAt: 68))),\"clipboard\":\(quoted(base64(clips, wrappedAt: 68)))}"
+        ),
         ("tombstones as a string", "{\"tabs\":\(tab),\"clipboard\":\(clips),\"deletedTabIDs\":\(quoted("[]"))}"),
     ])
     func importsEachForm(_ form: String, _ dump: String) {

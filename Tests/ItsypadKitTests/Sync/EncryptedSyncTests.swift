@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadCLI
 @testable import ItsypadStore
@@ -28,14 +29,17 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
 
     /// Every file of the backend with its content, to show that nothing changed.
     func snapshot(_ fleet: Fleet) throws -> String {
-        try Process.run("/bin/sh", ["-c", "find \"$0\" -type f | sort | while read -r f; do echo \"$f\"; cat \"$f\"; done", fleet.backendPath]).stdout
+        try Process.run(
+            "/bin/sh", ["-c", "find \"$0\" -type f | sort | while read -r f; do echo \"$f\"; cat \"$f\"; done", fleet.backendPath]
+        ).stdout
     }
 
     /// Replaces `old` by `new` in every backend file that holds it (records and journal alike).
     func replaceInBackend(_ old: String, _ new: String, fleet: Fleet) throws {
         for path in try filesContaining([old], in: fleet).split(separator: "\n").map(String.init) {
             let text = String(decoding: try #require(try FileSystem.read(path)), as: UTF8.self)
-            try FileSystem.writeAtomically(path, Array(text.split(separator: old, omittingEmptySubsequences: false).joined(separator: new).utf8), mode: 0o644)
+            try FileSystem.writeAtomically(
+                path, Array(text.split(separator: old, omittingEmptySubsequences: false).joined(separator: new).utf8), mode: 0o644)
         }
     }
 
@@ -69,8 +73,10 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         #expect(b.output("tab", "show", "tab-name-unique-1") == "first-tab-line-unique\nsecond-tab-line-unique")
         #expect(b.output("settings", "get", "clipboard.ignore").contains("ignored-pattern-unique-3"))
         try fleet.expectConverged()
-        let typed = ["tab-name-unique-1", "first-tab-line-unique", "second-tab-line-unique", "clip-text-unique-2",
-                     "ignored-pattern-unique-3", "large-tab-content-unique-4", "clip-text-unique-5", "clipboard.ignore", "dev0", "dev1"]
+        let typed = [
+            "tab-name-unique-1", "first-tab-line-unique", "second-tab-line-unique", "clip-text-unique-2",
+            "ignored-pattern-unique-3", "large-tab-content-unique-4", "clip-text-unique-5", "clipboard.ignore", "dev0", "dev1",
+        ]
         #expect(try filesContaining(typed, in: fleet).isEmpty)
         #expect(!FileSystem.exists(fleet.backendPath + "/records/Setting/clipboard.ignore.json"))
     }
@@ -152,7 +158,9 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         characters[middle] = characters[middle] == "A" ? "B" : "A"
         try replaceInBackend(sealed, String(characters), fleet: fleet)
         // Swapped: two records' sealed fields exchanged.
-        let (sealedFirst, sealedSecond) = (try sealedField(ofTab: first, in: fleet, layout: layout), try sealedField(ofTab: second, in: fleet, layout: layout))
+        let (sealedFirst, sealedSecond) = (
+            try sealedField(ofTab: first, in: fleet, layout: layout), try sealedField(ofTab: second, in: fleet, layout: layout)
+        )
         try replaceInBackend(sealedFirst, "SWAP-PLACEHOLDER", fleet: fleet)
         try replaceInBackend(sealedSecond, sealedFirst, fleet: fleet)
         try replaceInBackend("SWAP-PLACEHOLDER", sealedSecond, fleet: fleet)
@@ -175,7 +183,10 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         #expect(b.inProcess(["tab", "show", third]).0 == 1)
         // Nothing lost where it was typed: a keeps its tabs (and its next sync re-sends nothing over them).
         _ = a.inProcess(["sync"])
-        #expect(try Set(fleet.tabs(0).values.map { $0.split(separator: "|").last.map(String.init) ?? "" }) == ["first tab", "second tab", "third tab"])
+        #expect(
+            try Set(fleet.tabs(0).values.map { $0.split(separator: "|").last.map(String.init) ?? "" }) == [
+                "first tab", "second tab", "third tab",
+            ])
     }
 
     @Test(arguments: EncryptedLayout.allCases)
@@ -197,7 +208,9 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         let (status, _, err) = b.inProcess(["sync"])
         #expect(status == 1)
         // Format 1's layout: the engine sees an older version than its own; format 4's binds the version to its vector.
-        #expect(err.contains("ScratchTab/") && err.contains(tab) && err.contains(layout == .format1 ? "an older version" : "does not verify"), "\(err)")
+        #expect(
+            err.contains("ScratchTab/") && err.contains(tab) && err.contains(layout == .format1 ? "an older version" : "does not verify"),
+            "\(err)")
         #expect(b.output("tab", "show", tab) == "version two")
         #expect(a.output("tab", "show", tab) == "version three")
     }
@@ -293,11 +306,14 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         let cipher = try RecordCipher(masterKey: newKey)
         try KeyFile.write(newKey, inDirectory: a.dataDir, named: KeyFile.nextFileName)
         // A rotation's new zone is always in format 4's layout.
-        _ = try BackendOpener.open(directory.replacementPath, for: DataStore(path: a.dataDir, lockTimeout: 1), cipher: cipher, lockTimeout: 1).createZoneIfNeeded()
+        _ = try BackendOpener.open(
+            directory.replacementPath, for: DataStore(path: a.dataDir, lockTimeout: 1), cipher: cipher, lockTimeout: 1
+        ).createZoneIfNeeded()
         switch stop {
         case .beforeReplacing: break
         case .betweenRenames: try FileTree(root: fleet.backend.path).rename(fleet.backendPath, to: directory.retiredPath)
-        case .beforeTheKeyIsReplaced: try directory.replace(expecting: try #require(try SyncKeyCommands.existingZone(at: fleet.backendPath)))
+        case .beforeTheKeyIsReplaced:
+            try directory.replace(expecting: try #require(try SyncKeyCommands.existingZone(at: fleet.backendPath)))
         }
         let (status, _, err) = a.inProcess(["sync"])
         #expect(status == 0, "\(err)")
@@ -308,4 +324,3 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         #expect(a.output("sync", "status").contains("pending:    0 tabs, 0 clips, 0 settings"))
     }
 }
-

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
@@ -50,8 +51,9 @@ import Testing
         func expectEverythingEverywhere(sourceLocation: SourceLocation = #_sourceLocation) throws {
             try fleet.expectConverged(sourceLocation: sourceLocation)
             let tabs = try fleet.tabs(0)
-            #expect(tabs[shared] == "shared|" + Self.sharedContent(count: count, editedBy: Set(0..<count)),
-                    "\(tabs[shared] ?? "no shared tab")", sourceLocation: sourceLocation)
+            #expect(
+                tabs[shared] == "shared|" + Self.sharedContent(count: count, editedBy: Set(0..<count)),
+                "\(tabs[shared] ?? "no shared tab")", sourceLocation: sourceLocation)
             #expect(tabs[big] == "big|" + Self.bigContent, sourceLocation: sourceLocation)
             for index in 0..<count {
                 #expect(tabs.values.contains("new on \(index)|typed on device \(index)"), sourceLocation: sourceLocation)
@@ -77,7 +79,9 @@ import Testing
             }
             for type in try FileSystem.list(path + "/records") {
                 for file in try fannedOutRecordFiles(in: path + "/records/" + type) {
-                    #expect(ReplicatedLayout.recordFile(named: FileSystem.baseName(file)) != nil, "records/\(type)/\(file) is not format 4's", sourceLocation: sourceLocation)
+                    #expect(
+                        ReplicatedLayout.recordFile(named: FileSystem.baseName(file)) != nil, "records/\(type)/\(file) is not format 4's",
+                        sourceLocation: sourceLocation)
                 }
             }
         }

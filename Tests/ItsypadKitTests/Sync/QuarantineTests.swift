@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
@@ -23,7 +24,8 @@ import Testing
     /// The peer's current version of the tab, as the journal holds it.
     func currentRecord(_ id: String) throws -> BackendRecord {
         var stats = JournalReadStats()
-        return try #require(try journal.read(after: 0, from: nil, maxChanges: nil, stats: &stats).validChanges.last { $0.recordName == id }?.record)
+        return try #require(
+            try journal.read(after: 0, from: nil, maxChanges: nil, stats: &stats).validChanges.last { $0.recordName == id }?.record)
     }
 
     /// Appends a save of `record` as a peer's writer would, without touching records/.
@@ -31,7 +33,8 @@ import Testing
         let seq = try journal.tail().latestSeq + 1
         var record = record
         record.recordChangeTag = String(seq)
-        let change = JournalChange(seq: seq, op: .save, recordType: record.recordType, recordName: record.recordName, tag: String(seq), record: record)
+        let change = JournalChange(
+            seq: seq, op: .save, recordType: record.recordType, recordName: record.recordName, tag: String(seq), record: record)
         try journal.append(JournalBatch(seq: seq, device: "hostile", time: testNow, changes: [change]), after: try journal.tail())
     }
 
@@ -105,7 +108,8 @@ import Testing
         // A device that lost its place reads every record and compares: the malformed one is still there.
         let statePath = victim.dataDir + "/sync/state.json"
         guard case .object(let members) = try JSONValue.parse(try #require(try FileSystem.read(statePath))) else { return }
-        try FileSystem.writeAtomically(statePath, Array(JSONValue.object(members.map { $0.0 == "token" ? ($0.0, .string("1:X")) : $0 }).serialized().utf8))
+        try FileSystem.writeAtomically(
+            statePath, Array(JSONValue.object(members.map { $0.0 == "token" ? ($0.0, .string("1:X")) : $0 }).serialized().utf8))
         #expect(sync(victim).0 == ExitCode.failure)
         #expect(try fleet.tabs(1)[id] == "shared|good content")
     }

@@ -1,12 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
 @testable import ItsypadSync
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The backend implementations the simulation runs over (a new one joins here). Each
 /// simulated machine opens its own handle on one shared backend, as real ones do.
@@ -37,7 +39,8 @@ enum SimulatedBackend: String, CaseIterable, CustomTestStringConvertible {
         case .encrypted:
             let cipher = try! RecordCipher(masterKey: try! SecretBytes.random(count: RecordCipher.masterKeyByteCount))
             return { _ in
-                EncryptedBackend(inner: DirectoryBackend(path: path, lockTimeout: 1, newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
+                EncryptedBackend(
+                    inner: DirectoryBackend(path: path, lockTimeout: 1, newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
             }
         }
     }
@@ -279,7 +282,8 @@ final class RandomSyncSimulation {
     private func newTab(_ index: Int) throws {
         let line = token("line")
         let name: String? = Bool.random(using: &random) ? token("name") : nil
-        let language: String? = Int.random(in: 0..<4, using: &random) == 0 ? ["python", "rust", "markdown"].randomElement(using: &random) : nil
+        let language: String? =
+            Int.random(in: 0..<4, using: &random) == 0 ? ["python", "rust", "markdown"].randomElement(using: &random) : nil
         let tab = try withStore(index) { try $0.createTab(content: line, name: name, language: language, fileURL: nil, now: time) }
         typed.insert(line)
         createdTabs.insert(tab.id)
@@ -410,9 +414,12 @@ final class RandomSyncSimulation {
     private func changeSetting(_ index: Int) throws {
         let setting: SettingKey = Bool.random(using: &random) ? .clipboardRetention : .clipboardMaxEntries
         let (key, definition) = (setting.rawValue, Settings.definition(setting))
-        let value: SettingValue? = Int.random(in: 0..<4, using: &random) == 0 ? nil
-            : setting == .clipboardRetention ? .string(["1d", "7d", "2w", "never"].randomElement(using: &random)!)
-            : .int([2000, 5000, 9000].randomElement(using: &random)!)
+        let value: SettingValue? =
+            Int.random(in: 0..<4, using: &random) == 0
+            ? nil
+            : setting == .clipboardRetention
+                ? .string(["1d", "7d", "2w", "never"].randomElement(using: &random)!)
+                : .int([2000, 5000, 9000].randomElement(using: &random)!)
         try withStore(index) { try $0.changeSetting(definition, to: value, now: time) }
         // clipboard.maxEntries unset means 1000, still above what a run adds.
         lastSetting[key] = (step, value)
@@ -488,9 +495,12 @@ final class RandomSyncSimulation {
         let call = Int.random(in: 1...10, using: &random)
         var failure: Error?
         try runSync(index) { backend in
-            backend.interleave = (call, { [self] in
-                do { try runSync(other) } catch { failure = error }
-            })
+            backend.interleave = (
+                call,
+                { [self] in
+                    do { try runSync(other) } catch { failure = error }
+                }
+            )
         }
         if let failure { throw failure }
         log(index, "sync with dev\(other) syncing at its call \(call)")
@@ -506,20 +516,23 @@ final class RandomSyncSimulation {
         var failure: Error?
         var reached = false
         try runSync(index) { backend in
-            backend.interleave = (call, { [self] in
-                reached = true
-                duringCall = call
-                defer { duringCall = nil }
-                do {
-                    for _ in 0..<count {
-                        step += 1
-                        time += 1000
-                        try localOperation(on: index)
-                    }
-                } catch { failure = error }
-                // The rest of the sync comes after them: what it finds sent was sent after them.
-                step += 1
-            })
+            backend.interleave = (
+                call,
+                { [self] in
+                    reached = true
+                    duringCall = call
+                    defer { duringCall = nil }
+                    do {
+                        for _ in 0..<count {
+                            step += 1
+                            time += 1000
+                            try localOperation(on: index)
+                        }
+                    } catch { failure = error }
+                    // The rest of the sync comes after them: what it finds sent was sent after them.
+                    step += 1
+                }
+            )
         }
         if let failure { throw failure }
         log(index, "sync with local changes at its call \(call)\(reached ? "" : " (not reached)")")
@@ -575,7 +588,8 @@ final class RandomSyncSimulation {
         try withStore(index) { store in
             var result = DeviceSnapshot()
             for tab in try store.tabs.all() {
-                result.tabs[tab.id] = "\(tab.name)|\(tab.nameLocked)|\(tab.language)|\(tab.languageLocked)|\(tab.lastModified)|\(tab.content)"
+                result.tabs[tab.id] =
+                    "\(tab.name)|\(tab.nameLocked)|\(tab.language)|\(tab.languageLocked)|\(tab.lastModified)|\(tab.content)"
             }
             for clip in try store.clips().entries() where clip.localOnly == nil {
                 result.clips[clip.id] = "\(clip.text)|\(clip.timestamp)|\(clip.pinned)"
@@ -602,7 +616,10 @@ final class RandomSyncSimulation {
         for index in devices.indices {
             try withStore(index) { store in
                 let pending = try store.pending().changes()
-                if !pending.isEmpty { found.append("dev\(index) still has \(pending.count) pending: \(pending.map { "\($0.operation) \($0.key.name.prefix(8))" })") }
+                if !pending.isEmpty {
+                    found.append(
+                        "dev\(index) still has \(pending.count) pending: \(pending.map { "\($0.operation) \($0.key.name.prefix(8))" })")
+                }
                 let failures = try EngineState.load(from: store).failures
                 if !failures.isEmpty { found.append("dev\(index) has failed items: \(failures)") }
             }
@@ -617,13 +634,17 @@ final class RandomSyncSimulation {
         for tab in finalTabs {
             guard let last = lastSurvivingChange(of: tab.id), let result = last.result else { continue }
             if (tab.name, tab.language) != (result.name, result.language) {
-                found.append("tab \(tab.id.prefix(8)) is \(tab.name)/\(tab.language), but its last change (step \(last.step)) made it \(result.name)/\(result.language)")
+                found.append(
+                    "tab \(tab.id.prefix(8)) is \(tab.name)/\(tab.language), but its last change (step \(last.step)) made it \(result.name)/\(result.language)"
+                )
             }
         }
         for removal in tabRemovals where createdTabs.contains(removal.id) && final.tabs[removal.id] != nil {
             let all = changes[RecordKey(.tab, removal.id)] ?? []
             if all.allSatisfy({ $0.step < removal.step && knows(removal.device, $0, before: removal.step) }) {
-                found.append("tab \(removal.id.prefix(8)) removed at step \(removal.step) by dev\(removal.device), which had seen every change, is back")
+                found.append(
+                    "tab \(removal.id.prefix(8)) removed at step \(removal.step) by dev\(removal.device), which had seen every change, is back"
+                )
             }
         }
         for id in clipRemovalsThatStick.sorted() where final.clips[id] != nil {
@@ -637,7 +658,9 @@ final class RandomSyncSimulation {
             let others = (changes[RecordKey(.clip, id)] ?? []).filter { $0.step != last.change.step }
             guard others.allSatisfy({ knows(last.change.device, $0, before: last.change.step) }) else { continue }
             if !state.hasSuffix("|\(last.pinned)") {
-                found.append("clip \(id.prefix(8)): the \(last.pinned ? "pin" : "unpin") at step \(last.change.step), made after every other pin change, did not stick")
+                found.append(
+                    "clip \(id.prefix(8)): the \(last.pinned ? "pin" : "unpin") at step \(last.change.step), made after every other pin change, did not stick"
+                )
             }
         }
         for (key, last) in lastSetting.sorted(by: { $0.key < $1.key }) {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadSync
@@ -25,14 +26,18 @@ import Testing
     /// Records written before histories were kept still read: a tab counts as its own edit, a clip has none.
     @Test func recordsWithoutHistoriesRead() throws {
         let clock = HybridTimestamp(physical: 1_800_000_000_000, device: "old")
-        let tab = BackendRecord(recordName: id, recordType: "ScratchTab", recordChangeTag: "4",
-                                fields: ["name": .string("n"), "content": .string("c"), "lastModified": .timestamp(1_800_000_000_000),
-                                         "clock": .string(clock.description)])
+        let tab = BackendRecord(
+            recordName: id, recordType: "ScratchTab", recordChangeTag: "4",
+            fields: [
+                "name": .string("n"), "content": .string("c"), "lastModified": .timestamp(1_800_000_000_000),
+                "clock": .string(clock.description),
+            ])
         let parsed = try #require(try RecordMapping.tab(from: tab, backend: DirectoryBackend(path: "/nonexistent")))
         #expect(parsed.history == EditHistory([clock]))
         #expect(parsed.sync == TabSyncMetadata(tag: "4", ancestor: "c", clock: clock))
-        let clip = BackendRecord(recordName: id, recordType: "ClipboardEntry", recordChangeTag: "5",
-                                 fields: ["text": .string("t"), "timestamp": .timestamp(1), "pinned": .int64(1)])
+        let clip = BackendRecord(
+            recordName: id, recordType: "ClipboardEntry", recordChangeTag: "5",
+            fields: ["text": .string("t"), "timestamp": .timestamp(1), "pinned": .int64(1)])
         let (entry, history) = try #require(RecordMapping.clip(from: clip))
         #expect(entry.pinned && history == EditHistory())
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadStore
 @testable import ItsypadSupport
@@ -16,20 +17,25 @@ struct BackendFactory: Sendable, CustomTestStringConvertible {
 
     static let format1 = BackendFactory(
         name: "format 1",
-        knownIssue: "format 1 loses typed lines on a replicated folder: every device appends to one journal and rewrites state.json, so the replicating service forks them and the devices diverge",
+        knownIssue:
+            "format 1 loses typed lines on a replicated folder: every device appends to one journal and rewrites state.json, so the replicating service forks them and the devices diverge",
         open: { path, _ in DirectoryBackend(path: path, lockTimeout: 1) })
 
     /// What `sync enable` creates, opened as `sync` opens it.
-    static let format2 = BackendFactory(name: "format 2", knownIssue: nil, open: { path, store in
-        try BackendOpener.open(path, for: store, lockTimeout: 1)
-    })
+    static let format2 = BackendFactory(
+        name: "format 2", knownIssue: nil,
+        open: { path, store in
+            try BackendOpener.open(path, for: store, lockTimeout: 1)
+        })
 
     /// What `sync enable --encrypt` creates (format 3 in format 2's layout), every device with one key.
     static let encryptedFormat2: BackendFactory = {
         let cipher = try! RecordCipher(masterKey: try! SecretBytes.random(count: RecordCipher.masterKeyByteCount))
-        return BackendFactory(name: "format 2, encrypted", knownIssue: nil, open: { path, store in
-            try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: 1)
-        })
+        return BackendFactory(
+            name: "format 2, encrypted", knownIssue: nil,
+            open: { path, store in
+                try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: 1)
+            })
     }()
 
     static let all = [format1, format2, encryptedFormat2]
@@ -45,7 +51,8 @@ struct ReplicatedFleet {
     /// Every failed sync, for the failure message.
     private(set) var errors: [String] = []
 
-    init(devices: Int, seed: UInt64, factory: BackendFactory, options: ReplicationSimulator.Options = ReplicationSimulator.Options()) throws {
+    init(devices: Int, seed: UInt64, factory: BackendFactory, options: ReplicationSimulator.Options = ReplicationSimulator.Options()) throws
+    {
         fleet = Fleet(devices)
         simulator = try ReplicationSimulator(copies: devices, in: folder.path, seed: seed, options: options)
         self.factory = factory
@@ -99,7 +106,9 @@ struct ReplicatedFleet {
 
     /// Conflict copies the service made of the backend's own files (there should be none).
     func conflictCopies() throws -> [String] {
-        try ReplicationSimulatorTests.files(simulator.root(0)).keys.filter { $0.contains(".sync-conflict-") || $0.contains("(conflicted copy") }.sorted()
+        try ReplicationSimulatorTests.files(simulator.root(0)).keys.filter {
+            $0.contains(".sync-conflict-") || $0.contains("(conflicted copy")
+        }.sorted()
     }
 }
 
@@ -112,7 +121,8 @@ struct ReplicatedFleet {
     static func options(seed: UInt64) -> ReplicationSimulator.Options {
         var options = ReplicationSimulator.Options()
         options.conflictNaming = seed % 2 == 0 ? .dropbox : .syncthing
-        options.temporaryNaming = ReplicationSimulator.TemporaryNaming.allCases[Int(seed) % ReplicationSimulator.TemporaryNaming.allCases.count]
+        options.temporaryNaming =
+            ReplicationSimulator.TemporaryNaming.allCases[Int(seed) % ReplicationSimulator.TemporaryNaming.allCases.count]
         options.dropConflictCopyChance = seed % 3 == 0 ? 0.5 : 0
         return options
     }
@@ -126,9 +136,11 @@ struct ReplicatedFleet {
         #expect(Set(try devices.zoneIDs()).count == 1, "the copies hold different zones")
         guard let knownIssue = factory.knownIssue else { return try run(&devices, seed: seed) }
         // Only the symptoms of a forked backend are known; any other failure fails the test.
-        try withKnownIssue(knownIssue, { try run(&devices, seed: seed) }, matching: { issue in
-            issue.comments.contains { comment in Self.forkSymptoms.contains { comment.rawValue.contains($0) } }
-        })
+        try withKnownIssue(
+            knownIssue, { try run(&devices, seed: seed) },
+            matching: { issue in
+                issue.comments.contains { comment in Self.forkSymptoms.contains { comment.rawValue.contains($0) } }
+            })
     }
 
     /// How a backend forked by the replicating service shows in `run`'s failure texts.
@@ -233,7 +245,8 @@ extension RandomUser {
     func devicesThatWroteIntoTheOldZoneLoseNothing(seed: UInt64) throws {
         let fleet = Fleet(3)
         let folder = TemporaryDirectory()
-        let simulator = try ReplicationSimulator(copies: 3, in: folder.path, seed: seed, options: ReplicatedFolderSyncTests.options(seed: seed))
+        let simulator = try ReplicationSimulator(
+            copies: 3, in: folder.path, seed: seed, options: ReplicatedFolderSyncTests.options(seed: seed))
         func run(_ index: Int, _ arguments: String..., stdin: String? = nil) -> (status: Int32, err: String) {
             let (status, _, err) = fleet[index].inProcess(arguments, stdin: stdin)
             return (status, err)
@@ -276,7 +289,9 @@ extension RandomUser {
             #expect(typed.allSatisfy(listed.contains), "dev\(index) lacks some of \(typed): \(listed)")
         }
         for index in 0..<3 {
-            let inTheClear = try ReplicationSimulatorTests.files(simulator.root(index)).filter { file in typed.contains { file.value.contains($0) } }.keys
+            let inTheClear = try ReplicationSimulatorTests.files(simulator.root(index)).filter { file in
+                typed.contains { file.value.contains($0) }
+            }.keys
             #expect(inTheClear.isEmpty, "copy \(index): \(inTheClear.sorted())")
         }
     }

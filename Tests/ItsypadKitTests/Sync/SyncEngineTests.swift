@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadStore
@@ -81,9 +82,12 @@ import Testing
         let a = fleet[0]
         func importClips(_ count: Int, high: UInt64) {
             let clips = (0..<count).map { index in
-                JSONValue.object([("id", .string(PackedID(high: high, low: 0x8000_0000_0000_0000 | UInt64(index)).string)),
-                                  ("text", .string("clip \(high) \(index) é\t\"")), ("timestamp", .string(Time.iso8601(1_767_400_000_000 + Int64(index)))),
-                                  ("pinned", .bool(false)), ("localOnly", .bool(index == 3))])
+                JSONValue.object([
+                    ("id", .string(PackedID(high: high, low: 0x8000_0000_0000_0000 | UInt64(index)).string)),
+                    ("text", .string("clip \(high) \(index) é\t\"")),
+                    ("timestamp", .string(Time.iso8601(1_767_400_000_000 + Int64(index)))),
+                    ("pinned", .bool(false)), ("localOnly", .bool(index == 3)),
+                ])
             }
             let document = JSONValue.object([("format", .string("itsypad-export")), ("version", .integer(1)), ("clips", .array(clips))])
             #expect(a.inProcess(["import", "-"], stdin: document.serialized()).0 == 0)
@@ -375,7 +379,9 @@ import Testing
         #expect(b.output("tab", "show", tab) == big)
         #expect(b.inProcess(["clip", "show", clip]).0 == 1)
         // Format 2 (and an encrypted backend, in its layout) keeps each device's assets in its own folder.
-        let assets = try FileSystem.list(fleet.backendPath + "/devices").flatMap { try FileSystem.list(fleet.backendPath + "/devices/\($0)/assets") }
+        let assets = try FileSystem.list(fleet.backendPath + "/devices").flatMap {
+            try FileSystem.list(fleet.backendPath + "/devices/\($0)/assets")
+        }
         #expect(assets.count == 1)
         let status = a.output("sync", "status")
         #expect(status.contains("local-only: 1 (1 clip larger than the 1 MiB record limit)"), "\(status)")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadStore
@@ -50,8 +51,10 @@ final class PausingBackend: SyncBackend, @unchecked Sendable {
 /// the backend: commands run meanwhile, and what they change comes out as if made just after it.
 @Suite struct SyncLockTests {
     /// The engine of `fleet`'s device `index`, its backend pausing at `call` to run `body`.
-    func engine(_ fleet: Fleet, _ index: Int, pausingAt call: String, thenFailing: BackendError? = nil,
-                _ body: @escaping () -> Void) throws -> SyncEngine {
+    func engine(
+        _ fleet: Fleet, _ index: Int, pausingAt call: String, thenFailing: BackendError? = nil,
+        _ body: @escaping () -> Void
+    ) throws -> SyncEngine {
         let backend = PausingBackend(try #require(fleet.memoryBackend), pausingAt: call, thenFailing: thenFailing, body)
         return try SyncEngine(store: try DataStore(path: fleet[index].dataDir, lockTimeout: 1), backend: backend)
     }
@@ -133,7 +136,9 @@ final class PausingBackend: SyncBackend, @unchecked Sendable {
         let fleet = Fleet(2, backend: .inMemory)
         let a = fleet[0], b = fleet[1]
         fleet.enable(0)
-        let tabs = (0..<(SyncEngine.stepSize * 2 + 1)).map { "{\"id\":\"\(Identifier.make())\",\"content\":\"tab \($0)\",\"lastModified\":\"2026-01-01T00:00:00.000Z\"}" }
+        let tabs = (0..<(SyncEngine.stepSize * 2 + 1)).map {
+            "{\"id\":\"\(Identifier.make())\",\"content\":\"tab \($0)\",\"lastModified\":\"2026-01-01T00:00:00.000Z\"}"
+        }
         _ = a.output("import", "-", stdin: "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tabs.joined(separator: ","))]}")
         fleet.sync(0)
         fleet.enable(1)
@@ -149,15 +154,17 @@ final class PausingBackend: SyncBackend, @unchecked Sendable {
         _ = device.output("clip", "add", "first")
         let lock = try #require(try FileLock(path: device.dataDir + "/lock", mode: .exclusive, timeout: 1))
         let script = """
-        "$ITSYPAD" clip add queued >/dev/null 2>&1 &
-        for i in $(seq 1 300); do
-          if ! flock -n -x "$ITSYPAD_DATA_DIR/lock-waiters" true; then echo seen; break; fi
-          sleep 0.01
-        done
-        wait
-        """
-        let result = try Process.run("/bin/sh", ["-c", script], environment: Process.baseEnvironment.merging(
-            ["ITSYPAD": Process.itsypad, "ITSYPAD_DATA_DIR": device.dataDir, "ITSYPAD_LOCK_TIMEOUT": "5"]) { $1 })
+            "$ITSYPAD" clip add queued >/dev/null 2>&1 &
+            for i in $(seq 1 300); do
+              if ! flock -n -x "$ITSYPAD_DATA_DIR/lock-waiters" true; then echo seen; break; fi
+              sleep 0.01
+            done
+            wait
+            """
+        let result = try Process.run(
+            "/bin/sh", ["-c", script],
+            environment: Process.baseEnvironment.merging(
+                ["ITSYPAD": Process.itsypad, "ITSYPAD_DATA_DIR": device.dataDir, "ITSYPAD_LOCK_TIMEOUT": "5"]) { $1 })
         #expect(result.stdout == "seen\n", "\(result.stderr)")
         withExtendedLifetime(lock) {}
         #expect(try FileLock(path: device.dataDir + "/lock-waiters", mode: .exclusive, timeout: 0) != nil)

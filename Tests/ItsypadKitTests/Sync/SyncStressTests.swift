@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadModel
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadModel
 
 /// Processes racing and dying: the real binary, several devices, one backend.
 @Suite struct SyncProcessTests {
@@ -13,9 +15,10 @@ import Testing
         fleet.enable(0)
         fleet.enable(1)
         let binary = Process.itsypad
-        let script = (0..<2).map { index in
-            "( for i in $(seq 1 15); do \(environment(fleet[index])) '\(binary)' clip add \"dev\(index) $i\" >/dev/null; \(environment(fleet[index])) '\(binary)' sync || echo \"fail $?\"; done ) &"
-        }.joined(separator: "\n") + "\nwait"
+        let script =
+            (0..<2).map { index in
+                "( for i in $(seq 1 15); do \(environment(fleet[index])) '\(binary)' clip add \"dev\(index) $i\" >/dev/null; \(environment(fleet[index])) '\(binary)' sync || echo \"fail $?\"; done ) &"
+            }.joined(separator: "\n") + "\nwait"
         let result = try Process.run("/bin/bash", ["-c", script])
         #expect(!result.stdout.contains("fail"), "\(result.stdout) \(result.stderr)")
         fleet.converge()
@@ -39,15 +42,15 @@ import Testing
         if phase == "fetch" { fleet.sync(0) }
         let victim = phase == "send" ? fleet[0] : fleet[1]
         let script = """
-        for k in $(seq 1 8); do
-          \(environment(victim)) '\(Process.itsypad)' sync >/dev/null 2>&1 &
-          pid=$!
-          sleep 0.0$((RANDOM % 9 + 1))
-          kill -9 $pid 2>/dev/null
-          wait $pid 2>/dev/null
-        done
-        true
-        """
+            for k in $(seq 1 8); do
+              \(environment(victim)) '\(Process.itsypad)' sync >/dev/null 2>&1 &
+              pid=$!
+              sleep 0.0$((RANDOM % 9 + 1))
+              kill -9 $pid 2>/dev/null
+              wait $pid 2>/dev/null
+            done
+            true
+            """
         _ = try Process.run("/bin/bash", ["-c", script])
         fleet.converge()
         #expect(try fleet.clips(1).count == 3000)
@@ -62,7 +65,9 @@ import Testing
     func threeDevicesConverge(backend: SimulatedBackend, seed: UInt64) throws {
         let simulation = RandomSyncSimulation(seed: seed, backend: backend)
         let violations = try simulation.run()
-        #expect(violations.isEmpty, "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
+        #expect(
+            violations.isEmpty,
+            "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
     }
 
     static let seeds: UInt64 = 100
@@ -74,12 +79,15 @@ import Testing
     func threeDevicesConverge(backend: SimulatedBackend, seed: UInt64) throws {
         let simulation = RandomSyncSimulation(seed: seed, backend: backend)
         let violations = try simulation.run()
-        #expect(violations.isEmpty, "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
+        #expect(
+            violations.isEmpty,
+            "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
     }
 
     static let seeds: UInt64 = 20
     /// Half as many seeds encrypted: the sealing is the only difference.
-    static let cases: [(SimulatedBackend, UInt64)] = (1...seeds).map { (.replicated, $0) } + (1...seeds / 2).map { (.encryptedReplicated, $0) }
+    static let cases: [(SimulatedBackend, UInt64)] =
+        (1...seeds).map { (.replicated, $0) } + (1...seeds / 2).map { (.encryptedReplicated, $0) }
 }
 
 /// The long run, off unless `ITSYPAD_SOAK_SEEDS` is set: `Tests/Soak/sync-soak.sh`
@@ -103,16 +111,20 @@ import Testing
 
     @Test(.enabled(if: !seeds.isEmpty, "set ITSYPAD_SOAK_SEEDS to run"), arguments: backends, seeds)
     func manySeedsConverge(backend: SimulatedBackend, seed: UInt64) throws {
-        let simulation = RandomSyncSimulation(seed: seed, devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3),
-                                              steps: Int(SyncSoakTests.setting("ITSYPAD_SOAK_STEPS") ?? 150), backend: backend)
+        let simulation = RandomSyncSimulation(
+            seed: seed, devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3),
+            steps: Int(SyncSoakTests.setting("ITSYPAD_SOAK_STEPS") ?? 150), backend: backend)
         let violations = try simulation.run()
-        #expect(violations.isEmpty, "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
+        #expect(
+            violations.isEmpty,
+            "seed \(seed) on \(backend): \(violations.joined(separator: "\n"))\n\(simulation.trace.joined(separator: "\n"))")
     }
 
     @Test(.enabled(if: !seeds.isEmpty && [nil, replicatedFolder].contains(backendName), "set ITSYPAD_SOAK_SEEDS to run"), arguments: seeds)
     func manySeedsConvergeInAReplicatedFolder(seed: UInt64) throws {
-        var devices = try ReplicatedFleet(devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3), seed: seed, factory: .format2,
-                                          options: ReplicatedFolderSyncTests.options(seed: seed))
+        var devices = try ReplicatedFleet(
+            devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3), seed: seed, factory: .format2,
+            options: ReplicatedFolderSyncTests.options(seed: seed))
         try devices.enableAll()
         #expect(devices.errors.isEmpty, "seed \(seed): enabling failed:\n\(devices.errors.joined(separator: "\n"))")
         try ReplicatedFolderSyncTests().run(&devices, seed: seed)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadStore
@@ -48,8 +49,10 @@ struct Fleet {
                 let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
                 let cipher = try RecordCipher(masterKey: key)
                 try KeyFile.write(key, inDirectory: devices[0].dataDir)
-                _ = try EncryptedBackend(inner: DirectoryBackend(path: backend.path + "/backend", newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
-                    .createZoneIfNeeded()
+                _ = try EncryptedBackend(
+                    inner: DirectoryBackend(path: backend.path + "/backend", newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher
+                )
+                .createZoneIfNeeded()
             }
         } else if format1 {
             #expect(throws: Never.self) { try DirectoryBackend(path: backend.path + "/backend").createZoneIfNeeded() }
@@ -131,7 +134,9 @@ struct Fleet {
     func clips(_ index: Int) throws -> [String: String] {
         let items = try #require(try JSONValue.parse(devices[index].inProcess(["clip", "ls", "--json"]).1).arrayValue)
         var result: [String: String] = [:]
-        for item in items where item["localOnly"] == .bool(false) { result[item["id"]!.stringValue!] = item["text"]!.stringValue! + "|" + "\(item["pinned"]!.boolValue!)" }
+        for item in items where item["localOnly"] == .bool(false) {
+            result[item["id"]!.stringValue!] = item["text"]!.stringValue! + "|" + "\(item["pinned"]!.boolValue!)"
+        }
         return result
     }
 
@@ -146,8 +151,10 @@ struct Fleet {
         for index in devices.indices.dropFirst() {
             #expect(try tabs(index) == tabs(0), "tabs differ on dev\(index)", sourceLocation: sourceLocation)
             let (theirs, first) = (try clips(index), try clips(0))
-            #expect(theirs == first, "clips differ on dev\(index): only there \(theirs.filter { first[$0.key] != $0.value }), only on dev0 \(first.filter { theirs[$0.key] != $0.value })",
-                    sourceLocation: sourceLocation)
+            #expect(
+                theirs == first,
+                "clips differ on dev\(index): only there \(theirs.filter { first[$0.key] != $0.value }), only on dev0 \(first.filter { theirs[$0.key] != $0.value })",
+                sourceLocation: sourceLocation)
             #expect(syncedSettings(index) == syncedSettings(0), "settings differ on dev\(index)", sourceLocation: sourceLocation)
         }
     }

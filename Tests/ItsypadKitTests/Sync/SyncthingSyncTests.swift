@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadCLI
 
 /// `itsypad sync` end to end on a folder that real Syncthing keeps in step: two devices, each
@@ -40,7 +41,8 @@ struct SyncthingSyncTests {
                 // The same line on both: one version wins, the other is kept as a conflict copy.
                 for index in 0..<2 {
                     let content = fleet[index].output("tab", "show", shared)
-                    _ = fleet[index].output("tab", "edit", shared, content.replacingOccurrences(of: "middle", with: "middle by dev\(index)"))
+                    _ = fleet[index].output(
+                        "tab", "edit", shared, content.replacingOccurrences(of: "middle", with: "middle by dev\(index)"))
                 }
             }
             for index in 0..<2 { _ = fleet[index].output("sync") }

@@ -11,8 +11,9 @@ enum ClipCommands {
         // Nobody waits on our lock while a slow pipe is read.
         invocation.close()
         func tooLarge() -> ItsypadError {
-            .failure("the input is larger than clipboard.maxBytes (\(maxBytes) bytes); nothing was stored "
-                + "(to keep larger clips: itsypad settings set clipboard.maxBytes N)")
+            .failure(
+                "the input is larger than clipboard.maxBytes (\(maxBytes) bytes); nothing was stored "
+                    + "(to keep larger clips: itsypad settings set clipboard.maxBytes N)")
         }
         let text: String
         if !invocation.arguments.isEmpty {

@@ -48,7 +48,8 @@ enum HelpCommands {
                 invocation.out.line("\(Identifier.short(tab.id))\t\(Text.preview(tab.name, limit: 40))")
             }
             // Names are offered too (the scripts quote spaces); a tab or newline would break the line format.
-            for tab in tabs where !tab.name.isEmpty && !tab.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            for tab in tabs
+            where !tab.name.isEmpty && !tab.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 invocation.out.line("\(tab.name)\ttab \(Identifier.short(tab.id))")
             }
         case .clips:

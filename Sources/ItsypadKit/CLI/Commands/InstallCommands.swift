@@ -1,8 +1,9 @@
+import ItsypadStore
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ItsypadStore
-import ItsypadSupport
 
 /// `itsypad install` and `itsypad uninstall`: the running binary, its man
 /// pages and its completion scripts under a prefix, where man, bash-completion,
@@ -86,9 +87,11 @@ struct Installation {
             let section = page.name.split(separator: ".").last.map(String.init) ?? "1"
             files.append((prefix + "/share/man/man\(section)/" + page.name, 0o644, .text(page.text)))
         }
-        let completions = [(Shell.bash, "/share/bash-completion/completions/" + root.name),
-                           (Shell.zsh, "/share/zsh/site-functions/" + Shell.zsh.scriptName(for: root.name)),
-                           (Shell.fish, "/share/fish/vendor_completions.d/" + Shell.fish.scriptName(for: root.name))]
+        let completions = [
+            (Shell.bash, "/share/bash-completion/completions/" + root.name),
+            (Shell.zsh, "/share/zsh/site-functions/" + Shell.zsh.scriptName(for: root.name)),
+            (Shell.fish, "/share/fish/vendor_completions.d/" + Shell.fish.scriptName(for: root.name)),
+        ]
         for (shell, path) in completions {
             files.append((prefix + path, 0o644, .text(CompletionScript.generate(for: shell, root: root))))
         }

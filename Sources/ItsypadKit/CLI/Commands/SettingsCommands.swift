@@ -6,14 +6,16 @@ enum SettingsCommands {
     static func list(_ invocation: Invocation) throws -> Int32 {
         let settings = try invocation.store().settings()
         if invocation.flag(.json) {
-            invocation.printJSON(.array(Settings.all.map { definition in
-                .object([
-                    ("key", .string(definition.key)),
-                    ("value", settings.value(definition.key)?.json ?? .null),
-                    ("scope", .string(definition.scope.rawValue)),
-                    ("isDefault", .bool(!settings.isSet(definition.key))),
-                ])
-            }))
+            invocation.printJSON(
+                .array(
+                    Settings.all.map { definition in
+                        .object([
+                            ("key", .string(definition.key)),
+                            ("value", settings.value(definition.key)?.json ?? .null),
+                            ("scope", .string(definition.scope.rawValue)),
+                            ("isDefault", .bool(!settings.isSet(definition.key))),
+                        ])
+                    }))
             return ExitCode.success
         }
         for definition in Settings.all {

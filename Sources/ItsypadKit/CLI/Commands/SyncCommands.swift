@@ -39,7 +39,8 @@ enum SyncCommands {
         } else {
             let parent = FileSystem.directoryName(path)
             guard FileSystem.isDirectory(parent) else {
-                throw ItsypadError.failure("cannot create the sync backend \(location): \(parent) does not exist (a typo?); nothing was changed")
+                throw ItsypadError.failure(
+                    "cannot create the sync backend \(location): \(parent) does not exist (a typo?); nothing was changed")
             }
         }
         // Keys are checked before anything is written: a wrong one leaves the data directory as it was.
@@ -50,7 +51,8 @@ enum SyncCommands {
         } catch let error as EncryptionError {
             throw ItsypadError.failure(error.message(naming: location.description))
         }
-        let device = GitRemote.commitName(dataDirectory: store.path, deviceID: store.deviceID, deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
+        let device = GitRemote.commitName(
+            dataDirectory: store.path, deviceID: store.deviceID, deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
         try configured.remote?.commitChanges(message: "itsypad sync enable on \(device)")
         warnIfExposed(configured, invocation)
         if invocation.arguments.first != nil {
@@ -79,18 +81,26 @@ enum SyncCommands {
         invocation.close()
         do {
             _ = try configured.remote?.update()
-            let tombstones = try SyncEngine.purgeTombstones(in: backend, olderThan: SyncEngine.tombstoneLifetime, now: invocation.context.now(),
-                                                            device: device)
+            let tombstones = try SyncEngine.purgeTombstones(
+                in: backend, olderThan: SyncEngine.tombstoneLifetime, now: invocation.context.now(),
+                device: device)
             let report = try backend.compact()
             if let remote = configured.remote {
                 // Always a commit, changed files or not (format 2 compacts as it syncs): it marks the compaction point.
-                guard try remote.publish(message: GitRemote.compactionSubject + "\(device): through change \(report.compactedThrough)",
-                                         evenIfUnchanged: true),
-                      try remote.squashHistoryBeforePreviousCompaction() else {
-                    throw ItsypadError.temporary("the git remote \(configured.location) changed while compacting; what was compacted is committed in the clone and goes with the next sync; the old history is squashed by the next compaction")
+                guard
+                    try remote.publish(
+                        message: GitRemote.compactionSubject + "\(device): through change \(report.compactedThrough)",
+                        evenIfUnchanged: true),
+                    try remote.squashHistoryBeforePreviousCompaction()
+                else {
+                    throw ItsypadError.temporary(
+                        "the git remote \(configured.location) changed while compacting; what was compacted is committed in the clone and goes with the next sync; the old history is squashed by the next compaction"
+                    )
                 }
             }
-            invocation.note("compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes), \(report.assetsRemoved) assets and \(tombstones) tombstones over 90 days old")
+            invocation.note(
+                "compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes), \(report.assetsRemoved) assets and \(tombstones) tombstones over 90 days old"
+            )
         } catch let error as BackendError {
             throw mapped(error, backend: configured.location)
         } catch let error as EncryptionError {
@@ -118,37 +128,50 @@ enum SyncCommands {
             if let remote = remoteStatus {
                 let unpushed: JSONValue = remote.unpushed.map { .integer(Int64($0)) } ?? .null
                 let error: JSONValue = remote.status.lastError.map { .string($0) } ?? .null
-                remoteJSON = .object([("lastFetch", time(remote.status.lastFetch)), ("lastPush", time(remote.status.lastPush)),
-                                      ("unpushedCommits", unpushed), ("lastError", error)])
+                remoteJSON = .object([
+                    ("lastFetch", time(remote.status.lastFetch)), ("lastPush", time(remote.status.lastPush)),
+                    ("unpushedCommits", unpushed), ("lastError", error),
+                ])
             }
             // Fields are only ever appended, so that scripts reading them by position keep working.
-            invocation.printJSON(.object([
-                ("enabled", .bool(settings.bool(.syncEnabled))),
-                ("backend", settings.string(.syncBackend).map { .string($0) } ?? .null),
-                ("deviceID", .string(store.deviceID)),
-                ("deviceName", .string(settings.string(.deviceName) ?? "")),
-                ("lastPush", time(state.lastPush)),
-                ("lastPull", time(state.lastPull)),
-                ("pending", .object(counts.map { ($0.0.type.rawValue, .integer(Int64($0.1))) })),
-                ("failed", .array(failed.map {
-                    .object([("type", .string($0.key.type.rawValue)), ("id", .string($0.key.name)),
-                             ("attempts", .integer(Int64($0.value.attempts))), ("error", .string($0.value.error))])
-                })),
-                ("localOnly", localOnly.map { .integer(Int64($0.total)) } ?? .null),
-                ("lastError", state.lastError.map { .string($0) } ?? .null),
-                ("localOnlyReasons", localOnly.map { counts in .object(counts.reasons.map { ($0.key, .integer(Int64($0.count))) }) } ?? .null),
-                ("syncing", running?.json ?? .null),
-                ("quarantined", quarantined),
-                ("remote", remoteJSON),
-                ("waiting", waiting),
-            ]))
+            invocation.printJSON(
+                .object([
+                    ("enabled", .bool(settings.bool(.syncEnabled))),
+                    ("backend", settings.string(.syncBackend).map { .string($0) } ?? .null),
+                    ("deviceID", .string(store.deviceID)),
+                    ("deviceName", .string(settings.string(.deviceName) ?? "")),
+                    ("lastPush", time(state.lastPush)),
+                    ("lastPull", time(state.lastPull)),
+                    ("pending", .object(counts.map { ($0.0.type.rawValue, .integer(Int64($0.1))) })),
+                    (
+                        "failed",
+                        .array(
+                            failed.map {
+                                .object([
+                                    ("type", .string($0.key.type.rawValue)), ("id", .string($0.key.name)),
+                                    ("attempts", .integer(Int64($0.value.attempts))), ("error", .string($0.value.error)),
+                                ])
+                            })
+                    ),
+                    ("localOnly", localOnly.map { .integer(Int64($0.total)) } ?? .null),
+                    ("lastError", state.lastError.map { .string($0) } ?? .null),
+                    (
+                        "localOnlyReasons",
+                        localOnly.map { counts in .object(counts.reasons.map { ($0.key, .integer(Int64($0.count))) }) } ?? .null
+                    ),
+                    ("syncing", running?.json ?? .null),
+                    ("quarantined", quarantined),
+                    ("remote", remoteJSON),
+                    ("waiting", waiting),
+                ]))
             return ExitCode.success
         }
         let out = invocation.out
         out.line("enabled:    \(settings.bool(.syncEnabled) ? "yes" : "no")")
         out.line("backend:    \(settings.string(.syncBackend) ?? "(none)")")
         if let remote = remoteStatus {
-            var line = "remote:     fetched \(remote.status.lastFetch.map(Time.iso8601) ?? "never"), pushed \(remote.status.lastPush.map(Time.iso8601) ?? "never")"
+            var line =
+                "remote:     fetched \(remote.status.lastFetch.map(Time.iso8601) ?? "never"), pushed \(remote.status.lastPush.map(Time.iso8601) ?? "never")"
             if let unpushed = remote.unpushed, unpushed > 0 { line += ", \(Text.counted(unpushed, "commit")) not pushed yet" }
             out.line(line)
             if let error = remote.status.lastError { out.line("git error:  \(error)") }
@@ -160,7 +183,9 @@ enum SyncCommands {
         out.line("pending:    " + counts.map { Text.counted($0.1, $0.0.noun) }.joined(separator: ", "))
         out.line("failed:     \(failed.count)")
         for (key, failure) in failed {
-            out.line("  \(SyncedTypes.nouns.first { $0.type == key.type }?.noun ?? key.type.rawValue) \(key.name): \(failure.error) (\(Text.counted(failure.attempts, "attempt")))")
+            out.line(
+                "  \(SyncedTypes.nouns.first { $0.type == key.type }?.noun ?? key.type.rawValue) \(key.name): \(failure.error) (\(Text.counted(failure.attempts, "attempt")))"
+            )
         }
         if let localOnly {
             let reasons = localOnly.reasons.filter { $0.count > 0 }.map { Text.counted($0.count, $0.noun) + " " + $0.explanation }
@@ -199,8 +224,11 @@ enum SyncCommands {
 
     /// Why items stay on this device: counts by reason, every reason listed; nil
     /// when a running sync is rewriting the clipboard history's index.
-    static func localOnlyCounts(_ store: DataStore) throws -> (total: Int, reasons: [(key: String, noun: String, explanation: String, count: Int)])? {
-        let entries = store.isReadOnly
+    static func localOnlyCounts(
+        _ store: DataStore
+    ) throws -> (total: Int, reasons: [(key: String, noun: String, explanation: String, count: Int)])? {
+        let entries =
+            store.isReadOnly
             ? try ClipStore.localOnlyEntriesWithoutLock(directory: store.path + "/clips", tree: store.tree)
             : try store.clips().localOnlyEntries()
         guard let entries else { return nil }
@@ -222,7 +250,8 @@ enum SyncCommands {
             return ExitCode.success
         }
         for entry in entries {
-            var line = "\(Time.iso8601(entry.time))\t\(entry.direction)\tpulled \(entry.pulled)\tpushed \(entry.pushed)\tconflicts \(entry.conflicts)\t\(entry.result)"
+            var line =
+                "\(Time.iso8601(entry.time))\t\(entry.direction)\tpulled \(entry.pulled)\tpushed \(entry.pushed)\tconflicts \(entry.conflicts)\t\(entry.result)"
             if let error = entry.error { line += "\t\(error)" }
             if !entry.quarantined.isEmpty { line += "\tquarantined: " + entry.quarantined.joined(separator: "; ") }
             invocation.out.line(line)
@@ -244,7 +273,9 @@ enum SyncCommands {
         }
         let configured = configuredBackend(location, store: store, invocation)
         // Each of the engine's attempts waits a fifth of the lock time-out.
-        let backend = try SyncKeyCommands.backend(at: configured.path, remote: configured.remote, store: store, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts))
+        let backend = try SyncKeyCommands.backend(
+            at: configured.path, remote: configured.remote, store: store, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts)
+        )
         warnIfExposed(configured, invocation)
         return (backend, configured)
     }
@@ -256,7 +287,9 @@ enum SyncCommands {
     /// Warns when other users may read or write the backend directory (a git remote's clone is in the data directory).
     static func warnIfExposed(_ configured: ConfiguredBackend, _ invocation: Invocation) {
         let path = configured.path
-        guard configured.remote == nil, let status = (try? FileTree(root: path).status(path)) ?? nil, status.permissions & 0o077 != 0 else { return }
+        guard configured.remote == nil, let status = (try? FileTree(root: path).status(path)) ?? nil, status.permissions & 0o077 != 0 else {
+            return
+        }
         invocation.warn(Invocation.exposureWarning("the sync backend", path, status.permissions))
     }
 
@@ -266,8 +299,10 @@ enum SyncCommands {
     /// A sync through a git remote: bring the clone up to date, run the engine on it, commit and
     /// push; again while the remote moves meanwhile. Git's network I/O runs without the data
     /// directory's lock, like every backend call.
-    static func syncThrough(_ remote: GitRemote, location: BackendLocation, store: DataStore, engine: SyncEngine,
-                            _ body: (SyncEngine) throws -> Void) throws {
+    static func syncThrough(
+        _ remote: GitRemote, location: BackendLocation, store: DataStore, engine: SyncEngine,
+        _ body: (SyncEngine) throws -> Void
+    ) throws {
         for _ in 1...publishRounds {
             if try store.withLockReleased({ try remote.update() }) == .replaced {
                 try engine.startOverOnReplacedBackend()
@@ -275,24 +310,29 @@ enum SyncCommands {
             }
             try body(engine)
             let report = engine.report
-            let message = "itsypad sync on \(GitRemote.commitName(dataDirectory: store.path, deviceID: store.deviceID, deviceName: engine.deviceName)): pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
+            let message =
+                "itsypad sync on \(GitRemote.commitName(dataDirectory: store.path, deviceID: store.deviceID, deviceName: engine.deviceName)): pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
             if try store.withLockReleased({ try remote.publish(message: message) }) { return }
         }
-        throw ItsypadError.temporary("the git remote \(location) kept changing: \(publishRounds) pushes were refused; "
-            + "what this sync did is committed in the clone and goes with the next sync; try again later")
+        throw ItsypadError.temporary(
+            "the git remote \(location) kept changing: \(publishRounds) pushes were refused; "
+                + "what this sync did is committed in the clone and goes with the next sync; try again later")
     }
 
     /// Runs the engine, logs the attempt, and maps the outcome to an exit status:
     /// 0 (conflicts resolved count as success), 1 (items failed), 75 (backend busy or unreachable).
     /// The engine syncs with the configured backend, or with `backend` (and the directory its
     /// errors name) when given.
-    static func withEngine(_ invocation: Invocation, direction: String, backend given: (backend: SyncBackend, path: String)? = nil,
-                           _ body: (SyncEngine) throws -> Void) throws -> Int32 {
+    static func withEngine(
+        _ invocation: Invocation, direction: String, backend given: (backend: SyncBackend, path: String)? = nil,
+        _ body: (SyncEngine) throws -> Void
+    ) throws -> Int32 {
         let store = try invocation.store()
         guard try store.settings().bool(.syncEnabled) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
-        var (backend, configured) = try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
+        var (backend, configured) =
+            try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
             ?? configuredBackend(invocation)
         var engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
         engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
@@ -315,9 +355,11 @@ enum SyncCommands {
                 let previous = store.deviceID
                 engine.close()
                 try store.takeNewDeviceID()
-                invocation.warn("this data directory is a copy of another that syncs as device \(previous) (\(evidence)); "
-                    + "it now syncs as the new device \(store.deviceID) and sends all its data again")
-                (backend, configured) = try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
+                invocation.warn(
+                    "this data directory is a copy of another that syncs as device \(previous) (\(evidence)); "
+                        + "it now syncs as the new device \(store.deviceID) and sends all its data again")
+                (backend, configured) =
+                    try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
                     ?? configuredBackend(invocation)
                 engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
                 engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
@@ -346,11 +388,14 @@ enum SyncCommands {
         }
         // A state still damaged (the run stopped before starting over) is left for the next run to replace.
         if state.damage == nil { try state.save(to: store) }
-        let result = failure.map { $0.exitCode == ExitCode.temporary ? "temporary failure" : "failed" }
+        let result =
+            failure.map { $0.exitCode == ExitCode.temporary ? "temporary failure" : "failed" }
             ?? (report.failed.isEmpty && quarantined.isEmpty ? "ok" : "failed")
-        try ActivityLog(store: store).append(ActivityLog.Entry(time: invocation.context.now(), direction: direction, pulled: report.pulled,
-                                                             pushed: report.pushed, conflicts: report.conflicts, result: result,
-                                                             error: failure?.message ?? state.lastError, quarantined: quarantined))
+        try ActivityLog(store: store).append(
+            ActivityLog.Entry(
+                time: invocation.context.now(), direction: direction, pulled: report.pulled,
+                pushed: report.pushed, conflicts: report.conflicts, result: result,
+                error: failure?.message ?? state.lastError, quarantined: quarantined))
         if let failure { throw failure }
         if invocation.context.stdoutIsTerminal && !invocation.quiet {
             invocation.out.line("pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts")
@@ -369,11 +414,14 @@ enum SyncCommands {
         if case .zoneNotFound = error {
             switch location {
             case .directory(let path):
-                return .temporary("the sync backend \(path) is missing or empty (no zone.json): is a disk or share unmounted? "
-                    + "Nothing was synced; local changes stay queued. To start a new backend there on purpose, run 'itsypad sync enable \(path)'")
+                return .temporary(
+                    "the sync backend \(path) is missing or empty (no zone.json): is a disk or share unmounted? "
+                        + "Nothing was synced; local changes stay queued. To start a new backend there on purpose, run 'itsypad sync enable \(path)'"
+                )
             case .git:
-                return .failure("the git remote \(location) holds no itsypad backend (no zone.json on its branch '\(GitRemote.branch)'). "
-                    + "Nothing was synced; local changes stay queued. To start one there, run 'itsypad sync enable \(location)'")
+                return .failure(
+                    "the git remote \(location) holds no itsypad backend (no zone.json on its branch '\(GitRemote.branch)'). "
+                        + "Nothing was synced; local changes stay queued. To start one there, run 'itsypad sync enable \(location)'")
             }
         }
         return error.isTransient ? .temporary(error.description + "; try again later") : .failure(error.description)

@@ -10,7 +10,8 @@ enum SyncKeyCommands {
     /// `itsypad sync key show`: the recovery key, to type on another device.
     static func show(_ invocation: Invocation) throws -> Int32 {
         guard let key = try deviceKey(invocation.store()) else {
-            throw ItsypadError.failure("this device has no sync key (its backend is not encrypted; 'itsypad sync enable DIR --encrypt' creates an encrypted one)")
+            throw ItsypadError.failure(
+                "this device has no sync key (its backend is not encrypted; 'itsypad sync enable DIR --encrypt' creates an encrypted one)")
         }
         invocation.out.line(RecoveryKey.format(key))
         return ExitCode.success
@@ -33,7 +34,9 @@ enum SyncKeyCommands {
             throw ItsypadError.failure("sync is disabled: a key is rotated on a device that syncs with the backend")
         }
         guard try deviceKey(store) != nil else {
-            throw ItsypadError.failure("this device has no sync key: its backend is not encrypted (to encrypt, move it aside and run 'itsypad sync enable \(location) --encrypt')")
+            throw ItsypadError.failure(
+                "this device has no sync key: its backend is not encrypted (to encrypt, move it aside and run 'itsypad sync enable \(location) --encrypt')"
+            )
         }
         guard let rotation = try rotationLock(store) else {
             throw ItsypadError.temporary("a key rotation of \(store.path) is under way; try again once it has finished")
@@ -46,7 +49,8 @@ enum SyncKeyCommands {
             let notRotated = "; nothing was rotated"
             // What the backend holds comes here first: the new zone starts from all of it.
             guard try rotationStep(location, notRotated, { try SyncCommands.run(invocation) }) == ExitCode.success else {
-                throw ItsypadError.failure("the sync before rotating did not finish (see above)" + notRotated + ": fix that, then rotate again")
+                throw ItsypadError.failure(
+                    "the sync before rotating did not finish (see above)" + notRotated + ": fix that, then rotate again")
             }
             let oldZone = try rotationStep(location, notRotated) {
                 guard let zone = try existingZone(at: path) else { throw BackendError.zoneNotFound }
@@ -97,8 +101,10 @@ enum SyncKeyCommands {
                 try KeyFile.promoteNext(inDirectory: store.path)
             }
             // Always said, terminal or not: the other devices stop syncing until someone acts.
-            invocation.out.line("the sync key was rotated and everything re-encrypted with the new one. Other devices stop syncing (exit 1, nothing lost) "
-                + "until you run 'itsypad sync enable \(location) --key -' on each and type the new recovery key ('itsypad sync key show' here).")
+            invocation.out.line(
+                "the sync key was rotated and everything re-encrypted with the new one. Other devices stop syncing (exit 1, nothing lost) "
+                    + "until you run 'itsypad sync enable \(location) --key -' on each and type the new recovery key ('itsypad sync key show' here)."
+            )
             return ExitCode.success
         }
     }
@@ -178,31 +184,42 @@ enum SyncKeyCommands {
 
         init(_ invocation: Invocation) throws {
             let key = invocation.value(.key)
-            let chosen: [EnableEncryption] = [invocation.flag(.encrypt) ? .encrypt : nil, key.map { _ in .join },
-                                              invocation.flag(.noEncrypt) ? .plain : nil].compactMap { $0 }
+            let chosen: [EnableEncryption] = [
+                invocation.flag(.encrypt) ? .encrypt : nil, key.map { _ in .join },
+                invocation.flag(.noEncrypt) ? .plain : nil,
+            ].compactMap { $0 }
             guard chosen.count <= 1 else { throw invocation.usage("Pass one of --encrypt, --key and --no-encrypt, not several.") }
-            if let key, key != "-" { throw invocation.usage("--key takes '-': the recovery key is read from standard input, never from the command line.") }
+            if let key, key != "-" {
+                throw invocation.usage("--key takes '-': the recovery key is read from standard input, never from the command line.")
+            }
             self = chosen.first ?? .byDefault
         }
 
         /// Creates or joins the backend in `path` (the directory `location` is, or its clone's
         /// working tree) as asked. Keys are checked before anything is written: a wrong or
         /// missing one leaves the data directory and the backend as they were.
-        func prepareZone(at path: String, of location: BackendLocation, store: DataStore, _ invocation: Invocation, lockTimeout: Double) throws {
+        func prepareZone(
+            at path: String, of location: BackendLocation, store: DataStore, _ invocation: Invocation, lockTimeout: Double
+        ) throws {
             switch self {
             case .encrypt:
                 try createEncryptedZone(at: path, of: location, store: store, lockTimeout: lockTimeout)
             case .join:
-                try joinEncryptedZone(at: path, of: location, key: try recoveryKeyFromInput(invocation), store: store, lockTimeout: lockTimeout)
+                try joinEncryptedZone(
+                    at: path, of: location, key: try recoveryKeyFromInput(invocation), store: store, lockTimeout: lockTimeout)
             case .plain, .byDefault:
                 let hasKey = try deviceKey(store) != nil
                 if self == .plain && hasKey {
-                    throw ItsypadError.failure("this device has a sync key, so the backends it creates are encrypted; nothing was changed: run it without --no-encrypt")
+                    throw ItsypadError.failure(
+                        "this device has a sync key, so the backends it creates are encrypted; nothing was changed: run it without --no-encrypt"
+                    )
                 }
                 let zone = try existingZone(at: path)
                 if !hasKey && zone?.isEncrypted == true {
-                    throw ItsypadError.failure("\(location) holds an encrypted backend and this device has no sync key; nothing was changed: "
-                        + "run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here and type that recovery key")
+                    throw ItsypadError.failure(
+                        "\(location) holds an encrypted backend and this device has no sync key; nothing was changed: "
+                            + "run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here and type that recovery key"
+                    )
                 }
                 // A git remote's history keeps every byte ever pushed, on a host the user may not control.
                 if location.isGit, self == .byDefault, !hasKey, zone == nil {
@@ -217,9 +234,12 @@ enum SyncKeyCommands {
     /// A new encrypted zone in `path` (format 3 in format 2's layout), with a fresh key kept in the data directory.
     static func createEncryptedZone(at path: String, of location: BackendLocation, store: DataStore, lockTimeout: Double) throws {
         if let zone = try existingZone(at: path) {
-            throw ItsypadError.failure("\(location) already holds " + (zone.isEncrypted
-                ? "an encrypted backend: to join it, run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here"
-                : "an unencrypted backend; nothing was changed: choose an empty " + (location.isGit ? "repository" : "directory") + " for an encrypted one"))
+            throw ItsypadError.failure(
+                "\(location) already holds "
+                    + (zone.isEncrypted
+                        ? "an encrypted backend: to join it, run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here"
+                        : "an unencrypted backend; nothing was changed: choose an empty " + (location.isGit ? "repository" : "directory")
+                            + " for an encrypted one"))
         }
         let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
         let cipher = try RecordCipher(masterKey: key)
@@ -229,20 +249,25 @@ enum SyncKeyCommands {
     }
 
     /// Keeps `key` for the existing encrypted zone in `path` once its key check value matches.
-    static func joinEncryptedZone(at path: String, of location: BackendLocation, key: SecretBytes, store: DataStore, lockTimeout: Double) throws {
+    static func joinEncryptedZone(
+        at path: String, of location: BackendLocation, key: SecretBytes, store: DataStore, lockTimeout: Double
+    ) throws {
         guard let zone = try existingZone(at: path) else {
-            throw ItsypadError.failure("\(location) holds no backend yet; nothing was changed: create one with 'itsypad sync enable \(location) --encrypt'")
+            throw ItsypadError.failure(
+                "\(location) holds no backend yet; nothing was changed: create one with 'itsypad sync enable \(location) --encrypt'")
         }
         guard zone.isEncrypted else {
-            throw ItsypadError.failure("\(location) holds an unencrypted backend, which needs no key; nothing was changed: run 'itsypad sync enable \(location)'")
+            throw ItsypadError.failure(
+                "\(location) holds an unencrypted backend, which needs no key; nothing was changed: run 'itsypad sync enable \(location)'")
         }
         let cipher = try RecordCipher(masterKey: key)
         do {
             _ = try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: lockTimeout).zone()
         } catch let error as EncryptionError {
-            throw ItsypadError.failure(error == .wrongKey
-                ? "that recovery key does not open \(location) (nothing was changed): check it against 'itsypad sync key show' on a device that syncs"
-                : error.description)
+            throw ItsypadError.failure(
+                error == .wrongKey
+                    ? "that recovery key does not open \(location) (nothing was changed): check it against 'itsypad sync key show' on a device that syncs"
+                    : error.description)
         }
         try KeyFile.write(key, inDirectory: store.path)
     }
@@ -271,7 +296,9 @@ enum SyncKeyCommands {
     static func backend(at path: String, remote: GitRemote? = nil, store: DataStore, lockTimeout: Double) throws -> SyncBackend {
         try resumeRotation(backendPath: path, remote: remote, store: store, lockTimeout: lockTimeout)
         let cipher = try deviceKey(store).map { try RecordCipher(masterKey: $0) }
-        if cipher == nil, (try? existingZone(at: path))??.isEncrypted == true { throw ItsypadError.failure(EncryptionError.missingKey.description) }
+        if cipher == nil, (try? existingZone(at: path))??.isEncrypted == true {
+            throw ItsypadError.failure(EncryptionError.missingKey.description)
+        }
         // Format 2 (or format 3 in its layout) for a new backend, or the format the directory holds.
         return try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: lockTimeout)
     }

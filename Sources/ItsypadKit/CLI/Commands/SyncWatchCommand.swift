@@ -19,8 +19,10 @@ enum SyncWatchCommand {
         let directory = try invocation.dataDirectory()
         let backend = try enabledBackend(directory, invocation)
         // A second watcher would only double every sync: it is refused (exit 1), not told to retry.
-        guard let exclusive = try FileLock(path: watchLockPath(in: directory), in: FileTree(root: directory), mode: .exclusive, timeout: 0) else {
-            throw ItsypadError.failure("another 'itsypad sync watch' is already running for the data directory \(directory); this one stops")
+        guard let exclusive = try FileLock(path: watchLockPath(in: directory), in: FileTree(root: directory), mode: .exclusive, timeout: 0)
+        else {
+            throw ItsypadError.failure(
+                "another 'itsypad sync watch' is already running for the data directory \(directory); this one stops")
         }
         defer { withExtendedLifetime(exclusive) {} }
 
@@ -113,8 +115,10 @@ enum SyncWatchCommand {
     /// One line per sync that moved something or failed, and for the first and the
     /// one after a failure; with -q only failures.
     /// Each warning is shown once: a data directory others can read is worth one line, not one per sync.
-    static func report(_ outcome: SyncOutcome, after previous: SyncOutcome?, retryIn delay: Double, warned: inout Set<String>,
-                       _ invocation: Invocation) {
+    static func report(
+        _ outcome: SyncOutcome, after previous: SyncOutcome?, retryIn delay: Double, warned: inout Set<String>,
+        _ invocation: Invocation
+    ) {
         let errors = invocation.context.standardError
         for warning in outcome.warnings where warned.insert(warning).inserted { errors.line(warning) }
         let time = Time.iso8601(invocation.context.now())

@@ -15,7 +15,8 @@ enum TabCommands {
         } else if let piped = try invocation.pipedText(what: "standard input") {
             // A script or cron line with nothing on stdin must not leave an empty tab behind.
             guard !Text.isBlank(piped) else {
-                throw ItsypadError.failure("standard input is empty or only whitespace; no tab was created (for an empty tab, pass '' as TEXT)")
+                throw ItsypadError.failure(
+                    "standard input is empty or only whitespace; no tab was created (for an empty tab, pass '' as TEXT)")
             }
             content = piped
         } else {
@@ -25,8 +26,9 @@ enum TabCommands {
             guard !Text.isBlank(edited) else { throw ItsypadError.failure("the editor saved no text; no tab was created") }
             content = edited
         }
-        let tab = try invocation.store().createTab(content: content, name: invocation.value(.name), language: language,
-                                                   fileURL: nil, now: invocation.context.now())
+        let tab = try invocation.store().createTab(
+            content: content, name: invocation.value(.name), language: language,
+            fileURL: nil, now: invocation.context.now())
         invocation.out.line(tab.id)
         return ExitCode.success
     }
@@ -52,9 +54,10 @@ enum TabCommands {
             content = text
         }
         let fileName = FileSystem.baseName(path)
-        let tab = try store.createTab(content: content, name: invocation.value(.name) ?? fileName,
-                                      language: language ?? LanguageDetector.language(forFileName: fileName),
-                                      fileURL: path, now: invocation.context.now())
+        let tab = try store.createTab(
+            content: content, name: invocation.value(.name) ?? fileName,
+            language: language ?? LanguageDetector.language(forFileName: fileName),
+            fileURL: path, now: invocation.context.now())
         invocation.out.line(tab.id)
         return ExitCode.success
     }
@@ -123,13 +126,15 @@ enum TabCommands {
             }
             store = try invocation.store()
             guard let current = try store.tabs.tab(id: original.id) else {
-                let copy = try store.createTab(content: edited, name: original.name, language: nil, fileURL: nil, now: invocation.context.now())
+                let copy = try store.createTab(
+                    content: edited, name: original.name, language: nil, fileURL: nil, now: invocation.context.now())
                 invocation.warn("the tab was removed while you edited it; your text was saved as a new tab \(copy.id)")
                 return ExitCode.success
             }
             if current.clock != original.clock {
-                let copy = try store.createTab(content: edited, name: "\(original.name) (edited copy)", language: nil,
-                                               fileURL: nil, now: invocation.context.now())
+                let copy = try store.createTab(
+                    content: edited, name: "\(original.name) (edited copy)", language: nil,
+                    fileURL: nil, now: invocation.context.now())
                 invocation.warn("the tab changed while you edited it; your text was saved as a new tab \(copy.id)")
                 return ExitCode.success
             }
@@ -174,7 +179,9 @@ enum TabCommands {
     static func canonicalLanguage(_ name: String, _ invocation: Invocation) throws -> String {
         guard let language = LanguageDetector.canonical(name) else {
             var message = "Unknown language '\(name)'."
-            if let suggestion = Text.suggestion(for: name, among: LanguageDetector.languages) { message += " Did you mean '\(suggestion)'?" }
+            if let suggestion = Text.suggestion(for: name, among: LanguageDetector.languages) {
+                message += " Did you mean '\(suggestion)'?"
+            }
             throw invocation.usage(message + " Known: " + LanguageDetector.languages.joined(separator: ", ") + ".")
         }
         return language

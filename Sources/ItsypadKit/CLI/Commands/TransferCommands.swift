@@ -44,7 +44,9 @@ enum TransferCommands {
             if source == "-" {
                 bytes = try invocation.context.standardInput()
             } else {
-                guard let read = try FileSystem.read(FileSystem.absolute(source)) else { throw ItsypadError.failure("no such file: \(source)") }
+                guard let read = try FileSystem.read(FileSystem.absolute(source)) else {
+                    throw ItsypadError.failure("no such file: \(source)")
+                }
                 bytes = read
             }
             guard !bytes.isEmpty else { throw ItsypadError.failure("\(source) is empty; nothing was imported") }
@@ -69,9 +71,10 @@ enum TransferCommands {
             throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
         }
         if summary.skippedClips > 0 {
-            invocation.warn("imported the newest \(summary.clips) of \(summary.clips + summary.skippedClips) new clips: "
-                + "clipboard.maxEntries is \(maxEntries); to keep them all, raise it "
-                + "(itsypad settings set clipboard.maxEntries N) and import the same file again")
+            invocation.warn(
+                "imported the newest \(summary.clips) of \(summary.clips + summary.skippedClips) new clips: "
+                    + "clipboard.maxEntries is \(maxEntries); to keep them all, raise it "
+                    + "(itsypad settings set clipboard.maxEntries N) and import the same file again")
         }
         invocation.note(summary.description)
         return ExitCode.success
@@ -81,11 +84,15 @@ enum TransferCommands {
     /// with another key keeps its own, and one that syncs unencrypted gets none.
     static func importSyncKey(_ key: SecretBytes, into store: DataStore, deviceSyncs: Bool, _ invocation: Invocation) throws {
         if let current = try SyncKeyCommands.deviceKey(store) {
-            if !current.isEqual(to: key) { invocation.warn("the export's sync key was not imported: this device has another one, which it keeps") }
+            if !current.isEqual(to: key) {
+                invocation.warn("the export's sync key was not imported: this device has another one, which it keeps")
+            }
             return
         }
         if deviceSyncs {
-            invocation.warn("the export's sync key was not imported: this device syncs with an unencrypted backend; to join an encrypted one, run 'itsypad sync enable DIR --key -'")
+            invocation.warn(
+                "the export's sync key was not imported: this device syncs with an unencrypted backend; to join an encrypted one, run 'itsypad sync enable DIR --key -'"
+            )
             return
         }
         try KeyFile.write(key, inDirectory: store.path)

@@ -11,8 +11,10 @@ enum ChaCha20 {
 
     /// XORs the keystream of (`key`, `nonce`) from block `counter` on into `buffer`:
     /// encryption and decryption alike. The caller keeps the counter from wrapping.
-    static func xorKeystream(into buffer: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
-                             nonce: UnsafeRawBufferPointer, counter: UInt32) {
+    static func xorKeystream(
+        into buffer: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+        nonce: UnsafeRawBufferPointer, counter: UInt32
+    ) {
         precondition(key.count == keyByteCount && nonce.count == nonceByteCount)
         guard let base = buffer.baseAddress else { return }
         var input = ChaChaState<UInt32>(key: key, counter: counter, nonce: nonce)
@@ -57,8 +59,9 @@ enum ChaCha20 {
     /// HChaCha20: a 32-byte subkey from the key and a 16-byte nonce, written to `subkey`.
     static func hChaCha20(key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, into subkey: UnsafeMutableRawBufferPointer) {
         precondition(key.count == keyByteCount && nonce.count == 16 && subkey.count == 32)
-        var state = ChaChaState<UInt32>(key: key, counter: nonce.loadLittleEndianUInt32(at: 0),
-                                nonce: UnsafeRawBufferPointer(rebasing: nonce[4..<16]))
+        var state = ChaChaState<UInt32>(
+            key: key, counter: nonce.loadLittleEndianUInt32(at: 0),
+            nonce: UnsafeRawBufferPointer(rebasing: nonce[4..<16]))
         state.permute()
         let out = subkey.baseAddress!
         // The first and last rows: the words an observer could compute from the public
@@ -168,7 +171,8 @@ extension ChaChaState<SIMD4<UInt32>> {
     init(fourBlocksFrom state: ChaChaState<UInt32>) {
         w0 = .init(repeating: state.w0); w1 = .init(repeating: state.w1); w2 = .init(repeating: state.w2); w3 = .init(repeating: state.w3)
         w4 = .init(repeating: state.w4); w5 = .init(repeating: state.w5); w6 = .init(repeating: state.w6); w7 = .init(repeating: state.w7)
-        w8 = .init(repeating: state.w8); w9 = .init(repeating: state.w9); w10 = .init(repeating: state.w10); w11 = .init(repeating: state.w11)
+        w8 = .init(repeating: state.w8); w9 = .init(repeating: state.w9); w10 = .init(repeating: state.w10);
+        w11 = .init(repeating: state.w11)
         w12 = SIMD4(repeating: state.w12) &+ SIMD4(0, 1, 2, 3)
         w13 = .init(repeating: state.w13); w14 = .init(repeating: state.w14); w15 = .init(repeating: state.w15)
     }
@@ -185,8 +189,10 @@ extension ChaChaState<SIMD4<UInt32>> {
     /// `a`…`d` are words j…j+3 of the four blocks (lane = block): transposed, they are
     /// 16 consecutive keystream bytes of each block, at `offset` within it.
     @inline(__always)
-    private static func xor(_ a: SIMD4<UInt32>, _ b: SIMD4<UInt32>, _ c: SIMD4<UInt32>, _ d: SIMD4<UInt32>,
-                            _ bytes: UnsafeMutableRawPointer, _ offset: Int) {
+    private static func xor(
+        _ a: SIMD4<UInt32>, _ b: SIMD4<UInt32>, _ c: SIMD4<UInt32>, _ d: SIMD4<UInt32>,
+        _ bytes: UnsafeMutableRawPointer, _ offset: Int
+    ) {
         let ab01 = SIMD4(a[0], b[0], a[1], b[1]), ab23 = SIMD4(a[2], b[2], a[3], b[3])
         let cd01 = SIMD4(c[0], d[0], c[1], d[1]), cd23 = SIMD4(c[2], d[2], c[3], d[3])
         xor(SIMD4(ab01[0], ab01[1], cd01[0], cd01[1]), bytes + offset)
@@ -198,8 +204,9 @@ extension ChaChaState<SIMD4<UInt32>> {
     @inline(__always)
     private static func xor(_ words: SIMD4<UInt32>, _ bytes: UnsafeMutableRawPointer) {
         let current = bytes.loadUnaligned(as: SIMD4<UInt32>.self)
-        bytes.storeBytes(of: current ^ SIMD4(words[0].littleEndian, words[1].littleEndian, words[2].littleEndian, words[3].littleEndian),
-                         as: SIMD4<UInt32>.self)
+        bytes.storeBytes(
+            of: current ^ SIMD4(words[0].littleEndian, words[1].littleEndian, words[2].littleEndian, words[3].littleEndian),
+            as: SIMD4<UInt32>.self)
     }
 }
 

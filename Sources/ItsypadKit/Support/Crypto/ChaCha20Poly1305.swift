@@ -8,7 +8,9 @@ public enum ChaCha20Poly1305 {
     static let maxMessageBytes = (ChaCha20.maxBlocks - 1) * ChaCha20.blockByteCount
 
     /// Ciphertext followed by the tag.
-    public static func seal(_ plaintext: [UInt8], key: SecretBytes, nonce: [UInt8], authenticating associatedData: [UInt8] = []) throws -> [UInt8] {
+    public static func seal(
+        _ plaintext: [UInt8], key: SecretBytes, nonce: [UInt8], authenticating associatedData: [UInt8] = []
+    ) throws -> [UInt8] {
         try withBuffers(key: key, nonce: nonce, associatedData: associatedData) {
             try sealed(plaintext, key: $0, nonce: $1, associatedData: $2)
         }
@@ -16,15 +18,19 @@ public enum ChaCha20Poly1305 {
 
     /// The plaintext, if the tag at the end of `sealed` authenticates it and `associatedData`;
     /// otherwise `CryptoError.authenticationFailed` and nothing is decrypted.
-    public static func open(_ sealed: [UInt8], key: SecretBytes, nonce: [UInt8], authenticating associatedData: [UInt8] = []) throws -> [UInt8] {
+    public static func open(
+        _ sealed: [UInt8], key: SecretBytes, nonce: [UInt8], authenticating associatedData: [UInt8] = []
+    ) throws -> [UInt8] {
         try withBuffers(key: key, nonce: nonce, associatedData: associatedData) {
             try opened(sealed, key: $0, nonce: $1, associatedData: $2)
         }
     }
 
     /// Checks the sizes, then runs `body` with the key, nonce and associated data as raw buffers.
-    private static func withBuffers<Result>(key: SecretBytes, nonce: [UInt8], associatedData: [UInt8],
-                                            _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Result) throws -> Result {
+    private static func withBuffers<Result>(
+        key: SecretBytes, nonce: [UInt8], associatedData: [UInt8],
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Result
+    ) throws -> Result {
         guard key.count == keyByteCount else { throw CryptoError.invalidKeySize(expected: keyByteCount) }
         guard nonce.count == nonceByteCount else { throw CryptoError.invalidNonceSize(expected: nonceByteCount) }
         return try key.withUnsafeBytes { key in
@@ -36,8 +42,10 @@ public enum ChaCha20Poly1305 {
 
     // MARK: On raw buffers (shared with XChaCha20-Poly1305)
 
-    static func sealed(_ plaintext: [UInt8], key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
-                       associatedData: UnsafeRawBufferPointer) throws -> [UInt8] {
+    static func sealed(
+        _ plaintext: [UInt8], key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+        associatedData: UnsafeRawBufferPointer
+    ) throws -> [UInt8] {
         guard plaintext.count <= maxMessageBytes else { throw CryptoError.messageTooLong }
         var output = plaintext
         output.append(contentsOf: repeatElement(0, count: tagByteCount))
@@ -50,14 +58,17 @@ public enum ChaCha20Poly1305 {
         return output
     }
 
-    static func opened(_ sealed: [UInt8], key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
-                       associatedData: UnsafeRawBufferPointer) throws -> [UInt8] {
+    static func opened(
+        _ sealed: [UInt8], key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+        associatedData: UnsafeRawBufferPointer
+    ) throws -> [UInt8] {
         guard sealed.count >= tagByteCount else { throw CryptoError.authenticationFailed }
         let length = sealed.count - tagByteCount
         guard length <= maxMessageBytes else { throw CryptoError.messageTooLong }
         let authentic = sealed.withUnsafeBytes { sealed in
-            let expected = authenticationTag(ciphertext: UnsafeRawBufferPointer(rebasing: sealed[0..<length]),
-                                             key: key, nonce: nonce, associatedData: associatedData)
+            let expected = authenticationTag(
+                ciphertext: UnsafeRawBufferPointer(rebasing: sealed[0..<length]),
+                key: key, nonce: nonce, associatedData: associatedData)
             return expected.withUnsafeBytes { ConstantTime.equal($0, UnsafeRawBufferPointer(rebasing: sealed[length...])) }
         }
         guard authentic else { throw CryptoError.authenticationFailed }
@@ -67,8 +78,10 @@ public enum ChaCha20Poly1305 {
     }
 
     /// Poly1305, keyed by keystream block 0, over AD ‖ pad16 ‖ ciphertext ‖ pad16 ‖ both lengths.
-    private static func authenticationTag(ciphertext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
-                                          nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer) -> [UInt8] {
+    private static func authenticationTag(
+        ciphertext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
+        nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer
+    ) -> [UInt8] {
         SecureMemory.withScratch(byteCount: ChaCha20.blockByteCount) { oneTimeKey in
             ChaCha20.xorKeystream(into: oneTimeKey, key: key, nonce: nonce, counter: 0)
             var mac = Poly1305(key: UnsafeRawBufferPointer(rebasing: oneTimeKey[0..<Poly1305.keyByteCount]))
@@ -94,7 +107,9 @@ public enum XChaCha20Poly1305 {
     public static let tagByteCount = 16
 
     /// Ciphertext followed by the tag.
-    public static func seal(_ plaintext: [UInt8], key: SecretBytes, nonce: [UInt8], authenticating associatedData: [UInt8] = []) throws -> [UInt8] {
+    public static func seal(
+        _ plaintext: [UInt8], key: SecretBytes, nonce: [UInt8], authenticating associatedData: [UInt8] = []
+    ) throws -> [UInt8] {
         try withSubkey(key: key, nonce: nonce) { subkey, chachaNonce in
             try associatedData.withUnsafeBytes {
                 try ChaCha20Poly1305.sealed(plaintext, key: subkey, nonce: chachaNonce, associatedData: $0)
@@ -103,7 +118,9 @@ public enum XChaCha20Poly1305 {
     }
 
     /// The plaintext, or `CryptoError.authenticationFailed` with nothing decrypted.
-    public static func open(_ sealed: [UInt8], key: SecretBytes, nonce: [UInt8], authenticating associatedData: [UInt8] = []) throws -> [UInt8] {
+    public static func open(
+        _ sealed: [UInt8], key: SecretBytes, nonce: [UInt8], authenticating associatedData: [UInt8] = []
+    ) throws -> [UInt8] {
         try withSubkey(key: key, nonce: nonce) { subkey, chachaNonce in
             try associatedData.withUnsafeBytes {
                 try ChaCha20Poly1305.opened(sealed, key: subkey, nonce: chachaNonce, associatedData: $0)
@@ -122,8 +139,10 @@ public enum XChaCha20Poly1305 {
 
     /// Runs `body` with the HChaCha20 subkey and the 12-byte ChaCha20 nonce (four zero bytes,
     /// then the nonce's last eight), both in scratch memory wiped afterwards.
-    private static func withSubkey<Result>(key: SecretBytes, nonce: [UInt8],
-                                           _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Result) throws -> Result {
+    private static func withSubkey<Result>(
+        key: SecretBytes, nonce: [UInt8],
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Result
+    ) throws -> Result {
         guard key.count == keyByteCount else { throw CryptoError.invalidKeySize(expected: keyByteCount) }
         guard nonce.count == nonceByteCount else { throw CryptoError.invalidNonceSize(expected: nonceByteCount) }
         return try SecureMemory.withScratch(byteCount: 32 + ChaCha20.nonceByteCount) { scratch in

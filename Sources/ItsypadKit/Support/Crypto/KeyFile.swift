@@ -54,7 +54,9 @@ public enum KeyFile {
         var bytes = try FileSystem.read(fd: fd, offset: 0, count: Int(info.st_size), path: path)
         defer { SecureMemory.zero(&bytes) }
         let prefix = Array((header + "\n").utf8)
-        guard bytes.starts(with: prefix), bytes.last == UInt8(ascii: "\n") else { throw KeyFileError.malformed(path, "not an itsypad key file") }
+        guard bytes.starts(with: prefix), bytes.last == UInt8(ascii: "\n") else {
+            throw KeyFileError.malformed(path, "not an itsypad key file")
+        }
         let key: SecretBytes
         do {
             key = try RecoveryKey.parse(String(decoding: bytes[prefix.count..<(bytes.count - 1)], as: UTF8.self))

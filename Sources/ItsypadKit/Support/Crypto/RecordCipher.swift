@@ -108,7 +108,8 @@ public final class RecordCipher: Sendable {
         guard bytes[0] == formatVersion else { throw .malformed("unknown format \(bytes[0])") }
         let nonceEnd = 1 + XChaCha20Poly1305.nonceByteCount
         do {
-            return try XChaCha20Poly1305.open(Array(bytes[nonceEnd...]), key: key, nonce: Array(bytes[1..<nonceEnd]), authenticating: context)
+            return try XChaCha20Poly1305.open(
+                Array(bytes[nonceEnd...]), key: key, nonce: Array(bytes[1..<nonceEnd]), authenticating: context)
         } catch {
             throw .authenticationFailed
         }
@@ -130,8 +131,10 @@ public final class RecordCipher: Sendable {
         for part in parts {
             let utf8 = Array(part.utf8)
             let count = UInt32(utf8.count)
-            bytes += [UInt8(truncatingIfNeeded: count >> 24), UInt8(truncatingIfNeeded: count >> 16),
-                      UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
+            bytes += [
+                UInt8(truncatingIfNeeded: count >> 24), UInt8(truncatingIfNeeded: count >> 16),
+                UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count),
+            ]
             bytes += utf8
         }
         return bytes

@@ -144,7 +144,8 @@ public enum RecoveryKey {
         let pToT = within(UInt8(ascii: "P"), UInt8(ascii: "T")), vToZ = within(UInt8(ascii: "V"), UInt8(ascii: "Z"))
         let one = within(UInt8(ascii: "I"), UInt8(ascii: "I")) | within(UInt8(ascii: "L"), UInt8(ascii: "L"))
         let zero = within(UInt8(ascii: "O"), UInt8(ascii: "O"))
-        let value = (digit & (c - 48)) | (aToH & (c - 55)) | (jk & (c - 56)) | (mn & (c - 57))
+        let value =
+            (digit & (c - 48)) | (aToH & (c - 55)) | (jk & (c - 56)) | (mn & (c - 57))
             | (pToT & (c - 58)) | (vToZ & (c - 59)) | (one & 1)
         let valid = digit | aToH | jk | mn | pToT | vToZ | one | zero
         return (UInt8(truncatingIfNeeded: value), valid != 0)
@@ -165,7 +166,8 @@ public enum RecoveryKeyError: Error, Equatable, CustomStringConvertible {
         case .invalidCharacter(let character, let group):
             return "'\(character)' in group \(group) is not a recovery key character (they are 0-9 and A-Z without I, L, O, U)"
         case .wrongLength(let symbols):
-            return "a recovery key has \(RecoveryKey.symbolCount) characters in \(RecoveryKey.groupCount) groups of 5; this one has \(symbols)"
+            return
+                "a recovery key has \(RecoveryKey.symbolCount) characters in \(RecoveryKey.groupCount) groups of 5; this one has \(symbols)"
         case .typo(let groups):
             let list = groups.map(String.init).joined(separator: ", ")
             return groups.count == 1 ? "group \(list) of the recovery key has a typo" : "groups \(list) of the recovery key have typos"

@@ -94,7 +94,8 @@ package struct SHA256 {
     private mutating func compress(_ block: UnsafeRawBufferPointer) {
         for index in 0..<16 {
             let base = index * 4
-            schedule[index] = UInt32(block[base]) << 24 | UInt32(block[base + 1]) << 16
+            schedule[index] =
+                UInt32(block[base]) << 24 | UInt32(block[base + 1]) << 16
                 | UInt32(block[base + 2]) << 8 | UInt32(block[base + 3])
         }
         for index in 16..<64 {

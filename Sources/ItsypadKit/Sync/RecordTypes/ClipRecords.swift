@@ -166,15 +166,18 @@ struct ClipRecords: SyncedRecordType {
         return { change in outgoing(change, clips: clips, ledger: ledger, engine: engine) }
     }
 
-    private func outgoing(_ change: PendingChange, clips: [String: ClipEntry], ledger: [String: ClipSyncLedger.Entry],
-                          engine: SyncEngine) -> SyncEngine.Outgoing? {
+    private func outgoing(
+        _ change: PendingChange, clips: [String: ClipEntry], ledger: [String: ClipSyncLedger.Entry],
+        engine: SyncEngine
+    ) -> SyncEngine.Outgoing? {
         switch change.operation {
         case .save:
             guard let entry = clips[change.key.name], entry.localOnly == nil else { return nil }
             let synced = ledger[entry.id] ?? ClipSyncLedger.Entry()
             // Pinned and unpinned again before sending: the backend already has this state.
             if synced.tag != nil, synced.pinned == entry.pinned { return nil }
-            return SyncEngine.Outgoing(change: change, saves: [RecordMapping.record(for: entry, tag: synced.tag, history: synced.localHistory)])
+            return SyncEngine.Outgoing(
+                change: change, saves: [RecordMapping.record(for: entry, tag: synced.tag, history: synced.localHistory)])
         case .delete:
             return engine.outgoingDeletion(change, ifTag: nil, history: EditHistory())
         }
@@ -187,7 +190,8 @@ struct ClipRecords: SyncedRecordType {
         for item in items {
             switch item.change.operation {
             case .save:
-                guard let sent = item.saves.first, let record = saved[sent.id], let (entry, history) = RecordMapping.clip(from: record) else { continue }
+                guard let sent = item.saves.first, let record = saved[sent.id], let (entry, history) = RecordMapping.clip(from: record)
+                else { continue }
                 synced.append((entry.id, ClipSyncLedger.Entry(tag: record.recordChangeTag, pinned: entry.pinned, history: history)))
             case .delete:
                 removed.append(item.change.key.name)
@@ -209,7 +213,9 @@ struct ClipRecords: SyncedRecordType {
             guard entry.localOnly == nil else { return }
             live.insert(entry.id)
             let synced = ledger[entry.id]
-            if synced?.tag == nil || synced?.pinned != entry.pinned { changes.append(UnsentChange(operation: .save, key: RecordKey(.clip, entry.id))) }
+            if synced?.tag == nil || synced?.pinned != entry.pinned {
+                changes.append(UnsentChange(operation: .save, key: RecordKey(.clip, entry.id)))
+            }
         }
         for (id, synced) in ledger.sorted(by: { $0.key < $1.key }) where synced.tag != nil && !live.contains(id) {
             changes.append(UnsentChange(operation: .delete, key: RecordKey(.clip, id)))

@@ -71,7 +71,8 @@ struct SettingRecords: SyncedRecordType {
     func sender(for _: [PendingChange], engine: SyncEngine) throws -> (PendingChange) throws -> SyncEngine.Outgoing? {
         { change in
             guard change.operation == .save, Settings.definition(change.key.name)?.scope == .synced,
-                  let entry = try engine.store.settings().entries[change.key.name] else { return nil }
+                let entry = try engine.store.settings().entries[change.key.name]
+            else { return nil }
             return SyncEngine.Outgoing(change: change, saves: [RecordMapping.record(forSetting: change.key.name, entry)])
         }
     }
@@ -80,7 +81,8 @@ struct SettingRecords: SyncedRecordType {
         let settings = try engine.store.settings()
         for item in items {
             guard let sent = item.saves.first, let record = saved[sent.id], var entry = settings.entries[item.change.key.name],
-                  let (_, stored) = RecordMapping.setting(from: record) else { continue }
+                let (_, stored) = RecordMapping.setting(from: record)
+            else { continue }
             entry.tag = record.recordChangeTag
             entry.syncedClock = stored.clock
             try settings.replace(item.change.key.name, entry)

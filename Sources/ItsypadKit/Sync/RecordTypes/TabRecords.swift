@@ -98,8 +98,9 @@ final class TabRecords: SyncedRecordType {
             if pending == nil, local.sync != nil, local.history != remote.history, local.history.includes(remote.history) {
                 // This device holds the version it last applied or sent; every later version on the
                 // backend was made on top of it, so includes its edits. One with fewer is a replay.
-                engine.quarantine(key, at: engine.backend.location(of: RecordID(recordType: key.type.rawValue, recordName: key.name)),
-                                  "an older version than the one this device has (a replay); not applied")
+                engine.quarantine(
+                    key, at: engine.backend.location(of: RecordID(recordType: key.type.rawValue, recordName: key.name)),
+                    "an older version than the one this device has (a replay); not applied")
                 return
             }
             if pending == nil || remote.history.includes(local.history) {
@@ -154,7 +155,9 @@ final class TabRecords: SyncedRecordType {
         merged.id = first.id
         merged.fileURL = nil
         if first.content != second.content {
-            if let ancestor, case .merged(let content) = ThreeWayMerge.merge(ancestor: ancestor, local: first.content, remote: second.content) {
+            if let ancestor,
+                case .merged(let content) = ThreeWayMerge.merge(ancestor: ancestor, local: first.content, remote: second.content)
+            {
                 merged.content = content
             } else {
                 loser = firstWins ? second : first
@@ -285,7 +288,8 @@ final class TabRecords: SyncedRecordType {
             switch try engine.store.tabs.entry(id: id) {
             case .live(var tab)? where item.change.operation == .save:
                 guard let sent = sent[id], let record = item.saves.first.flatMap({ saved[$0.id] }),
-                      let tag = record.recordChangeTag else { continue }
+                    let tag = record.recordChangeTag
+                else { continue }
                 tab.sync = TabSyncMetadata(tag: tag, ancestor: sent.content, clock: sent.clock)
                 updated.append(tab)
             case .deleted? where item.change.operation == .delete:
@@ -338,13 +342,16 @@ final class TabRecords: SyncedRecordType {
             if TabRecords.isNewer(other, than: tab) { deviceName = RecordMapping.deviceName(of: version.record) }
             if let loser {
                 let losing = loser == tab ? merged : version
-                let copy = TabRecords.conflictCopy(of: loser, device: RecordMapping.deviceName(of: losing.record),
-                                                   id: VersionHistory.conflictCopyName(of: loser.id, losing: losing.version), clock: loser.clock)
-                copies.append(try RecordMapping.record(for: copy, deviceName: RecordMapping.deviceName(of: losing.record), backend: backend))
+                let copy = TabRecords.conflictCopy(
+                    of: loser, device: RecordMapping.deviceName(of: losing.record),
+                    id: VersionHistory.conflictCopyName(of: loser.id, losing: losing.version), clock: loser.clock)
+                copies.append(
+                    try RecordMapping.record(for: copy, deviceName: RecordMapping.deviceName(of: losing.record), backend: backend))
             }
             tab = result
             let record = try RecordMapping.record(for: tab, deviceName: deviceName, backend: backend)
-            merged = RecordVersion(record: record, version: merged.version.joined(with: version.version), writer: "", isDerived: true, base: ancestor)
+            merged = RecordVersion(
+                record: record, version: merged.version.joined(with: version.version), writer: "", isDerived: true, base: ancestor)
         }
         var record = merged.record
         record.recordChangeTag = nil
@@ -356,8 +363,9 @@ final class TabRecords: SyncedRecordType {
         var fields = record.fields
         fields["content"] = ancestor.fields["content"]
         fields["contentAsset"] = ancestor.fields["contentAsset"]
-        let old = BackendRecord(recordName: record.recordName, recordType: record.recordType, recordChangeTag: record.recordChangeTag,
-                                fields: fields, created: record.created, modified: record.modified)
+        let old = BackendRecord(
+            recordName: record.recordName, recordType: record.recordType, recordChangeTag: record.recordChangeTag,
+            fields: fields, created: record.created, modified: record.modified)
         return try? RecordMapping.tab(from: old, backend: backend)?.content
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
@@ -46,7 +47,9 @@ struct AssetConformanceTests {
     func sizeLimit(_ factory: SyncBackendFactory) throws {
         let fixture = try factory.make()
         defer { fixture.remove() }
-        #expect(throws: BackendError.limitExceeded) { try fixture.backend.putAsset([UInt8](repeating: 0, count: BackendLimits.maxAssetBytes + 1)) }
+        #expect(throws: BackendError.limitExceeded) {
+            try fixture.backend.putAsset([UInt8](repeating: 0, count: BackendLimits.maxAssetBytes + 1))
+        }
     }
 
     @Test("a record may only reference an uploaded asset, with its size", arguments: SyncBackendFactory.all)

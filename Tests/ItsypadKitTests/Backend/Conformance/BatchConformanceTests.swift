@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 
@@ -18,11 +19,12 @@ struct BatchConformanceTests {
             deletes: [RecordDelete(recordType: "ScratchTab", recordName: "b", ifTag: existing[1].recordChangeTag)],
             device: "A"
         )
-        #expect(result.failures == [
-            RecordFailure(recordType: "ScratchTab", recordName: "new", error: .batchRequestFailed),
-            RecordFailure(recordType: "ScratchTab", recordName: "a", error: .serverRecordChanged(server: existing[0])),
-            RecordFailure(recordType: "ScratchTab", recordName: "b", error: .batchRequestFailed),
-        ])
+        #expect(
+            result.failures == [
+                RecordFailure(recordType: "ScratchTab", recordName: "new", error: .batchRequestFailed),
+                RecordFailure(recordType: "ScratchTab", recordName: "a", error: .serverRecordChanged(server: existing[0])),
+                RecordFailure(recordType: "ScratchTab", recordName: "b", error: .batchRequestFailed),
+            ])
         #expect(result.saved.isEmpty && result.deleted.isEmpty)
         #expect(try backend.fetchAll(since: nil).changes.sortedByID == before.changes.sortedByID)
         #expect(try backend.fetchChanges(since: before.token, limit: 10).changes == [])
@@ -33,7 +35,8 @@ struct BatchConformanceTests {
         let fixture = try factory.make()
         defer { fixture.remove() }
         let big = tab("big", text: String(repeating: "x", count: BackendLimits.maxRecordBytes))
-        var result = try fixture.backend.modify(saves: [RecordSave(record: big), RecordSave(record: tab("small"))], deletes: [], device: "A")
+        var result = try fixture.backend.modify(
+            saves: [RecordSave(record: big), RecordSave(record: tab("small"))], deletes: [], device: "A")
         #expect(result.failures.map(\.error) == [.limitExceeded, .batchRequestFailed])
         // Alone it still gets the per-record error, since splitting cannot help.
         let huge = tab("huge", text: String(repeating: "x", count: 3 * BackendLimits.maxRecordBytes))
@@ -75,8 +78,16 @@ struct BatchConformanceTests {
         (BackendRecord(recordName: "a", recordType: "ScratchTab", fields: ["bad-name": .int64(1)]), "field name"),
         (BackendRecord(recordName: "a", recordType: "ScratchTab", fields: ["ratio": .double(.nan)]), "finite"),
         (BackendRecord(recordName: "a", recordType: "ScratchTab", fields: ["ratio": .double(.infinity)]), "finite"),
-        (BackendRecord(recordName: "a", recordType: "ScratchTab", fields: ["content": .asset(AssetReference(fileChecksum: "XYZ", size: 1))]), "asset"),
-        (BackendRecord(recordName: "a", recordType: "ScratchTab", fields: ["content": .asset(AssetReference(fileChecksum: "../zone.json", size: 1))]), "asset"),
+        (
+            BackendRecord(
+                recordName: "a", recordType: "ScratchTab", fields: ["content": .asset(AssetReference(fileChecksum: "XYZ", size: 1))]),
+            "asset"
+        ),
+        (
+            BackendRecord(
+                recordName: "a", recordType: "ScratchTab",
+                fields: ["content": .asset(AssetReference(fileChecksum: "../zone.json", size: 1))]), "asset"
+        ),
     ]
 
     @Test("invalid names and fields are refused per record, and take the batch down", arguments: SyncBackendFactory.all, invalidSaves)
@@ -84,7 +95,8 @@ struct BatchConformanceTests {
         let (record, reasonMentions) = invalid
         let fixture = try factory.make()
         defer { fixture.remove() }
-        let result = try fixture.backend.modify(saves: [RecordSave(record: tab("fine")), RecordSave(record: record)], deletes: [], device: "A")
+        let result = try fixture.backend.modify(
+            saves: [RecordSave(record: tab("fine")), RecordSave(record: record)], deletes: [], device: "A")
         #expect(result.failures.count == 2)
         #expect(result.failures.first?.error == .batchRequestFailed)
         guard case .invalid(let reason) = result.failures.last?.error else {
@@ -95,7 +107,9 @@ struct BatchConformanceTests {
         #expect(try fixture.backend.fetchAll(since: nil).changes == [])
     }
 
-    @Test("the longest valid names and types, and names of dots and dashes, are stored, fetched and deleted", arguments: SyncBackendFactory.all)
+    @Test(
+        "the longest valid names and types, and names of dots and dashes, are stored, fetched and deleted",
+        arguments: SyncBackendFactory.all)
     func boundaryNames(_ factory: SyncBackendFactory) throws {
         let fixture = try factory.make()
         defer { fixture.remove() }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 
 /// Change tags and `ifServerRecordUnchanged`: what every `SyncBackend` must do with the tag a save or delete carries.
@@ -55,13 +56,15 @@ struct ChangeTagConformanceTests {
         #expect(second.recordChangeTag != first.recordChangeTag)
 
         // Tag differs (stale): the failure carries the current record and its tag to merge into.
-        result = try backend.modify(saves: [RecordSave(record: tab("a", text: "stale", tag: first.recordChangeTag))], deletes: [], device: "B")
+        result = try backend.modify(
+            saves: [RecordSave(record: tab("a", text: "stale", tag: first.recordChangeTag))], deletes: [], device: "B")
         #expect(result.failures == [RecordFailure(recordType: "ScratchTab", recordName: "a", error: .serverRecordChanged(server: second))])
         #expect(result.saved.isEmpty)
 
         // Tag given but the record was deleted.
         try backend.delete("a")
-        result = try backend.modify(saves: [RecordSave(record: tab("a", text: "revived", tag: second.recordChangeTag))], deletes: [], device: "B")
+        result = try backend.modify(
+            saves: [RecordSave(record: tab("a", text: "revived", tag: second.recordChangeTag))], deletes: [], device: "B")
         #expect(result.failures == [RecordFailure(recordType: "ScratchTab", recordName: "a", error: .unknownItem)])
 
         // Re-created without a tag, as Apple's sample does after unknownItem.
@@ -89,17 +92,21 @@ struct ChangeTagConformanceTests {
         let saved = try backend.save(tab("a"), tab("b"))
         let edited = try #require(try backend.save(tab("a", text: "edit", tag: saved[0].recordChangeTag)).first)
 
-        var result = try backend.modify(saves: [], deletes: [RecordDelete(recordType: "ScratchTab", recordName: "a", ifTag: saved[0].recordChangeTag)], device: "B")
+        var result = try backend.modify(
+            saves: [], deletes: [RecordDelete(recordType: "ScratchTab", recordName: "a", ifTag: saved[0].recordChangeTag)], device: "B")
         #expect(result.failures == [RecordFailure(recordType: "ScratchTab", recordName: "a", error: .serverRecordChanged(server: edited))])
         #expect(result.deleted.isEmpty)
         #expect(try backend.fetchAll(since: nil).changes.sortedByID == [.saved(edited), .saved(saved[1])])
 
-        result = try backend.modify(saves: [], deletes: [
-            RecordDelete(recordType: "ScratchTab", recordName: "a", ifTag: edited.recordChangeTag),
-            RecordDelete(recordType: "ScratchTab", recordName: "b"),
-        ], device: "B")
+        result = try backend.modify(
+            saves: [],
+            deletes: [
+                RecordDelete(recordType: "ScratchTab", recordName: "a", ifTag: edited.recordChangeTag),
+                RecordDelete(recordType: "ScratchTab", recordName: "b"),
+            ], device: "B")
         #expect(result.failures == [])
-        #expect(result.deleted == [RecordID(recordType: "ScratchTab", recordName: "a"), RecordID(recordType: "ScratchTab", recordName: "b")])
+        #expect(
+            result.deleted == [RecordID(recordType: "ScratchTab", recordName: "a"), RecordID(recordType: "ScratchTab", recordName: "b")])
         #expect(try backend.fetchAll(since: nil).changes == [])
     }
 
@@ -109,7 +116,8 @@ struct ChangeTagConformanceTests {
         defer { fixture.remove() }
         try fixture.backend.save(tab("a"))
         let token = try fixture.backend.currentToken()
-        let result = try fixture.backend.modify(saves: [], deletes: [RecordDelete(recordType: "ScratchTab", recordName: "never", ifTag: "9")], device: "A")
+        let result = try fixture.backend.modify(
+            saves: [], deletes: [RecordDelete(recordType: "ScratchTab", recordName: "never", ifTag: "9")], device: "A")
         #expect(result.failures == [])
         #expect(result.deleted == [RecordID(recordType: "ScratchTab", recordName: "never")])
         #expect(try fixture.backend.fetchChanges(since: token, limit: 10).changes == [])

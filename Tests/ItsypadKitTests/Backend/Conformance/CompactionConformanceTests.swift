@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 
 /// `compact()`: older tokens expire, the records stay, and a full fetch recovers.

@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
@@ -32,7 +33,8 @@ struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
         let temporary = try TemporaryBackend(clock: { clock.now }, createZone: false)
         let cipher = try RecordCipher(masterKey: try SecretBytes.random(count: RecordCipher.masterKeyByteCount))
         let inner = DirectoryBackend(path: temporary.path, lockTimeout: 5, now: { clock.now }, newZoneKeyCheckValue: cipher.keyCheckValue)
-        return BackendFixture(backend: EncryptedBackend(inner: inner, cipher: cipher), clock: clock, deleteZone: temporary.wipe, remove: temporary.remove)
+        return BackendFixture(
+            backend: EncryptedBackend(inner: inner, cipher: cipher), clock: clock, deleteZone: temporary.wipe, remove: temporary.remove)
     }
 
     static let all = [directory, inMemory, encryptedDirectory]

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 
 /// `fetchChanges`: incremental and full fetches, paging, and the tokens that carry a device from one to the next.
@@ -12,7 +13,8 @@ struct TokenConformanceTests {
         let first = try backend.save(tab("a"), tab("b"))
         let token = try backend.currentToken()
         let edited = try #require(try backend.save(tab("a", text: "edit", tag: first[0].recordChangeTag)).first)
-        let result = try backend.modify(saves: [RecordSave(record: tab("c"))], deletes: [RecordDelete(recordType: "ScratchTab", recordName: "b")], device: "B")
+        let result = try backend.modify(
+            saves: [RecordSave(record: tab("c"))], deletes: [RecordDelete(recordType: "ScratchTab", recordName: "b")], device: "B")
         let page = try backend.fetchChanges(since: token, limit: 100)
         #expect(page.moreComing == false)
         #expect(page.changes == [.saved(edited)] + result.saved.map(Change.saved) + [.deleted(recordType: "ScratchTab", recordName: "b")])
@@ -33,7 +35,10 @@ struct TokenConformanceTests {
         let third = try #require(try backend.save(tab("a", text: "v3", tag: second.recordChangeTag)).first)
         #expect(try backend.fetchAll(since: token).changes == [.saved(second), .saved(third)])
         try backend.delete("a")
-        #expect(try backend.fetchAll(since: token).changes == [.saved(second), .saved(third), .deleted(recordType: "ScratchTab", recordName: "a")])
+        #expect(
+            try backend.fetchAll(since: token).changes == [
+                .saved(second), .saved(third), .deleted(recordType: "ScratchTab", recordName: "a"),
+            ])
     }
 
     @Test("deletions are reported incrementally but not by a full fetch", arguments: SyncBackendFactory.all)
@@ -91,7 +96,9 @@ struct TokenConformanceTests {
         #expect(pages.flatMap(\.changes) == committed)
     }
 
-    @Test("each page's token stays valid on its own: fetching from it again gives the same rest, then later changes", arguments: SyncBackendFactory.all)
+    @Test(
+        "each page's token stays valid on its own: fetching from it again gives the same rest, then later changes",
+        arguments: SyncBackendFactory.all)
     func pageTokensStayValid(_ factory: SyncBackendFactory) throws {
         let fixture = try factory.make()
         defer { fixture.remove() }

@@ -32,16 +32,22 @@ let sequentialKey80 = key("808182838485868788898a8b8c8d8e8f909192939495969798999
 
 /// Texts that RFC 8439 and the XChaCha draft use as messages (their hex dumps spell these bytes).
 enum SampleText {
-    static let sunscreen = Array("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.".utf8)
-    static let ietfContribution = Array(("Any submission to the IETF intended by the Contributor for publication as all or part of an IETF "
-        + "Internet-Draft or RFC and any statement made within the context of an IETF activity is considered an \"IETF Contribution\". "
-        + "Such statements include oral statements in IETF sessions, as well as written and electronic communications made at any "
-        + "time or place, which are addressed to").utf8)
-    static let jabberwocky = Array("'Twas brillig, and the slithy toves\nDid gyre and gimble in the wabe:\nAll mimsy were the borogoves,\nAnd the mome raths outgrabe.".utf8)
-    static let internetDrafts = Array(("Internet-Drafts are draft documents valid for a maximum of six months and may be updated, replaced, "
-        + "or obsoleted by other documents at any time. It is inappropriate to use Internet-Drafts as reference material or to cite "
-        + "them other than as /\u{201C}work in progress./\u{201D}").utf8)
-    static let dhole = Array(("The dhole (pronounced \"dole\") is also known as the Asiatic wild dog, red dog, and whistling dog. "
-        + "It is about the size of a German shepherd but looks more like a long-legged fox. This highly elusive and skilled jumper "
-        + "is classified with wolves, coyotes, jackals, and foxes in the taxonomic family Canidae.").utf8)
+    static let sunscreen = Array(
+        "Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.".utf8)
+    static let ietfContribution = Array(
+        ("Any submission to the IETF intended by the Contributor for publication as all or part of an IETF "
+            + "Internet-Draft or RFC and any statement made within the context of an IETF activity is considered an \"IETF Contribution\". "
+            + "Such statements include oral statements in IETF sessions, as well as written and electronic communications made at any "
+            + "time or place, which are addressed to").utf8)
+    static let jabberwocky = Array(
+        "'Twas brillig, and the slithy toves\nDid gyre and gimble in the wabe:\nAll mimsy were the borogoves,\nAnd the mome raths outgrabe."
+            .utf8)
+    static let internetDrafts = Array(
+        ("Internet-Drafts are draft documents valid for a maximum of six months and may be updated, replaced, "
+            + "or obsoleted by other documents at any time. It is inappropriate to use Internet-Drafts as reference material or to cite "
+            + "them other than as /\u{201C}work in progress./\u{201D}").utf8)
+    static let dhole = Array(
+        ("The dhole (pronounced \"dole\") is also known as the Asiatic wild dog, red dog, and whistling dog. "
+            + "It is about the size of a German shepherd but looks more like a long-legged fox. This highly elusive and skilled jumper "
+            + "is classified with wolves, coyotes, jackals, and foxes in the taxonomic family Canidae.").utf8)
 }

@@ -1,8 +1,10 @@
+import Testing
+
+@testable import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import ItsypadSupport
 
 @Suite("Key file")
 struct KeyFileTests {

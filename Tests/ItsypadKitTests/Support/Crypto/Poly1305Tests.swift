@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadSupport
 
 @Suite("Poly1305")
@@ -19,25 +20,33 @@ struct Poly1305Tests {
 
     /// RFC 8439 §2.5.2 and Appendix A.3 (test vectors #1–#11; #5–#11 give R and S separately: key = R ‖ S).
     static let vectors = [
-        Vector(name: "§2.5.2", key: "85d6be7857556d337f4452fe42d506a80103808afb0db2fd4abff6af4149f51b",
-               message: Array("Cryptographic Forum Research Group".utf8), tag: "a8061dc1305136c6c22b8baf0c0127a9"),
+        Vector(
+            name: "§2.5.2", key: "85d6be7857556d337f4452fe42d506a80103808afb0db2fd4abff6af4149f51b",
+            message: Array("Cryptographic Forum Research Group".utf8), tag: "a8061dc1305136c6c22b8baf0c0127a9"),
         Vector(name: "A.3 #1", key: zeros16 + zeros16, message: [UInt8](repeating: 0, count: 64), tag: zeros16),
         Vector(name: "A.3 #2 (r = 0)", key: zeros16 + ietfKey, message: SampleText.ietfContribution, tag: ietfKey),
         Vector(name: "A.3 #3", key: ietfKey + zeros16, message: SampleText.ietfContribution, tag: "f3477e7cd95417af89a6b8794c310cf0"),
         Vector(name: "A.3 #4", key: jabberwockyKey, message: SampleText.jabberwocky, tag: "4541669a7eaaee61e708dc7cbcc5eb62"),
-        Vector(name: "A.3 #5 partially reduced result", key: rTwo + zeros16, message: hex(ff16), tag: "03" + String(repeating: "00", count: 15)),
+        Vector(
+            name: "A.3 #5 partially reduced result", key: rTwo + zeros16, message: hex(ff16), tag: "03" + String(repeating: "00", count: 15)
+        ),
         Vector(name: "A.3 #6 s overflows 2^128", key: rTwo + ff16, message: hex(rTwo), tag: "03" + String(repeating: "00", count: 15)),
-        Vector(name: "A.3 #7 carry into an all-ones limb", key: rOne + zeros16,
-               message: hex(ff16 + "f0" + String(repeating: "ff", count: 15) + "11" + String(repeating: "00", count: 15)),
-               tag: "05" + String(repeating: "00", count: 15)),
-        Vector(name: "A.3 #8 result exactly 2^130 - 5", key: rOne + zeros16,
-               message: hex(ff16 + "fb" + String(repeating: "fe", count: 15) + String(repeating: "01", count: 16)), tag: zeros16),
-        Vector(name: "A.3 #9 result exactly 2^130 - 6", key: rTwo + zeros16, message: hex("fd" + String(repeating: "ff", count: 15)),
-               tag: "fa" + String(repeating: "ff", count: 15)),
-        Vector(name: "A.3 #10 131-bit intermediate", key: rFour + zeros16, message: hex(reductionBlocks + rOne),
-               tag: "1400000000000000" + "5500000000000000"),
-        Vector(name: "A.3 #11 131-bit final result", key: rFour + zeros16, message: hex(reductionBlocks),
-               tag: "13" + String(repeating: "00", count: 15)),
+        Vector(
+            name: "A.3 #7 carry into an all-ones limb", key: rOne + zeros16,
+            message: hex(ff16 + "f0" + String(repeating: "ff", count: 15) + "11" + String(repeating: "00", count: 15)),
+            tag: "05" + String(repeating: "00", count: 15)),
+        Vector(
+            name: "A.3 #8 result exactly 2^130 - 5", key: rOne + zeros16,
+            message: hex(ff16 + "fb" + String(repeating: "fe", count: 15) + String(repeating: "01", count: 16)), tag: zeros16),
+        Vector(
+            name: "A.3 #9 result exactly 2^130 - 6", key: rTwo + zeros16, message: hex("fd" + String(repeating: "ff", count: 15)),
+            tag: "fa" + String(repeating: "ff", count: 15)),
+        Vector(
+            name: "A.3 #10 131-bit intermediate", key: rFour + zeros16, message: hex(reductionBlocks + rOne),
+            tag: "1400000000000000" + "5500000000000000"),
+        Vector(
+            name: "A.3 #11 131-bit final result", key: rFour + zeros16, message: hex(reductionBlocks),
+            tag: "13" + String(repeating: "00", count: 15)),
     ]
 
     @Test("RFC 8439 vectors", arguments: vectors)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
@@ -51,20 +52,25 @@ struct RecordCipherTests {
         #expect(try cipher.open(sealed, zoneID: Self.zone) == Self.record)
         // A fresh nonce each time: the same record never seals to the same bytes.
         #expect(try cipher.seal(Self.record, zoneID: Self.zone).fields != sealed.fields)
-        #expect(try Self.blob(sealed).count == RecordCipher.sealedByteCount(plaintextCount: try JSONCoding.encode(Self.record.fields).count))
+        #expect(
+            try Self.blob(sealed).count == RecordCipher.sealedByteCount(plaintextCount: try JSONCoding.encode(Self.record.fields).count))
     }
 
     /// Made by an independent script (Python: HKDF, HMAC, a reference HChaCha20 and the
     /// `cryptography` package's ChaCha20-Poly1305) from the documented format.
     @Test("opens a record sealed by an independent implementation of the format")
     func interoperability() throws {
-        let sealed = BackendRecord(recordName: Self.clipName, recordType: "ClipboardEntry", fields: [
-            "sealed": .string("AWRlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e9X7+n+Dc3fBwYS+CoLfB4Ifhv+ge1UYcp9UCtbkZu2dSz/QZxFId11n8//1PAS1obIb29VQClb/"
-                + "HA6SPtZCvUnCHeHY5Enf7DnwXn391z9lRfIB+dFTbw4zKXkSDr9sXP9YiKmelNz0PAZu/O0="),
-        ])
+        let sealed = BackendRecord(
+            recordName: Self.clipName, recordType: "ClipboardEntry",
+            fields: [
+                "sealed": .string(
+                    "AWRlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e9X7+n+Dc3fBwYS+CoLfB4Ifhv+ge1UYcp9UCtbkZu2dSz/QZxFId11n8//1PAS1obIb29VQClb/"
+                        + "HA6SPtZCvUnCHeHY5Enf7DnwXn391z9lRfIB+dFTbw4zKXkSDr9sXP9YiKmelNz0PAZu/O0=")
+            ])
         let opened = try Self.cipher().open(sealed, zoneID: Self.zone)
         #expect(opened.fields == ["pinned": .int64(1), "text": .string("copied on the laptop")])
-        let asset = hex("016465666768696a6b6c6d6e6f707172737475767778797a7b929e44245a8de57e1c4cd380532c7edc39296ed905d20a288006f133b8546600e5")
+        let asset = hex(
+            "016465666768696a6b6c6d6e6f707172737475767778797a7b929e44245a8de57e1c4cd380532c7edc39296ed905d20a288006f133b8546600e5")
         #expect(try Self.cipher().openAsset(asset, zoneID: Self.zone) == Array("large tab content".utf8))
     }
 
@@ -141,12 +147,18 @@ struct RecordCipherTests {
         let cipher = try Self.cipher()
         let sealed = try cipher.seal(Self.record, zoneID: Self.zone)
         let blob = try Self.blob(sealed)
-        #expect(throws: RecordCipherError.authenticationFailed) { try cipher.open(Self.withBlob(sealed, Array(blob.dropLast())), zoneID: Self.zone) }
-        #expect(throws: RecordCipherError.authenticationFailed) { try cipher.open(Self.withBlob(sealed, Array(blob.prefix(41))), zoneID: Self.zone) }
+        #expect(throws: RecordCipherError.authenticationFailed) {
+            try cipher.open(Self.withBlob(sealed, Array(blob.dropLast())), zoneID: Self.zone)
+        }
+        #expect(throws: RecordCipherError.authenticationFailed) {
+            try cipher.open(Self.withBlob(sealed, Array(blob.prefix(41))), zoneID: Self.zone)
+        }
         #expect(throws: RecordCipherError.malformed("40 bytes is too short to be sealed")) {
             try cipher.open(Self.withBlob(sealed, Array(blob.prefix(40))), zoneID: Self.zone)
         }
-        #expect(throws: RecordCipherError.malformed("0 bytes is too short to be sealed")) { try cipher.open(Self.withBlob(sealed, []), zoneID: Self.zone) }
+        #expect(throws: RecordCipherError.malformed("0 bytes is too short to be sealed")) {
+            try cipher.open(Self.withBlob(sealed, []), zoneID: Self.zone)
+        }
         var notBase64 = sealed
         notBase64.fields = ["sealed": .string("!!!!")]
         #expect(throws: RecordCipherError.malformed("the sealed field is not base64")) { try cipher.open(notBase64, zoneID: Self.zone) }
@@ -203,9 +215,11 @@ struct RecordCipherTests {
 @Suite("Base64")
 struct Base64Tests {
     /// RFC 4648 §10.
-    @Test("RFC 4648 vectors", arguments: [
-        ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
-    ])
+    @Test(
+        "RFC 4648 vectors",
+        arguments: [
+            ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+        ])
     func vectors(plain: String, encoded: String) {
         #expect(Base64.encode(Array(plain.utf8)) == encoded)
         #expect(Base64.decode(encoded) == Array(plain.utf8))
@@ -217,7 +231,9 @@ struct Base64Tests {
         for length in 0...bytes.count { #expect(Base64.decode(Base64.encode(Array(bytes[0..<length]))) == Array(bytes[0..<length])) }
     }
 
-    @Test("only the canonical text decodes", arguments: ["Zg=", "Zh==", "Zm9=", "Zg==Zg==", "Z===", "====", "Zm9v\n", "Zm9-", "Zm 9", "Zm9vY"])
+    @Test(
+        "only the canonical text decodes",
+        arguments: ["Zg=", "Zh==", "Zm9=", "Zg==Zg==", "Z===", "====", "Zm9v\n", "Zm9-", "Zm 9", "Zm9vY"])
     func strict(text: String) {
         #expect(Base64.decode(text) == nil)
     }

@@ -1,15 +1,20 @@
 import Testing
+
 @testable import ItsypadSupport
 
 @Suite("Recovery key")
 struct RecoveryKeyTests {
     /// Expected forms computed by an independent script from the format's definition.
-    @Test("known keys have known forms", arguments: [
-        (String(repeating: "00", count: 32), "00000-00001-00002-00003-00004-00005-00006-00007-00008-00009-0000A-0000B-0000C"),
-        ("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
-         "000GD-40R4X-0M300-E209K-185G3-R38ED-1W811-24GKZ-2GAH1-C5RR2-34D1B-P70XX-3RFGZ"),
-        (String(repeating: "ff", count: 32), "ZZZZD-ZZZZC-ZZZZF-ZZZZE-ZZZZ9-ZZZZ8-ZZZZB-ZZZZA-ZZZZ5-ZZZZ4-ZZZZ7-ZZZZ6-ZZZGA"),
-    ])
+    @Test(
+        "known keys have known forms",
+        arguments: [
+            (String(repeating: "00", count: 32), "00000-00001-00002-00003-00004-00005-00006-00007-00008-00009-0000A-0000B-0000C"),
+            (
+                "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+                "000GD-40R4X-0M300-E209K-185G3-R38ED-1W811-24GKZ-2GAH1-C5RR2-34D1B-P70XX-3RFGZ"
+            ),
+            (String(repeating: "ff", count: 32), "ZZZZD-ZZZZC-ZZZZF-ZZZZE-ZZZZ9-ZZZZ8-ZZZZB-ZZZZA-ZZZZ5-ZZZZ4-ZZZZ7-ZZZZ6-ZZZGA"),
+        ])
     func knownForms(keyHex: String, text: String) throws {
         #expect(RecoveryKey.format(key(keyHex)) == text)
         #expect(try RecoveryKey.parse(text).bytes == hex(keyHex))
@@ -45,12 +50,14 @@ struct RecoveryKeyTests {
     func lenientReading() throws {
         let original = "000GD-40R4X-0M300-E209K-185G3-R38ED-1W811-24GKZ-2GAH1-C5RR2-34D1B-P70XX-3RFGZ"
         let expected = hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
-        for typed in [original.lowercased(),
-                      original.replacing("-", with: " "),
-                      original.replacing("-", with: ""),
-                      "  " + original.replacing("-", with: " - ") + "\n",
-                      original.replacing("0", with: "O").replacing("1", with: "l"),
-                      original.replacing("1", with: "i")] {
+        for typed in [
+            original.lowercased(),
+            original.replacing("-", with: " "),
+            original.replacing("-", with: ""),
+            "  " + original.replacing("-", with: " - ") + "\n",
+            original.replacing("0", with: "O").replacing("1", with: "l"),
+            original.replacing("1", with: "i"),
+        ] {
             #expect(try RecoveryKey.parse(typed).bytes == expected, "\(typed)")
         }
     }
@@ -97,7 +104,8 @@ struct RecoveryKeyTests {
         let data = Array("P70X".utf8).map { RecoveryKey.value(of: $0).0 }
         var lastData = Array("3RFG".utf8).map { RecoveryKey.value(of: $0).0 }
         lastData[3] |= 1
-        let lastGroup = String(decoding: (lastData + [RecoveryKey.check(lastData[...], group: 12)]).map(RecoveryKey.character(for:)), as: UTF8.self)
+        let lastGroup = String(
+            decoding: (lastData + [RecoveryKey.check(lastData[...], group: 12)]).map(RecoveryKey.character(for:)), as: UTF8.self)
         #expect(RecoveryKey.check(data[...], group: 11) == RecoveryKey.value(of: UInt8(ascii: "X")).0)
         #expect(throws: RecoveryKeyError.typo(groups: [13])) { try RecoveryKey.parse(String(text.dropLast(5)) + lastGroup) }
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadSupport
 
 /// Project Wycheproof's AEAD test vectors, run in full: every group, valid and invalid.
@@ -28,9 +29,11 @@ struct WycheproofTests {
                 func field(_ name: String) throws -> [UInt8] { hex(try #require(test[name]?.stringValue, "tcId field \(name)")) }
                 let result = try #require(test["result"]?.stringValue)
                 try #require(result == "valid" || result == "invalid", "unexpected result \(result)")
-                cases.append(Case(id: Int(try #require(test["tcId"]?.int64Value)), key: try field("key"), nonce: try field("iv"),
-                                  associatedData: try field("aad"), message: try field("msg"), ciphertext: try field("ct"),
-                                  tag: try field("tag"), valid: result == "valid"))
+                cases.append(
+                    Case(
+                        id: Int(try #require(test["tcId"]?.int64Value)), key: try field("key"), nonce: try field("iv"),
+                        associatedData: try field("aad"), message: try field("msg"), ciphertext: try field("ct"),
+                        tag: try field("tag"), valid: result == "valid"))
             }
         }
         try #require(cases.count == expectedCount, "\(file) has \(cases.count) cases, expected \(expectedCount)")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadStore
@@ -47,8 +48,9 @@ final class NoteFleet {
             return DirectoryBackend(path: backendPath, lockTimeout: 1)
         case .directoryFormat2:
             let store = stores[index]
-            let replicated = ReplicatedDirectoryBackend(path: backendPath, deviceID: store.deviceID, instance: try BackendOpener.instance(of: store),
-                                                        deviceName: "dev\(index)", lockTimeout: 1)
+            let replicated = ReplicatedDirectoryBackend(
+                path: backendPath, deviceID: store.deviceID, instance: try BackendOpener.instance(of: store),
+                deviceName: "dev\(index)", lockTimeout: 1)
             return ReplicatedSyncBackend(replicated, types: types)
         }
     }
@@ -130,8 +132,10 @@ final class NoteFleet {
         let first = Identifier.make(), second = Identifier.make()
         try fleet.shelves[0].write(first, "one", clock: 1, store: fleet.stores[0])
         let clock = HybridTimestamp(physical: Time.now(), device: fleet.stores[0].deviceID)
-        try fleet.stores[0].saveTab(Tab(id: Identifier.make(), name: "t", nameLocked: false, content: "tab content", language: "plain",
-                                        languageLocked: false, lastModified: clock.physical, fileURL: nil, clock: clock))
+        try fleet.stores[0].saveTab(
+            Tab(
+                id: Identifier.make(), name: "t", nameLocked: false, content: "tab content", language: "plain",
+                languageLocked: false, lastModified: clock.physical, fileURL: nil, clock: clock))
         try fleet.sync(0)
         try fleet.sync(1, knowsNotes: false)
         #expect(try fleet.stores[1].tabs.all().map(\.content) == ["tab content"])

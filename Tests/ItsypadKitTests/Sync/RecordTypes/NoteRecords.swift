@@ -42,8 +42,9 @@ struct NoteRecords: SyncedRecordType {
     let removal = RemovalRule.removalWins
 
     static func record(_ id: String, _ note: Note, tag: String?) -> BackendRecord {
-        BackendRecord(recordName: id, recordType: type.rawValue, recordChangeTag: tag,
-                      fields: ["text": .string(note.text), "clock": .int64(note.clock)], created: nil, modified: nil)
+        BackendRecord(
+            recordName: id, recordType: type.rawValue, recordChangeTag: tag,
+            fields: ["text": .string(note.text), "clock": .int64(note.clock)], created: nil, modified: nil)
     }
 
     static func newer(_ a: Note, than b: Note) -> Bool { (a.clock, a.text) > (b.clock, b.text) }
