@@ -24,9 +24,18 @@ public final class OutputBuffer {
 
     public func write(_ bytes: [UInt8]) {
         guard fd != nil else { captured += bytes; return }
+        if bytes.count >= OutputBuffer.pieceSize {
+            // A piece this large goes out as it is, after what waits: it is not copied into `pending`.
+            flush()
+            bytes.withUnsafeBytes(writeOut)
+            return
+        }
         pending += bytes
         if pending.count >= OutputBuffer.writeSize { flush() }
     }
+
+    /// Output this large is written without gathering (a listing hands it over in pieces of this size).
+    static let pieceSize = 1 << 16
 
     public func line(_ string: String) { write(string + "\n") }
 
@@ -46,10 +55,15 @@ public final class OutputBuffer {
     /// Inside `append`, for output that grows long (a text of many MiB): writes out what
     /// `append` handed over and empties it. Nothing happens when capturing in memory.
     func writeOut(_ bytes: inout [UInt8]) {
-        guard let fd, !bytes.isEmpty else { return }
-        // A closed pipe (`itsypad clip ls | head -1`) ends the process quietly via SIGPIPE, as git does.
-        try? bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: "output") }
+        guard fd != nil, !bytes.isEmpty else { return }
+        bytes.withUnsafeBytes(writeOut)
         bytes.removeAll(keepingCapacity: true)
+    }
+
+    private func writeOut(_ bytes: UnsafeRawBufferPointer) {
+        guard let fd else { return }
+        // A closed pipe (`itsypad clip ls | head -1`) ends the process quietly via SIGPIPE, as git does.
+        try? FileSystem.writeAll(fd: fd, bytes, path: "output")
     }
 }
 
@@ -100,8 +114,9 @@ public final class Context {
         var pointer = environ
         while let entry = pointer.pointee {
             let pair = String(cString: entry)
-            if let equals = pair.firstIndex(of: "=") {
-                environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            // Split on the byte: `Character` search breaks graphemes, which every command paid for each variable.
+            if let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) {
+                environment[String(pair[..<equals])] = String(pair[pair.utf8.index(after: equals)...])
             }
             pointer += 1
         }

@@ -153,10 +153,11 @@ public final class Invocation {
     /// Every option the action has asked about, given or not: a test checks
     /// each against the command's entry in the table, since reading an option
     /// the entry lacks would silently see it unset.
-    private(set) var optionsRead: Set<OptionName> = []
+    /// (An array: a `Set` of a type of ours costs every command a run-time conformance search at start-up.)
+    private(set) var optionsRead: [OptionName] = []
 
     private func values(_ option: OptionName) -> [String]? {
-        optionsRead.insert(option)
+        if !optionsRead.contains(option) { optionsRead.append(option) }
         return parsed.options[option.rawValue]
     }
 

@@ -68,7 +68,8 @@ extension ClipStore {
         _ body: (ListedClip) throws -> Bool
     ) throws -> Bool {
         // Newest first is usually the log backwards: then no sort is needed.
-        let backwards = zip(slots, slots.dropFirst()).allSatisfy { $0.offset > $1.offset }
+        // (By index: see `FileTree.openDirectory` on `zip`.)
+        let backwards = slots.indices.dropLast().allSatisfy { slots[$0].offset > slots[$0 + 1].offset }
         let order = backwards ? Array(slots.indices.reversed()) : slots.indices.sorted { slots[$0].offset < slots[$1].offset }
         var positions = [Int](repeating: 0, count: slots.count)
         var clusters: [(start: Int, end: Int, at: Int)] = []

@@ -400,10 +400,9 @@ public final class ClipStore {
     /// written from bytes: the form `ClipLineHeader` reads back.
     static func addLine(_ entry: ClipEntry) -> [UInt8] {
         var line: [UInt8] = []
-        // Sized exactly (escapes included): a 16 MiB text must not make the array double.
+        // Sized exactly (escapes included): a 16 MiB text must not make the array double, nor be over-reserved.
         var text = entry.text
-        let escapes = text.withUTF8 { $0.reduce(0) { $0 + (JSONString.needsEscape($1) ? 5 : 0) } }
-        line.reserveCapacity(text.utf8.count + escapes + 1024)
+        line.reserveCapacity(text.withUTF8(JSONString.escapedCount) + 1024)
         func string(_ value: String) {
             var value = value
             line.append(0x22)
@@ -525,7 +524,7 @@ public final class ClipStore {
         header.logSize = UInt64(log.size)
         header.logInode = inode(of: log)
         header.slotCount = UInt64(slots.count)
-        header.liveCount = UInt64(slots.filter(\.isLive).count)
+        header.liveCount = UInt64(slots.lazy.filter(\.isLive).count)
         header.deadLines = deadLines
         header.evictCursor = 0
         return try ClipIndexFile.create(path: indexPath, in: tree, header: header, slots: slots)

@@ -204,6 +204,13 @@ public final class DataStore {
         return store
     }
 
+    /// The stored settings of the data directory at `path`, read without its lock (settings.json is
+    /// only ever replaced whole) and without creating or repairing anything: for a command that
+    /// needs a setting before it may wait on a slow pipe (`clip add` and `clipboard.maxBytes`).
+    public static func settingsWithoutLock(path: String) throws -> SettingsStore {
+        try SettingsStore(path: path + "/settings.json", tree: FileTree(root: path))
+    }
+
     /// The queue of changes to send: every local change to a syncable item appends to it.
     package static func pendingQueuePath(in directory: String) -> String { directory + "/sync/pending.log" }
 

@@ -385,6 +385,10 @@ public final class PendingQueue {
     static func baseLine(of path: String, in tree: FileTree? = nil) -> JSONValue? {
         guard let fd = (try? (tree ?? .containing(path)).openFile(path, flags: O_RDONLY)) ?? nil else { return nil }
         defer { close(fd) }
+        return baseLine(fd: fd, path: path)
+    }
+
+    private static func baseLine(fd: Int32, path: String) -> JSONValue? {
         let head = (try? FileSystem.read(fd: fd, offset: 0, count: 160, path: path)) ?? []
         guard let firstLine = head.split(separator: 0x0A, omittingEmptySubsequences: false).first,
             let json = try? JSONValue.parse(Array(firstLine)), json["op"]?.stringValue == "base"
@@ -396,9 +400,10 @@ public final class PendingQueue {
     /// threshold and twice its size after the last compaction (a long queue of
     /// real changes is not rewritten on every append).
     public var needsCompaction: Bool {
-        let size = tree.fileSize(path) ?? 0
+        // Asked after each append (`clip add`): the log this run appended to is read through its open descriptor.
+        let size = file?.size ?? tree.fileSize(path) ?? 0
         guard size > PendingQueue.compactionThreshold else { return false }
-        let base = header()?["bytes"]?.int64Value ?? 0
+        let base = (file.map { PendingQueue.baseLine(fd: $0.fd, path: path) } ?? header())?["bytes"]?.int64Value ?? 0
         return base < Int64(size) / 2
     }
 }

@@ -150,10 +150,10 @@ package struct TabIndex {
         // Only the header and the records are read: the keyed sections are `lookUp`'s.
         guard fstat(fd, &info) == 0, let headerBytes = try? FileSystem.read(fd: fd, offset: 0, count: headerSize, path: path),
             let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp,
-            let records = try? FileSystem.read(fd: fd, offset: headerSize, count: header.bodyLength, path: path),
-            records.count == header.bodyLength
+            // Read again with the header, into the one buffer the index keeps: the records are not copied.
+            let bytes = try? FileSystem.read(fd: fd, offset: 0, count: headerSize + header.bodyLength, path: path),
+            bytes.count == headerSize + header.bodyLength, bytes[..<headerSize].elementsEqual(headerBytes)
         else { return nil }
-        let bytes = headerBytes + records
         let starts = bytes.withUnsafeBytes { raw -> [Int]? in
             guard header.checksum == checksum(UnsafeRawBufferPointer(rebasing: raw[headerSize...])) else { return nil }
             var starts: [Int] = []
@@ -317,7 +317,9 @@ package struct TabIndex {
             else { return nil }
             return (id(fields, 0), name)
         }
-        var found: [Int: PackedID] = [:]
+        // Offsets and ids, sorted and made unique at the end (not a dictionary: see `FileTree.openDirectory` on run-time
+        // conformance searches, which a dictionary keyed by Int would cost this lookup).
+        var found: [(offset: Int, id: PackedID)] = []
         // By name: the ASCII names' hash table, then the other names by Swift's equality.
         if header.count > 0 {
             var bucket = Int(wanted.withUnsafeBufferPointer(nameHash) & UInt64(header.buckets - 1))
@@ -326,7 +328,7 @@ package struct TabIndex {
                 let value = word(entry, 0)
                 if value == 0 { break }
                 guard value <= UInt64(header.bodyLength), let named = record(at: Int(value) - 1) else { return nil }
-                if named.name == wanted { found[Int(value) - 1] = named.id }
+                if named.name == wanted { found.append((Int(value) - 1, named.id)) }
                 bucket = (bucket + 1) & (header.buckets - 1)
             }
         }
@@ -335,7 +337,7 @@ package struct TabIndex {
             for position in 0..<header.others {
                 let offset = word(offsets, position * 8)
                 guard offset <= UInt64(header.bodyLength), let named = record(at: Int(offset)) else { return nil }
-                if String(decoding: named.name, as: UTF8.self) == reference { found[Int(offset)] = named.id }
+                if String(decoding: named.name, as: UTF8.self) == reference { found.append((Int(offset), named.id)) }
             }
         }
         // By id or id prefix: a run of the ordered ids, found by bisection.
@@ -355,12 +357,17 @@ package struct TabIndex {
                 guard let candidate = entry(low) else { return nil }
                 guard prefix.matches(candidate.id) else { break }
                 guard candidate.offset <= UInt64(header.bodyLength) else { return nil }
-                found[Int(candidate.offset)] = candidate.id
+                found.append((Int(candidate.offset), candidate.id))
                 low += 1
             }
         }
-        // Newest first, as the records are stored.
-        return found.sorted { $0.key < $1.key }.map(\.value)
+        // Newest first, as the records are stored; a tab found both by name and by id once.
+        found.sort { $0.offset < $1.offset }
+        var ids: [PackedID] = []
+        for position in found.indices where position == 0 || found[position - 1].offset != found[position].offset {
+            ids.append(found[position].id)
+        }
+        return ids
     }
 
     /// A 64-bit checksum, eight bytes at a time (the index is read on every lookup).

@@ -62,10 +62,10 @@ public enum FileSystem {
 
     /// Reads `count` bytes at `offset` (fewer at end of file).
     public static func read(fd: Int32, offset: Int, count: Int, path: String) throws -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        let done = try buffer.withUnsafeMutableBytes { try read(fd: fd, offset: offset, into: $0, path: path) }
-        if done < count { buffer.removeSubrange(done...) }
-        return buffer
+        // Not zeroed first: the bytes are overwritten by the read (an index of a few MiB is read whole).
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = try read(fd: fd, offset: offset, into: UnsafeMutableRawBufferPointer(buffer), path: path)
+        }
     }
 
     /// Fills `buffer` from `offset` (pread, retried); returns the bytes read, fewer only at end of file.

@@ -66,7 +66,10 @@ public struct FileTree: Sendable {
             if errno == ENOENT { return nil }
             throw FileSystem.fail("open", root)
         }
-        for (index, name) in zip(names.indices, names) {
+        // By index, not `zip`: a `Zip2Sequence` iterator's type is instantiated at run time by a
+        // conformance search that costs every command as much as the rest of its start-up.
+        for index in names.indices {
+            let name = names[index]
             var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if next < 0 && errno == ENOENT && creating {
                 if mkdirat(fd, name, 0o700) != 0 && errno != EEXIST {

@@ -98,6 +98,18 @@ package enum JSONString {
         out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
     }
 
+    /// How many bytes `appendEscaped` writes for `utf8`: a buffer sized by it never grows.
+    package static func escapedCount(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
+        var count = utf8.count
+        for byte in utf8 where needsEscape(byte) {
+            switch byte {
+            case 0x22, 0x5C, 0x0A, 0x0D, 0x09: count += 1
+            default: count += 5
+            }
+        }
+        return count
+    }
+
     private static func appendEscape(of byte: UInt8, to out: inout [UInt8]) {
         switch byte {
         case 0x22: out += [0x5C, 0x22]

@@ -7,9 +7,8 @@ enum ClipCommands {
     static let previewLength = 100
 
     static func add(_ invocation: Invocation) throws -> Int32 {
-        let maxBytes = try invocation.store().settings().maxClipBytes
-        // Nobody waits on our lock while a slow pipe is read.
-        invocation.close()
+        // Read without the lock, which is taken only once the input is in: nobody waits on it while a slow pipe is read.
+        let maxBytes = try DataStore.settingsWithoutLock(path: invocation.dataDirectory()).maxClipBytes
         func tooLarge() -> ItsypadError {
             .failure(
                 "the input is larger than clipboard.maxBytes (\(maxBytes) bytes); nothing was stored "

@@ -71,20 +71,28 @@ enum TabCommands {
             }
             return ExitCode.success
         }
-        // The rows come ready-made from the index: 10,000 tabs list as fast as 100.
-        var rows: [UInt8] = []
+        // The rows come ready-made from the index, copied once into a piece of output that is reused:
+        // 10,000 tabs list as fast as 100.
         let terminal = invocation.context.stdoutIsTerminal
+        var piece: [UInt8] = []
+        piece.reserveCapacity(OutputBuffer.pieceSize + 4096)
+        var line: [UInt8] = []
         try store.tabs.index().forEach { _, _, row in
             if terminal {
-                var safe = Array(row)
-                Text.makeTerminalSafe(&safe)
-                rows += safe
+                line.removeAll(keepingCapacity: true)
+                line += row
+                Text.makeTerminalSafe(&line)
+                piece += line
             } else {
-                rows += row
+                piece += row
             }
-            rows.append(0x0A)
+            piece.append(0x0A)
+            if piece.count >= OutputBuffer.pieceSize {
+                invocation.out.write(piece)
+                piece.removeAll(keepingCapacity: true)
+            }
         }
-        invocation.out.write(rows)
+        invocation.out.write(piece)
         return ExitCode.success
     }
 
