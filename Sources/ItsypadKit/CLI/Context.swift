@@ -22,19 +22,21 @@ public final class OutputBuffer {
         write(Array(string.utf8))
     }
 
-    public func write(_ bytes: [UInt8]) {
+    public func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes(write) }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) {
         guard fd != nil else { captured += bytes; return }
-        if bytes.count >= OutputBuffer.pieceSize {
+        if bytes.count >= OutputBuffer.pieceSize / 2 {
             // A piece this large goes out as it is, after what waits: it is not copied into `pending`.
             flush()
-            bytes.withUnsafeBytes(writeOut)
+            writeOut(bytes)
             return
         }
         pending += bytes
         if pending.count >= OutputBuffer.writeSize { flush() }
     }
 
-    /// Output this large is written without gathering (a listing hands it over in pieces of this size).
+    /// Output in pieces of about this size (a listing hands them over) is written without gathering.
     static let pieceSize = 1 << 16
 
     public func line(_ string: String) { write(string + "\n") }

@@ -82,6 +82,37 @@ package struct TabIndex {
         }
     }
 
+    /// What `tab ls` prints: each row and a newline, newest first, handed to `write` in pieces of at
+    /// most `pieceSize` bytes (a longer row on its own), copied once from the index into one reused buffer.
+    package func forEachRowPiece(pieceSize: Int, _ write: (UnsafeRawBufferPointer) -> Void) {
+        let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 1)
+        defer { piece.deallocate() }
+        var used = 0
+        func flush() {
+            if used > 0 { write(UnsafeRawBufferPointer(rebasing: piece[..<used])) }
+            used = 0
+        }
+        body.withUnsafeBytes { raw in
+            for start in starts {
+                let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 24, as: UInt32.self)))
+                let rowLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 28, as: UInt32.self)))
+                let rowStart = start + TabIndex.recordHeaderSize + nameLength
+                let row = UnsafeRawBufferPointer(rebasing: raw[rowStart..<rowStart + rowLength])
+                if used + rowLength + 1 > pieceSize { flush() }
+                if rowLength + 1 > pieceSize {
+                    write(row)
+                    piece[0] = 0x0A
+                    used = 1
+                    continue
+                }
+                UnsafeMutableRawBufferPointer(rebasing: piece[used..<used + rowLength]).copyMemory(from: row)
+                piece[used + rowLength] = 0x0A
+                used += rowLength + 1
+            }
+        }
+        flush()
+    }
+
     /// The records, built whole (for a change).
     var records: [Record] {
         var records: [Record] = []
@@ -373,15 +404,15 @@ package struct TabIndex {
     /// A 64-bit checksum, eight bytes at a time (the index is read on every lookup).
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        var index = 0
-        while index + 8 <= bytes.count {
-            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x0100_0000_01b3
+        // Through the base address: no bounds check per word (`tab ls` checks a MiB of records at 10,000 tabs).
+        guard let base = bytes.baseAddress else { return hash }
+        let words = bytes.count / 8
+        for word in 0..<words {
+            hash = (hash ^ base.loadUnaligned(fromByteOffset: word &* 8, as: UInt64.self)) &* 0x0100_0000_01b3
             hash ^= hash >> 29
-            index += 8
         }
-        while index < bytes.count {
-            hash = (hash ^ UInt64(bytes[index])) &* 0x0100_0000_01b3
-            index += 1
+        for index in words * 8..<bytes.count {
+            hash = (hash ^ UInt64(base.load(fromByteOffset: index, as: UInt8.self))) &* 0x0100_0000_01b3
         }
         return hash
     }

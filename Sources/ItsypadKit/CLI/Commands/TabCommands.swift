@@ -71,28 +71,20 @@ enum TabCommands {
             }
             return ExitCode.success
         }
-        // The rows come ready-made from the index, copied once into a piece of output that is reused:
-        // 10,000 tabs list as fast as 100.
-        let terminal = invocation.context.stdoutIsTerminal
-        var piece: [UInt8] = []
-        piece.reserveCapacity(OutputBuffer.pieceSize + 4096)
-        var line: [UInt8] = []
-        try store.tabs.index().forEach { _, _, row in
-            if terminal {
-                line.removeAll(keepingCapacity: true)
-                line += row
-                Text.makeTerminalSafe(&line)
-                piece += line
-            } else {
-                piece += row
-            }
-            piece.append(0x0A)
-            if piece.count >= OutputBuffer.pieceSize {
-                invocation.out.write(piece)
-                piece.removeAll(keepingCapacity: true)
-            }
+        // The rows come ready-made from the index: 10,000 tabs list as fast as 100.
+        let index = try store.tabs.index()
+        guard invocation.context.stdoutIsTerminal else {
+            index.forEachRowPiece(pieceSize: OutputBuffer.pieceSize) { invocation.out.write($0) }
+            return ExitCode.success
         }
-        invocation.out.write(piece)
+        var line: [UInt8] = []
+        index.forEach { _, _, row in
+            line.removeAll(keepingCapacity: true)
+            line += row
+            Text.makeTerminalSafe(&line)
+            line.append(0x0A)
+            invocation.out.write(line)
+        }
         return ExitCode.success
     }
 
