@@ -160,7 +160,7 @@ import Glibc
         // A missing directory holds no files; a symlinked one is refused as a whole.
         var missing: [String: [UInt8]?] = [:]
         try tree.readFiles(["plain"], in: root + "/nowhere") { name, result in missing[name] = try result.get() }
-        #expect(missing == ["plain": .some(nil)])
+        #expect(missing.count == 1 && missing["plain"] == .some(nil))
         try symlink(root + "/sub", at: root + "/linked")
         expectMalformed { try tree.readFiles(["plain"], in: root + "/linked") { _, _ in } }
     }
