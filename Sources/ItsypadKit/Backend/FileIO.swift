@@ -60,6 +60,18 @@ struct FileIO: Sendable {
         try classified { try tree.read(path, from: offset, limit: limit) }
     }
 
+    /// Reads many files of one directory, opened once (see `FileTree.readFiles`); each file's failure
+    /// reaches `body` classified as `readFileIfExists` would throw it.
+    func readFiles(
+        _ names: [String], in directory: String, limit: Int? = nil, _ body: (String, Result<[UInt8]?, any Error>) throws -> Void
+    ) throws {
+        try classified {
+            try tree.readFiles(names, in: directory, limit: limit) { name, result in
+                try body(name, result.mapError { failure in (failure as? FileSystemError).map(Self.error) ?? failure })
+            }
+        }
+    }
+
     /// Opens a regular file (never a symlink or FIFO); nil if it does not exist and `flags` lacks O_CREAT.
     func open(_ path: String, flags: Int32) throws -> Int32? {
         try classified { try tree.openFile(path, flags: flags) }

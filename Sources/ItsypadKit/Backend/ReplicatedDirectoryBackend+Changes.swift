@@ -76,6 +76,7 @@ extension ReplicatedDirectoryBackend {
     // MARK: Reading
 
     public func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
+        listedRecordFiles.withLock { $0 = nil }
         let zone = try readZone()
         let start = try token.map { try ReplicatedToken(decoding: $0, zoneID: zone.zoneID) } ?? ReplicatedToken(zoneID: zone.zoneID)
         // Tombstones this device has not seen may be gone after the retention: start again.

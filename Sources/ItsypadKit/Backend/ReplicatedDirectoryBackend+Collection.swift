@@ -8,6 +8,7 @@ extension ReplicatedDirectoryBackend {
     static let lastSyncRefresh: Int64 = 60 * 60 * 1000
 
     public func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? {
+        defer { listedRecordFiles.withLock { $0 = nil } }
         let zone = try readZone()
         let read = try ReplicatedToken(decoding: token, zoneID: zone.zoneID)
         return try withOwnFolder(in: zone) { document, _ in

@@ -66,8 +66,7 @@ extension ReplicatedDirectoryBackend {
     {
         var versions: [RecordVersion] = []
         var digest = FilesDigest()
-        for (id, file) in files.sorted(by: { $0.key < $1.key }) {
-            guard let version = try version(in: file, of: id, writer: device, zone: zone) else { continue }
+        for (id, version) in try self.versions(inFiles: files, writer: device, zone: zone).sorted(by: { $0.key < $1.key }) {
             versions.append(version)
             digest.toggle(id, version: version.version.tag)
         }
@@ -105,8 +104,14 @@ extension ReplicatedDirectoryBackend {
         return (reads, waiting)
     }
 
-    /// Every device's record files in this copy, by device: one walk of `records/`.
-    func recordFilesByDevice() throws -> [String: [RecordID: String]] { try recordFilesByDevice(in: layout) }
+    /// Every device's record files in this copy, by device: one walk of `records/`, which the rest
+    /// of a sync reuses until this device writes a record file (see `listedRecordFiles`).
+    func recordFilesByDevice() throws -> [String: [RecordID: String]] {
+        if let listed = listedRecordFiles.withLock({ $0 }) { return listed }
+        let listed = try recordFilesByDevice(in: layout)
+        listedRecordFiles.withLock { $0 = listed }
+        return listed
+    }
 
     /// The record files in `layout`'s placement. In format 4 a file counts only in the folder its
     /// record name hashes to, where readers of that record look.

@@ -1,5 +1,6 @@
 import ItsypadModel
 import ItsypadSupport
+import Synchronization
 
 /// A `ReplicatedBackend` in a directory (format 2 or 4, `itsypad-backend(5)`): this device writes only
 /// `devices/<its id>/…` and `records/<type>/[<bucket>/]<name>.<its id>.json`, so the directory may
@@ -27,6 +28,12 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     let layout: ReplicatedLayout
     /// Every file operation inside the backend goes through this (see `FileTree`).
     let files: FileIO
+    /// The walk of `records/` made in this sync, reused by its fetch (pages, the records read
+    /// with each change), its sends and its clean-up: a first sync of many records walks the
+    /// folders once. Made afresh by each fetch, dropped when this device writes or removes a
+    /// record file and when the sync finishes. Files that replication brings meanwhile are read by
+    /// the next sync, as if they had arrived a moment later.
+    let listedRecordFiles = Mutex<[String: [RecordID: String]]?>(nil)
     /// Appends start a new journal segment once the last one reaches this size.
     let segmentSizeLimit: Int
     /// `finishSync` compacts this device's journal once it is larger than this.
@@ -246,6 +253,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         let journal = journal(of: deviceID)
         let segments = try journal.segments()
         // Its files in the losing zone may be in the other placement.
+        listedRecordFiles.withLock { $0 = nil }
         for filesFormat in ReplicatedLayout.formats {
             let files = try recordFilesByDevice(in: ReplicatedLayout(root: path, filesFormat: filesFormat))
             for file in (files[deviceID] ?? [:]).values { try self.files.removeFile(file) }
@@ -392,22 +400,46 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// are malformed, of another zone or too large are skipped (half replicated, or quarantined),
     /// and so are versions that do not open in an encrypted zone.
     func version(in file: String, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
-        guard let document = try versionDocument(in: file, zone: zone), let version = try? readVersion(document, writer: writer),
+        try version(Result { try files.readFileIfExists(file, limit: Self.maxRecordFileBytes) }, of: id, writer: writer, zone: zone)
+    }
+
+    /// The versions in many record files of one writer, as `version(in:of:writer:zone:)` reads each,
+    /// read a folder at a time (a first sync reads every record file of the backend).
+    func versions(inFiles paths: [RecordID: String], writer: String, zone: String) throws -> [RecordID: RecordVersion] {
+        var folders: [String: [(name: String, id: RecordID)]] = [:]
+        for (id, path) in paths { folders[FileSystem.directoryName(path), default: []].append((FileSystem.baseName(path), id)) }
+        var versions: [RecordID: RecordVersion] = [:]
+        for (folder, entries) in folders {
+            let ids = Dictionary(entries.map { ($0.name, $0.id) }, uniquingKeysWith: { first, _ in first })
+            do {
+                try files.readFiles(entries.map(\.name), in: folder, limit: Self.maxRecordFileBytes) { name, bytes in
+                    guard let id = ids[name], let version = try version(bytes, of: id, writer: writer, zone: zone) else { return }
+                    versions[id] = version
+                }
+            } catch BackendError.corrupt {
+                continue  // The folder itself is not a plain directory: none of its files can be used.
+            }
+        }
+        return versions
+    }
+
+    private func version(_ bytes: Result<[UInt8]?, any Error>, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
+        guard let document = try versionDocument(bytes, zone: zone), let version = try? readVersion(document, writer: writer),
             version.record.id == id
         else { return nil }
         return version
     }
 
-    /// The document in a record file of `zone`, or nil (no file, too large, malformed, or a
-    /// symbolic link or file where one of its folders belongs).
     private func versionDocument(in file: String, zone: String) throws -> VersionDocument? {
-        let found: FileStatus?
-        do { found = try files.status(file) } catch BackendError.corrupt { return nil }
-        guard let status = found, status.isRegular, status.size <= Self.maxRecordFileBytes,
-            let bytes = try? files.readFileIfExists(file, limit: Self.maxRecordFileBytes),
-            let document = try? JSONCoding.decode(VersionDocument.self, from: bytes),
-            document.zone == zone
-        else { return nil }
+        try versionDocument(Result { try files.readFileIfExists(file, limit: Self.maxRecordFileBytes) }, zone: zone)
+    }
+
+    /// The document of a record file read as `bytes`; nil when there is none or it cannot be used
+    /// yet (malformed, too large, of another zone). Failures to read it other than those are thrown.
+    private func versionDocument(_ bytes: Result<[UInt8]?, any Error>, zone: String) throws -> VersionDocument? {
+        let found: [UInt8]?
+        do { found = try bytes.get() } catch BackendError.corrupt { return nil }
+        guard let found, let document = try? JSONCoding.decode(VersionDocument.self, from: found), document.zone == zone else { return nil }
         return document
     }
 
@@ -427,6 +459,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// Writes this device's record files for a committed batch (the last change of each record
     /// counts); a drop removes the file if it still holds the dropped version.
     func writeRecordFiles(_ batch: DeviceBatch) throws {
+        listedRecordFiles.withLock { $0 = nil }
         var last: [RecordID: DeviceChange] = [:]
         for change in batch.changes where change.op != .checkpoint { last[change.id] = change }
         for (id, change) in last.sorted(by: { $0.key < $1.key }) {

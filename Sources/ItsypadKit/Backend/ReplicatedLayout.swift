@@ -91,8 +91,8 @@ package struct ReplicatedLayout {
     static func recordFile(named file: String) -> (recordName: String, device: String)? {
         guard file.hasSuffix(".json"), !file.hasPrefix(".") else { return nil }
         let stem = file.dropLast(5)
-        guard let dot = stem.lastIndex(of: ".") else { return nil }
-        let device = stem[stem.index(after: dot)...]
+        guard let dot = stem.utf8.lastIndex(of: UInt8(ascii: ".")) else { return nil }
+        let device = stem[stem.utf8.index(after: dot)...]
         let name = String(stem[..<dot])
         guard VersionVector.isDeviceID(device), !name.isEmpty else { return nil }
         return (name, String(device))

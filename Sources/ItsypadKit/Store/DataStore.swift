@@ -174,8 +174,11 @@ public final class DataStore {
     /// Releases the lock for a moment between two short steps of a long run when a command is
     /// waiting for it (a clipboard watcher's `clip add`), so that it never waits for the whole run.
     /// Costs nothing when nobody waits: waiters hold `lock-waiters` shared, so it cannot be taken.
-    public func letOthersIn() throws {
+    /// `beforeHandingOver` runs only when someone waits, before the lock is released (to write what
+    /// the run has kept in memory).
+    public func letOthersIn(beforeHandingOver: () throws -> Void = {}) throws {
         if try storeOperation({ try FileLock(path: path + "/lock-waiters", in: tree, mode: .exclusive, timeout: 0) }) != nil { return }
+        try beforeHandingOver()
         try withLockReleased { usleep(DataStore.turnForOthers) }
     }
 

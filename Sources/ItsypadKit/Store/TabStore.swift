@@ -110,6 +110,26 @@ public struct TabStore {
         return try storeOperation { try tree.read(path).map { try decode($0, path: path) } }
     }
 
+    /// The entries of many tabs, their files read with the directory opened once (a first sync
+    /// looks up every tab it fetches). A tab absent here is one whose file could not be read as an
+    /// entry: `entry(id:)` says why. A tab without a file maps to nil.
+    package func entries(ids: [String]) throws -> [String: Entry?] {
+        var names: [String: String] = [:]
+        for id in ids { if let name = TabStore.fileName(id) { names[name] = id } }
+        var entries: [String: Entry?] = [:]
+        try storeOperation {
+            try tree.readFiles(Array(names.keys), in: directory) { name, bytes in
+                guard let id = names[name], case .success(let found) = bytes else { return }
+                if let found {
+                    if let entry = try? decode(found, path: directory + "/" + name) { entries[id] = .some(entry) }
+                } else {
+                    entries[id] = .some(nil)
+                }
+            }
+        }
+        return entries
+    }
+
     private func decode(_ bytes: [UInt8], path: String) throws -> Entry {
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
@@ -169,10 +189,10 @@ public struct TabStore {
     }
 
     /// A tab's file.
-    package static func fileContent(_ tab: Tab) -> [UInt8] { Array((encode(tab).prettySerialized() + "\n").utf8) }
+    package static func fileContent(_ tab: Tab) -> [UInt8] { encode(tab).prettySerializedBytes() + [UInt8(ascii: "\n")] }
 
     /// The file of a tab deleted here whose deletion is still to be sent.
-    package static func fileContent(_ deletion: TabDeletion) -> [UInt8] { Array((deletion.json.prettySerialized() + "\n").utf8) }
+    package static func fileContent(_ deletion: TabDeletion) -> [UInt8] { deletion.json.prettySerializedBytes() + [UInt8(ascii: "\n")] }
 
     /// The on-disk form (content omitted for file-backed tabs).
     static func encode(_ tab: Tab) -> JSONValue {

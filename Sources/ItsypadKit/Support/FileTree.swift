@@ -182,6 +182,33 @@ public struct FileTree: Sendable {
     public func read(_ path: String, from offset: Int = 0, limit: Int? = nil) throws -> [UInt8]? {
         guard let fd = try openFile(path, flags: O_RDONLY) else { return nil }
         defer { close(fd) }
+        return try FileTree.read(fd, path: path, from: offset, limit: limit)
+    }
+
+    /// Reads many regular files of `directory`, which is opened once (a file each is then one
+    /// `openat`, not a walk from the root). `body` gets each name in order with the file's bytes, nil
+    /// when it does not exist (or the directory does not), or the error `read(_:limit:)` would throw.
+    public func readFiles(
+        _ names: [String], in directory: String, limit: Int? = nil, _ body: (String, Result<[UInt8]?, any Error>) throws -> Void
+    ) throws {
+        try inDirectory(directory) { fd in
+            for name in names {
+                let path = directory + "/" + name
+                let result = Result<[UInt8]?, any Error> {
+                    guard FileTree.isPlainName(name) else {
+                        throw FileSystemError(path: path, code: FileSystemError.unsafeName, operation: "open")
+                    }
+                    guard let fd, let file = try FileTree.openRegular(fd, name, flags: O_RDONLY, mode: 0, path: path) else { return nil }
+                    defer { close(file) }
+                    return try FileTree.read(file, path: path, from: 0, limit: limit)
+                }
+                try body(name, result)
+            }
+        }
+    }
+
+    /// The bytes of an open regular file from `offset` to its end, refused when larger than `limit`.
+    private static func read(_ fd: Int32, path: String, from offset: Int, limit: Int?) throws -> [UInt8] {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
         let size = Int(info.st_size)
@@ -251,8 +278,10 @@ public struct FileTree: Sendable {
             guard let fd else { throw FileSystemError(path: directory, code: ENOENT, operation: "write") }
             var temps: [String] = []
             defer { for temp in temps { unlinkat(fd, temp, 0) } }
-            for file in files {
-                let temp = FileSystem.temporaryName()
+            // One random name for the batch, numbered: O_EXCL still refuses any name taken.
+            let batchName = FileSystem.temporaryName()
+            for (index, file) in files.enumerated() {
+                let temp = batchName + "-" + String(index)
                 let tempFD = openat(fd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
                 if tempFD < 0 { throw FileSystem.fail("write", directory + "/" + temp) }
                 temps.append(temp)

@@ -53,79 +53,77 @@ public enum JSONValue: Equatable, Sendable {
 
 extension JSONValue {
     /// Compact JSON on one line (log records, `--json` arrays use `pretty`).
-    public func serialized() -> String {
-        var out = ""
-        write(to: &out, indent: nil, level: 0)
-        return out
-    }
+    public func serialized() -> String { String(decoding: serializedBytes(), as: UTF8.self) }
 
     /// Two-space indented JSON, the form `--json` and `export` print.
-    public func prettySerialized() -> String {
-        var out = ""
-        write(to: &out, indent: "  ", level: 0)
+    public func prettySerialized() -> String { String(decoding: prettySerializedBytes(), as: UTF8.self) }
+
+    /// `serialized()` as UTF-8.
+    public func serializedBytes() -> [UInt8] {
+        var out: [UInt8] = []
+        write(to: &out, pretty: false, level: 0)
         return out
     }
 
-    private func write(to out: inout String, indent: String?, level: Int) {
+    /// `prettySerialized()` as UTF-8 (files are written from bytes: no String is built on the way).
+    public func prettySerializedBytes() -> [UInt8] {
+        var out: [UInt8] = []
+        write(to: &out, pretty: true, level: 0)
+        return out
+    }
+
+    private func write(to out: inout [UInt8], pretty: Bool, level: Int) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .integer(let i): out += String(i)
+        case .null: out += "null".utf8
+        case .bool(let b): out += (b ? "true" : "false").utf8
+        case .integer(let i): out += String(i).utf8
         case .number(let d):
             // JSON has no infinity or NaN. Neither the parser nor JSONCoding makes one; a value built in code with one is written as null.
             if d.isFinite, d.rounded() == d, abs(d) < 1e15 {
-                out += String(Int64(d))
+                out += String(Int64(d)).utf8
             } else if d.isFinite {
-                out += "\(d)"
+                out += "\(d)".utf8
             } else {
-                out += "null"
+                out += "null".utf8
             }
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
-            out += "["
+            if items.isEmpty { out += "[]".utf8; return }
+            out.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
-                if index > 0 { out += "," }
-                newline(&out, indent, level + 1)
-                item.write(to: &out, indent: indent, level: level + 1)
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                newline(&out, pretty, level + 1)
+                item.write(to: &out, pretty: pretty, level: level + 1)
             }
-            newline(&out, indent, level)
-            out += "]"
+            newline(&out, pretty, level)
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            if members.isEmpty { out += "{}"; return }
-            out += "{"
+            if members.isEmpty { out += "{}".utf8; return }
+            out.append(UInt8(ascii: "{"))
             for (index, (key, value)) in members.enumerated() {
-                if index > 0 { out += "," }
-                newline(&out, indent, level + 1)
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                newline(&out, pretty, level + 1)
                 JSONValue.writeString(key, to: &out)
-                out += indent == nil ? ":" : ": "
-                value.write(to: &out, indent: indent, level: level + 1)
+                out += (pretty ? ": " : ":").utf8
+                value.write(to: &out, pretty: pretty, level: level + 1)
             }
-            newline(&out, indent, level)
-            out += "}"
+            newline(&out, pretty, level)
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private func newline(_ out: inout String, _ indent: String?, _ level: Int) {
-        guard let indent else { return }
-        out += "\n"
-        for _ in 0..<level { out += indent }
+    /// In pretty output, a line break and two spaces a level.
+    private func newline(_ out: inout [UInt8], _ pretty: Bool, _ level: Int) {
+        guard pretty else { return }
+        out.append(UInt8(ascii: "\n"))
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
     }
 
-    static func writeString(_ s: String, to out: inout String) {
-        out += "\""
+    static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
         var text = s
-        text.withUTF8 { utf8 in
-            if !utf8.contains(where: JSONString.needsEscape) {
-                out += s
-                return
-            }
-            var escaped: [UInt8] = []
-            escaped.reserveCapacity(utf8.count + 16)
-            JSONString.appendEscaped(utf8, to: &escaped)
-            out += String(decoding: escaped, as: UTF8.self)
-        }
-        out += "\""
+        text.withUTF8 { JSONString.appendEscaped($0, to: &out) }
+        out.append(UInt8(ascii: "\""))
     }
 }
 

@@ -4,7 +4,7 @@
 /// are byte-for-byte reproducible; absent optionals are left out.
 package enum JSONCoding {
     package static func encode<Value: Encodable>(_ value: Value) throws -> [UInt8] {
-        Array(try encodeValue(value).serialized().utf8)
+        try encodeValue(value).serializedBytes()
     }
 
     static func encodeValue<Value: Encodable>(_ value: Value) throws -> JSONValue {
@@ -229,8 +229,23 @@ private struct IndexKey: CodingKey {
 
 private struct ValueDecoder: Decoder {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    /// The path of the container holding the value, and the value's key in it: the value's own
+    /// path is made only when asked for (a nested container, an error), not for every value.
+    let parentPath: [any CodingKey]
+    let key: (any CodingKey)?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(value: JSONValue, codingPath: [any CodingKey]) {
+        self.init(value: value, parentPath: codingPath, key: nil)
+    }
+
+    init(value: JSONValue, parentPath: [any CodingKey], key: (any CodingKey)?) {
+        self.value = value
+        self.parentPath = parentPath
+        self.key = key
+    }
+
+    var codingPath: [any CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
 
     func mismatch(_ expected: String) -> DecodingError {
         .typeMismatch(Any.self, .init(codingPath: codingPath, debugDescription: "expected \(expected)"))
@@ -238,9 +253,7 @@ private struct ValueDecoder: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = value else { throw mismatch("an object") }
-        // Parsed objects have no repeated keys; for built ones the first wins, as in `JSONValue`'s subscript.
-        return KeyedDecodingContainer(
-            KeyedValueContainer<Key>(members: Dictionary(members, uniquingKeysWith: { first, _ in first }), codingPath: codingPath))
+        return KeyedDecodingContainer(KeyedValueContainer<Key>(members: members, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -286,26 +299,44 @@ private struct ValueDecoder: Decoder {
 }
 
 private struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let members: [String: JSONValue]
+    /// Most objects are a record's few fields, searched in order faster than hashed; a larger one
+    /// (a map decoded as a dictionary) is indexed. Parsed objects have no repeated keys; for built
+    /// ones the first wins, as in `JSONValue`'s subscript.
+    private let members: [(String, JSONValue)]
+    private let index: [String: JSONValue]?
     let codingPath: [any CodingKey]
 
-    var allKeys: [Key] { members.keys.compactMap(Key.init(stringValue:)) }
-    func contains(_ key: Key) -> Bool { members[key.stringValue] != nil }
-
-    private func child(_ key: Key) throws -> ValueDecoder {
-        guard let value = members[key.stringValue] else {
-            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no value for '\(key.stringValue)'"))
-        }
-        return ValueDecoder(value: value, codingPath: codingPath + [key])
+    init(members: [(String, JSONValue)], codingPath: [any CodingKey]) {
+        self.members = members
+        self.codingPath = codingPath
+        index = members.count > 16 ? Dictionary(members, uniquingKeysWith: { first, _ in first }) : nil
     }
 
-    func decodeNil(forKey key: Key) throws -> Bool { members[key.stringValue].map { $0 == .null } ?? true }
+    private func member(_ name: String) -> JSONValue? {
+        if let index { return index[name] }
+        return members.first { $0.0 == name }?.1
+    }
+
+    var allKeys: [Key] {
+        var seen = Set<String>()
+        return members.compactMap { seen.insert($0.0).inserted ? Key(stringValue: $0.0) : nil }
+    }
+    func contains(_ key: Key) -> Bool { member(key.stringValue) != nil }
+
+    private func child(_ key: Key) throws -> ValueDecoder {
+        guard let value = member(key.stringValue) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no value for '\(key.stringValue)'"))
+        }
+        return ValueDecoder(value: value, parentPath: codingPath, key: key)
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { member(key.stringValue).map { $0 == .null } ?? true }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try child(key).unbox(type) }
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         try child(key).container(keyedBy: type)
     }
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try child(key).unkeyedContainer() }
-    func superDecoder() throws -> any Decoder { ValueDecoder(value: members["super"] ?? .null, codingPath: codingPath) }
+    func superDecoder() throws -> any Decoder { ValueDecoder(value: member("super") ?? .null, codingPath: codingPath) }
     func superDecoder(forKey key: Key) throws -> any Decoder { try child(key) }
 }
 
@@ -327,7 +358,7 @@ private struct UnkeyedValueContainer: UnkeyedDecodingContainer {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "the array has no more elements"))
         }
         defer { currentIndex += 1 }
-        return ValueDecoder(value: items[currentIndex], codingPath: codingPath + [IndexKey(currentIndex)])
+        return ValueDecoder(value: items[currentIndex], parentPath: codingPath, key: IndexKey(currentIndex))
     }
 
     mutating func decodeNil() throws -> Bool {

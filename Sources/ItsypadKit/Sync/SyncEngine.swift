@@ -350,19 +350,22 @@ public final class SyncEngine {
     }
 
     /// Applies one page in order, in steps of `stepSize` changes with the lock handed over
-    /// between them. A crash between steps applies the page again from its start (its token
-    /// is saved after it), which changes nothing already applied.
+    /// between them to a command waiting for it. What the handlers staged is written before
+    /// the lock is handed over, else once for the page (a first sync writes its tabs in a few
+    /// large batches, each made durable at once). A crash between steps applies the page again
+    /// from its start (its token is saved after it), which changes nothing already applied.
     private func apply(_ changes: [Change], in pass: inout FetchPass) throws {
         var start = changes.startIndex
         while start < changes.endIndex {
-            if start > changes.startIndex { try store.letOthersIn() }
+            if start > changes.startIndex { try store.letOthersIn(beforeHandingOver: writeStaged) }
             let end = min(start + SyncEngine.stepSize, changes.endIndex)
             try applyStep(changes[start..<end], in: &pass)
             start = end
         }
+        try writeStaged()
     }
 
-    /// Applies changes in order, and writes them. Each type's changes are handed to its handler
+    /// Applies changes in order (the handlers stage or write them). Each type's changes are handed to its handler
     /// together (clips are applied in bulk, so a large first sync costs one pass over the history
     /// per step rather than one per entry); a record met again first applies what came before.
     private func applyStep(_ changes: ArraySlice<Change>, in pass: inout FetchPass) throws {
@@ -404,7 +407,6 @@ public final class SyncEngine {
             }
         }
         try step.apply(with: types, engine: self)
-        try writeStaged()
     }
 
     /// Fetched changes grouped by record type, each record at most once, in the order met.

@@ -140,6 +140,31 @@ import Glibc
         expectMalformed { try tree.writeAtomically(scratch.path + "/tree2/x", [1]) }
     }
 
+    @Test func aBatchReadGivesEachFileItsOwnOutcome() throws {
+        try tree.writeAtomically(root + "/sub/plain", Array("hello".utf8))
+        try tree.writeAtomically(root + "/sub/big", [UInt8](repeating: 1, count: 100))
+        try symlink(outside + "/target", at: root + "/sub/link")
+        try #require(mkfifo(root + "/sub/fifo", 0o600) == 0)
+        try FileSystem.makeDirectory(root + "/sub/folder")
+        var outcomes: [String: Result<[UInt8]?, any Error>] = [:]
+        let names = ["plain", "missing", "big", "link", "fifo", "folder", "../outside"]
+        try tree.readFiles(names, in: root + "/sub", limit: 99) { name, result in outcomes[name] = result }
+        #expect(outcomes.count == names.count)
+        #expect(try outcomes["plain"]?.get() == Array("hello".utf8))
+        #expect(try outcomes["missing"]?.get() == .some(nil))
+        for name in ["big", "link", "fifo", "folder", "../outside"] {
+            #expect(throws: (any Error).self, "\(name)") { try outcomes[name]?.get() }
+            if case .failure(let error) = outcomes[name] { #expect((error as? FileSystemError)?.isMalformed == true, "\(name)") }
+        }
+        #expect(targetIntact)
+        // A missing directory holds no files; a symlinked one is refused as a whole.
+        var missing: [String: [UInt8]?] = [:]
+        try tree.readFiles(["plain"], in: root + "/nowhere") { name, result in missing[name] = try result.get() }
+        #expect(missing.count == 1 && missing["plain"] == .some(nil))
+        try symlink(root + "/sub", at: root + "/linked")
+        expectMalformed { try tree.readFiles(["plain"], in: root + "/linked") { _, _ in } }
+    }
+
     @Test func sizesAreCheckedBeforeReading() throws {
         try tree.writeAtomically(root + "/big", [UInt8](repeating: 1, count: 100))
         #expect(try tree.read(root + "/big", limit: 100)?.count == 100)

@@ -21,9 +21,14 @@ final class TabRecords: SyncedRecordType {
 
     func item(from record: BackendRecord, backend: SyncBackend) throws -> Tab? { try RecordMapping.tab(from: record, backend: backend) }
 
+    /// The files of the tabs `apply` is about to look up, read together; each is used once, for
+    /// the lookup it was read for (a tab written meanwhile is read again).
+    private var prefetched: [String: TabStore.Entry?] = [:]
+
     /// A tab as this run sees it: staged for writing, else on disk.
     private func localEntry(_ id: String, engine: SyncEngine) throws -> TabStore.Entry? {
         if let staged = staged[id] { return .live(staged) }
+        if let entry = prefetched.removeValue(forKey: id) { return entry }
         return try engine.store.tabs.entry(id: id)
     }
 
@@ -42,6 +47,11 @@ final class TabRecords: SyncedRecordType {
     // MARK: Applying backend versions
 
     func apply(_ changes: [FetchedChange], engine: SyncEngine) throws {
+        let saved = changes.compactMap { change in
+            if case .saved(let record) = change, staged[record.recordName] == nil { return record.recordName } else { return nil }
+        }
+        prefetched = saved.count > 1 ? try engine.store.tabs.entries(ids: saved) : [:]
+        defer { prefetched = [:] }
         for change in changes {
             switch change {
             case .saved(let record):
