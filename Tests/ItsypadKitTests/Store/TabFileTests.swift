@@ -125,7 +125,7 @@ struct TabFileTests {
 
     @Test("a tab is written byte for byte as before, and what was written before reads back the same", arguments: goldenTabs)
     func tabs(_ golden: (name: String, tab: Tab, bytes: String)) throws {
-        #expect(String(decoding: TabStore.fileContent(golden.tab), as: UTF8.self) == golden.bytes)
+        #expect(try String(decoding: TabStore.fileContent(golden.tab), as: UTF8.self) == golden.bytes)
         let directory = TemporaryDirectory()
         directory.write(golden.tab.id + ".json", golden.bytes)
         #expect(try TabStore(directory: directory.path).entry(id: golden.tab.id) == .live(golden.tab))
@@ -133,7 +133,7 @@ struct TabFileTests {
 
     @Test("a deletion is written byte for byte as before, and reads back the same", arguments: goldenDeletions)
     func deletions(_ golden: (name: String, deletion: TabDeletion, bytes: String)) throws {
-        #expect(String(decoding: TabStore.fileContent(golden.deletion), as: UTF8.self) == golden.bytes)
+        #expect(try String(decoding: TabStore.fileContent(golden.deletion), as: UTF8.self) == golden.bytes)
         let directory = TemporaryDirectory()
         directory.write(golden.deletion.id + ".json", golden.bytes)
         #expect(try TabStore(directory: directory.path).entry(id: golden.deletion.id) == .deleted(golden.deletion))
