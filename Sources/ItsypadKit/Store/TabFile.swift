@@ -27,6 +27,23 @@ struct TabFile: Codable {
         var clock: String?
     }
 
+    init(
+        id: String, name: String, nameLocked: Bool?, language: String, languageLocked: Bool?, lastModified: Int64, clock: String,
+        fileURL: String?, content: String?, sync: Sync? = nil, history: [String]?
+    ) {
+        self.id = id
+        self.name = name
+        self.nameLocked = nameLocked
+        self.language = language
+        self.languageLocked = languageLocked
+        self.lastModified = lastModified
+        self.clock = clock
+        self.fileURL = fileURL
+        self.content = content
+        self.sync = sync
+        self.history = history
+    }
+
     init(_ tab: Tab) {
         id = tab.id
         name = tab.name
@@ -51,6 +68,29 @@ struct TabFile: Codable {
             languageLocked: languageLocked ?? false, lastModified: lastModified, fileURL: fileURL, clock: clock,
             sync: sync.map { TabSyncMetadata(tag: $0.tag, ancestor: $0.ancestor, clock: $0.clock.flatMap(HybridTimestamp.init)) },
             history: history.flatMap(EditHistory.init(strings:)))
+    }
+}
+
+extension TabFile {
+    /// `TabFile(from:).tab` without the decoder, for the read paths (`tab show`, `tab ls --json`,
+    /// `export`), where the decoder costs 5% more instructions. `TabFileTests` checks that it reads
+    /// every file form as the decoder does.
+    static func tab(reading json: JSONValue) -> Tab? {
+        guard let id = json["id"]?.stringValue, let name = json["name"]?.stringValue, let language = json["language"]?.stringValue,
+            let lastModified = json["lastModified"]?.int64Value, let clock = json["clock"]?.stringValue
+        else { return nil }
+        var file = TabFile(
+            id: id, name: name, nameLocked: json["nameLocked"]?.boolValue, language: language,
+            languageLocked: json["languageLocked"]?.boolValue, lastModified: lastModified, clock: clock,
+            fileURL: json["fileURL"]?.stringValue, content: json["content"]?.stringValue,
+            history: json["history"]?.arrayValue.flatMap { items in
+                let strings = items.compactMap(\.stringValue)
+                return strings.count == items.count ? strings : nil
+            })
+        if let tag = json["sync"]?["tag"]?.stringValue, let ancestor = json["sync"]?["ancestor"]?.stringValue {
+            file.sync = Sync(tag: tag, ancestor: ancestor, clock: json["sync"]?["clock"]?.stringValue)
+        }
+        return file.tab
     }
 }
 
