@@ -172,7 +172,8 @@ package enum NameRules {
             switch value {
             case .double(let number) where !number.isFinite:
                 return "field \(Text.quoted(name)) is not a finite number"
-            case .asset(let reference) where !reference.hasValidChecksum || !(0...BackendLimits.maxAssetBytes).contains(reference.size):
+            case .asset(let reference)
+            where !reference.hasValidChecksum || !(0...BackendLimits.cloudKit.maxAssetBytes).contains(reference.size):
                 return "field \(Text.quoted(name)) has an invalid asset reference"
             default:
                 continue

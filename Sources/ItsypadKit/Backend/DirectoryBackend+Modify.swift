@@ -2,7 +2,7 @@ import ItsypadSupport
 
 extension DirectoryBackend {
     public func modify(saves: [RecordSave], deletes: [RecordDelete], device: String) throws -> ModifyResult {
-        try Self.checkRequestLimits(saves: saves, deletes: deletes)
+        try limits.checkRequest(saves: saves, deletes: deletes)
         _ = try readZone()
         if saves.isEmpty && deletes.isEmpty {
             return ModifyResult(saved: [], deleted: [], failures: [])
@@ -33,19 +33,6 @@ extension DirectoryBackend {
         }
     }
 
-    /// Request-wide limits, checked before anything is read or written so the engine can split and retry.
-    static func checkRequestLimits(saves: [RecordSave], deletes: [RecordDelete]) throws {
-        let count = saves.count + deletes.count
-        guard count <= BackendLimits.maxRecordsPerRequest else { throw BackendError.limitExceeded }
-        // One oversized record gets the per-record error instead: splitting cannot help it.
-        guard count > 1 else { return }
-        var totalBytes = 0
-        for save in saves {
-            totalBytes += (try? JSONCoding.encode(save.record).count) ?? 0
-            guard totalBytes <= BackendLimits.maxRequestBytes else { throw BackendError.limitExceeded }
-        }
-    }
-
     /// Checks every save and delete against the current records (ifServerRecordUnchanged) and
     /// builds the journal changes. Nothing is written here.
     private func planBatch(saves: [RecordSave], deletes: [RecordDelete], device: String, firstSeq: Int64, time: Int64) throws -> BatchPlan {
@@ -69,7 +56,7 @@ extension DirectoryBackend {
             stored.recordChangeTag = String(nextSeq)
             stored.created = current?.created ?? Stamp(timestamp: time, deviceID: device)
             stored.modified = Stamp(timestamp: time, deviceID: device)
-            guard try JSONCoding.encode(stored).count <= BackendLimits.maxRecordBytes else {
+            guard try JSONCoding.encode(stored).count <= limits.maxRecordBytes else {
                 plan.outcomes.append((id, .limitExceeded))
                 continue
             }

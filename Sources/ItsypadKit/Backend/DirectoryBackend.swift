@@ -111,6 +111,12 @@ public final class DirectoryBackend: SyncBackend {
         try readZone()
     }
 
+    /// CloudKit's: one journal line holds a batch, which these keep within `maxJournalLineBytes`.
+    public var limits: BackendLimits { .cloudKit }
+
+    /// Records are stored as given (`EncryptedBackend` seals them before they come here).
+    public func sealedByteCount(of _: [String: FieldValue]) throws -> Int? { nil }
+
     public func location(of id: RecordID) -> String {
         NameRules.problem(with: id) == nil ? records.path(for: id) : layout.recordsDirectory
     }
@@ -200,7 +206,7 @@ public final class DirectoryBackend: SyncBackend {
     // MARK: Assets
 
     public func putAsset(_ bytes: [UInt8]) throws -> AssetReference {
-        guard bytes.count <= BackendLimits.maxAssetBytes else { throw BackendError.limitExceeded }
+        guard bytes.count <= limits.maxAssetBytes else { throw BackendError.limitExceeded }
         _ = try readZone()
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let assetPath = layout.assetFile(reference.fileChecksum)
@@ -216,7 +222,7 @@ public final class DirectoryBackend: SyncBackend {
 
     public func readAsset(_ reference: AssetReference) throws -> [UInt8] {
         _ = try readZone()
-        guard reference.hasValidChecksum, (0...BackendLimits.maxAssetBytes).contains(reference.size) else {
+        guard reference.hasValidChecksum, (0...limits.maxAssetBytes).contains(reference.size) else {
             throw BackendError.corrupt(
                 path: layout.assetsDirectory,
                 reason: "invalid asset reference \(reference.fileChecksum.prefix(80)) of \(reference.size) bytes")

@@ -12,7 +12,7 @@ import ItsypadSupport
 /// encrypted, fails with `EncryptionError` before anything is read or written. A fetched
 /// record that does not open is malformed input: it is quarantined like any other
 /// (`ChangesPage.quarantined`, and `fetchRecord` throws `.corrupt`), never handed on.
-public final class EncryptedBackend: SyncBackend, SealingBackend {
+public final class EncryptedBackend: SyncBackend {
     public let inner: SyncBackend
     let cipher: RecordCipher
     /// Synced setting keys by their hashed record name (deletions carry only the name).
@@ -85,7 +85,7 @@ public final class EncryptedBackend: SyncBackend, SealingBackend {
     public func location(of id: RecordID) -> String { inner.location(of: storedID(id)) }
 
     public func modify(saves: [RecordSave], deletes: [RecordDelete], device: String) throws -> ModifyResult {
-        try DirectoryBackend.checkRequestLimits(saves: saves, deletes: deletes)
+        try limits.checkRequest(saves: saves, deletes: deletes)
         let zoneID = try zone().zoneID
         // The inner backend sees sealed fields only: what it would refuse in the clear is refused here.
         let problems = saves.map { NameRules.problem(with: $0.record) }
@@ -189,7 +189,10 @@ public final class EncryptedBackend: SyncBackend, SealingBackend {
     }
 
     /// Bytes the backend stores for these fields once sealed, to decide what fits in a record.
-    package func storedByteCount(of fields: [String: FieldValue]) throws -> Int { try RecordCipher.sealedFieldByteCount(of: fields) }
+    public func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try RecordCipher.sealedFieldByteCount(of: fields) }
+
+    /// The inner backend's: it stores the sealed records, and refuses what is over its limits.
+    public var limits: BackendLimits { inner.limits }
 
     // MARK: Assets
 
@@ -237,10 +240,4 @@ public enum EncryptionError: Error, Equatable, CustomStringConvertible {
                 + "run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(backend) --key -' here and type that recovery key"
         }
     }
-}
-
-/// A backend that stores records' fields sealed: what fits in a record is measured sealed.
-package protocol SealingBackend {
-    /// Bytes the backend stores for these fields.
-    func storedByteCount(of fields: [String: FieldValue]) throws -> Int
 }

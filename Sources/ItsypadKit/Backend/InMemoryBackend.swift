@@ -10,6 +10,7 @@ import Synchronization
 /// on demand. Every call is serialized by one mutex, so it can be shared between threads.
 public final class InMemoryBackend: SyncBackend {
     private let now: @Sendable () -> Int64
+    public let limits: BackendLimits
     /// When set, a zone this backend creates is an encrypted one with this key check value.
     private let newZoneKeyCheckValue: String?
     private let storage = Mutex(Storage())
@@ -18,8 +19,12 @@ public final class InMemoryBackend: SyncBackend {
     /// - Parameters:
     ///   - now: Current time in milliseconds since 1970, for zone creation, record stamps and asset ages.
     ///   - newZoneKeyCheckValue: Makes a zone created here encrypted (see `EncryptedBackend`), with this key check value.
-    public init(now: @escaping @Sendable () -> Int64 = { Time.now() }, newZoneKeyCheckValue: String? = nil) {
+    ///   - limits: What it accepts (smaller ones make the engine's batching easy to test).
+    public init(
+        now: @escaping @Sendable () -> Int64 = { Time.now() }, newZoneKeyCheckValue: String? = nil, limits: BackendLimits = .cloudKit
+    ) {
         self.now = now
+        self.limits = limits
         self.newZoneKeyCheckValue = newZoneKeyCheckValue
     }
 
@@ -102,15 +107,17 @@ public final class InMemoryBackend: SyncBackend {
 
     public func location(of id: RecordID) -> String { "record \(id) (in memory)" }
 
+    public func sealedByteCount(of _: [String: FieldValue]) throws -> Int? { nil }
+
     // MARK: Writing
 
     public func modify(saves: [RecordSave], deletes: [RecordDelete], device: String) throws -> ModifyResult {
         try throwInjectedFault()
-        try DirectoryBackend.checkRequestLimits(saves: saves, deletes: deletes)
+        try limits.checkRequest(saves: saves, deletes: deletes)
         let time = now()
         return try storage.withLock { storage in
             _ = try storage.existingZone()
-            var batch = Batch(firstSeq: storage.latestSeq + 1, device: device, time: time)
+            var batch = Batch(firstSeq: storage.latestSeq + 1, device: device, time: time, maxRecordBytes: limits.maxRecordBytes)
             for save in saves { batch.plan(save.record, in: storage) }
             for delete in deletes { batch.plan(delete, in: storage) }
             guard !batch.hasFailures else { return batch.failedResult }
@@ -123,7 +130,7 @@ public final class InMemoryBackend: SyncBackend {
 
     public func putAsset(_ bytes: [UInt8]) throws -> AssetReference {
         try throwInjectedFault()
-        guard bytes.count <= BackendLimits.maxAssetBytes else { throw BackendError.limitExceeded }
+        guard bytes.count <= limits.maxAssetBytes else { throw BackendError.limitExceeded }
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let time = now()
         try storage.withLock { storage in
@@ -263,6 +270,7 @@ private struct Batch {
     let firstSeq: Int64
     let device: String
     let time: Int64
+    let maxRecordBytes: Int
     private(set) var changes: [LoggedChange] = []
     private(set) var saved: [BackendRecord] = []
     private(set) var deleted: [RecordID] = []
@@ -270,10 +278,11 @@ private struct Batch {
     private var outcomes: [(id: RecordID, error: RecordError?)] = []
     private var seen = Set<RecordID>()
 
-    init(firstSeq: Int64, device: String, time: Int64) {
+    init(firstSeq: Int64, device: String, time: Int64, maxRecordBytes: Int) {
         self.firstSeq = firstSeq
         self.device = device
         self.time = time
+        self.maxRecordBytes = maxRecordBytes
     }
 
     private var nextSeq: Int64 { firstSeq + Int64(changes.count) }
@@ -300,7 +309,7 @@ private struct Batch {
         stored.created = current?.created ?? Stamp(timestamp: time, deviceID: device)
         stored.modified = Stamp(timestamp: time, deviceID: device)
         let bytes = (try? JSONCoding.encode(stored).count) ?? Int.max
-        guard bytes <= BackendLimits.maxRecordBytes else {
+        guard bytes <= maxRecordBytes else {
             outcomes.append((id, .limitExceeded))
             return
         }

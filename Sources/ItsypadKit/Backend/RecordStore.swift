@@ -21,7 +21,7 @@ struct RecordStore {
     func record(_ id: RecordID) throws -> BackendRecord? {
         if let problem = NameRules.problem(with: id) { throw BackendError.corrupt(path: "\(directory)/\(id)", reason: problem) }
         let path = path(for: id)
-        guard let bytes = try files.readFileIfExists(path, limit: BackendLimits.maxRecordBytes) else { return nil }
+        guard let bytes = try files.readFileIfExists(path, limit: BackendLimits.cloudKit.maxRecordBytes) else { return nil }
         let record: BackendRecord
         do {
             record = try JSONCoding.decode(BackendRecord.self, from: bytes)

@@ -27,6 +27,12 @@ public protocol ReplicatedBackend: Sendable {
     /// and then nothing is written.
     func modify(saves: [ReplicatedSave], deletes: [ReplicatedDelete]) throws -> ReplicatedModifyResult
 
+    /// What this backend accepts in one `modify` and `putAsset`; it refuses more with `.limitExceeded`.
+    var limits: BackendLimits { get }
+
+    /// Bytes this backend stores for a record's fields when it seals them; nil when it stores them as given.
+    func sealedByteCount(of fields: [String: FieldValue]) throws -> Int?
+
     /// Stores a blob in this device's asset folder.
     func putAsset(_ bytes: [UInt8]) throws -> AssetReference
 
@@ -167,7 +173,7 @@ public enum ReplicatedRecordError: Equatable, Sendable {
     /// based on the join. (Replaces `serverRecordChanged`; there is no `unknownItem`: a save
     /// based on a version that is gone simply creates the record again.)
     case concurrentVersions([RecordVersion])
-    /// The encoded record exceeds `BackendLimits.maxRecordBytes`.
+    /// The encoded record exceeds the backend's `limits.maxRecordBytes`.
     case limitExceeded
     /// The record is malformed; retrying will not help.
     case invalid(String)

@@ -4,7 +4,7 @@ extension ReplicatedDirectoryBackend {
     // MARK: Writing
 
     public func modify(saves: [ReplicatedSave], deletes: [ReplicatedDelete]) throws -> ReplicatedModifyResult {
-        try DirectoryBackend.checkRequestLimits(
+        try limits.checkRequest(
             saves: saves.map { RecordSave(record: $0.record) },
             deletes: deletes.map { RecordDelete(recordType: $0.id.recordType, recordName: $0.id.recordName) })
         let zone = try readZone()
@@ -56,7 +56,7 @@ extension ReplicatedDirectoryBackend {
         // A derived merge takes its siblings' latest stamp, so that two devices write the same bytes.
         let latest = siblings.compactMap(\.record.modified).max { ($0.timestamp, $0.deviceID) < ($1.timestamp, $1.deviceID) }
         record.modified = save.isDerived ? latest : Stamp(timestamp: time, deviceID: deviceID)
-        guard try JSONCoding.encode(record).count <= BackendLimits.maxRecordBytes else { return .failed(.limitExceeded) }
+        guard try JSONCoding.encode(record).count <= limits.maxRecordBytes else { return .failed(.limitExceeded) }
         return .write(RecordVersion(record: record, version: vector, writer: deviceID, isDerived: save.isDerived, base: save.base))
     }
 

@@ -160,12 +160,12 @@ extension ReplicatedDirectoryBackend {
         return acknowledged
     }
 
-    /// Commits the drops in batches of at most `BackendLimits.maxRecordsPerRequest`, and removes the files.
+    /// Commits the drops in batches of at most `limits.maxRecordsPerRequest`, and removes the files.
     private func commitDrops(_ drops: [(RecordID, DropDocument)], zone: String, document: inout DeviceDocument) throws {
         var last = try journal(of: deviceID).last()
         var start = drops.startIndex
         while start < drops.endIndex {
-            let chunk = drops[start..<min(drops.endIndex, start + BackendLimits.maxRecordsPerRequest)]
+            let chunk = drops[start..<min(drops.endIndex, start + limits.maxRecordsPerRequest)]
             let firstSeq = (last?.lastSeq ?? 0) + 1
             let changes = chunk.enumerated().map { offset, drop in
                 DeviceChange(seq: firstSeq + Int64(offset), op: .drop, id: drop.0, drop: drop.1)

@@ -36,7 +36,7 @@ extension ReplicatedDirectoryBackend {
     }
 
     /// Appends every record of the format 1 store to this device's journal as its own versions,
-    /// in lines of at most `BackendLimits.maxRecordsPerRequest` records and about 2 MiB, and links
+    /// in lines of at most `limits.maxRecordsPerRequest` records and about 2 MiB, and links
     /// the assets they refer to into this device's folder.
     private func appendFormat1Records(_ records: RecordStore, zone: String) throws {
         let journal = journal(of: deviceID)
@@ -60,7 +60,7 @@ extension ReplicatedDirectoryBackend {
             record.recordChangeTag = vector.tag
             let document = VersionDocument(RecordVersion(record: record, version: vector, writer: deviceID), zone: zone)
             let size = try JSONCoding.encode(document).count
-            if changes.count == BackendLimits.maxRecordsPerRequest || bytes + size > BackendLimits.maxRequestBytes { try flush() }
+            if changes.count == limits.maxRecordsPerRequest || bytes + size > limits.maxRequestBytes { try flush() }
             digest.toggle(id, version: vector.tag)
             changes.append(DeviceChange(seq: seq, op: .save, id: id, version: document))
             bytes += size
@@ -76,8 +76,7 @@ extension ReplicatedDirectoryBackend {
         let target = layout.assetFile(deviceID, reference.fileChecksum)
         guard try files.status(target) == nil, try files.status(source)?.isRegular == true else { return }
         // A copy where the file system cannot link.
-        if (try? files.link(source, to: target)) == nil, let bytes = try files.readFileIfExists(source, limit: BackendLimits.maxAssetBytes)
-        {
+        if (try? files.link(source, to: target)) == nil, let bytes = try files.readFileIfExists(source, limit: limits.maxAssetBytes) {
             try files.writeAtomically(bytes, to: target)
         }
     }

@@ -74,6 +74,14 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         files = FileIO(root: trimmed)
     }
 
+    /// One file per record version: nothing here is bound by a request, but a device sends the
+    /// batches it would send to CloudKit, so that its batches do not depend on the backend.
+    public var limits: BackendLimits { .cloudKit }
+
+    public func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? {
+        try sealer.map { _ in try RecordCipher.sealedFieldByteCount(of: fields) }
+    }
+
     func journal(of device: String) -> DeviceJournal {
         DeviceJournal(files: files, device: device, directory: layout.journalDirectory(device), segmentSizeLimit: segmentSizeLimit)
     }
@@ -515,7 +523,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     public func putAsset(_ plaintext: [UInt8]) throws -> AssetReference {
         let zone = try readZone()
         let bytes = try sealer.map { try $0.cipher.sealAsset(plaintext, zoneID: zone.zoneID) } ?? plaintext
-        guard bytes.count <= BackendLimits.maxAssetBytes else { throw BackendError.limitExceeded }
+        guard bytes.count <= limits.maxAssetBytes else { throw BackendError.limitExceeded }
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let file = layout.assetFile(deviceID, reference.fileChecksum)
         if let status = try files.status(file), status.size == reference.size {
@@ -535,7 +543,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         for device in [deviceID] + (try layout.devices()) {
             let file = layout.assetFile(device, reference.fileChecksum)
             guard (try files.status(file))?.size == reference.size,
-                let bytes = try? files.readFileIfExists(file, limit: BackendLimits.maxAssetBytes), bytes.count == reference.size,
+                let bytes = try? files.readFileIfExists(file, limit: limits.maxAssetBytes), bytes.count == reference.size,
                 SHA256.hexDigest(of: bytes) == reference.fileChecksum
             else { continue }
             guard let sealer else { return bytes }

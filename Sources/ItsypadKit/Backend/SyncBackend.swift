@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// A store that several devices share, with CloudKit's semantics for one atomic record zone:
 /// change tags with `ifServerRecordUnchanged` saves, all-or-nothing batches, change tokens,
 /// and content-addressed assets.
@@ -20,7 +22,14 @@ public protocol SyncBackend: Sendable {
     /// nothing was committed and every other record fails with `.batchRequestFailed`.
     func modify(saves: [RecordSave], deletes: [RecordDelete], device: String) throws -> ModifyResult
 
-    /// Stores a blob (up to `BackendLimits.maxAssetBytes`) under its SHA-256 and returns the reference to put in a field.
+    /// What this backend accepts in one `modify` and `putAsset`; it refuses more with `.limitExceeded`.
+    var limits: BackendLimits { get }
+
+    /// Bytes this backend stores for a record's fields when that is more than their size in the
+    /// clear (a backend that seals them); nil when it stores them as given.
+    func sealedByteCount(of fields: [String: FieldValue]) throws -> Int?
+
+    /// Stores a blob (up to `limits.maxAssetBytes`) under its SHA-256 and returns the reference to put in a field.
     func putAsset(_ bytes: [UInt8]) throws -> AssetReference
 
     /// Reads a blob back, verifying its size and checksum.
@@ -47,16 +56,50 @@ extension SyncBackend {
     public func finishSync(acknowledging _: ChangeToken) throws {}
 }
 
-/// CloudKit's practical request limits, enforced by the backend.
-public enum BackendLimits {
+/// What a backend accepts: each implementation states its own (`SyncBackend.limits`), refuses more
+/// with `.limitExceeded`, and the engine sizes its batches and decides what travels as an asset by them.
+/// The static members are the directory formats' own bounds on what they read.
+public struct BackendLimits: Sendable, Equatable {
     /// Saves plus deletes in one `modify` call.
-    public static let maxRecordsPerRequest = 400
+    public var maxRecordsPerRequest: Int
     /// Total encoded size of the saved records in one `modify` call.
-    public static let maxRequestBytes = 2 * 1024 * 1024
+    public var maxRequestBytes: Int
     /// Encoded size of one record, assets excluded.
-    public static let maxRecordBytes = 1024 * 1024
+    public var maxRecordBytes: Int
     /// Size of one asset.
-    public static let maxAssetBytes = 50 * 1024 * 1024
+    public var maxAssetBytes: Int
+    /// The largest field value kept inline in a record (measured as the backend stores it, see
+    /// `SyncBackend.sealedByteCount`): a record with one such value and a few small fields fits
+    /// `maxRecordBytes`. Larger content travels as an asset.
+    public var maxInlineValueBytes: Int
+
+    public init(maxRecordsPerRequest: Int, maxRequestBytes: Int, maxRecordBytes: Int, maxAssetBytes: Int, maxInlineValueBytes: Int) {
+        self.maxRecordsPerRequest = maxRecordsPerRequest
+        self.maxRequestBytes = maxRequestBytes
+        self.maxRecordBytes = maxRecordBytes
+        self.maxAssetBytes = maxAssetBytes
+        self.maxInlineValueBytes = maxInlineValueBytes
+    }
+
+    /// CloudKit's practical request limits, which every backend of this project states: a device
+    /// then sends the same batches whichever backend it syncs with.
+    public static let cloudKit = BackendLimits(
+        maxRecordsPerRequest: 400, maxRequestBytes: 2 * 1024 * 1024, maxRecordBytes: 1024 * 1024, maxAssetBytes: 50 * 1024 * 1024,
+        maxInlineValueBytes: 900_000)
+
+    /// Request-wide limits, checked before anything is read or written so the engine can split and retry.
+    public func checkRequest(saves: [RecordSave], deletes: [RecordDelete]) throws {
+        let count = saves.count + deletes.count
+        guard count <= maxRecordsPerRequest else { throw BackendError.limitExceeded }
+        // One oversized record gets the per-record error instead: splitting cannot help it.
+        guard count > 1 else { return }
+        var totalBytes = 0
+        for save in saves {
+            totalBytes += (try? JSONCoding.encode(save.record).count) ?? 0
+            guard totalBytes <= maxRequestBytes else { throw BackendError.limitExceeded }
+        }
+    }
+
     /// Largest sequence number (and so change tag) a backend may hold: far beyond any real journal,
     /// and small enough that arithmetic on it never overflows.
     public static let maxSeq: Int64 = 1 << 53
@@ -293,7 +336,7 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupportedLayout(let format, let layout):
             "sync backend uses format \(format) in format \(layout)'s layout, which this reader does not open (nothing was written to it)"
         case .corrupt(let path, let reason): "corrupt file \(path): \(reason)"
-        case .limitExceeded: "request exceeds \(BackendLimits.maxRecordsPerRequest) records or \(BackendLimits.maxRequestBytes) bytes"
+        case .limitExceeded: "request exceeds the backend's limits (records per request, bytes per request or record, asset size)"
         case .quotaExceeded(let reason): "sync backend is full: \(reason)"
         case .assetNotFound(let checksum): "asset \(checksum) not found"
         case .io(let reason): "sync backend I/O error: \(reason)"

@@ -134,10 +134,12 @@ public struct TabStore {
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
         let entry: Entry
-        if json["deleted"]?.boolValue == true, let deletion = TabDeletion(json: json) {
+        if json["deleted"]?.boolValue == true, let deletion = (try? JSONCoding.decode(TabDeletionFile.self, from: json))?.deletion {
             entry = .deleted(deletion)
         } else {
-            guard let tab = TabStore.decode(json) else { throw ItsypadError.corrupt(path, "missing or invalid fields") }
+            guard let tab = TabFile.tab(reading: json) else {
+                throw ItsypadError.corrupt(path, "missing or invalid fields")
+            }
             entry = .live(tab)
         }
         guard FileSystem.baseName(path) == TabStore.fileName(entry.id) else { throw ItsypadError.corrupt(path, "it holds tab \(entry.id)") }
@@ -155,7 +157,7 @@ public struct TabStore {
     /// Saves many tabs with one sync for all of them (see `FileTree.writeAtomically(_:in:)`).
     public func save(_ tabs: [Tab]) throws {
         let files = try tabs.map { tab in
-            (name: FileSystem.baseName(try checkedPath(tab.id)), bytes: TabStore.fileContent(tab))
+            (name: FileSystem.baseName(try checkedPath(tab.id)), bytes: try TabStore.fileContent(tab))
         }
         try storeOperation {
             try tree.writeAtomically(files, in: directory)
@@ -189,54 +191,15 @@ public struct TabStore {
     }
 
     /// A tab's file.
-    package static func fileContent(_ tab: Tab) -> [UInt8] { encode(tab).prettySerializedBytes() + [UInt8(ascii: "\n")] }
+    package static func fileContent(_ tab: Tab) throws -> [UInt8] { try fileContent(TabFile(tab)) }
 
     /// The file of a tab deleted here whose deletion is still to be sent.
-    package static func fileContent(_ deletion: TabDeletion) -> [UInt8] { deletion.json.prettySerializedBytes() + [UInt8(ascii: "\n")] }
+    package static func fileContent(_ deletion: TabDeletion) throws -> [UInt8] { try fileContent(TabDeletionFile(deletion)) }
 
-    /// The on-disk form (content omitted for file-backed tabs).
-    static func encode(_ tab: Tab) -> JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("id", .string(tab.id)),
-            ("name", .string(tab.name)),
-            ("nameLocked", .bool(tab.nameLocked)),
-            ("language", .string(tab.language)),
-            ("languageLocked", .bool(tab.languageLocked)),
-            ("lastModified", .integer(tab.lastModified)),
-            ("clock", .string(tab.clock.description)),
-        ]
-        if let fileURL = tab.fileURL {
-            members.append(("fileURL", .string(fileURL)))
-        } else {
-            members.append(("content", .string(tab.content)))
-        }
-        if let sync = tab.sync {
-            var synced: [(String, JSONValue)] = [("tag", .string(sync.tag)), ("ancestor", .string(sync.ancestor))]
-            if let clock = sync.clock { synced.append(("clock", .string(clock.description))) }
-            members.append(("sync", .object(synced)))
-        }
-        members.append(("history", .array(tab.history.strings.map { .string($0) })))
-        return .object(members)
-    }
-
-    static func decode(_ json: JSONValue) -> Tab? {
-        guard let id = json["id"]?.stringValue, Identifier.isValid(id),
-            let name = json["name"]?.stringValue,
-            let language = json["language"]?.stringValue,
-            let lastModified = json["lastModified"]?.int64Value, Time.validRange.contains(lastModified),
-            let clock = json["clock"]?.stringValue.flatMap(HybridTimestamp.init)
-        else { return nil }
-        let fileURL = json["fileURL"]?.stringValue
-        guard let content = json["content"]?.stringValue ?? (fileURL == nil ? nil : "") else { return nil }
-        var sync: TabSyncMetadata?
-        if let tag = json["sync"]?["tag"]?.stringValue, let ancestor = json["sync"]?["ancestor"]?.stringValue {
-            sync = TabSyncMetadata(tag: tag, ancestor: ancestor, clock: json["sync"]?["clock"]?.stringValue.flatMap(HybridTimestamp.init))
-        }
-        return Tab(
-            id: id, name: name, nameLocked: json["nameLocked"]?.boolValue ?? false, content: content,
-            language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
-            lastModified: lastModified, fileURL: fileURL, clock: clock, sync: sync,
-            history: EditHistory.decode(json["history"]))
+    private static func fileContent(_ file: some Encodable) throws -> [UInt8] {
+        var bytes = try JSONCoding.encodeValue(file, keys: .asEncoded).prettySerializedBytes()
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
     }
 }
 
@@ -252,18 +215,6 @@ public struct TabDeletion: Equatable, Sendable {
         self.id = id
         self.tag = tag
         self.history = history
-    }
-
-    init?(json: JSONValue) {
-        guard let id = json["id"]?.stringValue, Identifier.isValid(id) else { return nil }
-        self.init(id: id, tag: json["tag"]?.stringValue, history: EditHistory.decode(json["history"]) ?? EditHistory())
-    }
-
-    var json: JSONValue {
-        var members: [(String, JSONValue)] = [("id", .string(id)), ("deleted", .bool(true))]
-        if let tag { members.append(("tag", .string(tag))) }
-        members.append(("history", .array(history.strings.map { .string($0) })))
-        return .object(members)
     }
 }
 

@@ -1,16 +1,25 @@
 /// `Codable` to and from `JSONValue`, so that the backend's record types keep
 /// their synthesized conformances without Foundation's JSONEncoder (which
-/// costs every start-up of the tool). Object keys are written sorted, so files
-/// are byte-for-byte reproducible; absent optionals are left out.
+/// costs every start-up of the tool). Object keys are written sorted, or in the
+/// order the type encodes them, so files are byte-for-byte reproducible; absent
+/// optionals are left out.
 package enum JSONCoding {
+    /// How an encoded object's keys are ordered.
+    package enum KeyOrder {
+        case sorted
+        /// As `encode(to:)` writes them: a synthesized conformance's `CodingKeys` order, for
+        /// formats whose files were written in a hand-chosen order before they had a Codable type.
+        case asEncoded
+    }
+
     package static func encode<Value: Encodable>(_ value: Value) throws -> [UInt8] {
         try encodeValue(value).serializedBytes()
     }
 
-    static func encodeValue<Value: Encodable>(_ value: Value) throws -> JSONValue {
+    package static func encodeValue<Value: Encodable>(_ value: Value, keys: KeyOrder = .sorted) throws -> JSONValue {
         let box = EncodingBox()
         try box.store(value, codingPath: [])
-        return box.resolved
+        return box.resolved(keys)
     }
 
     package static func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) throws -> Value {
@@ -63,16 +72,18 @@ private final class EncodingBox {
     private(set) var kind = Kind.empty
     private var value = JSONValue.null
     private var members: [String: EncodingBox] = [:]
+    /// The members' keys in the order they were first encoded.
+    private var order: [String] = []
     private var elements: [EncodingBox] = []
 
     var count: Int { kind == .object ? members.count : elements.count }
 
-    var resolved: JSONValue {
+    func resolved(_ keys: JSONCoding.KeyOrder) -> JSONValue {
         switch kind {
         case .empty: return .object([])
         case .value: return value
-        case .object: return .object(members.keys.sorted().map { ($0, members[$0]!.resolved) })
-        case .array: return .array(elements.map(\.resolved))
+        case .object: return .object((keys == .sorted ? members.keys.sorted() : order).map { ($0, members[$0]!.resolved(keys)) })
+        case .array: return .array(elements.map { $0.resolved(keys) })
         }
     }
 
@@ -135,10 +146,12 @@ private final class EncodingBox {
         if kind != .object {
             kind = .object
             members = [:]
+            order = []
         }
         if let existing = members[key] { return existing }
         let child = EncodingBox()
         members[key] = child
+        order.append(key)
         return child
     }
 

@@ -11,7 +11,7 @@ import ItsypadSupport
 ///
 /// A hashed name this version does not know (a setting of a newer itsypad) is not handed on:
 /// it is not this device's business.
-final class EncryptedReplicatedBackend: ReplicatedBackend, SealingBackend {
+final class EncryptedReplicatedBackend: ReplicatedBackend {
     let inner: any ReplicatedBackend
     let cipher: RecordCipher
     /// The engine's id of every record stored under a hashed name, by its stored id.
@@ -31,6 +31,7 @@ final class EncryptedReplicatedBackend: ReplicatedBackend, SealingBackend {
     }
 
     var deviceID: String { inner.deviceID }
+    var limits: BackendLimits { inner.limits }
 
     func createZoneIfNeeded() throws -> ZoneInfo { try inner.createZoneIfNeeded() }
     func zone() throws -> ZoneInfo { try inner.zone() }
@@ -89,7 +90,7 @@ final class EncryptedReplicatedBackend: ReplicatedBackend, SealingBackend {
     }
 
     /// Bytes the backend stores for these fields once sealed.
-    func storedByteCount(of fields: [String: FieldValue]) throws -> Int { try RecordCipher.sealedFieldByteCount(of: fields) }
+    func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try RecordCipher.sealedFieldByteCount(of: fields) }
 
     // MARK: Names
 

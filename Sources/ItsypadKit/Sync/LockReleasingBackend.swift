@@ -37,6 +37,8 @@ final class LockReleasingBackend: SyncBackend, @unchecked Sendable {
     func fetchRecord(_ id: RecordID) throws -> BackendRecord? { try released { try base.fetchRecord(id) } }
     func compact() throws -> CompactionReport { try released { try base.compact() } }
     func finishSync(acknowledging token: ChangeToken) throws { try released { try base.finishSync(acknowledging: token) } }
-    /// A name, not I/O: the lock stays.
+    /// Names and arithmetic, not I/O: the lock stays.
+    var limits: BackendLimits { base.limits }
+    func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try base.sealedByteCount(of: fields) }
     func location(of id: RecordID) -> String { base.location(of: id) }
 }

@@ -6,9 +6,6 @@ import ItsypadSupport
 /// Converts local items to backend records and back. Field names follow the
 /// Itsypad app's CloudKit schema, plus what a CLI needs (clock, pinned, history).
 enum RecordMapping {
-    /// Tab content above this many bytes travels as an asset (records are capped at 1 MiB).
-    static let inlineContentLimit = 900_000
-
     static func record(for tab: Tab, deviceName: String, backend: SyncBackend) throws -> BackendRecord {
         var fields: [String: FieldValue] = [
             "name": .string(tab.name),
@@ -22,7 +19,7 @@ enum RecordMapping {
         ]
         var inline = fields
         inline["content"] = .string(tab.content)
-        if try storedByteCount(of: inline, content: tab.content, backend: backend) > inlineContentLimit {
+        if try storedByteCount(of: inline, content: tab.content, backend: backend) > backend.limits.maxInlineValueBytes {
             fields["contentAsset"] = .asset(try backend.putAsset(Array(tab.content.utf8)))
         } else {
             fields = inline
@@ -33,13 +30,12 @@ enum RecordMapping {
     }
 
     /// What the backend stores for a tab's fields with the content inline: the content's bytes,
-    /// or for an encrypted backend the sealed fields' size (up to 8 times the content's bytes:
+    /// or for a sealing backend the sealed fields' size (up to 8 times the content's bytes:
     /// JSON escapes a control character in 6, base64 adds a third), computed when it could matter.
     private static func storedByteCount(of fields: [String: FieldValue], content: String, backend: SyncBackend) throws -> Int {
         let contentBytes = content.utf8.count
-        let sealing = backend as? SealingBackend ?? (backend as? ReplicatedSyncBackend)?.replicated as? SealingBackend
-        guard let sealing, contentBytes > inlineContentLimit / 8 else { return contentBytes }
-        return try sealing.storedByteCount(of: fields)
+        guard contentBytes > backend.limits.maxInlineValueBytes / 8 else { return contentBytes }
+        return try backend.sealedByteCount(of: fields) ?? contentBytes
     }
 
     /// Why a tab record cannot become a local tab, or nil when it can.

@@ -19,6 +19,8 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         self.types = SyncedTypeTable(types)
     }
 
+    var limits: BackendLimits { replicated.limits }
+    func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try replicated.sealedByteCount(of: fields) }
     func createZoneIfNeeded() throws -> ZoneInfo { try replicated.createZoneIfNeeded() }
     func zone() throws -> ZoneInfo { try replicated.zone() }
     func putAsset(_ bytes: [UInt8]) throws -> AssetReference { try replicated.putAsset(bytes) }

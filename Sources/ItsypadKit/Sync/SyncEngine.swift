@@ -176,7 +176,7 @@ public final class SyncEngine {
     public func push() throws {
         try prepare()
         var skip = Set<RecordKey>()
-        var batchLimit = BackendLimits.maxRecordsPerRequest
+        var batchLimit = backend.limits.maxRecordsPerRequest
         for _ in 0..<50 {
             // A change of a type this version does not sync stays queued for a version that does.
             let changes = try store.pending().changes().filter { !skip.contains($0.key) && types[$0.key.type] != nil }
@@ -481,7 +481,7 @@ public final class SyncEngine {
             let records = outgoing.saves.count + outgoing.deletes.count
             guard batch.recordCount + records <= limit || batch.items.isEmpty else { break }
             let size = outgoing.saves.reduce(0) { $0 + SyncEngine.estimatedSize($1) }
-            if bytes + size > BackendLimits.maxRequestBytes, !batch.items.isEmpty { break }
+            if bytes + size > backend.limits.maxRequestBytes, !batch.items.isEmpty { break }
             bytes += size
             batch.items.append(outgoing)
         }
@@ -614,7 +614,7 @@ public final class SyncEngine {
         var purged = 0
         var start = 0
         while start < expired.count {
-            var batch = Array(expired[start..<min(start + BackendLimits.maxRecordsPerRequest, expired.count)])
+            var batch = Array(expired[start..<min(start + backend.limits.maxRecordsPerRequest, expired.count)])
             start += batch.count
             // A tombstone replaced meanwhile (a new deletion of a record created again) stays.
             for _ in 0..<2 {

@@ -10,7 +10,7 @@ struct AssetTests {
         defer { fixture.remove() }
         let data = Array("abc".utf8)
         #expect(throws: BackendError.limitExceeded) {
-            try fixture.backend.putAsset([UInt8](repeating: 0, count: BackendLimits.maxAssetBytes + 1))
+            try fixture.backend.putAsset([UInt8](repeating: 0, count: fixture.backend.limits.maxAssetBytes + 1))
         }
         #expect(try FileIO.listDirectory(fixture.layout.assetsDirectory) == [])
         let reference = try fixture.backend.putAsset(data)

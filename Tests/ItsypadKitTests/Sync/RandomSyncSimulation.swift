@@ -71,6 +71,9 @@ final class FaultInjectingBackend: SyncBackend, @unchecked Sendable {
         self.base = base
     }
 
+    var limits: BackendLimits { base.limits }
+    func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try base.sealedByteCount(of: fields) }
+
     private func call<T>(_ body: () throws -> T) throws -> T {
         calls += 1
         if let interleave, interleave.call == calls {

@@ -32,6 +32,8 @@ final class PausingBackend: SyncBackend, @unchecked Sendable {
         return try work()
     }
 
+    var limits: BackendLimits { base.limits }
+    func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try base.sealedByteCount(of: fields) }
     func createZoneIfNeeded() throws -> ZoneInfo { try call("createZoneIfNeeded") { try base.createZoneIfNeeded() } }
     func zone() throws -> ZoneInfo { try call("zone") { try base.zone() } }
     func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ChangesPage {
@@ -71,7 +73,7 @@ final class PausingBackend: SyncBackend, @unchecked Sendable {
         _ = a.output("settings", "set", "sync.backend", fleet.backend.path + "/unused")
         _ = a.output("settings", "set", "sync.enabled", "true")
         // Something to send, its content large enough to travel as an asset.
-        _ = a.output("tab", "new", String(repeating: "long line\n", count: RecordMapping.inlineContentLimit / 10 + 1))
+        _ = a.output("tab", "new", String(repeating: "long line\n", count: BackendLimits.cloudKit.maxInlineValueBytes / 10 + 1))
         var added: RunResult?
         var secondSync: RunResult?
         try engine(fleet, 0, pausingAt: call) {

@@ -48,7 +48,7 @@ struct AssetConformanceTests {
         let fixture = try factory.make()
         defer { fixture.remove() }
         #expect(throws: BackendError.limitExceeded) {
-            try fixture.backend.putAsset([UInt8](repeating: 0, count: BackendLimits.maxAssetBytes + 1))
+            try fixture.backend.putAsset([UInt8](repeating: 0, count: fixture.backend.limits.maxAssetBytes + 1))
         }
     }
 

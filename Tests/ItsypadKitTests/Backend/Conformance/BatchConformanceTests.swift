@@ -34,16 +34,16 @@ struct BatchConformanceTests {
     func recordLimit(_ factory: SyncBackendFactory) throws {
         let fixture = try factory.make()
         defer { fixture.remove() }
-        let big = tab("big", text: String(repeating: "x", count: BackendLimits.maxRecordBytes))
+        let big = tab("big", text: String(repeating: "x", count: fixture.backend.limits.maxRecordBytes))
         var result = try fixture.backend.modify(
             saves: [RecordSave(record: big), RecordSave(record: tab("small"))], deletes: [], device: "A")
         #expect(result.failures.map(\.error) == [.limitExceeded, .batchRequestFailed])
         // Alone it still gets the per-record error, since splitting cannot help.
-        let huge = tab("huge", text: String(repeating: "x", count: 3 * BackendLimits.maxRecordBytes))
+        let huge = tab("huge", text: String(repeating: "x", count: 3 * fixture.backend.limits.maxRecordBytes))
         result = try fixture.backend.modify(saves: [RecordSave(record: huge)], deletes: [], device: "A")
         #expect(result.failures.map(\.error) == [.limitExceeded])
         // Just under the limit is fine.
-        let fits = tab("fits", text: String(repeating: "x", count: factory.largestFittingText))
+        let fits = tab("fits", text: String(repeating: "x", count: factory.largestFittingText(fixture.backend.limits)))
         #expect(try fixture.backend.save(fits).count == 1)
         #expect(try fixture.backend.fetchAll(since: nil).changes.map(\.recordName) == ["fits"])
     }

@@ -40,8 +40,8 @@ struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
     static let all = [directory, inMemory, encryptedDirectory]
 
     /// The longest text a record field holds within the record limit, with room for the rest of the record.
-    var largestFittingText: Int {
-        let inTheClear = BackendLimits.maxRecordBytes - 400
+    func largestFittingText(_ limits: BackendLimits) -> Int {
+        let inTheClear = limits.maxRecordBytes - 400
         // Sealed: base64 of the encrypted JSON.
         return seals ? inTheClear / 4 * 3 - 100 : inTheClear
     }

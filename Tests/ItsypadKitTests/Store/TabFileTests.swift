@@ -1,0 +1,194 @@
+import Testing
+
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
+
+/// A tab's file under `tabs/` is a format other versions read and write: these bytes were
+/// written by the release before `TabFile`, and must stay readable and written the same both ways.
+@Suite("Store: tab files")
+struct TabFileTests {
+    static let clock = HybridTimestamp("1700000000000.0.deva")!
+    static let later = HybridTimestamp("1700000005000.2.devb")!
+
+    static let goldenTabs: [(String, Tab, String)] = [
+        (
+            "a scratch tab, never synced",
+            Tab(
+                id: "0f8fad5b-d9cb-469f-a165-70867728950e", name: "todo", nameLocked: true, content: "buy milk\n\"quoted\"\ttab",
+                language: "markdown", languageLocked: false, lastModified: 1_700_000_000_000, fileURL: nil, clock: clock),
+            """
+            {
+              "id": "0f8fad5b-d9cb-469f-a165-70867728950e",
+              "name": "todo",
+              "nameLocked": true,
+              "language": "markdown",
+              "languageLocked": false,
+              "lastModified": 1700000000000,
+              "clock": "1700000000000.0.deva",
+              "content": "buy milk\\n\\"quoted\\"\\ttab",
+              "history": [
+                "1700000000000.0.deva"
+              ]
+            }
+
+            """
+        ),
+        (
+            "a synced tab with an edit since",
+            Tab(
+                id: "7c9e6679-7425-40de-944b-e07fc1f90ae7", name: "Untitled", nameLocked: false, content: "", language: "plain",
+                languageLocked: true, lastModified: 1_700_000_005_000, fileURL: nil, clock: later,
+                sync: TabSyncMetadata(tag: "42", ancestor: "was", clock: clock), history: EditHistory([clock, later])),
+            """
+            {
+              "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+              "name": "Untitled",
+              "nameLocked": false,
+              "language": "plain",
+              "languageLocked": true,
+              "lastModified": 1700000005000,
+              "clock": "1700000005000.2.devb",
+              "content": "",
+              "sync": {
+                "tag": "42",
+                "ancestor": "was",
+                "clock": "1700000000000.0.deva"
+              },
+              "history": [
+                "1700000000000.0.deva",
+                "1700000005000.2.devb"
+              ]
+            }
+
+            """
+        ),
+        (
+            "a file-backed tab (its content is in its file), synced before clocks were kept",
+            Tab(
+                id: "16fd2706-8baf-433b-82eb-8c7fada847da", name: "notes.md", nameLocked: true, content: "",
+                language: "markdown", languageLocked: false, lastModified: 1_700_000_000_000, fileURL: "/home/me/notes.md", clock: clock,
+                sync: TabSyncMetadata(tag: "7", ancestor: "")),
+            """
+            {
+              "id": "16fd2706-8baf-433b-82eb-8c7fada847da",
+              "name": "notes.md",
+              "nameLocked": true,
+              "language": "markdown",
+              "languageLocked": false,
+              "lastModified": 1700000000000,
+              "clock": "1700000000000.0.deva",
+              "fileURL": "/home/me/notes.md",
+              "sync": {
+                "tag": "7",
+                "ancestor": ""
+              },
+              "history": [
+                "1700000000000.0.deva"
+              ]
+            }
+
+            """
+        ),
+    ]
+
+    static let goldenDeletions: [(String, TabDeletion, String)] = [
+        (
+            "a deletion replacing a synced version",
+            TabDeletion(id: "0f8fad5b-d9cb-469f-a165-70867728950e", tag: "12", history: EditHistory([clock, later])),
+            """
+            {
+              "id": "0f8fad5b-d9cb-469f-a165-70867728950e",
+              "deleted": true,
+              "tag": "12",
+              "history": [
+                "1700000000000.0.deva",
+                "1700000005000.2.devb"
+              ]
+            }
+
+            """
+        ),
+        (
+            "a deletion with no synced version",
+            TabDeletion(id: "7c9e6679-7425-40de-944b-e07fc1f90ae7", tag: nil, history: EditHistory()),
+            """
+            {
+              "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+              "deleted": true,
+              "history": []
+            }
+
+            """
+        ),
+    ]
+
+    @Test("a tab is written byte for byte as before, and what was written before reads back the same", arguments: goldenTabs)
+    func tabs(_ golden: (name: String, tab: Tab, bytes: String)) throws {
+        #expect(try String(decoding: TabStore.fileContent(golden.tab), as: UTF8.self) == golden.bytes)
+        let directory = TemporaryDirectory()
+        directory.write(golden.tab.id + ".json", golden.bytes)
+        #expect(try TabStore(directory: directory.path).entry(id: golden.tab.id) == .live(golden.tab))
+    }
+
+    @Test("a deletion is written byte for byte as before, and reads back the same", arguments: goldenDeletions)
+    func deletions(_ golden: (name: String, deletion: TabDeletion, bytes: String)) throws {
+        #expect(try String(decoding: TabStore.fileContent(golden.deletion), as: UTF8.self) == golden.bytes)
+        let directory = TemporaryDirectory()
+        directory.write(golden.deletion.id + ".json", golden.bytes)
+        #expect(try TabStore(directory: directory.path).entry(id: golden.deletion.id) == .deleted(golden.deletion))
+    }
+
+    @Test(
+        "files from older versions: absent flags are false, an absent history is the tab's own edit, a file-backed tab has no content",
+        arguments: [
+            (
+                #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","content":"c"}"#,
+                true
+            ),
+            (#"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a"}"#, false),
+            (
+                #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","fileURL":"/f"}"#,
+                true
+            ),
+            (#"{"id":"not-an-id","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","content":"c"}"#, false),
+            (
+                #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"x","content":"c"}"#,
+                false
+            ),
+        ])
+    func older(_ file: (text: String, readable: Bool)) throws {
+        let directory = TemporaryDirectory()
+        let id = "0f8fad5b-d9cb-469f-a165-70867728950e"
+        directory.write(id + ".json", file.text)
+        let store = TabStore(directory: directory.path)
+        guard file.readable else {
+            #expect(throws: (any Error).self) { try store.entry(id: id) }
+            return
+        }
+        let tab = try #require(try store.tab(id: id))
+        #expect(!tab.nameLocked && !tab.languageLocked && tab.sync == nil)
+        #expect(tab.history == EditHistory([HybridTimestamp("5.0.a")!]))
+        #expect(tab.content == (tab.fileURL == nil ? "c" : ""))
+    }
+
+    /// The forms the reader must agree on: every golden file, older files, and files with fields
+    /// missing, out of range or of another type.
+    static let readerCases: [String] =
+        goldenTabs.map(\.2) + [
+            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","content":"c"}"#,
+            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a"}"#,
+            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","fileURL":"/f"}"#,
+            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":-5,"clock":"5.0.a","content":"c"}"#,
+            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","language":"plain","lastModified":5,"clock":"5.0.a","content":"c"}"#,
+            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":"5","clock":"5.0.a","content":"c"}"#,
+            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","content":"c","history":["bad"]}"#,
+            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","content":"c","sync":{"tag":"1","ancestor":"a","clock":"x"}}"#,
+        ]
+
+    @Test("the read path's fast reader reads every file form as the Codable type does", arguments: readerCases)
+    func fastReaderAgrees(_ text: String) throws {
+        let json = try JSONValue.parse(Array(text.utf8))
+        #expect(TabFile.tab(reading: json) == (try? JSONCoding.decode(TabFile.self, from: json))?.tab)
+    }
+}
