@@ -74,6 +74,17 @@ package struct PackedID: Hashable {
         self = packed
     }
 
+    /// A UUID's text with hex digits in either case, as `init?(_:)` reads it, from bytes (an import reads 100,000 ids).
+    package init?(anyCaseUTF8 utf8: UnsafeBufferPointer<UInt8>) {
+        guard utf8.count == 36 else { return nil }
+        let packed = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { lowercased in
+            for index in 0..<36 { lowercased[index] = utf8[index].asciiLowercased }
+            return PackedID(canonicalUTF8: UnsafeBufferPointer(lowercased))
+        }
+        guard let packed else { return nil }
+        self = packed
+    }
+
     /// Every listed line's id is read this way: no table, no per-digit branch on the position.
     package init?(canonicalUTF8 utf8: UnsafeBufferPointer<UInt8>) {
         guard utf8.count == 36, utf8[8] == 0x2D, utf8[13] == 0x2D, utf8[18] == 0x2D, utf8[23] == 0x2D else { return nil }
@@ -130,6 +141,23 @@ package struct PackedID: Hashable {
             PackedID.hexText(UInt32(truncatingIfNeeded: low >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: low))
         )
         withUnsafeBytes(of: &words) { digits in
+            guard hexDigits < 32 else {
+                // The whole form, 8-4-4-4-12, in five copies.
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+                    let base = UnsafeMutableRawPointer(text.baseAddress!)
+                    func copy(_ from: Int, to: Int, _ count: Int) {
+                        (base + to).copyMemory(from: digits.baseAddress! + from, byteCount: count)
+                    }
+                    copy(0, to: 0, 8)
+                    copy(8, to: 9, 4)
+                    copy(12, to: 14, 4)
+                    copy(16, to: 19, 4)
+                    copy(20, to: 24, 12)
+                    (text[8], text[13], text[18], text[23]) = (0x2D, 0x2D, 0x2D, 0x2D)
+                    out.append(contentsOf: UnsafeBufferPointer(text))
+                }
+                return
+            }
             out.appendWritten(count: length) { text in
                 var written = 0
                 for digit in 0..<hexDigits {

@@ -130,6 +130,8 @@ package final class StagedFile {
     /// Bytes written so far, buffered ones included.
     package private(set) var size = 0
     private var buffer: [UInt8] = []
+    /// Bytes gathered before a write.
+    private static let bufferSize = 1 << 20
 
     init(path: String, in tree: FileTree) throws {
         self.path = path
@@ -142,9 +144,23 @@ package final class StagedFile {
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
     package func append(_ bytes: [UInt8]) throws {
-        buffer += bytes
-        size += bytes.count
-        if buffer.count >= 1 << 20 { try flush() }
+        try append(reserving: bytes.count) { $0 += bytes }
+    }
+
+    /// Appends what `write` appends to the buffer (about `reserving` bytes, so that a
+    /// long line finds room without the buffer doubling); returns how many bytes it wrote.
+    @discardableResult
+    package func append(reserving: Int, _ write: (inout [UInt8]) -> Void) throws -> Int {
+        if buffer.count + reserving > buffer.capacity {
+            if !buffer.isEmpty { try flush() }
+            buffer.reserveCapacity(max(reserving, StagedFile.bufferSize))
+        }
+        let before = buffer.count
+        write(&buffer)
+        let written = buffer.count - before
+        size += written
+        if buffer.count >= StagedFile.bufferSize { try flush() }
+        return written
     }
 
     func flush() throws {
