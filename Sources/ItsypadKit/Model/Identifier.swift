@@ -78,7 +78,10 @@ package struct PackedID: Hashable {
     package init?(anyCaseUTF8 utf8: UnsafeBufferPointer<UInt8>) {
         guard utf8.count == 36 else { return nil }
         let packed = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { lowercased in
-            for index in 0..<36 { lowercased[index] = utf8[index].asciiLowercased }
+            for index in 0..<36 {
+                let byte = utf8[index]
+                lowercased[index] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+            }
             return PackedID(canonicalUTF8: UnsafeBufferPointer(lowercased))
         }
         guard let packed else { return nil }
