@@ -73,86 +73,100 @@ struct ClipListing {
         }
     }
 
-    /// A pretty JSON array of `JSONForms.clip` elements at `level` (values in
-    /// `JSONForms.clipKeys` order, which the indices below follow), with
+    /// A pretty JSON array of `JSONForms.clip` elements at `level`, with
     /// `localReason` appended for export. Each element is written straight into
     /// the output, its text copied from the log when it is already in the form
     /// JSON needs; a long text is streamed.
     func printJSON(to out: OutputBuffer, level: Int = 0, withLocalReason: Bool = false) throws {
-        let keys = JSONForms.clipKeys + (withLocalReason ? ["localReason"] : [])
-        let template = JSONElementTemplate(level: level, valueCount: keys.count) { .object(Array(zip(keys, $0))) }
+        let words = JSONWords(level: level, withLocalReason: withLocalReason)
         let states = try store.clipSyncStates()
-        let words = JSONWords(template: template)
         var scratch: [UInt8] = []
         var first = true
         try forEachShown(textHead: ClipListing.jsonHead) { clip in
-            let separator = first ? words.opening : words.separator
+            let opening = first ? words.opening : words.separator
             first = false
             let state = clip.localOnly != nil ? .localOnly : states(clip.slot.id)
             // Most texts are copied whole; a long one is written a MiB at a time.
             try out.append { output in
-                for index in 0...keys.count {
-                    words.write(index == 0 ? separator : words.pieces[index], to: &output)
-                    guard index < keys.count else { break }
-                    switch index {
-                    case 0:
-                        output.append(0x22)
-                        clip.slot.id.appendText(to: &output)
-                        output.append(0x22)
-                    case 1:
-                        output.append(0x22)
-                        try clips.forEachDecodedPiece(of: clip, reescaping: true, scratch: &scratch) { piece, _ in
-                            output += piece
-                            if output.count >= 1 << 20 { out.writeOut(&output) }
-                            return true
-                        }
-                        output.append(0x22)
-                    case 2:
-                        output.append(0x22)
-                        Time.appendISO8601(clip.slot.timestamp, to: &output)
-                        output.append(0x22)
-                    case 3: words.write(words.bool(clip.slot.isPinned), to: &output)
-                    case 4: words.write(words.bool(clip.localOnly != nil), to: &output)
-                    case 5: words.write(words.state(state), to: &output)
-                    default: words.write(clip.localOnly.map(words.reason) ?? words.null, to: &output)
-                    }
+                words.write(opening, to: &output)
+                clip.slot.id.appendText(to: &output)
+                words.write(words.afterID, to: &output)
+                try clips.forEachDecodedPiece(of: clip, reescaping: true, scratch: &scratch) { piece, _ in
+                    output += piece
+                    if output.count >= 1 << 20 { out.writeOut(&output) }
+                    return true
                 }
+                words.write(words.afterText, to: &output)
+                Time.appendISO8601(clip.slot.timestamp, to: &output)
+                words.write(words.flags(pinned: clip.slot.isPinned, localOnly: clip.localOnly != nil), to: &output)
+                words.write(words.ending(state, clip.localOnly), to: &output)
             }
         }
         out.write(first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]")
     }
 }
 
-/// The fixed bytes of `ClipListing.printJSON`'s elements — the template's pieces
-/// and the quoted values — as ranges of one array, so that writing an element
-/// copies bytes without touching an array of its own or a dictionary.
+/// The fixed bytes of `ClipListing.printJSON`'s elements, cut from a
+/// `JSONElementTemplate` of `JSONForms.clip` (values in `JSONForms.clipKeys`
+/// order: id, text, timestamp, pinned, localOnly, syncState, then localReason
+/// for export) and joined around the values that vary, as ranges of one array:
+/// an element is eight copies, without an array or a dictionary of its own.
 private struct JSONWords {
     private var bytes: [UInt8] = []
-    /// The template's pieces; the first is replaced by `opening` or `separator` and the piece itself.
-    private(set) var pieces: [Range<Int>] = []
-    private(set) var opening = 0..<0, separator = 0..<0, null = 0..<0
-    private var yes = 0..<0, no = 0..<0
-    private var states: [(SyncState, Range<Int>)] = []
-    private var reasons: [(LocalOnlyReason, Range<Int>)] = []
+    /// Up to the id's first character, for the first element and the others.
+    private(set) var opening = 0..<0, separator = 0..<0
+    /// From after the id to the text's first character, and from after the text to the timestamp's.
+    private(set) var afterID = 0..<0, afterText = 0..<0
+    /// From after the timestamp to the sync state, for each pin and local-only flag.
+    private var flagWords: [Range<Int>] = []
+    /// From the sync state to the element's end, for each state and, for export, each local reason.
+    private var endings: [Range<Int>] = []
+    private let states = SyncState.allCases
+    private let reasons: [LocalOnlyReason?]
 
-    init(template: JSONElementTemplate) {
-        func add(_ literal: [UInt8]) -> Range<Int> {
-            bytes += literal
-            return bytes.count - literal.count..<bytes.count
+    init(level: Int, withLocalReason: Bool) {
+        reasons = withLocalReason ? [nil] + LocalOnlyReason.allCases : [nil]
+        let keys = JSONForms.clipKeys + (withLocalReason ? ["localReason"] : [])
+        let pieces = JSONElementTemplate(level: level, valueCount: keys.count) { .object(Array(zip(keys, $0))) }.pieces
+        let quote: [UInt8] = [0x22]
+        func add(_ parts: [UInt8]...) -> Range<Int> {
+            let joined = parts.flatMap { $0 }
+            bytes += joined
+            return bytes.count - joined.count..<bytes.count
         }
-        pieces = template.pieces.map(add)
-        opening = add([0x5B, 0x0A] + template.pieces[0])
-        separator = add([0x2C, 0x0A] + template.pieces[0])
-        (yes, no, null) = (add(Array("true".utf8)), add(Array("false".utf8)), add(Array("null".utf8)))
-        states = SyncState.allCases.map { ($0, add(Array("\"\($0.rawValue)\"".utf8))) }
-        reasons = LocalOnlyReason.allCases.map { ($0, add(Array("\"\($0.rawValue)\"".utf8))) }
+        func literal(_ text: String) -> [UInt8] { Array(text.utf8) }
+        opening = add([0x5B, 0x0A], pieces[0], quote)
+        separator = add([0x2C, 0x0A], pieces[0], quote)
+        afterID = add(quote, pieces[1], quote)
+        afterText = add(quote, pieces[2], quote)
+        for pinned in [false, true] {
+            for localOnly in [false, true] {
+                flagWords.append(
+                    add(quote, pieces[3], literal(pinned ? "true" : "false"), pieces[4], literal(localOnly ? "true" : "false"), pieces[5]))
+            }
+        }
+        for state in states {
+            for reason in reasons {
+                let stateWord = literal("\"\(state.rawValue)\"")
+                if withLocalReason {
+                    endings.append(add(stateWord, pieces[6], literal(reason.map { "\"\($0.rawValue)\"" } ?? "null"), pieces[7]))
+                } else {
+                    endings.append(add(stateWord, pieces[6]))
+                }
+            }
+        }
     }
 
     func write(_ range: Range<Int>, to output: inout [UInt8]) {
         bytes.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
-    func bool(_ value: Bool) -> Range<Int> { value ? yes : no }
-    func state(_ state: SyncState) -> Range<Int> { states.first { $0.0 == state }!.1 }
-    func reason(_ reason: LocalOnlyReason) -> Range<Int> { reasons.first { $0.0 == reason }!.1 }
+    func flags(pinned: Bool, localOnly: Bool) -> Range<Int> { flagWords[(pinned ? 2 : 0) + (localOnly ? 1 : 0)] }
+
+    /// The ending for `state`; `reason` is written only for export.
+    func ending(_ state: SyncState, _ reason: LocalOnlyReason?) -> Range<Int> {
+        let stateIndex = states.firstIndex(of: state)!
+        let reasonIndex = reasons.count == 1 ? 0 : reasons.firstIndex(of: reason)!
+        return endings[stateIndex * reasons.count + reasonIndex]
+    }
 }

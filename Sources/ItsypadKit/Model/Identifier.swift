@@ -1,5 +1,9 @@
 import ItsypadSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Random (version 4) UUIDs as lowercase strings: record names on the backend
 /// and ids on the command line.
 public enum Identifier {
@@ -74,6 +78,20 @@ package struct PackedID: Hashable {
         self = packed
     }
 
+    /// A UUID's text with hex digits in either case, as `init?(_:)` reads it, from bytes (an import reads 100,000 ids).
+    package init?(anyCaseUTF8 utf8: UnsafeBufferPointer<UInt8>) {
+        guard utf8.count == 36 else { return nil }
+        let packed = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { lowercased in
+            for index in 0..<36 {
+                let byte = utf8[index]
+                lowercased[index] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+            }
+            return PackedID(canonicalUTF8: UnsafeBufferPointer(lowercased))
+        }
+        guard let packed else { return nil }
+        self = packed
+    }
+
     /// Every listed line's id is read this way: no table, no per-digit branch on the position.
     package init?(canonicalUTF8 utf8: UnsafeBufferPointer<UInt8>) {
         guard utf8.count == 36, utf8[8] == 0x2D, utf8[13] == 0x2D, utf8[18] == 0x2D, utf8[23] == 0x2D else { return nil }
@@ -123,12 +141,12 @@ package struct PackedID: Hashable {
 
     /// Appends the lowercase text form, or only its first `hexDigits` digits (`Identifier.short`'s 8).
     package func appendText(to out: inout [UInt8], hexDigits: Int = 32) {
+        guard hexDigits < 32 else {
+            withText { out.append(contentsOf: $0) }
+            return
+        }
         let length = hexDigits + (hexDigits > 20 ? 4 : hexDigits > 16 ? 3 : hexDigits > 12 ? 2 : hexDigits > 8 ? 1 : 0)
-        // The 32 digits, eight to a word, then laid out with their dashes.
-        var words = (
-            PackedID.hexText(UInt32(truncatingIfNeeded: high >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: high)),
-            PackedID.hexText(UInt32(truncatingIfNeeded: low >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: low))
-        )
+        var words = digitWords
         withUnsafeBytes(of: &words) { digits in
             out.appendWritten(count: length) { text in
                 var written = 0
@@ -140,6 +158,39 @@ package struct PackedID: Hashable {
                     text[written] = digits[digit]
                     written += 1
                 }
+            }
+        }
+    }
+
+    /// Whether `utf8` is the lowercase text form (a listing checks that each line it reads is its slot's).
+    package func isText(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        utf8.count == 36 && withText { memcmp($0.baseAddress!, utf8.baseAddress!, 36) == 0 }
+    }
+
+    /// The 32 digits, eight to a word, in the order they are written.
+    private var digitWords: (UInt64, UInt64, UInt64, UInt64) {
+        (
+            PackedID.hexText(UInt32(truncatingIfNeeded: high >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: high)),
+            PackedID.hexText(UInt32(truncatingIfNeeded: low >> 32)), PackedID.hexText(UInt32(truncatingIfNeeded: low))
+        )
+    }
+
+    /// `body` called with the whole lowercase text form, 8-4-4-4-12, laid out on the stack in five copies.
+    private func withText<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        var words = digitWords
+        return withUnsafeBytes(of: &words) { digits in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+                let base = UnsafeMutableRawPointer(text.baseAddress!)
+                func copy(_ from: Int, to: Int, _ count: Int) {
+                    (base + to).copyMemory(from: digits.baseAddress! + from, byteCount: count)
+                }
+                copy(0, to: 0, 8)
+                copy(8, to: 9, 4)
+                copy(12, to: 14, 4)
+                copy(16, to: 19, 4)
+                copy(20, to: 24, 12)
+                (text[8], text[13], text[18], text[23]) = (0x2D, 0x2D, 0x2D, 0x2D)
+                return body(UnsafeBufferPointer(text))
             }
         }
     }

@@ -29,13 +29,17 @@ package struct ClipSlot: Equatable {
         timestamp != other.timestamp ? timestamp < other.timestamp : offset < other.offset
     }
 
+    /// The form `init(decoding:at:)` reads (an import encodes 100,000 slots).
     func encoded(into bytes: inout [UInt8]) {
-        bytes.append(contentsOf: id.bytes)
-        Binary.append(UInt64(bitPattern: timestamp), to: &bytes)
-        Binary.append(offset, to: &bytes)
-        Binary.append(UInt64(length), to: &bytes)
-        bytes.append(flags)
-        bytes.append(contentsOf: [0, 0, 0, 0, 0, 0, 0])
+        bytes.appendWritten(count: ClipSlot.size) { slot in
+            let raw = UnsafeMutableRawPointer(slot)
+            raw.storeBytes(of: id.high.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: id.low.bigEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: UInt64(bitPattern: timestamp).littleEndian, toByteOffset: 16, as: UInt64.self)
+            raw.storeBytes(of: offset.littleEndian, toByteOffset: 24, as: UInt64.self)
+            raw.storeBytes(of: UInt64(length).littleEndian, toByteOffset: 32, as: UInt64.self)
+            raw.storeBytes(of: UInt64(flags).littleEndian, toByteOffset: 40, as: UInt64.self)
+        }
     }
 
     init(id: PackedID, timestamp: Int64, offset: UInt64, length: UInt32, flags: UInt8) {

@@ -112,7 +112,7 @@ extension ClipStore {
     /// Hands over one entry from its line (or the start of it).
     private func listed(_ slot: ClipSlot, line: UnsafeBufferPointer<UInt8>, _ body: (ListedClip) throws -> Bool) throws -> Bool {
         let length = Int(slot.length)
-        if let header = ClipLineHeader(line), header.textStart <= length - 2, ClipLineHeader.id(of: line) == slot.id,
+        if let header = ClipLineHeader(line), header.textStart <= length - 2, ClipLineHeader.hasID(slot.id, line),
             line.count < length || (line[length - 2] == 0x22 && line[length - 1] == 0x7D)
         {
             let textEnd = min(line.count, length - 2)
@@ -265,6 +265,11 @@ struct ClipLineHeader {
     /// The id of the line this header was read from.
     static func id(of line: UnsafeBufferPointer<UInt8>) -> PackedID? {
         PackedID(canonicalUTF8: UnsafeBufferPointer(rebasing: line[idStart..<idStart + 36]))
+    }
+
+    /// Whether the line this header was read from holds `id` (the same as comparing `id(of:)`, without decoding it).
+    static func hasID(_ id: PackedID, _ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        id.isText(UnsafeBufferPointer(rebasing: line[idStart..<idStart + 36]))
     }
 
     /// The line's start with another pin: `{"op":"add","id":…,"ts":…,"pinned":<pinned>`.

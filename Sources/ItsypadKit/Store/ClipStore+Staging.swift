@@ -1,4 +1,5 @@
 import ItsypadModel
+import ItsypadSupport
 
 /// Bulk changes to the history prepared on the side (see `StagedChanges`):
 /// a staged log that starts as a copy of the current one and grows with the
@@ -38,15 +39,17 @@ extension ClipStore {
 
         /// Adds an entry unless its id is already in the history; returns whether it was added.
         @discardableResult
-        package func add(_ entry: ClipEntry) throws -> Bool {
-            guard let id = PackedID(entry.id), known.insert(id).inserted else { return false }
+        package func add(_ entry: EscapedClip) throws -> Bool {
+            guard known.insert(entry.id).inserted else { return false }
             let file = try stagedLog()
-            let line = ClipStore.addLine(entry)
+            let offset = file.size
+            let written = try storeOperation {
+                try file.append(reserving: entry.escapedText.count + ClipStore.headerAllowance) { ClipStore.appendAddLine(entry, to: &$0) }
+            }
             added.append(
                 ClipSlot(
-                    id: id, timestamp: entry.timestamp, offset: UInt64(file.size), length: UInt32(line.count - 1),
-                    flags: ClipStore.flags(for: entry)))
-            try storeOperation { try file.append(line) }
+                    id: entry.id, timestamp: entry.timestamp, offset: UInt64(offset), length: UInt32(written - 1),
+                    flags: ClipStore.flags(pinned: entry.pinned, localOnly: entry.localOnly)))
             return true
         }
 
@@ -84,5 +87,33 @@ extension ClipStore {
                 try index.close()
             }
         }
+    }
+}
+
+/// An entry as an import adds it: its text escaped already, as the log keeps
+/// it (`JSONString.appendEscaped`'s form), so that an export's text is copied
+/// into the log rather than decoded and escaped again.
+package struct EscapedClip {
+    package var id: PackedID
+    package var timestamp: Milliseconds
+    package var pinned: Bool
+    package var localOnly: LocalOnlyReason?
+    package var escapedText: [UInt8]
+
+    package init(id: PackedID, timestamp: Milliseconds, pinned: Bool, localOnly: LocalOnlyReason?, escapedText: [UInt8]) {
+        self.id = id
+        self.timestamp = timestamp
+        self.pinned = pinned
+        self.localOnly = localOnly
+        self.escapedText = escapedText
+    }
+
+    /// nil when the entry's id is not a UUID.
+    package init?(_ entry: ClipEntry) {
+        guard let id = PackedID(entry.id) else { return nil }
+        var text = entry.text
+        var escaped: [UInt8] = []
+        text.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
+        self.init(id: id, timestamp: entry.timestamp, pinned: entry.pinned, localOnly: entry.localOnly, escapedText: escaped)
     }
 }

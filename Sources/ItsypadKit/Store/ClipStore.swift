@@ -403,25 +403,39 @@ public final class ClipStore {
         // Sized exactly (escapes included): a 16 MiB text must not make the array double, nor be over-reserved.
         var text = entry.text
         line.reserveCapacity(text.withUTF8(JSONString.escapedCount) + 1024)
-        func string(_ value: String) {
-            var value = value
-            line.append(0x22)
-            value.withUTF8 { JSONString.appendEscaped($0, to: &line) }
-            line.append(0x22)
-        }
-        line += #"{"op":"add","id":"#.utf8
-        string(entry.id)
-        line += #","ts":"#.utf8
-        line += String(entry.timestamp).utf8
-        line += (entry.pinned ? #","pinned":true"# : #","pinned":false"#).utf8
-        if let local = entry.localOnly {
-            line += #","local":"#.utf8
-            string(local.rawValue)
-        }
-        line += #","text":"#.utf8
-        string(entry.text)
-        line += "}\n".utf8
+        var id = entry.id
+        appendAddLine(
+            to: &line, timestamp: entry.timestamp, pinned: entry.pinned, localOnly: entry.localOnly,
+            id: { line in id.withUTF8 { JSONString.appendEscaped($0, to: &line) } },
+            escapedText: { line in text.withUTF8 { JSONString.appendEscaped($0, to: &line) } })
         return line
+    }
+
+    /// `addLine` of an entry whose text is escaped already, appended to `line`.
+    static func appendAddLine(_ clip: EscapedClip, to line: inout [UInt8]) {
+        appendAddLine(
+            to: &line, timestamp: clip.timestamp, pinned: clip.pinned, localOnly: clip.localOnly,
+            id: { clip.id.appendText(to: &$0) }, escapedText: { $0 += clip.escapedText })
+    }
+
+    /// The add line's form; the callers write the id's and the text's escaped bytes.
+    private static func appendAddLine(
+        to line: inout [UInt8], timestamp: Milliseconds, pinned: Bool, localOnly: LocalOnlyReason?,
+        id: (inout [UInt8]) -> Void, escapedText: (inout [UInt8]) -> Void
+    ) {
+        line.append(literal: #"{"op":"add","id":""#)
+        id(&line)
+        line.append(literal: #"","ts":"#)
+        line += String(timestamp).utf8
+        line.append(literal: pinned ? #","pinned":true"# : #","pinned":false"#)
+        if let localOnly {
+            line.append(literal: #","local":""#)
+            line += localOnly.rawValue.utf8
+            line.append(0x22)
+        }
+        line.append(literal: #","text":""#)
+        escapedText(&line)
+        line.append(literal: "\"}\n")
     }
 
     /// Marks the live slots of `ids` deleted; returns their ids, the log lines that record it
@@ -448,8 +462,10 @@ public final class ClipStore {
         lines += "\"}\n".utf8
     }
 
-    static func flags(for entry: ClipEntry) -> UInt8 {
-        (entry.pinned ? ClipSlot.pinned : 0) | (entry.localOnly != nil ? ClipSlot.localOnly : 0)
+    static func flags(for entry: ClipEntry) -> UInt8 { flags(pinned: entry.pinned, localOnly: entry.localOnly) }
+
+    static func flags(pinned: Bool, localOnly: LocalOnlyReason?) -> UInt8 {
+        (pinned ? ClipSlot.pinned : 0) | (localOnly != nil ? ClipSlot.localOnly : 0)
     }
 
     // MARK: Rebuild and compaction

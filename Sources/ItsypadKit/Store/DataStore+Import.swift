@@ -93,9 +93,10 @@ package enum ExportFormat {
 
     /// Decodes and validates an export, handing each tab and clip over as it is
     /// parsed, so memory stays near one entry's size however large the file.
-    static func read(_ bytes: [UInt8], device: String, tab: (Tab) throws -> Void, clip: (ClipEntry) throws -> Void) throws -> Header {
+    static func read(_ bytes: [UInt8], device: String, tab: (Tab) throws -> Void, clip: (EscapedClip) throws -> Void) throws -> Header {
         var header = Header()
         var tabCount = 0, clipCount = 0
+        var text: [UInt8] = []
         try JSONValue.parseObject(
             bytes, streamedArrays: ["tabs", "clips"],
             member: { key, value in
@@ -107,16 +108,23 @@ package enum ExportFormat {
                 default: break
                 }
             },
-            element: { key, json in
+            element: { key, element in
                 if key == "tabs" {
                     tabCount += 1
-                    guard let decoded = decodeTab(json, device: device) else {
+                    guard let decoded = decodeTab(try element.value(), device: device) else {
                         throw ItsypadError.failure("tab \(tabCount) in the export is invalid; nothing was imported")
                     }
                     try tab(decoded)
                 } else {
                     clipCount += 1
-                    guard let decoded = decodeClip(json) else {
+                    // A clip is usually a flat object, read from its bytes.
+                    let decoded: EscapedClip?
+                    if let flat = element.flat {
+                        decoded = decodeClip(flat, escapedText: &text)
+                    } else {
+                        decoded = decodeClip(try element.value(), escapedText: &text)
+                    }
+                    guard let decoded else {
                         throw ItsypadError.failure("clip \(clipCount) in the export is invalid; nothing was imported")
                     }
                     try clip(decoded)
@@ -146,14 +154,16 @@ package enum ExportFormat {
         }
     }
 
-    static func decodeClip(_ json: JSONValue) -> ClipEntry? {
-        guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
-            let timestamp = Time.stored(json["timestamp"]?.stringValue.flatMap(Time.parseISO8601))
+    /// `escapedText` is scratch space the caller may reuse. An id is a UUID with hex digits in either case.
+    static func decodeClip(_ json: some JSONFields, escapedText text: inout [UInt8]) -> EscapedClip? {
+        text.removeAll(keepingCapacity: true)
+        guard let id = json.withStringMember("id", PackedID.init(anyCaseUTF8:)) ?? nil, json.appendEscapedMember("text", to: &text),
+            let timestamp = Time.stored(json.withStringMember("timestamp", Time.parseISO8601(utf8:)) ?? nil)
         else { return nil }
         let reason =
-            json["localReason"]?.stringValue.flatMap(LocalOnlyReason.init(rawValue:))
-            ?? (json["localOnly"]?.boolValue == true ? .requested : nil)
-        return ClipEntry(id: id, text: text, timestamp: timestamp, pinned: json["pinned"]?.boolValue ?? false, localOnly: reason)
+            json.stringMember("localReason").flatMap(LocalOnlyReason.init(rawValue:))
+            ?? (json.boolMember("localOnly") == true ? .requested : nil)
+        return EscapedClip(id: id, timestamp: timestamp, pinned: json.boolMember("pinned") ?? false, localOnly: reason, escapedText: text)
     }
 
     static func decodeSetting(_ json: JSONValue) throws -> (String, SettingsStore.Entry) {

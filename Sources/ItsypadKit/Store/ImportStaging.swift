@@ -89,10 +89,19 @@ final class ImportStaging {
     }
 
     func add(_ clip: ClipEntry) throws {
-        if let admitted, let id = PackedID(clip.id), !admitted(id) { return }
+        guard let escaped = EscapedClip(clip) else { return }
+        try add(escaped)
+    }
+
+    func add(_ clip: EscapedClip) throws {
+        if let admitted, !admitted(clip.id) { return }
         guard try clips.add(clip) else { return }
         summary.clips += 1
-        if clip.localOnly == nil { try enqueue(.save, [RecordKey(.clip, clip.id)]) }
+        guard clip.localOnly == nil else { return }
+        let file = try stagedQueue()
+        try storeOperation {
+            try file.append(reserving: 128) { PendingQueue.appendLine(PendingChange.Operation.save.rawValue, clip: clip.id, to: &$0) }
+        }
     }
 
     func mergeSetting(_ key: String, _ entry: SettingsStore.Entry) throws {

@@ -88,28 +88,45 @@ public final class PendingQueue {
         _ op: String, _ key: RecordKey, version: Int? = nil, tag: String? = nil, hard: Bool = false,
         to lines: inout [UInt8]
     ) {
+        var name = key.name
+        appendLine(
+            op, type: key.type, name: { lines in name.withUTF8 { JSONString.appendEscaped($0, to: &lines) } }, version: version,
+            tag: tag, hard: hard, to: &lines)
+    }
+
+    /// `appendLine` for a clip, its id written from its packed form.
+    package static func appendLine(_ op: String, clip id: PackedID, to lines: inout [UInt8]) {
+        appendLine(op, type: .clip, name: { id.appendText(to: &$0) }, version: nil, tag: nil, hard: false, to: &lines)
+    }
+
+    /// The line's form; `name` writes the record name's escaped bytes.
+    private static func appendLine(
+        _ op: String, type: RecordType, name: (inout [UInt8]) -> Void, version: Int?, tag: String?, hard: Bool,
+        to lines: inout [UInt8]
+    ) {
         func string(_ value: String) {
             var value = value
             lines.append(0x22)
             value.withUTF8 { JSONString.appendEscaped($0, to: &lines) }
             lines.append(0x22)
         }
-        lines += #"{"op":"#.utf8
+        lines.append(literal: #"{"op":"#)
         string(op)
-        lines += #","type":"#.utf8
-        string(key.type.rawValue)
-        lines += #","id":"#.utf8
-        string(key.name)
+        lines.append(literal: #","type":"#)
+        string(type.rawValue)
+        lines.append(literal: #","id":""#)
+        name(&lines)
+        lines.append(0x22)
         if let version {
-            lines += #","v":"#.utf8
+            lines.append(literal: #","v":"#)
             lines += String(version).utf8
         }
         if let tag {
-            lines += #","tag":"#.utf8
+            lines.append(literal: #","tag":"#)
             string(tag)
         }
-        if hard { lines += #","hard":true"#.utf8 }
-        lines += "}\n".utf8
+        if hard { lines.append(literal: #","hard":true"#) }
+        lines.append(literal: "}\n")
     }
 
     /// A first line that records `bytes` as the size after the last compaction,

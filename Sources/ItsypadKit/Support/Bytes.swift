@@ -103,6 +103,12 @@ package extension ArraySlice where Element == UInt8 {
 }
 
 package extension Array where Element == UInt8 {
+    /// Appends a literal's bytes in one copy (`+= "…".utf8` goes through the string's view).
+    @inline(__always)
+    mutating func append(literal: StaticString) {
+        literal.withUTF8Buffer { append(contentsOf: $0) }
+    }
+
     /// Appends `count` bytes that `write` fills in on the stack: one capacity
     /// check for the lot instead of one per byte (listings write 100,000 ids and dates).
     @inline(__always)

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A JSON value with object keys kept in order, so that output is stable and
 /// documented field order survives a round trip. Small and dependency-free:
 /// it parses a clipboard log line in microseconds without Foundation.
@@ -173,12 +177,13 @@ extension JSONValue {
 extension JSONValue {
     /// Parses a top-level object without building the arrays named in
     /// `streamedArrays`: their elements go to `element` one at a time (an
-    /// import of 100,000 clips then holds one clip's tree, not all of them).
-    /// Other members go to `member` whole.
-    public static func parseObject(
+    /// import of 100,000 clips then holds one clip, not all of them), flat
+    /// objects read as bytes (see `JSONStreamedElement`). Other members go to
+    /// `member` whole.
+    package static func parseObject(
         _ bytes: [UInt8], streamedArrays: Set<String>,
         member: (String, JSONValue) throws -> Void,
-        element: (String, JSONValue) throws -> Void
+        element: (String, JSONStreamedElement) throws -> Void
     ) throws {
         try bytes.withUnsafeBufferPointer { buffer in
             var parser = JSONParser(bytes: buffer)
@@ -221,6 +226,107 @@ extension JSONValue {
     }
 }
 
+/// An element of an array that `JSONValue.parseObject` streams. An object of
+/// strings, numbers, booleans and null only (a clip or a tab of an export) is
+/// read without building any value: `flat` holds its members as bytes of the
+/// input, checked as the parser checks them. Any other value is parsed. Valid
+/// only inside the `element` callback.
+package struct JSONStreamedElement {
+    /// The members of a flat object; nil for any other value.
+    package let flat: JSONFlatObject?
+    fileprivate let parsed: JSONValue?
+    fileprivate let input: UnsafeBufferPointer<UInt8>
+    fileprivate let start: Int
+
+    /// The element as a parsed value (a flat object is parsed now).
+    package func value() throws -> JSONValue {
+        if let parsed { return parsed }
+        var parser = JSONParser(bytes: input)
+        parser.position = start
+        return try parser.parseValue(depth: 2)
+    }
+}
+
+/// A flat JSON object's members as bytes of the input (see `JSONStreamedElement`).
+package struct JSONFlatObject: JSONFields {
+    struct Member {
+        /// Plain ASCII: no escapes.
+        let key: UnsafeBufferPointer<UInt8>
+        let value: Value
+    }
+
+    enum Value {
+        /// A valid string body, still escaped; `canonical` when escaped exactly as `JSONString.appendEscaped` escapes.
+        case string(UnsafeBufferPointer<UInt8>, canonical: Bool)
+        /// A number, a boolean or null.
+        case scalar(JSONValue)
+    }
+
+    let members: [Member]
+
+    private func value(_ key: StaticString) -> Value? {
+        let wanted = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        return members.first { $0.key.count == wanted.count && $0.key.elementsEqual(wanted) }?.value
+    }
+
+    package func withStringMember<Result>(_ key: StaticString, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result? {
+        guard case .string(let escaped, _) = value(key) else { return nil }
+        guard let base = escaped.baseAddress, memchr(base, 0x5C, escaped.count) != nil else { return try body(escaped) }
+        var decoded: [UInt8] = []
+        _ = try? JSONString.unescape(escaped, final: true, into: &decoded)
+        return try decoded.withUnsafeBufferPointer(body)
+    }
+
+    package func appendEscapedMember(_ key: StaticString, to out: inout [UInt8]) -> Bool {
+        guard case .string(let escaped, let canonical) = value(key) else { return false }
+        if canonical {
+            out.append(contentsOf: escaped)
+        } else {
+            _ = try? JSONString.unescape(escaped, final: true, reescaping: true, into: &out)
+        }
+        return true
+    }
+
+    package func boolMember(_ key: StaticString) -> Bool? {
+        guard case .scalar(let scalar) = value(key) else { return nil }
+        return scalar.boolValue
+    }
+}
+
+/// Read access to a JSON object's string and boolean members, whether parsed
+/// (`JSONValue`) or read as bytes (`JSONFlatObject`), so that one decoder
+/// serves both.
+package protocol JSONFields {
+    /// `body` called with the UTF-8 of the string member `key`; nil when `key` names no string.
+    func withStringMember<Result>(_ key: StaticString, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result?
+    /// Appends the string member `key` escaped as `JSONString.appendEscaped` escapes; false when `key` names no string.
+    func appendEscapedMember(_ key: StaticString, to out: inout [UInt8]) -> Bool
+    /// The boolean member `key`; nil when `key` names no boolean.
+    func boolMember(_ key: StaticString) -> Bool?
+}
+
+extension JSONFields {
+    /// The string member `key`; nil when `key` names no string.
+    package func stringMember(_ key: StaticString) -> String? {
+        withStringMember(key) { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+extension JSONValue: JSONFields {
+    package func withStringMember<Result>(_ key: StaticString, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result? {
+        guard var text = self["\(key)"]?.stringValue else { return nil }
+        return try text.withUTF8(body)
+    }
+
+    package func appendEscapedMember(_ key: StaticString, to out: inout [UInt8]) -> Bool {
+        guard var text = self["\(key)"]?.stringValue else { return false }
+        text.withUTF8 { JSONString.appendEscaped($0, to: &out) }
+        return true
+    }
+
+    package func boolMember(_ key: StaticString) -> Bool? { self["\(key)"]?.boolValue }
+}
+
 private struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
@@ -230,7 +336,7 @@ private struct JSONParser {
     func error(_ message: String) -> JSONParseError { JSONParseError(message: message, offset: position) }
 
     mutating func skipWhitespace() {
-        while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
+        while position < bytes.count, bytes[position].isASCIIWhitespace { position += 1 }
     }
 
     mutating func parseValue(depth: Int) throws -> JSONValue {
@@ -248,11 +354,11 @@ private struct JSONParser {
         }
     }
 
-    mutating func expectWord(_ word: String) throws {
-        let expected = Array(word.utf8)
-        guard position + expected.count <= bytes.count else { throw error("unexpected end of input") }
-        for (i, byte) in expected.enumerated() where bytes[position + i] != byte { throw error("invalid literal") }
-        position += expected.count
+    mutating func expectWord(_ word: StaticString) throws {
+        let count = word.utf8CodeUnitCount
+        guard position + count <= bytes.count else { throw error("unexpected end of input") }
+        for i in 0..<count where bytes[position + i] != word.utf8Start[i] { throw error("invalid literal") }
+        position += count
     }
 
     mutating func parseObject(depth: Int) throws -> JSONValue {
@@ -299,19 +405,98 @@ private struct JSONParser {
     }
 
     /// Parses an array, handing each element over instead of collecting them.
-    mutating func forEachElement(_ body: (JSONValue) throws -> Void) throws {
+    mutating func forEachElement(_ body: (JSONStreamedElement) throws -> Void) throws {
         position += 1
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "]") { position += 1; return }
+        var members: [JSONFlatObject.Member] = []
+        var scratch: [UInt8] = []
         while true {
             skipWhitespace()
-            try body(try parseValue(depth: 2))
+            let start = position
+            if readFlatObject(into: &members, scratch: &scratch) {
+                try body(JSONStreamedElement(flat: JSONFlatObject(members: members), parsed: nil, input: bytes, start: start))
+            } else {
+                position = start
+                try body(JSONStreamedElement(flat: nil, parsed: try parseValue(depth: 2), input: bytes, start: start))
+            }
             skipWhitespace()
             guard position < bytes.count else { throw error("unexpected end of input") }
             if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
             if bytes[position] == UInt8(ascii: "]") { position += 1; return }
             throw error("expected ',' or ']'")
         }
+    }
+
+    /// Reads an object whose members are all strings, numbers, booleans or
+    /// null into `members`, as byte ranges of the input, checking each exactly
+    /// as `parseValue` would. False when the value is anything else, or when
+    /// it is not certain to be read as `parseValue` reads it (a key that is not
+    /// plain ASCII, more than 16 members, anything invalid): the caller then
+    /// parses it from where it started, and that parse decides (and names any
+    /// error).
+    mutating func readFlatObject(into members: inout [JSONFlatObject.Member], scratch: inout [UInt8]) -> Bool {
+        members.removeAll(keepingCapacity: true)
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { return false }
+        position += 1
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "}") { position += 1; return true }
+        while members.count < 16 {
+            skipWhitespace()
+            // Plain ASCII keys compare as strings do when their bytes compare equal.
+            guard let key = readStringBody(), JSONString.isPlainASCII(key), !members.contains(where: { $0.key.elementsEqual(key) }) else {
+                return false
+            }
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { return false }
+            position += 1
+            skipWhitespace()
+            guard position < bytes.count else { return false }
+            switch bytes[position] {
+            case UInt8(ascii: "\""):
+                guard let body = readStringBody() else { return false }
+                if JSONString.isCanonicallyEscaped(body) {
+                    members.append(.init(key: key, value: .string(body, canonical: true)))
+                } else {
+                    scratch.removeAll(keepingCapacity: true)
+                    guard (try? JSONString.unescape(body, final: true, into: &scratch)) != nil else { return false }
+                    members.append(.init(key: key, value: .string(body, canonical: false)))
+                }
+            case UInt8(ascii: "{"), UInt8(ascii: "["): return false
+            default:
+                guard let value = try? parseValue(depth: 3) else { return false }
+                members.append(.init(key: key, value: .scalar(value)))
+            }
+            skipWhitespace()
+            guard position < bytes.count else { return false }
+            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
+            if bytes[position] == UInt8(ascii: "}") { position += 1; return true }
+            return false
+        }
+        return false
+    }
+
+    /// The raw body of the string at `position` (which must be a quote), up to
+    /// its closing quote, found as `parseString` finds it; nil when there is none.
+    mutating func readStringBody() -> UnsafeBufferPointer<UInt8>? {
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { return nil }
+        position += 1
+        let start = position
+        // The next quote ends the string unless a backslash comes first: then it is walked escape by escape.
+        let rest = UnsafeRawPointer(bytes.baseAddress! + position)
+        if let quote = memchr(rest, 0x22, bytes.count - position) {
+            let end = position + rest.distance(to: quote)
+            if memchr(rest, 0x5C, end - position) == nil {
+                position = end + 1
+                return UnsafeBufferPointer(rebasing: bytes[start..<end])
+            }
+        }
+        while position < bytes.count, bytes[position] != UInt8(ascii: "\"") {
+            position += bytes[position] == UInt8(ascii: "\\") ? 2 : 1
+        }
+        guard position < bytes.count else { return nil }
+        position += 1
+        return UnsafeBufferPointer(rebasing: bytes[start..<position - 1])
     }
 
     mutating func parseArray(depth: Int) throws -> JSONValue {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import ItsypadCLI
+@testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
 
@@ -117,6 +118,39 @@ import Glibc
         #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "100"]).0 == 0)
         #expect(device.inProcess(["import", "-"], stdin: document).0 == 0)
         #expect(device.inProcess(["clip", "ls"]).1.split(separator: "\n").count == 11)
+    }
+
+    /// Clips are read from the export's bytes, their text copied into the log when it is escaped
+    /// as the log escapes it: whatever the JSON's form, the log must hold exactly what decoding
+    /// each clip and adding it writes.
+    @Test func clipsInAnyJSONFormAreLoggedAsAddingThemWould() throws {
+        let elements = [
+            #"{"id":"00000000-0000-4000-8000-000000000001","text":"plain","timestamp":"2026-01-01T00:00:01.000Z","pinned":false,"localOnly":false}"#,
+            #"{"id":"00000000-0000-4000-8000-00000000000A","text":"a\n\"b\"\\ caf\u00e9 \/ \b \u001B \t","timestamp":"2026-01-01T00:00:02Z","pinned":true}"#,
+            #" { "timestamp" : "2026-01-01T01:00:03.5+01:00" , "text" : "日本 \ud83d\udc4d\r\n" , "id" : "00000000-0000-4000-8000-000000000003" } "#,
+            #"{"id":"00000000-0000-4000-8000-000000000004","text":"secret","timestamp":"2026-01-01T00:00:04.000Z","localOnly":true,"localReason":"secret"}"#,
+            #"{"id":"00000000-0000-4000-8000-000000000005","text":"local","timestamp":"2026-01-01T00:00:05.000Z","localOnly":true,"pinned":"yes"}"#,
+            #"{"id":"00000000-0000-4000-8000-000000000006","text":"nested","timestamp":"2026-01-01T00:00:06.000Z","extra":{"a":[1]}}"#,
+            #"{"id":"00000000-0000-4000-8000-000000000007","text":"reason","timestamp":"2026-01-01T00:00:07.000Z","localReason":"nonsense"}"#,
+            #"{"\u0069d":"00000000-0000-4000-8000-000000000008","text":"escaped key","timestamp":"2026-01-01T00:00:08.000Z"}"#,
+        ]
+        let document = #"{"format":"itsypad-export","version":1,"clips":["# + elements.joined(separator: ",") + "]}"
+        let (status, _, err) = device.inProcess(["import", "-"], stdin: document)
+        #expect(status == 0, "\(err)")
+        var expected: [UInt8] = []
+        for element in elements {
+            let json = try JSONValue.parse(element)
+            let reason =
+                json["localReason"]?.stringValue.flatMap(LocalOnlyReason.init(rawValue:))
+                ?? (json["localOnly"]?.boolValue == true ? .requested : nil)
+            let entry = ClipEntry(
+                id: try #require(json["id"]?.stringValue).lowercased(), text: try #require(json["text"]?.stringValue),
+                timestamp: try #require(json["timestamp"]?.stringValue.flatMap(Time.parseISO8601)),
+                pinned: json["pinned"]?.boolValue ?? false, localOnly: reason)
+            expected += ClipStore.addLine(entry)
+        }
+        #expect(try FileSystem.read(device.dataDir + "/clips/log") == expected)
+        #expect(device.inProcess(["clip", "ls"]).1.split(separator: "\n").count == elements.count)
     }
 }
 

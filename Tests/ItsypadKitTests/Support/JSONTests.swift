@@ -97,13 +97,139 @@ import Testing
         var elements: [JSONValue] = []
         try JSONValue.parseObject(
             Array("{\"tabs\":[1,2],\"x\":true}".utf8), streamedArrays: ["tabs"],
-            member: { _, _ in }, element: { elements.append($1) })
+            member: { _, _ in }, element: { elements.append(try $1.value()) })
         #expect(elements == [.integer(1), .integer(2)])
         for text in ["{\"tabs\":[1],\"tabs\":[2]}", "{\"x\":1,\"x\":2}", "{\"tabs\":[01]}", "{\"tabs\":[1]} x", "{\"tabs\":[1],}"] {
             #expect(throws: JSONParseError.self, "\(text)") {
                 try JSONValue.parseObject(Array(text.utf8), streamedArrays: ["tabs"], member: { _, _ in }, element: { _, _ in })
             }
         }
+    }
+}
+
+/// A streamed array's flat objects are read from their bytes (`JSONFlatObject`):
+/// every such element must be accepted, refused (with the same error) and read
+/// exactly as the parser reads it.
+@Suite struct FlatObjectTests {
+    /// Streams `element` as the one element of an array; the parsed element, or the error, and the flat object's view of it.
+    static func streamed(_ element: [UInt8]) -> (Result<JSONValue, JSONParseError>, flat: [String: FlatMember]?) {
+        let document = Array("{\"clips\":[".utf8) + element + Array("]}".utf8)
+        var flat: [String: FlatMember]?
+        var value: JSONValue?
+        do {
+            try JSONValue.parseObject(document, streamedArrays: ["clips"], member: { _, _ in }) { _, element in
+                value = try element.value()
+                guard let object = element.flat else { return }
+                flat = Dictionary(
+                    uniqueKeysWithValues: FlatObjectTests.keys.map { key in
+                        var escaped: [UInt8] = []
+                        let isString = object.appendEscapedMember(key, to: &escaped)
+                        let member = FlatMember(
+                            string: object.stringMember(key), escaped: isString ? escaped : nil, bool: object.boolMember(key))
+                        return (key.description, member)
+                    })
+            }
+            return (.success(value!), flat)
+        } catch let error as JSONParseError {
+            return (.failure(error), nil)
+        } catch {
+            Issue.record("unexpected \(error)")
+            return (.failure(JSONParseError(message: "", offset: 0)), nil)
+        }
+    }
+
+    /// The keys the elements below use, each looked up in every flat object (present or not).
+    static let keys: [StaticString] = ["id", "text", "timestamp", "pinned", "k", "k0", "k1", "k2", "k3", "k4", "k5", "n", "z", "f", "a"]
+
+    struct FlatMember: Equatable {
+        var string: String?
+        var escaped: [UInt8]?
+        var bool: Bool?
+
+        init(string: String?, escaped: [UInt8]?, bool: Bool?) {
+            (self.string, self.escaped, self.bool) = (string, escaped, bool)
+        }
+
+        /// What the parsed value says.
+        init(_ value: JSONValue?) {
+            var escaped: [UInt8]?
+            if var text = value?.stringValue {
+                escaped = []
+                text.withUTF8 { JSONString.appendEscaped($0, to: &escaped!) }
+            }
+            self.init(string: value?.stringValue, escaped: escaped, bool: value?.boolValue)
+        }
+    }
+
+    /// Checks one element against the parser: the same outcome, and a flat view that agrees with the parsed members.
+    static func check(_ element: [UInt8], _ comment: Comment? = nil) -> Bool {
+        let (outcome, flat) = streamed(element)
+        let document = Array("{\"clips\":[".utf8) + element + Array("]}".utf8)
+        switch (outcome, Result { try JSONValue.parse(document) }.mapError { $0 as! JSONParseError }) {
+        case (.success(let value), .success(let whole)):
+            #expect(whole["clips"] == .array([value]), comment)
+            if let flat {
+                for key in FlatObjectTests.keys { #expect(flat[key.description] == FlatMember(value[key.description]), comment) }
+            }
+        case (.failure(let error), .failure(let expected)):
+            #expect(error == expected, comment)
+        default:
+            Issue.record("streaming and parsing disagree: \(outcome) \(comment?.description ?? "")")
+        }
+        return flat != nil
+    }
+
+    @Test func clipsAndTabsAreReadFlat() {
+        for element in [
+            #"{"id":"E82BEEAC-015b-4fd2-b7f2-33529d927757","text":"a\n\"b\" caf\u00e9 \/ \b","timestamp":"2026-01-01T00:00:00.000Z","pinned":true}"#,
+            #" { "text" : "x" , "n" : -1.5e3 , "z" : null , "f" : false } "#, "{}", #"{"text":"日本 👍\ud83d\udc4d"}"#,
+        ] {
+            #expect(FlatObjectTests.check(Array(element.utf8), "\(element)"))
+        }
+    }
+
+    @Test func otherElementsAreParsed() {
+        for element in [
+            #"{"a":[1]}"#, #"{"a":{"b":1}}"#, #"{"a":1,"a":2}"#, #"{"\u0061":1,"a":2}"#, #"{"é":1}"#, "[1]", "1", #""s""#,
+            #"{"a":"\x"}"#, #"{"a":"\ud800"}"#, #"{"a":01}"#, #"{"a":1E400}"#, #"{"a":tru}"#, #"{"a":1,}"#, #"{"a" 1}"#, #"{"a":"#,
+            "{" + (0..<17).map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + "}",
+        ] {
+            #expect(!FlatObjectTests.check(Array(element.utf8), "\(element)"))
+        }
+        #expect(!FlatObjectTests.check([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D]))
+        #expect(!FlatObjectTests.check(Array(#"{"a":""#.utf8) + [0x01] + Array(#""}"#.utf8)))
+    }
+
+    /// Every JSONTestSuite case as a member's value (`[X]` becomes `{"k":X}`) and as a key.
+    @Test func agreesWithTheParserOnTheCorpus() {
+        var flat = 0
+        for (name, bytes) in JSONTestSuite.cases.sorted(by: { $0.key < $1.key }) where bytes.first == 0x5B && bytes.last == 0x5D {
+            let inner = Array(bytes.dropFirst().dropLast())
+            if FlatObjectTests.check(Array(#"{"k":"#.utf8) + inner + Array("}".utf8), "\(name)") { flat += 1 }
+            _ = FlatObjectTests.check(Array("{".utf8) + inner + Array(#":true,"k":1}"#.utf8), "\(name) as a key")
+        }
+        #expect(flat > 50)
+    }
+
+    /// Random objects of string pieces (escapes canonical or not, invalid UTF-8, quotes, controls) and repeated keys.
+    @Test func agreesWithTheParserOnRandomObjects() {
+        var generator = SeededGenerator(seed: 12)
+        let pieces = CanonicalEscapingTests.pieces + [Array("k".utf8), Array(#"\u00e9"#.utf8), Array(#"\ud83d\udc4d"#.utf8)]
+        var flat = 0
+        for _ in 0..<3000 {
+            let members = (0..<Int(generator.next() % 5)).map { _ -> [UInt8] in
+                let key = Array("\"k\(generator.next() % 6)\":".utf8)
+                switch generator.next() % 4 {
+                case 0: return key + Array((generator.next() % 2 == 0 ? "true" : "null").utf8)
+                default:
+                    let body = (0..<Int(generator.next() % 6)).flatMap { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }
+                    return key + [0x22] + body + [0x22]
+                }
+            }
+            let element = Array("{".utf8) + Array(members.joined(separator: [0x2C])) + Array("}".utf8)
+            if FlatObjectTests.check(element, "\(String(decoding: element, as: UTF8.self))") { flat += 1 }
+        }
+        #expect(flat > 300)
     }
 }
 
