@@ -17,7 +17,17 @@ import Glibc
         return candidates.first { access($0, X_OK) == 0 }
     }()
 
-    @Test(.enabled(if: swiftFormat != nil, "swift-format is not installed with this toolchain"))
+    /// The swift-format the tree was formatted with: another version may lay the same code out
+    /// differently, so the check runs only with this one.
+    static let formattedWith = "6.3.1"
+
+    static let swiftFormatVersion: String? = swiftFormat.flatMap { tool in
+        (try? Process.run(tool, ["--version"], timeout: 60))?.stdout.split(whereSeparator: \.isWhitespace).first.map(String.init)
+    }
+
+    @Test(
+        .enabled(if: swiftFormat != nil, "swift-format is not installed with this toolchain"),
+        .enabled(if: swiftFormatVersion == formattedWith, "the sources were formatted with swift-format \(formattedWith)"))
     func sourcesAreFormatted() throws {
         let root = LayeringTests.root
         let result = try Process.run(
