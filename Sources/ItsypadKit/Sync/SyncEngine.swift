@@ -157,7 +157,6 @@ public final class SyncEngine {
             quarantine(page.quarantined, in: &pass)
             pass.waiting += page.waiting
             try apply(page.changes, in: &pass)
-            try writeStaged()
             progress?(report)
             // Saved only after its changes are applied: a crash re-applies, never skips.
             state.token = page.token.rawValue
