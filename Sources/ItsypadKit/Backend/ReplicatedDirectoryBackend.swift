@@ -30,8 +30,8 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     let files: FileIO
     /// The walk of `records/` made in this sync, reused by its fetch (pages, the records read
     /// with each change), its sends and its clean-up: a first sync of many records walks the
-    /// folders once. Made afresh by each fetch, dropped when this device writes or removes a
-    /// record file and when the sync finishes. Files that replication brings meanwhile are read by
+    /// folders once. Made afresh by each fetch, kept up to date as this device writes and removes
+    /// its own record files, and dropped when the sync finishes. Files that replication brings meanwhile are read by
     /// the next sync, as if they had arrived a moment later.
     let listedRecordFiles = Mutex<[String: [RecordID: String]]?>(nil)
     /// Appends start a new journal segment once the last one reaches this size.
@@ -447,7 +447,9 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     private func versionDocument(_ bytes: Result<[UInt8]?, any Error>, zone: String) throws -> VersionDocument? {
         let found: [UInt8]?
         do { found = try bytes.get() } catch BackendError.corrupt { return nil }
-        guard let found, let document = try? JSONCoding.decode(VersionDocument.self, from: found), document.zone == zone else { return nil }
+        guard let found, let json = try? JSONValue.parse(found), let document = VersionDocument(reading: json), document.zone == zone else {
+            return nil
+        }
         return document
     }
 
@@ -467,7 +469,14 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// Writes this device's record files for a committed batch (the last change of each record
     /// counts); a drop removes the file if it still holds the dropped version.
     func writeRecordFiles(_ batch: DeviceBatch) throws {
-        listedRecordFiles.withLock { $0 = nil }
+        // Taken out while the files change, put back when all are written: after a failure no
+        // listing is trusted.
+        var listed = listedRecordFiles.withLock { listed in
+            defer { listed = nil }
+            return listed
+        }
+        var written = false
+        defer { if written { listedRecordFiles.withLock { $0 = listed } } }
         var last: [RecordID: DeviceChange] = [:]
         for change in batch.changes where change.op != .checkpoint { last[change.id] = change }
         for (id, change) in last.sorted(by: { $0.key < $1.key }) {
@@ -475,12 +484,16 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
                 guard let drop = change.drop else { continue }
                 if try ownVersion(of: id, zone: batch.zone)?.version.tag == drop.version {
                     try files.removeFile(layout.recordFile(id, device: deviceID))
+                    listed?[deviceID]?[id] = nil
                 }
                 continue
             }
+            let file = layout.recordFile(id, device: deviceID)
             try files.makeDirectory(layout.recordFolder(id))
-            try files.writeAtomically(try JSONCoding.encode(version), to: layout.recordFile(id, device: deviceID))
+            try files.writeAtomically(try JSONCoding.encode(version), to: file)
+            listed?[deviceID, default: [:]][id] = file
         }
+        written = true
     }
 
     /// Commits changes numbered from `after + 1` as one line of this device's journal (with the

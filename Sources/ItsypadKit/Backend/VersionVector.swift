@@ -25,12 +25,14 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     /// written without sign or leading zero. The text form is canonical, so equal vectors have equal
     /// text. Returns nil for anything else: a tag read from a backend is untrusted.
     public init?(tag: String) {
+        // Device ids and sequences are ASCII, so the tag is split at bytes.
+        guard tag.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         var entries: [String: Int64] = [:]
         var previous: Substring?
-        let parts = tag.isEmpty ? [] : tag.split(separator: ",", omittingEmptySubsequences: false)
+        let parts = tag.isEmpty ? [] : tag.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
         guard parts.count <= Self.maxEntries else { return nil }
         for part in parts {
-            let pair = part.split(separator: ":", omittingEmptySubsequences: false)
+            let pair = part.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false).map { Substring($0) }
             guard pair.count == 2, Self.isDeviceID(pair[0]), previous.map({ $0 < pair[0] }) ?? true,
                 let sequence = Self.sequence(pair[1])
             else { return nil }

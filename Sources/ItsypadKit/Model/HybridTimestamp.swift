@@ -55,7 +55,12 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, CustomStringConve
     /// Parses the stored form; nil when malformed, a time outside `Time.validRange` or a counter
     /// outside 0…`maxCounter` included.
     public init?(_ text: String) {
-        let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        // Split at the byte when every character is one byte: as the split at a Character, without
+        // grapheme breaking (every tab's and clip's clock is parsed in a first sync).
+        let parts =
+            text.utf8.allSatisfy { $0 < 0x80 }
+            ? text.utf8.split(separator: UInt8(ascii: "."), maxSplits: 2, omittingEmptySubsequences: false).map { Substring($0) }
+            : text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, let physical = Milliseconds(parts[0]), Time.validRange.contains(physical),
             let counter = Int(parts[1]), (0...HybridTimestamp.maxCounter).contains(counter)
         else { return nil }

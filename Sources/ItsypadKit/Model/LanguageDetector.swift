@@ -44,8 +44,11 @@ public enum LanguageDetector {
     /// Maps a user-typed language name or common alias (`"JS"`, `"yml"`,
     /// `"c++"`) to its canonical id, or `nil` when it is unknown.
     public static func canonical(_ name: String) -> String? {
-        let lowered = name.lowercased()
-        let key = String(lowered.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        var key = name.lowercased()
+        // Trimmed only when it must be: the trim walks every character (every synced tab's language is read).
+        if key.first?.isWhitespace == true || key.last?.isWhitespace == true {
+            key = String(key.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        }
         if languages.contains(key) { return key }
         return aliases[key]
     }

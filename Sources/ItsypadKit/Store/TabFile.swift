@@ -72,6 +72,31 @@ struct TabFile: Codable {
 }
 
 extension TabFile {
+    /// The file's bytes as the encoder writes them (`JSONCoding.encodeValue(self, keys: .asEncoded)
+    /// .prettySerializedBytes()`), without it: a first sync writes every tab, and the encoder cost
+    /// a sixth of its instructions. `TabFileTests` checks that both write the same bytes.
+    var prettyBytes: [UInt8] {
+        var object = PrettyJSONObject(reservingCapacity: (content?.utf8.count ?? 0) + 320)
+        object.add("id", id)
+        object.add("name", name)
+        object.add("nameLocked", nameLocked)
+        object.add("language", language)
+        object.add("languageLocked", languageLocked)
+        object.add("lastModified", lastModified)
+        object.add("clock", clock)
+        object.add("fileURL", fileURL)
+        object.add("content", content)
+        if let sync {
+            object.addObject("sync") {
+                $0.add("tag", sync.tag)
+                $0.add("ancestor", sync.ancestor)
+                $0.add("clock", sync.clock)
+            }
+        }
+        object.add("history", history)
+        return object.finished()
+    }
+
     /// `TabFile(from:).tab` without the decoder, for the read paths (`tab show`, `tab ls --json`,
     /// `export`), where the decoder costs 5% more instructions. `TabFileTests` checks that it reads
     /// every file form as the decoder does.

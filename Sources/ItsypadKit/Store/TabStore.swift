@@ -191,7 +191,11 @@ public struct TabStore {
     }
 
     /// A tab's file.
-    package static func fileContent(_ tab: Tab) throws -> [UInt8] { try fileContent(TabFile(tab)) }
+    package static func fileContent(_ tab: Tab) throws -> [UInt8] {
+        var bytes = TabFile(tab).prettyBytes
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
 
     /// The file of a tab deleted here whose deletion is still to be sent.
     package static func fileContent(_ deletion: TabDeletion) throws -> [UInt8] { try fileContent(TabDeletionFile(deletion)) }

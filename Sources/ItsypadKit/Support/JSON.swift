@@ -37,6 +37,25 @@ public enum JSONValue: Equatable, Sendable {
     public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
     public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
     public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
+    /// An array of strings only, as `JSONCoding` decodes `[String]`.
+    package var stringArrayValue: [String]? {
+        guard case .array(let items) = self else { return nil }
+        var strings: [String] = []
+        strings.reserveCapacity(items.count)
+        for item in items {
+            guard case .string(let string) = item else { return nil }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    /// An optional member as `JSONCoding` decodes one: `.some(nil)` when it is absent or null,
+    /// `.some(value)` when `read` reads it, nil (the object is malformed) when `read` cannot.
+    package func optionalMember<Value>(_ key: String, _ read: (JSONValue) -> Value?) -> Value?? {
+        guard let member = self[key] else { return .some(nil) }
+        if case .null = member { return .some(nil) }
+        return read(member).map { .some($0) }
+    }
     public var int64Value: Int64? {
         switch self {
         case .integer(let i): return i
@@ -583,5 +602,97 @@ private struct JSONParser {
         }
         position += 1
         return String(decoding: decoded, as: UTF8.self)
+    }
+}
+
+/// Writes one object member by member in `JSONValue.prettySerializedBytes()`'s layout, for a file
+/// written too often to build a `JSONValue` first (every tab of a first sync). Keys are written
+/// as given: plain ASCII names that need no escaping.
+package struct PrettyJSONObject {
+    package private(set) var bytes: [UInt8]
+    private let level: Int
+    private var isEmpty = true
+
+    package init(reservingCapacity capacity: Int = 0) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+        level = 0
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    private init(nestedIn bytes: inout [UInt8], level: Int) {
+        self.bytes = []
+        swap(&self.bytes, &bytes)
+        self.level = level
+        self.bytes.append(UInt8(ascii: "{"))
+    }
+
+    package mutating func add(_ key: StaticString, _ value: String?) {
+        guard let value else { return }
+        start(key)
+        JSONValue.writeString(value, to: &bytes)
+    }
+
+    package mutating func add(_ key: StaticString, _ value: Bool?) {
+        guard let value else { return }
+        start(key)
+        bytes += (value ? "true" : "false").utf8
+    }
+
+    package mutating func add(_ key: StaticString, _ value: Int64?) {
+        guard let value else { return }
+        start(key)
+        bytes += String(value).utf8
+    }
+
+    package mutating func add(_ key: StaticString, _ value: [String]?) {
+        guard let value else { return }
+        start(key)
+        if value.isEmpty {
+            bytes += "[]".utf8
+            return
+        }
+        bytes.append(UInt8(ascii: "["))
+        for (index, item) in value.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            newline(level + 2)
+            JSONValue.writeString(item, to: &bytes)
+        }
+        newline(level + 1)
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// A nested object whose members `build` adds.
+    package mutating func addObject(_ key: StaticString, _ build: (inout PrettyJSONObject) -> Void) {
+        start(key)
+        var nested = PrettyJSONObject(nestedIn: &bytes, level: level + 1)
+        build(&nested)
+        nested.close()
+        swap(&bytes, &nested.bytes)
+    }
+
+    /// The object's bytes, closed.
+    package consuming func finished() -> [UInt8] {
+        close()
+        return bytes
+    }
+
+    private mutating func close() {
+        if !isEmpty { newline(level) }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    private mutating func start(_ key: StaticString) {
+        if !isEmpty { bytes.append(UInt8(ascii: ",")) }
+        isEmpty = false
+        newline(level + 1)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes += "\": ".utf8
+    }
+
+    private mutating func newline(_ level: Int) {
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
     }
 }

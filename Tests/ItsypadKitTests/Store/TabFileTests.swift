@@ -191,4 +191,25 @@ struct TabFileTests {
         let json = try JSONValue.parse(Array(text.utf8))
         #expect(TabFile.tab(reading: json) == (try? JSONCoding.decode(TabFile.self, from: json))?.tab)
     }
+
+    /// Files whose every optional key is present or absent, with text that must be escaped.
+    static let writerCases: [TabFile] = [
+        TabFile(
+            id: "a", name: "", nameLocked: nil, language: "plain", languageLocked: nil, lastModified: -1, clock: "1.0.d", fileURL: nil,
+            content: nil, history: nil),
+        TabFile(
+            id: "b", name: "é\u{301}\u{2028}\"\\/\u{0}\u{1F}\u{7F}😀", nameLocked: false, language: "swift", languageLocked: true,
+            lastModified: .max, clock: "2.3.e", fileURL: "/home/u/notes.md", content: nil,
+            sync: .init(tag: "t", ancestor: "line 1\nline 2\r\n\t", clock: nil), history: []),
+        TabFile(
+            id: "c", name: "n", nameLocked: true, language: "", languageLocked: false, lastModified: 0, clock: "", fileURL: nil,
+            content: String(repeating: "lorem ipsum \u{05D0}\u{0627} ", count: 500), sync: .init(tag: "", ancestor: "", clock: "c"),
+            history: ["1.0.a", "2.0.b", ""]),
+    ]
+
+    @Test("the hand-written writer writes the bytes the encoder writes", arguments: writerCases.indices)
+    func writerAgrees(_ index: Int) throws {
+        let file = Self.writerCases[index]
+        #expect(file.prettyBytes == (try JSONCoding.encodeValue(file, keys: .asEncoded).prettySerializedBytes()))
+    }
 }

@@ -19,7 +19,6 @@ package struct SHA256 {
     /// Input not yet compressed (always shorter than one 64-byte block between calls).
     private var pending: [UInt8] = []
     private var totalLength: UInt64 = 0
-    private var schedule = [UInt32](repeating: 0, count: 64)
 
     package init() {
         // Room for a whole block up front: growing would free buffers holding input uncleared.
@@ -82,7 +81,6 @@ package struct SHA256 {
         SecureMemory.zero(&tail)
         SecureMemory.zero(&pending)
         pending.removeAll()
-        schedule.withUnsafeMutableBytes { SecureMemory.zero($0) }
         state.withUnsafeMutableBytes { SecureMemory.zero($0) }
         return digest
     }
@@ -91,35 +89,43 @@ package struct SHA256 {
         Hex.encode(finalize())
     }
 
+    /// One block into `state`. The message schedule lives on the stack and is cleared after use;
+    /// the loops read through pointers, without the bounds and uniqueness checks of arrays (every
+    /// record file name of a first sync is hashed to find its folder).
     private mutating func compress(_ block: UnsafeRawBufferPointer) {
-        for index in 0..<16 {
-            let base = index * 4
-            schedule[index] =
-                UInt32(block[base]) << 24 | UInt32(block[base + 1]) << 16
-                | UInt32(block[base + 2]) << 8 | UInt32(block[base + 3])
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+            for index in 0..<16 {
+                schedule[index] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
+            }
+            for index in 16..<64 {
+                let s0 = rotateRight(schedule[index - 15], 7) ^ rotateRight(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
+                let s1 = rotateRight(schedule[index - 2], 17) ^ rotateRight(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
+                schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
+            }
+            state.withUnsafeMutableBufferPointer { state in
+                Self.roundConstants.withUnsafeBufferPointer { constants in
+                    var a = state[0], b = state[1], c = state[2], d = state[3]
+                    var e = state[4], f = state[5], g = state[6], h = state[7]
+                    for index in 0..<64 {
+                        let sum1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
+                        let choice = (e & f) ^ (~e & g)
+                        let temp1 = h &+ sum1 &+ choice &+ constants[index] &+ schedule[index]
+                        let sum0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
+                        let majority = (a & b) ^ (a & c) ^ (b & c)
+                        let temp2 = sum0 &+ majority
+                        h = g; g = f; f = e; e = d &+ temp1
+                        d = c; c = b; b = a; a = temp1 &+ temp2
+                    }
+                    state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
+                    state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
+                }
+            }
+            SecureMemory.zero(UnsafeMutableRawBufferPointer(schedule))
         }
-        for index in 16..<64 {
-            let s0 = rotateRight(schedule[index - 15], 7) ^ rotateRight(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
-            let s1 = rotateRight(schedule[index - 2], 17) ^ rotateRight(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
-            schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
-        }
-        var a = state[0], b = state[1], c = state[2], d = state[3]
-        var e = state[4], f = state[5], g = state[6], h = state[7]
-        for index in 0..<64 {
-            let sum1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
-            let choice = (e & f) ^ (~e & g)
-            let temp1 = h &+ sum1 &+ choice &+ Self.roundConstants[index] &+ schedule[index]
-            let sum0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let temp2 = sum0 &+ majority
-            h = g; g = f; f = e; e = d &+ temp1
-            d = c; c = b; b = a; a = temp1 &+ temp2
-        }
-        state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-        state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
     }
 
-    private func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 {
-        (value >> count) | (value << (32 - count))
-    }
+}
+
+private func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 {
+    (value >> count) | (value << (32 - count))
 }

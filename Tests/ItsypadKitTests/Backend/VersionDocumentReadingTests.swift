@@ -1,0 +1,95 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
+/// The record file readers that skip the decoder (`VersionDocument(reading:)`,
+/// `VersionSealer.Content(reading:)`) against `JSONCoding`'s decoder: the same value where it
+/// decodes, nil where it throws, for valid documents and every one-step mutation of them.
+@Suite("Version document reading")
+struct VersionDocumentReadingTests {
+    static let documents = [
+        #"""
+        {"zone":"Z1","version":"dev-a:3","derived":false,"deleted":false,
+         "record":{"recordName":"tab-1","recordType":"ScratchTab","recordChangeTag":"dev-a:3",
+          "fields":{"content":{"type":"STRING","value":"é\u0000\"x"},"n":{"type":"INT64","value":-9223372036854775808},
+           "d":{"type":"DOUBLE","value":0.5},"t":{"type":"TIMESTAMP","value":1732200000000},
+           "l":{"type":"STRING_LIST","value":["a","","ü"]},
+           "a":{"type":"ASSETID","value":{"fileChecksum":"ab","size":3}}},
+          "created":{"timestamp":1,"deviceID":"a"},"modified":{"timestamp":2,"deviceID":"b"}},
+         "base":{"version":"dev-a:2","fields":{"content":{"type":"STRING","value":"old"}}}}
+        """#,
+        #"""
+        {"zone":"Z1","version":"dev-a:1,dev-b:4","derived":true,"deleted":true,
+         "record":{"recordName":"c","recordType":"Clip","fields":{}}}
+        """#,
+        #"""
+        {"zone":"Z","version":"v","derived":false,"deleted":false,"base":null,"extra":[1,{}],
+         "record":{"recordName":"c","recordType":"Clip","recordChangeTag":null,"created":null,
+          "fields":{"x":{"value":2.0,"type":"INT64"},"y":{"type":"DOUBLE","value":3}}}}
+        """#,
+    ]
+
+    static let replacements: [JSONValue] = [
+        .null, .bool(true), .integer(7), .integer(.max), .number(1.5), .number(2.0), .number(1e300), .string("x"),
+        .string("STRING"), .array([]), .array([.string("a")]), .array([.integer(1)]), .object([]),
+        .object([("type", .string("STRING")), ("value", .string("v"))]),
+        .object([("fileChecksum", .string("ab")), ("size", .integer(-1))]),
+    ]
+
+    /// `value` and each value made from it by removing, replacing or repeating one member or
+    /// element anywhere in it, or adding one.
+    static func mutations(of value: JSONValue) -> [JSONValue] {
+        var result = [value]
+        switch value {
+        case .object(let members):
+            result.append(.object(members + [("extra", .integer(1))]))
+            for index in members.indices {
+                var removed = members
+                removed.remove(at: index)
+                result.append(.object(removed))
+                result.append(.object(members + [(members[index].0, .string("repeated"))]))
+                for replacement in replacements + mutations(of: members[index].1).dropFirst() {
+                    var replaced = members
+                    replaced[index].1 = replacement
+                    result.append(.object(replaced))
+                }
+            }
+        case .array(let items):
+            for index in items.indices {
+                for replacement in replacements + mutations(of: items[index]).dropFirst() {
+                    var replaced = items
+                    replaced[index] = replacement
+                    result.append(.array(replaced))
+                }
+            }
+        default:
+            break
+        }
+        return result
+    }
+
+    @Test("a version document reads as the decoder reads it", arguments: documents.indices)
+    func versionDocument(index: Int) throws {
+        let document = try JSONValue.parse(Self.documents[index])
+        #expect(VersionDocument(reading: document) != nil)
+        var accepted = 0
+        for mutation in Self.mutations(of: document) {
+            let decoded = try? JSONCoding.decode(VersionDocument.self, from: mutation)
+            #expect(VersionDocument(reading: mutation) == decoded, "\(mutation)")
+            if decoded != nil { accepted += 1 }
+        }
+        #expect(accepted > 1)
+    }
+
+    @Test("sealed content reads as the decoder reads it")
+    func sealedContent() throws {
+        let content = try JSONValue.parse(
+            #"{"fields":{"content":{"type":"STRING","value":"x"},"l":{"type":"STRING_LIST","value":[]}},"base":{"content":{"type":"STRING","value":""}}}"#
+        )
+        for mutation in Self.mutations(of: content) + Self.mutations(of: .object([("fields", .object([]))])) {
+            let decoded = try? JSONCoding.decode(VersionSealer.Content.self, from: mutation)
+            #expect(VersionSealer.Content(reading: mutation) == decoded, "\(mutation)")
+        }
+    }
+}
