@@ -12,7 +12,7 @@ Usage:
             -n NAME [--stdin FILE] COMMAND [-n NAME [--stdin FILE] COMMAND ...]
 
 COMMAND is split as a shell would split it (no shell runs it). Its standard input is FILE or
-/dev/null, its output goes to a pipe that is drained and discarded (as hyperfine --output=pipe).
+/dev/null, its output goes to a pipe that `cat` drains into /dev/null (as hyperfine --output=pipe).
 --fresh-text FILE writes a new, distinct line of text to FILE before every round (untimed), for
 commands such as `clip add` that skip a repeat of the newest entry. Exits non-zero when a
 command fails. The export has hyperfine's shape: results[].command, median, min, mean, times.
@@ -22,8 +22,8 @@ import os
 import random
 import shlex
 import statistics
+import subprocess
 import sys
-import threading
 import time
 
 
@@ -60,11 +60,6 @@ def parse(argv):
     return options, commands
 
 
-def drain(fd):
-    while os.read(fd, 1 << 16):
-        pass
-
-
 def run_once(command, out_fd):
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, command["stdin"], os.O_RDONLY, 0),
@@ -83,7 +78,9 @@ def run_once(command, out_fd):
 def main():
     options, commands = parse(sys.argv[1:])
     read_end, write_end = os.pipe()
-    threading.Thread(target=drain, args=(read_end,), daemon=True).start()
+    # A process of its own drains the pipe (a thread of this one would wait for the interpreter's lock).
+    drain = subprocess.Popen(["cat"], stdin=read_end, stdout=subprocess.DEVNULL)
+    os.close(read_end)
     times = [[] for _ in commands]
     for round_number in range(options["warmup"] + options["runs"]):
         if options["fresh"]:
@@ -95,6 +92,7 @@ def main():
             if round_number >= options["warmup"]:
                 times[index].append(elapsed)
     os.close(write_end)
+    drain.wait()
     results = [
         {
             "command": command["name"],
