@@ -12,6 +12,7 @@
 #   tab show NAME|PREFIX, tab ls @10k <= 1.3x the same @100 tabs
 #   import of 10k tabs                <=  3x  cp -r of the 10k tab files
 #   clip add, clip ls -n 20, tab show <= 1.3x a static hello-world reading the same stdin
+#   (the few-millisecond ratios above, tab and hello-world: interleaved runs, median of the per-round ratios)
 #   scaling 1k..1M: add flat (max/min <= 1.5), the rest at most linear (each 10x step <= 15x)
 #   peak memory @100k with a 16 MiB clip: ls, ls --json, export, prune, clear < 64 MiB;
 #   clip add of the 16 MiB clip <= 3x its size
@@ -21,6 +22,7 @@
 #   ITSYPAD    itsypad binary (default: <repo>/.build/release/itsypad); never built here
 #   SIZES      history sizes for the scaling table (default "1000 10000 100000 1000000")
 #   RUNS       hyperfine runs per command (default 10; 3 at 1,000,000 but for clip ls -n 20)
+#   SMALL_RUNS rounds of the interleaved few-millisecond commands (default 60, after 5 warm-up rounds)
 #   BENCH_OUT  directory to keep the hyperfine JSON, memory TSV and summary in
 # Exit status: 0 when every target passes, 1 when one fails, 2 on a setup error.
 set -euo pipefail
@@ -29,6 +31,7 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
 SIZES=${SIZES:-"1000 10000 100000 1000000"}
 RUNS=${RUNS:-10}
+SMALL_RUNS=${SMALL_RUNS:-60}
 BENCH_OUT=${BENCH_OUT:-}
 GNU_TIME=/usr/bin/time
 LARGE=100000
@@ -109,13 +112,10 @@ mkdir -p "$copy_dir"
 bench baselines "$RUNS" \
     -n "cat" "cat $(printf %q "$lines")" \
     -n "grep -ci 9999" "grep -ci 9999 $(printf %q "$lines")" \
-    -n "grep -ci merge" "grep -ci merge $(printf %q "$lines")" \
-    -n "hello (no input)" "$work/hello"
+    -n "grep -ci merge" "grep -ci merge $(printf %q "$lines")"
 hyperfine --style basic --shell=bash --output=pipe --warmup 1 --runs "$RUNS" --prepare "rm -f $(printf %q "$copy_dir/export.json")" \
     --export-json "$results/copy.json" \
     -n "cp + fsync" "cp $(printf %q "$work/itsypad-$LARGE.json") $(printf %q "$copy_dir/export.json") && sync $(printf %q "$copy_dir/export.json")" >/dev/null
-hyperfine --style basic --shell=bash --output=pipe --warmup 1 --runs "$RUNS" --prepare "$prepare_text" \
-    --export-json "$results/hello-stdin.json" -n "hello (stdin)" "$work/hello < $(printf %q "$text_file")" >/dev/null
 
 # --- Tabs -----------------------------------------------------------------------
 
@@ -126,11 +126,6 @@ for n in 100 10000; do
     "$ITSYPAD" --data-dir "$dir" --quiet import "$work/tabs-$n.json"
     got=$("$ITSYPAD" --data-dir "$dir" tab ls | wc -l)
     [[ $got -eq $n ]] || die "$got tabs after seeding, expected $n"
-    prefix=$(sed -n "$((n / 2))p" "$work/tab-ids-$n.txt" | cut -c1-8)
-    bench "tabs-$n" "$RUNS" \
-        -n "tab show NAME @$n" "$(it "$dir") tab show 'note $((n / 3))'" \
-        -n "tab show PREFIX @$n" "$(it "$dir") tab show $prefix" \
-        -n "tab ls @$n" "$(it "$dir") tab ls"
 done
 import_dir=$work/tab-import
 files_dir=$work/tab-files
@@ -138,6 +133,26 @@ hyperfine --style basic --shell=bash --output=pipe --warmup 1 --runs 5 \
     --prepare "rm -rf $(printf %q "$import_dir") $(printf %q "$files_dir") && sync" --export-json "$results/tab-import.json" \
     -n "import 10000 tabs" "$(it "$import_dir") --quiet import $(printf %q "$work/tabs-10000.json")" \
     -n "cp -r 10000 tab files" "cp -r $(printf %q "$work/tabs-10000/tabs") $(printf %q "$files_dir")" >/dev/null
+
+# --- Few-millisecond commands, interleaved ---------------------------------------------
+
+# Their targets are ratios of 2-10 ms commands: every round runs each command once (see paired.py), and a
+# ratio is the median of the per-round ratios, so load that comes and goes moves both sides alike.
+step "Few-millisecond commands: $SMALL_RUNS interleaved rounds"
+tab_commands=()
+for n in 100 10000; do
+    prefix=$(sed -n "$((n / 2))p" "$work/tab-ids-$n.txt" | cut -c1-8)
+    tab_commands+=(-n "tab show NAME @$n" "$(it "$work/tabs-$n") tab show 'note $((n / 3))'"
+        -n "tab show PREFIX @$n" "$(it "$work/tabs-$n") tab show $prefix"
+        -n "tab ls @$n" "$(it "$work/tabs-$n") tab ls")
+done
+python3 "$repo_root/Tests/Benchmarks/paired.py" --runs "$SMALL_RUNS" --warmup 5 --export-json "$results/small.json" \
+    --fresh-text "$text_file" \
+    -n "clip add @$LARGE (interleaved)" --stdin "$text_file" "$(it "$work/clips-$LARGE") clip add" \
+    -n "hello (stdin)" --stdin "$text_file" "$work/hello" \
+    -n "ls -n 20 @$LARGE (interleaved)" "$(it "$work/clips-$LARGE") clip ls -n 20" \
+    -n "hello (no input)" "$work/hello" \
+    "${tab_commands[@]}"
 
 # --- Peak memory ------------------------------------------------------------------
 
@@ -184,14 +199,20 @@ step "Summary"
 machine="$(nproc) cores, $(uname -srm), load $(cut -d' ' -f1-3 /proc/loadavg); $("$ITSYPAD" --version); $(hyperfine --version)"
 status=0
 python3 - "$results" "$SIZES" "$LARGE" "$machine" "$((SECONDS - started))" <<'PY' | tee "$results/summary.txt" || status=$?
-import glob, json, sys
+import glob, json, statistics, sys
 res, sizes, large, machine, seconds = sys.argv[1], [int(s) for s in sys.argv[2].split()], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-med = {}
+med, rounds = {}, {}
 for path in glob.glob(f"{res}/*.json"):
     for r in json.load(open(path))["results"]:
         med[r["command"]] = r["median"]
+        rounds[r["command"]] = r["times"]
+
+def paired(a, b):
+    """The median of a/b over the rounds of an interleaved run (times in round order)."""
+    return statistics.median(x / y for x, y in zip(rounds[a], rounds[b]))
 
 def ms(s): return f"{s * 1000:9.1f} ms"
+L = f"@{large}"
 print(f"listing-bench: {machine}; {seconds} s")
 print()
 print(f"{'median wall time':28}" + "".join(f"{n:>14,}" for n in sizes))
@@ -199,12 +220,15 @@ rows = ["add", "ls", "ls -n 20", "search 9999", "search merge", "json", "export"
 for row in rows:
     print(f"{row:28}" + "".join(f"{ms(med[f'{row} @{n}']):>14}" for n in sizes))
 print()
-for name in ["cat", "grep -ci 9999", "grep -ci merge", "cp + fsync", "hello (stdin)", "hello (no input)",
-             "tab show NAME @100", "tab show NAME @10000", "tab show PREFIX @100", "tab show PREFIX @10000",
-             "tab ls @100", "tab ls @10000", "import 10000 tabs", "cp -r 10000 tab files"]:
+for name in ["cat", "grep -ci 9999", "grep -ci merge", "cp + fsync", "import 10000 tabs", "cp -r 10000 tab files"]:
     print(f"{name:28}{ms(med[name]):>14}")
+print()
+print(f"{'interleaved (see paired.py)':36}{'median':>12}{'min':>12}")
+for name in [f"clip add {L} (interleaved)", "hello (stdin)", f"ls -n 20 {L} (interleaved)", "hello (no input)",
+             "tab show NAME @100", "tab show NAME @10000", "tab show PREFIX @100", "tab show PREFIX @10000",
+             "tab ls @100", "tab ls @10000"]:
+    print(f"{name:36}{ms(med[name]):>12}{ms(min(rounds[name])):>12}")
 
-L = f"@{large}"
 targets = [
     (f"clip ls {L} / cat", med[f"ls {L}"] / med["cat"], 10.0),
     (f"search 9999 {L} / grep -ci", med[f"search 9999 {L}"] / med["grep -ci 9999"], 3.0),
@@ -212,13 +236,13 @@ targets = [
     (f"clip ls --json {L} / cat", med[f"json {L}"] / med["cat"], 15.0),
     (f"export {L} / cat", med[f"export {L}"] / med["cat"], 15.0),
     (f"import {L} / (cp + fsync)", med[f"import {L}"] / med["cp + fsync"], 10.0),
-    ("tab show NAME @10k / @100", med["tab show NAME @10000"] / med["tab show NAME @100"], 1.3),
-    ("tab show PREFIX @10k / @100", med["tab show PREFIX @10000"] / med["tab show PREFIX @100"], 1.3),
-    ("tab ls @10k / @100", med["tab ls @10000"] / med["tab ls @100"], 1.3),
+    ("tab show NAME @10k / @100 (paired)", paired("tab show NAME @10000", "tab show NAME @100"), 1.3),
+    ("tab show PREFIX @10k / @100 (paired)", paired("tab show PREFIX @10000", "tab show PREFIX @100"), 1.3),
+    ("tab ls @10k / @100 (paired)", paired("tab ls @10000", "tab ls @100"), 1.3),
     ("import 10k tabs / cp -r", med["import 10000 tabs"] / med["cp -r 10000 tab files"], 3.0),
-    (f"clip add {L} / hello (stdin)", med[f"add {L}"] / med["hello (stdin)"], 1.3),
-    (f"clip ls -n 20 {L} / hello", med[f"ls -n 20 {L}"] / med["hello (no input)"], 1.3),
-    ("tab show NAME @10k / hello", med["tab show NAME @10000"] / med["hello (no input)"], 1.3),
+    (f"clip add {L} / hello (stdin) (paired)", paired(f"clip add {L} (interleaved)", "hello (stdin)"), 1.3),
+    (f"clip ls -n 20 {L} / hello (paired)", paired(f"ls -n 20 {L} (interleaved)", "hello (no input)"), 1.3),
+    ("tab show NAME @10k / hello (paired)", paired("tab show NAME @10000", "hello (no input)"), 1.3),
 ]
 # Scaling: add stays flat; everything else grows at most linearly (each 10x step within 15x).
 for row in rows:

@@ -72,7 +72,16 @@ public final class OutputBuffer {
 /// Everything a command may touch outside the data directory: environment,
 /// standard streams and the clock. Tests build one in memory.
 public final class Context {
-    public let environment: [String: String]
+    /// The environment's variables, for handing to a subprocess whole. The process's are read on first
+    /// use: most commands only look up a variable or two (`variable`), which builds no dictionary.
+    public var environment: [String: String] {
+        if let variables { return variables }
+        let read = Context.processEnvironment()
+        variables = read
+        return read
+    }
+    /// nil until the process's environment is asked for whole.
+    private var variables: [String: String]?
     public let stdinIsTerminal: Bool
     public let stdoutIsTerminal: Bool
     public let stderrIsTerminal: Bool
@@ -95,12 +104,24 @@ public final class Context {
     }
 
     /// `readUpTo` reads standard input up to a number of bytes (a large input is not held whole).
-    public init(
+    public convenience init(
         environment: [String: String], stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
         standardOutput: OutputBuffer, standardError: OutputBuffer,
         readUpTo readInput: @escaping (Int) throws -> [UInt8], now: @escaping () -> Milliseconds = Time.now
     ) {
-        self.environment = environment
+        self.init(
+            variables: environment, stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal,
+            stderrIsTerminal: stderrIsTerminal, standardOutput: standardOutput, standardError: standardError,
+            readUpTo: readInput, now: now)
+    }
+
+    /// `variables`: nil for the process's own environment, read when asked for.
+    private init(
+        variables: [String: String]?, stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool,
+        standardOutput: OutputBuffer, standardError: OutputBuffer,
+        readUpTo readInput: @escaping (Int) throws -> [UInt8], now: @escaping () -> Milliseconds
+    ) {
+        self.variables = variables
         self.stdinIsTerminal = stdinIsTerminal
         self.stdoutIsTerminal = stdoutIsTerminal
         self.stderrIsTerminal = stderrIsTerminal
@@ -112,20 +133,34 @@ public final class Context {
 
     /// The process's real environment and streams.
     public static func process() -> Context {
+        Context(
+            variables: nil, stdinIsTerminal: isatty(0) == 1, stdoutIsTerminal: isatty(1) == 1,
+            stderrIsTerminal: isatty(2) == 1, standardOutput: OutputBuffer(fd: 1),
+            standardError: OutputBuffer(fd: 2), readUpTo: { try FileSystem.readAll(fd: 0, limit: $0) }, now: Time.now)
+    }
+
+    /// One variable of the environment; nil when it is not set.
+    public func variable(_ name: String) -> String? {
+        if let variables { return variables[name] }
+        // The process's own, without building the whole dictionary (a few hundred thousand instructions
+        // at start-up, most of them the run-time lookup of its key's Hashable conformance).
+        return getenv(name).map { String(cString: $0) }
+    }
+
+    private static func processEnvironment() -> [String: String] {
         var environment: [String: String] = [:]
         var pointer = environ
         while let entry = pointer.pointee {
             let pair = String(cString: entry)
             // Split on the byte: `Character` search breaks graphemes, which every command paid for each variable.
+            // The first of two entries of one name wins, as with getenv.
             if let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) {
-                environment[String(pair[..<equals])] = String(pair[pair.utf8.index(after: equals)...])
+                let name = String(pair[..<equals])
+                if environment[name] == nil { environment[name] = String(pair[pair.utf8.index(after: equals)...]) }
             }
             pointer += 1
         }
-        return Context(
-            environment: environment, stdinIsTerminal: isatty(0) == 1, stdoutIsTerminal: isatty(1) == 1,
-            stderrIsTerminal: isatty(2) == 1, standardOutput: OutputBuffer(fd: 1),
-            standardError: OutputBuffer(fd: 2), readUpTo: { try FileSystem.readAll(fd: 0, limit: $0) })
+        return environment
     }
 
     /// An in-memory context for tests.
@@ -158,7 +193,7 @@ public final class Context {
 
     /// Help and messages wrap to COLUMNS, else the terminal's width, else 80.
     public var columns: Int {
-        if let value = environment["COLUMNS"].flatMap(Int.init), value > 20 { return value }
+        if let value = variable("COLUMNS").flatMap(Int.init), value > 20 { return value }
         if stdoutIsTerminal {
             var size = winsize()
             if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
@@ -168,6 +203,6 @@ public final class Context {
 
     /// Colour only on a terminal, never with NO_COLOR or TERM=dumb.
     public var stderrUsesColor: Bool {
-        stderrIsTerminal && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+        stderrIsTerminal && variable("NO_COLOR") == nil && variable("TERM") != "dumb"
     }
 }

@@ -198,7 +198,7 @@ public final class Invocation {
     public func dataDirectory() throws -> String {
         // An empty --data-dir would make the current directory a data directory.
         if value(.dataDirectory)?.isEmpty == true { throw usage("'--data-dir' needs a directory, not an empty string.") }
-        guard let path = value(.dataDirectory) ?? DataStore.defaultPath(environment: context.environment) else {
+        guard let path = value(.dataDirectory) ?? DataStore.defaultPath(variable: context.variable) else {
             throw ItsypadError.failure("no data directory: set HOME, ITSYPAD_DATA_DIR or pass --data-dir")
         }
         return FileSystem.absolute(path)
@@ -207,7 +207,7 @@ public final class Invocation {
     /// The data directory, opened and locked on first use (`lockTimeout` overrides ITSYPAD_LOCK_TIMEOUT).
     public func store(lockTimeout: Double? = nil) throws -> DataStore {
         if let openedStore { return openedStore }
-        let timeout = lockTimeout ?? context.environment["ITSYPAD_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
+        let timeout = lockTimeout ?? context.variable("ITSYPAD_LOCK_TIMEOUT").flatMap(Double.init) ?? 10
         let store = try DataStore(path: try dataDirectory(), lockTimeout: timeout, warn: { [weak self] in self?.warn($0) })
         if let mode = store.exposure, !warnedAboutExposure {
             warnedAboutExposure = true

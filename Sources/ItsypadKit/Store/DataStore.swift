@@ -247,10 +247,11 @@ public final class DataStore {
 
     /// The directory a data dir lives in when none is named: `$ITSYPAD_DATA_DIR`,
     /// else `$XDG_DATA_HOME/itsypad`, else `~/.local/share/itsypad`.
-    public static func defaultPath(environment: [String: String]) -> String? {
-        if let dir = environment["ITSYPAD_DATA_DIR"], !dir.isEmpty { return dir }
-        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/itsypad" }
-        if let home = environment["HOME"], !home.isEmpty { return home + "/.local/share/itsypad" }
+    /// `variable` looks up one environment variable.
+    public static func defaultPath(variable: (String) -> String?) -> String? {
+        if let dir = variable("ITSYPAD_DATA_DIR"), !dir.isEmpty { return dir }
+        if let xdg = variable("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg + "/itsypad" }
+        if let home = variable("HOME"), !home.isEmpty { return home + "/.local/share/itsypad" }
         return nil
     }
 }

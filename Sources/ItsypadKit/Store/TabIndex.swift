@@ -13,15 +13,19 @@ import Glibc
 /// Only whole-file replacements are noticed (itsypad never edits a tab file in
 /// place); a resolved tab is checked against its file all the same.
 ///
-/// Format: a 96-byte header (magic `ITSYTAB2`, directory inode, mtime seconds
+/// Format: a 96-byte header (magic `ITSYTAB3`, directory inode, mtime seconds
 /// and nanoseconds, record count, checksum of the records, records' length,
-/// bucket count, other-name count, two reserved words, header checksum), then records: id (16 bytes), lastModified (8), name length and
-/// row length (4 bytes each, little endian), name, row. Then keyed sections,
-/// so that `tab show NAME|PREFIX` reads a few dozen bytes rather than the whole
-/// index (see `lookUp`): the ids in order with their record's offset (24 bytes
-/// each), a hash table of ASCII names (open addressing; 8 bytes a bucket:
-/// record offset + 1, 0 when empty), and the offsets of the other names'
-/// records (8 bytes each). Integers are little endian but the ids' bytes.
+/// bucket count, other-name count, rows' length, checksum of the rows, header
+/// checksum), then the rows: what `tab ls` prints, each row and a newline,
+/// newest first, so that a listing is one read and one write whatever the
+/// number of tabs. Then the records, in the same order: id (16 bytes),
+/// lastModified (8), name length and row length (4 bytes each, little endian),
+/// name. Then keyed sections, so that `tab show NAME|PREFIX` reads a few dozen
+/// bytes rather than the whole index (see `lookUp`): the ids in order with
+/// their record's offset among the records (24 bytes each), a hash table of
+/// ASCII names (open addressing; 8 bytes a bucket: record offset + 1, 0 when
+/// empty), and the offsets of the other names' records (8 bytes each).
+/// Integers are little endian but the ids' bytes.
 package struct TabIndex {
     package struct Record: Equatable {
         let id: PackedID
@@ -32,42 +36,53 @@ package struct TabIndex {
     }
 
     package static let fileName = "index"
-    private static let magic = Array("ITSYTAB2".utf8)
+    private static let magic = Array("ITSYTAB3".utf8)
     private static let headerSize = 96
     private static let idEntrySize = 24
     private static let recordHeaderSize = 32
 
-    /// The records as stored, newest first (by lastModified, then id), as `tab ls` lists them;
-    /// read in place, so that loading 10,000 of them allocates nothing per tab.
-    private var body: [UInt8]
-    private var bodyStart = 0
+    /// The rows, then the records (each record's row is the next row), newest first (by lastModified,
+    /// then id), as `tab ls` lists them: a file's bytes read in place (`rows` starts after its header),
+    /// so that loading 10,000 records allocates nothing per tab.
+    private var bytes: [UInt8]
+    private var rows: Range<Int>
+    /// Where each record starts in `bytes`.
     private var starts: [Int]
 
     init(records: [Record]) {
-        body = []
+        var rows: [UInt8] = []
+        var recordBytes: [UInt8] = []
         starts = []
-        for record in records.sorted(by: TabIndex.newerFirst) { append(record) }
+        for record in records.sorted(by: TabIndex.newerFirst) {
+            rows += record.row
+            rows.append(0x0A)
+            starts.append(recordBytes.count)
+            recordBytes += record.id.bytes
+            Binary.append(UInt64(bitPattern: record.lastModified), to: &recordBytes)
+            for length in [record.name.count, record.row.count] {
+                withUnsafeBytes(of: UInt32(length).littleEndian) { recordBytes += $0 }
+            }
+            recordBytes += record.name
+        }
+        starts = starts.map { $0 + rows.count }
+        self.rows = 0..<rows.count
+        bytes = rows + recordBytes
     }
 
     private static func newerFirst(_ a: Record, _ b: Record) -> Bool {
         (a.lastModified, a.id.string) > (b.lastModified, b.id.string)
     }
 
-    private mutating func append(_ record: Record) {
-        starts.append(body.count)
-        body += record.id.bytes
-        Binary.append(UInt64(bitPattern: record.lastModified), to: &body)
-        for length in [record.name.count, record.row.count] { withUnsafeBytes(of: UInt32(length).littleEndian) { body += $0 } }
-        body += record.name
-        body += record.row
-    }
-
     var count: Int { starts.count }
+
+    /// Where the records start in `bytes`.
+    private var recordsStart: Int { rows.upperBound }
 
     /// Calls `body` with each record's id, name and row, newest first.
     package func forEach(_ visit: (PackedID, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
-        try body.withUnsafeBufferPointer { bytes in
+        try bytes.withUnsafeBufferPointer { bytes in
             let raw = UnsafeRawBufferPointer(bytes)
+            var row = rows.lowerBound
             for start in starts {
                 let id = PackedID(
                     high: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self)),
@@ -77,46 +92,19 @@ package struct TabIndex {
                 let name = start + TabIndex.recordHeaderSize
                 try visit(
                     id, UnsafeBufferPointer(rebasing: bytes[name..<name + nameLength]),
-                    UnsafeBufferPointer(rebasing: bytes[name + nameLength..<name + nameLength + rowLength]))
+                    UnsafeBufferPointer(rebasing: bytes[row..<row + rowLength]))
+                row += rowLength + 1
             }
         }
     }
 
-    /// What `tab ls` prints: each row and a newline, newest first, handed to `write` in pieces of at
-    /// most `pieceSize` bytes (a longer row on its own), copied once from the index into one reused buffer.
-    package func forEachRowPiece(pieceSize: Int, _ write: (UnsafeRawBufferPointer) -> Void) {
-        let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 1)
-        defer { piece.deallocate() }
-        var used = 0
-        func flush() {
-            if used > 0 { write(UnsafeRawBufferPointer(rebasing: piece[..<used])) }
-            used = 0
-        }
-        body.withUnsafeBytes { raw in
-            for start in starts {
-                let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 24, as: UInt32.self)))
-                let rowLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 28, as: UInt32.self)))
-                let rowStart = start + TabIndex.recordHeaderSize + nameLength
-                let row = UnsafeRawBufferPointer(rebasing: raw[rowStart..<rowStart + rowLength])
-                if used + rowLength + 1 > pieceSize { flush() }
-                if rowLength + 1 > pieceSize {
-                    write(row)
-                    piece[0] = 0x0A
-                    used = 1
-                    continue
-                }
-                UnsafeMutableRawBufferPointer(rebasing: piece[used..<used + rowLength]).copyMemory(from: row)
-                piece[used + rowLength] = 0x0A
-                used += rowLength + 1
-            }
-        }
-        flush()
-    }
+    /// What `tab ls` prints: each row and a newline, newest first.
+    package var listing: ArraySlice<UInt8> { bytes[rows] }
 
     /// The records, built whole (for a change).
     var records: [Record] {
         var records: [Record] = []
-        body.withUnsafeBytes { raw in
+        bytes.withUnsafeBytes { raw in
             var index = 0
             forEach { id, name, row in
                 let lastModified = Int64(
@@ -174,41 +162,62 @@ package struct TabIndex {
 
     /// The index of `directory` if it is there and current; nil otherwise.
     package static func load(directory: String, in tree: FileTree) -> TabIndex? {
-        let path = directory + "/" + fileName
-        guard let stamp = DirectoryStamp(directory, in: tree), let fd = try? tree.openFile(path, flags: O_RDONLY) else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        // Only the header and the records are read: the keyed sections are `lookUp`'s.
-        guard fstat(fd, &info) == 0, let headerBytes = try? FileSystem.read(fd: fd, offset: 0, count: headerSize, path: path),
-            let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp,
-            // Read again with the header, into the one buffer the index keeps: the records are not copied.
-            let bytes = try? FileSystem.read(fd: fd, offset: 0, count: headerSize + header.bodyLength, path: path),
-            bytes.count == headerSize + header.bodyLength, bytes[..<headerSize].elementsEqual(headerBytes)
-        else { return nil }
+        // Only the header, the rows and the records are read: the keyed sections are `lookUp`'s.
+        guard let file = read(directory: directory, in: tree, through: { $0.idsStart }) else { return nil }
+        let (header, bytes) = file
         let starts = bytes.withUnsafeBytes { raw -> [Int]? in
-            guard header.checksum == checksum(UnsafeRawBufferPointer(rebasing: raw[headerSize...])) else { return nil }
+            guard header.rowsChecksum == checksum(UnsafeRawBufferPointer(rebasing: raw[headerSize..<header.recordsStart])),
+                header.checksum == checksum(UnsafeRawBufferPointer(rebasing: raw[header.recordsStart...]))
+            else { return nil }
             var starts: [Int] = []
             starts.reserveCapacity(header.count)
-            var position = headerSize
+            var position = header.recordsStart
+            var rowsLength = 0
             while position + recordHeaderSize <= raw.count {
                 let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + 24, as: UInt32.self)))
                 let rowLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position + 28, as: UInt32.self)))
                 guard nameLength <= raw.count, rowLength <= raw.count else { return nil }
-                starts.append(position - headerSize)
-                position += recordHeaderSize + nameLength + rowLength
+                starts.append(position)
+                position += recordHeaderSize + nameLength
+                rowsLength += rowLength + 1
             }
-            guard position == raw.count, starts.count == header.count else { return nil }
+            guard position == raw.count, starts.count == header.count, rowsLength == header.rowsLength else { return nil }
             return starts
         }
         guard let starts else { return nil }
-        return TabIndex(body: bytes, starts: starts.map { $0 + headerSize }, bodyStart: headerSize)
+        return TabIndex(bytes: bytes, rows: headerSize..<header.recordsStart, starts: starts)
     }
 
-    /// Over the file as read, header included (`bodyStart` bytes), so that it is not copied again.
-    private init(body: [UInt8], starts: [Int], bodyStart: Int) {
-        self.body = body
+    /// What `tab ls` prints (`listing`), read straight from the index of `directory` if it is there and
+    /// current: a header and the rows, whatever the number of tabs. nil otherwise.
+    package static func loadListing(directory: String, in tree: FileTree) -> ArraySlice<UInt8>? {
+        guard let file = read(directory: directory, in: tree, through: { $0.recordsStart }),
+            file.bytes.withUnsafeBytes({ file.header.rowsChecksum == checksum(UnsafeRawBufferPointer(rebasing: $0[headerSize...])) })
+        else { return nil }
+        return file.bytes[headerSize...]
+    }
+
+    /// The file's bytes from its start to `end` (of its header), when the header agrees with the file and the
+    /// directory: in one buffer, which the index keeps, so that nothing is copied again.
+    private static func read(directory: String, in tree: FileTree, through end: (Header) -> Int) -> (header: Header, bytes: [UInt8])? {
+        let path = directory + "/" + fileName
+        guard let stamp = DirectoryStamp(directory, in: tree), let fd = try? tree.openFile(path, flags: O_RDONLY) else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, let headerBytes = try? FileSystem.read(fd: fd, offset: 0, count: headerSize, path: path),
+            let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp,
+            // Read again with the header: the file may have changed in between.
+            let bytes = try? FileSystem.read(fd: fd, offset: 0, count: end(header), path: path),
+            bytes.count == end(header), bytes[..<headerSize].elementsEqual(headerBytes)
+        else { return nil }
+        return (header, bytes)
+    }
+
+    /// Over the file as read, header included, so that it is not copied again.
+    private init(bytes: [UInt8], rows: Range<Int>, starts: [Int]) {
+        self.bytes = bytes
+        self.rows = rows
         self.starts = starts
-        self.bodyStart = bodyStart
     }
 
     /// Writes the index in place (a cache: no fsync; the checksums and the size catch a torn write).
@@ -223,18 +232,19 @@ package struct TabIndex {
             throw FileSystemError(path: directory, code: ENOENT, operation: "stat")
         }
         let keyed = keyedSections()
-        let records = body[bodyStart...]
-        // The checksum covers the records, which a listing reads whole; `lookUp` checks the bounds of what it reads
-        // in the keyed sections, and a tab it names is checked against its file.
+        let records = bytes[recordsStart...]
+        // The checksums cover the rows and the records, which a listing reads whole; `lookUp` checks the bounds of what
+        // it reads in the keyed sections, and a tab it names is checked against its file.
         var header = TabIndex.magic
         let fields = [
             stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(count), records.withUnsafeBytes(TabIndex.checksum),
-            UInt64(records.count), UInt64(keyed.buckets), UInt64(keyed.others), 0, 0,
+            UInt64(records.count), UInt64(keyed.buckets), UInt64(keyed.others), UInt64(rows.count),
+            listing.withUnsafeBytes(TabIndex.checksum),
         ]
         for value in fields { Binary.append(value, to: &header) }
         header.withUnsafeBytes { Binary.append(TabIndex.checksum($0), to: &header) }
         if ftruncate(fd, 0) != 0 { throw FileSystem.fail("write", path) }
-        try FileSystem.writeAll(fd: fd, header + Array(records) + keyed.bytes, at: 0, path: path)
+        try FileSystem.writeAll(fd: fd, header + Array(bytes[rows.lowerBound...]) + keyed.bytes, at: 0, path: path)
     }
 
     /// The sections after the records: ids in order with their record's offset,
@@ -245,7 +255,7 @@ package struct TabIndex {
         var others: [Int] = []
         var index = 0
         forEach { id, name, _ in
-            let offset = starts[index] - bodyStart
+            let offset = starts[index] - recordsStart
             index += 1
             ids.append((id, offset))
             if UTF8Check.isASCII(name) { asciiNames.append((TabIndex.nameHash(name), offset)) } else { others.append(offset) }
@@ -282,8 +292,11 @@ package struct TabIndex {
         let bodyLength: Int
         let buckets: Int
         let others: Int
+        let rowsLength: Int
+        let rowsChecksum: UInt64
 
-        var idsStart: Int { TabIndex.headerSize + bodyLength }
+        var recordsStart: Int { TabIndex.headerSize + rowsLength }
+        var idsStart: Int { recordsStart + bodyLength }
         var bucketsStart: Int { idsStart + count * TabIndex.idEntrySize }
         var othersStart: Int { bucketsStart + buckets * 8 }
 
@@ -293,13 +306,17 @@ package struct TabIndex {
             guard word(88) == TabIndex.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<88])) else { return nil }
             // Sizes are range-checked before any arithmetic: a damaged header must not trap.
             let limit = UInt64(1 << 40)
-            guard word(32) <= 1 << 24, word(48) <= limit, word(56) <= 1 << 26, word(64) <= word(32) else { return nil }
+            guard word(32) <= 1 << 24, word(48) <= limit, word(56) <= 1 << 26, word(64) <= word(32), word(72) <= limit else {
+                return nil
+            }
             stamp = DirectoryStamp(inode: word(8), seconds: word(16), nanoseconds: word(24))
             count = Int(word(32))
             checksum = word(40)
             bodyLength = Int(word(48))
             buckets = Int(word(56))
             others = Int(word(64))
+            rowsLength = Int(word(72))
+            rowsChecksum = word(80)
             guard buckets >= 1, buckets & (buckets - 1) == 0, othersStart + others * 8 == fileSize else { return nil }
         }
     }
@@ -340,11 +357,12 @@ package struct TabIndex {
         else { return nil }
         /// A record's id and name, read at its offset among the records; nil when the offset is out of bounds.
         func record(at offset: Int) -> (id: PackedID, name: [UInt8])? {
-            guard offset >= 0, offset + recordHeaderSize <= header.bodyLength, let fields = read(headerSize + offset, recordHeaderSize)
+            guard offset >= 0, offset + recordHeaderSize <= header.bodyLength,
+                let fields = read(header.recordsStart + offset, recordHeaderSize)
             else { return nil }
             let nameLength = Int(fields.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt32.self)) })
             guard offset + recordHeaderSize + nameLength <= header.bodyLength,
-                let name = read(headerSize + offset + recordHeaderSize, nameLength)
+                let name = read(header.recordsStart + offset + recordHeaderSize, nameLength)
             else { return nil }
             return (id(fields, 0), name)
         }
@@ -401,18 +419,27 @@ package struct TabIndex {
         return ids
     }
 
-    /// A 64-bit checksum, eight bytes at a time (the index is read on every lookup).
+    /// A 64-bit checksum, 32 bytes at a time in four independent lanes, so that the
+    /// multiplications overlap (`tab ls` checks half a MiB of rows at 10,000 tabs).
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        // Through the base address: no bounds check per word (`tab ls` checks a MiB of records at 10,000 tabs).
-        guard let base = bytes.baseAddress else { return hash }
-        let words = bytes.count / 8
-        for word in 0..<words {
-            hash = (hash ^ base.loadUnaligned(fromByteOffset: word &* 8, as: UInt64.self)) &* 0x0100_0000_01b3
-            hash ^= hash >> 29
+        let prime: UInt64 = 0x0100_0000_01b3
+        var lanes: (UInt64, UInt64, UInt64, UInt64) = (0xcbf2_9ce4_8422_2325, 1, 2, 3)
+        // Through the base address: no bounds check per word.
+        guard let base = bytes.baseAddress else { return lanes.0 }
+        let blocks = bytes.count / 32
+        for block in 0..<blocks {
+            let offset = block &* 32
+            lanes.0 = (lanes.0 ^ base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* prime
+            lanes.1 = (lanes.1 ^ base.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self)) &* prime
+            lanes.2 = (lanes.2 ^ base.loadUnaligned(fromByteOffset: offset &+ 16, as: UInt64.self)) &* prime
+            lanes.3 = (lanes.3 ^ base.loadUnaligned(fromByteOffset: offset &+ 24, as: UInt64.self)) &* prime
         }
-        for index in words * 8..<bytes.count {
-            hash = (hash ^ UInt64(base.load(fromByteOffset: index, as: UInt8.self))) &* 0x0100_0000_01b3
+        var hash = lanes.0
+        for lane in [lanes.1, lanes.2, lanes.3, UInt64(bytes.count)] {
+            hash = (hash ^ (hash >> 29) ^ lane) &* prime
+        }
+        for index in blocks * 32..<bytes.count {
+            hash = (hash ^ UInt64(base.load(fromByteOffset: index, as: UInt8.self))) &* prime
         }
         return hash
     }

@@ -69,6 +69,12 @@ public struct TabStore {
         return try rebuildIndex()
     }
 
+    /// What `tab ls` prints (`TabIndex.listing`): the index's rows, read without its records when it is current.
+    package func listing() throws -> ArraySlice<UInt8> {
+        if let listing = TabIndex.loadListing(directory: directory, in: tree) { return listing }
+        return try rebuildIndex().listing
+    }
+
     /// The tabs a reference may name (`TabIndex.matches`): from the index's keyed
     /// sections when they can answer, else from the whole index.
     func indexMatches(_ reference: String) throws -> [PackedID] {

@@ -61,6 +61,28 @@ import Glibc
         #expect(device.inProcess(["tab", "show", "omega"]).1 == "content of alpha")
     }
 
+    /// `tab ls` prints the rows section as it is read: a byte changed in it (in place, so the
+    /// directory does not change) must be caught by its checksum, not printed.
+    @Test(arguments: [0, 5, 40])
+    func aRowByteChangedInPlaceIsNotListed(_ offsetInRows: Int) throws {
+        _ = new("alpha", at: 1_000)
+        _ = new("beta", at: 2_000)
+        let expected = try listingFromFiles()
+        #expect(device.inProcess(["tab", "ls"]).1 == expected)
+        let path = tabs + "/" + TabIndex.fileName
+        var bytes = try #require(try FileSystem.read(path))
+        let rowsStart = 96
+        #expect(Array(bytes[rowsStart..<rowsStart + expected.utf8.count]) == Array(expected.utf8), "the rows follow the header")
+        bytes[rowsStart + offsetInRows] ^= 0x20
+        let fd = open(path, O_WRONLY)
+        try FileSystem.writeAll(fd: fd, bytes, at: 0, path: "index")
+        close(fd)
+        #expect(TabIndex.loadListing(directory: tabs, in: FileTree(root: tabs)) == nil)
+        #expect(TabIndex.load(directory: tabs, in: FileTree(root: tabs)) == nil)
+        #expect(device.inProcess(["tab", "ls"]).1 == expected)
+        #expect(TabIndex.loadListing(directory: tabs, in: FileTree(root: tabs)).map { Array($0) } == Array(expected.utf8))
+    }
+
     @Test(arguments: [[UInt8](), Array("ITSYTAB1 garbage".utf8), [UInt8](repeating: 0, count: 200)])
     func aDamagedIndexIsRebuilt(_ damage: [UInt8]) throws {
         _ = new("alpha", at: 1_000)

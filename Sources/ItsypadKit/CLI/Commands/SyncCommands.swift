@@ -262,7 +262,7 @@ enum SyncCommands {
     // MARK: Running the engine
 
     static func lockTimeout(_ invocation: Invocation) -> Double {
-        invocation.context.environment["ITSYPAD_LOCK_TIMEOUT"].flatMap(Double.init) ?? 10
+        invocation.context.variable("ITSYPAD_LOCK_TIMEOUT").flatMap(Double.init) ?? 10
     }
 
     /// The backend the sync.backend setting names, as the engine uses it, and where it is.

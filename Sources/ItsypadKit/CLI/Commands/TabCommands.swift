@@ -71,14 +71,13 @@ enum TabCommands {
             }
             return ExitCode.success
         }
-        // The rows come ready-made from the index: 10,000 tabs list as fast as 100.
-        let index = try store.tabs.index()
+        // The rows come ready-made from the index, as one piece: 10,000 tabs list as fast as 100.
         guard invocation.context.stdoutIsTerminal else {
-            index.forEachRowPiece(pieceSize: OutputBuffer.pieceSize) { invocation.out.write($0) }
+            try store.tabs.listing().withUnsafeBytes { invocation.out.write($0) }
             return ExitCode.success
         }
         var line: [UInt8] = []
-        index.forEach { _, _, row in
+        try store.tabs.index().forEach { _, _, row in
             line.removeAll(keepingCapacity: true)
             line += row
             Text.makeTerminalSafe(&line)

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Interleaved timing of short commands, for ratios that load on a shared machine must not decide.
+
+hyperfine runs all of one command's runs, then all of the next's: a burst of load during one
+block moves that command's median and not its baseline's. Here every round runs each command
+once, in an order that rotates from round to round, so a command and its baseline are measured
+moments apart; the per-round times are kept in round order, so that a ratio can be taken round
+by round (paired) and its median reported.
+
+Usage:
+  paired.py --runs N --warmup W --export-json FILE [--fresh-text FILE]
+            -n NAME [--stdin FILE] COMMAND [-n NAME [--stdin FILE] COMMAND ...]
+
+COMMAND is split as a shell would split it (no shell runs it). Its standard input is FILE or
+/dev/null, its output goes to a pipe that `cat` drains into /dev/null (as hyperfine --output=pipe).
+--fresh-text FILE writes a new, distinct line of text to FILE before every round (untimed), for
+commands such as `clip add` that skip a repeat of the newest entry. Exits non-zero when a
+command fails. The export has hyperfine's shape: results[].command, median, min, mean, times.
+"""
+import json
+import os
+import random
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+
+
+def parse(argv):
+    options = {"runs": 60, "warmup": 5, "export": None, "fresh": None}
+    commands = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--runs":
+            options["runs"] = int(argv[i + 1])
+            i += 2
+        elif arg == "--warmup":
+            options["warmup"] = int(argv[i + 1])
+            i += 2
+        elif arg == "--export-json":
+            options["export"] = argv[i + 1]
+            i += 2
+        elif arg == "--fresh-text":
+            options["fresh"] = argv[i + 1]
+            i += 2
+        elif arg == "-n":
+            name, stdin = argv[i + 1], "/dev/null"
+            i += 2
+            if argv[i] == "--stdin":
+                stdin = argv[i + 1]
+                i += 2
+            commands.append({"name": name, "stdin": stdin, "argv": shlex.split(argv[i])})
+            i += 1
+        else:
+            sys.exit(f"paired.py: unexpected argument {arg!r}")
+    if not commands or options["export"] is None:
+        sys.exit("paired.py: needs --export-json and at least one -n NAME COMMAND")
+    return options, commands
+
+
+def run_once(command, out_fd):
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, command["stdin"], os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, out_fd, 1),
+        (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0),
+    ]
+    start = time.perf_counter_ns()
+    pid = os.posix_spawn(command["argv"][0], command["argv"], os.environ, file_actions=actions)
+    _, status = os.waitpid(pid, 0)
+    elapsed = (time.perf_counter_ns() - start) / 1e9
+    if status != 0:
+        sys.exit(f"paired.py: {command['name']!r} exited with status {os.waitstatus_to_exitcode(status)}")
+    return elapsed
+
+
+def main():
+    options, commands = parse(sys.argv[1:])
+    read_end, write_end = os.pipe()
+    # A process of its own drains the pipe (a thread of this one would wait for the interpreter's lock).
+    drain = subprocess.Popen(["cat"], stdin=read_end, stdout=subprocess.DEVNULL)
+    os.close(read_end)
+    times = [[] for _ in commands]
+    for round_number in range(options["warmup"] + options["runs"]):
+        if options["fresh"]:
+            with open(options["fresh"], "w") as text:
+                text.write(f"bench entry {time.time_ns()} {random.getrandbits(32)}")
+        shift = round_number % len(commands)
+        for index in list(range(len(commands)))[shift:] + list(range(len(commands)))[:shift]:
+            elapsed = run_once(commands[index], write_end)
+            if round_number >= options["warmup"]:
+                times[index].append(elapsed)
+    os.close(write_end)
+    drain.wait()
+    results = [
+        {
+            "command": command["name"],
+            "median": statistics.median(series),
+            "min": min(series),
+            "mean": statistics.fmean(series),
+            "times": series,
+        }
+        for command, series in zip(commands, times)
+    ]
+    with open(options["export"], "w") as export:
+        json.dump({"results": results, "interleaved": True}, export)
+
+
+if __name__ == "__main__":
+    main()
