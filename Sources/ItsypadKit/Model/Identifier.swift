@@ -142,7 +142,7 @@ package struct PackedID: Hashable {
     /// Appends the lowercase text form, or only its first `hexDigits` digits (`Identifier.short`'s 8).
     package func appendText(to out: inout [UInt8], hexDigits: Int = 32) {
         guard hexDigits < 32 else {
-            withText { out.append(contentsOf: $0) }
+            out.appendWritten(count: PackedID.textLength) { writeText(to: $0) }
             return
         }
         let length = hexDigits + (hexDigits > 20 ? 4 : hexDigits > 16 ? 3 : hexDigits > 12 ? 2 : hexDigits > 8 ? 1 : 0)
@@ -164,7 +164,18 @@ package struct PackedID: Hashable {
 
     /// Whether `utf8` is the lowercase text form (a listing checks that each line it reads is its slot's).
     package func isText(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        utf8.count == 36 && withText { memcmp($0.baseAddress!, utf8.baseAddress!, 36) == 0 }
+        guard utf8.count == 36, let text = UnsafeRawPointer(utf8.baseAddress) else { return false }
+        var words = digitWords
+        // The digits compared a word or half a word at a time where the text holds them (8-4-4-4-12), then the dashes.
+        return withUnsafeBytes(of: &words) { digits in
+            func same<Word: FixedWidthInteger>(_: Word.Type, _ from: Int, at offset: Int) -> Bool {
+                digits.loadUnaligned(fromByteOffset: from, as: Word.self) == text.loadUnaligned(fromByteOffset: offset, as: Word.self)
+            }
+            return same(UInt64.self, 0, at: 0) && same(UInt32.self, 8, at: 9) && same(UInt32.self, 12, at: 14)
+                && same(UInt32.self, 16, at: 19) && same(UInt32.self, 20, at: 24) && same(UInt64.self, 24, at: 28)
+                && text.load(fromByteOffset: 8, as: UInt8.self) == 0x2D && text.load(fromByteOffset: 13, as: UInt8.self) == 0x2D
+                && text.load(fromByteOffset: 18, as: UInt8.self) == 0x2D && text.load(fromByteOffset: 23, as: UInt8.self) == 0x2D
+        }
     }
 
     /// The 32 digits, eight to a word, in the order they are written.
@@ -175,23 +186,24 @@ package struct PackedID: Hashable {
         )
     }
 
-    /// `body` called with the whole lowercase text form, 8-4-4-4-12, laid out on the stack in five copies.
-    private func withText<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    /// The length of the text form.
+    private static let textLength = 36
+
+    /// Writes the lowercase text form, 8-4-4-4-12, as the `textLength` bytes at `text`, in five copies.
+    @inline(__always)
+    private func writeText(to text: UnsafeMutablePointer<UInt8>) {
         var words = digitWords
-        return withUnsafeBytes(of: &words) { digits in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
-                let base = UnsafeMutableRawPointer(text.baseAddress!)
-                func copy(_ from: Int, to: Int, _ count: Int) {
-                    (base + to).copyMemory(from: digits.baseAddress! + from, byteCount: count)
-                }
-                copy(0, to: 0, 8)
-                copy(8, to: 9, 4)
-                copy(12, to: 14, 4)
-                copy(16, to: 19, 4)
-                copy(20, to: 24, 12)
-                (text[8], text[13], text[18], text[23]) = (0x2D, 0x2D, 0x2D, 0x2D)
-                return body(UnsafeBufferPointer(text))
+        withUnsafeBytes(of: &words) { digits in
+            let base = UnsafeMutableRawPointer(text)
+            func copy(_ from: Int, to: Int, _ count: Int) {
+                (base + to).copyMemory(from: digits.baseAddress! + from, byteCount: count)
             }
+            copy(0, to: 0, 8)
+            copy(8, to: 9, 4)
+            copy(12, to: 14, 4)
+            copy(16, to: 19, 4)
+            copy(20, to: 24, 12)
+            (text[8], text[13], text[18], text[23]) = (0x2D, 0x2D, 0x2D, 0x2D)
         }
     }
 

@@ -15,6 +15,32 @@ import Testing
         }
     }
 
+    /// `isText` (a listing's check that a line holds its slot's id, compared a
+    /// word at a time) holds for the id's own text only: any byte changed, a
+    /// digit in uppercase, a dash moved or a length off by one is another text.
+    @Test(arguments: [
+        "00000000-0000-4000-8000-000000000000", "ffffffff-ffff-4fff-bfff-ffffffffffff", "0123abcd-4567-489a-bcde-f0123456789a",
+    ])
+    func isTextHoldsForTheIDsOwnTextOnly(_ text: String) throws {
+        let id = try #require(PackedID(canonical: text))
+        let bytes = Array(text.utf8)
+        #expect(bytes.withUnsafeBufferPointer(id.isText))
+        for index in bytes.indices {
+            for replacement in [
+                UInt8(ascii: "0"), UInt8(ascii: "a"), UInt8(ascii: "-"), UInt8(ascii: "g"), bytes[index] ^ 0x20, bytes[index] ^ 0x01,
+            ]
+            where replacement != bytes[index] {
+                var changed = bytes
+                changed[index] = replacement
+                #expect(!changed.withUnsafeBufferPointer(id.isText), "\(String(decoding: changed, as: UTF8.self))")
+            }
+        }
+        #expect(!Array(bytes.dropLast()).withUnsafeBufferPointer(id.isText))
+        #expect(!(bytes + [0x30]).withUnsafeBufferPointer(id.isText))
+        #expect(!Array(text.uppercased().utf8).withUnsafeBufferPointer(id.isText) || text.uppercased() == text)
+        #expect(!Array(text.filter { $0 != "-" }.utf8 + Array("0000".utf8)).withUnsafeBufferPointer(id.isText))
+    }
+
     /// A prefix matches exactly the ids whose text starts with it, at every length and around the dashes.
     @Test func aPrefixMatchesTheIdsWhoseTextStartsWithIt() throws {
         var generator = SeededGenerator(seed: 12)
