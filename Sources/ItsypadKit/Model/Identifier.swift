@@ -268,3 +268,87 @@ public enum Resolution<Item> {
 
     package var isNotFound: Bool { if case .notFound = self { return true }; return false }
 }
+
+/// A set of packed ids, kept in the order they were inserted, with a table of
+/// their indices probed in place: a listing of 100,000 clips asks one whether
+/// each is pending. Asked in (or against) the order of insertion, as a
+/// listing asks for the clips its log holds, a hint answers without the table;
+/// otherwise random UUIDs need no hashing: their bits, mixed with a seed of
+/// this set's own, pick the slot (`Set` hashed each id, and its table of
+/// separate parts cost more than the listing's own work).
+package struct PackedIDSet {
+    /// The members, in the order they were inserted.
+    private var members: [PackedID] = []
+    /// 1 + a member's index, or 0 for an empty slot; a power of two slots, at most half taken.
+    private var slots: [UInt32]
+    private let seed = UInt64.random(in: 0...UInt64.max) | 1
+
+    package init(minimumCapacity: Int = 0) {
+        slots = PackedIDSet.emptySlots(for: minimumCapacity)
+    }
+
+    package var count: Int { members.count }
+    package var isEmpty: Bool { members.isEmpty }
+
+    package func contains(_ id: PackedID) -> Bool { index(of: id) != nil }
+
+    /// Where `id` stands in the order of insertion; the member at `hint` is compared first.
+    package func index(of id: PackedID, hint: Int? = nil) -> Int? {
+        if let hint, members.indices.contains(hint), members[hint] == id { return hint }
+        guard !isEmpty else { return nil }
+        return slots.withUnsafeBufferPointer { slots in
+            members.withUnsafeBufferPointer { members in
+                var slot = PackedIDSet.slot(of: id, seed: seed, mask: slots.count - 1)
+                while slots[slot] != 0 {
+                    let member = Int(slots[slot]) - 1
+                    if members[member] == id { return member }
+                    slot = (slot + 1) & (slots.count - 1)
+                }
+                return nil
+            }
+        }
+    }
+
+    package mutating func insert(_ id: PackedID) {
+        guard index(of: id) == nil else { return }
+        if 2 * (count + 1) > slots.count { grow(to: count + 1) }
+        members.append(id)
+        PackedIDSet.place(id, at: count - 1, seed: seed, in: &slots)
+    }
+
+    package mutating func reserveCapacity(_ capacity: Int) {
+        members.reserveCapacity(capacity)
+        if 2 * capacity > slots.count { grow(to: capacity) }
+    }
+
+    private mutating func grow(to capacity: Int) {
+        var larger = PackedIDSet.emptySlots(for: Swift.max(capacity, 2 * count))
+        for (index, member) in members.enumerated() { PackedIDSet.place(member, at: index, seed: seed, in: &larger) }
+        slots = larger
+    }
+
+    /// Puts `id`, the member at `index`, in the first free slot from its own.
+    private static func place(_ id: PackedID, at index: Int, seed: UInt64, in slots: inout [UInt32]) {
+        var slot = slot(of: id, seed: seed, mask: slots.count - 1)
+        while slots[slot] != 0 { slot = (slot + 1) & (slots.count - 1) }
+        slots[slot] = UInt32(index + 1)
+    }
+
+    private static func slot(of id: PackedID, seed: UInt64, mask: Int) -> Int {
+        // High bits of a multiplication by an odd seed, from both words.
+        let mixed = (id.high ^ (id.low &* 0x9E37_79B9_7F4A_7C15)) &* seed
+        return Int(truncatingIfNeeded: (mixed ^ mixed >> 29) >> 16) & mask
+    }
+
+    /// Empty slots for `capacity` members at most half taken: a power of two, at least 8.
+    private static func emptySlots(for capacity: Int) -> [UInt32] {
+        var count = 8
+        while count < 2 * capacity { count *= 2 }
+        return [UInt32](repeating: 0, count: count)
+    }
+}
+
+extension PackedIDSet: Sequence {
+    /// The members, in the order they were inserted.
+    package func makeIterator() -> IndexingIterator<[PackedID]> { members.makeIterator() }
+}

@@ -83,3 +83,61 @@ import Testing
         #expect(PackedID(canonical: text) == nil)
     }
 }
+
+/// `PackedIDSet` (a flat table probed in place, for the pending clips a
+/// listing looks up) must answer as `Set<PackedID>` does, whatever the ids:
+/// the all-zero id, ids whose words mix to the same value, runs that differ in
+/// one bit, repeats, and enough to grow the table several times.
+@Suite struct PackedIDSetTests {
+    static func random(_ count: Int, seed: UInt64) -> [PackedID] {
+        var generator = SeededGenerator(seed: seed)
+        return (0..<count).map { _ in PackedID(high: generator.next(), low: generator.next()) }
+    }
+
+    static let cases: [(name: String, ids: [PackedID])] = [
+        ("none", []),
+        ("the zero id", [PackedID(high: 0, low: 0)]),
+        ("zero among others", [PackedID(high: 0, low: 0), PackedID(high: 0, low: 1), PackedID(high: 1, low: 0)]),
+        (
+            "one bit apart",
+            (0..<64).map { PackedID(high: 1 << UInt64($0), low: 0) } + (0..<64).map { PackedID(high: 0, low: 1 << UInt64($0)) }
+        ),
+        ("a run of low words", (0..<3000).map { PackedID(high: 0x1234_5678_0000_4000, low: 0x8000_0000_0000_0000 | UInt64($0)) }),
+        ("words that mix alike", (0..<500).map { PackedID(high: UInt64($0) &* 0x9E37_79B9_7F4A_7C15, low: UInt64($0)) }),
+        ("repeats", random(300, seed: 1) + random(300, seed: 1)),
+        ("many", random(20_000, seed: 2)),
+    ]
+
+    @Test(arguments: cases.map(\.name))
+    func answersAsSetDoes(_ name: String) throws {
+        let ids = try #require(PackedIDSetTests.cases.first { $0.name == name }).ids
+        let expected = Set(ids)
+        for reserved in [0, ids.count] {
+            var set = PackedIDSet()
+            set.reserveCapacity(reserved)
+            for (index, id) in ids.enumerated() {
+                set.insert(id)
+                // Members stay members while the table grows under them.
+                if index % 97 == 0 { #expect(ids[...index].allSatisfy(set.contains)) }
+            }
+            #expect(set.count == expected.count)
+            #expect(set.isEmpty == expected.isEmpty)
+            #expect(Set(set) == expected)
+            #expect(Array(set).count == expected.count)
+            #expect(ids.allSatisfy(set.contains))
+            let others = PackedIDSetTests.random(2000, seed: 3) + [PackedID(high: 0, low: 2), PackedID(high: 0, low: 0)]
+            for other in others { #expect(set.contains(other) == expected.contains(other), "\(other)") }
+            // The order of insertion, and a hint (right, wrong or out of range) that never changes the answer.
+            let order = Array(set)
+            #expect(order == ids.reduce(into: [PackedID]()) { if !$0.contains($1) { $0.append($1) } } || ids.count > 5000)
+            for (index, id) in order.enumerated() where index % 7 == 0 {
+                for hint in [index, index - 1, index + 1, -1, order.count, 0] {
+                    #expect(set.index(of: id, hint: hint) == index)
+                }
+            }
+            for other in others.prefix(50) where !expected.contains(other) {
+                #expect(set.index(of: other, hint: 0) == nil && set.index(of: other, hint: -5) == nil)
+            }
+        }
+    }
+}
