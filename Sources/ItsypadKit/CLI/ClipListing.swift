@@ -74,35 +74,88 @@ struct ClipListing {
     }
 
     /// A pretty JSON array of `JSONForms.clip` elements at `level`, with
-    /// `localReason` appended for export. Each element is written straight into
-    /// the output, its text copied from the log when it is already in the form
+    /// `localReason` appended for export. Each element is copied into a block
+    /// of output, its text straight from the log when it is already in the form
     /// JSON needs; a long text is streamed.
     func printJSON(to out: OutputBuffer, level: Int = 0, withLocalReason: Bool = false) throws {
         let words = JSONWords(level: level, withLocalReason: withLocalReason)
         let states = try store.clipSyncStates()
         var scratch: [UInt8] = []
         var first = true
+        var block = OutputBlock(out)
+        var dates = ISO8601Writer()
+        defer { block.close() }
         try forEachShown(textHead: ClipListing.jsonHead) { clip in
             let opening = first ? words.opening : words.separator
             first = false
             let state = clip.localOnly != nil ? .localOnly : states(clip.slot.id)
-            // Most texts are copied whole; a long one is written a MiB at a time.
-            try out.append { output in
-                words.write(opening, to: &output)
-                clip.slot.id.appendText(to: &output)
-                words.write(words.afterID, to: &output)
-                try clips.forEachDecodedPiece(of: clip, reescaping: true, scratch: &scratch) { piece, _ in
-                    output += piece
-                    if output.count >= 1 << 20 { out.writeOut(&output) }
-                    return true
-                }
-                words.write(words.afterText, to: &output)
-                Time.appendISO8601(clip.slot.timestamp, to: &output)
-                words.write(words.flags(pinned: clip.slot.isPinned, localOnly: clip.localOnly != nil), to: &output)
-                words.write(words.ending(state, clip.localOnly), to: &output)
+            words.write(opening, to: &block)
+            block.append(UnsafeRawBufferPointer(clip.idText))
+            words.write(words.afterID, to: &block)
+            // Most texts are copied whole; a long one a MiB at a time.
+            try clips.forEachDecodedPiece(of: clip, reescaping: true, scratch: &scratch) { piece, _ in
+                block.append(UnsafeRawBufferPointer(piece))
+                return true
+            }
+            words.write(words.afterText, to: &block)
+            block.appendWritten(count: ISO8601Writer.length) { dates.write(clip.slot.timestamp, to: $0) }
+            words.write(words.flags(pinned: clip.slot.isPinned, localOnly: clip.localOnly != nil), to: &block)
+            words.write(words.ending(state, clip.localOnly), to: &block)
+        }
+        block.close()
+        out.write(first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]")
+    }
+}
+
+/// Output gathered in one block of memory and handed to an `OutputBuffer` a
+/// block at a time: a JSON element is a few copies into it, each a `memcpy`
+/// without an array's checks around it, and a block goes out in one write.
+private struct OutputBlock {
+    private let out: OutputBuffer
+    private var storage: UnsafeMutableBufferPointer<UInt8>
+    private var count = 0
+
+    /// Bytes gathered before they go out.
+    private static let size = 1 << 18
+
+    init(_ out: OutputBuffer) {
+        self.out = out
+        storage = .allocate(capacity: OutputBlock.size)
+    }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress else { return }
+        if count + bytes.count > storage.count {
+            flush()
+            // A piece as large as a block goes out as it is.
+            if bytes.count >= storage.count {
+                out.write(bytes)
+                return
             }
         }
-        out.write(first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]")
+        UnsafeMutableRawPointer(storage.baseAddress! + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    /// Appends `length` bytes (far fewer than a block) that `write` fills in place.
+    mutating func appendWritten(count length: Int, _ write: (UnsafeMutablePointer<UInt8>) -> Void) {
+        if count + length > storage.count { flush() }
+        write(storage.baseAddress! + count)
+        count += length
+    }
+
+    private mutating func flush() {
+        guard count > 0 else { return }
+        out.write(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: storage[..<count])))
+        count = 0
+    }
+
+    /// Hands over what is gathered and frees the block; nothing may be appended after.
+    mutating func close() {
+        guard storage.count > 0 else { return }
+        flush()
+        storage.deallocate()
+        storage = UnsafeMutableBufferPointer(start: nil, count: 0)
     }
 }
 
@@ -157,8 +210,8 @@ private struct JSONWords {
         }
     }
 
-    func write(_ range: Range<Int>, to output: inout [UInt8]) {
-        bytes.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[range])) }
+    func write(_ range: Range<Int>, to block: inout OutputBlock) {
+        bytes.withUnsafeBytes { block.append(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
     func flags(pinned: Bool, localOnly: Bool) -> Range<Int> { flagWords[(pinned ? 2 : 0) + (localOnly ? 1 : 0)] }

@@ -142,7 +142,7 @@ package struct PackedID: Hashable {
     /// Appends the lowercase text form, or only its first `hexDigits` digits (`Identifier.short`'s 8).
     package func appendText(to out: inout [UInt8], hexDigits: Int = 32) {
         guard hexDigits < 32 else {
-            withText { out.append(contentsOf: $0) }
+            out.appendWritten(count: PackedID.textLength) { writeText(to: $0) }
             return
         }
         let length = hexDigits + (hexDigits > 20 ? 4 : hexDigits > 16 ? 3 : hexDigits > 12 ? 2 : hexDigits > 8 ? 1 : 0)
@@ -164,7 +164,18 @@ package struct PackedID: Hashable {
 
     /// Whether `utf8` is the lowercase text form (a listing checks that each line it reads is its slot's).
     package func isText(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        utf8.count == 36 && withText { memcmp($0.baseAddress!, utf8.baseAddress!, 36) == 0 }
+        guard utf8.count == 36, let text = UnsafeRawPointer(utf8.baseAddress) else { return false }
+        var words = digitWords
+        // The digits compared a word or half a word at a time where the text holds them (8-4-4-4-12), then the dashes.
+        return withUnsafeBytes(of: &words) { digits in
+            func same<Word: FixedWidthInteger>(_: Word.Type, _ from: Int, at offset: Int) -> Bool {
+                digits.loadUnaligned(fromByteOffset: from, as: Word.self) == text.loadUnaligned(fromByteOffset: offset, as: Word.self)
+            }
+            return same(UInt64.self, 0, at: 0) && same(UInt32.self, 8, at: 9) && same(UInt32.self, 12, at: 14)
+                && same(UInt32.self, 16, at: 19) && same(UInt32.self, 20, at: 24) && same(UInt64.self, 24, at: 28)
+                && text.load(fromByteOffset: 8, as: UInt8.self) == 0x2D && text.load(fromByteOffset: 13, as: UInt8.self) == 0x2D
+                && text.load(fromByteOffset: 18, as: UInt8.self) == 0x2D && text.load(fromByteOffset: 23, as: UInt8.self) == 0x2D
+        }
     }
 
     /// The 32 digits, eight to a word, in the order they are written.
@@ -175,23 +186,24 @@ package struct PackedID: Hashable {
         )
     }
 
-    /// `body` called with the whole lowercase text form, 8-4-4-4-12, laid out on the stack in five copies.
-    private func withText<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    /// The length of the text form.
+    private static let textLength = 36
+
+    /// Writes the lowercase text form, 8-4-4-4-12, as the `textLength` bytes at `text`, in five copies.
+    @inline(__always)
+    private func writeText(to text: UnsafeMutablePointer<UInt8>) {
         var words = digitWords
-        return withUnsafeBytes(of: &words) { digits in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
-                let base = UnsafeMutableRawPointer(text.baseAddress!)
-                func copy(_ from: Int, to: Int, _ count: Int) {
-                    (base + to).copyMemory(from: digits.baseAddress! + from, byteCount: count)
-                }
-                copy(0, to: 0, 8)
-                copy(8, to: 9, 4)
-                copy(12, to: 14, 4)
-                copy(16, to: 19, 4)
-                copy(20, to: 24, 12)
-                (text[8], text[13], text[18], text[23]) = (0x2D, 0x2D, 0x2D, 0x2D)
-                return body(UnsafeBufferPointer(text))
+        withUnsafeBytes(of: &words) { digits in
+            let base = UnsafeMutableRawPointer(text)
+            func copy(_ from: Int, to: Int, _ count: Int) {
+                (base + to).copyMemory(from: digits.baseAddress! + from, byteCount: count)
             }
+            copy(0, to: 0, 8)
+            copy(8, to: 9, 4)
+            copy(12, to: 14, 4)
+            copy(16, to: 19, 4)
+            copy(20, to: 24, 12)
+            (text[8], text[13], text[18], text[23]) = (0x2D, 0x2D, 0x2D, 0x2D)
         }
     }
 
@@ -255,4 +267,88 @@ public enum Resolution<Item> {
     case notFound
 
     package var isNotFound: Bool { if case .notFound = self { return true }; return false }
+}
+
+/// A set of packed ids, kept in the order they were inserted, with a table of
+/// their indices probed in place: a listing of 100,000 clips asks one whether
+/// each is pending. Asked in (or against) the order of insertion, as a
+/// listing asks for the clips its log holds, a hint answers without the table;
+/// otherwise random UUIDs need no hashing: their bits, mixed with a seed of
+/// this set's own, pick the slot (`Set` hashed each id, and its table of
+/// separate parts cost more than the listing's own work).
+package struct PackedIDSet {
+    /// The members, in the order they were inserted.
+    private var members: [PackedID] = []
+    /// 1 + a member's index, or 0 for an empty slot; a power of two slots, at most half taken.
+    private var slots: [UInt32]
+    private let seed = UInt64.random(in: 0...UInt64.max) | 1
+
+    package init(minimumCapacity: Int = 0) {
+        slots = PackedIDSet.emptySlots(for: minimumCapacity)
+    }
+
+    package var count: Int { members.count }
+    package var isEmpty: Bool { members.isEmpty }
+
+    package func contains(_ id: PackedID) -> Bool { index(of: id) != nil }
+
+    /// Where `id` stands in the order of insertion; the member at `hint` is compared first.
+    package func index(of id: PackedID, hint: Int? = nil) -> Int? {
+        if let hint, members.indices.contains(hint), members[hint] == id { return hint }
+        guard !isEmpty else { return nil }
+        return slots.withUnsafeBufferPointer { slots in
+            members.withUnsafeBufferPointer { members in
+                var slot = PackedIDSet.slot(of: id, seed: seed, mask: slots.count - 1)
+                while slots[slot] != 0 {
+                    let member = Int(slots[slot]) - 1
+                    if members[member] == id { return member }
+                    slot = (slot + 1) & (slots.count - 1)
+                }
+                return nil
+            }
+        }
+    }
+
+    package mutating func insert(_ id: PackedID) {
+        guard index(of: id) == nil else { return }
+        if 2 * (count + 1) > slots.count { grow(to: count + 1) }
+        members.append(id)
+        PackedIDSet.place(id, at: count - 1, seed: seed, in: &slots)
+    }
+
+    package mutating func reserveCapacity(_ capacity: Int) {
+        members.reserveCapacity(capacity)
+        if 2 * capacity > slots.count { grow(to: capacity) }
+    }
+
+    private mutating func grow(to capacity: Int) {
+        var larger = PackedIDSet.emptySlots(for: Swift.max(capacity, 2 * count))
+        for (index, member) in members.enumerated() { PackedIDSet.place(member, at: index, seed: seed, in: &larger) }
+        slots = larger
+    }
+
+    /// Puts `id`, the member at `index`, in the first free slot from its own.
+    private static func place(_ id: PackedID, at index: Int, seed: UInt64, in slots: inout [UInt32]) {
+        var slot = slot(of: id, seed: seed, mask: slots.count - 1)
+        while slots[slot] != 0 { slot = (slot + 1) & (slots.count - 1) }
+        slots[slot] = UInt32(index + 1)
+    }
+
+    private static func slot(of id: PackedID, seed: UInt64, mask: Int) -> Int {
+        // High bits of a multiplication by an odd seed, from both words.
+        let mixed = (id.high ^ (id.low &* 0x9E37_79B9_7F4A_7C15)) &* seed
+        return Int(truncatingIfNeeded: (mixed ^ mixed >> 29) >> 16) & mask
+    }
+
+    /// Empty slots for `capacity` members at most half taken: a power of two, at least 8.
+    private static func emptySlots(for capacity: Int) -> [UInt32] {
+        var count = 8
+        while count < 2 * capacity { count *= 2 }
+        return [UInt32](repeating: 0, count: count)
+    }
+}
+
+extension PackedIDSet: Sequence {
+    /// The members, in the order they were inserted.
+    package func makeIterator() -> IndexingIterator<[PackedID]> { members.makeIterator() }
 }

@@ -11,6 +11,8 @@ import Glibc
 package struct ListedClip {
     package let slot: ClipSlot
     package let localOnly: LocalOnlyReason?
+    /// The id's text form, as the line holds it (the slot's id: the listing checked).
+    package let idText: UnsafeBufferPointer<UInt8>
     /// The escaped text read so far.
     package let head: UnsafeBufferPointer<UInt8>
     /// The whole escaped text's length, and where it starts in the log.
@@ -88,8 +90,9 @@ extension ClipStore {
             let cluster = clusters[clusters.count - 1]
             positions[member - slots.startIndex] = cluster.at + start - cluster.start
         }
-        buffer.removeAll(keepingCapacity: true)
-        buffer.append(contentsOf: repeatElement(0, count: size))
+        // One buffer serves every batch (only its first `size` bytes are read into), zeroed when it grows:
+        // at least twice as large each time, as batches of about `batchBytes` differ by a line or two.
+        if buffer.count < size { buffer = [UInt8](repeating: 0, count: max(size, min(2 * buffer.count, 4 * ClipStore.batchBytes))) }
         try buffer.withUnsafeMutableBytes { bytes in
             for cluster in clusters {
                 let target = UnsafeMutableRawBufferPointer(rebasing: bytes[cluster.at..<cluster.at + cluster.end - cluster.start])
@@ -118,7 +121,7 @@ extension ClipStore {
             let textEnd = min(line.count, length - 2)
             return try body(
                 ListedClip(
-                    slot: slot, localOnly: header.localOnly,
+                    slot: slot, localOnly: header.localOnly, idText: ClipLineHeader.idText(line),
                     head: UnsafeBufferPointer(rebasing: line[header.textStart..<max(header.textStart, textEnd)]),
                     textLength: length - 2 - header.textStart, textOffset: Int(slot.offset) + header.textStart))
         }
@@ -128,8 +131,13 @@ extension ClipStore {
         var text = entry.text
         var escaped: [UInt8] = []
         text.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
-        return try escaped.withUnsafeBufferPointer {
-            try body(ListedClip(slot: slot, localOnly: entry.localOnly, head: $0, textLength: $0.count, textOffset: 0))
+        var idText: [UInt8] = []
+        slot.id.appendText(to: &idText)
+        return try escaped.withUnsafeBufferPointer { head in
+            try idText.withUnsafeBufferPointer { idText in
+                try body(
+                    ListedClip(slot: slot, localOnly: entry.localOnly, idText: idText, head: head, textLength: head.count, textOffset: 0))
+            }
         }
     }
 
@@ -237,29 +245,74 @@ struct ClipLineHeader {
     private static var opAndID: StaticString { #"{"op":"add","id":""# }
     private static var idStart: Int { opAndID.utf8CodeUnitCount }
 
-    /// nil when the line does not start in that form.
+    /// nil when the line does not start in that form. (Read here rather than with
+    /// `FixedFormReader`, whose calls into another module cost more than the
+    /// comparisons: a listing reads 100,000 headers.)
     init?(_ line: UnsafeBufferPointer<UInt8>) {
-        var reader = FixedFormReader(line)
-        guard reader.skip(ClipLineHeader.opAndID), line.count >= ClipLineHeader.idStart + 36 else { return nil }
-        reader.position += 36
-        guard reader.skip(#"","ts":"#), let timestamp = reader.integer(), reader.skip(#","pinned":"#) else { return nil }
-        let pinned = reader.skip("true")
-        guard pinned || reader.skip("false") else { return nil }
-        pinnedEnd = reader.position
-        var reason: LocalOnlyReason?
-        if reader.skip(#","local":""#) {
-            let start = reader.position
-            while let byte = reader.current, byte != 0x22, reader.position - start < 32 { reader.position += 1 }
-            guard reader.current == 0x22 else { return nil }
-            let name = String(decoding: UnsafeBufferPointer(rebasing: line[start..<reader.position]), as: UTF8.self)
-            reason = LocalOnlyReason(rawValue: name) ?? .requested
-            reader.position += 1
+        guard let base = line.baseAddress else { return nil }
+        var position = 0
+        guard Self.skip(ClipLineHeader.opAndID, in: line, at: &position), line.count >= ClipLineHeader.idStart + 36 else { return nil }
+        position += 36
+        guard Self.skip(#"","ts":"#, in: line, at: &position) else { return nil }
+        // An integer of up to 18 digits, optionally negative, as `FixedFormReader.integer` reads it.
+        let negative = position < line.count && base[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var magnitude: Int64 = 0
+        let digitsStart = position
+        let digitsEnd = min(line.count, digitsStart + 18)
+        while position < digitsEnd, base[position] &- 0x30 < 10 {
+            magnitude = magnitude &* 10 &+ Int64(base[position] &- 0x30)
+            position += 1
         }
-        guard reader.skip(#","text":""#) else { return nil }
-        self.timestamp = timestamp
+        guard position > digitsStart, Self.skip(#","pinned":"#, in: line, at: &position) else { return nil }
+        let pinned = Self.skip("true", in: line, at: &position)
+        guard pinned || Self.skip("false", in: line, at: &position) else { return nil }
+        pinnedEnd = position
+        var reason: LocalOnlyReason?
+        if Self.skip(#","local":""#, in: line, at: &position) {
+            let start = position
+            while position < line.count, base[position] != 0x22, position - start < 32 { position += 1 }
+            guard position < line.count, base[position] == 0x22 else { return nil }
+            let name = String(decoding: UnsafeBufferPointer(rebasing: line[start..<position]), as: UTF8.self)
+            reason = LocalOnlyReason(rawValue: name) ?? .requested
+            position += 1
+        }
+        guard Self.skip(#","text":""#, in: line, at: &position) else { return nil }
+        timestamp = negative ? -magnitude : magnitude
         self.pinned = pinned
-        textStart = reader.position
+        textStart = position
         localOnly = reason
+    }
+
+    /// Whether `literal` stands at `position` in `line`; if it does, `position` moves past it.
+    @inline(__always)
+    private static func skip(_ literal: StaticString, in line: UnsafeBufferPointer<UInt8>, at position: inout Int) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard position + count <= line.count, equal(line.baseAddress! + position, literal.utf8Start, count) else { return false }
+        position += count
+        return true
+    }
+
+    /// `memcmp(a, b, count) == 0` for a literal's few bytes, a word at a time
+    /// (where the literal's length is known, the comparisons are all that is left).
+    @inline(__always)
+    private static func equal(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+        let (a, b) = (UnsafeRawPointer(a), UnsafeRawPointer(b))
+        func same<Word: FixedWidthInteger>(_: Word.Type, at offset: Int) -> Bool {
+            a.loadUnaligned(fromByteOffset: offset, as: Word.self) == b.loadUnaligned(fromByteOffset: offset, as: Word.self)
+        }
+        switch count {
+        case 4..<8: return same(UInt32.self, at: 0) && same(UInt32.self, at: count - 4)
+        case 8...24:
+            // Words from the start, and one that ends at the last byte (it may overlap the one before).
+            var offset = 0
+            while offset + 8 < count {
+                guard same(UInt64.self, at: offset) else { return false }
+                offset += 8
+            }
+            return same(UInt64.self, at: count - 8)
+        default: return memcmp(a, b, count) == 0
+        }
     }
 
     /// The id of the line this header was read from.
@@ -267,9 +320,14 @@ struct ClipLineHeader {
         PackedID(canonicalUTF8: UnsafeBufferPointer(rebasing: line[idStart..<idStart + 36]))
     }
 
+    /// The id's text in the line this header was read from.
+    static func idText(_ line: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: line[idStart..<idStart + 36])
+    }
+
     /// Whether the line this header was read from holds `id` (the same as comparing `id(of:)`, without decoding it).
     static func hasID(_ id: PackedID, _ line: UnsafeBufferPointer<UInt8>) -> Bool {
-        id.isText(UnsafeBufferPointer(rebasing: line[idStart..<idStart + 36]))
+        id.isText(idText(line))
     }
 
     /// The line's start with another pin: `{"op":"add","id":…,"ts":…,"pinned":<pinned>`.

@@ -254,9 +254,17 @@ extension DataStore {
     }
 
     /// `syncStates` for clips by packed id: a listing of 100,000 entries looks each one up.
+    /// Asked newest first, as the log is listed, the clips are usually the waiting
+    /// keys backwards (changes are queued in the order clips are added): the key
+    /// before the last one found is compared first.
     package func clipSyncStates() throws -> (PackedID) -> SyncState {
         let waiting = try pending().keys()
         let failed = RecordKeySet(Array(try EngineState.load(from: self).failedKeys))
-        return { SyncState(failed: failed.contains(clip: $0), pending: waiting.contains(clip: $0)) }
+        var hint = 0
+        return { id in
+            let found = waiting.clipIndex(id, hint: hint)
+            if let found { hint = found - 1 }
+            return SyncState(failed: failed.contains(clip: id), pending: found != nil)
+        }
     }
 }

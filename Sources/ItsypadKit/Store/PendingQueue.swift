@@ -444,7 +444,7 @@ enum ReplayKey: Hashable {
 
 /// A set of record keys with clip ids packed (a queue may hold 100,000 of them).
 public struct RecordKeySet {
-    var clips = Set<PackedID>()
+    var clips = PackedIDSet()
     var others = Set<RecordKey>()
 
     init() {}
@@ -468,6 +468,9 @@ public struct RecordKeySet {
     }
 
     func contains(clip id: PackedID) -> Bool { clips.contains(id) }
+
+    /// Where the clip `id` stands in the order the keys were added, if it is one; see `PackedIDSet.index(of:hint:)`.
+    func clipIndex(_ id: PackedID, hint: Int) -> Int? { clips.index(of: id, hint: hint) }
 }
 
 /// One line of the pending log. The form itsypad writes,

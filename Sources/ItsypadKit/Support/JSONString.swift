@@ -18,9 +18,13 @@ package enum JSONString {
     package static func needsEscape(_ byte: UInt8) -> Bool { byte == 0x22 || byte == 0x5C || byte < 0x20 }
 
     /// Whether `bytes` is ASCII that needs no escaping: then escaped and
-    /// decoded forms are the same bytes. Eight bytes at a time.
+    /// decoded forms are the same bytes. Sixteen bytes at a time.
     package static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
+        while index + 16 <= bytes.count {
+            if !isPlainASCII(sixteenAt: UnsafeRawPointer(bytes.baseAddress! + index)) { return false }
+            index += 16
+        }
         while index + 8 <= bytes.count {
             if !isPlainASCII(word: UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)) { return false }
             index += 8
@@ -32,15 +36,24 @@ package enum JSONString {
         return true
     }
 
+    /// `isPlainASCII` for the sixteen bytes at `bytes`: two words, one test.
+    @inline(__always)
+    private static func isPlainASCII(sixteenAt bytes: UnsafeRawPointer) -> Bool {
+        specialBytes(bytes.loadUnaligned(as: UInt64.self)) | specialBytes(bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) == 0
+    }
+
     /// `isPlainASCII` for eight bytes at once.
     @inline(__always)
-    private static func isPlainASCII(word: UInt64) -> Bool {
+    private static func isPlainASCII(word: UInt64) -> Bool { specialBytes(word) == 0 }
+
+    /// Nonzero when a byte of `word` is not plain ASCII (0x80 or more, below
+    /// 0x20, a quote or a backslash), without a branch: each term sets the high
+    /// bit of such a byte (exactly for the lowest one; borrows only mark bytes above it).
+    @inline(__always)
+    private static func specialBytes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
-        // A byte below 0x20 (given none has its high bit) borrows into its high bit when 0x20 is subtracted.
-        return
-            !(word & highs != 0 || (word &- 0x20 &* ones) & ~word & highs != 0
-            || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones)))
+        let quotes = word ^ (0x22 &* ones), backslashes = word ^ (0x5C &* ones)
+        return (word | (word &- 0x20 &* ones) & ~word | (quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes) & highs
     }
 
     /// Whether `escaped` is exactly what `appendEscaped` writes for some valid
@@ -50,9 +63,15 @@ package enum JSONString {
         let count = escaped.count
         var index = 0
         while index < count {
-            if index + 8 <= count, isPlainASCII(word: UnsafeRawPointer(escaped.baseAddress! + index).loadUnaligned(as: UInt64.self)) {
-                index += 8
-                continue
+            if index + 8 <= count {
+                let special = specialBytes(
+                    UInt64(littleEndian: UnsafeRawPointer(escaped.baseAddress! + index).loadUnaligned(as: UInt64.self)))
+                if special == 0 {
+                    index += 8
+                    continue
+                }
+                // Straight to the first byte that is not plain (its mark is exact).
+                index += special.trailingZeroBitCount / 8
             }
             let byte = escaped[index]
             if byte >= 0x80 {

@@ -44,32 +44,10 @@ public enum Time {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends `iso8601(ms)` as UTF-8 (listings print thousands of dates).
+    /// Appends `iso8601(ms)` as UTF-8.
     package static func appendISO8601(_ ms: Milliseconds, to out: inout [UInt8]) {
-        let ms = min(max(ms, representable.lowerBound), representable.upperBound)
-        let seconds = floorDivide(ms, 1000)
-        let millis = Int(ms - seconds * 1000)
-        let days = floorDivide(seconds, 86400)
-        let secondOfDay = Int(seconds - days * 86400)
-        let (year, month, day) = civilDate(fromDays: days)
-        // `YYYY-MM-DDThh:mm:ss.sssZ`, written in place.
-        out.appendWritten(count: 24) { text in
-            func digits(_ value: Int, _ width: Int, at start: Int) {
-                var rest = value
-                for position in stride(from: start + width - 1, through: start, by: -1) {
-                    text[position] = 0x30 + UInt8(truncatingIfNeeded: rest % 10)
-                    rest /= 10
-                }
-            }
-            digits(Int(year), 4, at: 0)
-            digits(month, 2, at: 5)
-            digits(day, 2, at: 8)
-            digits(secondOfDay / 3600, 2, at: 11)
-            digits(secondOfDay / 60 % 60, 2, at: 14)
-            digits(secondOfDay % 60, 2, at: 17)
-            digits(millis, 3, at: 20)
-            (text[4], text[7], text[10], text[13], text[16], text[19], text[23]) = (0x2D, 0x2D, 0x54, 0x3A, 0x3A, 0x2E, 0x5A)
-        }
+        var writer = ISO8601Writer()
+        out.appendWritten(count: ISO8601Writer.length) { writer.write(ms, to: $0) }
     }
 
     /// Parses the ISO 8601 form this project writes, strictly:
@@ -149,7 +127,7 @@ public enum Time {
         }
     }
 
-    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+    static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
         let quotient = value / divisor
         return value % divisor < 0 ? quotient - 1 : quotient
     }
@@ -206,5 +184,45 @@ public struct RetentionDuration: Equatable, Sendable, CustomStringConvertible {
         default: return nil
         }
         self.init(milliseconds: count * scale, description: text)
+    }
+}
+
+/// Writes `Time.iso8601` texts in place, keeping the date of the last day it
+/// wrote: the times of a listing fall on few days, and the calendar is most of the work.
+package struct ISO8601Writer {
+    /// The length of every text.
+    package static let length = 24
+    private var lastDay: Int64?
+    private var lastDate = (year: 0, month: 0, day: 0)
+
+    package init() {}
+
+    /// Writes `Time.iso8601(ms)` as the `length` bytes at `text`.
+    package mutating func write(_ ms: Milliseconds, to text: UnsafeMutablePointer<UInt8>) {
+        let ms = min(max(ms, Time.representable.lowerBound), Time.representable.upperBound)
+        let seconds = Time.floorDivide(ms, 1000)
+        let millis = Int(ms - seconds * 1000)
+        let days = Time.floorDivide(seconds, 86400)
+        let secondOfDay = Int(seconds - days * 86400)
+        if days != lastDay {
+            let (year, month, day) = Time.civilDate(fromDays: days)
+            (lastDay, lastDate) = (days, (Int(year), month, day))
+        }
+        // `YYYY-MM-DDThh:mm:ss.sssZ`; every value written is below 100 (the year and the milliseconds in two parts).
+        func twoDigits(_ value: Int, at position: Int) {
+            let tens = value / 10
+            text[position] = 0x30 &+ UInt8(truncatingIfNeeded: tens)
+            text[position + 1] = 0x30 &+ UInt8(truncatingIfNeeded: value - tens * 10)
+        }
+        twoDigits(lastDate.year / 100, at: 0)
+        twoDigits(lastDate.year % 100, at: 2)
+        twoDigits(lastDate.month, at: 5)
+        twoDigits(lastDate.day, at: 8)
+        twoDigits(secondOfDay / 3600, at: 11)
+        twoDigits(secondOfDay / 60 % 60, at: 14)
+        twoDigits(secondOfDay % 60, at: 17)
+        twoDigits(millis / 10, at: 20)
+        text[22] = 0x30 &+ UInt8(truncatingIfNeeded: millis % 10)
+        (text[4], text[7], text[10], text[13], text[16], text[19], text[23]) = (0x2D, 0x2D, 0x54, 0x3A, 0x3A, 0x2E, 0x5A)
     }
 }

@@ -15,6 +15,32 @@ import Testing
         }
     }
 
+    /// `isText` (a listing's check that a line holds its slot's id, compared a
+    /// word at a time) holds for the id's own text only: any byte changed, a
+    /// digit in uppercase, a dash moved or a length off by one is another text.
+    @Test(arguments: [
+        "00000000-0000-4000-8000-000000000000", "ffffffff-ffff-4fff-bfff-ffffffffffff", "0123abcd-4567-489a-bcde-f0123456789a",
+    ])
+    func isTextHoldsForTheIDsOwnTextOnly(_ text: String) throws {
+        let id = try #require(PackedID(canonical: text))
+        let bytes = Array(text.utf8)
+        #expect(bytes.withUnsafeBufferPointer(id.isText))
+        for index in bytes.indices {
+            for replacement in [
+                UInt8(ascii: "0"), UInt8(ascii: "a"), UInt8(ascii: "-"), UInt8(ascii: "g"), bytes[index] ^ 0x20, bytes[index] ^ 0x01,
+            ]
+            where replacement != bytes[index] {
+                var changed = bytes
+                changed[index] = replacement
+                #expect(!changed.withUnsafeBufferPointer(id.isText), "\(String(decoding: changed, as: UTF8.self))")
+            }
+        }
+        #expect(!Array(bytes.dropLast()).withUnsafeBufferPointer(id.isText))
+        #expect(!(bytes + [0x30]).withUnsafeBufferPointer(id.isText))
+        #expect(!Array(text.uppercased().utf8).withUnsafeBufferPointer(id.isText) || text.uppercased() == text)
+        #expect(!Array(text.filter { $0 != "-" }.utf8 + Array("0000".utf8)).withUnsafeBufferPointer(id.isText))
+    }
+
     /// A prefix matches exactly the ids whose text starts with it, at every length and around the dashes.
     @Test func aPrefixMatchesTheIdsWhoseTextStartsWithIt() throws {
         var generator = SeededGenerator(seed: 12)
@@ -55,5 +81,63 @@ import Testing
     ])
     func refusesAnythingButTheLowercaseForm(_ text: String) {
         #expect(PackedID(canonical: text) == nil)
+    }
+}
+
+/// `PackedIDSet` (a flat table probed in place, for the pending clips a
+/// listing looks up) must answer as `Set<PackedID>` does, whatever the ids:
+/// the all-zero id, ids whose words mix to the same value, runs that differ in
+/// one bit, repeats, and enough to grow the table several times.
+@Suite struct PackedIDSetTests {
+    static func random(_ count: Int, seed: UInt64) -> [PackedID] {
+        var generator = SeededGenerator(seed: seed)
+        return (0..<count).map { _ in PackedID(high: generator.next(), low: generator.next()) }
+    }
+
+    static let cases: [(name: String, ids: [PackedID])] = [
+        ("none", []),
+        ("the zero id", [PackedID(high: 0, low: 0)]),
+        ("zero among others", [PackedID(high: 0, low: 0), PackedID(high: 0, low: 1), PackedID(high: 1, low: 0)]),
+        (
+            "one bit apart",
+            (0..<64).map { PackedID(high: 1 << UInt64($0), low: 0) } + (0..<64).map { PackedID(high: 0, low: 1 << UInt64($0)) }
+        ),
+        ("a run of low words", (0..<3000).map { PackedID(high: 0x1234_5678_0000_4000, low: 0x8000_0000_0000_0000 | UInt64($0)) }),
+        ("words that mix alike", (0..<500).map { PackedID(high: UInt64($0) &* 0x9E37_79B9_7F4A_7C15, low: UInt64($0)) }),
+        ("repeats", random(300, seed: 1) + random(300, seed: 1)),
+        ("many", random(20_000, seed: 2)),
+    ]
+
+    @Test(arguments: cases.map(\.name))
+    func answersAsSetDoes(_ name: String) throws {
+        let ids = try #require(PackedIDSetTests.cases.first { $0.name == name }).ids
+        let expected = Set(ids)
+        for reserved in [0, ids.count] {
+            var set = PackedIDSet()
+            set.reserveCapacity(reserved)
+            for (index, id) in ids.enumerated() {
+                set.insert(id)
+                // Members stay members while the table grows under them.
+                if index % 97 == 0 { #expect(ids[...index].allSatisfy(set.contains)) }
+            }
+            #expect(set.count == expected.count)
+            #expect(set.isEmpty == expected.isEmpty)
+            #expect(Set(set) == expected)
+            #expect(Array(set).count == expected.count)
+            #expect(ids.allSatisfy(set.contains))
+            let others = PackedIDSetTests.random(2000, seed: 3) + [PackedID(high: 0, low: 2), PackedID(high: 0, low: 0)]
+            for other in others { #expect(set.contains(other) == expected.contains(other), "\(other)") }
+            // The order of insertion, and a hint (right, wrong or out of range) that never changes the answer.
+            let order = Array(set)
+            #expect(order == ids.reduce(into: [PackedID]()) { if !$0.contains($1) { $0.append($1) } } || ids.count > 5000)
+            for (index, id) in order.enumerated() where index % 7 == 0 {
+                for hint in [index, index - 1, index + 1, -1, order.count, 0] {
+                    #expect(set.index(of: id, hint: hint) == index)
+                }
+            }
+            for other in others.prefix(50) where !expected.contains(other) {
+                #expect(set.index(of: other, hint: 0) == nil && set.index(of: other, hint: -5) == nil)
+            }
+        }
     }
 }

@@ -164,3 +164,87 @@ import Glibc
         #expect(info.st_mode & 0o777 == 0o600)
     }
 }
+
+/// `ClipLineHeader` reads a line's start with word comparisons of its own; it
+/// must read every line as `FixedFormReader` does, the reader it replaced:
+/// the same fields, or nil for the same lines (then the JSON parser reads them).
+@Suite struct ClipLineHeaderTests {
+    static let id = "0123abcd-4567-489a-bcde-f0123456789a"
+    static let start = #"{"op":"add","id":""# + id
+
+    static let lines = [
+        start + #"","ts":1767225600000,"pinned":false,"text":"hi"}"#,
+        start + #"","ts":0,"pinned":true,"text":""}"#,
+        start + #"","ts":-5,"pinned":false,"text":"x"}"#,
+        start + #"","ts":123456789012345678,"pinned":false,"text":"x"}"#,
+        start + #"","ts":1234567890123456789,"pinned":false,"text":"x"}"#,
+        start + #"","ts":,"pinned":false,"text":"x"}"#,
+        start + #"","ts":-,"pinned":false,"text":"x"}"#,
+        start + #"","ts":+5,"pinned":false,"text":"x"}"#,
+        start + #"","ts":12a,"pinned":false,"text":"x"}"#,
+        start + #"","ts":5,"pinned":tru,"text":"x"}"#,
+        start + #"","ts":5,"pinned":falsy,"text":"x"}"#,
+        start + #"","ts":5,"pinned":true,"local":"secret","text":"x"}"#,
+        start + #"","ts":5,"pinned":false,"local":"local","text":"x"}"#,
+        start + #"","ts":5,"pinned":false,"local":"no such reason","text":"x"}"#,
+        start + #"","ts":5,"pinned":false,"local":"","text":"x"}"#,
+        start + #"","ts":5,"pinned":false,"local":"#,
+        start + #"","ts":5,"pinned":false,"local":"0123456789012345678901234567890123456789","text":"x"}"#,
+        start + #"","ts":5,"pinned":false,"text":"#,
+        start + #"","ts":5,"pinned":false,"text":""#,
+        start + #"","ts":5,"pinned":false,"texts":"x"}"#,
+        start + #"","ts":5 ,"pinned":false,"text":"x"}"#,
+        start + #"",  "ts":5,"pinned":false,"text":"x"}"#,
+        #"{"op":"add","id":"0123abcd","ts":5,"pinned":false,"text":"x"}"#,
+        #"{"op":"del","id":""# + id + #"","ts":5,"pinned":false,"text":"x"}"#,
+        #"{ "op":"add","id":""# + id + #"","ts":5,"pinned":false,"text":"x"}"#,
+        "",
+    ]
+
+    /// The header as the JSON-form reader reads it.
+    static func reference(_ line: UnsafeBufferPointer<UInt8>) -> (Int64, Bool, Int, Int, LocalOnlyReason?)? {
+        var reader = FixedFormReader(line)
+        guard reader.skip(#"{"op":"add","id":""#), line.count >= 18 + 36 else { return nil }
+        reader.position += 36
+        guard reader.skip(#"","ts":"#), let timestamp = reader.integer(), reader.skip(#","pinned":"#) else { return nil }
+        let pinned = reader.skip("true")
+        guard pinned || reader.skip("false") else { return nil }
+        let pinnedEnd = reader.position
+        var reason: LocalOnlyReason?
+        if reader.skip(#","local":""#) {
+            let start = reader.position
+            while let byte = reader.current, byte != 0x22, reader.position - start < 32 { reader.position += 1 }
+            guard reader.current == 0x22 else { return nil }
+            reason =
+                LocalOnlyReason(rawValue: String(decoding: UnsafeBufferPointer(rebasing: line[start..<reader.position]), as: UTF8.self))
+                ?? .requested
+            reader.position += 1
+        }
+        guard reader.skip(#","text":""#) else { return nil }
+        return (timestamp, pinned, pinnedEnd, reader.position, reason)
+    }
+
+    @Test(arguments: lines)
+    func readsEveryStartOfALineAsTheReaderItReplaced(_ line: String) {
+        let bytes = Array(line.utf8)
+        // The whole line, and every shorter start of it (a listing may read only a line's first bytes).
+        for end in stride(from: bytes.count, through: 0, by: -1) {
+            bytes[..<end].withUnsafeBufferPointer { start in
+                let expected = ClipLineHeaderTests.reference(start)
+                let header = ClipLineHeader(start)
+                #expect((header == nil) == (expected == nil), "\(line) cut at \(end)")
+                if let header, let expected {
+                    #expect(header.timestamp == expected.0 && header.pinned == expected.1, "\(line)")
+                    #expect(header.pinnedEnd == expected.2 && header.textStart == expected.3 && header.localOnly == expected.4, "\(line)")
+                }
+            }
+        }
+    }
+
+    @Test func readsTheFormAddLineWrites() throws {
+        let line = Array(ClipLineHeaderTests.lines[0].utf8)
+        let header = try #require(line.withUnsafeBufferPointer(ClipLineHeader.init))
+        #expect(header.timestamp == 1_767_225_600_000 && !header.pinned && header.localOnly == nil)
+        #expect(Array(line[header.textStart...]) == Array(#"hi"}"#.utf8))
+    }
+}

@@ -375,6 +375,26 @@ import Testing
         #expect(canonical > 500)
     }
 
+    /// The checks look at eight bytes at a time and jump to the first byte
+    /// that is not plain: each awkward piece, at every offset in a run of plain
+    /// ASCII and before or after another, gets the answer of a byte-at-a-time check.
+    @Test(arguments: pieces)
+    func agreeWithAByteAtATimeCheckAtEveryOffset(_ piece: [UInt8]) {
+        let plain = Array("The quick brown fox jumps over the lazy dog".utf8)
+        for offset in 0...20 {
+            for after in [[], [0x5C, 0x6E], Array("é".utf8), [0x22]] as [[UInt8]] {
+                let escaped = Array(plain[..<offset]) + piece + after + Array(plain[offset...])
+                var again: [UInt8] = []
+                let roundTrips = escaped.withUnsafeBufferPointer { raw in
+                    (try? JSONString.unescape(raw, final: true, reescaping: true, into: &again)) == raw.count && again == Array(raw)
+                }
+                #expect(escaped.withUnsafeBufferPointer(JSONString.isCanonicallyEscaped) == roundTrips, "\(escaped)")
+                let plainASCII = escaped.allSatisfy { $0 < 0x80 && !JSONString.needsEscape($0) }
+                #expect(escaped.withUnsafeBufferPointer(JSONString.isPlainASCII) == plainASCII, "\(escaped)")
+            }
+        }
+    }
+
     @Test func whatAppendEscapedWritesIsCanonical() {
         var generator = SeededGenerator(seed: 6)
         for _ in 0..<2000 {

@@ -11,10 +11,34 @@ import Testing
         (Int64(-1), "1969-12-31T23:59:59.999Z"),
         (Time.representable.lowerBound, "0000-01-01T00:00:00.000Z"),
         (Time.representable.upperBound, "9999-12-31T23:59:59.999Z"),
+        (Int64(1_767_225_599_005), "2025-12-31T23:59:59.005Z"), (Int64(1_767_225_600_050), "2026-01-01T00:00:00.050Z"),
+        (Int64(1_767_225_610_100), "2026-01-01T00:00:10.100Z"), (Int64(-62_135_596_800_001), "0000-12-31T23:59:59.999Z"),
+        (Int64(-59_011_459_200_000), "0100-01-01T00:00:00.000Z"), (Int64(946_684_799_999), "1999-12-31T23:59:59.999Z"),
     ])
     func formatsISO8601(_ ms: Int64, _ text: String) {
         #expect(Time.iso8601(ms) == text)
         #expect(Time.parseISO8601(text) == ms)
+    }
+
+    /// One writer reused for many times (as a listing does, keeping the last
+    /// day's date) writes what `iso8601` writes for each: within a day, across
+    /// midnight, back to an earlier day and clamped at both ends.
+    @Test func aReusedWriterWritesWhatIso8601Writes() {
+        var random = SeededGenerator(seed: 10)
+        let day: Int64 = 86_400_000
+        var times: [Int64] = [0, 1, day - 1, day, day - 1, -1, Int64.min, Int64.max, Time.representable.upperBound, 0]
+        for _ in 0..<500 {
+            let base = Int64.random(in: Time.representable, using: &random)
+            times += [base, base + 1, base + day, base - 1_000, base + Int64.random(in: 0..<day, using: &random)]
+        }
+        var writer = ISO8601Writer()
+        for ms in times {
+            let text = [UInt8](unsafeUninitializedCapacity: ISO8601Writer.length) { buffer, count in
+                writer.write(ms, to: buffer.baseAddress!)
+                count = ISO8601Writer.length
+            }
+            #expect(String(decoding: text, as: UTF8.self) == Time.iso8601(ms), "\(ms)")
+        }
     }
 
     @Test func everyRepresentableTimeRoundTrips() {
