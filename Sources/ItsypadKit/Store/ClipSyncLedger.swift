@@ -158,7 +158,7 @@ public final class ClipSyncLedger {
     private func compactIfGrown() throws {
         let size = tree.fileSize(path) ?? 0
         guard size > 1 << 20 else { return }
-        let base = PendingQueue.baseLine(of: path, in: tree)?["bytes"]?.int64Value ?? 0
+        let base = PendingQueue.baseLine(of: path, in: tree)?.bytes ?? 0
         guard base < Int64(size) / 2 else { return }
         let lines = try all().sorted { $0.key < $1.key }.map { Self.line(id: $0.key, $0.value).serialized() + "\n" }.joined()
         let header = JSONValue.object([("op", .string("base")), ("bytes", .integer(Int64(lines.utf8.count)))]).serialized() + "\n"
