@@ -353,8 +353,7 @@ public final class ClipStore {
             guard let position = slots.firstIndex(where: { $0.id == packed && $0.isLive }) else { return false }
             let slot = slots[position]
             if slot.isPinned == pinned { return false }
-            let line = JSONValue.object([("op", .string("pin")), ("id", .string(id)), ("pinned", .bool(pinned))]).serialized() + "\n"
-            try log.append(Array(line.utf8))
+            try log.append(try ClipStore.pinLine(id: id, pinned))
             try index.writeFlags(pinned ? slot.flags | ClipSlot.pinned : slot.flags & ~ClipSlot.pinned, at: position)
             var header = index.header
             // An unpinned entry before the cursor must become evictable again.
@@ -453,6 +452,13 @@ public final class ClipStore {
             changed = (changed?.lowerBound ?? position)...position
         }
         return (removed, lines, changed)
+    }
+
+    /// `{"op":"pin","id":…,"pinned":…}` and a newline.
+    static func pinLine(id: String, _ pinned: Bool) throws -> [UInt8] {
+        var line = try JSONCoding.encodeValue(ClipLogLine(op: "pin", id: id, pinned: pinned), keys: .asEncoded).serializedBytes()
+        line.append(UInt8(ascii: "\n"))
+        return line
     }
 
     /// `{"op":"rm","id":…}` and a newline, written from bytes (a clear removes 100,000 entries).

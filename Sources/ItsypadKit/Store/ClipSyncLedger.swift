@@ -81,22 +81,21 @@ public final class ClipSyncLedger {
                 if let wanted, !wanted.contains(id) { return }
                 // A line that does not parse is skipped: at worst a clip is sent again without its tag,
                 // which the backend answers with its version.
-                guard let json = try? JSONValue.parse(line) else { return }
-                Self.apply(json, id: id, to: &entries)
+                guard let parsed = try? JSONCoding.decode(ClipLedgerLine.self, from: Array(line)) else { return }
+                Self.apply(parsed, id: id, to: &entries)
             }
         }
         return entries
     }
 
-    private static func apply(_ json: JSONValue, id: String, to entries: inout [String: Entry]) {
-        switch json["op"]?.stringValue {
+    private static func apply(_ line: ClipLedgerLine, id: String, to entries: inout [String: Entry]) {
+        switch line.op {
         case "set":
             entries[id] = Entry(
-                tag: json["tag"]?.stringValue, pinned: json["pinned"]?.boolValue,
-                history: EditHistory.decode(json["history"]) ?? EditHistory(),
-                change: json["change"]?.stringValue.flatMap(HybridTimestamp.init))
+                tag: line.tag, pinned: line.pinned, history: line.history.flatMap(EditHistory.init(strings:)) ?? EditHistory(),
+                change: line.change.flatMap(HybridTimestamp.init))
         case "change":
-            guard let clock = json["change"]?.stringValue.flatMap(HybridTimestamp.init) else { return }
+            guard let clock = line.change.flatMap(HybridTimestamp.init) else { return }
             entries[id, default: Entry()].change = clock
         case "rm":
             entries[id] = nil
@@ -114,15 +113,12 @@ public final class ClipSyncLedger {
 
     /// Records pin changes made here, to be sent.
     public func recordChange(ids: [String], clock: HybridTimestamp) throws {
-        try append(
-            ids.map { id in
-                JSONValue.object([("id", .string(id)), ("op", .string("change")), ("change", .string(clock.description))])
-            })
+        try append(ids.map { ClipLedgerLine(id: $0, op: "change", change: clock.description) })
     }
 
     /// Forgets clips the backend no longer has.
     public func forget(_ ids: [String]) throws {
-        try append(ids.map { JSONValue.object([("id", .string($0)), ("op", .string("rm"))]) })
+        try append(ids.map { ClipLedgerLine(id: $0, op: "rm") })
     }
 
     /// Forgets everything (the backend was replaced).
@@ -133,18 +129,24 @@ public final class ClipSyncLedger {
         }
     }
 
-    private static func line(id: String, _ entry: Entry) -> JSONValue {
-        var members: [(String, JSONValue)] = [("id", .string(id)), ("op", .string("set"))]
-        if let tag = entry.tag { members.append(("tag", .string(tag))) }
-        if let pinned = entry.pinned { members.append(("pinned", .bool(pinned))) }
-        members.append(("history", .array(entry.history.strings.map { .string($0) })))
-        if let change = entry.change { members.append(("change", .string(change.description))) }
-        return .object(members)
+    private static func line(id: String, _ entry: Entry) -> ClipLedgerLine {
+        ClipLedgerLine(
+            id: id, op: "set", tag: entry.tag, pinned: entry.pinned, history: entry.history.strings, change: entry.change?.description)
     }
 
-    private func append(_ lines: [JSONValue]) throws {
+    /// The lines as the log holds them, one JSON object each.
+    static func serialized(_ lines: [ClipLedgerLine]) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for line in lines {
+            bytes += try JSONCoding.encodeValue(line, keys: .asEncoded).serializedBytes()
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        return bytes
+    }
+
+    private func append(_ lines: [ClipLedgerLine]) throws {
         guard !lines.isEmpty else { return }
-        let bytes = Array(lines.map { $0.serialized() + "\n" }.joined().utf8)
+        let bytes = try Self.serialized(lines)
         try storeOperation {
             if file == nil { file = try AppendFile(path: path, in: tree) }
             try file!.append(bytes)
@@ -158,12 +160,12 @@ public final class ClipSyncLedger {
     private func compactIfGrown() throws {
         let size = tree.fileSize(path) ?? 0
         guard size > 1 << 20 else { return }
-        let base = PendingQueue.baseLine(of: path, in: tree)?["bytes"]?.int64Value ?? 0
+        let base = PendingQueue.baseLine(of: path, in: tree)?.bytes ?? 0
         guard base < Int64(size) / 2 else { return }
-        let lines = try all().sorted { $0.key < $1.key }.map { Self.line(id: $0.key, $0.value).serialized() + "\n" }.joined()
-        let header = JSONValue.object([("op", .string("base")), ("bytes", .integer(Int64(lines.utf8.count)))]).serialized() + "\n"
+        let lines = try Self.serialized(try all().sorted { $0.key < $1.key }.map { Self.line(id: $0.key, $0.value) })
+        let header = try Self.serialized([ClipLedgerLine(op: "base", bytes: Int64(lines.count))])
         try storeOperation {
-            try tree.writeAtomically(path, Array((header + lines).utf8))
+            try tree.writeAtomically(path, header + lines)
             file = nil
         }
     }

@@ -81,8 +81,9 @@ public struct EngineState: Equatable, Sendable {
 
     static func path(in store: DataStore) -> String { store.path + "/sync/state.json" }
 
-    /// Reads the state. A damaged file (not JSON, not a regular file, out-of-range values) gives a
-    /// fresh state with `damage` set rather than an error: sync must recover from it by itself.
+    /// Reads the state. A damaged file (not JSON, not a regular file, a value of the wrong type, an
+    /// invalid zone ID) gives a fresh state with `damage` set rather than an error: sync must recover
+    /// from it by itself.
     public static func load(from store: DataStore) throws -> EngineState {
         let path = path(in: store)
         let bytes: [UInt8]?
@@ -95,39 +96,11 @@ public struct EngineState: Equatable, Sendable {
         }
         guard let bytes else { return EngineState() }
         guard let json = try? JSONValue.parse(bytes), case .object = json else { return EngineState(damage: "\(path) is not valid JSON") }
-        var state = EngineState()
-        state.zoneID = json["zoneID"]?.stringValue
-        if let zoneID = state.zoneID, !NameRules.isZoneID(zoneID) { return EngineState(damage: "\(path) holds an invalid zone ID") }
-        state.token = json["token"]?.stringValue
-        state.lastPush = json["lastPush"]?.int64Value.flatMap { Time.validRange.contains($0) ? $0 : nil }
-        state.lastPull = json["lastPull"]?.int64Value.flatMap { Time.validRange.contains($0) ? $0 : nil }
-        state.lastError = json["lastError"]?.stringValue
-        state.queueID = json["queueID"]?.stringValue
-        state.fullFetch = json["fullFetch"]?.stringValue.flatMap(FullFetch.init(rawValue:))
-        for item in json["failures"]?.arrayValue ?? [] {
-            guard let type = item["type"]?.stringValue.flatMap(RecordType.init(rawValue:)), let id = item["id"]?.stringValue,
-                let attempts = item["attempts"]?.int64Value, let error = item["error"]?.stringValue
-            else { continue }
-            state.failures[RecordKey(type, id)] = Failure(attempts: Int(min(max(attempts, 0), Int64(maxAttempts))), error: error)
+        let file: EngineStateFile
+        do { file = try JSONCoding.decode(EngineStateFile.self, from: json) } catch {
+            return EngineState(damage: "\(path): \(JSONCoding.describe(error))")
         }
-        for item in json["quarantine"]?.arrayValue ?? [] {
-            guard let location = item["location"]?.stringValue, let reason = item["reason"]?.stringValue else { continue }
-            let key = item["type"]?.stringValue.flatMap(RecordType.init(rawValue:)).flatMap { type in
-                item["id"]?.stringValue.map { RecordKey(type, $0) }
-            }
-            let since = item["since"]?.int64Value.flatMap { Time.validRange.contains($0) ? $0 : nil } ?? Time.now()
-            state.quarantine.append(Quarantined(key: key, location: location, reason: reason, since: since))
-        }
-        for item in json["waiting"]?.arrayValue ?? [] {
-            guard let path = item["path"]?.stringValue, let reason = item["reason"]?.stringValue,
-                let since = item["since"]?.int64Value, Time.validRange.contains(since)
-            else { continue }
-            state.waiting.append(Waiting(path: path, reason: reason, since: since))
-        }
-        for item in json["unknownTypes"]?.arrayValue ?? [] {
-            if let name = item.stringValue, RecordType(rawValue: name) != nil { state.unknownTypes.insert(name) }
-        }
-        return state
+        return file.state(now: Time.now()) ?? EngineState(damage: "\(path) holds an invalid zone ID")
     }
 
     private init(damage: String) {
@@ -135,30 +108,10 @@ public struct EngineState: Equatable, Sendable {
     }
 
     public func save(to store: DataStore) throws {
-        let failures = self.failures.sorted { ($0.key.type.rawValue, $0.key.name) < ($1.key.type.rawValue, $1.key.name) }.map {
-            JSONValue.object([
-                ("type", .string($0.key.type.rawValue)), ("id", .string($0.key.name)),
-                ("attempts", .integer(Int64($0.value.attempts))), ("error", .string($0.value.error)),
-            ])
-        }
-        func optional<T>(_ value: T?, _ wrap: (T) -> JSONValue) -> JSONValue { value.map(wrap) ?? .null }
-        let json = JSONValue.object([
-            ("zoneID", optional(zoneID) { .string($0) }),
-            ("token", optional(token) { .string($0) }),
-            ("lastPush", optional(lastPush) { .integer($0) }),
-            ("lastPull", optional(lastPull) { .integer($0) }),
-            ("lastError", optional(lastError) { .string($0) }),
-            ("failures", .array(failures)),
-            ("queueID", optional(queueID) { .string($0) }),
-            ("fullFetch", optional(fullFetch) { .string($0.rawValue) }),
-            ("quarantine", .array(quarantine.map(\.json))),
-            ("waiting", .array(waiting.map(\.json))),
-            ("unknownTypes", .array(unknownTypes.sorted().map { .string($0) })),
-        ])
+        var bytes = try JSONCoding.encodeValue(EngineStateFile(self), keys: .asEncoded).prettySerializedBytes()
+        bytes.append(UInt8(ascii: "\n"))
         let path = EngineState.path(in: store)
-        try storeOperation {
-            try store.tree.writeAtomically(path, Array((json.prettySerialized() + "\n").utf8))
-        }
+        try storeOperation { try store.tree.writeAtomically(path, bytes) }
     }
 
     /// Items that failed often enough to show as `failed`.
@@ -193,7 +146,7 @@ public struct EngineState: Equatable, Sendable {
 }
 
 extension EngineState.Quarantined {
-    /// The form in `sync/state.json` and `sync status --json`.
+    /// The form in `sync status --json`.
     package var json: JSONValue {
         .object([
             ("type", key.map { .string($0.type.rawValue) } ?? .null), ("id", key.map { .string($0.name) } ?? .null),
@@ -206,7 +159,7 @@ extension EngineState.Quarantined {
 }
 
 extension EngineState.Waiting {
-    /// The form in `sync/state.json` and `sync status --json`.
+    /// The form in `sync status --json`.
     package var json: JSONValue {
         .object([("path", .string(path)), ("reason", .string(reason)), ("since", .integer(since))])
     }

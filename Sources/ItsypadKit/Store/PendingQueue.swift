@@ -20,16 +20,11 @@ public struct PendingChange: Equatable, Sendable {
     /// policy makes (eviction past the limit, pruning), which any device would make again.
     public var hard = false
 
-    var line: JSONValue {
-        PendingChange.line(operation.rawValue, key, tag: tag, hard: hard, version: version)
-    }
-
-    static func line(_ op: String, _ key: RecordKey, tag: String? = nil, hard: Bool = false, version: Int? = nil) -> JSONValue {
-        var members: [(String, JSONValue)] = [("op", .string(op)), ("type", .string(key.type.rawValue)), ("id", .string(key.name))]
-        if let version { members.append(("v", .integer(Int64(version)))) }
-        if let tag { members.append(("tag", .string(tag))) }
-        if hard { members.append(("hard", .bool(true))) }
-        return .object(members)
+    /// Its line in the log, with its version (compaction keeps the numbering).
+    var line: [UInt8] {
+        var bytes: [UInt8] = []
+        PendingQueue.appendLine(operation.rawValue, key, version: version, tag: tag, hard: hard, to: &bytes)
+        return bytes
     }
 }
 
@@ -82,7 +77,7 @@ public final class PendingQueue {
         waiting = nil
     }
 
-    /// A log line as `PendingChange.line` serializes it, `{"op":…,"type":…,"id":…[,"v":N][,"tag":…][,"hard":true]}`,
+    /// A change's line in the form `PendingLogLine` defines, `{"op":…,"type":…,"id":…[,"v":N][,"tag":…][,"hard":true]}`,
     /// written from bytes (an import queues 100,000 changes, a clear confirms as many).
     package static func appendLine(
         _ op: String, _ key: RecordKey, version: Int? = nil, tag: String? = nil, hard: Bool = false,
@@ -370,15 +365,14 @@ public final class PendingQueue {
         let identity = newIdentity ?? self.identity
         changes.removeAll { $0.operation == .delete && !knownToBackend($0.key) }
         // Lines are serialized twice (to size the header, then to write) rather than held in memory.
-        func line(_ change: PendingChange) -> String { change.line.serialized() + "\n" }
-        let size = changes.reduce(0) { $0 + line($1).utf8.count }
+        let size = changes.reduce(0) { $0 + $1.line.count }
         // The first line records the compacted size, so the log is compacted again only once it has doubled.
         let header = PendingQueue.baseLine(bytes: size, identity: identity)
         try storeOperation {
             try tree.writeAtomically(path) { write in
                 var chunk = header
                 for change in changes {
-                    chunk += line(change).utf8
+                    chunk += change.line
                     if chunk.count >= 1 << 16 { try write(chunk); chunk.removeAll(keepingCapacity: true) }
                 }
                 try write(chunk)
@@ -394,23 +388,23 @@ public final class PendingQueue {
 
     /// The name compaction gave this log (its first line), nil when it has none:
     /// a log created from scratch after the old one was lost has none.
-    public var identity: String? { header()?["queue"]?.stringValue }
+    public var identity: String? { header()?.queue }
 
-    private func header() -> JSONValue? { PendingQueue.baseLine(of: path, in: tree) }
+    private func header() -> PendingLogLine? { PendingQueue.baseLine(of: path, in: tree) }
 
     /// The `{"op":"base",…}` first line a compacted log starts with, if it has one.
-    static func baseLine(of path: String, in tree: FileTree? = nil) -> JSONValue? {
+    static func baseLine(of path: String, in tree: FileTree? = nil) -> PendingLogLine? {
         guard let fd = (try? (tree ?? .containing(path)).openFile(path, flags: O_RDONLY)) ?? nil else { return nil }
         defer { close(fd) }
         return baseLine(fd: fd, path: path)
     }
 
-    private static func baseLine(fd: Int32, path: String) -> JSONValue? {
+    private static func baseLine(fd: Int32, path: String) -> PendingLogLine? {
         let head = (try? FileSystem.read(fd: fd, offset: 0, count: 160, path: path)) ?? []
         guard let firstLine = head.split(separator: 0x0A, omittingEmptySubsequences: false).first,
-            let json = try? JSONValue.parse(Array(firstLine)), json["op"]?.stringValue == "base"
+            let line = try? JSONCoding.decode(PendingLogLine.self, from: Array(firstLine)), line.op == "base"
         else { return nil }
-        return json
+        return line
     }
 
     /// Whether the log has grown enough to be worth compacting: past the
@@ -420,7 +414,7 @@ public final class PendingQueue {
         // Asked after each append (`clip add`): the log this run appended to is read through its open descriptor.
         let size = file?.size ?? tree.fileSize(path) ?? 0
         guard size > PendingQueue.compactionThreshold else { return false }
-        let base = (file.map { PendingQueue.baseLine(fd: $0.fd, path: path) } ?? header())?["bytes"]?.int64Value ?? 0
+        let base = (file.map { PendingQueue.baseLine(fd: $0.fd, path: path) } ?? header())?.bytes ?? 0
         return base < Int64(size) / 2
     }
 }
@@ -475,9 +469,9 @@ public struct RecordKeySet {
 
 /// One line of the pending log. The form itsypad writes,
 /// `{"op":"…","type":"…","id":"…"[,"v":N][,"tag":"…"][,"hard":true]}`, is read
-/// from its bytes; anything else goes through the JSON parser. nil for a line
-/// that is not a JSON object with an `op` (damage, or a torn tail).
-struct PendingLine {
+/// from its bytes; anything else goes through `PendingLogLine`. nil for a line
+/// that is not of that type (damage, or a torn tail).
+struct PendingLine: Equatable {
     var op: String
     /// nil for a line that names no record (the base line).
     var key: ReplayKey?
@@ -493,14 +487,21 @@ struct PendingLine {
             self = fast
             return
         }
-        guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue else { return nil }
-        self.op = op
-        if let type = json["type"]?.stringValue.flatMap(RecordType.init(rawValue:)), let id = json["id"]?.stringValue {
+        self.init(decoding: line)
+    }
+
+    /// The line read by the Codable type only (the fast reader's reference).
+    init?(decoding line: ArraySlice<UInt8>) {
+        guard let json = try? JSONValue.parse(line), let parsed = try? JSONCoding.decode(PendingLogLine.self, from: json) else {
+            return nil
+        }
+        op = parsed.op
+        if let type = parsed.type.flatMap(RecordType.init(rawValue:)), let id = parsed.id {
             key = ReplayKey(RecordKey(type, id))
         }
-        version = json["v"]?.int64Value.flatMap { PendingLine.versions.contains(Int($0)) ? Int($0) : nil }
-        tag = json["tag"]?.stringValue
-        hard = json["hard"]?.boolValue == true
+        version = parsed.v.flatMap { PendingLine.versions.contains(Int($0)) ? Int($0) : nil }
+        tag = parsed.tag
+        hard = parsed.hard == true
     }
 
     private init(op: String, key: ReplayKey, version: Int?, tag: String?, hard: Bool) {

@@ -36,17 +36,13 @@ public final class SettingsStore {
         self.path = path
         self.tree = tree ?? .containing(path)
         guard let bytes = try storeOperation({ try self.tree.read(path) }) else { return }
-        let json: JSONValue
-        do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
-        guard case .object(let values)? = json["values"] else { throw ItsypadError.corrupt(path, "no values object") }
-        for (key, stored) in values {
-            guard let clock = stored["clock"]?.stringValue.flatMap(HybridTimestamp.init) else {
-                throw ItsypadError.corrupt(path, "setting \(key) has no clock")
-            }
-            let value = stored["value"].flatMap { $0 == .null ? nil : $0 }
-            entries[key] = Entry(
-                value: value, clock: clock, tag: stored["tag"]?.stringValue,
-                syncedClock: stored["synced"]?.stringValue.flatMap(HybridTimestamp.init))
+        let file: SettingsFile
+        do { file = try JSONCoding.decode(SettingsFile.self, from: bytes) } catch {
+            throw ItsypadError.corrupt(path, JSONCoding.describe(error))
+        }
+        for (key, stored) in file.values.byName {
+            guard let entry = stored.entry else { throw ItsypadError.corrupt(path, "setting \(key) has no clock") }
+            entries[key] = entry
         }
     }
 
@@ -103,15 +99,10 @@ public final class SettingsStore {
 
     /// The file's content.
     package func encoded() -> [UInt8] {
-        let values = entries.keys.sorted().map { key -> (String, JSONValue) in
-            let entry = entries[key]!
-            var members: [(String, JSONValue)] = [("value", entry.value ?? .null), ("clock", .string(entry.clock.description))]
-            if let tag = entry.tag { members.append(("tag", .string(tag))) }
-            if let synced = entry.syncedClock { members.append(("synced", .string(synced.description))) }
-            return (key, .object(members))
-        }
-        let json = JSONValue.object([("format", .integer(1)), ("values", .object(values))])
-        return Array((json.prettySerialized() + "\n").utf8)
+        // Nothing in the file is beyond what JSON can hold, so encoding cannot fail.
+        var bytes = try! JSONCoding.encodeValue(SettingsFile(entries), keys: .asEncoded).prettySerializedBytes()
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
     }
 
     static func hostName() -> String {

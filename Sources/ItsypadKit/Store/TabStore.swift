@@ -227,13 +227,3 @@ public struct TabDeletion: Equatable, Sendable {
         self.history = history
     }
 }
-
-extension EditHistory {
-    /// From a JSON array of clocks; nil when absent or malformed.
-    static func decode(_ json: JSONValue?) -> EditHistory? {
-        guard let items = json?.arrayValue else { return nil }
-        let strings = items.compactMap(\.stringValue)
-        guard strings.count == items.count else { return nil }
-        return EditHistory(strings: strings)
-    }
-}

@@ -4,6 +4,14 @@
 /// order the type encodes them, so files are byte-for-byte reproducible; absent
 /// optionals are left out.
 package enum JSONCoding {
+    /// A key chosen at run time: an object member's name, for maps and free-form objects.
+    package struct NameKey: CodingKey {
+        package let stringValue: String
+        package var intValue: Int? { nil }
+        package init(stringValue: String) { self.stringValue = stringValue }
+        package init?(intValue: Int) { return nil }
+    }
+
     /// How an encoded object's keys are ordered.
     package enum KeyOrder {
         case sorted
@@ -57,6 +65,61 @@ package enum JSONCoding {
 
     private static func path(_ codingPath: [any CodingKey]) -> String {
         codingPath.isEmpty ? "top level" : codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    }
+}
+
+// MARK: - Free-form values
+
+/// Any JSON, for a format's free-form member (a setting's value). `JSONCoding` passes it through as
+/// it is (a number keeps its written form); these conformances serve other coders.
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        if let container = try? decoder.container(keyedBy: JSONCoding.NameKey.self) {
+            self = .object(try container.allKeys.map { ($0.stringValue, try container.decode(JSONValue.self, forKey: $0)) })
+        } else if var container = try? decoder.unkeyedContainer() {
+            var items: [JSONValue] = []
+            while !container.isAtEnd { items.append(try container.decode(JSONValue.self)) }
+            self = .array(items)
+        } else {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() {
+                self = .null
+            } else if let bool = try? container.decode(Bool.self) {
+                self = .bool(bool)
+            } else if let integer = try? container.decode(Int64.self) {
+                self = .integer(integer)
+            } else if let number = try? container.decode(Double.self) {
+                self = .number(number)
+            } else {
+                self = .string(try container.decode(String.self))
+            }
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .object(let members):
+            var container = encoder.container(keyedBy: JSONCoding.NameKey.self)
+            for (key, value) in members { try container.encode(value, forKey: JSONCoding.NameKey(stringValue: key)) }
+        case .array(let items):
+            var container = encoder.unkeyedContainer()
+            for item in items { try container.encode(item) }
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        case .bool(let bool):
+            var container = encoder.singleValueContainer()
+            try container.encode(bool)
+        case .integer(let integer):
+            var container = encoder.singleValueContainer()
+            try container.encode(integer)
+        case .number(let number):
+            var container = encoder.singleValueContainer()
+            try container.encode(number)
+        case .string(let string):
+            var container = encoder.singleValueContainer()
+            try container.encode(string)
+        }
     }
 }
 
@@ -124,6 +187,7 @@ private final class EncodingBox {
             return .number(value)
         }
         switch value {
+        case let value as JSONValue: return value
         case let value as String: return .string(value)
         case let value as Bool: return .bool(value)
         case let value as Int: return try integer(value)
@@ -279,6 +343,7 @@ private struct ValueDecoder: Decoder {
     /// Decodes primitives directly and anything else through `init(from:)`.
     func unbox<T: Decodable>(_ type: T.Type) throws -> T {
         switch type {
+        case is JSONValue.Type: return value as! T
         case is String.Type:
             guard case .string(let string) = value else { throw mismatch("a string") }
             return string as! T

@@ -264,6 +264,27 @@ import Testing
         #expect(built["k"] == .integer(1))
         #expect(try JSONCoding.decode(Key.self, from: built).k == 1)
     }
+
+    /// A free-form member passes through as it is; its own conformance (for other coders) is
+    /// checked here through the containers, by a type that calls it rather than being passed through.
+    struct ThroughContainers: Codable {
+        var value: JSONValue
+        init(_ value: JSONValue) { self.value = value }
+        init(from decoder: any Decoder) throws { value = try JSONValue(from: decoder) }
+        func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+    }
+
+    @Test(arguments: [
+        "null", "true", "-12", "9223372036854775807", "1.5", "1.0", "\"é\\n\"", "[]", "{}", "[1,\"x\",{\"k\":[true,null]}]",
+        "{\"b\":{\"c\":\"d\"},\"a\":[2.5]}",
+    ])
+    func freeFormValuesRoundTrip(_ text: String) throws {
+        let value = try JSONValue.parse(text)
+        #expect(try JSONCoding.encodeValue(value, keys: .asEncoded).serialized() == value.serialized())
+        #expect(try JSONCoding.decode(JSONValue.self, from: Array(text.utf8)) == value)
+        #expect(try JSONCoding.encodeValue(ThroughContainers(value), keys: .asEncoded) == value)
+        #expect(try JSONCoding.decode(ThroughContainers.self, from: value).value == value)
+    }
 }
 
 /// JSONTestSuite's parsing corpus (see `JSONTestSuite`): y_ files are

@@ -1,0 +1,21 @@
+import ItsypadModel
+import ItsypadSupport
+
+/// A line of `clips/log` (see `ClipStore`): the one place its keys and their meaning are written
+/// down. An entry added is `op` "add", `id`, `ts`, `pinned`, `local` when it stays on this device,
+/// then `text` (last, so that a listing reads the rest without the text); a removal is `op` "rm"
+/// and `id`; a pin change `op` "pin", `id` and `pinned`. `clip add`, clear and the listings write
+/// and read these lines from bytes (`ClipStore.addLine`, `appendRemoveLine`, `ClipLineHeader`);
+/// `ClipLogLineTests` checks them against this type.
+struct ClipLogLine: Codable, Equatable {
+    /// `add`, `rm` or `pin`.
+    var op: String
+    var id: String
+    /// `add`: milliseconds since 1970.
+    var ts: Int64?
+    /// `add` and `pin`.
+    var pinned: Bool?
+    /// `add`: why the entry is never synced (`LocalOnlyReason`); absent when it is synced.
+    var local: String?
+    var text: String?
+}

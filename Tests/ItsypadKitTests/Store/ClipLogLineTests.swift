@@ -1,0 +1,73 @@
+import Testing
+
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
+
+/// `clips/log` is written and read from bytes on the hot paths (`clip add`, clear, the listings):
+/// the hand-written writers and readers must agree with `ClipLogLine`, the format's definition, and
+/// write what the release before it wrote.
+@Suite("Store: clip log lines")
+struct ClipLogLineTests {
+    static let id = "0f8fad5b-d9cb-469f-a165-70867728950e"
+
+    static let adds: [(ClipEntry, String)] = [
+        (
+            ClipEntry(id: id, text: "hello", timestamp: 1_700_000_000_000),
+            #"{"op":"add","id":"\#(id)","ts":1700000000000,"pinned":false,"text":"hello"}"#
+        ),
+        (
+            ClipEntry(
+                id: id, text: "é😀\"\\\n\t\u{1}\u{7F}\u{2028}</", timestamp: Time.validRange.upperBound, pinned: true, localOnly: .secret),
+            #"{"op":"add","id":"\#(id)","ts":253402300799999,"pinned":true,"local":"secret","text":"é😀\"\\\n\t\u0001\#u{7F}\#u{2028}</"}"#
+        ),
+        (
+            ClipEntry(id: id, text: "", timestamp: 0, localOnly: .requested),
+            #"{"op":"add","id":"\#(id)","ts":0,"pinned":false,"local":"local","text":""}"#
+        ),
+    ]
+
+    static func encoded(_ line: ClipLogLine) throws -> String {
+        try JSONCoding.encodeValue(line, keys: .asEncoded).serialized() + "\n"
+    }
+
+    @Test("an add line is written as before and as the Codable type writes it; the listing's reader agrees with it", arguments: adds)
+    func addLines(_ add: (entry: ClipEntry, golden: String)) throws {
+        let written = ClipStore.addLine(add.entry)
+        #expect(String(decoding: written, as: UTF8.self) == add.golden + "\n")
+        let line = ClipLogLine(
+            op: "add", id: add.entry.id, ts: add.entry.timestamp, pinned: add.entry.pinned, local: add.entry.localOnly?.rawValue,
+            text: add.entry.text)
+        #expect(try Self.encoded(line) == add.golden + "\n")
+        let decoded = try JSONCoding.decode(ClipLogLine.self, from: Array(written.dropLast()))
+        #expect(decoded == line)
+        let header = try #require(written.dropLast().withUnsafeBufferPointer(ClipLineHeader.init))
+        #expect(header.timestamp == decoded.ts && header.pinned == decoded.pinned)
+        #expect(header.localOnly == decoded.local.map { LocalOnlyReason(rawValue: $0) ?? .requested })
+        #expect(written.dropLast().withUnsafeBufferPointer(ClipLineHeader.id)?.string == decoded.id)
+    }
+
+    @Test func removeAndPinLinesAreTheCodableTypesForm() throws {
+        var removal: [UInt8] = []
+        ClipStore.appendRemoveLine(try #require(PackedID(canonical: Self.id)), to: &removal)
+        #expect(String(decoding: removal, as: UTF8.self) == #"{"op":"rm","id":"\#(Self.id)"}"# + "\n")
+        #expect(try Self.encoded(ClipLogLine(op: "rm", id: Self.id)) == String(decoding: removal, as: UTF8.self))
+        #expect(
+            String(decoding: try ClipStore.pinLine(id: Self.id, true), as: UTF8.self) == #"{"op":"pin","id":"\#(Self.id)","pinned":true}"#
+                + "\n")
+    }
+
+    @Test func whatTheStoreWritesReadsBackThroughTheCodableTypeAndTheStore() throws {
+        let directory = TemporaryDirectory()
+        let store = try ClipStore(directory: directory.path + "/clips")
+        for (entry, _) in Self.adds.dropFirst() {
+            var entry = entry
+            entry.id = Identifier.make()
+            _ = try store.add(entry, maxEntries: 10)
+            #expect(try store.live(ids: [entry.id])[entry.id] == entry)
+        }
+        let log = try #require(try FileSystem.read(directory.path + "/clips/log"))
+        let lines = try log.split(separator: 0x0A).map { try JSONCoding.decode(ClipLogLine.self, from: Array($0)) }
+        #expect(Set(lines.compactMap(\.text)) == Set(Self.adds.dropFirst().map(\.0.text)))
+    }
+}
