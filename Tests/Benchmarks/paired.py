@@ -9,10 +9,12 @@ by round (paired) and its median reported.
 
 Usage:
   paired.py --runs N --warmup W --export-json FILE [--fresh-text FILE]
-            -n NAME [--stdin FILE] COMMAND [-n NAME [--stdin FILE] COMMAND ...]
+            -n NAME [--stdin FILE] [--prepare PREP] COMMAND [-n NAME ... COMMAND ...]
 
 COMMAND is split as a shell would split it (no shell runs it). Its standard input is FILE or
 /dev/null, its output goes to a pipe that `cat` drains into /dev/null (as hyperfine --output=pipe).
+PREP (split the same way) runs untimed before each run of its command, its output discarded, as
+hyperfine's --prepare: for commands that need a fresh state each time (a first sync, a copy).
 --fresh-text FILE writes a new, distinct line of text to FILE before every round (untimed), for
 commands such as `clip add` that skip a repeat of the newest entry. Exits non-zero when a
 command fails. The export has hyperfine's shape: results[].command, median, min, mean, times.
@@ -21,10 +23,16 @@ import json
 import os
 import random
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 import time
+
+
+def on_path(argv):
+    """argv with its program found on PATH, as a shell would (posix_spawn does not search)."""
+    return [shutil.which(argv[0]) or argv[0]] + argv[1:]
 
 
 def parse(argv):
@@ -46,12 +54,15 @@ def parse(argv):
             options["fresh"] = argv[i + 1]
             i += 2
         elif arg == "-n":
-            name, stdin = argv[i + 1], "/dev/null"
+            name, stdin, prepare = argv[i + 1], "/dev/null", None
             i += 2
-            if argv[i] == "--stdin":
-                stdin = argv[i + 1]
+            while argv[i] in ("--stdin", "--prepare"):
+                if argv[i] == "--stdin":
+                    stdin = argv[i + 1]
+                else:
+                    prepare = shlex.split(argv[i + 1])
                 i += 2
-            commands.append({"name": name, "stdin": stdin, "argv": shlex.split(argv[i])})
+            commands.append({"name": name, "stdin": stdin, "prepare": prepare, "argv": on_path(shlex.split(argv[i]))})
             i += 1
         else:
             sys.exit(f"paired.py: unexpected argument {arg!r}")
@@ -60,7 +71,15 @@ def parse(argv):
     return options, commands
 
 
+def prepare(command):
+    if command["prepare"]:
+        done = subprocess.run(command["prepare"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if done.returncode != 0:
+            sys.exit(f"paired.py: the preparation of {command['name']!r} exited with status {done.returncode}")
+
+
 def run_once(command, out_fd):
+    prepare(command)
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, command["stdin"], os.O_RDONLY, 0),
         (os.POSIX_SPAWN_DUP2, out_fd, 1),
@@ -98,7 +117,9 @@ def main():
             "command": command["name"],
             "median": statistics.median(series),
             "min": min(series),
+            "max": max(series),
             "mean": statistics.fmean(series),
+            "stddev": statistics.stdev(series) if len(series) > 1 else 0.0,
             "times": series,
         }
         for command, series in zip(commands, times)

@@ -30,8 +30,8 @@
 #                points at a private temporary one.
 #   RUNS         hyperfine runs per incremental command (default 20)
 #   WARMUP       hyperfine warmup runs per incremental command (default 3)
-#   BULK_RUNS    hyperfine runs per bulk command (default 5)
-#   BULK_WARMUP  hyperfine warmup runs per bulk command (default 1)
+#   BULK_RUNS    interleaved rounds of the bulk commands (default 5)
+#   BULK_WARMUP  warm-up rounds of the bulk commands (default 1)
 #   BENCH_OUT    directory to keep the hyperfine JSON and the summary in
 #                (default: none; everything lives in a temporary directory that
 #                is removed on exit)
@@ -212,34 +212,29 @@ cmp -s "$work/unison-1/$file" "$work/unison-2/$file" || die "unison did not prop
 # --- Bulk --------------------------------------------------------------------
 
 fresh=$work/fresh
+fresh_encrypted=$work/fresh-encrypted
 copy=$work/json-copy
-step "First sync of $LARGE tabs to a fresh device vs cp -r of $LARGE JSON files"
-hyperfine --style basic -N --warmup "$BULK_WARMUP" --runs "$BULK_RUNS" \
+# Interleaved rounds (see paired.py): each round runs the three once, each after its reset, so
+# that the ratios compare runs made moments apart on the same disk state; a bulk run's time
+# follows the file system's state (its free inodes, what the last reset left to write back)
+# more than the code, and hyperfine's blocks of runs let that drift apart between commands.
+step "First sync of $LARGE tabs to a fresh device (plain and encrypted) vs cp -r of $LARGE JSON files, interleaved"
+python3 "$repo_root/Tests/Benchmarks/paired.py" --runs "$BULK_RUNS" --warmup "$BULK_WARMUP" \
     --export-json "$results/bulk-$LARGE.json" \
-    --prepare "bash $(q "$work/reset.sh") $(q "$fresh") $(q "$work/trash")" \
     -n "itsypad sync enable (fresh) @$LARGE" \
+    --prepare "bash $(q "$work/reset.sh") $(q "$fresh") $(q "$work/trash")" \
     "$(q "$ITSYPAD") --data-dir $(q "$fresh") sync enable $(q "$work/n$LARGE/backend")" \
+    -n "itsypad sync enable (fresh) @$LARGE encrypted" \
+    --stdin "$work/n${LARGE}e/recovery-key" \
+    --prepare "bash $(q "$work/reset.sh") $(q "$fresh_encrypted") $(q "$work/trash")" \
+    "$(q "$ITSYPAD") --data-dir $(q "$fresh_encrypted") sync enable $(q "$work/n${LARGE}e/backend") --key -" \
+    -n "cp -r @$LARGE" \
     --prepare "bash $(q "$work/reset.sh") $(q "$copy") $(q "$work/trash")" \
-    -n "cp -r @$LARGE" "cp -r $(q "$work/json-src") $(q "$copy")"
+    "cp -r $(q "$work/json-src") $(q "$copy")"
 expect_count "$fresh" "$LARGE" "the fresh device"
+expect_count "$fresh_encrypted" "$LARGE" "the fresh device (encrypted)"
 got=$(find "$copy" -name '*.json' | wc -l)
 [[ $got -eq $LARGE ]] || die "cp -r copied $got files, expected $LARGE"
-
-# hyperfine 1.15 has no --input: the recovery key reaches standard input through
-# a small script, whose bash start-up (a few ms) is noise against seconds.
-cat >"$work/enable-with-key.sh" <<'SH'
-#!/usr/bin/env bash
-# enable-with-key.sh ITSYPAD DATA_DIR BACKEND KEY_FILE: join an encrypted backend.
-set -euo pipefail
-exec "$1" --data-dir "$2" sync enable "$3" --key - <"$4"
-SH
-step "First sync of $LARGE tabs to a fresh device from an encrypted backend"
-hyperfine --style basic -N --warmup "$BULK_WARMUP" --runs "$BULK_RUNS" \
-    --export-json "$results/bulk-${LARGE}e.json" \
-    --prepare "bash $(q "$work/reset.sh") $(q "$fresh") $(q "$work/trash")" \
-    -n "itsypad sync enable (fresh) @$LARGE encrypted" \
-    "bash $(q "$work/enable-with-key.sh") $(q "$ITSYPAD") $(q "$fresh") $(q "$work/n${LARGE}e/backend") $(q "$work/n${LARGE}e/recovery-key")"
-expect_count "$fresh" "$LARGE" "the fresh device (encrypted)"
 
 # --- Files after quiescence --------------------------------------------------
 
@@ -292,34 +287,39 @@ step "Summary"
 machine="$(nproc) cores, $(uname -srm); $("$ITSYPAD" --version 2>/dev/null | head -n 1 || echo '?'); $(hyperfine --version); $("$UNISON_BIN" -version)"
 status=0
 python3 - "$results" "$SMALL" "$LARGE" "$RUNS" "$WARMUP" "$BULK_RUNS" "$BULK_WARMUP" "$machine" "$PER_DEVICE" <<'PY' | tee "$results/summary.txt" || status=$?
-import json, os, sys
+import json, os, statistics, sys
 res, small, large = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 runs, warmup, bulk_runs, bulk_warmup, machine = sys.argv[4:9]
 per_device = int(sys.argv[9])
 
 med = {}
-for name in (f"incremental-{small}", f"incremental-{large}", f"unison-{large}", f"bulk-{large}",
-             f"incremental-{large}e", f"bulk-{large}e"):
+rounds = {}
+for name in (f"incremental-{small}", f"incremental-{large}", f"unison-{large}", f"bulk-{large}", f"incremental-{large}e"):
     for r in json.load(open(f"{res}/{name}.json"))["results"]:
         med[r["command"]] = (r["median"], r["min"], r["max"], r["stddev"] or 0.0)
+        rounds[r["command"]] = r["times"]
+
+def paired(a, b):
+    """The median of a/b over the rounds of an interleaved run (times in round order)."""
+    return statistics.median(x / y for x, y in zip(rounds[a], rounds[b]))
 
 def ms(s): return f"{s * 1000:.1f} ms"
 print(f"sync-bench: {machine}")
-print(f"incremental: {runs} runs + {warmup} warmup; bulk: {bulk_runs} runs + {bulk_warmup} warmup")
+print(f"incremental: {runs} runs + {warmup} warmup; bulk: {bulk_runs} interleaved rounds + {bulk_warmup} warmup")
 print()
-print(f"{'median wall time':36} {'median':>11} {'min':>11} {'max':>11} {'stddev':>10}")
+print(f"{'median wall time':46} {'median':>11} {'min':>11} {'max':>11} {'stddev':>10}")
 for cmd, (m, lo, hi, sd) in med.items():
-    print(f"{cmd:36} {ms(m):>11} {ms(lo):>11} {ms(hi):>11} {ms(sd):>10}")
+    print(f"{cmd:46} {ms(m):>11} {ms(lo):>11} {ms(hi):>11} {ms(sd):>10}")
 
 inc_s, inc_l = med[f"itsypad sync @{small}"][0], med[f"itsypad sync @{large}"][0]
 uni = med[f"unison @{large}"][0]
-bulk, cp = med[f"itsypad sync enable (fresh) @{large}"][0], med[f"cp -r @{large}"][0]
+bulk, cp = f"itsypad sync enable (fresh) @{large}", f"cp -r @{large}"
 
 targets = [
     (f"incremental flat: @{large} / @{small}", inc_l / inc_s, "<=", 1.3),
     (f"incremental @{large}: unison / itsypad", uni / inc_l, ">=", 5.0),
-    (f"bulk @{large}: itsypad / cp -r", bulk / cp, "<=", 3.0),
-    (f"bulk @{large}: encrypted / plain", med[f"itsypad sync enable (fresh) @{large} encrypted"][0] / bulk, "<=", 1.3),
+    (f"bulk @{large}: itsypad / cp -r (paired)", paired(bulk, cp), "<=", 3.0),
+    (f"bulk @{large}: encrypted / plain (paired)", paired(f"{bulk} encrypted", bulk), "<=", 1.3),
     (f"incremental @{large}: encrypted / plain", med[f"itsypad sync @{large} encrypted"][0] / inc_l, "<=", 1.1),
 ]
 failed = 0
