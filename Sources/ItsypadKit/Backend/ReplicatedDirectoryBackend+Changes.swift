@@ -30,7 +30,9 @@ extension ReplicatedDirectoryBackend {
 
     /// The version a save writes (nil: a derived merge someone already wrote), or why it cannot.
     private func version(for save: ReplicatedSave, seq: Int64, zone: String, time: Int64, devices: [String]) throws -> PlannedVersion {
-        if let problem = NameRules.problem(with: save.record) { return .failed(.invalid(problem)) }
+        if let problem = NameRules.problem(with: save.record) ?? NameRules.replicatedProblem(with: save.record.id) {
+            return .failed(.invalid(problem))
+        }
         if let asset = try missingAsset(in: save.record, devices: [deviceID]) {
             return .failed(.invalid("asset \(asset.fileChecksum) has not been stored by this device"))
         }
@@ -61,7 +63,9 @@ extension ReplicatedDirectoryBackend {
     }
 
     private func tombstone(for delete: ReplicatedDelete, seq: Int64, zone: String, time: Int64) throws -> PlannedVersion {
-        if let problem = NameRules.problem(with: delete.id) { return .failed(.invalid(problem)) }
+        if let problem = NameRules.problem(with: delete.id) ?? NameRules.replicatedProblem(with: delete.id) {
+            return .failed(.invalid(problem))
+        }
         let siblings = VersionHistory.siblings(try versions(of: delete.id, zone: zone))
         if siblings.contains(where: { !delete.basedOn.covers($0.version) }) { return .failed(.concurrentVersions(siblings)) }
         guard let vector = delete.basedOn.advanced(by: deviceID, to: seq) else {
