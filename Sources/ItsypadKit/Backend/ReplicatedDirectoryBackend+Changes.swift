@@ -83,8 +83,18 @@ extension ReplicatedDirectoryBackend {
         listedRecordFiles.withLock { $0 = nil }
         let zone = try readZone()
         let start = try token.map { try ReplicatedToken(decoding: $0, zoneID: zone.zoneID) } ?? ReplicatedToken(zoneID: zone.zoneID)
+        let time = now()
+        let fullFetchStarted = fullFetch.withLock { fullFetch -> Int64? in
+            guard let token else {
+                fullFetch = (time, [])
+                return time
+            }
+            return fullFetch.flatMap { $0.tokens.contains(token) ? $0.started : nil }
+        }
         // Tombstones this device has not seen may be gone after the retention: start again.
-        if token != nil, let lastSync = try? deviceDocument().lastSync, now() - lastSync > Self.tombstoneRetention {
+        if token != nil, let lastSync = try? deviceDocument().lastSync,
+            time - max(lastSync, fullFetchStarted ?? lastSync) > Self.tombstoneRetention
+        {
             throw BackendError.tokenExpired
         }
         let devices = try layout.devices()
@@ -107,9 +117,15 @@ extension ReplicatedDirectoryBackend {
             )
             reads[device] = nil
         }
-        return try readPage(
+        let page = try readPage(
             from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: limit, collecting: true
         ).page
+        if let fullFetchStarted {
+            fullFetch.withLock { fullFetch in
+                if fullFetch?.started == fullFetchStarted { fullFetch?.tokens.insert(page.token) }
+            }
+        }
+        return page
     }
 
     /// One page read from `start`: the devices in `restarting` from their record files, the others'

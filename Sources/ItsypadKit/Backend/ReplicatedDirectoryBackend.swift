@@ -34,6 +34,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// its own record files, and dropped when the sync finishes. Files that replication brings meanwhile are read by
     /// the next sync, as if they had arrived a moment later.
     let listedRecordFiles = Mutex<[String: [RecordID: String]]?>(nil)
+    /// The latest full fetch (a fetch from no token) this backend served: when it began, and the
+    /// tokens of its pages. A device whose token expired pages through one: its tokens count from
+    /// when it began, not from the device's last sync, or its second page would expire too.
+    let fullFetch = Mutex<(started: Int64, tokens: Set<ChangeToken>)?>(nil)
     /// Appends start a new journal segment once the last one reaches this size.
     let segmentSizeLimit: Int
     /// `finishSync` compacts this device's journal once it is larger than this.

@@ -572,7 +572,7 @@ extension ManPage {
         this copy reaches waits (another device's journal may itself wait for these
         record files, so the positions are those reached with them read).
         A device whose own \fBlastSync\fR is older than the retention gets an expired
-        token and fetches everything.
+        token and fetches everything; the tokens of that full fetch's pages do not expire.
         .SS "Waiting for replication"
         Files arrive in any order, so nothing missing is taken for a deletion or
         for corruption.
