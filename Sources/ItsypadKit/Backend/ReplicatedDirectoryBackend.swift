@@ -539,8 +539,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// In an encrypted zone the blob is stored sealed, and the reference names the sealed bytes.
     public func putAsset(_ plaintext: [UInt8]) throws -> AssetReference {
         let zone = try readZone()
+        // Measured before sealing, which is the slow part and only adds a fixed overhead.
+        let storedCount = sealer == nil ? plaintext.count : RecordCipher.sealedByteCount(plaintextCount: plaintext.count)
+        guard storedCount <= limits.maxAssetBytes else { throw BackendError.limitExceeded }
         let bytes = try sealer.map { try $0.cipher.sealAsset(plaintext, zoneID: zone.zoneID) } ?? plaintext
-        guard bytes.count <= limits.maxAssetBytes else { throw BackendError.limitExceeded }
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let file = layout.assetFile(deviceID, reference.fileChecksum)
         if let status = try files.status(file), status.size == reference.size {
