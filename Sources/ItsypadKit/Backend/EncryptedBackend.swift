@@ -197,7 +197,10 @@ public final class EncryptedBackend: SyncBackend {
     // MARK: Assets
 
     public func putAsset(_ bytes: [UInt8]) throws -> AssetReference {
-        try inner.putAsset(cipher.sealAsset(bytes, zoneID: try zone().zoneID))
+        let zoneID = try zone().zoneID
+        // Refused before sealing, which is the slow part and only adds a fixed overhead.
+        guard RecordCipher.sealedByteCount(plaintextCount: bytes.count) <= limits.maxAssetBytes else { throw BackendError.limitExceeded }
+        return try inner.putAsset(cipher.sealAsset(bytes, zoneID: zoneID))
     }
 
     public func readAsset(_ reference: AssetReference) throws -> [UInt8] {

@@ -30,7 +30,9 @@ extension ReplicatedDirectoryBackend {
 
     /// The version a save writes (nil: a derived merge someone already wrote), or why it cannot.
     private func version(for save: ReplicatedSave, seq: Int64, zone: String, time: Int64, devices: [String]) throws -> PlannedVersion {
-        if let problem = NameRules.problem(with: save.record) { return .failed(.invalid(problem)) }
+        if let problem = NameRules.problem(with: save.record) ?? NameRules.replicatedProblem(with: save.record.id) {
+            return .failed(.invalid(problem))
+        }
         if let asset = try missingAsset(in: save.record, devices: [deviceID]) {
             return .failed(.invalid("asset \(asset.fileChecksum) has not been stored by this device"))
         }
@@ -61,7 +63,9 @@ extension ReplicatedDirectoryBackend {
     }
 
     private func tombstone(for delete: ReplicatedDelete, seq: Int64, zone: String, time: Int64) throws -> PlannedVersion {
-        if let problem = NameRules.problem(with: delete.id) { return .failed(.invalid(problem)) }
+        if let problem = NameRules.problem(with: delete.id) ?? NameRules.replicatedProblem(with: delete.id) {
+            return .failed(.invalid(problem))
+        }
         let siblings = VersionHistory.siblings(try versions(of: delete.id, zone: zone))
         if siblings.contains(where: { !delete.basedOn.covers($0.version) }) { return .failed(.concurrentVersions(siblings)) }
         guard let vector = delete.basedOn.advanced(by: deviceID, to: seq) else {
@@ -79,8 +83,18 @@ extension ReplicatedDirectoryBackend {
         listedRecordFiles.withLock { $0 = nil }
         let zone = try readZone()
         let start = try token.map { try ReplicatedToken(decoding: $0, zoneID: zone.zoneID) } ?? ReplicatedToken(zoneID: zone.zoneID)
+        let time = now()
+        let fullFetchStarted = fullFetch.withLock { fullFetch -> Int64? in
+            guard let token else {
+                fullFetch = (time, [])
+                return time
+            }
+            return fullFetch.flatMap { $0.tokens.contains(token) ? $0.started : nil }
+        }
         // Tombstones this device has not seen may be gone after the retention: start again.
-        if token != nil, let lastSync = try? deviceDocument().lastSync, now() - lastSync > Self.tombstoneRetention {
+        if token != nil, let lastSync = try? deviceDocument().lastSync,
+            time - max(lastSync, fullFetchStarted ?? lastSync) > Self.tombstoneRetention
+        {
             throw BackendError.tokenExpired
         }
         let devices = try layout.devices()
@@ -103,9 +117,15 @@ extension ReplicatedDirectoryBackend {
             )
             reads[device] = nil
         }
-        return try readPage(
+        let page = try readPage(
             from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: limit, collecting: true
         ).page
+        if let fullFetchStarted {
+            fullFetch.withLock { fullFetch in
+                if fullFetch?.started == fullFetchStarted { fullFetch?.tokens.insert(page.token) }
+            }
+        }
+        return page
     }
 
     /// One page read from `start`: the devices in `restarting` from their record files, the others'

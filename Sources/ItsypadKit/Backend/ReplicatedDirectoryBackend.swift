@@ -34,6 +34,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// its own record files, and dropped when the sync finishes. Files that replication brings meanwhile are read by
     /// the next sync, as if they had arrived a moment later.
     let listedRecordFiles = Mutex<[String: [RecordID: String]]?>(nil)
+    /// The latest full fetch (a fetch from no token) this backend served: when it began, and the
+    /// tokens of its pages. A device whose token expired pages through one: its tokens count from
+    /// when it began, not from the device's last sync, or its second page would expire too.
+    let fullFetch = Mutex<(started: Int64, tokens: Set<ChangeToken>)?>(nil)
     /// Appends start a new journal segment once the last one reaches this size.
     let segmentSizeLimit: Int
     /// `finishSync` compacts this device's journal once it is larger than this.
@@ -535,8 +539,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// In an encrypted zone the blob is stored sealed, and the reference names the sealed bytes.
     public func putAsset(_ plaintext: [UInt8]) throws -> AssetReference {
         let zone = try readZone()
+        // Measured before sealing, which is the slow part and only adds a fixed overhead.
+        let storedCount = sealer == nil ? plaintext.count : RecordCipher.sealedByteCount(plaintextCount: plaintext.count)
+        guard storedCount <= limits.maxAssetBytes else { throw BackendError.limitExceeded }
         let bytes = try sealer.map { try $0.cipher.sealAsset(plaintext, zoneID: zone.zoneID) } ?? plaintext
-        guard bytes.count <= limits.maxAssetBytes else { throw BackendError.limitExceeded }
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let file = layout.assetFile(deviceID, reference.fileChecksum)
         if let status = try files.status(file), status.size == reference.size {

@@ -86,10 +86,13 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
         return VersionVector(unchecked: advanced)
     }
 
+    /// Longest device id.
+    public static let maxDeviceIDLength = 64
+
     /// Device ids: 1 to 64 characters of A-Z a-z 0-9 and "-", not starting with "-".
     public static func isDeviceID<Text: StringProtocol>(_ text: Text) -> Bool {
         let bytes = text.utf8
-        guard (1...64).contains(bytes.count), bytes.first != UInt8(ascii: "-") else { return false }
+        guard (1...maxDeviceIDLength).contains(bytes.count), bytes.first != UInt8(ascii: "-") else { return false }
         return bytes.allSatisfy { byte in
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")

@@ -361,7 +361,8 @@ extension ManPage {
         .PP
         A \fIdevice\fR is a device id: 1 to 64 characters of
         \fBA\-Z a\-z 0\-9 \-\fR, not starting with \(lq\-\(rq.
-        Record types and names follow the format 1 rules.
+        Record types and names follow the format 1 rules, but a record name is at
+        most 185 characters: with the device id, its files must still fit a file name.
         Every name is checked against these rules before it is used as a path;
         no symbolic link is followed and no file other than a regular file is opened.
         .TP
@@ -571,7 +572,7 @@ extension ManPage {
         this copy reaches waits (another device's journal may itself wait for these
         record files, so the positions are those reached with them read).
         A device whose own \fBlastSync\fR is older than the retention gets an expired
-        token and fetches everything.
+        token and fetches everything; the tokens of that full fetch's pages do not expire.
         .SS "Waiting for replication"
         Files arrive in any order, so nothing missing is taken for a deletion or
         for corruption.

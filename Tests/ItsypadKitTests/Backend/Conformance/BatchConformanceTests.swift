@@ -115,7 +115,7 @@ struct BatchConformanceTests {
         defer { fixture.remove() }
         let longType = String(repeating: "T", count: 255)
         let records = [
-            BackendRecord(recordName: String(repeating: "n", count: 250), recordType: longType),
+            BackendRecord(recordName: String(repeating: "n", count: factory.maxRecordNameLength), recordType: longType),
             BackendRecord(recordName: "a..b", recordType: "ScratchTab"),
             BackendRecord(recordName: "-_.x.json", recordType: "ScratchTab"),
         ]
@@ -123,7 +123,21 @@ struct BatchConformanceTests {
         #expect(try fixture.backend.fetchAll(since: nil).changes.sortedByID == saved.map(Change.saved).sortedByID)
         let deletes = records.map { RecordDelete(recordType: $0.recordType, recordName: $0.recordName) }
         #expect(try fixture.backend.modify(saves: [], deletes: deletes, device: "A").failures == [])
-        #expect(try fixture.backend.fetchAll(since: nil).changes == [])
+        #expect(try factory.fullFetch(fixture.backend) == [])
+
+        // One character more than the backend's longest name is refused per record, saved or deleted.
+        let tooLong = String(repeating: "n", count: factory.maxRecordNameLength + 1)
+        let results = [
+            try fixture.backend.modify(saves: [RecordSave(record: tab(tooLong))], deletes: [], device: "A"),
+            try fixture.backend.modify(saves: [], deletes: [RecordDelete(recordType: "ScratchTab", recordName: tooLong)], device: "A"),
+        ]
+        for result in results {
+            guard case .invalid(let reason) = result.failures.first?.error, result.failures.count == 1 else {
+                Issue.record("expected one .invalid failure, got \(result.failures)")
+                continue
+            }
+            #expect(reason.contains("record name"))
+        }
     }
 
     static let invalidDeletes = [

@@ -3,6 +3,7 @@ import Testing
 
 @testable import ItsypadBackend
 @testable import ItsypadSupport
+@testable import ItsypadSync
 
 /// One `SyncBackend` implementation, as the conformance suite sees it. Every conformance test runs
 /// once per entry of `all`: a new implementation joins the suite by adding itself there.
@@ -13,6 +14,28 @@ struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
     /// Whether the backend encrypts what it stores (`EncryptedBackend`): an asset's reference then
     /// names its sealed bytes, which differ on every upload, and sealing takes room in a record.
     var seals = false
+    /// The device every change is stamped with, whatever device a request names; nil when the
+    /// request's device is. In format 2 every file has one writer, the device the backend was
+    /// opened for, so `modify`'s device is not used.
+    var writesAs: String? = nil
+    /// When a change token stops working (the backend then throws `.tokenExpired`).
+    var tokensExpire = TokenExpiry.atCompaction
+    /// The longest record name it stores; longer ones are refused per record. Format 2's record
+    /// files name the writing device too, and must still fit a file name.
+    var maxRecordNameLength = NameRules.maxRecordNameLength
+    /// Whether a fetch reports every change of a record, or the record once per page as it is now
+    /// (format 2: each change comes with the record's current versions, so one changed twice comes once).
+    var reportsEachChange = true
+    /// Whether a page ends only between batches (format 2: a token is a position between journal
+    /// lines), so it holds whole batches, as many as reach the limit.
+    var pagesEndBetweenBatches = false
+    /// Whether a full fetch reads the journal from its start, as an incremental fetch from nothing
+    /// would (format 2, for a device whose journal was not compacted): it may report deletions, and
+    /// changes made while paging through it come in its later pages rather than in the next fetch.
+    var fullFetchReadsJournal = false
+    /// Whether deleting a record absent here writes a deletion that fetches report (format 2: the
+    /// record may have versions in copies that have not replicated here yet).
+    var writesDeletionsOfAbsentRecords = false
     /// A fresh, empty backend reading `clock`; nothing else shares its storage.
     let make: @Sendable (_ clock: TestClock) throws -> BackendFixture
 
@@ -37,7 +60,64 @@ struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
             backend: EncryptedBackend(inner: inner, cipher: cipher), clock: clock, deleteZone: temporary.wipe, remove: temporary.remove)
     }
 
-    static let all = [directory, inMemory, encryptedDirectory]
+    /// Format 2's rules as the engine reaches them (`BackendOpener`): a `ReplicatedDirectoryBackend`
+    /// behind `ReplicatedSyncBackend`, sealed by `EncryptedReplicatedBackend` when given a cipher.
+    /// `filesFormat` places the record files: fanned out (format 4, what `sync enable` creates) or
+    /// in one folder per type (format 2). Every `finishSync` compacts the device's journal, so that
+    /// the compaction tests compact however little was written.
+    static func replicated(name: String, filesFormat: Int, sealed: Bool) -> SyncBackendFactory {
+        SyncBackendFactory(
+            name: name, seals: sealed, writesAs: replicatedDevice,
+            tokensExpire: .afterRetention(ReplicatedDirectoryBackend.tombstoneRetention),
+            maxRecordNameLength: NameRules.maxReplicatedRecordNameLength, reportsEachChange: false, pagesEndBetweenBatches: true,
+            fullFetchReadsJournal: true, writesDeletionsOfAbsentRecords: true
+        ) { clock in
+            // Only its folder: its format 1 backend is never opened.
+            let temporary = try TemporaryBackend(clock: { clock.now }, createZone: false)
+            let cipher = sealed ? try RecordCipher(masterKey: try SecretBytes.random(count: RecordCipher.masterKeyByteCount)) : nil
+            let inner = ReplicatedDirectoryBackend(
+                path: temporary.path, deviceID: replicatedDevice, instance: "instance-a", deviceName: "a",
+                sealer: cipher.map(VersionSealer.init), lockTimeout: 5, now: { clock.now }, segmentSizeLimit: 4 * 1024 * 1024,
+                compactionThreshold: 0, filesFormat: filesFormat)
+            let backend = ReplicatedSyncBackend(cipher.map { EncryptedReplicatedBackend(inner: inner, cipher: $0) } ?? inner)
+            return BackendFixture(backend: backend, clock: clock, deleteZone: temporary.wipe, remove: temporary.remove)
+        }
+    }
+
+    static let replicatedDevice = "devA"
+    static let format4 = replicated(name: "format 4", filesFormat: ReplicatedLayout.format, sealed: false)
+    static let format2 = replicated(name: "format 2", filesFormat: ReplicatedLayout.flatFormat, sealed: false)
+    static let encryptedFormat4 = replicated(name: "format 3, format 4's layout", filesFormat: ReplicatedLayout.format, sealed: true)
+    static let encryptedFormat2 = replicated(name: "format 3, format 2's layout", filesFormat: ReplicatedLayout.flatFormat, sealed: true)
+
+    static let all = [directory, inMemory, encryptedDirectory, format4, format2, encryptedFormat4, encryptedFormat2]
+
+    /// The device a change requested as `device` is stamped with.
+    func stampedDevice(_ device: String) -> String { writesAs ?? device }
+
+    /// The records a full fetch's changes leave a device with, checking that they hold no deletion
+    /// and each record once unless the backend reads its journal for a full fetch.
+    func records(ofFullFetch changes: [Change]) -> [BackendRecord] {
+        if !fullFetchReadsJournal {
+            #expect(changes.allSatisfy { $0.savedRecord != nil })
+            #expect(Set(changes.map(\.recordID)).count == changes.count)
+        }
+        return changes.applied
+    }
+
+    /// The records a full fetch returns now (see `records(ofFullFetch:)`).
+    func fullFetch(_ backend: any SyncBackend, limit: Int = 1000) throws -> [BackendRecord] {
+        records(ofFullFetch: try backend.fetchAll(since: nil, limit: limit).changes)
+    }
+
+    /// Makes `fixture`'s tokens expire as the backend expires them, after a sync that read as far
+    /// as `token`: by compacting, or by letting the retention pass after compacting.
+    func expireTokens(_ fixture: BackendFixture, acknowledging token: ChangeToken) throws {
+        try fixture.compact(acknowledging: token)
+        if case .afterRetention(let retention) = tokensExpire {
+            fixture.clock.advance(by: retention + 1)
+        }
+    }
 
     /// The longest text a record field holds within the record limit, with room for the rest of the record.
     func largestFittingText(_ limits: BackendLimits) -> Int {
@@ -56,6 +136,17 @@ struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
     }
 }
 
+/// When a backend's change tokens expire.
+enum TokenExpiry {
+    /// `compact()` drops the journal before the latest change: every older token expires.
+    case atCompaction
+    /// Format 2: a device compacts only its own journal, as it finishes a sync, and a reader behind
+    /// its checkpoint reads its record files instead, so compaction expires nothing. Every token
+    /// expires once its device has not finished a sync for this many milliseconds, when tombstones
+    /// it has not read may be gone.
+    case afterRetention(Int64)
+}
+
 /// A backend under test, the clock it reads, and what only a test may do to it.
 struct BackendFixture {
     let backend: any SyncBackend
@@ -64,6 +155,13 @@ struct BackendFixture {
     let deleteZone: () throws -> Void
     /// Frees whatever the backend stored outside the process.
     let remove: () -> Void
+
+    /// Compacts as the engine does: a sync ends by acknowledging `token` (format 2 compacts its
+    /// journal then), and `sync compact` compacts.
+    func compact(acknowledging token: ChangeToken) throws {
+        try backend.finishSync(acknowledging: token)
+        _ = try backend.compact()
+    }
 }
 
 /// A clock tests move by hand; starts at `testNow`.
@@ -94,6 +192,15 @@ extension SyncBackend {
 extension [Change] {
     /// A full fetch's changes in a fixed order: the protocol does not say which order a full fetch uses.
     var sortedByID: [Change] { sorted { $0.recordID < $1.recordID } }
+
+    /// The records left once the changes are applied in order (a later change wins), by ID.
+    var applied: [BackendRecord] {
+        var records: [RecordID: BackendRecord] = [:]
+        for change in self {
+            records[change.recordID] = change.savedRecord
+        }
+        return records.values.sorted { $0.id < $1.id }
+    }
 }
 
 extension Change {

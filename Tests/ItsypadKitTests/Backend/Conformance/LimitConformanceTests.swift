@@ -15,8 +15,7 @@ struct LimitConformanceTests {
 
         var testDescription: String { name }
 
-        /// The conformance suite's implementations, format 2 (plain and sealed) as the engine reaches
-        /// it, and an in-memory backend with limits far below CloudKit's.
+        /// The conformance suite's implementations, and an in-memory backend with limits far below CloudKit's.
         static let all: [Subject] =
             SyncBackendFactory.all.map { factory in
                 Subject(name: factory.name) {
@@ -24,29 +23,15 @@ struct LimitConformanceTests {
                     return (fixture.backend, fixture.remove)
                 }
             } + [
-                replicated(name: "format 2", cipher: nil),
-                replicated(name: "format 2, encrypted", cipher: try! RecordCipher(masterKey: try! SecretBytes.random(count: 32))),
                 Subject(name: "in-memory, small limits") {
                     let backend = InMemoryBackend(limits: small)
                     _ = try backend.createZoneIfNeeded()
                     return (backend, {})
-                },
+                }
             ]
 
         static let small = BackendLimits(
             maxRecordsPerRequest: 5, maxRequestBytes: 4096, maxRecordBytes: 2048, maxAssetBytes: 1000, maxInlineValueBytes: 1500)
-
-        static func replicated(name: String, cipher: RecordCipher?) -> Subject {
-            Subject(name: name) {
-                let directory = TemporaryDirectory()
-                let inner = ReplicatedDirectoryBackend(
-                    path: directory.path + "/backend", deviceID: "devA", instance: "instance-a", deviceName: "a", cipher: cipher,
-                    lockTimeout: 1)
-                let backend = ReplicatedSyncBackend(cipher.map { EncryptedReplicatedBackend(inner: inner, cipher: $0) } ?? inner)
-                _ = try backend.createZoneIfNeeded()
-                return (backend, { withExtendedLifetime(directory) {} })
-            }
-        }
     }
 
     @Test("a request of more records than stated is refused and commits nothing; one at the limit is accepted", arguments: Subject.all)
@@ -105,9 +90,7 @@ struct LimitConformanceTests {
         #expect(try backend.modify(saves: [RecordSave(record: big)], deletes: [], device: "devA").failures.map(\.error) == [.limitExceeded])
     }
 
-    /// Not the sealing ones: they seal an asset before measuring it, which takes seconds at 50 MiB in
-    /// a debug build (the encrypted directory backend's refusal is in `AssetConformanceTests`).
-    @Test("an asset over the stated size is refused", arguments: Subject.all.filter { !$0.name.contains("encrypted") })
+    @Test("an asset over the stated size is refused", arguments: Subject.all)
     func assetSize(_ subject: Subject) throws {
         let (backend, remove) = try subject.make()
         defer { remove() }
