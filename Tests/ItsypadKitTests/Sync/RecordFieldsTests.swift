@@ -221,6 +221,29 @@ struct RecordFieldsTests {
         }
     }
 
+    /// Every value of every field type a record may hold, for the hand reader's test.
+    static let everyFieldValue: [FieldValue] = [
+        .string("1700000000000.0.deva"), .string(""), .int64(0), .int64(1), .int64(2), .double(1), .timestamp(1_700_000_000_000),
+        .timestamp(-1), .stringList(["1700000000000.0.deva"]), .stringList(["x"]), .asset(longContentAsset),
+    ]
+
+    /// The tab forms above and, for every field, each value of every type in its place or none.
+    static var tabForms: [[String: FieldValue]] {
+        var forms = readTabs.map(\.2) + writtenTabs.map(\.2) + [[:]]
+        for name in tabFields.keys + ["contentAsset"] {
+            forms.append(tabFields([name: nil]))
+            forms += everyFieldValue.map { tabFields([name: $0]) }
+        }
+        return forms
+    }
+
+    @Test("the first sync's hand reader of tab fields reads every form as the decoder does")
+    func handReaderAgreesWithTheDecoder() throws {
+        for fields in Self.tabForms {
+            #expect(TabRecordFields(reading: fields) == (try FieldCoding.decode(TabRecordFields.self, from: fields)), "\(fields)")
+        }
+    }
+
     @Test func aTabRecordWithoutAChangeTagIsNotRead() throws {
         let record = BackendRecord(recordName: Self.id, recordType: "ScratchTab", fields: Self.tabFields)
         #expect(try RecordMapping.tab(from: record, backend: Self.backend()) == nil)
