@@ -9,7 +9,7 @@ extension ManPage {
     public static let backend = (
         name: "itsypad-backend.5",
         text: #"""
-        .\" Hand-written in Sources/ItsypadKit/CLI/BackendManPage.swift (man/ holds a copy); keep in step with Sources/ItsypadKit/Backend and Sources/ItsypadKit/Sync/RecordMapping.swift.
+        .\" Hand-written in Sources/ItsypadKit/CLI/BackendManPage.swift (man/ holds a copy); keep in step with Sources/ItsypadKit/Backend and the record field types in Sources/ItsypadKit/Sync/RecordTypes.
         .TH ITSYPAD\-BACKEND 5 2026-11-21 "itsypad 0.1.0" "File Formats"
         .SH "NAME"
         itsypad\-backend \- the directory itsypad syncs through

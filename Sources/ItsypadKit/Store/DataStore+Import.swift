@@ -192,30 +192,11 @@ package enum ExportFormat {
     }
 }
 
-/// Itsypad's old iCloud key-value layout, read by `import --kvs`.
+/// Itsypad's old iCloud key-value layout, read by `import --kvs` (see `KeyValueDumpFile`).
 enum KeyValueDump {
     /// Seconds since 2001-01-01 (JSONEncoder's default Date form) to Unix milliseconds; nil outside 1970–9999.
-    static func legacyDate(_ value: JSONValue?) -> Milliseconds? {
-        Time.stored(value?.doubleValue.flatMap(Time.fromReferenceDate(seconds:)))
-    }
-
-    /// A key's array. The app stored each value as encoded data, so a dump may hold it
-    /// decoded (an array), as the JSON document itself (a string), or as that document's
-    /// bytes in base64 (how a property-list export writes data). nil when the key is absent.
-    static func kvsArray(_ document: JSONValue, _ key: String) throws -> [JSONValue]? {
-        guard let value = document[key], value != .null else { return nil }
-        if let array = value.arrayValue { return array }
-        if let text = value.stringValue {
-            if let array = (try? JSONValue.parse(Array(text.utf8)))?.arrayValue { return array }
-            // Property-list exports wrap base64 in lines.
-            if let bytes = Base64.decode(String(text.unicodeScalars.filter { !$0.properties.isWhitespace })),
-                let array = (try? JSONValue.parse(bytes))?.arrayValue
-            {
-                return array
-            }
-        }
-        throw ItsypadError.failure(
-            "the key-value dump's \(key) is neither an array, nor a JSON array as text, nor base64 data holding one; nothing was imported")
+    static func legacyDate(_ seconds: Double) -> Milliseconds? {
+        Time.stored(Time.fromReferenceDate(seconds: seconds))
     }
 
     static func stage(_ document: JSONValue, into staging: ImportStaging, maxEntries: Int) throws {
@@ -223,32 +204,25 @@ enum KeyValueDump {
         guard case .object = document, document["tabs"] != nil || document["clipboard"] != nil else {
             throw ItsypadError.failure("not an Itsypad key-value dump (no tabs or clipboard key); nothing was imported")
         }
-        let deletedTabs = Set((try kvsArray(document, "deletedTabIDs") ?? []).compactMap { $0.stringValue?.lowercased() })
-        let deletedClips = Set((try kvsArray(document, "deletedClipboardIDs") ?? []).compactMap { $0.stringValue?.lowercased() })
-        let tabs = try (try kvsArray(document, "tabs") ?? []).compactMap { json -> Tab? in
-            guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let content = json["content"]?.stringValue,
-                let modified = legacyDate(json["lastModified"])
-            else {
-                throw ItsypadError.failure("a tab in the key-value dump is invalid; nothing was imported")
-            }
+        let dump = try JSONCoding.decode(KeyValueDumpFile.self, from: document)
+        let deletedTabs = Set((dump.deletedTabIDs?.items ?? []).compactMap { $0.id?.lowercased() })
+        let deletedClips = Set((dump.deletedClipboardIDs?.items ?? []).compactMap { $0.id?.lowercased() })
+        let tabs = (dump.tabs?.items ?? []).compactMap { tab -> Tab? in
+            let id = tab.id.lowercased()
             // Only scratch tabs were ever synced through the key-value store.
-            guard json["fileURL"]?.stringValue == nil, !deletedTabs.contains(id) else { return nil }
-            let language = json["language"]?.stringValue.flatMap(LanguageDetector.canonical) ?? "plain"
+            guard tab.fileURL?.value == nil, !deletedTabs.contains(id), let modified = tab.modified else { return nil }
             return Tab(
-                id: id, name: json["name"]?.stringValue ?? Tab.derivedName(for: content), nameLocked: false,
-                content: content, language: language, languageLocked: json["languageLocked"]?.boolValue ?? false,
-                lastModified: modified, fileURL: nil, clock: HybridTimestamp(physical: modified, device: store.deviceID))
+                id: id, name: tab.name?.value ?? Tab.derivedName(for: tab.content), nameLocked: false, content: tab.content,
+                language: tab.language?.value.flatMap(LanguageDetector.canonical) ?? "plain",
+                languageLocked: tab.languageLocked?.value ?? false, lastModified: modified, fileURL: nil,
+                clock: HybridTimestamp(physical: modified, device: store.deviceID))
         }
-        var clips = try (try kvsArray(document, "clipboard") ?? []).compactMap { json -> ClipEntry? in
-            guard let id = json["id"]?.stringValue?.lowercased(), Identifier.isValid(id), let text = json["text"]?.stringValue,
-                let timestamp = legacyDate(json["timestamp"])
-            else {
-                throw ItsypadError.failure("a clipboard entry in the key-value dump is invalid; nothing was imported")
-            }
-            guard !deletedClips.contains(id), !Text.isBlank(text) else { return nil }
-            return ClipEntry(id: id, text: text, timestamp: timestamp, localOnly: try store.localOnlyReason(for: text, requested: false))
+        var clips = try (dump.clipboard?.items ?? []).compactMap { clip -> ClipEntry? in
+            let id = clip.id.lowercased()
+            guard !deletedClips.contains(id), !Text.isBlank(clip.text), let time = clip.time else { return nil }
+            return ClipEntry(
+                id: id, text: clip.text, timestamp: time, localOnly: try store.localOnlyReason(for: clip.text, requested: false))
         }
-
         for tombstoned in deletedTabs.sorted() {
             if let tab = try store.tabs.tab(id: tombstoned) { try staging.removeTab(tab) }
         }

@@ -7,22 +7,10 @@ import ItsypadSupport
 /// Itsypad app's CloudKit schema, plus what a CLI needs (clock, pinned, history).
 enum RecordMapping {
     static func record(for tab: Tab, deviceName: String, backend: SyncBackend) throws -> BackendRecord {
-        var fields: [String: FieldValue] = [
-            "name": .string(tab.name),
-            "nameLocked": .int64(tab.nameLocked ? 1 : 0),
-            "language": .string(tab.language),
-            "languageLocked": .int64(tab.languageLocked ? 1 : 0),
-            "lastModified": .timestamp(tab.lastModified),
-            "clock": .string(tab.clock.description),
-            "deviceName": .string(deviceName),
-            "history": .stringList(tab.history.strings),
-        ]
-        var inline = fields
-        inline["content"] = .string(tab.content)
-        if try storedByteCount(of: inline, content: tab.content, backend: backend) > backend.limits.maxInlineValueBytes {
-            fields["contentAsset"] = .asset(try backend.putAsset(Array(tab.content.utf8)))
-        } else {
-            fields = inline
+        var fields = try FieldCoding.encode(TabRecordFields(tab, deviceName: deviceName, content: .inline))
+        if try storedByteCount(of: fields, content: tab.content, backend: backend) > backend.limits.maxInlineValueBytes {
+            let asset = try backend.putAsset(Array(tab.content.utf8))
+            fields = try FieldCoding.encode(TabRecordFields(tab, deviceName: deviceName, content: .asset(asset)))
         }
         return BackendRecord(
             recordName: tab.id, recordType: RecordType.tab.rawValue, recordChangeTag: tab.sync?.tag,
@@ -38,54 +26,47 @@ enum RecordMapping {
         return try backend.sealedByteCount(of: fields) ?? contentBytes
     }
 
+    /// A record's fields as `Fields`, or why they cannot be read (never, for the types here, whose
+    /// fields are all optional: a field of another type reads as absent).
+    private static func decode<Fields: Decodable>(_ type: Fields.Type, _ record: BackendRecord) -> Result<Fields, any Error> {
+        Result { try FieldCoding.decode(type, from: record.fields) }
+    }
+
     /// Why a tab record cannot become a local tab, or nil when it can.
     static func tabProblem(with record: BackendRecord) -> String? {
-        let fields = record.fields
-        guard Identifier.isValid(record.recordName) else { return "the record name is not a tab id" }
-        guard case .string? = fields["name"] else { return "no name" }
-        guard case .timestamp(let modified)? = fields["lastModified"], Time.validRange.contains(modified) else {
-            return "lastModified is missing or outside 1970–9999"
-        }
-        switch (fields["content"], fields["contentAsset"]) {
-        case (.string?, _), (nil, .asset?): break
-        default: return "no content"
-        }
-        if let clock = string(fields["clock"]), HybridTimestamp(clock) == nil { return "clock \(Text.quoted(clock)) is not a valid clock" }
-        return nil
+        problem(with: TabRecordFields(reading: record.fields), record)
+    }
+
+    private static func problem(with fields: TabRecordFields, _ record: BackendRecord) -> String? {
+        fields.problem(recordName: record.recordName, mistypedContent: TabRecordFields.hasMistypedContent(record.fields))
     }
 
     /// Why a clip record cannot become a clipboard entry, or nil when it can.
     static func clipProblem(with record: BackendRecord) -> String? {
-        guard Identifier.isValid(record.recordName) else { return "the record name is not a clip id" }
-        guard string(record.fields["text"]) != nil else { return "no text" }
-        guard case .timestamp(let time)? = record.fields["timestamp"], Time.validRange.contains(time) else {
-            return "timestamp is missing or outside 1970–9999"
+        switch decode(ClipRecordFields.self, record) {
+        case .success(let fields): fields.problem(recordName: record.recordName)
+        case .failure(let error): JSONCoding.describe(error)
         }
-        return nil
     }
 
     /// Why a setting record cannot be applied, or nil when it can (or is simply not for this
     /// device: an unknown or device-scoped setting).
     static func settingProblem(with record: BackendRecord) -> String? {
-        guard let definition = Settings.definition(record.recordName), definition.scope == .synced else { return nil }
-        guard string(record.fields["clock"]).flatMap(HybridTimestamp.init) != nil else { return "no valid clock" }
-        if let text = string(record.fields["value"]) {
-            guard let parsed = try? JSONValue.parse(text), definition.kind.decode(parsed) != nil else {
-                return "value is not \(definition.kind.summary)"
-            }
+        switch decode(SettingRecordFields.self, record) {
+        case .success(let fields): fields.problem(key: record.recordName)
+        case .failure(let error): JSONCoding.describe(error)
         }
-        return nil
     }
 
     /// A remote tab as a local one (sync metadata set to the record's tag and content); nil when
     /// `tabProblem(with:)` finds one. Throws when its content asset cannot be read.
     static func tab(from record: BackendRecord, backend: SyncBackend) throws -> Tab? {
-        guard tabProblem(with: record) == nil else { return nil }
-        let fields = record.fields
+        let fields = TabRecordFields(reading: record.fields)
+        guard problem(with: fields, record) == nil else { return nil }
         let content: String
-        if case .string(let inline)? = fields["content"] {
+        if let inline = fields.content {
             content = inline
-        } else if case .asset(let reference)? = fields["contentAsset"] {
+        } else if let reference = fields.contentAsset {
             guard let text = String(validating: try backend.readAsset(reference), as: UTF8.self) else {
                 throw BackendError.corrupt(path: backend.location(of: record.id), reason: "its content asset is not UTF-8 text")
             }
@@ -93,63 +74,43 @@ enum RecordMapping {
         } else {
             return nil
         }
-        guard let tag = record.recordChangeTag, case .string(let name)? = fields["name"],
-            case .timestamp(let modified)? = fields["lastModified"]
-        else { return nil }
-        let clock =
-            string(fields["clock"]).flatMap(HybridTimestamp.init)
-            ?? HybridTimestamp(physical: modified, device: record.modified?.deviceID ?? "")
-        // Records written before histories were kept count as their own edit.
-        return Tab(
-            id: record.recordName.lowercased(), name: name, nameLocked: int(fields["nameLocked"]) == 1, content: content,
-            language: string(fields["language"]).flatMap(LanguageDetector.canonical) ?? "plain",
-            languageLocked: int(fields["languageLocked"]) == 1, lastModified: modified, fileURL: nil, clock: clock,
-            sync: TabSyncMetadata(tag: tag, ancestor: content, clock: clock), history: history(of: record))
+        guard let tag = record.recordChangeTag else { return nil }
+        return fields.tab(id: record.recordName, content: content, tag: tag, writer: record.modified?.deviceID)
     }
 
     static func deviceName(of record: BackendRecord) -> String {
-        string(record.fields["deviceName"]) ?? record.modified?.deviceID ?? "unknown device"
+        TabRecordFields(reading: record.fields).deviceName ?? record.modified?.deviceID ?? "unknown device"
     }
 
     /// A clip; `history` holds the pin changes the version includes.
     static func record(for entry: ClipEntry, tag: String?, history: EditHistory) -> BackendRecord {
         BackendRecord(
             recordName: entry.id, recordType: RecordType.clip.rawValue, recordChangeTag: tag,
-            fields: [
-                "text": .string(entry.text), "timestamp": .timestamp(entry.timestamp), "pinned": .int64(entry.pinned ? 1 : 0),
-                "history": .stringList(history.strings),
-            ],
-            created: nil, modified: nil)
+            fields: encoded(ClipRecordFields(entry, history: history)), created: nil, modified: nil)
     }
 
     /// A remote clip, with the pin changes it includes (none for records written before they were kept).
     static func clip(from record: BackendRecord) -> (entry: ClipEntry, history: EditHistory)? {
-        guard clipProblem(with: record) == nil, let text = string(record.fields["text"]),
-            case .timestamp(let time)? = record.fields["timestamp"]
-        else { return nil }
-        let entry = ClipEntry(id: record.recordName.lowercased(), text: text, timestamp: time, pinned: int(record.fields["pinned"]) == 1)
-        return (entry, record.fields["history"] == nil ? EditHistory() : history(of: record))
+        guard case .success(let fields) = decode(ClipRecordFields.self, record) else { return nil }
+        return fields.entry(id: record.recordName)
     }
 
     static func record(forSetting key: String, _ entry: SettingsStore.Entry) -> BackendRecord {
-        var fields: [String: FieldValue] = ["clock": .string(entry.clock.description)]
-        if let value = entry.value { fields["value"] = .string(value.serialized()) }
-        return BackendRecord(
+        BackendRecord(
             recordName: key, recordType: RecordType.setting.rawValue, recordChangeTag: entry.tag,
-            fields: fields, created: nil, modified: nil)
+            fields: encoded(SettingRecordFields(entry)), created: nil, modified: nil)
     }
 
     /// A remote setting (nil value = unset), if it is one this version knows and its value is valid.
     static func setting(from record: BackendRecord) -> (String, SettingsStore.Entry)? {
-        guard settingProblem(with: record) == nil, let definition = Settings.definition(record.recordName), definition.scope == .synced,
-            let clock = string(record.fields["clock"]).flatMap(HybridTimestamp.init)
-        else { return nil }
-        var value: JSONValue?
-        if let text = string(record.fields["value"]) {
-            guard let parsed = try? JSONValue.parse(text), definition.kind.decode(parsed) != nil else { return nil }
-            value = parsed
-        }
-        return (definition.key, SettingsStore.Entry(value: value, clock: clock, tag: record.recordChangeTag))
+        guard case .success(let fields) = decode(SettingRecordFields.self, record) else { return nil }
+        return fields.entry(key: record.recordName, tag: record.recordChangeTag)
+    }
+
+    /// Fields of a type made only of strings, flags, times and lists of strings, which always
+    /// have a field type (`FieldCoding` refuses only a property of a type it does not know).
+    private static func encoded(_ fields: some Encodable) -> [String: FieldValue] {
+        do { return try FieldCoding.encode(fields) } catch { preconditionFailure("\(type(of: fields)): \(error)") }
     }
 
     // MARK: Tombstones
@@ -164,10 +125,7 @@ enum RecordMapping {
     static func tombstone(for key: RecordKey, history: EditHistory, tag: String?) -> BackendRecord {
         BackendRecord(
             recordName: key.type.rawValue + "." + key.name, recordType: tombstoneType, recordChangeTag: tag,
-            fields: [
-                "deletedType": .string(key.type.rawValue), "deletedName": .string(key.name),
-                "history": .stringList(history.strings),
-            ],
+            fields: encoded(TombstoneRecordFields(deletedType: key.type.rawValue, deletedName: key.name, history: history.strings)),
             created: nil, modified: nil)
     }
 
@@ -177,20 +135,16 @@ enum RecordMapping {
 
     /// The deletion a tombstone records (the record's name as written), if it is a well-formed tombstone.
     static func tombstone(from record: BackendRecord) -> (key: RecordKey, history: EditHistory)? {
-        guard record.recordType == tombstoneType, let typeName = string(record.fields["deletedType"]),
-            let type = RecordType(rawValue: typeName), let name = string(record.fields["deletedName"]),
-            record.recordName == typeName + "." + name, let history = strings(record.fields["history"]).flatMap(EditHistory.init(strings:))
+        guard record.recordType == tombstoneType, case .success(let fields) = decode(TombstoneRecordFields.self, record),
+            let typeName = fields.deletedType, let type = RecordType(rawValue: typeName), let name = fields.deletedName,
+            record.recordName == typeName + "." + name, let history = fields.history.flatMap(EditHistory.init(strings:))
         else { return nil }
         return (RecordKey(type, name), history)
     }
 
     /// The edits a tab or clip version includes; a record without them counts as its own edit.
     static func history(of record: BackendRecord) -> EditHistory {
-        if let history = strings(record.fields["history"]).flatMap(EditHistory.init(strings:)) { return history }
-        return string(record.fields["clock"]).flatMap(HybridTimestamp.init).map { EditHistory([$0]) } ?? EditHistory()
+        guard case .success(let fields) = decode(VersionEditFields.self, record) else { return EditHistory() }
+        return fields.edits
     }
-
-    private static func strings(_ value: FieldValue?) -> [String]? { if case .stringList(let l)? = value { return l }; return nil }
-    private static func string(_ value: FieldValue?) -> String? { if case .string(let s)? = value { return s }; return nil }
-    private static func int(_ value: FieldValue?) -> Int64? { if case .int64(let i)? = value { return i }; return nil }
 }
