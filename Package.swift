@@ -20,7 +20,11 @@ let package = Package(
         .target(
             name: "ItsypadCLI", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync"],
             path: "Sources/ItsypadKit/CLI"),
-        .executableTarget(name: "itsypad", dependencies: ["ItsypadCLI"]),
+        .executableTarget(
+            name: "itsypad", dependencies: ["ItsypadCLI"],
+            // Release: linked whole, so that no dynamic loader runs at start-up: it was 2.1M of the 3.0M instructions
+            // of `clip ls -n 20`. It calls nothing in glibc that loads a library (no NSS, iconv or dlopen of its own).
+            linkerSettings: [.unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release))]),
         // Not a product: the AEAD throughput measurement behind Tests/Benchmarks/crypto-bench.sh.
         .executableTarget(name: "crypto-bench", dependencies: ["ItsypadSupport", "ItsypadBackend"], path: "Tests/Benchmarks/CryptoBench"),
         .testTarget(

@@ -12,6 +12,8 @@
 #   tab show NAME|PREFIX, tab ls @10k <= 1.3x the same @100 tabs
 #   import of 10k tabs                <=  3x  cp -r of the 10k tab files
 #   clip add, clip ls -n 20, tab show <= 1.3x a static hello-world reading the same stdin
+#   (informational, not targets: clip add against the hello-world plus two fdatasyncs, what durability costs;
+#   clip ls -n 20 and tab show against the hello-world linked whole, as itsypad's release build is)
 #   (the few-millisecond ratios above, tab and hello-world: interleaved runs, median of the per-round ratios)
 #   scaling 1k..1M: add flat (max/min <= 1.5), the rest at most linear (each 10x step <= 15x)
 #   peak memory @100k with a 16 MiB clip: ls, ls --json, export, prune, clear < 64 MiB;
@@ -61,6 +63,31 @@ while buffer.withUnsafeMutableBytes({ read(0, $0.baseAddress, $0.count) }) > 0 {
 print("hello")
 SWIFT
 swiftc -O -static-stdlib "$work/hello.swift" -o "$work/hello" 2>/dev/null || die "could not build the hello-world baseline"
+# The same hello-world linked as itsypad's release build is (whole, no dynamic loader): informational.
+swiftc -O -static-executable "$work/hello.swift" -o "$work/hello-static" 2>/dev/null || die "could not build the static hello-world"
+# What durability costs clip add: the hello-world plus, as clip add does, a line appended to each of two
+# files in one directory, each made durable with fdatasync before the next. Informational, not a target.
+cat >"$work/floor.swift" <<'SWIFT'
+#if canImport(Glibc)
+import Glibc
+#endif
+var buffer = [UInt8](repeating: 0, count: 65536)
+var line: [UInt8] = []
+while true {
+    let count = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+    if count <= 0 { break }
+    line += buffer[..<count]
+}
+line.append(10)
+for name in ["first.log", "second.log"] {
+    let fd = open(CommandLine.arguments[1] + "/" + name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0, line.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == line.count, fdatasync(fd) == 0 else { exit(1) }
+    close(fd)
+}
+print("hello")
+SWIFT
+swiftc -O -static-stdlib "$work/floor.swift" -o "$work/floor" 2>/dev/null || die "could not build the fdatasync floor baseline"
+mkdir -p "$work/floor-files"
 
 runs_for() { if [[ $1 -ge 1000000 ]]; then echo 3; else echo "$RUNS"; fi; }
 # bench NAME RUNS [hyperfine options] -- commands are named "label" "command" pairs after --
@@ -150,8 +177,10 @@ python3 "$repo_root/Tests/Benchmarks/paired.py" --runs "$SMALL_RUNS" --warmup 5 
     --fresh-text "$text_file" \
     -n "clip add @$LARGE (interleaved)" --stdin "$text_file" "$(it "$work/clips-$LARGE") clip add" \
     -n "hello (stdin)" --stdin "$text_file" "$work/hello" \
+    -n "hello + 2 fdatasyncs (stdin)" --stdin "$text_file" "$(printf '%q %q' "$work/floor" "$work/floor-files")" \
     -n "ls -n 20 @$LARGE (interleaved)" "$(it "$work/clips-$LARGE") clip ls -n 20" \
     -n "hello (no input)" "$work/hello" \
+    -n "hello linked whole (no input)" "$work/hello-static" \
     "${tab_commands[@]}"
 
 # --- Peak memory ------------------------------------------------------------------
@@ -224,7 +253,7 @@ for name in ["cat", "grep -ci 9999", "grep -ci merge", "cp + fsync", "import 100
     print(f"{name:28}{ms(med[name]):>14}")
 print()
 print(f"{'interleaved (see paired.py)':36}{'median':>12}{'min':>12}")
-for name in [f"clip add {L} (interleaved)", "hello (stdin)", f"ls -n 20 {L} (interleaved)", "hello (no input)",
+for name in [f"clip add {L} (interleaved)", "hello (stdin)", "hello + 2 fdatasyncs (stdin)", f"ls -n 20 {L} (interleaved)", "hello (no input)", "hello linked whole (no input)",
              "tab show NAME @100", "tab show NAME @10000", "tab show PREFIX @100", "tab show PREFIX @10000",
              "tab ls @100", "tab ls @10000"]:
     print(f"{name:36}{ms(med[name]):>12}{ms(min(rounds[name])):>12}")
@@ -252,6 +281,19 @@ for row in rows:
     else:
         steps = [b / a * (sizes[i] * 10 / sizes[i + 1]) for i, (a, b) in enumerate(zip(times, times[1:]))]
         targets.append((f"scaling {row}: linear, worst 10x step", max(steps), 15.0))
+# Informational, not targets: the floor that durability sets for clip add (two fdatasyncs in a row), and the
+# small commands against a hello-world linked as itsypad is (whole: no dynamic loader in either).
+floor_name, whole = "hello + 2 fdatasyncs (stdin)", "hello linked whole (no input)"
+print()
+print(f"{'not targets':48} {'ratio':>8}")
+for name, value in [
+    ("2 fdatasyncs floor / hello (paired)", paired(floor_name, "hello (stdin)")),
+    ("clip add / 2 fdatasyncs floor (paired)", paired(f"clip add {L} (interleaved)", floor_name)),
+    ("hello linked whole / hello (paired)", paired(whole, "hello (no input)")),
+    ("clip ls -n 20 / hello linked whole (paired)", paired(f"ls -n 20 {L} (interleaved)", whole)),
+    ("tab show NAME @10k / hello linked whole (paired)", paired("tab show NAME @10000", whole)),
+]:
+    print(f"{name:48} {value:>7.2f}x")
 failed = 0
 print()
 print(f"{'target':44} {'ratio':>8} {'needed':>8}  result")

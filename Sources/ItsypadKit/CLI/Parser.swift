@@ -6,13 +6,33 @@ public struct ParsedCommand {
     /// Root first, the command to run last.
     public var path: [CommandSpec]
     /// Option values by long name; a flag given once has one empty value.
-    public var options: [String: [String]] = [:]
+    public var options = OptionValues()
     public var arguments: [String] = []
     public var wantsHelp = false
 
     public var command: CommandSpec { path[path.count - 1] }
     /// The command names after the root, e.g. ["clip", "add"].
     public var names: [String] { path.dropFirst().map(\.name) }
+}
+
+/// The values given for each option, by long name, in the order the options first appear.
+/// (Pairs in an array, not a dictionary: the first `[String: [String]]` of a run costs 167k instructions,
+/// most of them the run-time search for `String: Hashable` among the binary's conformances.)
+public struct OptionValues {
+    private var entries: [(name: String, values: [String])] = []
+
+    /// The values given for `name`; nil when the option was not given.
+    public subscript(name: String) -> [String]? {
+        entries.first { $0.name == name }?.values
+    }
+
+    mutating func append(_ value: String, for name: String) {
+        if let index = entries.firstIndex(where: { $0.name == name }) {
+            entries[index].values.append(value)
+        } else {
+            entries.append((name, [value]))
+        }
+    }
 }
 
 /// Parses argv against the command table: git-style subcommands, `--long`,
@@ -96,13 +116,13 @@ public struct Parser {
         if option.long == OptionName.help.rawValue { parsed.wantsHelp = true; return }
         if option.isFlag {
             if inline != nil { throw ItsypadError.usage("The flag '--\(option.long)' takes no value.", command: parsed.names) }
-            parsed.options[option.long, default: []].append("")
+            parsed.options.append("", for: option.long)
             return
         }
         if let inline {
-            parsed.options[option.long, default: []].append(inline)
+            parsed.options.append(inline, for: option.long)
         } else if index < tokens.count {
-            parsed.options[option.long, default: []].append(tokens[index])
+            parsed.options.append(tokens[index], for: option.long)
             index += 1
         } else {
             throw ItsypadError.usage("Missing value for '\(option.synopsis)'.", command: parsed.names)

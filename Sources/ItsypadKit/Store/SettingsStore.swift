@@ -37,7 +37,7 @@ public final class SettingsStore {
         self.tree = tree ?? .containing(path)
         guard let bytes = try storeOperation({ try self.tree.read(path) }) else { return }
         let file: SettingsFile
-        do { file = try JSONCoding.decode(SettingsFile.self, from: bytes) } catch {
+        do { file = try SettingsFile.read(bytes) } catch {
             throw ItsypadError.corrupt(path, JSONCoding.describe(error))
         }
         for (key, stored) in file.values.byName {
