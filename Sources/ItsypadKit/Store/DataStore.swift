@@ -112,29 +112,23 @@ public final class DataStore {
     }
 
     private static func writeMeta(_ metaPath: String, device: String, in tree: FileTree) throws {
-        let meta = JSONValue.object([
-            ("format", .integer(Int64(DataStore.format))),
-            ("deviceID", .string(device)),
-            ("created", .string(Time.iso8601(Time.now()))),
-        ])
-        try tree.writeAtomically(metaPath, Array((meta.prettySerialized() + "\n").utf8))
+        let meta = MetaFile(format: Int64(DataStore.format), deviceID: device, created: Time.iso8601(Time.now()))
+        try tree.writeAtomically(metaPath, meta.bytes)
     }
 
     /// The device id from meta.json (nil when there is none), refusing a newer format.
     private static func readMeta(_ metaPath: String, in tree: FileTree) throws -> String? {
         guard let bytes = try tree.read(metaPath, limit: 64 << 10) else { return nil }
-        let meta: JSONValue
-        do { meta = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(metaPath, "\(error)") }
-        guard let format = meta["format"]?.int64Value, let device = meta["deviceID"]?.stringValue else {
-            throw ItsypadError.corrupt(metaPath, "missing format or deviceID")
-        }
-        if format > Int64(DataStore.format) {
+        let json: JSONValue
+        do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(metaPath, "\(error)") }
+        guard let meta = MetaFile(reading: json) else { throw ItsypadError.corrupt(metaPath, "missing format or deviceID") }
+        if meta.format > Int64(DataStore.format) {
             throw ItsypadError.failure(
-                "the data directory was written by a newer itsypad (format \(format); this one reads format \(DataStore.format)); upgrade itsypad to use it"
+                "the data directory was written by a newer itsypad (format \(meta.format); this one reads format \(DataStore.format)); upgrade itsypad to use it"
             )
         }
-        guard Identifier.isValid(device) else { throw ItsypadError.corrupt(metaPath, "deviceID must be a UUID") }
-        return device
+        guard Identifier.isValid(meta.deviceID) else { throw ItsypadError.corrupt(metaPath, "deviceID must be a UUID") }
+        return meta.deviceID
     }
 
     /// Releases the lock (for example while a person is in an editor). The
