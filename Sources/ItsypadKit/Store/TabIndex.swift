@@ -188,29 +188,74 @@ package struct TabIndex {
         return TabIndex(bytes: bytes, rows: headerSize..<header.recordsStart, starts: starts)
     }
 
-    /// What `tab ls` prints (`listing`), read straight from the index of `directory` if it is there and
-    /// current: a header and the rows, whatever the number of tabs. nil otherwise.
-    package static func loadListing(directory: String, in tree: FileTree) -> ArraySlice<UInt8>? {
-        guard let file = read(directory: directory, in: tree, through: { $0.recordsStart }),
-            file.bytes.withUnsafeBytes({ file.header.rowsChecksum == checksum(UnsafeRawBufferPointer(rebasing: $0[headerSize...])) })
-        else { return nil }
-        return file.bytes[headerSize...]
+    /// Writes what `tab ls` prints (`listing`) straight from the index of `directory` if it is there and
+    /// current: a header and the rows, whatever the number of tabs. False, with nothing written, otherwise.
+    /// The rows go through one reused buffer, checksummed in a first pass and written in a second:
+    /// reading 10,000 rows (500 KB) into fresh memory cost more than the rest of `tab ls`. The data
+    /// directory's lock, held by the caller, keeps other writers of the index out between the passes.
+    package static func writeListing(directory: String, in tree: FileTree, to write: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool
+    {
+        let piece = 64 << 10
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: piece, alignment: 8)
+        defer { buffer.deallocate() }
+        let path = directory + "/" + fileName
+        let opened = withCurrentFile(directory: directory, in: tree) { fd, header, _ -> Bool in
+            var checksum = Checksum()
+            var offset = headerSize
+            while offset < header.recordsStart {
+                let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(piece, header.recordsStart - offset)])
+                guard (try? FileSystem.read(fd: fd, offset: offset, into: wanted, path: path)) == wanted.count else { return false }
+                checksum.add(UnsafeRawBufferPointer(wanted))
+                offset += wanted.count
+            }
+            return checksum.value == header.rowsChecksum
+        }
+        guard let (fd, header, rowsAreCurrent) = opened else { return false }
+        defer { close(fd) }
+        guard rowsAreCurrent else { return false }
+        var offset = headerSize
+        while offset < header.recordsStart {
+            let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(piece, header.recordsStart - offset)])
+            guard try FileSystem.read(fd: fd, offset: offset, into: wanted, path: path) == wanted.count else {
+                throw ItsypadError.failure("\(path) changed while tab ls was reading it")
+            }
+            try write(UnsafeRawBufferPointer(wanted))
+            offset += wanted.count
+        }
+        return true
     }
 
     /// The file's bytes from its start to `end` (of its header), when the header agrees with the file and the
     /// directory: in one buffer, which the index keeps, so that nothing is copied again.
     private static func read(directory: String, in tree: FileTree, through end: (Header) -> Int) -> (header: Header, bytes: [UInt8])? {
         let path = directory + "/" + fileName
+        let opened = withCurrentFile(directory: directory, in: tree) { fd, header, headerBytes -> [UInt8]? in
+            // Read again with the header: the file may have changed in between.
+            guard let bytes = try? FileSystem.read(fd: fd, offset: 0, count: end(header), path: path), bytes.count == end(header),
+                bytes[..<headerSize].elementsEqual(headerBytes)
+            else { return nil }
+            return bytes
+        }
+        guard let (fd, header, bytes) = opened else { return nil }
+        close(fd)
+        return bytes.map { (header, $0) }
+    }
+
+    /// The index file opened (the caller closes `fd`) with its header, when the header agrees with the file and
+    /// the directory, and what `body` made of them; nil (the file closed) when there is no such file.
+    private static func withCurrentFile<Result>(
+        directory: String, in tree: FileTree, _ body: (_ fd: Int32, _ header: Header, _ headerBytes: [UInt8]) -> Result
+    ) -> (fd: Int32, header: Header, result: Result)? {
+        let path = directory + "/" + fileName
         guard let stamp = DirectoryStamp(directory, in: tree), let fd = try? tree.openFile(path, flags: O_RDONLY) else { return nil }
-        defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, let headerBytes = try? FileSystem.read(fd: fd, offset: 0, count: headerSize, path: path),
-            let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp,
-            // Read again with the header: the file may have changed in between.
-            let bytes = try? FileSystem.read(fd: fd, offset: 0, count: end(header), path: path),
-            bytes.count == end(header), bytes[..<headerSize].elementsEqual(headerBytes)
-        else { return nil }
-        return (header, bytes)
+            let header = headerBytes.withUnsafeBytes({ Header($0, fileSize: Int(info.st_size)) }), header.stamp == stamp
+        else {
+            close(fd)
+            return nil
+        }
+        return (fd, header, body(fd, header, headerBytes))
     }
 
     /// Over the file as read, header included, so that it is not copied again.
@@ -422,26 +467,46 @@ package struct TabIndex {
     /// A 64-bit checksum, 32 bytes at a time in four independent lanes, so that the
     /// multiplications overlap (`tab ls` checks half a MiB of rows at 10,000 tabs).
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        let prime: UInt64 = 0x0100_0000_01b3
-        var lanes: (UInt64, UInt64, UInt64, UInt64) = (0xcbf2_9ce4_8422_2325, 1, 2, 3)
-        // Through the base address: no bounds check per word.
-        guard let base = bytes.baseAddress else { return lanes.0 }
-        let blocks = bytes.count / 32
-        for block in 0..<blocks {
-            let offset = block &* 32
-            lanes.0 = (lanes.0 ^ base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* prime
-            lanes.1 = (lanes.1 ^ base.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self)) &* prime
-            lanes.2 = (lanes.2 ^ base.loadUnaligned(fromByteOffset: offset &+ 16, as: UInt64.self)) &* prime
-            lanes.3 = (lanes.3 ^ base.loadUnaligned(fromByteOffset: offset &+ 24, as: UInt64.self)) &* prime
+        var checksum = Checksum()
+        checksum.add(bytes)
+        return checksum.value
+    }
+
+    /// `checksum(_:)` over bytes that come in pieces: every piece but the last a multiple of 32
+    /// bytes long, so that the four lanes see the same words as over the whole.
+    struct Checksum {
+        private static let prime: UInt64 = 0x0100_0000_01b3
+        private var lanes: (UInt64, UInt64, UInt64, UInt64) = (0xcbf2_9ce4_8422_2325, 1, 2, 3)
+        private var count = 0
+        /// The last piece's bytes past its last whole block.
+        private var tail: [UInt8] = []
+
+        mutating func add(_ bytes: UnsafeRawBufferPointer) {
+            precondition(tail.isEmpty, "only the last piece may end inside a block")
+            count += bytes.count
+            // Through the base address: no bounds check per word.
+            guard let base = bytes.baseAddress else { return }
+            let blocks = bytes.count / 32
+            for block in 0..<blocks {
+                let offset = block &* 32
+                lanes.0 = (lanes.0 ^ base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* Self.prime
+                lanes.1 = (lanes.1 ^ base.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self)) &* Self.prime
+                lanes.2 = (lanes.2 ^ base.loadUnaligned(fromByteOffset: offset &+ 16, as: UInt64.self)) &* Self.prime
+                lanes.3 = (lanes.3 ^ base.loadUnaligned(fromByteOffset: offset &+ 24, as: UInt64.self)) &* Self.prime
+            }
+            tail = Array(UnsafeRawBufferPointer(rebasing: bytes[(blocks * 32)...]))
         }
-        var hash = lanes.0
-        for lane in [lanes.1, lanes.2, lanes.3, UInt64(bytes.count)] {
-            hash = (hash ^ (hash >> 29) ^ lane) &* prime
+
+        var value: UInt64 {
+            var hash = lanes.0
+            for lane in [lanes.1, lanes.2, lanes.3, UInt64(count)] {
+                hash = (hash ^ (hash >> 29) ^ lane) &* Self.prime
+            }
+            for byte in tail {
+                hash = (hash ^ UInt64(byte)) &* Self.prime
+            }
+            return hash
         }
-        for index in blocks * 32..<bytes.count {
-            hash = (hash ^ UInt64(base.load(fromByteOffset: index, as: UInt8.self))) &* prime
-        }
-        return hash
     }
 }
 

@@ -69,10 +69,10 @@ public struct TabStore {
         return try rebuildIndex()
     }
 
-    /// What `tab ls` prints (`TabIndex.listing`): the index's rows, read without its records when it is current.
-    package func listing() throws -> ArraySlice<UInt8> {
-        if let listing = TabIndex.loadListing(directory: directory, in: tree) { return listing }
-        return try rebuildIndex().listing
+    /// Writes what `tab ls` prints (`TabIndex.listing`): the index's rows, read without its records when it is current.
+    package func writeListing(to write: (UnsafeRawBufferPointer) throws -> Void) throws {
+        if try TabIndex.writeListing(directory: directory, in: tree, to: write) { return }
+        try rebuildIndex().listing.withUnsafeBytes(write)
     }
 
     /// The tabs a reference may name (`TabIndex.matches`): from the index's keyed

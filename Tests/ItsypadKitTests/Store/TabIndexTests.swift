@@ -77,10 +77,45 @@ import Glibc
         let fd = open(path, O_WRONLY)
         try FileSystem.writeAll(fd: fd, bytes, at: 0, path: "index")
         close(fd)
-        #expect(TabIndex.loadListing(directory: tabs, in: FileTree(root: tabs)) == nil)
+        #expect(try TabIndexTests.listing(tabs) == nil)
         #expect(TabIndex.load(directory: tabs, in: FileTree(root: tabs)) == nil)
         #expect(device.inProcess(["tab", "ls"]).1 == expected)
-        #expect(TabIndex.loadListing(directory: tabs, in: FileTree(root: tabs)).map { Array($0) } == Array(expected.utf8))
+        #expect(try TabIndexTests.listing(tabs) == Array(expected.utf8))
+    }
+
+    /// What `TabIndex.writeListing` writes for `tabs`, or nil when it writes nothing (no current index).
+    static func listing(_ tabs: String) throws -> [UInt8]? {
+        var written: [UInt8] = []
+        guard try TabIndex.writeListing(directory: tabs, in: FileTree(root: tabs), to: { written += $0 }) else { return nil }
+        return written
+    }
+
+    @Test("the checksum over pieces of whole blocks equals the checksum over the whole", arguments: [0, 1, 31, 32, 33, 64, 100, 1000])
+    func checksumInPieces(_ count: Int) {
+        var generator = SeededGenerator(seed: UInt64(count))
+        let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes.withUnsafeBytes { whole in
+            for piece in [32, 64, 96] {
+                var checksum = TabIndex.Checksum()
+                var offset = 0
+                while offset < count {
+                    let end = min(offset + piece, count)
+                    checksum.add(UnsafeRawBufferPointer(rebasing: whole[offset..<end]))
+                    offset = end
+                }
+                #expect(checksum.value == TabIndex.checksum(whole), "pieces of \(piece)")
+            }
+        }
+    }
+
+    @Test func aListingLongerThanOneReadIsWrittenWhole() throws {
+        // About 84 KiB of rows: more than the 64 KiB that writeListing reads at a time.
+        let names = (0..<800).map { "a tab with a long enough name to fill its row quickly, number \($0)" }
+        for (index, name) in names.enumerated() { _ = new(name, at: Int64(1_000 + index)) }
+        let expected = try listingFromFiles()
+        #expect(expected.utf8.count > 64 << 10)
+        #expect(device.inProcess(["tab", "ls"]).1 == expected)
+        #expect(try TabIndexTests.listing(tabs) == Array(expected.utf8))
     }
 
     @Test(arguments: [[UInt8](), Array("ITSYTAB1 garbage".utf8), [UInt8](repeating: 0, count: 200)])

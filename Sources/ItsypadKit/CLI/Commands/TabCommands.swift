@@ -73,7 +73,7 @@ enum TabCommands {
         }
         // The rows come ready-made from the index, as one piece: 10,000 tabs list as fast as 100.
         guard invocation.context.stdoutIsTerminal else {
-            try store.tabs.listing().withUnsafeBytes { invocation.out.write($0) }
+            try store.tabs.writeListing { invocation.out.write($0) }
             return ExitCode.success
         }
         var line: [UInt8] = []
