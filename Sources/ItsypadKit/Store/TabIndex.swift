@@ -195,31 +195,33 @@ package struct TabIndex {
     /// directory's lock, held by the caller, keeps other writers of the index out between the passes.
     package static func writeListing(directory: String, in tree: FileTree, to write: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool
     {
-        let piece = 64 << 10
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: piece, alignment: 8)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
         defer { buffer.deallocate() }
         let path = directory + "/" + fileName
         let opened = withCurrentFile(directory: directory, in: tree) { fd, header, _ -> Bool in
             var checksum = Checksum()
-            var offset = headerSize
-            while offset < header.recordsStart {
-                let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(piece, header.recordsStart - offset)])
-                guard (try? FileSystem.read(fd: fd, offset: offset, into: wanted, path: path)) == wanted.count else { return false }
-                checksum.add(UnsafeRawBufferPointer(wanted))
-                offset += wanted.count
-            }
-            return checksum.value == header.rowsChecksum
+            let whole = (try? readRows(fd: fd, header: header, through: buffer, path: path) { checksum.add($0) }) ?? false
+            return whole && checksum.value == header.rowsChecksum
         }
         guard let (fd, header, rowsAreCurrent) = opened else { return false }
         defer { close(fd) }
         guard rowsAreCurrent else { return false }
+        guard try readRows(fd: fd, header: header, through: buffer, path: path, write) else {
+            throw ItsypadError.failure("\(path) changed while tab ls was reading it")
+        }
+        return true
+    }
+
+    /// Hands `body` the rows of the index open as `fd`, a buffer's length at a time; false when the file ends early.
+    private static func readRows(
+        fd: Int32, header: Header, through buffer: UnsafeMutableRawBufferPointer, path: String,
+        _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Bool {
         var offset = headerSize
         while offset < header.recordsStart {
-            let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(piece, header.recordsStart - offset)])
-            guard try FileSystem.read(fd: fd, offset: offset, into: wanted, path: path) == wanted.count else {
-                throw ItsypadError.failure("\(path) changed while tab ls was reading it")
-            }
-            try write(UnsafeRawBufferPointer(wanted))
+            let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(buffer.count, header.recordsStart - offset)])
+            guard try FileSystem.read(fd: fd, offset: offset, into: wanted, path: path) == wanted.count else { return false }
+            try body(UnsafeRawBufferPointer(wanted))
             offset += wanted.count
         }
         return true
