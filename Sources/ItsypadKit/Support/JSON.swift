@@ -349,6 +349,8 @@ extension JSONValue: JSONFields {
 private struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
+    /// The decoded body of the last string with escapes, kept to be reused.
+    private var decoded: [UInt8] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -577,7 +579,45 @@ private struct JSONParser {
     mutating func parseString() throws -> String {
         position += 1
         let start = position
-        // Fast path: no escapes.
+        // One pass over runs found a word at a time: a run up to the closing quote is the whole
+        // string; a run up to a backslash is copied and the escape decoded after it. Anything
+        // else (a control character, an escape or UTF-8 that does not decode, no closing quote)
+        // is read again by `parseStringNamingErrors`, which says what is wrong and where.
+        var runStart = start
+        var hasEscapes = false
+        while true {
+            let end = JSONString.nextEscapeByte(in: bytes, from: runStart)
+            guard end < bytes.count else { break }
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                let run = UnsafeBufferPointer(rebasing: bytes[runStart..<end])
+                guard hasEscapes else {
+                    guard UTF8Check.isValid(run) else { break }
+                    position = end + 1
+                    return String(decoding: run, as: UTF8.self)
+                }
+                decoded.append(contentsOf: run)
+                guard decoded.withUnsafeBufferPointer(UTF8Check.isValid) else { break }
+                position = end + 1
+                return String(decoding: decoded, as: UTF8.self)
+            }
+            guard byte == UInt8(ascii: "\\") else { break }
+            if !hasEscapes {
+                hasEscapes = true
+                decoded.removeAll(keepingCapacity: true)
+            }
+            decoded.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<end]))
+            guard let length = try? JSONString.decodeEscape(bytes, at: end, into: &decoded) else { break }
+            runStart = end + length
+        }
+        position = start
+        return try parseStringNamingErrors()
+    }
+
+    /// `parseString` from just after the opening quote, a byte at a time, for input that
+    /// `parseString`'s pass did not read: throws the error that names the fault.
+    mutating func parseStringNamingErrors() throws -> String {
+        let start = position
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
@@ -594,14 +634,14 @@ private struct JSONParser {
             position += bytes[position] == UInt8(ascii: "\\") ? 2 : 1
         }
         guard position < bytes.count else { throw error("unterminated string") }
-        var decoded: [UInt8] = []
+        var unescaped: [UInt8] = []
         do {
-            _ = try JSONString.unescape(UnsafeBufferPointer(rebasing: bytes[start..<position]), final: true, into: &decoded)
+            _ = try JSONString.unescape(UnsafeBufferPointer(rebasing: bytes[start..<position]), final: true, into: &unescaped)
         } catch {
             throw JSONParseError(message: error.message, offset: start + error.offset)
         }
         position += 1
-        return String(decoding: decoded, as: UTF8.self)
+        return String(decoding: unescaped, as: UTF8.self)
     }
 }
 

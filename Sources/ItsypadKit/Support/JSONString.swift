@@ -56,6 +56,28 @@ package enum JSONString {
         return (word | (word &- 0x20 &* ones) & ~word | (quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes) & highs
     }
 
+    /// Nonzero when a byte of `word` is a quote, a backslash or below 0x20 (what ends a run of a
+    /// string body that is copied as it is); the lowest such byte's mark is exact, as in `specialBytes`.
+    @inline(__always)
+    private static func escapeBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quotes = word ^ (0x22 &* ones), backslashes = word ^ (0x5C &* ones)
+        return ((word &- 0x20 &* ones) & ~word | (quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes) & highs
+    }
+
+    /// The index of the first quote, backslash or control character at or after `start`, or
+    /// `bytes.count`; eight bytes at a time.
+    package static func nextEscapeByte(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        while index + 8 <= bytes.count {
+            let found = escapeBytes(UInt64(littleEndian: UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)))
+            if found != 0 { return index + found.trailingZeroBitCount / 8 }
+            index += 8
+        }
+        while index < bytes.count, !needsEscape(bytes[index]) { index += 1 }
+        return index
+    }
+
     /// Whether `escaped` is exactly what `appendEscaped` writes for some valid
     /// UTF-8: then decoding it and escaping it again gives the same bytes, and
     /// a JSON listing copies it as it is.
@@ -109,12 +131,13 @@ package enum JSONString {
     /// Appends `utf8` escaped: `\"`, `\\`, `\n`, `\r`, `\t`, other control characters as `\u00xx`.
     package static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         var plainStart = 0
-        for index in 0..<utf8.count where needsEscape(utf8[index]) {
+        while true {
+            let index = nextEscapeByte(in: utf8, from: plainStart)
             out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
+            guard index < utf8.count else { return }
             appendEscape(of: utf8[index], to: &out)
             plainStart = index + 1
         }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
     }
 
     /// How many bytes `appendEscaped` writes for `utf8`: a buffer sized by it never grows.
@@ -169,15 +192,13 @@ package enum JSONString {
                 throw Malformed(message: byte == 0x22 ? "unescaped quote in string" : "control character in string", offset: position)
             }
             try flushPlain(upTo: position)
-            guard let (decoded, length) = try decodeEscape(raw, at: position) else {
+            let mark = out.count
+            guard let length = try decodeEscape(raw, at: position, into: &out) else {
                 if final { throw Malformed(message: "truncated escape", offset: position) }
                 return position
             }
-            if reescaping {
-                decoded.withUnsafeBufferPointer { appendEscaped($0, to: &out) }
-            } else {
-                out += decoded
-            }
+            // Only a one-byte character can need escaping again.
+            if reescaping, out.count == mark + 1, needsEscape(out[mark]) { appendEscape(of: out.removeLast(), to: &out) }
             position += length
             plainStart = position
         }
@@ -185,18 +206,20 @@ package enum JSONString {
         return plainStart
     }
 
-    /// The UTF-8 of the escape at `start` and its length; nil when the input ends inside it.
-    private static func decodeEscape(_ raw: UnsafeBufferPointer<UInt8>, at start: Int) throws(Malformed) -> ([UInt8], Int)? {
+    /// Appends the UTF-8 of the escape at `start` to `out` and returns the escape's length; nil
+    /// (and nothing appended) when the input ends inside it.
+    static func decodeEscape(_ raw: UnsafeBufferPointer<UInt8>, at start: Int, into out: inout [UInt8]) throws(Malformed) -> Int? {
         guard start + 1 < raw.count else { return nil }
+        let short: UInt8
         switch raw[start + 1] {
-        case UInt8(ascii: "\""): return ([0x22], 2)
-        case UInt8(ascii: "\\"): return ([0x5C], 2)
-        case UInt8(ascii: "/"): return ([0x2F], 2)
-        case UInt8(ascii: "b"): return ([0x08], 2)
-        case UInt8(ascii: "f"): return ([0x0C], 2)
-        case UInt8(ascii: "n"): return ([0x0A], 2)
-        case UInt8(ascii: "r"): return ([0x0D], 2)
-        case UInt8(ascii: "t"): return ([0x09], 2)
+        case UInt8(ascii: "\""): short = 0x22
+        case UInt8(ascii: "\\"): short = 0x5C
+        case UInt8(ascii: "/"): short = 0x2F
+        case UInt8(ascii: "b"): short = 0x08
+        case UInt8(ascii: "f"): short = 0x0C
+        case UInt8(ascii: "n"): short = 0x0A
+        case UInt8(ascii: "r"): short = 0x0D
+        case UInt8(ascii: "t"): short = 0x09
         case UInt8(ascii: "u"):
             guard let high = try hex4(raw, at: start + 2) else { return nil }
             var code = high
@@ -214,10 +237,13 @@ package enum JSONString {
                 throw Malformed(message: "unpaired surrogate", offset: start)
             }
             guard let scalar = Unicode.Scalar(code) else { throw Malformed(message: "invalid \\u escape", offset: start) }
-            return (Array(UTF8.encode(scalar)!), length)
+            out.append(contentsOf: UTF8.encode(scalar)!)
+            return length
         default:
             throw Malformed(message: "invalid escape", offset: start)
         }
+        out.append(short)
+        return 2
     }
 
     private static func hex4(_ raw: UnsafeBufferPointer<UInt8>, at start: Int) throws(Malformed) -> UInt32? {

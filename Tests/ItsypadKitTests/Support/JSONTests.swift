@@ -429,3 +429,96 @@ import Testing
         }
     }
 }
+
+/// String bodies are read and written a run at a time, the runs found eight bytes at a time:
+/// each awkward piece, at every offset in a run of plain ASCII and before or after another,
+/// gets the answer of a reader and a writer that go a byte at a time.
+@Suite struct StringRunTests {
+    /// The parser's answer for a document that opens with a string, read a byte at a time: the
+    /// value, or the error that names the first fault.
+    static func byteAtATime(_ document: [UInt8]) -> Result<JSONValue, JSONParseError> {
+        let start = 1
+        var position = start
+        func fail(_ message: String, _ offset: Int) -> Result<JSONValue, JSONParseError> {
+            .failure(JSONParseError(message: message, offset: offset))
+        }
+        var string: String?
+        while position < document.count {
+            let byte = document[position]
+            if byte == 0x22 {
+                position += 1
+                guard let text = Text.decodeUTF8(Array(document[start..<position - 1])) else {
+                    return fail("invalid UTF-8 in string", position)
+                }
+                string = text
+                break
+            }
+            if byte == 0x5C || byte < 0x20 { break }
+            position += 1
+        }
+        if string == nil {
+            while position < document.count, document[position] != 0x22 { position += document[position] == 0x5C ? 2 : 1 }
+            guard position < document.count else { return fail("unterminated string", position) }
+            var decoded: [UInt8] = []
+            let body = Array(document[start..<position])
+            do {
+                _ = try body.withUnsafeBufferPointer { (raw) throws(JSONString.Malformed) in
+                    try JSONString.unescape(raw, final: true, into: &decoded)
+                }
+            } catch {
+                return fail(error.message, start + error.offset)
+            }
+            position += 1
+            string = String(decoding: decoded, as: UTF8.self)
+        }
+        while position < document.count, document[position].isASCIIWhitespace { position += 1 }
+        return position == document.count ? .success(.string(string!)) : fail("unexpected data after the JSON value", position)
+    }
+
+    static func escapedByteAtATime(_ utf8: [UInt8]) -> [UInt8] {
+        utf8.flatMap { byte -> [UInt8] in
+            switch byte {
+            case 0x22: return Array(#"\""#.utf8)
+            case 0x5C: return Array(#"\\"#.utf8)
+            case 0x0A: return Array(#"\n"#.utf8)
+            case 0x0D: return Array(#"\r"#.utf8)
+            case 0x09: return Array(#"\t"#.utf8)
+            case ..<0x20: return Array("\\u00".utf8) + [Hex.digits[Int(byte >> 4)], Hex.digits[Int(byte & 0x0F)]]
+            default: return [byte]
+            }
+        }
+    }
+
+    static let pieces =
+        CanonicalEscapingTests.pieces + [
+            Array(#"\u00e9"#.utf8), Array(#"\ud83d\udc4d"#.utf8), Array(#"\ud83d"#.utf8), Array(#"\udc4d"#.utf8), Array(#"\u12"#.utf8),
+            Array(#"\x"#.utf8), [0x7F], [0x1F], [0x80], [0xE2, 0x82], [0xF0, 0x9F, 0x91],
+        ]
+
+    @Test(arguments: pieces)
+    func readAndWrittenAsAByteAtATime(_ piece: [UInt8]) {
+        let plain = Array("The quick brown fox jumps over the lazy dog".utf8)
+        for offset in 0...20 {
+            for after in [[], [0x5C, 0x6E], Array("é".utf8), [0x22], [0x20, 0x22], [0x5C]] as [[UInt8]] {
+                let body = Array(plain[..<offset]) + piece + after + Array(plain[offset...])
+                for document in [[0x22] + body + [0x22], [0x22] + body] {
+                    let parsed = Result { try JSONValue.parse(document) }.mapError { $0 as! JSONParseError }
+                    #expect(parsed == Self.byteAtATime(document), "\(document)")
+                }
+                var escaped: [UInt8] = []
+                body.withUnsafeBufferPointer { JSONString.appendEscaped($0, to: &escaped) }
+                #expect(escaped == Self.escapedByteAtATime(body), "\(body)")
+            }
+        }
+    }
+
+    @Test func randomBodiesReadAsAByteAtATime() {
+        var generator = SeededGenerator(seed: 13)
+        for _ in 0..<5000 {
+            let body = (0..<Int(generator.next() % 12)).flatMap { _ in Self.pieces[Int(generator.next() % UInt64(Self.pieces.count))] }
+            let document = [0x22] + body + [0x22]
+            let parsed = Result { try JSONValue.parse(document) }.mapError { $0 as! JSONParseError }
+            #expect(parsed == Self.byteAtATime(document), "\(document)")
+        }
+    }
+}
