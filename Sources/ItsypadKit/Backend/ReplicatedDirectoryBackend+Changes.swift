@@ -216,7 +216,7 @@ extension ReplicatedDirectoryBackend {
             try !collecting
             ? []
             : order.map { id in
-                let files = writers.map { writers in unread.filter { writers[id]?.contains($0) == true } } ?? unread
+                let files = writers.map { writers in (writers[id]).map { holders in unread.filter(holders.contains) } ?? [] } ?? unread
                 return ReplicatedChange(
                     id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone, devices: files) + read[id, default: []]))
             }

@@ -451,7 +451,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     private func versionDocument(_ bytes: Result<[UInt8]?, any Error>, zone: String) throws -> VersionDocument? {
         let found: [UInt8]?
         do { found = try bytes.get() } catch BackendError.corrupt { return nil }
-        guard let found, let json = try? JSONValue.parse(found), let document = VersionDocument(reading: json), document.zone == zone else {
+        guard let found, let document = VersionDocument.read(found), document.zone == zone else {
             return nil
         }
         return document

@@ -27,6 +27,29 @@ struct VersionSealer: Sendable {
             self.init(fields: fields, base: base)
         }
 
+        /// `init(reading:)` of the parsed bytes, read straight from them where `JSONReader` can.
+        static func read(_ bytes: [UInt8]) -> Content? {
+            let read = bytes.withUnsafeBufferPointer { bytes in
+                JSONReader.read(bytes) { reader -> Content? in
+                    var fields: [String: FieldValue]?, base: [String: FieldValue]?
+                    let read = reader.object { reader, key in
+                        switch key {
+                        case "fields": fields = FieldValue.fields(reader: &reader); return fields != nil
+                        case "base":
+                            if reader.null() { return true }
+                            base = FieldValue.fields(reader: &reader)
+                            return base != nil
+                        default: return reader.skip()
+                        }
+                    }
+                    guard read, let fields else { return nil }
+                    return Content(fields: fields, base: base)
+                }
+            }
+            if let read { return read }
+            return (try? JSONValue.parse(bytes)).flatMap(Content.init(reading:))
+        }
+
         init(fields: [String: FieldValue], base: [String: FieldValue]?) {
             self.fields = fields
             self.base = base
@@ -59,7 +82,7 @@ struct VersionSealer: Sendable {
         let content: Content
         do {
             // The decoder runs only to say what is wrong with content the reader refuses.
-            if let json = try? JSONValue.parse(plaintext), let read = Content(reading: json) {
+            if let read = Content.read(plaintext) {
                 content = read
             } else {
                 content = try JSONCoding.decode(Content.self, from: plaintext)

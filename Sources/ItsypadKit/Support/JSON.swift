@@ -346,7 +346,7 @@ extension JSONValue: JSONFields {
     package func boolMember(_ key: StaticString) -> Bool? { self["\(key)"]?.boolValue }
 }
 
-private struct JSONParser {
+struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
     /// The decoded body of the last string with escapes, kept to be reused.

@@ -82,6 +82,56 @@ struct VersionDocumentReadingTests {
         #expect(accepted > 1)
     }
 
+    /// What a record file's bytes read as when parsed whole.
+    static func parsed(_ bytes: [UInt8]) -> VersionDocument? {
+        (try? JSONValue.parse(bytes)).flatMap(VersionDocument.init(reading:))
+    }
+
+    @Test("a record file reads from its bytes as it reads parsed", arguments: documents.indices)
+    func versionDocumentFromBytes(index: Int) throws {
+        let document = try JSONValue.parse(Self.documents[index])
+        var accepted = 0, readDirectly = 0
+        for mutation in Self.mutations(of: document) {
+            for bytes in [mutation.serializedBytes(), mutation.prettySerializedBytes()] {
+                let parsed = Self.parsed(bytes)
+                #expect(VersionDocument.read(bytes) == parsed, "\(mutation)")
+                if parsed != nil { accepted += 1 }
+                if bytes.withUnsafeBufferPointer({ JSONReader.read($0, VersionDocument.init(reader:)) }) != nil { readDirectly += 1 }
+            }
+        }
+        // Their keys are plain: every one that reads at all reads straight from the bytes.
+        #expect(accepted > 20 && readDirectly == accepted)
+        #expect(Array(Self.documents[index].utf8).withUnsafeBufferPointer { JSONReader.read($0, VersionDocument.init(reader:)) } != nil)
+    }
+
+    /// Byte-level changes a `JSONValue` cannot express: escaped and non-ASCII keys (U+212A KELVIN
+    /// SIGN is equal to "K" as a String), a repeated key, deep nesting, every truncation, garbage after.
+    @Test("a record file's odd bytes read as they read parsed")
+    func oddBytes() throws {
+        let valid = Self.documents[0]
+        var texts = [
+            valid.replacingOccurrences(of: #""zone""#, with: #""\u007aone""#),
+            valid.replacingOccurrences(of: #""content""#, with: #""cont\u0065nt""#),
+            valid.replacingOccurrences(of: #""n":"#, with: #""\u212A":"#),
+            valid.replacingOccurrences(of: #""d":"#, with: #""K":"#).replacingOccurrences(of: #""n":"#, with: #""\u212A":"#),
+            valid.replacingOccurrences(of: #""n":"#, with: #""é":"#),
+            valid.replacingOccurrences(of: #""zone":"Z1","#, with: #""zone":"Z1","zone":"Z1","#),
+            valid.replacingOccurrences(of: #""d":{"#, with: #""t":{"#),
+            valid.replacingOccurrences(
+                of: #""zone""#, with: #""extra":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + #","zone""#),
+            valid.replacingOccurrences(
+                of: #""zone""#, with: #""extra":"# + String(repeating: "[", count: 509) + String(repeating: "]", count: 509) + #","zone""#),
+            valid + " ", valid + " x", " \n" + valid, "[" + valid + "]", valid.replacingOccurrences(of: ",", with: " , "),
+        ]
+        texts += (0..<valid.utf8.count).map { String(decoding: valid.utf8.prefix($0), as: UTF8.self) }
+        for text in texts {
+            let bytes = Array(text.utf8)
+            #expect(VersionDocument.read(bytes) == Self.parsed(bytes), "\(text)")
+        }
+        #expect(Self.parsed(Array(texts[0].utf8)) != nil && Self.parsed(Array(texts[2].utf8)) != nil)
+        #expect(Self.parsed(Array(texts[3].utf8)) == nil, "U+212A repeats K")
+    }
+
     @Test("sealed content reads as the decoder reads it")
     func sealedContent() throws {
         let content = try JSONValue.parse(
@@ -90,6 +140,10 @@ struct VersionDocumentReadingTests {
         for mutation in Self.mutations(of: content) + Self.mutations(of: .object([("fields", .object([]))])) {
             let decoded = try? JSONCoding.decode(VersionSealer.Content.self, from: mutation)
             #expect(VersionSealer.Content(reading: mutation) == decoded, "\(mutation)")
+            let bytes = mutation.serializedBytes()
+            #expect(
+                VersionSealer.Content.read(bytes) == (try? JSONValue.parse(bytes)).flatMap(VersionSealer.Content.init(reading:)),
+                "\(mutation)")
         }
     }
 }
