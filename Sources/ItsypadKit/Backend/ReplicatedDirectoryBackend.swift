@@ -416,24 +416,33 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     }
 
     /// The versions in many record files of one writer, as `version(in:of:writer:zone:)` reads each,
-    /// read a folder at a time (a first sync reads every record file of the backend).
+    /// read a folder at a time (a first sync reads every record file of the backend), the folders
+    /// shared among the processors when there are many files: reading and decoding them is most of
+    /// a first sync's work.
     func versions(inFiles paths: [RecordID: String], writer: String, zone: String) throws -> [RecordID: RecordVersion] {
-        var folders: [String: [(name: String, id: RecordID)]] = [:]
-        for (id, path) in paths { folders[FileSystem.directoryName(path), default: []].append((FileSystem.baseName(path), id)) }
-        var versions: [RecordID: RecordVersion] = [:]
-        for (folder, entries) in folders {
+        var byFolder: [String: [(name: String, id: RecordID)]] = [:]
+        for (id, path) in paths { byFolder[FileSystem.directoryName(path), default: []].append((FileSystem.baseName(path), id)) }
+        let folders = Array(byFolder)
+        let parts = try Parallel.map(parts: folders.count, threads: paths.count < Self.filesReadInParallel ? 1 : Parallel.threads) {
+            [self] index -> [RecordID: RecordVersion] in
+            let (folder, entries) = folders[index]
             let ids = Dictionary(entries.map { ($0.name, $0.id) }, uniquingKeysWith: { first, _ in first })
+            var versions: [RecordID: RecordVersion] = [:]
             do {
                 try files.readFiles(entries.map(\.name), in: folder, limit: Self.maxRecordFileBytes) { name, bytes in
                     guard let id = ids[name], let version = try version(bytes, of: id, writer: writer, zone: zone) else { return }
                     versions[id] = version
                 }
             } catch BackendError.corrupt {
-                continue  // The folder itself is not a plain directory: none of its files can be used.
+                return [:]  // The folder itself is not a plain directory: none of its files can be used.
             }
+            return versions
         }
-        return versions
+        return parts.reduce(into: [RecordID: RecordVersion]()) { versions, part in versions.merge(part) { first, _ in first } }
     }
+
+    /// Fewer record files than this are read on one thread: starting others would cost more.
+    static let filesReadInParallel = 256
 
     private func version(_ bytes: Result<[UInt8]?, any Error>, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
         guard let document = try versionDocument(bytes, zone: zone), let version = try? readVersion(document, writer: writer),

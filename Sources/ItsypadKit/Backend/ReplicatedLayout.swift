@@ -59,7 +59,11 @@ package struct ReplicatedLayout {
 
     /// The folder a record's files go in, in format 4: the first byte of the SHA-256 of the record
     /// name (UTF-8) as two lowercase hex digits (`printf %s NAME | sha256sum | cut -c1-2`).
-    static func bucket(of recordName: String) -> String { String(SHA256.hexDigest(of: Array(recordName.utf8)).prefix(2)) }
+    static func bucket(of recordName: String) -> String {
+        var hasher = SHA256()
+        hasher.update(Array(recordName.utf8))
+        return Hex.encode(hasher.finalize().prefix(1))
+    }
 
     static func isBucket(_ name: String) -> Bool {
         name.utf8.count == 2
@@ -89,13 +93,19 @@ package struct ReplicatedLayout {
     /// The record name and device of a record file named `<name>.<device>.json` (device ids have
     /// no dots, so the last dot separates them), or nil for any other name.
     static func recordFile(named file: String) -> (recordName: String, device: String)? {
-        guard file.hasSuffix(".json"), !file.hasPrefix(".") else { return nil }
-        let stem = file.dropLast(5)
-        guard let dot = stem.utf8.lastIndex(of: UInt8(ascii: ".")) else { return nil }
-        let device = stem[stem.utf8.index(after: dot)...]
-        let name = String(stem[..<dot])
-        guard VersionVector.isDeviceID(device), !name.isEmpty else { return nil }
-        return (name, String(device))
+        // Read as bytes (a first sync lists every record file): record names and device ids are
+        // ASCII, so a name that is not is no record file, and ASCII bytes split as its characters do.
+        var file = file
+        return file.withUTF8 { bytes in
+            guard UTF8Check.isASCII(bytes), bytes.count > 5, bytes.first != UInt8(ascii: "."),
+                bytes[(bytes.count - 5)...].elementsEqual(".json".utf8)
+            else { return nil }
+            let stem = UnsafeBufferPointer(rebasing: bytes[..<(bytes.count - 5)])
+            guard let dot = stem.lastIndex(of: UInt8(ascii: ".")), dot > 0 else { return nil }
+            let device = String(decoding: UnsafeBufferPointer(rebasing: stem[(dot + 1)...]), as: UTF8.self)
+            guard VersionVector.isDeviceID(device) else { return nil }
+            return (String(decoding: UnsafeBufferPointer(rebasing: stem[..<dot]), as: UTF8.self), device)
+        }
     }
 }
 

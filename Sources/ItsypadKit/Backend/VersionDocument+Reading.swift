@@ -78,16 +78,10 @@ extension FieldValue {
 
     /// The field of a `type` and `value` member.
     init?(type: String, value: JSONValue) {
-        let kind: Kind
-        switch type {
-        case "STRING": kind = .string
-        case "INT64": kind = .int64
-        case "DOUBLE": kind = .double
-        case "TIMESTAMP": kind = .timestamp
-        case "STRING_LIST": kind = .stringList
-        case "ASSETID": kind = .asset
-        default: return nil
-        }
+        // No other string equals a type name as a String (none has a letter that a character
+        // decomposes to, as U+212A KELVIN SIGN does to K): bytes compare as strings do here.
+        var type = type
+        guard let kind = type.withUTF8({ UTF8Check.isASCII($0) ? Kind(JSONKey(bytes: $0)) : nil }) else { return nil }
         self.init(kind: kind, value: value)
     }
 

@@ -161,10 +161,14 @@ public struct TabStore {
     }
 
     /// Saves many tabs with one sync for all of them (see `FileTree.writeAtomically(_:in:)`).
+    /// Their files are made on every processor when there are many (a first sync saves them all).
     public func save(_ tabs: [Tab]) throws {
-        let files = try tabs.map { tab in
-            (name: FileSystem.baseName(try checkedPath(tab.id)), bytes: try TabStore.fileContent(tab))
+        let names = try tabs.map { FileSystem.baseName(try checkedPath($0.id)) }
+        let chunk = 256
+        let contents = try Parallel.map(parts: (tabs.count + chunk - 1) / chunk) { part in
+            try tabs[(part * chunk)..<min(tabs.count, (part + 1) * chunk)].map(TabStore.fileContent)
         }
+        let files = zip(names, contents.joined()).map { (name: $0, bytes: $1) }
         try storeOperation {
             try tree.writeAtomically(files, in: directory)
             try invalidateIndex()

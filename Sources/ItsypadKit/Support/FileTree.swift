@@ -112,7 +112,12 @@ public struct FileTree: Sendable {
 
     /// Opens a regular file in `directory`: never a symlink, never blocking on a FIFO or device.
     /// Returns nil when it does not exist (and `flags` has no O_CREAT).
-    private static func openRegular(_ directory: Int32, _ name: String, flags: Int32, mode: mode_t, path: String) throws -> Int32? {
+    /// Opens the regular file `name` of `directory`: its descriptor and its size when opened.
+    private static func openRegular(
+        _ directory: Int32, _ name: String, flags: Int32, mode: mode_t, path: String
+    ) throws -> (
+        fd: Int32, size: Int
+    )? {
         let fd = openat(directory, name, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -133,7 +138,7 @@ public struct FileTree: Sendable {
                 detail: info.st_mode & S_IFMT == S_IFDIR ? "a directory" : "a FIFO, socket or device")
         }
         // O_NONBLOCK has no effect on a regular file, so the descriptor is used as it is.
-        return fd
+        return (fd, Int(info.st_size))
     }
 
     // MARK: Files
@@ -143,7 +148,7 @@ public struct FileTree: Sendable {
     public func openFile(_ path: String, flags: Int32, mode: mode_t = 0o600) throws -> Int32? {
         try inParent(of: path, creating: flags & O_CREAT != 0) { directory, name in
             guard let directory else { return nil }
-            return try FileTree.openRegular(directory, name, flags: flags, mode: mode, path: path)
+            return try FileTree.openRegular(directory, name, flags: flags, mode: mode, path: path)?.fd
         }
     }
 
@@ -180,9 +185,13 @@ public struct FileTree: Sendable {
     /// Reads a regular file from `offset` to its end; nil when it does not exist. With `limit`, a file
     /// larger than that is refused before anything is read (a record, an asset, a journal segment).
     public func read(_ path: String, from offset: Int = 0, limit: Int? = nil) throws -> [UInt8]? {
-        guard let fd = try openFile(path, flags: O_RDONLY) else { return nil }
-        defer { close(fd) }
-        return try FileTree.read(fd, path: path, from: offset, limit: limit)
+        try inParent(of: path, creating: false) { directory, name in
+            guard let directory, let file = try FileTree.openRegular(directory, name, flags: O_RDONLY, mode: 0, path: path) else {
+                return nil
+            }
+            defer { close(file.fd) }
+            return try FileTree.read(file, path: path, from: offset, limit: limit)
+        }
     }
 
     /// Reads many regular files of `directory`, which is opened once (a file each is then one
@@ -199,7 +208,7 @@ public struct FileTree: Sendable {
                         throw FileSystemError(path: path, code: FileSystemError.unsafeName, operation: "open")
                     }
                     guard let fd, let file = try FileTree.openRegular(fd, name, flags: O_RDONLY, mode: 0, path: path) else { return nil }
-                    defer { close(file) }
+                    defer { close(file.fd) }
                     return try FileTree.read(file, path: path, from: 0, limit: limit)
                 }
                 try body(name, result)
@@ -208,10 +217,8 @@ public struct FileTree: Sendable {
     }
 
     /// The bytes of an open regular file from `offset` to its end, refused when larger than `limit`.
-    private static func read(_ fd: Int32, path: String, from offset: Int, limit: Int?) throws -> [UInt8] {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
-        let size = Int(info.st_size)
+    private static func read(_ file: (fd: Int32, size: Int), path: String, from offset: Int, limit: Int?) throws -> [UInt8] {
+        let (fd, size) = file
         if let limit, size > limit {
             throw FileSystemError(
                 path: path, code: FileSystemError.tooLarge, operation: "read", detail: "\(size) bytes; the limit is \(limit)")

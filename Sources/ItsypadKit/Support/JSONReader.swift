@@ -100,6 +100,8 @@ package struct JSONReader {
 package struct JSONKey {
     let bytes: UnsafeBufferPointer<UInt8>
 
+    package init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
     package static func == (key: JSONKey, name: StaticString) -> Bool {
         key.bytes.count == name.utf8CodeUnitCount
             && (key.bytes.isEmpty || memcmp(key.bytes.baseAddress!, name.utf8Start, key.bytes.count) == 0)

@@ -28,6 +28,30 @@ import Glibc
         #expect(ReplicatedLayout.isBucket(bucket))
     }
 
+    /// Record file names as first read, with String operations (a record name and a device id are ASCII).
+    static func recordFileByCharacters(_ file: String) -> (recordName: String, device: String)? {
+        guard file.hasSuffix(".json"), !file.hasPrefix("."), file.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let stem = file.dropLast(5)
+        guard let dot = stem.utf8.lastIndex(of: UInt8(ascii: ".")) else { return nil }
+        let device = stem[stem.utf8.index(after: dot)...]
+        let name = String(stem[..<dot])
+        guard VersionVector.isDeviceID(device), !name.isEmpty else { return nil }
+        return (name, String(device))
+    }
+
+    @Test(arguments: [
+        "tab-1.dev-a.json", "a.b.c.dev.json", ".tab.dev.json", "tab.dev.json.sync-conflict-20261123-101500-ABCDEFG.json", ".json",
+        "x.json", "x..json", ".dev.json", "tab.-dev.json", "tab.dev_1.json", "tab.dev.JSON", "tab.dev.json ",
+        "tab (conflicted copy).dev.json",
+        "é.dev.json", "tab.dév.json", "tab.dev.jsoń", "\u{600}.json", "t.\(String(repeating: "d", count: 64)).json",
+        "t.\(String(repeating: "d", count: 65)).json", "~syncthing~t.dev.json.tmp",
+    ])
+    func recordFileNamesReadAsByCharacters(file: String) {
+        let read = ReplicatedLayout.recordFile(named: file)
+        let expected = Self.recordFileByCharacters(file)
+        #expect(read?.recordName == expected?.recordName && read?.device == expected?.device, "\(file)")
+    }
+
     @Test(arguments: ["", "4", "455", "AB", "4g", "..", "/4", "45 (conflicted copy 2026-11-23)", "४५"])
     func namesThatAreNotBuckets(name: String) {
         #expect(!ReplicatedLayout.isBucket(name))
