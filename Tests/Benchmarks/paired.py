@@ -9,10 +9,14 @@ by round (paired) and its median reported.
 
 Usage:
   paired.py --runs N --warmup W --export-json FILE [--fresh-text FILE]
-            -n NAME [--stdin FILE] [--prepare PREP] COMMAND [-n NAME ... COMMAND ...]
+            -n NAME [--stdin FILE] [--prepare PREP] COMMAND [--then COMMAND ...]
+            [-n NAME ... COMMAND ...]
 
 COMMAND is split as a shell would split it (no shell runs it). Its standard input is FILE or
 /dev/null, its output goes to a pipe that `cat` drains into /dev/null (as hyperfine --output=pipe).
+--then COMMAND runs after it, once it has succeeded, within the same timed run (same stdin and
+output): `cp A B --then sync B` times a copy made durable, as `cp A B && sync B` in a shell would,
+without a shell's start-up in the time.
 PREP (split the same way) runs untimed before each run of its command, its output discarded, as
 hyperfine's --prepare: for commands that need a fresh state each time (a first sync, a copy).
 --fresh-text FILE writes a new, distinct line of text to FILE before every round (untimed), for
@@ -62,8 +66,12 @@ def parse(argv):
                 else:
                     prepare = shlex.split(argv[i + 1])
                 i += 2
-            commands.append({"name": name, "stdin": stdin, "prepare": prepare, "argv": on_path(shlex.split(argv[i]))})
+            argvs = [on_path(shlex.split(argv[i]))]
             i += 1
+            while i < len(argv) and argv[i] == "--then":
+                argvs.append(on_path(shlex.split(argv[i + 1])))
+                i += 2
+            commands.append({"name": name, "stdin": stdin, "prepare": prepare, "argvs": argvs})
         else:
             sys.exit(f"paired.py: unexpected argument {arg!r}")
     if not commands or options["export"] is None:
@@ -86,12 +94,12 @@ def run_once(command, out_fd):
         (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0),
     ]
     start = time.perf_counter_ns()
-    pid = os.posix_spawn(command["argv"][0], command["argv"], os.environ, file_actions=actions)
-    _, status = os.waitpid(pid, 0)
-    elapsed = (time.perf_counter_ns() - start) / 1e9
-    if status != 0:
-        sys.exit(f"paired.py: {command['name']!r} exited with status {os.waitstatus_to_exitcode(status)}")
-    return elapsed
+    for argv in command["argvs"]:
+        pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            sys.exit(f"paired.py: {command['name']!r} ({argv[0]}) exited with status {os.waitstatus_to_exitcode(status)}")
+    return (time.perf_counter_ns() - start) / 1e9
 
 
 def main():
