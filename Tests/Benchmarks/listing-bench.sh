@@ -4,8 +4,8 @@
 # export, import, tab lookups — against plain tools on the same data in one
 # run, plus a scaling table from 1,000 to 1,000,000 clips and peak memory.
 # Every ratio target is the median of per-round ratios: a command and its baseline run in the same
-# round of interleaved rounds (paired.py: each command once a round, in an order that rotates), so
-# that load and disk state, which change over minutes on a shared machine, move both sides alike.
+# round of interleaved rounds (paired.py: each command once a round, in a random order), so that
+# load and disk state, which change over minutes on a shared machine, move both sides alike.
 #
 #   clip ls @100k                     <= 10x  cat of the same entries as JSON lines
 #   clip ls --search WORD @100k       <=  3x  grep -ci WORD of that file (9999, merge)
@@ -100,7 +100,7 @@ swiftc -O -static-stdlib "$work/floor.swift" -o "$work/floor" 2>/dev/null || die
 mkdir -p "$work/floor-files"
 
 # bench NAME ROUNDS WARMUP -n "label" [--stdin FILE] [--prepare PREP] "command" [--then "command"] ...:
-# interleaved rounds (see paired.py), every command once a round, in an order that rotates.
+# interleaved rounds (see paired.py), every command once a round, in a random order.
 bench() {
     local name=$1 rounds=$2 warmup=$3
     shift 3
@@ -160,7 +160,6 @@ cp -a "$work/clips-$LARGE" "$work/clips-$LARGE-pristine"
 large=$work/clips-$LARGE
 lines=$work/lines-$LARGE.jsonl
 step "Listing and search at $LARGE entries against cat and grep -ci: $RUNS interleaved rounds"
-# Neighbours in a round stay neighbours as the order rotates: each command next to its baseline.
 bench targets "$RUNS" 2 \
     -n "cat" "cat $(q "$lines")" \
     -n "clip ls" "$(it "$large") clip ls" \
