@@ -156,7 +156,7 @@ cp -a "$work/clips-$LARGE" "$work/clips-$LARGE-pristine"
 
 # Every ratio target is the median of per-round ratios: a command and its baseline run in the same
 # round (see paired.py), so load and disk state that change over minutes move both alike. Measured
-# in separate hyperfine blocks minutes apart, these ratios swung by up to threefold between runs.
+# in separate hyperfine blocks minutes apart, their baselines moved by up to threefold between runs.
 large=$work/clips-$LARGE
 lines=$work/lines-$LARGE.jsonl
 step "Listing and search at $LARGE entries against cat and grep -ci: $RUNS interleaved rounds"
@@ -367,20 +367,20 @@ for name, value in [
 failed = 0
 print()
 print("target: the median of per-round ratios (a command and its baseline in the same round); their spread:")
-print(f"{'target':48} {'ratio':>8} {'needed':>8}  {'result':6} {'rounds':>6} {'min':>7} {'max':>7} {'stddev':>7}")
+print(f"{'target':54} {'ratio':>8} {'needed':>8}  {'result':6} {'rounds':>6} {'min':>7} {'max':>7} {'stddev':>7}")
 for name, value, bound, series in targets:
     ok = value <= bound
     failed += not ok
     spread = f"{len(series):>6} {min(series):>7.2f} {max(series):>7.2f} {statistics.pstdev(series):>7.2f}"
-    print(f"{name:48} {value:>7.2f}x {'<= ' + format(bound, 'g') + 'x':>8}  {'PASS' if ok else 'FAIL':6} {spread}")
+    print(f"{name:54} {value:>7.2f}x {'<= ' + format(bound, 'g') + 'x':>8}  {'PASS' if ok else 'FAIL':6} {spread}")
 print()
-print(f"{'peak memory (max RSS)':48} {'MiB':>8} {'limit':>8}  result")
+print(f"{'peak memory (max RSS)':54} {'MiB':>8} {'limit':>8}  result")
 for line in open(f"{res}/memory.tsv").read().splitlines()[1:]:
     label, kib, code, limit = line.split("\t")
     kib, code, limit = int(kib), int(code), int(limit)
     ok = code == 0 and kib <= limit
     failed += not ok
-    print(f"{label:48} {kib / 1024:>8.1f} {limit / 1024:>8.1f}  {'PASS' if ok else 'FAIL' + ('' if code == 0 else f' (exit {code})')}")
+    print(f"{label:54} {kib / 1024:>8.1f} {limit / 1024:>8.1f}  {'PASS' if ok else 'FAIL' + ('' if code == 0 else f' (exit {code})')}")
 print()
 print("all targets met" if failed == 0 else f"{failed} target(s) not met")
 sys.exit(1 if failed else 0)
