@@ -3,16 +3,26 @@
 
 hyperfine runs all of one command's runs, then all of the next's: a burst of load during one
 block moves that command's median and not its baseline's. Here every round runs each command
-once, in an order that rotates from round to round, so a command and its baseline are measured
-moments apart; the per-round times are kept in round order, so that a ratio can be taken round
-by round (paired) and its median reported.
+once, so a command and its baseline are measured moments apart; the per-round times are kept in
+round order, so that a ratio can be taken round by round (paired) and its median reported.
+
+Each round takes the commands in a new random order (seeded: every run draws the same orders).
+A command's time depends on what ran just before it: on a 2-core machine, a command run right
+after one that calls fdatasync (clip add) took 17-45% longer than after others. An order that
+only rotates gives each command the same predecessor in almost every round, and so biased every
+ratio with one side right after a syncing command (clip add / hello-world, the hello-world always
+after clip add: 0.94x rotated, 1.27-1.42x in random orders, alternated within minutes).
 
 Usage:
   paired.py --runs N --warmup W --export-json FILE [--fresh-text FILE]
-            -n NAME [--stdin FILE] [--prepare PREP] COMMAND [-n NAME ... COMMAND ...]
+            -n NAME [--stdin FILE] [--prepare PREP] COMMAND [--then COMMAND ...]
+            [-n NAME ... COMMAND ...]
 
 COMMAND is split as a shell would split it (no shell runs it). Its standard input is FILE or
 /dev/null, its output goes to a pipe that `cat` drains into /dev/null (as hyperfine --output=pipe).
+--then COMMAND runs after it, once it has succeeded, within the same timed run (same stdin and
+output): `cp A B --then sync B` times a copy made durable, as `cp A B && sync B` in a shell would,
+without a shell's start-up in the time.
 PREP (split the same way) runs untimed before each run of its command, its output discarded, as
 hyperfine's --prepare: for commands that need a fresh state each time (a first sync, a copy).
 --fresh-text FILE writes a new, distinct line of text to FILE before every round (untimed), for
@@ -62,8 +72,12 @@ def parse(argv):
                 else:
                     prepare = shlex.split(argv[i + 1])
                 i += 2
-            commands.append({"name": name, "stdin": stdin, "prepare": prepare, "argv": on_path(shlex.split(argv[i]))})
+            argvs = [on_path(shlex.split(argv[i]))]
             i += 1
+            while i < len(argv) and argv[i] == "--then":
+                argvs.append(on_path(shlex.split(argv[i + 1])))
+                i += 2
+            commands.append({"name": name, "stdin": stdin, "prepare": prepare, "argvs": argvs})
         else:
             sys.exit(f"paired.py: unexpected argument {arg!r}")
     if not commands or options["export"] is None:
@@ -86,12 +100,12 @@ def run_once(command, out_fd):
         (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0),
     ]
     start = time.perf_counter_ns()
-    pid = os.posix_spawn(command["argv"][0], command["argv"], os.environ, file_actions=actions)
-    _, status = os.waitpid(pid, 0)
-    elapsed = (time.perf_counter_ns() - start) / 1e9
-    if status != 0:
-        sys.exit(f"paired.py: {command['name']!r} exited with status {os.waitstatus_to_exitcode(status)}")
-    return elapsed
+    for argv in command["argvs"]:
+        pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            sys.exit(f"paired.py: {command['name']!r} ({argv[0]}) exited with status {os.waitstatus_to_exitcode(status)}")
+    return (time.perf_counter_ns() - start) / 1e9
 
 
 def main():
@@ -101,12 +115,14 @@ def main():
     drain = subprocess.Popen(["cat"], stdin=read_end, stdout=subprocess.DEVNULL)
     os.close(read_end)
     times = [[] for _ in commands]
+    orders = random.Random(0)
     for round_number in range(options["warmup"] + options["runs"]):
         if options["fresh"]:
             with open(options["fresh"], "w") as text:
                 text.write(f"bench entry {time.time_ns()} {random.getrandbits(32)}")
-        shift = round_number % len(commands)
-        for index in list(range(len(commands)))[shift:] + list(range(len(commands)))[:shift]:
+        order = list(range(len(commands)))
+        orders.shuffle(order)
+        for index in order:
             elapsed = run_once(commands[index], write_end)
             if round_number >= options["warmup"]:
                 times[index].append(elapsed)
