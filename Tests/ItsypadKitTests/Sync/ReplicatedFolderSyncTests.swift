@@ -143,8 +143,10 @@ struct ReplicatedFleet {
             })
     }
 
-    /// How a backend forked by the replicating service shows in `run`'s failure texts.
-    static let forkSymptoms = ["typed lines lost", "differ on dev", "conflict copies"]
+    /// How a backend forked by the replicating service shows in `run`'s failure texts: lost or
+    /// diverged tabs, conflict copies, or a shared file (format 1's journal or state.json) that
+    /// two devices wrote at once, or that arrived half replicated, refused as corrupt.
+    static let forkSymptoms = ["typed lines lost", "differ on dev", "conflict copies", "corrupt file"]
 
     func run(_ devices: inout ReplicatedFleet, seed: UInt64) throws {
         var user = RandomUser(seed: seed)
