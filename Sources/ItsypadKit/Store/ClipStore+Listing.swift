@@ -28,8 +28,9 @@ package struct ListedClip {
 extension ClipStore {
     /// Bytes of a line before its text: `{"op":"add","id":…,"ts":…,"pinned":…,"local":…,"text":"`.
     static let headerAllowance = 160
-    /// Most bytes read at once for a batch of lines.
-    private static let batchBytes = 1 << 21
+    /// Most bytes read at once for a batch of lines: small enough that a batch is still in the
+    /// processor's cache when its lines are listed, and that few pages are faulted in for it.
+    private static let batchBytes = 1 << 18
 
     /// Streams live entries newest first, reading up to `textHead` bytes of
     /// each escaped text (nil: all of it), until `body` returns false.
@@ -90,9 +91,12 @@ extension ClipStore {
             let cluster = clusters[clusters.count - 1]
             positions[member - slots.startIndex] = cluster.at + start - cluster.start
         }
-        // One buffer serves every batch (only its first `size` bytes are read into), zeroed when it grows:
-        // at least twice as large each time, as batches of about `batchBytes` differ by a line or two.
-        if buffer.count < size { buffer = [UInt8](repeating: 0, count: max(size, min(2 * buffer.count, 4 * ClipStore.batchBytes))) }
+        // One buffer serves every batch (only its first `size` bytes are read into, and only those are
+        // used, so it is not zeroed): at least twice as large each time it grows, as batches of about
+        // `batchBytes` differ by a line or two.
+        if buffer.count < size {
+            buffer = [UInt8](unsafeUninitializedCapacity: max(size, min(2 * buffer.count, 4 * ClipStore.batchBytes))) { $1 = $0.count }
+        }
         try buffer.withUnsafeMutableBytes { bytes in
             for cluster in clusters {
                 let target = UnsafeMutableRawBufferPointer(rebasing: bytes[cluster.at..<cluster.at + cluster.end - cluster.start])
@@ -166,9 +170,9 @@ extension ClipStore {
         of clip: ListedClip, reescaping: Bool = false, scratch decoded: inout [UInt8],
         _ body: (UnsafeBufferPointer<UInt8>, Bool) throws -> Bool
     ) throws {
-        // Most texts need no decoding at all, read whole: plain ASCII without escapes, or, to be escaped
-        // again, already in the form `appendEscaped` writes.
-        if clip.isWhole && (reescaping ? JSONString.isCanonicallyEscaped(clip.head) : JSONString.isPlainASCII(clip.head)) {
+        // Most texts need no decoding at all, read whole: valid UTF-8 without escapes, or, to be
+        // escaped again, already in the form `appendEscaped` writes.
+        if clip.isWhole && (reescaping ? JSONString.isCanonicallyEscaped(clip.head) : JSONString.isUnescapedUTF8(clip.head)) {
             _ = try body(clip.head, true)
             return
         }
@@ -207,12 +211,13 @@ extension ClipStore {
         try forEachTextPiece(of: clip) { try feed($0, final: $1) }
     }
 
-    /// The whole text of `clip` as UTF-8.
-    package func wholeText<Result>(
-        of clip: ListedClip, scratch: inout [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> Result
-    ) throws -> Result {
+    /// Whether `body` holds for the whole text of `clip` as UTF-8. (Not generic: a search calls
+    /// it for every candidate, and a generic call from another module looked its types up each time.)
+    package func wholeText(
+        of clip: ListedClip, scratch: inout [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> Bool
+    ) throws -> Bool {
         var whole: [UInt8] = []
-        var result: Result?
+        var result: Bool?
         try forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in
             if last && whole.isEmpty {
                 result = try body(piece)

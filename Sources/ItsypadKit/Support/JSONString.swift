@@ -36,6 +36,12 @@ package enum JSONString {
         return true
     }
 
+    /// Whether `escaped` holds no escape and no raw quote or control character, and is valid
+    /// UTF-8: then it decodes to itself.
+    package static func isUnescapedUTF8(_ escaped: UnsafeBufferPointer<UInt8>) -> Bool {
+        nextEscapeByte(in: escaped, from: 0) == escaped.count && UTF8Check.isValid(escaped)
+    }
+
     /// `isPlainASCII` for the sixteen bytes at `bytes`: two words, one test.
     @inline(__always)
     private static func isPlainASCII(sixteenAt bytes: UnsafeRawPointer) -> Bool {
@@ -302,7 +308,7 @@ package enum UTF8Check {
         return (count, false)
     }
 
-    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { validPrefix(bytes).length == bytes.count }
+    package static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { validPrefix(bytes).length == bytes.count }
 
     /// Whether every byte is below 0x80.
     package static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
