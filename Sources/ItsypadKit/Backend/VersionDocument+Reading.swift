@@ -2,89 +2,13 @@ import ItsypadSupport
 
 // Record files are read without the decoder: a fresh device's first sync reads one per record,
 // and `JSONCoding`'s decoder (keyed containers, a dictionary decoded through casts) cost a third
-// of its instructions. Each reader gives what `JSONCoding.decode` gives and nil where it throws;
-// `VersionDocumentReadingTests` checks that on valid documents and on every one-member mutation
-// of them. The Codable conformances stay the definition of the format, and the writers.
-
-extension VersionDocument {
-    private init(zone: String, version: String, derived: Bool, deleted: Bool, record: BackendRecord, base: BaseDocument?) {
-        self.zone = zone
-        self.version = version
-        self.derived = derived
-        self.deleted = deleted
-        self.record = record
-        self.base = base
-    }
-
-    /// `JSONCoding.decode(VersionDocument.self, from: json)`, or nil where that throws.
-    init?(reading json: JSONValue) {
-        guard let zone = json["zone"]?.stringValue, let version = json["version"]?.stringValue,
-            let derived = json["derived"]?.boolValue, let deleted = json["deleted"]?.boolValue,
-            let record = json["record"].flatMap(BackendRecord.init(reading:)),
-            let base = json.optionalMember("base", BaseDocument.init(reading:))
-        else { return nil }
-        self.init(zone: zone, version: version, derived: derived, deleted: deleted, record: record, base: base)
-    }
-}
-
-extension VersionDocument.BaseDocument {
-    init?(reading json: JSONValue) {
-        guard let version = json["version"]?.stringValue, let fields = json["fields"].flatMap(FieldValue.fields(reading:)) else {
-            return nil
-        }
-        self.init(version: version, fields: fields)
-    }
-}
-
-extension BackendRecord {
-    /// `JSONCoding.decode(BackendRecord.self, from: json)`, or nil where that throws.
-    init?(reading json: JSONValue) {
-        guard let recordName = json["recordName"]?.stringValue, let recordType = json["recordType"]?.stringValue,
-            let recordChangeTag = json.optionalMember("recordChangeTag", \.stringValue),
-            let fields = json["fields"].flatMap(FieldValue.fields(reading:)),
-            let created = json.optionalMember("created", Stamp.init(reading:)),
-            let modified = json.optionalMember("modified", Stamp.init(reading:))
-        else { return nil }
-        self.init(
-            recordName: recordName, recordType: recordType, recordChangeTag: recordChangeTag, fields: fields, created: created,
-            modified: modified)
-    }
-}
-
-extension Stamp {
-    init?(reading json: JSONValue) {
-        guard let timestamp = json["timestamp"]?.int64Value, let deviceID = json["deviceID"]?.stringValue else { return nil }
-        self.init(timestamp: timestamp, deviceID: deviceID)
-    }
-}
+// of its instructions. They are read straight from their bytes (see `JSONReader`), each reader
+// giving what `JSONCoding.decode` gives, or nil to leave the file to the decoder, which then
+// decides (and says what is wrong). `VersionDocumentReadingTests` checks both agree on valid
+// documents and on every one-member mutation of them. The Codable conformances stay the
+// definition of the format, and the writers.
 
 extension FieldValue {
-    /// `JSONCoding.decode([String: FieldValue].self, from: json)`, or nil where that throws. A
-    /// repeated name keeps its first value, as the decoder's keyed container does.
-    static func fields(reading json: JSONValue) -> [String: FieldValue]? {
-        guard case .object(let members) = json else { return nil }
-        var fields = [String: FieldValue](minimumCapacity: members.count)
-        for (name, value) in members where fields[name] == nil {
-            guard let field = FieldValue(reading: value) else { return nil }
-            fields[name] = field
-        }
-        return fields
-    }
-
-    init?(reading json: JSONValue) {
-        guard let type = json["type"]?.stringValue, let value = json["value"] else { return nil }
-        self.init(type: type, value: value)
-    }
-
-    /// The field of a `type` and `value` member.
-    init?(type: String, value: JSONValue) {
-        // No other string equals a type name as a String (none has a letter that a character
-        // decomposes to, as U+212A KELVIN SIGN does to K): bytes compare as strings do here.
-        var type = type
-        guard let kind = type.withUTF8({ UTF8Check.isASCII($0) ? Kind(JSONKey(bytes: $0)) : nil }) else { return nil }
-        self.init(kind: kind, value: value)
-    }
-
     /// The field types, by name.
     enum Kind {
         case string, int64, double, timestamp, stringList, asset
@@ -103,6 +27,7 @@ extension FieldValue {
         }
     }
 
+    /// The field of a `type` and `value` member, as the decoder reads it.
     init?(kind: Kind, value: JSONValue) {
         switch kind {
         case .string:
@@ -128,17 +53,11 @@ extension FieldValue {
     }
 }
 
-// A first sync reads one record file per record: those read straight from their bytes (see
-// `JSONReader`), each reader giving what the parser and the reader above give, or nil to leave
-// the file to them. `VersionDocumentReadingTests` checks both agree.
-
 extension VersionDocument {
-    /// The document in a record file's bytes, as `JSONValue.parse` and `init(reading:)` read it;
-    /// nil where either fails.
+    /// `JSONCoding.decode(VersionDocument.self, from: bytes)`, or nil where that throws.
     static func read(_ bytes: [UInt8]) -> VersionDocument? {
         if let document = bytes.withUnsafeBufferPointer({ JSONReader.read($0, VersionDocument.init(reader:)) }) { return document }
-        guard let json = try? JSONValue.parse(bytes) else { return nil }
-        return VersionDocument(reading: json)
+        return try? JSONCoding.decode(VersionDocument.self, from: bytes)
     }
 
     init?(reader: inout JSONReader) {
@@ -159,7 +78,12 @@ extension VersionDocument {
             }
         }
         guard read, let zone, let version, let derived, let deleted, let record else { return nil }
-        self.init(zone: zone, version: version, derived: derived, deleted: deleted, record: record, base: base)
+        self.zone = zone
+        self.version = version
+        self.derived = derived
+        self.deleted = deleted
+        self.record = record
+        self.base = base
     }
 }
 

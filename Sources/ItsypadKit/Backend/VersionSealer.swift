@@ -18,18 +18,11 @@ struct VersionSealer: Sendable {
         let fields: [String: FieldValue]
         let base: [String: FieldValue]?
 
-        /// `JSONCoding.decode(Content.self, from: json)`, or nil where that throws: every
-        /// version of an encrypted first sync is opened, where the decoder cost half the work.
-        init?(reading json: JSONValue) {
-            guard let fields = json["fields"].flatMap(FieldValue.fields(reading:)),
-                let base = json.optionalMember("base", FieldValue.fields(reading:))
-            else { return nil }
-            self.init(fields: fields, base: base)
-        }
-
-        /// `init(reading:)` of the parsed bytes, read straight from them where `JSONReader` can.
+        /// The content in `bytes` read without the decoder (every version of an encrypted first
+        /// sync is opened, where the decoder cost half the work), as the decoder reads it; nil to
+        /// leave the bytes to the decoder (see `JSONReader`).
         static func read(_ bytes: [UInt8]) -> Content? {
-            let read = bytes.withUnsafeBufferPointer { bytes in
+            bytes.withUnsafeBufferPointer { bytes in
                 JSONReader.read(bytes) { reader -> Content? in
                     var fields: [String: FieldValue]?, base: [String: FieldValue]?
                     let read = reader.object { reader, key in
@@ -46,8 +39,6 @@ struct VersionSealer: Sendable {
                     return Content(fields: fields, base: base)
                 }
             }
-            if let read { return read }
-            return (try? JSONValue.parse(bytes)).flatMap(Content.init(reading:))
         }
 
         init(fields: [String: FieldValue], base: [String: FieldValue]?) {
@@ -81,12 +72,8 @@ struct VersionSealer: Sendable {
         defer { SecureMemory.zero(&plaintext) }
         let content: Content
         do {
-            // The decoder runs only to say what is wrong with content the reader refuses.
-            if let read = Content.read(plaintext) {
-                content = read
-            } else {
-                content = try JSONCoding.decode(Content.self, from: plaintext)
-            }
+            // The decoder runs only for content the reader leaves to it (and says what is wrong).
+            content = try Content.read(plaintext) ?? JSONCoding.decode(Content.self, from: plaintext)
         } catch {
             throw .invalidContent(JSONCoding.describe(error))
         }

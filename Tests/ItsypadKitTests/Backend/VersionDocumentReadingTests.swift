@@ -3,8 +3,8 @@ import Testing
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
-/// The record file readers that skip the decoder (`VersionDocument(reading:)`,
-/// `VersionSealer.Content(reading:)`) against `JSONCoding`'s decoder: the same value where it
+/// The record file readers that skip the decoder (`VersionDocument.read`,
+/// `VersionSealer.Content.read`) against `JSONCoding`'s decoder: the same value where it
 /// decodes, nil where it throws, for valid documents and every one-step mutation of them.
 @Suite("Version document reading")
 struct VersionDocumentReadingTests {
@@ -69,25 +69,12 @@ struct VersionDocumentReadingTests {
         return result
     }
 
-    @Test("a version document reads as the decoder reads it", arguments: documents.indices)
-    func versionDocument(index: Int) throws {
-        let document = try JSONValue.parse(Self.documents[index])
-        #expect(VersionDocument(reading: document) != nil)
-        var accepted = 0
-        for mutation in Self.mutations(of: document) {
-            let decoded = try? JSONCoding.decode(VersionDocument.self, from: mutation)
-            #expect(VersionDocument(reading: mutation) == decoded, "\(mutation)")
-            if decoded != nil { accepted += 1 }
-        }
-        #expect(accepted > 1)
-    }
-
-    /// What a record file's bytes read as when parsed whole.
+    /// What the decoder reads in a record file's bytes.
     static func parsed(_ bytes: [UInt8]) -> VersionDocument? {
-        (try? JSONValue.parse(bytes)).flatMap(VersionDocument.init(reading:))
+        try? JSONCoding.decode(VersionDocument.self, from: bytes)
     }
 
-    @Test("a record file reads from its bytes as it reads parsed", arguments: documents.indices)
+    @Test("a record file reads from its bytes as the decoder reads it", arguments: documents.indices)
     func versionDocumentFromBytes(index: Int) throws {
         let document = try JSONValue.parse(Self.documents[index])
         var accepted = 0, readDirectly = 0
@@ -106,7 +93,7 @@ struct VersionDocumentReadingTests {
 
     /// Byte-level changes a `JSONValue` cannot express: escaped and non-ASCII keys (U+212A KELVIN
     /// SIGN is equal to "K" as a String), a repeated key, deep nesting, every truncation, garbage after.
-    @Test("a record file's odd bytes read as they read parsed")
+    @Test("a record file's odd bytes read as the decoder reads them")
     func oddBytes() throws {
         let valid = Self.documents[0]
         var texts = [
@@ -137,13 +124,16 @@ struct VersionDocumentReadingTests {
         let content = try JSONValue.parse(
             #"{"fields":{"content":{"type":"STRING","value":"x"},"l":{"type":"STRING_LIST","value":[]}},"base":{"content":{"type":"STRING","value":""}}}"#
         )
+        var accepted = 0, readDirectly = 0
         for mutation in Self.mutations(of: content) + Self.mutations(of: .object([("fields", .object([]))])) {
-            let decoded = try? JSONCoding.decode(VersionSealer.Content.self, from: mutation)
-            #expect(VersionSealer.Content(reading: mutation) == decoded, "\(mutation)")
             let bytes = mutation.serializedBytes()
-            #expect(
-                VersionSealer.Content.read(bytes) == (try? JSONValue.parse(bytes)).flatMap(VersionSealer.Content.init(reading:)),
-                "\(mutation)")
+            let decoded = try? JSONCoding.decode(VersionSealer.Content.self, from: bytes)
+            let read = VersionSealer.Content.read(bytes)
+            // Read without the decoder only where the decoder reads the same; the rest is left to it.
+            #expect(read == nil || read == decoded, "\(mutation)")
+            if decoded != nil { accepted += 1 }
+            if read != nil { readDirectly += 1 }
         }
+        #expect(accepted > 20 && readDirectly == accepted)
     }
 }
