@@ -124,6 +124,8 @@ package final class StagedChanges {
             }
             for (directory, names) in writes.sorted(by: { $0.key < $1.key }) {
                 let relative = directory == "." || directory.isEmpty ? "" : "/" + directory
+                // A directory of the stage holds staged files only: it takes the place of a missing or empty one whole.
+                if !relative.isEmpty, try tree.moveDirectory(stage + relative, to: tree.root + relative) { continue }
                 try tree.move(names, from: stage + relative, to: tree.root + relative)
             }
             for target in removals { try tree.remove(target) }

@@ -163,7 +163,7 @@ public struct TabStore {
     /// Saves many tabs with one sync for all of them (see `FileTree.writeAtomically(_:in:)`).
     /// Their files are made on every processor when there are many (a first sync saves them all).
     public func save(_ tabs: [Tab]) throws {
-        let names = try tabs.map { FileSystem.baseName(try checkedPath($0.id)) }
+        let names = try tabs.map { try TabStore.checkedName($0.id) }
         let chunk = 256
         let contents = try Parallel.map(parts: (tabs.count + chunk - 1) / chunk) { part in
             try tabs[(part * chunk)..<min(tabs.count, (part + 1) * chunk)].map(TabStore.fileContent)
@@ -195,9 +195,11 @@ public struct TabStore {
         }
     }
 
-    private func checkedPath(_ id: String) throws -> String {
-        guard let path = filePath(id) else { throw ItsypadError.failure("'\(id)' is not a tab id") }
-        return path
+    private func checkedPath(_ id: String) throws -> String { directory + "/" + (try TabStore.checkedName(id)) }
+
+    private static func checkedName(_ id: String) throws -> String {
+        guard let name = fileName(id) else { throw ItsypadError.failure("'\(id)' is not a tab id") }
+        return name
     }
 
     /// A tab's file.

@@ -61,21 +61,23 @@ public enum FileSystem {
     }
 
     /// Reads `count` bytes at `offset` (fewer at end of file).
-    public static func read(fd: Int32, offset: Int, count: Int, path: String) throws -> [UInt8] {
+    public static func read(fd: Int32, offset: Int, count: Int, path: @autoclosure () -> String) throws -> [UInt8] {
         // Not zeroed first: the bytes are overwritten by the read (an index of a few MiB is read whole).
         try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            initialized = try read(fd: fd, offset: offset, into: UnsafeMutableRawBufferPointer(buffer), path: path)
+            initialized = try read(fd: fd, offset: offset, into: UnsafeMutableRawBufferPointer(buffer), path: path())
         }
     }
 
     /// Fills `buffer` from `offset` (pread, retried); returns the bytes read, fewer only at end of file.
-    public static func read(fd: Int32, offset: Int, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
+    public static func read(
+        fd: Int32, offset: Int, into buffer: UnsafeMutableRawBufferPointer, path: @autoclosure () -> String
+    ) throws -> Int {
         var done = 0
         while done < buffer.count {
             let got = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
             if got < 0 {
                 if errno == EINTR { continue }
-                throw fail("read", path)
+                throw fail("read", path())
             }
             if got == 0 { break }
             done += got
@@ -83,13 +85,13 @@ public enum FileSystem {
         return done
     }
 
-    public static func writeAll(fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+    public static func writeAll(fd: Int32, _ bytes: UnsafeRawBufferPointer, path: @autoclosure () -> String) throws {
         var done = 0
         while done < bytes.count {
             let wrote = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
             if wrote < 0 {
                 if errno == EINTR { continue }
-                throw fail("write", path)
+                throw fail("write", path())
             }
             done += wrote
         }

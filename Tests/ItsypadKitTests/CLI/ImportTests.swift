@@ -100,6 +100,28 @@ import Glibc
         #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
     }
 
+    /// A committed stage's tab directory replaces an empty one whole, joins a full one a file at a
+    /// time, and a crash after it moved whole leaves the rest for the next open to finish.
+    @Test(arguments: ["empty", "full", "moved"])
+    func aCommittedStageOfTabsIsFinishedWhateverTheTabsDirectoryHolds(_ tabs: String) throws {
+        let source = Device()
+        let tabID = source.inProcess(["tab", "new", "from the stage"]).1.trimmingNewline
+        let tabFile = try #require(try FileSystem.read(source.dataDir + "/tabs/" + tabID + ".json"))
+        let local = tabs == "full" ? device.inProcess(["tab", "new", "local"]).1.trimmingNewline : nil
+        if tabs == "empty" { try FileSystem.makeDirectory(device.dataDir + "/tabs") }
+        let stage = try StagedChanges(in: FileTree(root: device.dataDir))
+        let stageDirectory = device.dataDir + "/" + StagedChanges.directoryName
+        try stage.write("tabs/" + tabID + ".json", tabFile)
+        if tabs == "moved" {
+            #expect(try FileTree(root: device.dataDir).moveDirectory(stageDirectory + "/tabs", to: device.dataDir + "/tabs"))
+        }
+        try FileSystem.writeAtomically(stageDirectory + "/commit", Array("write tabs/\(tabID).json\n".utf8))
+        #expect(device.inProcess(["tab", "show", tabID]).1 == "from the stage")
+        if let local { #expect(device.inProcess(["tab", "show", local]).1 == "local") }
+        #expect(!FileSystem.exists(stageDirectory))
+        #expect(try FileSystem.list(device.dataDir + "/tabs").filter { $0.hasSuffix(".json") }.count == (local == nil ? 1 : 2))
+    }
+
     @Test func theClipCapKeepsTheNewestAddsNothingElseAndSaysSo() throws {
         #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "5"]).0 == 0)
         #expect(device.inProcess(["clip", "add", "mine"], now: 0).0 == 0)

@@ -165,6 +165,80 @@ import Glibc
         expectMalformed { try tree.readFiles(["plain"], in: root + "/linked") { _, _ in } }
     }
 
+    @Test(arguments: [
+        ("a", true), ("...", true), (".hidden", true), ("..x", true), ("é", true), (String(repeating: "a", count: 255), true),
+        (String(repeating: "é", count: 127), true), ("", false), (".", false), ("..", false), ("a/b", false), ("/", false),
+        ("a\u{0}b", false), (String(repeating: "a", count: 256), false), (String(repeating: "é", count: 128), false),
+    ])
+    func plainNamesStayInTheirDirectory(_ name: String, _ plain: Bool) {
+        #expect(FileTree.isPlainName(name) == plain)
+        // A name cut out of a longer string is judged by its own bytes.
+        #expect(FileTree.isPlainName(String(("x/" + name).dropFirst(2))) == plain)
+    }
+
+    /// A batch of files, few (synced one by one) or many (one syncfs).
+    static func batch(_ count: Int, tag: String) -> [(name: String, bytes: [UInt8])] {
+        (0..<count).map { (name: "f\($0).json", bytes: Array("\(tag) \($0)".utf8)) }
+    }
+
+    @Test(arguments: [1, FileTree.filesSyncedOneByOne + 1])
+    func aBatchFillsAMissingOrEmptyDirectoryAndLeavesNoStage(_ count: Int) throws {
+        let files = Self.batch(count, tag: "new")
+        // A stage left by a crash, with a file of its own, is dropped, not moved in.
+        try FileSystem.makeDirectory(root + "/.tmp-fresh")
+        try FileSystem.writeAtomically(root + "/.tmp-fresh/stray", [1])
+        try tree.writeAtomically(files, in: root + "/fresh")
+        try tree.writeAtomically(files, in: root + "/sub")
+        for directory in ["fresh", "sub"] {
+            #expect(try tree.list(root + "/" + directory, includingHidden: true) == files.map(\.name).sorted())
+            #expect(try tree.read(root + "/" + directory + "/f0.json") == Array("new 0".utf8))
+            #expect(try tree.status(root + "/" + directory)?.permissions == 0o700)
+        }
+        #expect(try tree.list(root, includingHidden: true) == ["fresh", "sub"])
+    }
+
+    @Test(arguments: [1, FileTree.filesSyncedOneByOne + 1])
+    func aBatchIntoAFullDirectoryReplacesItsFilesAndKeepsTheOthers(_ count: Int) throws {
+        try tree.writeAtomically(Self.batch(count + 2, tag: "old"), in: root + "/sub")
+        try tree.writeAtomically(root + "/sub/.hidden", [9])
+        try tree.writeAtomically(Self.batch(count, tag: "new"), in: root + "/sub")
+        let listed = try #require(try tree.list(root + "/sub", includingHidden: true))
+        #expect(listed == ([".hidden"] + Self.batch(count + 2, tag: "").map(\.name)).sorted())
+        #expect(try tree.read(root + "/sub/f0.json") == Array("new 0".utf8))
+        #expect(try tree.read(root + "/sub/f\(count + 1).json") == Array("old \(count + 1)".utf8))
+        #expect(try tree.list(root, includingHidden: true) == ["sub"])
+    }
+
+    @Test func aBatchIntoASymlinkedDirectoryIsRefusedAndLeavesNoStage() throws {
+        try symlink(outside, at: root + "/linked")
+        expectMalformed { try tree.writeAtomically(Self.batch(FileTree.filesSyncedOneByOne + 1, tag: "x"), in: root + "/linked") }
+        #expect(try tree.list(root, includingHidden: true) == ["linked", "sub"])
+        #expect(try FileSystem.list(outside) == ["target"])
+        #expect(targetIntact)
+    }
+
+    @Test func aMoveOfSomeNamesLeavesTheRestOfTheSource() throws {
+        try tree.writeAtomically(Self.batch(3, tag: "x"), in: root + "/source")
+        try tree.move(["f0.json", "f1.json", "absent"], from: root + "/source", to: root + "/target")
+        #expect(try tree.list(root + "/source") == ["f2.json"])
+        #expect(try tree.list(root + "/target") == ["f0.json", "f1.json"])
+    }
+
+    @Test func aDirectoryMovesOnlyToWhereNothingIs() throws {
+        try tree.writeAtomically(Self.batch(2, tag: "x"), in: root + "/source")
+        try tree.writeAtomically(root + "/full/file", [1])
+        try symlink(outside, at: root + "/linked")
+        for refused in ["full", "linked", "full/file"] {
+            #expect(try !tree.moveDirectory(root + "/source", to: root + "/" + refused), "\(refused)")
+        }
+        #expect(try !tree.moveDirectory(root + "/absent", to: root + "/elsewhere"))
+        #expect(try tree.moveDirectory(root + "/source", to: root + "/sub"))
+        #expect(try tree.moveDirectory(root + "/sub", to: root + "/made/on/the/way"))
+        #expect(try tree.list(root + "/made/on/the/way") == ["f0.json", "f1.json"])
+        #expect(try tree.list(root, includingHidden: true) == ["full", "linked", "made"])
+        #expect(try FileSystem.list(outside) == ["target"])
+    }
+
     @Test func sizesAreCheckedBeforeReading() throws {
         try tree.writeAtomically(root + "/big", [UInt8](repeating: 1, count: 100))
         #expect(try tree.read(root + "/big", limit: 100)?.count == 100)
