@@ -137,9 +137,12 @@ package enum NameRules {
 
     /// 1…maxLength characters of [A-Za-z0-9._-], not starting with "." (dot files are temporary files).
     static func isSafeFileName(_ name: String, maxLength: Int) -> Bool {
-        let bytes = name.utf8
-        guard (1...maxLength).contains(bytes.count), bytes.first != UInt8(ascii: ".") else { return false }
-        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+        var name = name
+        // Over the contiguous bytes: a walk of a String's UTF8View costs some 40 instructions a byte.
+        return name.withUTF8 { bytes in
+            guard (1...maxLength).contains(bytes.count), bytes.first != UInt8(ascii: ".") else { return false }
+            return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+        }
     }
 
     /// CloudKit field names: a letter, then letters, digits or "_", at most 255 characters.

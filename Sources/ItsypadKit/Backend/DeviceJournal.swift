@@ -153,11 +153,29 @@ struct FilesDigest: Equatable {
 
     var hex: String { Hex.encode(bytes) }
 
+    /// The digest of `files`, hashed on every processor when there are many (a first sync reads 10,000).
+    init(files: [(id: RecordID, version: String)]) throws {
+        let chunk = 1024
+        let parts = try Parallel.map(parts: (files.count + chunk - 1) / chunk) { part in
+            var digest = FilesDigest()
+            for file in files[(part * chunk)..<min(files.count, (part + 1) * chunk)] { digest.toggle(file.id, version: file.version) }
+            return digest
+        }
+        for part in parts { combine(part) }
+    }
+
     /// Adds a file, or takes it away again (XOR is its own inverse).
     mutating func toggle(_ id: RecordID, version: String) {
         var hasher = SHA256()
         hasher.update(Array("\(id.recordType)/\(id.recordName)/\(version)".utf8))
-        for (index, byte) in hasher.finalize().enumerated() { bytes[index] ^= byte }
+        combine(FilesDigest(bytes: hasher.finalize()))
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Adds the files of another digest (toggling those both have).
+    private mutating func combine(_ other: FilesDigest) {
+        for index in bytes.indices { bytes[index] ^= other.bytes[index] }
     }
 }
 

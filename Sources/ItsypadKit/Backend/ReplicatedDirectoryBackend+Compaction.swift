@@ -1,3 +1,5 @@
+import ItsypadSupport
+
 /// Compaction of this device's own journal, and reading another device from its record files
 /// when its journal no longer starts where a reader is.
 extension ReplicatedDirectoryBackend {
@@ -64,12 +66,9 @@ extension ReplicatedDirectoryBackend {
     )
         throws -> Result<RecordFilesRead, ReplicationWait>
     {
-        var versions: [RecordVersion] = []
-        var digest = FilesDigest()
-        for (id, version) in try self.versions(inFiles: files, writer: device, zone: zone).sorted(by: { $0.key < $1.key }) {
-            versions.append(version)
-            digest.toggle(id, version: version.version.tag)
-        }
+        let read = try self.versions(inFiles: files, writer: device, zone: zone).sorted(by: { $0.key < $1.key })
+        let versions = read.map(\.value)
+        let digest = try FilesDigest(files: read.map { ($0.key, $0.value.version.tag) })
         let lines = try journal(of: device).read(after: checkpoint.firstSeq - 1, hint: nil, maxChanges: .max).batches
         guard let match = lines.lastIndex(where: { $0.batch.files == digest.hex }) else {
             return .failure(
@@ -116,20 +115,26 @@ extension ReplicatedDirectoryBackend {
     /// The record files in `layout`'s placement. In format 4 a file counts only in the folder its
     /// record name hashes to, where readers of that record look.
     func recordFilesByDevice(in layout: ReplicatedLayout) throws -> [String: [RecordID: String]] {
-        var result: [String: [RecordID: String]] = [:]
+        var folders: [(type: String, path: String, bucket: String?)] = []
         for type in try files.listDirectory(layout.recordsDirectory) ?? []
         where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
-            for (folder, bucket) in try layout.recordFolders(ofType: type, files: files) {
-                for file in try files.listDirectory(folder) ?? [] {
-                    guard let (name, device) = ReplicatedLayout.recordFile(named: file) else { continue }
-                    let id = RecordID(recordType: type, recordName: name)
-                    guard NameRules.problem(with: id) == nil, bucket.map({ $0 == ReplicatedLayout.bucket(of: name) }) ?? true else {
-                        continue
-                    }
-                    result[device, default: [:]][id] = folder + "/" + file
+            for (path, bucket) in try layout.recordFolders(ofType: type, files: files) { folders.append((type, path, bucket)) }
+        }
+        // Each folder listed and its names checked on every processor (a first sync lists 10,000 files).
+        let listed = try Parallel.map(parts: folders.count, threads: folders.count < 16 ? 1 : Parallel.threads) {
+            [files, folders] index -> [(device: String, id: RecordID, path: String)] in
+            let (type, folder, bucket) = folders[index]
+            return try (files.listDirectory(folder) ?? []).compactMap { file in
+                guard let (name, device) = ReplicatedLayout.recordFile(named: file) else { return nil }
+                let id = RecordID(recordType: type, recordName: name)
+                guard NameRules.problem(with: id) == nil, bucket.map({ $0 == ReplicatedLayout.bucket(of: name) }) ?? true else {
+                    return nil
                 }
+                return (device, id, folder + "/" + file)
             }
         }
+        var result: [String: [RecordID: String]] = [:]
+        for folder in listed { for file in folder { result[file.device, default: [:]][file.id] = file.path } }
         return result
     }
 }
