@@ -120,6 +120,10 @@ public struct TabStore {
     /// looks up every tab it fetches). A tab absent here is one whose file could not be read as an
     /// entry: `entry(id:)` says why. A tab without a file maps to nil.
     package func entries(ids: [String]) throws -> [String: Entry?] {
+        // A first sync to a new device: no tab has a file.
+        guard try tree.status(directory) != nil else {
+            return Dictionary(ids.map { ($0, Entry?.none) }, uniquingKeysWith: { first, _ in first })
+        }
         var names: [String: String] = [:]
         for id in ids { if let name = TabStore.fileName(id) { names[name] = id } }
         var entries: [String: Entry?] = [:]

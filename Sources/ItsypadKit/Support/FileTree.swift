@@ -292,7 +292,12 @@ public struct FileTree: Sendable {
         for file in files where !FileTree.isPlainName(file.name) {
             throw FileSystemError(path: directory + "/" + file.name, code: FileSystemError.unsafeName, operation: "write")
         }
-        let stage = FileSystem.directoryName(directory) + "/" + FileSystem.temporaryPrefix + FileSystem.baseName(directory)
+        // Beside the directory, unless it is the root: then inside it, and the files move one by one.
+        let isRoot = directory == root
+        let stage =
+            isRoot
+            ? directory + "/" + FileSystem.temporaryPrefix + "batch"
+            : FileSystem.directoryName(directory) + "/" + FileSystem.temporaryPrefix + FileSystem.baseName(directory)
         try removeTree(stage)
         defer { try? removeTree(stage) }
         try inDirectory(stage, creating: true) { fd in
@@ -306,7 +311,7 @@ public struct FileTree: Sendable {
             }
             if files.count > Self.filesSyncedOneByOne, linuxSyncfs(fd) != 0 { throw FileSystem.fail("sync", stage) }
         }
-        if try moveDirectory(stage, to: directory) { return }
+        if !isRoot, try moveDirectory(stage, to: directory) { return }
         try move(files.map(\.name), from: stage, to: directory)
         try syncDirectory(directory)
     }

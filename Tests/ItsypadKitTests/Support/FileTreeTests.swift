@@ -209,6 +209,14 @@ import Glibc
         #expect(try tree.list(root, includingHidden: true) == ["sub"])
     }
 
+    @Test(arguments: [1, FileTree.filesSyncedOneByOne + 1])
+    func aBatchIntoTheRootItselfStagesInsideIt(_ count: Int) throws {
+        let subtree = FileTree(root: root + "/sub")
+        try subtree.writeAtomically(Self.batch(count, tag: "new"), in: root + "/sub")
+        #expect(try subtree.list(root + "/sub", includingHidden: true) == Self.batch(count, tag: "").map(\.name).sorted())
+        #expect(try subtree.read(root + "/sub/f0.json") == Array("new 0".utf8))
+    }
+
     @Test func aBatchIntoASymlinkedDirectoryIsRefusedAndLeavesNoStage() throws {
         try symlink(outside, at: root + "/linked")
         expectMalformed { try tree.writeAtomically(Self.batch(FileTree.filesSyncedOneByOne + 1, tag: "x"), in: root + "/linked") }

@@ -1,0 +1,35 @@
+import Testing
+
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
+
+@Suite struct TabStoreTests {
+    let scratch = TemporaryDirectory()
+
+    /// The entries read together are the ones read one by one, whether the directory exists or not;
+    /// a file that is not a tab is left out, for `entry(id:)` to say why.
+    @Test(arguments: [false, true])
+    func entriesReadTogetherAreThoseReadOneByOne(_ withFiles: Bool) throws {
+        let store = TabStore(directory: scratch.path + "/tabs")
+        let saved = (0..<3).map { index in
+            let clock = HybridTimestamp(physical: 1_000 + Int64(index), device: "d")
+            return Tab(
+                id: Identifier.make(), name: "tab \(index)", nameLocked: false, content: "content \(index)", language: "plain",
+                languageLocked: false, lastModified: 1_000 + Int64(index), fileURL: nil, clock: clock)
+        }
+        if withFiles {
+            try store.save(Array(saved.prefix(2)))
+            try FileSystem.writeAtomically(store.filePath(saved[1].id)!, Array("not a tab".utf8))
+        }
+        let ids = saved.map(\.id) + [Identifier.make(), "not-an-id"]
+        let entries = try store.entries(ids: ids)
+        for id in ids {
+            // Absent: left to `entry(id:)` (a file that is not a tab, a name that is not an id).
+            if let entry = entries[id] { #expect(entry == (try store.entry(id: id)), "\(id)") }
+        }
+        #expect(entries[saved[0].id] == (withFiles ? .some(.live(saved[0])) : .some(nil)))
+        #expect(withFiles ? entries[saved[1].id] == nil : entries[saved[1].id] == .some(nil))
+        #expect(entries[saved[2].id] == .some(nil))
+    }
+}
