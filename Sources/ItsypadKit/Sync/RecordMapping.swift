@@ -63,23 +63,32 @@ enum RecordMapping {
     static func tab(from record: BackendRecord, backend: SyncBackend) throws -> Tab? {
         let fields = TabRecordFields(reading: record.fields)
         guard problem(with: fields, record) == nil else { return nil }
-        let content: String
-        if let inline = fields.content {
-            content = inline
-        } else if let reference = fields.contentAsset {
-            guard let text = String(validating: try backend.readAsset(reference), as: UTF8.self) else {
-                throw BackendError.corrupt(path: backend.location(of: record.id), reason: "its content asset is not UTF-8 text")
-            }
-            content = text
-        } else {
-            return nil
+        if let inline = fields.content { return tab(fields, record, content: inline) }
+        guard let reference = fields.contentAsset else { return nil }
+        guard let text = String(validating: try backend.readAsset(reference), as: UTF8.self) else {
+            throw BackendError.corrupt(path: backend.location(of: record.id), reason: "its content asset is not UTF-8 text")
         }
+        return tab(fields, record, content: text)
+    }
+
+    /// `tab(from:backend:)` and `deviceName(of:)` of a record whose content is inline; nil for
+    /// any other, and for one with a problem. It reads no asset, so any thread may run it.
+    static func inlineTab(from record: BackendRecord) -> (tab: Tab, deviceName: String)? {
+        let fields = TabRecordFields(reading: record.fields)
+        guard problem(with: fields, record) == nil, let content = fields.content, let tab = tab(fields, record, content: content)
+        else { return nil }
+        return (tab, deviceName(fields, record))
+    }
+
+    private static func tab(_ fields: TabRecordFields, _ record: BackendRecord, content: String) -> Tab? {
         guard let tag = record.recordChangeTag else { return nil }
         return fields.tab(id: record.recordName, content: content, tag: tag, writer: record.modified?.deviceID)
     }
 
-    static func deviceName(of record: BackendRecord) -> String {
-        TabRecordFields(reading: record.fields).deviceName ?? record.modified?.deviceID ?? "unknown device"
+    static func deviceName(of record: BackendRecord) -> String { deviceName(TabRecordFields(reading: record.fields), record) }
+
+    private static func deviceName(_ fields: TabRecordFields, _ record: BackendRecord) -> String {
+        fields.deviceName ?? record.modified?.deviceID ?? "unknown device"
     }
 
     /// A clip; `history` holds the pin changes the version includes.

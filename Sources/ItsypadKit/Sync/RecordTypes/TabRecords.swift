@@ -17,13 +17,34 @@ final class TabRecords: SyncedRecordType {
     /// The version of each tab sent in the batch on its way: the tab may be edited meanwhile.
     private var sent: [String: Tab] = [:]
 
-    func problem(with record: BackendRecord) -> String? { RecordMapping.tabProblem(with: record) }
+    func problem(with record: BackendRecord) -> String? {
+        decoded[record.recordName]?.tag == record.recordChangeTag ? nil : RecordMapping.tabProblem(with: record)
+    }
 
     func item(from record: BackendRecord, backend: SyncBackend) throws -> Tab? { try RecordMapping.tab(from: record, backend: backend) }
 
     /// The files of the tabs `apply` is about to look up, read together; each is used once, for
     /// the lookup it was read for (a tab written meanwhile is read again).
     private var prefetched: [String: TabStore.Entry?] = [:]
+
+    /// The tabs of the page's records whose content is inline, decoded together, by record name;
+    /// each stands for the version of its tag only, and is used once.
+    private var decoded: [String: (tag: String?, tab: Tab, deviceName: String)] = [:]
+
+    /// Fewer records than this are decoded as they are applied: threads would cost more.
+    private static let decodedTogether = 256
+
+    func prepare(_ records: [BackendRecord]) throws {
+        decoded = [:]
+        guard records.count >= Self.decodedTogether else { return }
+        let chunk = Self.decodedTogether
+        let parts = try Parallel.map(parts: (records.count + chunk - 1) / chunk) { part in
+            records[(part * chunk)..<min(records.count, (part + 1) * chunk)].compactMap { record in
+                RecordMapping.inlineTab(from: record).map { (record.recordName, (record.recordChangeTag, $0.tab, $0.deviceName)) }
+            }
+        }
+        decoded = Dictionary(parts.joined(), uniquingKeysWith: { first, _ in first })
+    }
 
     /// A tab as this run sees it: staged for writing, else on disk.
     private func localEntry(_ id: String, engine: SyncEngine) throws -> TabStore.Entry? {
@@ -74,6 +95,10 @@ final class TabRecords: SyncedRecordType {
 
     /// A version from the backend, fetched or returned by a conflict; false when it cannot be read.
     private func applyRecord(_ record: BackendRecord, engine: SyncEngine) throws -> Bool {
+        if let decoded = decoded.removeValue(forKey: record.recordName), decoded.tag == record.recordChangeTag {
+            try applyVersion(decoded.tab, remoteDevice: decoded.deviceName, engine: engine)
+            return true
+        }
         guard let remote = try RecordMapping.tab(from: record, backend: engine.backend) else { return false }
         try applyVersion(remote, remoteDevice: RecordMapping.deviceName(of: record), engine: engine)
         return true
