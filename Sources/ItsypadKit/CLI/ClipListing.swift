@@ -63,7 +63,8 @@ struct ClipListing {
     }
 
     private func appendPreviewLine(_ clip: ListedClip, length: Int, to line: inout [UInt8], scratch: inout [UInt8]) throws {
-        clip.slot.id.appendText(to: &line, hexDigits: 8)
+        // The short id is the id text's first eight digits (`Identifier.short`), as the line holds it.
+        line.append(contentsOf: UnsafeBufferPointer(rebasing: clip.idText[..<8]))
         line.append(0x09)
         // Most previews come straight from the escaped text; the others from the decoded one.
         if !PreviewBuilder.append(escaped: clip.head, isWhole: clip.isWhole, limit: length, to: &line) {

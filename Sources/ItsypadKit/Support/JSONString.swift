@@ -56,7 +56,7 @@ package enum JSONString {
     /// 0x20, a quote or a backslash), without a branch: each term sets the high
     /// bit of such a byte (exactly for the lowest one; borrows only mark bytes above it).
     @inline(__always)
-    private static func specialBytes(_ word: UInt64) -> UInt64 {
+    static func specialBytes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let quotes = word ^ (0x22 &* ones), backslashes = word ^ (0x5C &* ones)
         return (word | (word &- 0x20 &* ones) & ~word | (quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes) & highs
