@@ -31,9 +31,12 @@ struct ClipListing {
         // A search reads whole texts, a long one in pieces after its first MiB.
         try clips.forEachListed(pinnedOnly: pinnedOnly, textHead: query == nil ? textHead : 1 << 20) { clip in
             if let query {
-                // Most texts are ruled out from their escaped bytes; the others are decoded and decided by the rule.
-                if clip.isWhole && !query.mayMatch(escaped: clip.head) { return true }
-                if try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }
+                // Most texts are decided from their escaped bytes; the others are decoded and decided by the rule.
+                switch clip.isWhole ? query.verdict(escaped: clip.head) : .undecided {
+                case .noMatch: return true
+                case .match: break
+                case .undecided: if try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }
+                }
             }
             try body(clip)
             shown += 1
