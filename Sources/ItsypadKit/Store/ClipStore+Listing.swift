@@ -37,16 +37,19 @@ extension ClipStore {
     package func forEachListed(pinnedOnly: Bool = false, textHead: Int?, _ body: (ListedClip) throws -> Bool) throws {
         try checkingIndex {
             var buffer: [UInt8] = []
+            // The index is read in chunks, small first (`clip ls -n 20` reads 64 slots), into buffers
+            // kept from one chunk to the next: their pages are faulted in once.
+            var indexBytes: [UInt8] = []
+            var chunkSlots: [ClipSlot] = []
+            var slots: [ClipSlot] = []
             var end = Int(index.header.slotCount)
             var chunk = 64
             while end > 0 {
                 let start = max(0, end - chunk)
-                // Room for every slot of the chunk up front (`filter` would grow its array step by step).
-                var slots: [ClipSlot] = []
-                slots.reserveCapacity(end - start)
-                for slot in try index.slots(start..<end).reversed() where slot.isLive && (!pinnedOnly || slot.isPinned) {
-                    slots.append(slot)
-                }
+                try index.slots(start..<end, into: &chunkSlots, reading: &indexBytes)
+                slots.removeAll(keepingCapacity: true)
+                slots.reserveCapacity(chunkSlots.count)
+                for slot in chunkSlots.reversed() where slot.isLive && (!pinnedOnly || slot.isPinned) { slots.append(slot) }
                 var batchStart = 0
                 while batchStart < slots.count {
                     var batchEnd = batchStart
@@ -59,10 +62,13 @@ extension ClipStore {
                     batchStart = batchEnd
                 }
                 end = start
-                chunk = min(chunk * 4, 16384)
+                chunk = min(chunk * 4, ClipStore.largestChunk)
             }
         }
     }
+
+    /// Most slots read from the index at once: 192 KiB of it, and as many slots decoded and listed.
+    private static let largestChunk = 4096
 
     private static func need(_ slot: ClipSlot, textHead: Int?) -> Int {
         let length = Int(slot.length)
