@@ -31,9 +31,12 @@ struct ClipListing {
         // A search reads whole texts, a long one in pieces after its first MiB.
         try clips.forEachListed(pinnedOnly: pinnedOnly, textHead: query == nil ? textHead : 1 << 20) { clip in
             if let query {
-                // Most texts are ruled out from their escaped bytes; the others are decoded and decided by the rule.
-                if clip.isWhole && !query.mayMatch(escaped: clip.head) { return true }
-                if try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }
+                // Most texts are decided from their escaped bytes; the others are decoded and decided by the rule.
+                switch clip.isWhole ? query.verdict(escaped: clip.head) : .undecided {
+                case .noMatch: return true
+                case .match: break
+                case .undecided: if try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }
+                }
             }
             try body(clip)
             shown += 1
@@ -63,7 +66,8 @@ struct ClipListing {
     }
 
     private func appendPreviewLine(_ clip: ListedClip, length: Int, to line: inout [UInt8], scratch: inout [UInt8]) throws {
-        clip.slot.id.appendText(to: &line, hexDigits: 8)
+        // The short id is the id text's first eight digits (`Identifier.short`), as the line holds it.
+        line.append(contentsOf: UnsafeBufferPointer(rebasing: clip.idText[..<8]))
         line.append(0x09)
         // Most previews come straight from the escaped text; the others from the decoded one.
         if !PreviewBuilder.append(escaped: clip.head, isWhole: clip.isWhole, limit: length, to: &line) {

@@ -37,11 +37,19 @@ extension ClipStore {
     package func forEachListed(pinnedOnly: Bool = false, textHead: Int?, _ body: (ListedClip) throws -> Bool) throws {
         try checkingIndex {
             var buffer: [UInt8] = []
+            // The index is read in chunks, small first (`clip ls -n 20` reads 64 slots), into buffers
+            // kept from one chunk to the next: their pages are faulted in once.
+            var indexBytes: [UInt8] = []
+            var chunkSlots: [ClipSlot] = []
+            var slots: [ClipSlot] = []
             var end = Int(index.header.slotCount)
             var chunk = 64
             while end > 0 {
                 let start = max(0, end - chunk)
-                let slots = try index.slots(start..<end).reversed().filter { $0.isLive && (!pinnedOnly || $0.isPinned) }
+                try index.slots(start..<end, into: &chunkSlots, reading: &indexBytes)
+                slots.removeAll(keepingCapacity: true)
+                slots.reserveCapacity(chunkSlots.count)
+                for slot in chunkSlots.reversed() where slot.isLive && (!pinnedOnly || slot.isPinned) { slots.append(slot) }
                 var batchStart = 0
                 while batchStart < slots.count {
                     var batchEnd = batchStart
@@ -54,10 +62,13 @@ extension ClipStore {
                     batchStart = batchEnd
                 }
                 end = start
-                chunk = min(chunk * 4, 16384)
+                chunk = min(chunk * 4, ClipStore.largestChunk)
             }
         }
     }
+
+    /// Most slots read from the index at once: 192 KiB of it, and as many slots decoded and listed.
+    private static let largestChunk = 4096
 
     private static func need(_ slot: ClipSlot, textHead: Int?) -> Int {
         let length = Int(slot.length)
@@ -240,7 +251,10 @@ extension ClipStore {
 /// The start of an add line in the form `ClipStore.addLine` writes:
 /// `{"op":"add","id":"<uuid>","ts":<int>,"pinned":<bool>[,"local":"<reason>"],"text":"`.
 struct ClipLineHeader {
-    let timestamp: Int64
+    /// Where the timestamp's digits stand in the line, after its sign: its value is read only when
+    /// asked (`timestamp(of:)`), as a listing takes it from the index.
+    private let timestampDigits: Range<Int>
+    private let timestampIsNegative: Bool
     let pinned: Bool
     /// Where the bytes after the pinned value start (`,"local"…` or `,"text"…`).
     let pinnedEnd: Int
@@ -262,14 +276,10 @@ struct ClipLineHeader {
         // An integer of up to 18 digits, optionally negative, as `FixedFormReader.integer` reads it.
         let negative = position < line.count && base[position] == UInt8(ascii: "-")
         if negative { position += 1 }
-        var magnitude: Int64 = 0
         let digitsStart = position
-        let digitsEnd = min(line.count, digitsStart + 18)
-        while position < digitsEnd, base[position] &- 0x30 < 10 {
-            magnitude = magnitude &* 10 &+ Int64(base[position] &- 0x30)
-            position += 1
-        }
-        guard position > digitsStart, Self.skip(#","pinned":"#, in: line, at: &position) else { return nil }
+        position += Self.digitCount(in: line, from: position, limit: 18)
+        let digitsEnd = position
+        guard digitsEnd > digitsStart, Self.skip(#","pinned":"#, in: line, at: &position) else { return nil }
         let pinned = Self.skip("true", in: line, at: &position)
         guard pinned || Self.skip("false", in: line, at: &position) else { return nil }
         pinnedEnd = position
@@ -283,10 +293,37 @@ struct ClipLineHeader {
             position += 1
         }
         guard Self.skip(#","text":""#, in: line, at: &position) else { return nil }
-        timestamp = negative ? -magnitude : magnitude
+        timestampDigits = digitsStart..<digitsEnd
+        timestampIsNegative = negative
         self.pinned = pinned
         textStart = position
         localOnly = reason
+    }
+
+    /// The timestamp of the line this header was read from.
+    func timestamp(of line: UnsafeBufferPointer<UInt8>) -> Int64 {
+        let magnitude = line[timestampDigits].reduce(0) { $0 &* 10 &+ Int64($1 &- 0x30) }
+        return timestampIsNegative ? -magnitude : magnitude
+    }
+
+    /// How many decimal digits stand from `start` in `line`, up to `limit`. Eight bytes at a time where
+    /// the line holds eight more, as a line of this form does after its timestamp.
+    @inline(__always)
+    private static func digitCount(in line: UnsafeBufferPointer<UInt8>, from start: Int, limit: Int) -> Int {
+        let base = line.baseAddress!
+        var count = 0
+        while count < limit && start + count + 8 <= line.count {
+            // A byte that is a digit becomes its value; the high bits of the others (values of 10 or
+            // more) are set, exactly: no carries cross bytes. The first byte is the lowest.
+            let values =
+                UInt64(littleEndian: UnsafeRawPointer(base + start + count).loadUnaligned(as: UInt64.self)) ^ 0x3030_3030_3030_3030
+            let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+            let run = (((values & lows) &+ 0x7676_7676_7676_7676 | values) & ~lows).trailingZeroBitCount / 8
+            count += run
+            if run < 8 { return min(count, limit) }
+        }
+        while count < limit && start + count < line.count && base[start + count] &- 0x30 < 10 { count += 1 }
+        return min(count, limit)
     }
 
     /// Whether `literal` stands at `position` in `line`; if it does, `position` moves past it.

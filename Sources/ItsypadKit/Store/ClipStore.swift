@@ -497,13 +497,14 @@ public final class ClipStore {
             let isWhole = head.count == count
             let last = isWhole ? head.last : try FileSystem.read(fd: log.fd, offset: offset + count - 1, count: 1, path: logPath).first
             // An add line in itsypad's own form is read from its start.
-            if let header = head.withUnsafeBufferPointer(ClipLineHeader.init), last == 0x7D, Time.validRange.contains(header.timestamp),
+            if let header = head.withUnsafeBufferPointer(ClipLineHeader.init), last == 0x7D,
+                case let timestamp = head.withUnsafeBufferPointer(header.timestamp), Time.validRange.contains(timestamp),
                 let id = head.withUnsafeBufferPointer(ClipLineHeader.id)
             {
                 if let previous = positions[id], slots[previous].isLive { deadLines += 1; return }
                 let flags = (header.pinned ? ClipSlot.pinned : 0) | (header.localOnly != nil ? ClipSlot.localOnly : 0)
                 positions[id] = slots.count
-                slots.append(ClipSlot(id: id, timestamp: header.timestamp, offset: UInt64(offset), length: length, flags: flags))
+                slots.append(ClipSlot(id: id, timestamp: timestamp, offset: UInt64(offset), length: length, flags: flags))
                 return
             }
             // Any other form is parsed whole.

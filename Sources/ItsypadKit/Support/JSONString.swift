@@ -39,7 +39,7 @@ package enum JSONString {
     /// Whether `escaped` holds no escape and no raw quote or control character, and is valid
     /// UTF-8: then it decodes to itself.
     package static func isUnescapedUTF8(_ escaped: UnsafeBufferPointer<UInt8>) -> Bool {
-        nextEscapeByte(in: escaped, from: 0) == escaped.count && UTF8Check.isValid(escaped)
+        isValidBody(escaped, allowingEscapes: false)
     }
 
     /// `isPlainASCII` for the sixteen bytes at `bytes`: two words, one test.
@@ -56,7 +56,7 @@ package enum JSONString {
     /// 0x20, a quote or a backslash), without a branch: each term sets the high
     /// bit of such a byte (exactly for the lowest one; borrows only mark bytes above it).
     @inline(__always)
-    private static func specialBytes(_ word: UInt64) -> UInt64 {
+    static func specialBytes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let quotes = word ^ (0x22 &* ones), backslashes = word ^ (0x5C &* ones)
         return (word | (word &- 0x20 &* ones) & ~word | (quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes) & highs
@@ -88,6 +88,13 @@ package enum JSONString {
     /// UTF-8: then decoding it and escaping it again gives the same bytes, and
     /// a JSON listing copies it as it is.
     package static func isCanonicallyEscaped(_ escaped: UnsafeBufferPointer<UInt8>) -> Bool {
+        isValidBody(escaped, allowingEscapes: true)
+    }
+
+    /// Whether `escaped` is valid UTF-8 without a raw quote or control character, and holds no
+    /// escape or, `allowingEscapes`, only those `appendEscaped` writes. One pass, plain ASCII
+    /// eight bytes at a time.
+    private static func isValidBody(_ escaped: UnsafeBufferPointer<UInt8>, allowingEscapes: Bool) -> Bool {
         let count = escaped.count
         var index = 0
         while index < count {
@@ -109,7 +116,7 @@ package enum JSONString {
                 guard UTF8Check.isValid(UnsafeBufferPointer(rebasing: escaped[index..<end])) else { return false }
                 index = end
             } else if byte == 0x5C {
-                guard index + 1 < count else { return false }
+                guard allowingEscapes, index + 1 < count else { return false }
                 switch escaped[index + 1] {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                     index += 2

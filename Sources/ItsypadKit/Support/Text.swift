@@ -289,15 +289,12 @@ extension PreviewBuilder {
     /// bytes, or `escaped` ending before the preview does while `isWhole` is
     /// false): then `feed` on the decoded text decides.
     package static func append(escaped: UnsafeBufferPointer<UInt8>, isWhole: Bool, limit: Int, to out: inout [UInt8]) -> Bool {
-        // Written in place: at most two bytes a character, and the ellipsis.
-        let start = out.count
-        let room = 2 * max(limit, 1) + 3
-        out.append(contentsOf: repeatElement(0, count: room))
-        let written = out.withUnsafeMutableBufferPointer { buffer in
-            preview(escaped: escaped, isWhole: isWhole, limit: limit, into: buffer.baseAddress! + start)
+        // Written on the stack, then appended: at most two bytes a character, and the ellipsis.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * max(limit, 1) + 3) { buffer in
+            guard let written = preview(escaped: escaped, isWhole: isWhole, limit: limit, into: buffer.baseAddress!) else { return false }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<written]))
+            return true
         }
-        out.removeLast(room - (written ?? 0))
-        return written != nil
     }
 
     /// `append(escaped:…)` into `out`: how many bytes it wrote, or nil.
@@ -310,6 +307,19 @@ extension PreviewBuilder {
         var index = 0
         let end = escaped.count
         while index < end {
+            // Most text is words of printable ASCII between single spaces, each byte a character of the
+            // preview as it is: up to eight at once, unless the limit is near. The byte after them, if
+            // any, is one of the others.
+            if !pendingSpace && index + 8 <= end && count + 8 < limit {
+                let word = UnsafeRawPointer(escaped.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                let asIs = asIsPrefix(UInt64(littleEndian: word), afterCharacter: count > 0)
+                // All eight bytes are stored (the buffer has room): those after the prefix are written over.
+                UnsafeMutableRawPointer(out + written).storeBytes(of: word, as: UInt64.self)
+                written += asIs
+                count += asIs
+                index += asIs
+                if asIs == 8 { continue }
+            }
             let byte = escaped[index]
             // One character: `first` and, for a two-byte one, `second` (0 otherwise).
             var first = byte
@@ -362,6 +372,25 @@ extension PreviewBuilder {
         }
         // Unless the whole text was read, what follows could still combine with the last character or add more.
         return isWhole ? written : nil
+    }
+
+    /// How many of eight escaped bytes (the first in the lowest byte of `word`) are, from the first,
+    /// characters of the preview as they are: printable ASCII but a quote or backslash (no escape),
+    /// and spaces followed by such a character (a space before other whitespace, or at the text's
+    /// end, is not written; a leading one is written only `afterCharacter`).
+    @inline(__always)
+    private static func asIsPrefix(_ word: UInt64, afterCharacter: Bool) -> Int {
+        let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        // High bits: `special` exact for its lowest byte (only bytes above one may be marked wrongly),
+        // `isSpace` exact for every byte (no carries cross bytes).
+        let special = JSONString.specialBytes(word)
+        let spaces = word ^ 0x2020_2020_2020_2020
+        let isSpace = ~((spaces & lows) &+ lows | spaces) & ~lows
+        let isWord = ~(special | isSpace) & ~lows
+        // A space is as it is when a word character follows it in `word` (the last byte has none).
+        let lonelySpace = isSpace & ~(isWord >> 8)
+        let leadingSpace = afterCharacter ? 0 : isSpace & 0x80
+        return (special | lonelySpace | leadingSpace).trailingZeroBitCount / 8
     }
 
     private static func ellipsis(_ out: UnsafeMutablePointer<UInt8>, at written: Int) -> Int {

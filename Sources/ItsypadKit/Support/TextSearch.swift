@@ -33,15 +33,31 @@ package struct TextQuery {
         survivesEscaping = ascii != nil && !bytes.contains { JSONString.needsEscape($0) }
     }
 
-    /// False when a text cannot match, told from its JSON-escaped body without
-    /// decoding it (a search over 100,000 clips decodes only the candidates):
-    /// where the query reads the same escaped, a match in the text is a match
-    /// in the escaped body too, unless the body spells characters as `\u` or `\/` escapes.
-    package func mayMatch(escaped: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard survivesEscaping, let ascii, !folded.isEmpty else { return true }
-        if ascii.withUnsafeBufferPointer({ TextQuery.firstFoldedASCII($0, in: escaped, from: 0) }) != nil { return true }
-        if hasFoldTarget && TextQuery.mayFoldToASCII(escaped) { return true }
-        return TextQuery.spellsCharactersAsEscapes(escaped)
+    /// What a text's JSON-escaped body tells of a match, without decoding it: most texts of a
+    /// search over 100,000 clips are decided here.
+    package enum EscapedVerdict {
+        /// The text does not match.
+        case noMatch
+        /// The text matches.
+        case match
+        /// The decoded text decides (by `matches(utf8:)`).
+        case undecided
+    }
+
+    /// Where the query reads the same in a JSON-escaped text, a match in the text is a match in
+    /// the escaped body too, unless the body spells characters as `\u` or `\/` escapes: then a body
+    /// without one rules the text out. A body without escapes that is valid UTF-8 is the text
+    /// itself: then a match found in it decides as `matches(utf8:)` would.
+    package func verdict(escaped: UnsafeBufferPointer<UInt8>) -> EscapedVerdict {
+        guard survivesEscaping, let ascii, !folded.isEmpty else { return .undecided }
+        guard let found = ascii.withUnsafeBufferPointer({ TextQuery.firstFoldedASCII($0, in: escaped, from: 0) }) else {
+            let mayMatch = (hasFoldTarget && TextQuery.mayFoldToASCII(escaped)) || TextQuery.spellsCharactersAsEscapes(escaped)
+            return mayMatch ? .undecided : .noMatch
+        }
+        // Between ASCII neighbours the bytes are whole characters (the query, escaped as it is, holds no CR or LF).
+        let end = found + ascii.count
+        let betweenASCII = (found == 0 || escaped[found - 1] < 0x80) && (end == escaped.count || escaped[end] < 0x80)
+        return betweenASCII && JSONString.isUnescapedUTF8(escaped) ? .match : .undecided
     }
 
     /// Whether `escaped` holds a `\u` or `\/` escape (itsypad writes `\u` only for control characters, never `\/`).
@@ -96,16 +112,12 @@ package struct TextQuery {
 
     /// Where `needle` (lowercase ASCII) first occurs in `text` at or after
     /// `start` with ASCII letters lowercased; candidates for its first byte
-    /// are found eight bytes at a time.
+    /// are found sixteen bytes at a time.
     static func firstFoldedASCII(_ needle: UnsafeBufferPointer<UInt8>, in text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         let count = needle.count
         guard count > 0 else { return start }
         guard let base = text.baseAddress, text.count - start >= count else { return nil }
         let first = needle[0]
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        // Setting 0x20 lowercases the letters; it maps nothing else onto a lowercase letter.
-        let fold: UInt64 = first >= 0x61 && first <= 0x7A ? 0x20 &* ones : 0
-        let pattern = UInt64(first) &* ones
         let last = text.count - count
         func matches(at index: Int) -> Bool {
             var offset = 1
@@ -113,21 +125,34 @@ package struct TextQuery {
             return offset == count
         }
         var index = start
-        while index + 8 <= text.count && index <= last {
-            let word = (UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) | fold) ^ pattern
-            // High bits mark the bytes that may equal `first` (exact for the lowest; those above it are rechecked).
-            var candidates = (word &- ones) & ~word & highs
-            while candidates != 0 {
-                let candidate = index + candidates.trailingZeroBitCount / 8
-                if candidate > last { return nil }
-                if lowercaseASCII(text[candidate]) == first && matches(at: candidate) { return candidate }
-                candidates &= candidates &- 1
+        guard text.count >= 16 else {
+            while index <= last {
+                if lowercaseASCII(text[index]) == first && matches(at: index) { return index }
+                index += 1
             }
-            index += 8
+            return nil
         }
+        // Setting 0x20 lowercases the letters; it maps nothing else onto a lowercase letter.
+        let fold = SIMD16<UInt8>(repeating: first >= 0x61 && first <= 0x7A ? 0x20 : 0)
+        let pattern = SIMD16<UInt8>(repeating: first)
+        let ones = SIMD16<UInt8>(repeating: 1), highs = SIMD16<UInt8>(repeating: 0x80)
         while index <= last {
-            if lowercaseASCII(text[index]) == first && matches(at: index) { return index }
-            index += 1
+            // The last sixteen bytes overlap those before them, whose candidates were checked already.
+            let chunk = min(index, text.count - 16)
+            let differences = (UnsafeRawPointer(base + chunk).loadUnaligned(as: SIMD16<UInt8>.self) | fold) ^ pattern
+            // The high bit of each byte equal to `first`, exactly: a lane borrows from no other.
+            let marks = unsafeBitCast((differences &- ones) & ~differences & highs, to: SIMD2<UInt64>.self)
+            for half in 0..<2 {
+                var candidates = UInt64(littleEndian: marks[half])
+                while candidates != 0 {
+                    let candidate = chunk + 8 * half + candidates.trailingZeroBitCount / 8
+                    candidates &= candidates &- 1
+                    if candidate < index { continue }
+                    if candidate > last { return nil }
+                    if matches(at: candidate) { return candidate }
+                }
+            }
+            index = chunk + 16
         }
         return nil
     }

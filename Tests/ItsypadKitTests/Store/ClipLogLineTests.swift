@@ -42,7 +42,7 @@ struct ClipLogLineTests {
         let decoded = try JSONCoding.decode(ClipLogLine.self, from: Array(written.dropLast()))
         #expect(decoded == line)
         let header = try #require(written.dropLast().withUnsafeBufferPointer(ClipLineHeader.init))
-        #expect(header.timestamp == decoded.ts && header.pinned == decoded.pinned)
+        #expect(written.dropLast().withUnsafeBufferPointer(header.timestamp) == decoded.ts && header.pinned == decoded.pinned)
         #expect(header.localOnly == decoded.local.map { LocalOnlyReason(rawValue: $0) ?? .requested })
         #expect(written.dropLast().withUnsafeBufferPointer(ClipLineHeader.id)?.string == decoded.id)
     }

@@ -182,6 +182,17 @@ import Glibc
         start + #"","ts":-,"pinned":false,"text":"x"}"#,
         start + #"","ts":+5,"pinned":false,"text":"x"}"#,
         start + #"","ts":12a,"pinned":false,"text":"x"}"#,
+        // Digit runs that end at every byte of the words they are read in, and bytes just outside the digits.
+        start + #"","ts":12345678,"pinned":false,"text":"x"}"#,
+        start + #"","ts":123456789,"pinned":false,"text":"x"}"#,
+        start + #"","ts":1234567890123456,"pinned":false,"text":"x"}"#,
+        start + #"","ts":12345678901234567,"pinned":false,"text":"x"}"#,
+        start + #"","ts":-999999999999999999,"pinned":true,"text":"x"}"#,
+        start + #"","ts":99999999999999999999,"pinned":false,"text":"x"}"#,
+        start + #"","ts":1234567/,"pinned":false,"text":"x"}"#,
+        start + #"","ts":12345678:,"pinned":false,"text":"x"}"#,
+        start + #"","ts":123²,"pinned":false,"text":"x"}"#,
+        start + #"","ts":1767225600000,"pinned":false}"#,
         start + #"","ts":5,"pinned":tru,"text":"x"}"#,
         start + #"","ts":5,"pinned":falsy,"text":"x"}"#,
         start + #"","ts":5,"pinned":true,"local":"secret","text":"x"}"#,
@@ -234,7 +245,7 @@ import Glibc
                 let header = ClipLineHeader(start)
                 #expect((header == nil) == (expected == nil), "\(line) cut at \(end)")
                 if let header, let expected {
-                    #expect(header.timestamp == expected.0 && header.pinned == expected.1, "\(line)")
+                    #expect(header.timestamp(of: start) == expected.0 && header.pinned == expected.1, "\(line)")
                     #expect(header.pinnedEnd == expected.2 && header.textStart == expected.3 && header.localOnly == expected.4, "\(line)")
                 }
             }
@@ -244,7 +255,7 @@ import Glibc
     @Test func readsTheFormAddLineWrites() throws {
         let line = Array(ClipLineHeaderTests.lines[0].utf8)
         let header = try #require(line.withUnsafeBufferPointer(ClipLineHeader.init))
-        #expect(header.timestamp == 1_767_225_600_000 && !header.pinned && header.localOnly == nil)
+        #expect(line.withUnsafeBufferPointer(header.timestamp) == 1_767_225_600_000 && !header.pinned && header.localOnly == nil)
         #expect(Array(line[header.textStart...]) == Array(#"hi"}"#.utf8))
     }
 }

@@ -368,8 +368,16 @@ import Testing
 
 /// `JSONString.isCanonicallyEscaped` lets a listing copy an escaped text
 /// instead of decoding and escaping it again: it must hold exactly when that
-/// round trip gives the same bytes.
+/// round trip gives the same bytes. `isUnescapedUTF8` lets a search take an
+/// escaped text for the text: it must hold exactly when the body decodes to itself.
 @Suite struct CanonicalEscapingTests {
+    static func decodesToItself(_ escaped: [UInt8]) -> Bool {
+        var decoded: [UInt8] = []
+        return escaped.withUnsafeBufferPointer { raw in
+            (try? JSONString.unescape(raw, final: true, into: &decoded)) == raw.count && decoded == Array(raw)
+        }
+    }
+
     static let pieces: [[UInt8]] = [
         Array("a".utf8), Array(" ".utf8), Array("é".utf8), Array("日".utf8), Array("👍".utf8), [0x5C, 0x22], [0x5C, 0x5C], Array(#"\n"#.utf8),
         Array(#"\t"#.utf8), Array(#"\r"#.utf8), Array(#"\u001b"#.utf8), Array(#"\u001B"#.utf8), Array(#"\u0009"#.utf8),
@@ -380,7 +388,7 @@ import Testing
 
     @Test func holdsExactlyWhenDecodingAndEscapingAgainGivesTheSameBytes() {
         var generator = SeededGenerator(seed: 5)
-        var canonical = 0
+        var canonical = 0, itself = 0
         for _ in 0..<5000 {
             let escaped = (0..<Int(generator.next() % 8)).flatMap { _ in
                 CanonicalEscapingTests.pieces[Int(generator.next() % UInt64(CanonicalEscapingTests.pieces.count))]
@@ -392,8 +400,12 @@ import Testing
             let claimed = escaped.withUnsafeBufferPointer(JSONString.isCanonicallyEscaped)
             #expect(claimed == roundTrips, "\(String(decoding: escaped, as: UTF8.self)) \(escaped)")
             if claimed { canonical += 1 }
+            let unescaped = escaped.withUnsafeBufferPointer(JSONString.isUnescapedUTF8)
+            #expect(unescaped == CanonicalEscapingTests.decodesToItself(escaped), "\(escaped)")
+            if unescaped { itself += 1 }
         }
         #expect(canonical > 500)
+        #expect(itself > 200)
     }
 
     /// The checks look at eight bytes at a time and jump to the first byte
@@ -410,6 +422,9 @@ import Testing
                     (try? JSONString.unescape(raw, final: true, reescaping: true, into: &again)) == raw.count && again == Array(raw)
                 }
                 #expect(escaped.withUnsafeBufferPointer(JSONString.isCanonicallyEscaped) == roundTrips, "\(escaped)")
+                #expect(
+                    escaped.withUnsafeBufferPointer(JSONString.isUnescapedUTF8) == CanonicalEscapingTests.decodesToItself(escaped),
+                    "\(escaped)")
                 let plainASCII = escaped.allSatisfy { $0 < 0x80 && !JSONString.needsEscape($0) }
                 #expect(escaped.withUnsafeBufferPointer(JSONString.isPlainASCII) == plainASCII, "\(escaped)")
             }

@@ -132,6 +132,29 @@ import Testing
         }
     }
 
+    /// Checks the preview written straight from `text` escaped, whole and cut short at random
+    /// (as a listing reads a long text's first bytes), against the reference; whether the whole
+    /// answered. A `\/` escape stands for a slash now and then, as another writer may escape it.
+    static func checkFromEscaped(_ text: String, limit: Int, _ generator: inout SeededGenerator) -> Bool {
+        var escaped: [UInt8] = []
+        var utf8 = text
+        utf8.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
+        if generator.chance(0.1), let slash = escaped.firstIndex(of: 0x2F) {
+            escaped.replaceSubrange(slash...slash, with: [0x5C, 0x2F])
+        }
+        let expected = Array(PreviewTests.reference(text, limit: limit).utf8)
+        var out: [UInt8] = [0x41]
+        let whole = escaped.withUnsafeBufferPointer { PreviewBuilder.append(escaped: $0, isWhole: true, limit: limit, to: &out) }
+        #expect(out == [0x41] + (whole ? expected : []), "\(Array(text.unicodeScalars)) limit \(limit)")
+        let cut = escaped.isEmpty ? 0 : Int(generator.next() % UInt64(escaped.count))
+        var head: [UInt8] = []
+        let headAnswered = escaped[..<cut].withUnsafeBufferPointer {
+            PreviewBuilder.append(escaped: $0, isWhole: false, limit: limit, to: &head)
+        }
+        #expect(head == (headAnswered ? expected : []), "\(Array(text.unicodeScalars)) cut at \(cut) limit \(limit)")
+        return whole
+    }
+
     /// The preview written straight from the escaped text, where it answers, is the
     /// reference's; cut short of the whole text it answers only when the cut cannot matter.
     @Test func fromEscapedTextMatchesTheReferenceWhereItAnswers() {
@@ -149,26 +172,37 @@ import Testing
                     : common[Int(generator.next() % UInt64(common.count))]
             }.joined()
             let limit = round % 3 == 0 ? 100 : Int(generator.next() % 12) + 1
-            var escaped: [UInt8] = []
-            var utf8 = text
-            utf8.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
-            if generator.chance(0.1), let slash = escaped.firstIndex(of: 0x2F) {
-                escaped.replaceSubrange(slash...slash, with: [0x5C, 0x2F])
-            }
-            let expected = Array(PreviewTests.reference(text, limit: limit).utf8)
-            var out: [UInt8] = [0x41]
-            let whole = escaped.withUnsafeBufferPointer { PreviewBuilder.append(escaped: $0, isWhole: true, limit: limit, to: &out) }
-            #expect(out == [0x41] + (whole ? expected : []), "\(Array(text.unicodeScalars)) limit \(limit)")
-            if whole { answered += 1 }
-            // A head cut anywhere, as a listing reads a long text's first bytes.
-            let cut = escaped.isEmpty ? 0 : Int(generator.next() % UInt64(escaped.count))
-            var head: [UInt8] = []
-            let headAnswered = escaped[..<cut].withUnsafeBufferPointer {
-                PreviewBuilder.append(escaped: $0, isWhole: false, limit: limit, to: &head)
-            }
-            #expect(head == (headAnswered ? expected : []), "\(Array(text.unicodeScalars)) cut at \(cut) limit \(limit)")
+            if PreviewTests.checkFromEscaped(text, limit: limit, &generator) { answered += 1 }
         }
         #expect(answered > 1000, "the escaped path answered only \(answered) of 4000")
+    }
+
+    /// Words of printable ASCII between single spaces go eight bytes at a time: texts mostly of
+    /// them, with runs of spaces, other whitespace, escapes and longer characters between (where a
+    /// space may be dropped or merged), long enough to reach the limit at any byte of a word.
+    @Test func fromEscapedWordsMatchesTheReference() {
+        var generator = SeededGenerator(seed: 13)
+        var answered = 0
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCZ0189.,:;/-_~{}()<>=!?#$%&'*+@[]^`|\u{7F}")
+        let others = [
+            "  ", "   ", "\t", "\n", " \n", "\n ", "\r\n", "\"", "\\", "é", " é", "\u{A0}", " \u{A0} ", "\u{85}", "e\u{301}",
+            "a\u{308}", "日", "👍", "\u{0}", "\u{1B}", "\u{0C}",
+        ]
+        for round in 0..<3000 {
+            let length = Int(generator.next() % 300)
+            var text = generator.chance(0.2) ? " " : ""
+            while text.unicodeScalars.count < length {
+                if generator.chance(0.06) {
+                    text += others[Int(generator.next() % UInt64(others.count))]
+                } else {
+                    text += String((0..<Int(generator.next() % 12) + 1).map { _ in letters[Int(generator.next() % UInt64(letters.count))] })
+                    if generator.chance(0.85) { text += " " }
+                }
+            }
+            let limit = round % 2 == 0 ? 100 : Int(generator.next() % 40) + 1
+            if PreviewTests.checkFromEscaped(text, limit: limit, &generator) { answered += 1 }
+        }
+        #expect(answered > 1000, "the escaped path answered only \(answered) of 3000")
     }
 
     /// The byte path's assumptions about scalars below U+0300, checked against Swift itself.
