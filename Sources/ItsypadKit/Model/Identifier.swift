@@ -139,27 +139,9 @@ package struct PackedID: Hashable {
         UInt8(truncatingIfNeeded: (index < 8 ? high : low) >> UInt64(56 - 8 * (index % 8)))
     }
 
-    /// Appends the lowercase text form, or only its first `hexDigits` digits (`Identifier.short`'s 8).
-    package func appendText(to out: inout [UInt8], hexDigits: Int = 32) {
-        guard hexDigits < 32 else {
-            out.appendWritten(count: PackedID.textLength) { writeText(to: $0) }
-            return
-        }
-        let length = hexDigits + (hexDigits > 20 ? 4 : hexDigits > 16 ? 3 : hexDigits > 12 ? 2 : hexDigits > 8 ? 1 : 0)
-        var words = digitWords
-        withUnsafeBytes(of: &words) { digits in
-            out.appendWritten(count: length) { text in
-                var written = 0
-                for digit in 0..<hexDigits {
-                    if digit == 8 || digit == 12 || digit == 16 || digit == 20 {
-                        text[written] = 0x2D
-                        written += 1
-                    }
-                    text[written] = digits[digit]
-                    written += 1
-                }
-            }
-        }
+    /// Appends the lowercase text form.
+    package func appendText(to out: inout [UInt8]) {
+        out.appendWritten(count: PackedID.textLength) { writeText(to: $0) }
     }
 
     /// Whether `utf8` is the lowercase text form (a listing checks that each line it reads is its slot's).

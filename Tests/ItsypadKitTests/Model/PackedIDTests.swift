@@ -9,9 +9,9 @@ import Testing
             let packed = try #require(PackedID(canonical: id))
             #expect(packed.string == id)
             #expect(packed == PackedID(id))
-            var short: [UInt8] = []
-            packed.appendText(to: &short, hexDigits: 8)
-            #expect(String(decoding: short, as: UTF8.self) == Identifier.short(id))
+            var text: [UInt8] = []
+            packed.appendText(to: &text)
+            #expect(String(decoding: text, as: UTF8.self) == id)
         }
     }
 
