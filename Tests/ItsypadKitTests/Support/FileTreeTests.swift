@@ -176,12 +176,12 @@ import Glibc
         #expect(FileTree.isPlainName(String(("x/" + name).dropFirst(2))) == plain)
     }
 
-    /// A batch of files, few (synced one by one) or many (one syncfs).
+    /// A batch of files, few (synced one by one) or many (one syncfs; written from several threads past 512).
     static func batch(_ count: Int, tag: String) -> [(name: String, bytes: [UInt8])] {
         (0..<count).map { (name: "f\($0).json", bytes: Array("\(tag) \($0)".utf8)) }
     }
 
-    @Test(arguments: [1, FileTree.filesSyncedOneByOne + 1])
+    @Test(arguments: [1, FileTree.filesSyncedOneByOne + 1, 1_100])
     func aBatchFillsAMissingOrEmptyDirectoryAndLeavesNoStage(_ count: Int) throws {
         let files = Self.batch(count, tag: "new")
         // A stage left by a crash, with a file of its own, is dropped, not moved in.
@@ -197,7 +197,7 @@ import Glibc
         #expect(try tree.list(root, includingHidden: true) == ["fresh", "sub"])
     }
 
-    @Test(arguments: [1, FileTree.filesSyncedOneByOne + 1])
+    @Test(arguments: [1, FileTree.filesSyncedOneByOne + 1, 1_100])
     func aBatchIntoAFullDirectoryReplacesItsFilesAndKeepsTheOthers(_ count: Int) throws {
         try tree.writeAtomically(Self.batch(count + 2, tag: "old"), in: root + "/sub")
         try tree.writeAtomically(root + "/sub/.hidden", [9])
@@ -209,7 +209,7 @@ import Glibc
         #expect(try tree.list(root, includingHidden: true) == ["sub"])
     }
 
-    @Test(arguments: [1, FileTree.filesSyncedOneByOne + 1])
+    @Test(arguments: [1, FileTree.filesSyncedOneByOne + 1, 1_100])
     func aBatchIntoTheRootItselfStagesInsideIt(_ count: Int) throws {
         let subtree = FileTree(root: root + "/sub")
         try subtree.writeAtomically(Self.batch(count, tag: "new"), in: root + "/sub")
