@@ -15,6 +15,11 @@ final class ImportStaging {
     /// Tabs staged so far, so that a document naming a tab twice keeps the newer.
     private var stagedTabs: [String: Tab] = [:]
     private var removedTabs: [PackedID] = []
+    /// Tab files not written to the stage yet, by name: they are written a few hundred at a time.
+    private var unwrittenTabFiles: [String: [UInt8]] = [:]
+    private static let tabFilesWrittenTogether = 512
+    /// Whether the data directory has a tabs directory: when it has none, no tab is looked up.
+    private let hasTabs: Bool
     private var settingsChanged = false
     var summary = ImportSummary()
     /// The slots of the clips the document would add, for the cap.
@@ -23,6 +28,7 @@ final class ImportStaging {
     init(store: DataStore, admitting admitted: ((PackedID) -> Bool)? = nil) throws {
         self.store = store
         self.admitted = admitted
+        hasTabs = try storeOperation { try store.tree.status(store.tabs.directory) != nil }
         stage = try StagedChanges(in: store.tree)
         do {
             clips = try ClipStore.Staging(try store.clips(), in: stage)
@@ -77,12 +83,13 @@ final class ImportStaging {
             // The file lives on another machine: keep the text as a scratch tab.
             tab.fileURL = nil
         }
-        if let local = try stagedTabs[tab.id] ?? store.tabs.tab(id: tab.id) {
+        if let local = try stagedTabs[tab.id] ?? (hasTabs ? store.tabs.tab(id: tab.id) : nil) {
             guard (tab.lastModified, tab.clock) > (local.lastModified, local.clock) else { return }
         }
         // A file-backed tab adopts its file as it is: an import never overwrites a user's file.
-        guard let path = store.tabs.filePath(tab.id) else { return }
-        try stage.write(relative(path), TabStore.fileContent(tab))
+        guard let name = TabStore.fileName(tab.id) else { return }
+        unwrittenTabFiles[name] = try TabStore.fileContent(tab)
+        if unwrittenTabFiles.count >= Self.tabFilesWrittenTogether { try writeTabFiles() }
         dropTabIndex()
         if stagedTabs.updateValue(tab, forKey: tab.id) == nil { summary.tabs += 1 }
         if !tab.isFileBacked { try enqueue(.save, [RecordKey(.tab, tab.id)]) }
@@ -111,9 +118,18 @@ final class ImportStaging {
         if Settings.definition(key)?.scope == .synced { try enqueue(.save, [RecordKey(.setting, key)]) }
     }
 
+    /// Writes the tab files gathered so far to the stage.
+    private func writeTabFiles() throws {
+        guard !unwrittenTabFiles.isEmpty else { return }
+        try stage.write(unwrittenTabFiles.map { (name: $0.key, bytes: $0.value) }, in: relative(store.tabs.directory))
+        unwrittenTabFiles = [:]
+    }
+
     /// Removes a tab as `DataStore.removeTab` does: on a device that has synced, it leaves the record of its deletion.
     func removeTab(_ tab: Tab) throws {
         guard let path = store.tabs.filePath(tab.id), let id = PackedID(tab.id) else { return }
+        // A version of it staged earlier is written first, so that what follows replaces it.
+        try writeTabFiles()
         if !tab.isFileBacked, try store.hasEverSynced() {
             try stage.write(relative(path), TabStore.fileContent(TabDeletion(id: tab.id, tag: tab.sync?.tag, history: tab.history)))
         } else {
@@ -144,6 +160,7 @@ final class ImportStaging {
 
     /// Puts everything in place at once; until then nothing has changed.
     func commit() throws {
+        try writeTabFiles()
         try clips.finish()
         if settingsChanged { try stage.write(relative(try store.settings().path), try store.settings().encoded()) }
         try storeOperation {

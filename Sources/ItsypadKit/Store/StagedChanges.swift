@@ -62,6 +62,15 @@ package final class StagedChanges {
         try file.close()
     }
 
+    /// Whole files that will replace those of the same names in `relativeDirectory`, written
+    /// together (an import stages 10,000 tab files: see `FileTree.writeFiles`).
+    package func write(_ files: [(name: String, bytes: [UInt8])], in relativeDirectory: String) throws {
+        try storeOperation { try tree.writeFiles(files, in: stage + "/" + relativeDirectory) }
+        for file in files where staged.insert(relativeDirectory + "/" + file.name).inserted {
+            self.files.append(relativeDirectory + "/" + file.name)
+        }
+    }
+
     /// `relativePath` will be removed.
     package func remove(_ relativePath: String) { removals.append(relativePath) }
 

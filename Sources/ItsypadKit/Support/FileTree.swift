@@ -300,25 +300,37 @@ public struct FileTree: Sendable {
             : FileSystem.directoryName(directory) + "/" + FileSystem.temporaryPrefix + FileSystem.baseName(directory)
         try removeTree(stage)
         defer { try? removeTree(stage) }
-        try inDirectory(stage, creating: true) { fd in
-            guard let fd else { throw FileSystemError(path: stage, code: ENOENT, operation: "write") }
-            let syncEach = files.count <= Self.filesSyncedOneByOne
-            // Thousands of files are written from every processor: creating them is most of the time.
+        let syncEach = files.count <= Self.filesSyncedOneByOne
+        try writeFiles(files, in: stage, mode: mode, syncingEach: syncEach)
+        if !syncEach { try syncFileSystem(of: stage) }
+        if !isRoot, try moveDirectory(stage, to: directory) { return }
+        try move(files.map(\.name), from: stage, to: directory)
+        try syncDirectory(directory)
+    }
+
+    /// Writes `files` into `directory` (made if missing), replacing any of the same name: from
+    /// every processor when there are thousands (creating them is most of the time), each made
+    /// durable at once when `syncingEach` (else the caller syncs them together). A name given
+    /// twice may end with either content.
+    public func writeFiles(
+        _ files: [(name: String, bytes: [UInt8])], in directory: String, mode: mode_t = 0o600, syncingEach: Bool = false
+    ) throws {
+        for file in files where !FileTree.isPlainName(file.name) {
+            throw FileSystemError(path: directory + "/" + file.name, code: FileSystemError.unsafeName, operation: "write")
+        }
+        try inDirectory(directory, creating: true) { fd in
+            guard let fd else { throw FileSystemError(path: directory, code: ENOENT, operation: "write") }
             let chunk = 512
             _ = try Parallel.map(parts: (files.count + chunk - 1) / chunk) { part in
                 for file in files[(part * chunk)..<min(files.count, (part + 1) * chunk)] {
                     let fileFD = openat(fd, file.name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
-                    if fileFD < 0 { throw FileSystem.fail("write", stage + "/" + file.name) }
+                    if fileFD < 0 { throw FileSystem.fail("write", directory + "/" + file.name) }
                     defer { close(fileFD) }
-                    try file.bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fileFD, $0, path: stage + "/" + file.name) }
-                    if syncEach, fsync(fileFD) != 0 { throw FileSystem.fail("sync", stage + "/" + file.name) }
+                    try file.bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fileFD, $0, path: directory + "/" + file.name) }
+                    if syncingEach, fsync(fileFD) != 0 { throw FileSystem.fail("sync", directory + "/" + file.name) }
                 }
             }
-            if !syncEach, linuxSyncfs(fd) != 0 { throw FileSystem.fail("sync", stage) }
         }
-        if !isRoot, try moveDirectory(stage, to: directory) { return }
-        try move(files.map(\.name), from: stage, to: directory)
-        try syncDirectory(directory)
     }
 
     /// Removes the file (or symlink) at `path`; returns false when there was none. A directory is refused.

@@ -122,6 +122,34 @@ import Glibc
         #expect(try FileSystem.list(device.dataDir + "/tabs").filter { $0.hasSuffix(".json") }.count == (local == nil ? 1 : 2))
     }
 
+    /// Tab files are staged a few hundred at a time: a tab named twice keeps its newer version
+    /// wherever the two fall, and a newer local tab is kept, in a fresh data directory or not.
+    @Test(arguments: [false, true])
+    func aTabNamedTwiceAmongThousandsKeepsItsNewerVersion(_ withLocalTabs: Bool) throws {
+        func tab(_ number: Int, _ content: String, month: Int) -> String {
+            "{\"id\":\"\(ImportTests.id(number))\",\"name\":\"n\",\"content\":\"\(content)\",\"language\":\"plain\","
+                + "\"lastModified\":\"2026-\(twoDigits(month))-01T00:00:00.000Z\"}"
+        }
+        var tabs = [tab(5, "old", month: 1), tab(7, "newer", month: 3)]
+        tabs += (10..<1_110).map { tab($0, "tab \($0)", month: 1) }
+        tabs += [tab(5, "new", month: 2), tab(7, "older", month: 1), tab(9, "imported", month: 1)]
+        if withLocalTabs {
+            let local = "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tab(9, "local", month: 5))],\"clips\":[],\"settings\":[]}"
+            try FileSystem.writeAtomically(device.dataDir + "/../local.json", Array(local.utf8))
+            #expect(device.inProcess(["import", device.dataDir + "/../local.json"]).0 == 0)
+        }
+        let document =
+            "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tabs.joined(separator: ","))],\"clips\":[],\"settings\":[]}"
+        try FileSystem.writeAtomically(device.dataDir + "/../tabs.json", Array(document.utf8))
+        #expect(device.inProcess(["import", device.dataDir + "/../tabs.json"]).0 == 0)
+        #expect(device.inProcess(["tab", "show", ImportTests.id(5)]).1 == "new")
+        #expect(device.inProcess(["tab", "show", ImportTests.id(7)]).1 == "newer")
+        #expect(device.inProcess(["tab", "show", ImportTests.id(9)]).1 == (withLocalTabs ? "local" : "imported"))
+        #expect(device.inProcess(["tab", "show", ImportTests.id(1_109)]).1 == "tab 1109")
+        #expect(device.inProcess(["tab", "ls"]).1.split(separator: "\n").count == 1_103)
+        #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
+    }
+
     @Test func theClipCapKeepsTheNewestAddsNothingElseAndSaysSo() throws {
         #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "5"]).0 == 0)
         #expect(device.inProcess(["clip", "add", "mine"], now: 0).0 == 0)
