@@ -18,7 +18,7 @@ final class TabRecords: SyncedRecordType {
     private var sent: [String: Tab] = [:]
 
     func problem(with record: BackendRecord) -> String? {
-        decoded[record.recordName]?.tag == record.recordChangeTag ? nil : RecordMapping.tabProblem(with: record)
+        isDecoded(record) ? nil : RecordMapping.tabProblem(with: record)
     }
 
     func item(from record: BackendRecord, backend: SyncBackend) throws -> Tab? { try RecordMapping.tab(from: record, backend: backend) }
@@ -28,8 +28,12 @@ final class TabRecords: SyncedRecordType {
     private var prefetched: [String: TabStore.Entry?] = [:]
 
     /// The tabs of the page's records whose content is inline, decoded together, by record name;
-    /// each stands for the version of its tag only, and is used once.
-    private var decoded: [String: (tag: String?, tab: Tab, deviceName: String)] = [:]
+    /// each stands for the version of its sync tag only, and is used once.
+    private var decoded: [String: (tab: Tab, deviceName: String)] = [:]
+
+    private func isDecoded(_ record: BackendRecord) -> Bool {
+        decoded[record.recordName].map { $0.tab.sync?.tag == record.recordChangeTag } ?? false
+    }
 
     /// Fewer records than this are decoded as they are applied: threads would cost more.
     private static let decodedTogether = 256
@@ -40,7 +44,7 @@ final class TabRecords: SyncedRecordType {
         let chunk = Self.decodedTogether
         let parts = try Parallel.map(parts: (records.count + chunk - 1) / chunk) { part in
             records[(part * chunk)..<min(records.count, (part + 1) * chunk)].compactMap { record in
-                RecordMapping.inlineTab(from: record).map { (record.recordName, (record.recordChangeTag, $0.tab, $0.deviceName)) }
+                RecordMapping.inlineTab(from: record).map { (record.recordName, $0) }
             }
         }
         decoded = Dictionary(parts.joined(), uniquingKeysWith: { first, _ in first })
@@ -95,7 +99,7 @@ final class TabRecords: SyncedRecordType {
 
     /// A version from the backend, fetched or returned by a conflict; false when it cannot be read.
     private func applyRecord(_ record: BackendRecord, engine: SyncEngine) throws -> Bool {
-        if let decoded = decoded.removeValue(forKey: record.recordName), decoded.tag == record.recordChangeTag {
+        if isDecoded(record), let decoded = decoded.removeValue(forKey: record.recordName) {
             try applyVersion(decoded.tab, remoteDevice: decoded.deviceName, engine: engine)
             return true
         }
