@@ -505,3 +505,47 @@ public struct FileTree: Sendable {
         if unlinkat(directory, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw FileSystem.fail("remove", path) }
     }
 }
+
+extension FileTree {
+    /// The root and every directory and regular file below it that another user could change
+    /// (`FileStatus.othersCanChange`), never following a symlink; a directory named in `skipping`
+    /// (relative to the root) is not entered. One `fstatat` an entry, from its directory's descriptor.
+    public func entriesOthersCanChange(skipping: Set<String> = []) throws -> [(path: String, status: FileStatus)] {
+        guard let rootStatus = try status(root) else { return [] }
+        var found: [(path: String, status: FileStatus)] = rootStatus.othersCanChange ? [(root, rootStatus)] : []
+        let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSystem.fail("open", root) }
+        try FileTree.collectEntriesOthersCanChange(in: fd, relative: "", root: root, skipping: skipping, into: &found)
+        return found
+    }
+
+    /// Closes `fd`.
+    private static func collectEntriesOthersCanChange(
+        in fd: Int32, relative: String, root: String, skipping: Set<String>, into found: inout [(path: String, status: FileStatus)]
+    ) throws {
+        let directory = relative.isEmpty ? root : root + "/" + relative
+        guard let dir = fdopendir(fd) else {
+            close(fd)
+            throw FileSystem.fail("list", directory)
+        }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            guard name != ".", name != ".." else { continue }
+            var info = stat()
+            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                if errno == ENOENT { continue }
+                throw FileSystem.fail("stat", directory + "/" + name)
+            }
+            let status = FileStatus(info)
+            if (status.isDirectory || status.isRegular) && status.othersCanChange { found.append((directory + "/" + name, status)) }
+            let childRelative = relative.isEmpty ? name : relative + "/" + name
+            guard status.isDirectory, !skipping.contains(childRelative) else { continue }
+            let child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard child >= 0 else { throw FileSystem.fail("open", directory + "/" + name) }
+            try collectEntriesOthersCanChange(in: child, relative: childRelative, root: root, skipping: skipping, into: &found)
+        }
+    }
+}
