@@ -1,3 +1,4 @@
+import ItsypadModel
 import ItsypadSupport
 
 /// The one table of commands. Parsing, help, completions and man pages are all
@@ -300,11 +301,17 @@ public enum CommandTable {
         examples: [Example("*/5 * * * * itsypad sync", "A crontab line: sync every five minutes.")],
         action: SyncCommands.run)
 
+    /// The settings an export leaves out unless asked, and an import never applies.
+    static let deviceSettings = Settings.all.filter { $0.scope == .device }.map(\.key).joined(separator: ", ")
+
     static let exportCommand = CommandSpec(
         "export", abstract: "Write all tabs, clips and settings as one JSON document to standard output.",
         discussion:
-            "The sync key of an encrypted backend is left out unless --include-sync-key asks for it; an export that holds it opens everything in the backend, so keep it like a password. Importing it gives a device without a key this one's.",
-        options: [OptionSpec("include-sync-key", help: "Also write this device's sync key (member syncKey, as a recovery key).")],
+            "The sync key of an encrypted backend is left out unless --include-sync-key asks for it; an export that holds it opens everything in the backend, so keep it like a password. Importing it gives a device without a key this one's. Settings whose scope is this device (\(deviceSettings)) are left out unless --device-settings asks for them; import never applies them.",
+        options: [
+            OptionSpec("include-sync-key", help: "Also write this device's sync key (member syncKey, as a recovery key)."),
+            OptionSpec("device-settings", help: "Also write the settings whose scope is this device (for reference: import skips them)."),
+        ],
         examples: [
             Example("itsypad export > backup.json", "Back up everything."),
             Example(
@@ -315,7 +322,7 @@ public enum CommandTable {
     static let importCommand = CommandSpec(
         "import", abstract: "Merge an export (or a legacy iCloud key-value dump) into the data directory.",
         discussion:
-            "Items merge by id; the newer lastModified wins. A sync key in the export (see export --include-sync-key) becomes this device's if it has none and does not sync unencrypted; otherwise it is left out, with a warning. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
+            "Items merge by id; the newer lastModified wins. Settings whose scope is this device (\(deviceSettings)) are never applied from a file: each one skipped is named on standard error. A sync key in the export (see export --include-sync-key) becomes this device's if it has none and does not sync unencrypted; otherwise it is left out, with a warning. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
         arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.", completion: .file)],
         options: [OptionSpec("kvs", help: "Read the legacy iCloud key-value layout.")],
         examples: [Example("itsypad export | itsypad --data-dir /tmp/copy import -", "Copy a data directory.")],
