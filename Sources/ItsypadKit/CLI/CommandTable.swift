@@ -294,7 +294,7 @@ public enum CommandTable {
                     Example("itsypad sync watch", "Sync live in a terminal; Ctrl-C stops."),
                     Example(
                         "systemctl --user enable --now itsypad-sync-watch.service",
-                        "Run it as a service (see contrib/systemd in the source)."),
+                        "Run it as a systemd user service (the unit itsypad install puts in PREFIX/share/systemd/user)."),
                 ],
                 action: SyncWatchCommand.run),
         ],
@@ -347,7 +347,7 @@ public enum CommandTable {
     static let install = CommandSpec(
         "install", abstract: "Install this itsypad, its man pages and shell completions under a prefix.",
         discussion:
-            "Copies the running binary to PREFIX/bin, the man pages to PREFIX/share/man/man1 and man5, and the bash, zsh and fish completions to PREFIX/share/bash-completion/completions, PREFIX/share/zsh/site-functions and PREFIX/share/fish/vendor_completions.d, creating directories as needed and replacing each file atomically (0755 for the binary, 0644 for the rest). Warns when PREFIX/bin is not on PATH.",
+            "Copies the running binary to PREFIX/bin, the man pages to PREFIX/share/man/man1 and man5, the bash, zsh and fish completions to PREFIX/share/bash-completion/completions, PREFIX/share/zsh/site-functions and PREFIX/share/fish/vendor_completions.d, and the systemd user unit itsypad-sync-watch.service (running PREFIX/bin/itsypad sync watch) to PREFIX/share/systemd/user, where systemctl --user finds it for ~/.local and /usr/local. Directories are created as needed and each file is replaced atomically, its mode set before it is renamed into place (0755 for the binary, 0644 for the rest). Warns when PREFIX/bin is not on PATH.",
         options: [prefix],
         examples: [
             Example(
@@ -360,7 +360,7 @@ public enum CommandTable {
     static let uninstall = CommandSpec(
         "uninstall", abstract: "Remove the files install writes under a prefix.",
         discussion:
-            "Removes the binary, the man pages and the completion scripts that itsypad install writes under PREFIX; directories and the data directory are left alone.",
+            "Removes the binary, the man pages, the completion scripts and the systemd unit that itsypad install writes under PREFIX; directories and the data directory are left alone. A symbolic link below PREFIX is never followed: a file reached through a linked directory is left, named, and the exit status is 1. Disable the unit first if it is enabled: systemctl --user disable --now itsypad-sync-watch.service.",
         options: [prefix],
         examples: [Example("itsypad uninstall", "Remove what 'itsypad install' put in ~/.local.")],
         action: InstallCommands.uninstall)

@@ -243,7 +243,7 @@ public struct FileTree: Sendable {
         try FileSystem.forEachLine(fd: fd, size: Int(info.st_size), path: path, body)
     }
 
-    /// Replaces `path` with `bytes` atomically (see `FileSystem.writeAtomically`).
+    /// Replaces `path` with `bytes` atomically (see `FileSystem.writeAtomically`), with exactly `mode`.
     public func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600, syncingDirectory: Bool = true) throws {
         try writeAtomically(path, mode: mode, syncingDirectory: syncingDirectory) { write in try write(bytes) }
     }
@@ -260,6 +260,8 @@ public struct FileTree: Sendable {
             let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd < 0 { throw FileSystem.fail("write", tempPath) }
             do {
+                // The exact mode whatever the umask, set on the open file: nothing at the path is followed.
+                if fchmod(fd, mode) != 0 { throw FileSystem.fail("set the mode of", tempPath) }
                 try produce { bytes in try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: tempPath) } }
                 if fsync(fd) != 0 { throw FileSystem.fail("sync", tempPath) }
                 close(fd)
