@@ -1,5 +1,9 @@
 import ItsypadSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One change in a device's journal: a new version of a record (a save, or a tombstone for a
 /// delete); a drop: the device removed its record file because it was superseded or, for a
 /// tombstone, because every device has seen it; or a checkpoint, the first line of a compacted journal.
@@ -107,9 +111,9 @@ struct DeviceBatch: Codable, Equatable {
 
     var lastSeq: Int64 { seq + Int64(changes.count) - 1 }
 
-    /// The line (see `Journal.line`).
+    /// The line (see `DeviceJournal.line`).
     func encodedLine() throws -> [UInt8] {
-        Journal.line(
+        DeviceJournal.line(
             seq: seq,
             [
                 "changes": try JSONCoding.encode(changes), "device": try JSONCoding.encode(device),
@@ -179,8 +183,20 @@ struct FilesDigest: Equatable {
     }
 }
 
+/// A journal segment file, `<first seq, 16 digits>.log`.
+struct JournalSegment: Equatable {
+    let firstSeq: Int64
+    let path: String
+}
+
+/// A byte position in a segment: where to resume reading. Carried in change tokens as a hint.
+struct JournalPosition: Equatable, Sendable {
+    let segment: Int64
+    let offset: Int
+}
+
 /// A device's append-only journal, `devices/<device>/journal/<first seq>.log`, in segments named
-/// as in format 1. Readers take only complete, well-formed lines, in sequence, and stop where the
+/// by their first sequence number. Readers take only complete, well-formed lines, in sequence, and stop where the
 /// journal has not fully replicated yet.
 struct DeviceJournal {
     let files: FileIO
@@ -203,9 +219,37 @@ struct DeviceJournal {
     /// A segment grows past the size limit by at most one line; a larger one is not read into memory.
     var maxSegmentBytes: Int { segmentSizeLimit + Self.maxLineBytes }
 
-    private var segmentNames: Journal { Journal(files: files, directory: directory, segmentSizeLimit: segmentSizeLimit) }
+    static func fileName(forFirstSeq seq: Int64) -> String {
+        let digits = String(seq)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits + ".log"
+    }
 
-    func segments() throws -> [JournalSegment] { try segmentNames.segments() }
+    /// Segments in seq order: names of exactly 16 digits (a seq from 1 to `BackendLimits.maxSeq`) and ".log".
+    /// Other files (temporary ones, strays) are ignored.
+    func segments() throws -> [JournalSegment] {
+        let names = try files.listDirectory(directory) ?? []
+        return names.compactMap { name -> JournalSegment? in
+            guard name.utf8.count == 20, name.hasSuffix(".log"), let seq = NameRules.seq(name.prefix(16)) else { return nil }
+            return JournalSegment(firstSeq: seq, path: directory + "/" + name)
+        }
+        .sorted { $0.firstSeq < $1.firstSeq }
+    }
+
+    /// Creates an empty segment (if absent) and makes its name durable. Returns its path.
+    private func createSegment(firstSeq: Int64) throws -> String {
+        try files.makeDirectory(directory)
+        let path = directory + "/" + Self.fileName(forFirstSeq: firstSeq)
+        if let descriptor = try files.open(path, flags: O_WRONLY | O_CREAT) { close(descriptor) }
+        try files.syncDirectory(directory)
+        return path
+    }
+
+    /// A journal line: `{"seq":N,` first, then `fields`, each value already JSON, and a newline.
+    static func line(seq: Int64, _ fields: KeyValuePairs<String, [UInt8]>) -> [UInt8] {
+        var line = Array("{\"seq\":".utf8) + Array(String(seq).utf8)
+        for (name, value) in fields { line += Array(",\"\(name)\":".utf8) + value }
+        return line + Array("}\n".utf8)
+    }
 
     /// Batches after `seq` and up to `last`, oldest first, until about `maxChanges` changes. Starts at `hint` when
     /// it points into the right segment. `accept` may hold a batch back (e.g. an asset it needs has
@@ -223,7 +267,7 @@ struct DeviceJournal {
         }
         guard let first = segments.first else { return result }
         guard let startIndex = segments.lastIndex(where: { $0.firstSeq <= seq + 1 }) else {
-            result.waiting = (first.path, "the segments before \(Journal.fileName(forFirstSeq: first.firstSeq)) have not arrived", false)
+            result.waiting = (first.path, "the segments before \(Self.fileName(forFirstSeq: first.firstSeq)) have not arrived", false)
             return result
         }
         var expected = seq + 1
@@ -307,7 +351,7 @@ struct DeviceJournal {
         do {
             var path = startingSegment ? nil : try segments().last?.path
             if let current = path, (files.tree.fileSize(current) ?? 0) >= segmentSizeLimit { path = nil }
-            if path == nil { path = try segmentNames.createSegment(firstSeq: batch.seq) }
+            if path == nil { path = try createSegment(firstSeq: batch.seq) }
             try AppendFile(path: path!, in: files.tree).append(line)
         } catch let failure as FileSystemError {
             throw FileIO.error(failure)

@@ -2,30 +2,24 @@ import ItsypadModel
 import ItsypadSupport
 import Synchronization
 
-/// A `SyncBackend` held in memory, with the directory backend's semantics: one zone, change tags
-/// that are the seq of the change that wrote them, all-or-nothing batches, tokens that stay valid
-/// per page, compaction that expires older tokens, and assets stored under their SHA-256.
+/// A `SyncBackend` held in memory, with CloudKit's semantics: one zone, change tags that are the
+/// seq of the change that wrote them, all-or-nothing batches, tokens that stay valid per page,
+/// compaction that expires older tokens, and assets stored under their SHA-256.
 ///
 /// For tests: it makes engine scenarios fast, and `injectFault` makes it unreachable or locked
 /// on demand. Every call is serialized by one mutex, so it can be shared between threads.
 public final class InMemoryBackend: SyncBackend {
     private let now: @Sendable () -> Int64
     public let limits: BackendLimits
-    /// When set, a zone this backend creates is an encrypted one with this key check value.
-    private let newZoneKeyCheckValue: String?
     private let storage = Mutex(Storage())
     private let faults = Mutex<[Fault]>([])
 
     /// - Parameters:
     ///   - now: Current time in milliseconds since 1970, for zone creation, record stamps and asset ages.
-    ///   - newZoneKeyCheckValue: Makes a zone created here encrypted (see `EncryptedBackend`), with this key check value.
     ///   - limits: What it accepts (smaller ones make the engine's batching easy to test).
-    public init(
-        now: @escaping @Sendable () -> Int64 = { Time.now() }, newZoneKeyCheckValue: String? = nil, limits: BackendLimits = .cloudKit
-    ) {
+    public init(now: @escaping @Sendable () -> Int64 = { Time.now() }, limits: BackendLimits = .cloudKit) {
         self.now = now
         self.limits = limits
-        self.newZoneKeyCheckValue = newZoneKeyCheckValue
     }
 
     // MARK: Test hooks
@@ -64,9 +58,7 @@ public final class InMemoryBackend: SyncBackend {
         let time = now()
         return storage.withLock { storage in
             if let zone = storage.zone { return zone }
-            let zone = ZoneInfo(
-                zoneID: Identifier.make().uppercased(), format: ZoneDocument.format(keyCheckValue: newZoneKeyCheckValue), created: time,
-                keyCheckValue: newZoneKeyCheckValue)
+            let zone = ZoneInfo(zoneID: Identifier.make().uppercased(), format: ZoneDocument.plainFormat, created: time)
             storage.zone = zone
             return zone
         }
@@ -200,9 +192,9 @@ private struct Storage {
     var log: [LoggedChange] = []
     var assets: [String: StoredAsset] = [:]
 
-    /// The directory backend's age for unreferenced assets: another device may be between
-    /// `putAsset` and the `modify` that references it.
-    static let abandonedAssetAge = BackendTuning().abandonedFileAge
+    /// Unreferenced assets younger than this are kept: another device may be between `putAsset`
+    /// and the `modify` that references it.
+    static let abandonedAssetAge: Int64 = 60 * 60 * 1000
 
     func existingZone() throws -> ZoneInfo {
         guard let zone else { throw BackendError.zoneNotFound }
@@ -297,10 +289,20 @@ private struct Batch {
         return ModifyResult(saved: [], deleted: [], failures: failures)
     }
 
+    /// CloudKit's ifServerRecordUnchanged rule for a save carrying `sentTag`.
+    static func conflict(sentTag: String?, current: BackendRecord?) -> RecordError? {
+        switch (sentTag, current) {
+        case (nil, nil): nil
+        case (nil, let current?): .serverRecordChanged(server: current)
+        case (_?, nil): .unknownItem
+        case (let sentTag?, let current?): sentTag == current.recordChangeTag ? nil : .serverRecordChanged(server: current)
+        }
+    }
+
     mutating func plan(_ record: BackendRecord, in storage: Storage) {
         let id = record.id
         let current = storage.records[id]
-        if let error = problem(with: record, in: storage) ?? DirectoryBackend.conflict(sentTag: record.recordChangeTag, current: current) {
+        if let error = problem(with: record, in: storage) ?? Self.conflict(sentTag: record.recordChangeTag, current: current) {
             outcomes.append((id, error))
             return
         }

@@ -1,8 +1,8 @@
 import ItsypadModel
 import ItsypadSupport
 
-/// One version of a record in a replicated backend (format 2): what a device wrote in its record
-/// file `records/<type>/<name>/<device>.json` and in its journal.
+/// One version of a record in a replicated backend: what a device wrote in its record file
+/// `records/<type>/<bucket>/<name>.<device>.json` and in its journal.
 public struct RecordVersion: Equatable, Sendable {
     /// The record; its `recordChangeTag` is `version.tag`. A tombstone has no fields.
     public var record: BackendRecord

@@ -1,4 +1,4 @@
-/// A backend whose files each have one writer (format 2, `itsypad-backend(5)`), so that it works in
+/// A backend whose files each have one writer (`itsypad-backend(5)`), so that it works in
 /// a folder kept in step by a replicating service as well as in a coherent shared folder.
 ///
 /// It keeps `SyncBackend`'s shape — a zone, tokens, batches, assets — with three differences the

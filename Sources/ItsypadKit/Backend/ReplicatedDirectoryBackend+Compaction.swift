@@ -107,15 +107,15 @@ extension ReplicatedDirectoryBackend {
     /// of a sync reuses until this device writes a record file (see `listedRecordFiles`).
     func recordFilesByDevice() throws -> [String: [RecordID: String]] {
         if let listed = listedRecordFiles.withLock({ $0 }) { return listed }
-        let listed = try recordFilesByDevice(in: layout)
+        let listed = try listRecordFiles()
         listedRecordFiles.withLock { $0 = listed }
         return listed
     }
 
-    /// The record files in `layout`'s placement. In format 4 a file counts only in the folder its
-    /// record name hashes to, where readers of that record look.
-    func recordFilesByDevice(in layout: ReplicatedLayout) throws -> [String: [RecordID: String]] {
-        var folders: [(type: String, path: String, bucket: String?)] = []
+    /// The record files here. A file counts only in the folder its record name hashes to, where
+    /// readers of that record look.
+    private func listRecordFiles() throws -> [String: [RecordID: String]] {
+        var folders: [(type: String, path: String, bucket: String)] = []
         for type in try files.listDirectory(layout.recordsDirectory) ?? []
         where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
             for (path, bucket) in try layout.recordFolders(ofType: type, files: files) { folders.append((type, path, bucket)) }
@@ -127,9 +127,7 @@ extension ReplicatedDirectoryBackend {
             return try (files.listDirectory(folder) ?? []).compactMap { file in
                 guard let (name, device) = ReplicatedLayout.recordFile(named: file) else { return nil }
                 let id = RecordID(recordType: type, recordName: name)
-                guard NameRules.problem(with: id) == nil, bucket.map({ $0 == ReplicatedLayout.bucket(of: name) }) ?? true else {
-                    return nil
-                }
+                guard NameRules.problem(with: id) == nil, bucket == ReplicatedLayout.bucket(of: name) else { return nil }
                 return (device, id, folder + "/" + file)
             }
         }

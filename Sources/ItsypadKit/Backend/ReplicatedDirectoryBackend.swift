@@ -2,15 +2,12 @@ import ItsypadModel
 import ItsypadSupport
 import Synchronization
 
-/// A `ReplicatedBackend` in a directory (format 2 or 4, `itsypad-backend(5)`): this device writes only
-/// `devices/<its id>/…` and `records/<type>/[<bucket>/]<name>.<its id>.json`, so the directory may
+/// A `ReplicatedBackend` in a directory (`itsypad-backend(5)`): this device writes only
+/// `devices/<its id>/…` and `records/<type>/<bucket>/<name>.<its id>.json`, so the directory may
 /// be a coherent shared folder or each machine's own copy of a folder a replicating service keeps
 /// in step. The engine reaches it through `ReplicatedSyncBackend`.
 ///
-/// The placement of record files (see `ReplicatedLayout`) is read from `zone.json` when the
-/// backend is opened; a zone it creates fans them out (format 4).
-///
-/// With a `sealer` it is an end-to-end encrypted zone (format 3 in format 2's layout): it creates
+/// With a `sealer` it is an end-to-end encrypted zone: it creates
 /// the zone encrypted, refuses a zone whose key check value is not its key's (or a plain one)
 /// before writing anything, seals every version and asset it writes and opens every one it reads;
 /// a version that does not open is not a version (skipped, and reported where a fetch meets it).
@@ -58,11 +55,9 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             lockTimeout: lockTimeout, now: now, segmentSizeLimit: 4 * 1024 * 1024, compactionThreshold: 1024 * 1024)
     }
 
-    /// `filesFormat`: where record files go (`ReplicatedLayout.formats`); by default, as the
-    /// `zone.json` in `path` says.
     init(
         path: String, deviceID: String, instance: String, deviceName: String, sealer: VersionSealer? = nil, lockTimeout: Double,
-        now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int, compactionThreshold: Int, filesFormat: Int? = nil
+        now: @escaping @Sendable () -> Int64, segmentSizeLimit: Int, compactionThreshold: Int
     ) {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.path = trimmed
@@ -74,7 +69,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         self.now = now
         self.segmentSizeLimit = segmentSizeLimit
         self.compactionThreshold = compactionThreshold
-        layout = ReplicatedLayout(root: trimmed, filesFormat: filesFormat ?? ReplicatedLayout.filesFormat(at: trimmed))
+        layout = ReplicatedLayout(root: trimmed)
         files = FileIO(root: trimmed)
     }
 
@@ -83,7 +78,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     public var limits: BackendLimits { .cloudKit }
 
     public func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? {
-        try sealer.map { _ in try RecordCipher.sealedFieldByteCount(of: fields) }
+        try sealer.map { _ in try VersionSealer.sealedFieldByteCount(of: fields) }
     }
 
     func journal(of device: String) -> DeviceJournal {
@@ -99,18 +94,17 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         }
         try files.makeDirectory(path)
         let created = ZoneInfo(
-            zoneID: Identifier.make().uppercased(), format: sealer == nil ? layout.filesFormat : ZoneDocument.encryptedFormat,
+            zoneID: Identifier.make().uppercased(), format: ZoneDocument.format(keyCheckValue: sealer?.keyCheckValue),
             created: now(), keyCheckValue: sealer?.keyCheckValue)
         // Exclusive: in a coherent folder two devices creating at once get one zone.
         let zone =
-            try createExclusively(try JSONCoding.encode(ZoneDocument(created, layout: layout.filesFormat)), at: layout.zoneFile)
+            try createExclusively(try JSONCoding.encode(ZoneDocument(created)), at: layout.zoneFile)
             ? created : try readZone()
         try prepareDeviceFolder(zone: zone)
         return zone
     }
 
-    /// Also joins the zone: a device that never synced with it (it was created or converted by
-    /// another) gets its folder, and one whose data is in a losing zone moves.
+    /// Also joins the zone: a device that never synced with it (it was created by another) gets its folder, and one whose data is in a losing zone moves.
     public func zone() throws -> ZoneInfo {
         let zone = try readZone()
         try prepareDeviceFolder(zone: zone)
@@ -125,42 +119,25 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// The winning zone: the smallest zone id among `zone.json` and the zones every `device.json`
     /// names (two devices may each have created one before the other's arrived). A `zone.json`
     /// naming another zone is rewritten with the winner, so that the service settles on it.
-    /// Nothing is written unless the zone is encrypted with this backend's key, or plain without one.
-    /// The winner keeps the placement of record files its creator chose (see `ReplicatedLayout`).
+    /// Nothing is written unless the zone is encrypted with this backend's key, or plain without
+    /// one, and `zone.json` is of this format (see `ZoneDocument.read`).
     private func existingZone() throws -> ZoneInfo? {
-        guard var bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
-        let (found, _) = try ZoneDocument.parse(bytes, path: layout.zoneFile, layouts: ReplicatedLayout.formats)
-        try checkKey(of: found)
-        if found.format == 1 {
-            try convertFromFormat1()
-            guard let converted = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
-            bytes = converted
-        } else if try files.status(path + "/state.json") != nil {
-            // A conversion that stopped after its commit: finish removing format 1's files.
-            try removeFormat1Files()
-        }
-        let (written, writtenLayout) = try ZoneDocument.parse(bytes, path: layout.zoneFile, layouts: ReplicatedLayout.formats)
-        var (winner, winnerLayout) = (written, writtenLayout)
+        guard let bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
+        let written = try ZoneDocument.read(bytes, path: layout.zoneFile)
+        try checkKey(of: written)
+        var winner = written
         // Only zones of the same key compete: encrypted zones of different keys cannot merge (each
         // `--encrypt` and each rotation makes a new key), and a device of a zone that was replaced
         // (a key rotation) names the old zone until it joins the new one.
         for device in try layout.devices() {
             guard let document = try? deviceDocument(of: device), let created = document.zoneCreated,
-                document.zoneKeyCheckValue == written.keyCheckValue,
-                NameRules.isZoneID(document.zoneID), document.zoneID < winner.zoneID, ReplicatedLayout.formats.contains(document.format)
+                document.zoneKeyCheckValue == written.keyCheckValue, NameRules.isZoneID(document.zoneID),
+                document.zoneID < winner.zoneID, document.format == ReplicatedLayout.format
             else { continue }
-            winner = ZoneInfo(
-                zoneID: document.zoneID, format: written.isEncrypted ? written.format : document.format, created: created,
-                keyCheckValue: written.keyCheckValue)
-            winnerLayout = document.format
+            winner = ZoneInfo(zoneID: document.zoneID, format: written.format, created: created, keyCheckValue: written.keyCheckValue)
         }
-        if winner != written || winnerLayout != writtenLayout {
-            try files.writeAtomically(try JSONCoding.encode(ZoneDocument(winner, layout: winnerLayout)), to: layout.zoneFile)
-        }
-        // Another device created the zone as this backend was opened, with the other placement.
-        guard winnerLayout == layout.filesFormat else {
-            throw BackendError.unavailable(
-                "\(layout.zoneFile) changed while the backend was open (another device created the zone); try again")
+        if winner != written {
+            try files.writeAtomically(try JSONCoding.encode(ZoneDocument(winner)), to: layout.zoneFile)
         }
         return winner
     }
@@ -208,13 +185,13 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             try files.makeDirectory(directory)
         }
         // A folder already in this zone needs no write: checked without the lock, which only writes
-        // take, so that a sync meeting a busy lock fails at its first write, as in format 1.
+        // take, so that a sync meeting a busy lock fails at its first write.
         if try files.status(layout.deviceFile(deviceID)) != nil {
             let document = try deviceDocument()
             let last = try journal(of: deviceID).last()
             if document.zoneID == zone.zoneID {
                 try checkOwnership(document, last: last)
-                // Unless a crash after a commit (or a conversion) left this device's record files behind its
+                // Unless a crash after a commit left this device's record files behind its
                 // journal: what reads them (a deletion of what is there) must find every committed version.
                 if document.appliedSeq >= last?.lastSeq ?? 0 { return }
             }
@@ -223,7 +200,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             guard try files.status(layout.deviceFile(deviceID)) != nil else {
                 return try writeDeviceDocument(
                     DeviceDocument(
-                        format: layout.filesFormat, deviceID: deviceID, instance: instance, name: deviceName,
+                        format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
                         zoneID: zone.zoneID, zoneCreated: zone.created, zoneKeyCheckValue: zone.keyCheckValue,
                         created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
             }
@@ -264,12 +241,8 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     private func move(_ document: inout DeviceDocument, into zone: ZoneInfo) throws {
         let journal = journal(of: deviceID)
         let segments = try journal.segments()
-        // Its files in the losing zone may be in the other placement.
         listedRecordFiles.withLock { $0 = nil }
-        for filesFormat in ReplicatedLayout.formats {
-            let files = try recordFilesByDevice(in: ReplicatedLayout(root: path, filesFormat: filesFormat))
-            for file in (files[deviceID] ?? [:]).values { try self.files.removeFile(file) }
-        }
+        for file in (try recordFilesByDevice()[deviceID] ?? [:]).values { try files.removeFile(file) }
         let seq = try journal.lastSeq() + 1
         try journal.append(
             DeviceBatch(
@@ -280,7 +253,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         document.zoneID = zone.zoneID
         document.zoneCreated = zone.created
         document.zoneKeyCheckValue = zone.keyCheckValue
-        document.format = layout.filesFormat
+        document.format = ReplicatedLayout.format
         document.appliedSeq = seq
         document.seen = [:]
         document.collectedThrough = nil

@@ -1,33 +1,25 @@
 import ItsypadSupport
 
-/// Paths inside a format 2 backend directory. Every path but `zone.json` names the one device that
-/// writes it; names read from the directory are checked against these rules before they are used.
+/// Paths inside a backend directory. Every path but `zone.json` names the one device that writes
+/// it; names read from the directory are checked against these rules before they are used.
 ///
-/// Two placements of record files, fixed when the zone is created: format 2 keeps each record
-/// type's files in one folder; format 4 (format 2's rules, and what new backends use) fans them
-/// out into up to 256 folders by a hash of the record name, so that a change rewrites one small
-/// folder, not one of every record: what a git remote stores and sends for each commit.
+/// Record files are fanned out into up to 256 folders per record type by a hash of the record
+/// name, so that a change rewrites one small folder, not one of every record: what a git remote
+/// stores and sends for each commit.
 package struct ReplicatedLayout {
-    /// Record files in one folder per record type.
-    package static let flatFormat = 2
-    /// Record files fanned out: the format of new backends.
+    /// The format number of a plain zone, and of the files of an encrypted one.
     package static let format = 4
-    /// The formats whose files a `ReplicatedDirectoryBackend` reads and writes.
-    package static let formats = [flatFormat, format]
 
     package let root: String
-    /// `flatFormat` or `format`: where record files go.
-    package let filesFormat: Int
 
-    package init(root: String, filesFormat: Int = ReplicatedLayout.format) {
-        self.root = root
-        self.filesFormat = filesFormat
+    /// `root` is the backend directory (a trailing slash is dropped).
+    package init(root: String) {
+        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
     }
 
     package var zoneFile: String { root + "/zone.json" }
     package var devicesDirectory: String { root + "/devices" }
     var recordsDirectory: String { root + "/records" }
-    var fansOut: Bool { filesFormat != Self.flatFormat }
 
     func deviceDirectory(_ device: String) -> String { devicesDirectory + "/" + device }
     func deviceFile(_ device: String) -> String { deviceDirectory(device) + "/device.json" }
@@ -37,27 +29,24 @@ package struct ReplicatedLayout {
     func assetFile(_ device: String, _ checksum: String) -> String { assetsDirectory(device) + "/" + checksum }
 
     func recordTypeDirectory(_ type: String) -> String { recordsDirectory + "/" + type }
-    /// `records/<type>/<bucket>/` (format 4) or `records/<type>/` (format 2): the folder of a record's files.
-    func recordFolder(_ id: RecordID) -> String {
-        fansOut ? recordTypeDirectory(id.recordType) + "/" + Self.bucket(of: id.recordName) : recordTypeDirectory(id.recordType)
-    }
+    /// `records/<type>/<bucket>/`: the folder of a record's files.
+    func recordFolder(_ id: RecordID) -> String { recordTypeDirectory(id.recordType) + "/" + Self.bucket(of: id.recordName) }
 
     /// `<folder>/<name>.<device>.json`: files, not a folder per record, as a folder per record would
     /// cost a directory for every record (ten times `cp -r`'s time for 10,000 records).
     func recordFile(_ id: RecordID, device: String) -> String { recordFolder(id) + "/" + id.recordName + "." + device + ".json" }
 
-    /// The folders holding a record type's files, each with the bucket its files must hash to (none
-    /// in format 2). In format 4 anything in the type's folder but a bucket folder is not data:
-    /// a name that is not two lowercase hex digits, a file, a symbolic link.
-    func recordFolders(ofType type: String, files: FileIO) throws -> [(path: String, bucket: String?)] {
+    /// The folders holding a record type's files, each with the bucket its files must hash to.
+    /// Anything in the type's folder but a bucket folder is not data: a name that is not two
+    /// lowercase hex digits, a file, a symbolic link.
+    func recordFolders(ofType type: String, files: FileIO) throws -> [(path: String, bucket: String)] {
         let directory = recordTypeDirectory(type)
-        guard fansOut else { return [(directory, nil)] }
         return try (files.listDirectory(directory) ?? []).filter(Self.isBucket).compactMap { bucket in
             try files.status(directory + "/" + bucket)?.isDirectory == true ? (directory + "/" + bucket, bucket) : nil
         }
     }
 
-    /// The folder a record's files go in, in format 4: the first byte of the SHA-256 of the record
+    /// The folder a record's files go in: the first byte of the SHA-256 of the record
     /// name (UTF-8) as two lowercase hex digits (`printf %s NAME | sha256sum | cut -c1-2`).
     static func bucket(of recordName: String) -> String {
         var hasher = SHA256()
@@ -70,18 +59,6 @@ package struct ReplicatedLayout {
             && name.utf8.allSatisfy {
                 (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
             }
-    }
-
-    /// The format whose files the backend in `root` uses, by its `zone.json`: `flatFormat` for a
-    /// format 2 zone (or one encrypted in its layout), `format` for anything else (a new backend,
-    /// a format 1 one that is converted into format 4, a `zone.json` that the backend reports as
-    /// unreadable when it opens it).
-    static func filesFormat(at root: String) -> Int {
-        let zoneFile = root + "/zone.json"
-        guard let bytes = try? FileTree.containing(zoneFile).read(zoneFile, limit: BackendLimits.maxSmallFileBytes),
-            let (_, layout) = try? ZoneDocument.read(bytes, path: zoneFile), layout == flatFormat
-        else { return format }
-        return flatFormat
     }
 
     /// The devices that have a folder here. Anything else in `devices/` (conflict copies, a
@@ -111,7 +88,7 @@ package struct ReplicatedLayout {
 
 /// Contents of `devices/<device>/device.json`: what a device says about itself.
 struct DeviceDocument: Codable, Equatable {
-    /// The format whose files the device writes: its zone's (2 or 4; devices before format 4 write 2).
+    /// The format whose files the device writes (`ReplicatedLayout.format`).
     var format: Int
     var deviceID: String
     var instance: String

@@ -1,4 +1,4 @@
-/// What a format 2 change token encodes: for every device read, how far its journal was read.
+/// What a change token encodes: for every device read, how far its journal was read.
 /// Text form: `2:<zoneID>:` then `<device>.<seq>.<segment>.<offset>` per device, joined by "/".
 struct ReplicatedToken: Equatable {
     struct Position: Equatable {
@@ -24,7 +24,7 @@ struct ReplicatedToken: Equatable {
     }
 
     /// Decodes a token of the zone `zoneID`. Another zone's token throws `.zoneChanged`; anything
-    /// else that does not parse (a format 1 token among them) throws `.tokenExpired`.
+    /// else that does not parse throws `.tokenExpired`.
     init(decoding token: ChangeToken, zoneID expected: String) throws {
         let parts = token.rawValue.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "2" else { throw BackendError.tokenExpired }

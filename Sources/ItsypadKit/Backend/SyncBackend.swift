@@ -48,7 +48,7 @@ public protocol SyncBackend: Sendable {
     func compact() throws -> CompactionReport
 
     /// Ends a sync that read as far as `token`: a backend that keeps per-device acknowledgements
-    /// (format 2) records it and collects what nobody needs any more. Does nothing by default.
+    /// (a backend directory) records it and collects what nobody needs any more. Does nothing by default.
     func finishSync(acknowledging token: ChangeToken) throws
 }
 
@@ -58,7 +58,7 @@ extension SyncBackend {
 
 /// What a backend accepts: each implementation states its own (`SyncBackend.limits`), refuses more
 /// with `.limitExceeded`, and the engine sizes its batches and decides what travels as an asset by them.
-/// The static members are the directory formats' own bounds on what they read.
+/// The static members are the backend directory's own bounds on what it reads.
 public struct BackendLimits: Sendable, Equatable {
     /// Saves plus deletes in one `modify` call.
     public var maxRecordsPerRequest: Int
@@ -103,10 +103,6 @@ public struct BackendLimits: Sendable, Equatable {
     /// Largest sequence number (and so change tag) a backend may hold: far beyond any real journal,
     /// and small enough that arithmetic on it never overflows.
     public static let maxSeq: Int64 = 1 << 53
-    /// One journal line: a batch of at most 2 MiB of records, with room for the changes around them.
-    public static let maxJournalLineBytes = 4 * 1024 * 1024
-    /// One journal segment: writers start a new one at 4 MiB, so this is never reached by itsypad.
-    public static let maxSegmentBytes = 64 * 1024 * 1024
     /// zone.json and state.json.
     public static let maxSmallFileBytes = 64 * 1024
 }
@@ -308,11 +304,9 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
     case zoneChanged
     /// The token points before the last compaction (or cannot be used). Fetch from nil.
     case tokenExpired
-    /// The backend was written by a newer itsypad; nothing is written to it.
-    case newerFormat(found: Int)
-    /// The zone's format is known but names a layout this reader does not open (an encrypted zone
-    /// in format 2's layout, read as format 1); nothing is written to it.
-    case unsupportedLayout(format: Int, layout: Int)
+    /// The backend directory at `path` holds a backend of another format (an older itsypad's, or a
+    /// newer one's), or an encrypted one in another format's layout; nothing is written to it.
+    case unsupportedFormat(path: String, format: Int, layout: Int?)
     /// A file does not follow the format (does not parse, a bad name, number or size, a symlink or
     /// FIFO where a file belongs). It is left untouched; retrying cannot help.
     case corrupt(path: String, reason: String)
@@ -332,9 +326,12 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
         case .zoneNotFound: "sync backend has no zone (zone.json is missing)"
         case .zoneChanged: "sync backend was replaced (different zone ID)"
         case .tokenExpired: "change token expired; a full fetch is needed"
-        case .newerFormat(let found): "sync backend uses format \(found), newer than this version understands"
-        case .unsupportedLayout(let format, let layout):
-            "sync backend uses format \(format) in format \(layout)'s layout, which this reader does not open (nothing was written to it)"
+        case .unsupportedFormat(let path, let format, let layout):
+            "\(path) holds an itsypad backend "
+                + (layout.map { "encrypted in format \($0)'s layout" } ?? "in format \(format)")
+                + ((layout ?? format) > ZoneDocument.plainFormat
+                    ? ", newer than this version understands" : ", from an earlier version, which this version does not open")
+                + "; nothing was written to it"
         case .corrupt(let path, let reason): "corrupt file \(path): \(reason)"
         case .limitExceeded: "request exceeds the backend's limits (records per request, bytes per request or record, asset size)"
         case .quotaExceeded(let reason): "sync backend is full: \(reason)"

@@ -1,6 +1,6 @@
-/// What a change token encodes. Three shapes, all starting with the token version and zone:
+/// What a change token of `InMemoryBackend` encodes. Two shapes, both starting with the token
+/// version and zone:
 /// - `1:<zoneID>:<seq>`: every change up to `seq` was seen.
-/// - `1:<zoneID>:<seq>:at:<segment>:<offset>`: the same, plus where in the journal to resume reading.
 /// - `1:<zoneID>:<seq>:after:<recordType>/<recordName>`: part-way through a full fetch that started
 ///   at `seq`; the next page lists current records after that ID.
 struct TokenContents: Equatable {
@@ -8,13 +8,11 @@ struct TokenContents: Equatable {
 
     let zoneID: String
     let seq: Int64
-    var hint: JournalPosition?
     var fullFetchCursor: RecordID?
 
-    init(zoneID: String, seq: Int64, hint: JournalPosition? = nil, fullFetchCursor: RecordID? = nil) {
+    init(zoneID: String, seq: Int64, fullFetchCursor: RecordID? = nil) {
         self.zoneID = zoneID
         self.seq = seq
-        self.hint = hint
         self.fullFetchCursor = fullFetchCursor
     }
 
@@ -22,8 +20,6 @@ struct TokenContents: Equatable {
         var parts = [Self.version, zoneID, String(seq)]
         if let fullFetchCursor {
             parts += ["after", "\(fullFetchCursor.recordType)/\(fullFetchCursor.recordName)"]
-        } else if let hint {
-            parts += ["at", String(hint.segment), String(hint.offset)]
         }
         return ChangeToken(rawValue: parts.joined(separator: ":"))
     }
@@ -46,12 +42,6 @@ struct TokenContents: Equatable {
             let cursor = RecordID(recordType: idParts[0], recordName: idParts[1])
             guard NameRules.problem(with: cursor) == nil else { throw BackendError.tokenExpired }
             fullFetchCursor = cursor
-        case 6 where parts[3] == "at":
-            guard let segment = NameRules.seq(parts[4]), let offset = Int(parts[5]), (0...BackendLimits.maxSegmentBytes).contains(offset)
-            else {
-                throw BackendError.tokenExpired
-            }
-            hint = JournalPosition(segment: segment, offset: offset)
         default:
             throw BackendError.tokenExpired
         }

@@ -1,7 +1,7 @@
 import ItsypadSupport
 
-/// Seals the record versions an encrypted format 2 backend (format 3 in format 2's layout) writes,
-/// and opens the ones it reads, with `RecordCipher`'s record key.
+/// Seals the record versions an encrypted backend writes, and opens the ones it reads, with
+/// `RecordCipher`'s record key.
 ///
 /// A sealed version keeps in the clear what replication needs: the zone, its vector, whether it
 /// is derived or a tombstone, its base's vector, the record's type, name, change tag (the vector) and stamps,
@@ -45,6 +45,13 @@ struct VersionSealer: Sendable {
             self.fields = fields
             self.base = base
         }
+    }
+
+    /// Bytes of the `sealed` field that holds these fields (the base64 of the sealed JSON), to
+    /// decide what fits in a record.
+    static func sealedFieldByteCount(of fields: [String: FieldValue]) throws -> Int {
+        let sealed = RecordCipher.sealedByteCount(plaintextCount: try JSONCoding.encode(fields).count)
+        return (sealed + 2) / 3 * 4
     }
 
     /// The zone's key check value for this key.

@@ -1,6 +1,6 @@
 import ItsypadSupport
 
-/// The causal history of one record version in a replicated backend (format 2): for each device,
+/// The causal history of one record version in a replicated backend: for each device,
 /// the sequence number of that device's latest change to the record that the version includes.
 ///
 /// Version X covers Y when every entry of Y is at most X's; two versions neither of which covers

@@ -2,8 +2,8 @@
 /// it, the hybrid clock of its latest edit (a version vector whose entries are
 /// clocks). One device's edits of an item form a chain (each is made on top of
 /// the previous), so one clock per device says exactly which of its edits a
-/// version has seen. The sync engine keeps it in records of every backend
-/// format; format 2's `VersionVector` numbers journal entries instead.
+/// version has seen. The sync engine keeps it in the records it syncs; the
+/// backend's `VersionVector` numbers journal entries instead.
 ///
 /// Sync compares histories to tell a version that already contains another
 /// (adopt it, nothing is lost) from truly concurrent ones (merge them), and a

@@ -2,7 +2,7 @@ import ItsypadBackend
 import ItsypadModel
 import ItsypadSupport
 
-/// An encrypted format 2 backend as the engine reaches it: the records whose names a person
+/// An encrypted backend as the engine reaches it: the records whose names a person
 /// chose — settings, named by their key, and the tombstones of settings — are stored under a
 /// keyed hash of the name (`RecordCipher.hashedName`), so that no setting name reaches the
 /// backend. Sealing the versions and assets and checking the key is the inner backend's
@@ -90,7 +90,7 @@ final class EncryptedReplicatedBackend: ReplicatedBackend {
     }
 
     /// Bytes the backend stores for these fields once sealed.
-    func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try RecordCipher.sealedFieldByteCount(of: fields) }
+    func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try inner.sealedByteCount(of: fields) }
 
     // MARK: Names
 

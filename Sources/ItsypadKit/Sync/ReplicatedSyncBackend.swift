@@ -1,7 +1,7 @@
 import ItsypadBackend
 
-/// A replicated backend (format 2) as the engine's `SyncBackend`, so that one sync loop serves
-/// every format. A version's vector is its change tag: a save carrying a tag is based on that
+/// A replicated backend as the engine's `SyncBackend`, the interface the engine's one sync loop
+/// speaks (the in-memory backend of the tests speaks it too). A version's vector is its change tag: a save carrying a tag is based on that
 /// version, and a save that does not cover every version in this copy fails with
 /// `serverRecordChanged`, carrying the merge of those versions, which the engine merges its own
 /// change into as it does for any backend. A record with several siblings is fetched as their
@@ -83,9 +83,8 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     /// A record and the tombstone of its removal, read as one state, so that every device ends the
     /// same whatever order the devices' journals bring them in: the record's version when it holds
     /// an edit the deleters had not seen (an edit beats a removal that had not seen it), else the
-    /// removal. In a shared journal (format 1) the tombstone always comes before the version that
-    /// brings the record back; here each device's journal is read in turn, so it may come after it,
-    /// and must then not remove it.
+    /// removal. Each device's journal is read in turn, so the tombstone may come after the version
+    /// that brings the record back, and must then not remove it.
     private func currentWithTombstone(
         _ recordID: RecordID, fetched change: ReplicatedChange,
         companions: [RecordID: [RecordVersion]]
@@ -220,8 +219,8 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
             }
         }
         var result = try replicated.modify(saves: replicatedSaves, deletes: replicatedDeletes)
-        // A save that creates a record (no tag) over one deleted meanwhile creates it again, as in
-        // format 1 where the deleted record is simply absent: based on the deletions, it goes again.
+        // A save that creates a record (no tag) over one deleted meanwhile creates it again: based
+        // on the deletions, it goes again.
         for _ in 0..<3 where !result.failures.isEmpty {
             var rebased = false
             for failure in result.failures {

@@ -2,6 +2,7 @@ import Testing
 
 @testable import ItsypadBackend
 @testable import ItsypadSupport
+@testable import ItsypadSync
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -15,33 +16,34 @@ import Glibc
 /// Fixed clock for the tests: 2024-11-21.
 let testNow: Int64 = 1_732_200_000_000
 
-/// A backend directory inside a fresh temporary directory. Call `remove()` (in a `defer`) when done.
+/// A backend directory inside a fresh temporary directory, opened as the engine reaches it, by
+/// device `devA`. Call `remove()` (in a `defer`) when done.
 struct TemporaryBackend {
     /// The temporary parent directory.
     let parent: String
     /// The backend directory, `<parent>/backend`.
     let path: String
-    let backend: DirectoryBackend
+    let backend: any SyncBackend
 
-    init(lockTimeout: Double = 5, now: Int64 = testNow, tuning: BackendTuning = BackendTuning(), createZone: Bool = true) throws {
-        try self.init(lockTimeout: lockTimeout, clock: { now }, tuning: tuning, createZone: createZone)
+    init(lockTimeout: Double = 5, now: Int64 = testNow, createZone: Bool = true) throws {
+        try self.init(lockTimeout: lockTimeout, clock: { now }, createZone: createZone)
     }
 
-    init(
-        lockTimeout: Double = 5, clock: @escaping @Sendable () -> Int64, tuning: BackendTuning = BackendTuning(), createZone: Bool = true
-    ) throws {
+    init(lockTimeout: Double = 5, clock: @escaping @Sendable () -> Int64, createZone: Bool = true) throws {
         parent = FileManager.default.temporaryDirectory.path + "/itsypad-backend-tests-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         path = parent + "/backend"
-        backend = DirectoryBackend(path: path, lockTimeout: lockTimeout, now: clock, tuning: tuning)
+        backend = Self.opened(at: path, lockTimeout: lockTimeout, clock: clock)
         if createZone {
             _ = try backend.createZoneIfNeeded()
         }
     }
 
-    /// Another backend instance on the same directory (a second device, or a different clock).
-    func sibling(lockTimeout: Double = 5, now: Int64 = testNow, tuning: BackendTuning = BackendTuning()) -> DirectoryBackend {
-        DirectoryBackend(path: path, lockTimeout: lockTimeout, now: { now }, tuning: tuning)
+    /// The backend in `path` as device `devA` reaches it.
+    static func opened(at path: String, lockTimeout: Double = 5, clock: @escaping @Sendable () -> Int64 = { testNow }) -> any SyncBackend {
+        ReplicatedSyncBackend(
+            ReplicatedDirectoryBackend(
+                path: path, deviceID: "devA", instance: "instance-a", deviceName: "a", lockTimeout: lockTimeout, now: clock))
     }
 
     func remove() {
@@ -53,19 +55,7 @@ struct TemporaryBackend {
         try FileManager.default.removeItem(atPath: path)
     }
 
-    var layout: BackendLayout { BackendLayout(root: path) }
-
-    func segmentPaths() throws -> [String] {
-        try Journal(files: .anywhere, directory: layout.journalDirectory, segmentSizeLimit: .max).segments().map(\.path)
-    }
-
-    func state() throws -> BackendState {
-        try BackendState.read(from: layout.stateFile)
-    }
-
-    func recordFile(_ type: String, _ name: String) -> String {
-        path + "/records/" + type + "/" + name + ".json"
-    }
+    var layout: ReplicatedLayout { ReplicatedLayout(root: path) }
 }
 
 // MARK: Records
@@ -177,11 +167,6 @@ extension FileIO {
     static func listDirectory(_ path: String) throws -> [String]? { try anywhere.listDirectory(path) }
     static func removeFile(_ path: String) throws { try anywhere.removeFile(path) }
     static func makeDirectory(_ path: String) throws { try anywhere.makeDirectory(path) }
-}
-
-extension BackendState {
-    static func read(from path: String) throws -> BackendState { try read(from: path, files: .anywhere) }
-    func write(to path: String) throws { try write(to: path, files: .anywhere) }
 }
 
 func readBytes(_ path: String) throws -> [UInt8] {

@@ -6,10 +6,12 @@ import Testing
 /// A backend replaced by a complete one built beside it, as a key rotation does.
 @Suite("Replacement")
 struct ReplacementTests {
-    func replacement(beside fixture: TemporaryBackend) throws -> (DirectoryBackend, ZoneInfo) {
-        let replacement = DirectoryBackend(path: fixture.backend.replacementPath, lockTimeout: 5, now: { testNow })
-        let zone = try replacement.createZoneIfNeeded()
-        try replacement.save(tab("new"))
+    /// A backend with record "new" beside `fixture`'s, where a replacement is built.
+    func replacement(beside fixture: TemporaryBackend) throws -> (BackendReplacement, ZoneInfo) {
+        let replacement = BackendReplacement(path: fixture.path, lockTimeout: 5)
+        let beside = try TemporaryBackend.opened(at: replacement.replacementPath)
+        let zone = try beside.createZoneIfNeeded()
+        try beside.save(tab("new"))
         return (replacement, zone)
     }
 
@@ -18,10 +20,10 @@ struct ReplacementTests {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
         try fixture.backend.save(tab("old"))
-        let (_, newZone) = try replacement(beside: fixture)
-        try fixture.backend.replace(expecting: try fixture.backend.zone())
+        let (replacement, newZone) = try replacement(beside: fixture)
+        try replacement.replace(expecting: try fixture.backend.zone())
         #expect(try fixture.backend.zone() == newZone)
-        #expect(try fixture.backend.fetchChanges(since: nil, limit: 10).changes.map(\.recordName) == ["new"])
+        #expect(try fixture.backend.fetchAll(since: nil).changes.map(\.recordName) == ["new"])
         #expect(try FileSystem.list(fixture.parent, includingHidden: true) == ["backend"])
     }
 
@@ -30,12 +32,12 @@ struct ReplacementTests {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
         let expected = try fixture.backend.zone()
-        _ = try replacement(beside: fixture)
-        try FileIO.removeFile(fixture.layout.zoneFile)
+        let (replacement, _) = try replacement(beside: fixture)
+        try fixture.wipe()
         let other = try fixture.backend.createZoneIfNeeded()
-        #expect(throws: BackendError.zoneChanged) { try fixture.backend.replace(expecting: expected) }
+        #expect(throws: BackendError.zoneChanged) { try replacement.replace(expecting: expected) }
         #expect(try fixture.backend.zone() == other)
-        #expect(FileSystem.exists(fixture.backend.replacementPath + "/zone.json"))
+        #expect(FileSystem.exists(replacement.replacementPath + "/zone.json"))
     }
 
     @Test("without a complete replacement nothing moves")
@@ -43,21 +45,22 @@ struct ReplacementTests {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
         let zone = try fixture.backend.zone()
-        #expect(throws: BackendError.self) { try fixture.backend.replace(expecting: zone) }
+        let replacement = BackendReplacement(path: fixture.path, lockTimeout: 5)
+        #expect(throws: BackendError.self) { try replacement.replace(expecting: zone) }
         #expect(try fixture.backend.zone() == zone)
-        #expect(try !fixture.backend.finishInterruptedReplacement())
+        #expect(try !replacement.finishInterruptedReplacement())
     }
 
     @Test("a replacement a crash stopped between its renames is finished; leftovers are removed")
     func interrupted() throws {
         let fixture = try TemporaryBackend()
         defer { fixture.remove() }
-        let (_, newZone) = try replacement(beside: fixture)
+        let (replacement, newZone) = try replacement(beside: fixture)
         // The crash: the backend moved aside, the replacement not yet moved in.
-        try FileTree(root: fixture.parent).rename(fixture.path, to: fixture.backend.retiredPath)
-        #expect(try fixture.backend.finishInterruptedReplacement())
+        try FileTree(root: fixture.parent).rename(fixture.path, to: replacement.retiredPath)
+        #expect(try replacement.finishInterruptedReplacement())
         #expect(try fixture.backend.zone() == newZone)
-        try fixture.backend.removeReplacementLeftovers()
+        try replacement.removeReplacementLeftovers()
         #expect(try FileSystem.list(fixture.parent, includingHidden: true) == ["backend"])
     }
 }

@@ -41,15 +41,15 @@ struct ReplicatedDevices {
         try simulator.quiesce()
     }
 
-    /// `cipher`: an encrypted zone's key; `filesFormat`: where record files go (by default as `zone.json` says).
+    /// `cipher`: an encrypted zone's key.
     static func backend(
         _ path: String, _ index: Int, segmentSizeLimit: Int = 1 << 22, compactionThreshold: Int = 1 << 30, instance: String? = nil,
-        now: Int64 = testNow, cipher: RecordCipher? = nil, filesFormat: Int? = nil
+        now: Int64 = testNow, cipher: RecordCipher? = nil
     ) -> ReplicatedDirectoryBackend {
         ReplicatedDirectoryBackend(
             path: path, deviceID: deviceID(index), instance: instance ?? "instance-\(index)", deviceName: "device \(index)",
             sealer: cipher.map(VersionSealer.init), lockTimeout: 2, now: { now + Int64(index) }, segmentSizeLimit: segmentSizeLimit,
-            compactionThreshold: compactionThreshold, filesFormat: filesFormat)
+            compactionThreshold: compactionThreshold)
     }
 
     /// The path, relative to the backend, of a ScratchTab record file in a new (format 4) backend.

@@ -76,41 +76,6 @@ import Glibc
             try devices[0].fetchAll(since: nil).changes.values.flatMap(\.siblings).compactMap(Devices.text).sorted() == ["other", "two"])
     }
 
-    /// A backend an older itsypad created (format 2, flat record folders) stays as it is: a newer
-    /// device reads and writes it flat, also from compacted journals, and the older one reads
-    /// what the newer one wrote.
-    @Test func aFlatBackendStaysFlatWithNewerDevices() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.path + "/backend"
-        let older = Devices.backend(path, 0, compactionThreshold: 1500, filesFormat: ReplicatedLayout.flatFormat)
-        _ = try older.createZoneIfNeeded()
-        #expect(try Self.zoneFormat(path) == 2)
-        for index in 0..<6 {
-            _ = try older.write(
-                ReplicatedSave(record: Devices.note("n\(index)", String(repeating: "x", count: 300)), basedOn: VersionVector()))
-        }
-        _ = try older.finishSync(acknowledging: try older.fetchAll(since: nil).token)
-        #expect(try older.journal(of: "devA").checkpoint() != nil, "the newer device must read the older one's record files")
-
-        let newer = Devices.backend(path, 1)
-        _ = try newer.createZoneIfNeeded()
-        #expect(try Self.zoneFormat(path) == 2)
-        let fetched = try newer.fetchAll(since: nil)
-        #expect(fetched.waiting.isEmpty, "\(fetched.waiting)")
-        #expect(fetched.changes.count == 6)
-        let n0 = try #require(fetched.changes[RecordID(recordType: "ScratchTab", recordName: "n0")]?.siblings.first)
-        _ = try newer.write(ReplicatedSave(record: Devices.note("n0", "edited"), basedOn: n0.version, base: n0.asBase))
-        _ = try newer.write(ReplicatedSave(record: Devices.note("new", "from the newer device"), basedOn: VersionVector()))
-        let files = try Self.recordFiles(path)
-        #expect(files.allSatisfy { $0.split(separator: "/").count == 3 }, "\(files)")
-        #expect(files.contains("records/ScratchTab/new.devB.json"))
-
-        let read = try older.fetchAll(since: nil)
-        #expect(
-            read.changes[RecordID(recordType: "ScratchTab", recordName: "new")]?.siblings.map(Devices.text) == ["from the newer device"])
-        #expect(read.changes[RecordID(recordType: "ScratchTab", recordName: "n0")]?.siblings.map(Devices.text) == ["edited"])
-    }
-
     /// Nothing at the bucket level but a folder named by two hex digits is read, a file only in the
     /// folder its name hashes to, and no symbolic link is followed.
     @Test func hostileEntriesAtTheBucketLevelAreNeverRead() throws {

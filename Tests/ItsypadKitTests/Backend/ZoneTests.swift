@@ -14,15 +14,16 @@ import Glibc
 
 @Suite("Zone")
 struct ZoneTests {
-    @Test("createZoneIfNeeded writes zone.json last, after the folders and state.json")
+    @Test("createZoneIfNeeded writes a zone.json of format 4 and the device's folder")
     func zoneFile() throws {
         let fixture = try TemporaryBackend(createZone: false)
         defer { fixture.remove() }
         let created = try fixture.backend.createZoneIfNeeded()
-        #expect(created.format == 1)
+        #expect(created.format == 4)
         let json = try FlatJSON.object(readText(fixture.layout.zoneFile))
-        #expect(json == ["format": "1", "zoneID": "\"\(created.zoneID)\"", "created": "\(testNow)"])
-        #expect(try treeListing(fixture.path) == ["assets", "journal", "lock", "records", "state.json", "zone.json"])
+        #expect(json == ["format": "4", "zoneID": "\"\(created.zoneID)\"", "created": "\(testNow)"])
+        #expect(try treeListing(fixture.path).filter { !$0.contains("/") } == ["devices", "records", "zone.json"])
+        #expect(FileSystem.exists(fixture.layout.deviceFile("devA")))
     }
 
     @Test("an empty backend directory has no zone, and nothing but createZoneIfNeeded writes to it")
@@ -44,7 +45,8 @@ struct ZoneTests {
     func unavailable() throws {
         let fixture = try TemporaryBackend(createZone: false)
         defer { fixture.remove() }
-        let unmounted = DirectoryBackend(path: fixture.parent + "/not-mounted/itsypad")
+        let unmounted = ReplicatedDirectoryBackend(
+            path: fixture.parent + "/not-mounted/itsypad", deviceID: "devA", instance: "instance-a", deviceName: "a")
         #expect { try unmounted.createZoneIfNeeded() } throws: { error in
             guard case BackendError.unavailable(let reason) = error else { return false }
             return reason.contains("not-mounted")
@@ -56,142 +58,85 @@ struct ZoneTests {
         #expect(try FileIO.status(fixture.parent + "/not-mounted") == nil)
     }
 
-    @Test("a backend directory that cannot be read is unavailable", .enabled(if: geteuid() != 0, "root ignores permissions"))
-    func unreadable() throws {
-        let fixture = try TemporaryBackend()
-        defer { fixture.remove() }
-        try #require(chmod(fixture.path, 0) == 0)
-        defer { chmod(fixture.path, 0o700) }
-        #expect { try fixture.backend.zone() } throws: { error in
-            if case BackendError.unavailable = error { return true }
-            return false
-        }
-    }
-
-    @Test("a zone.json of a newer format is refused and nothing is written")
-    func newerFormat() throws {
+    /// A backend of any other format or layout (an older itsypad's, a newer one's, an encrypted
+    /// zone in another format's layout) is refused by every call, naming the directory and what
+    /// it holds, and nothing is written to it.
+    @Test(
+        arguments: [
+            (#"{"format":1,"zoneID":"Z","created":1}"#, 1, nil, "in format 1, from an earlier version"),
+            (#"{"format":2,"zoneID":"Z","created":1}"#, 2, nil, "in format 2, from an earlier version"),
+            (#"{"format":5,"zoneID":"Z","created":1,"somethingNew":true}"#, 5, nil, "in format 5, newer than this version understands"),
+            (#"{"format":0,"zoneID":"Z","created":1}"#, 0, nil, "in format 0"),
+            (
+                #"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+                3, 1, "encrypted in format 1's layout, from an earlier version"
+            ),
+            (
+                #"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+                3, 2, "encrypted in format 2's layout, from an earlier version"
+            ),
+            (
+                #"{"format":3,"zoneID":"Z","created":1,"layout":5,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+                3, 5, "encrypted in format 5's layout, newer than this version understands"
+            ),
+        ] as [(String, Int, Int?, String)])
+    func otherFormat(zone: String, format: Int, layout: Int?, described: String) throws {
         let fixture = try TemporaryBackend(createZone: false)
         defer { fixture.remove() }
         try FileIO.makeDirectory(fixture.path)
-        let newer = #"{"format":2,"zoneID":"future","created":1,"somethingNew":true}"#
-        try writeText(newer, to: fixture.layout.zoneFile)
-        let before = try treeListing(fixture.path)
-        let backend = fixture.backend
-        #expect(throws: BackendError.newerFormat(found: 2)) { try backend.createZoneIfNeeded() }
-        #expect(throws: BackendError.newerFormat(found: 2)) { try backend.zone() }
-        #expect(throws: BackendError.newerFormat(found: 2)) { try backend.fetchChanges(since: nil, limit: 10) }
-        #expect(throws: BackendError.newerFormat(found: 2)) {
-            try backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A")
-        }
-        #expect(throws: BackendError.newerFormat(found: 2)) { try backend.putAsset([1]) }
-        #expect(throws: BackendError.newerFormat(found: 2)) { try backend.compact() }
-        #expect(try readText(fixture.layout.zoneFile) == newer)
-        #expect(try treeListing(fixture.path) == before)
-    }
-
-    /// zone.json of every format: format 3 is encrypted (its layout, cipher and key check value all
-    /// present and valid) and opened only by the reader of the layout it names (format 1's, or
-    /// formats 2 and 4's); anything else is corrupt or newer. A reader of format 2 alone (as before
-    /// format 4) takes format 4 for a newer format.
-    @Test(arguments: [
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [1], "encrypted"
-        ),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [2, 4], "newer"
-        ),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [1], "layout 2"
-        ),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [2, 4], "encrypted"
-        ),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":3,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [1], "corrupt"
-        ),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":0,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [1], "corrupt"
-        ),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":"1","encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [1], "corrupt"
-        ),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [1], "corrupt"
-        ),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1}"#, [1], "corrupt"),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"aes","keyCheckValue":"00112233445566778899aabbccddeeff"}"#, [1],
-            "corrupt"
-        ),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"0011"}"#, [1], "corrupt"),
-        (#"{"format":3,"zoneID":"Z","created":1,"layout":1,"encryption":"xchacha20poly1305-v1"}"#, [1], "corrupt"),
-        (#"{"format":1,"zoneID":"Z","created":1}"#, [1], "plain"),
-        (#"{"format":2,"zoneID":"Z","created":1}"#, [2, 4], "plain"),
-        (#"{"format":1,"zoneID":"Z","created":1,"layout":1}"#, [1], "corrupt"),
-        (
-            #"{"format":1,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [1], "corrupt"
-        ),
-        (#"{"format":2,"zoneID":"Z","created":1}"#, [1], "newer"),
-        (#"{"format":4,"zoneID":"Z","created":1}"#, [2, 4], "plain"),
-        (#"{"format":4,"zoneID":"Z","created":1}"#, [2], "newer"),
-        (#"{"format":4,"zoneID":"Z","created":1}"#, [1], "newer"),
-        (#"{"format":5,"zoneID":"Z","created":1}"#, [2, 4], "newer"),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [2, 4], "encrypted"
-        ),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [1], "layout 4"
-        ),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [2], "layout 4"
-        ),
-        (
-            #"{"format":3,"zoneID":"Z","created":1,"layout":5,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
-            [2, 4], "layout 5"
-        ),
-    ])
-    func zoneFormats(json: String, readerLayouts: [Int], expected: String) {
-        let outcome: String
-        do {
-            outcome =
-                try ZoneDocument.parse(Array(json.utf8), path: "zone.json", layouts: readerLayouts).zone.isEncrypted ? "encrypted" : "plain"
-        } catch BackendError.newerFormat {
-            outcome = "newer"
-        } catch BackendError.unsupportedLayout(let format, let layout) {
-            outcome = format == 3 ? "layout \(layout)" : "unexpected format \(format)"
-        } catch {
-            outcome = "corrupt"
-        }
-        #expect(outcome == expected)
-    }
-
-    @Test("an encrypted zone in format 2's layout is refused by format 1's reader with the reason and nothing is written")
-    func encryptedZoneInFormat2Layout() throws {
-        let fixture = try TemporaryBackend(createZone: false)
-        defer { fixture.remove() }
-        try FileIO.makeDirectory(fixture.path)
-        let zone =
-            #"{"format":3,"zoneID":"Z","created":1,"layout":2,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#
         try writeText(zone, to: fixture.layout.zoneFile)
         let before = try treeListing(fixture.path)
-        #expect(throws: BackendError.unsupportedLayout(format: 3, layout: 2)) { try fixture.backend.createZoneIfNeeded() }
-        #expect(throws: BackendError.unsupportedLayout(format: 3, layout: 2)) {
-            try fixture.backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A")
-        }
-        #expect(BackendError.unsupportedLayout(format: 3, layout: 2).description.contains("format 2's layout"))
+        let backend = fixture.backend
+        let refusal = BackendError.unsupportedFormat(path: fixture.path, format: format, layout: layout)
+        #expect(throws: refusal) { try backend.createZoneIfNeeded() }
+        #expect(throws: refusal) { try backend.zone() }
+        #expect(throws: refusal) { try backend.fetchChanges(since: nil, limit: 10) }
+        #expect(throws: refusal) { try backend.modify(saves: [RecordSave(record: tab("a"))], deletes: [], device: "A") }
+        #expect(throws: refusal) { try backend.putAsset([1]) }
+        #expect(throws: refusal) { try backend.compact() }
+        #expect(refusal.description.contains(fixture.path + " holds an itsypad backend " + described))
+        #expect(refusal.description.hasSuffix("nothing was written to it"))
+        #expect(try readText(fixture.layout.zoneFile) == zone)
         #expect(try treeListing(fixture.path) == before)
+    }
+
+    /// zone.json of this format: plain format 4, or format 3 (encrypted) with layout 4, its cipher
+    /// and key check value all present and valid; anything else of those formats is corrupt.
+    @Test(arguments: [
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            "encrypted"
+        ),
+        (#"{"format":4,"zoneID":"Z","created":1}"#, "plain"),
+        (#"{"format":4,"zoneID":"Z","created":1,"layout":4}"#, "corrupt"),
+        (#"{"format":"4","zoneID":"Z","created":1}"#, "corrupt"),
+        (#"{"format":4,"zoneID":"not a zone id","created":1}"#, "corrupt"),
+        (
+            #"{"format":4,"zoneID":"Z","created":1,"encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            "corrupt"
+        ),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":"4","encryption":"xchacha20poly1305-v1","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            "corrupt"
+        ),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":4}"#, "corrupt"),
+        (
+            #"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"aes","keyCheckValue":"00112233445566778899aabbccddeeff"}"#,
+            "corrupt"
+        ),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1","keyCheckValue":"0011"}"#, "corrupt"),
+        (#"{"format":3,"zoneID":"Z","created":1,"layout":4,"encryption":"xchacha20poly1305-v1"}"#, "corrupt"),
+    ])
+    func zoneDocuments(json: String, expected: String) {
+        let outcome: String
+        do {
+            outcome = try ZoneDocument.read(Array(json.utf8), path: "zone.json").isEncrypted ? "encrypted" : "plain"
+        } catch BackendError.corrupt {
+            outcome = "corrupt"
+        } catch {
+            outcome = "\(error)"
+        }
+        #expect(outcome == expected)
     }
 
     @Test("a corrupt zone.json is reported with its path and left alone")
@@ -214,17 +159,13 @@ struct ZoneTests {
         var record = tab("a")
         record.fields["content"] = .asset(asset)
         try fixture.backend.save(record)
-        for directory in ["", "/records", "/records/ScratchTab", "/assets", "/journal"] {
-            #expect(try permissions(fixture.path + directory) == 0o700, "\(directory)")
-        }
-        let files =
-            [
-                fixture.layout.zoneFile, fixture.layout.stateFile, fixture.layout.lockFile,
-                fixture.recordFile("ScratchTab", "a"), fixture.layout.assetFile(asset.fileChecksum),
-            ] + (try fixture.segmentPaths())
-        #expect(files.count == 6)
-        for file in files {
-            #expect(try permissions(file) == 0o600, "\(file)")
+        let entries = try treeListing(fixture.path)
+        #expect(entries.contains { $0.hasPrefix("records/ScratchTab/") && $0.hasSuffix(".json") })
+        #expect(entries.contains { $0.hasSuffix("/assets/" + asset.fileChecksum) })
+        #expect(entries.contains { $0.hasSuffix(".log") })
+        for entry in [""] + entries.map({ "/" + $0 }) {
+            let isDirectory = try #require(try FileIO.status(fixture.path + entry)).isDirectory
+            #expect(try permissions(fixture.path + entry) == (isDirectory ? 0o700 : 0o600), "\(entry)")
         }
     }
 

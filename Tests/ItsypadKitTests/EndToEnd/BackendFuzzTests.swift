@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// Random damage to real backend files (records, journal lines, zone.json, state.json) fed to `sync`
+/// Random damage to real backend files (records, journal lines, zone.json) fed to `sync`
 /// on a device with data of its own, synced and not. Each run must finish in time without a crash,
 /// touch nothing outside the data directories and the backend, keep the device's data, and exit 0
 /// or 1 (1 with a reason). Seeds are fixed; ITSYPAD_FUZZ_RUNS asks for more runs than the default.
@@ -80,12 +80,16 @@ import Glibc
         try FileSystem.writeAtomically(path, Array(JSONValue.object(members.filter { $0.0 != "token" }).serialized().utf8))
     }
 
-    /// Record files, journal segments, zone.json and state.json.
+    /// Record files, every device's journal segments, and zone.json.
     func fuzzTargets(_ world: HostileWorld) throws -> [String] {
-        var targets = [world.backend + "/zone.json", world.backend + "/state.json"]
-        targets += try FileSystem.list(world.journalDirectory).map { world.journalDirectory + "/" + $0 }
+        var targets = [world.backend + "/zone.json"]
+        for device in try FileSystem.list(world.backend + "/devices") {
+            let journal = world.backend + "/devices/" + device + "/journal"
+            targets += try FileSystem.list(journal).map { journal + "/" + $0 }
+        }
         for type in try FileSystem.list(world.backend + "/records") {
-            targets += try FileSystem.list(world.backend + "/records/" + type).map { world.backend + "/records/" + type + "/" + $0 }
+            let folder = world.backend + "/records/" + type
+            targets += try fannedOutRecordFiles(in: folder).map { folder + "/" + $0 }
         }
         return targets
     }

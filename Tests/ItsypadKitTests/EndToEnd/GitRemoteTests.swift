@@ -116,38 +116,6 @@ struct GitRemoteTests {
         #expect(!status.contains("git error"))
     }
 
-    /// An unencrypted format 1 backend on a git remote (made by a version before format 2) is
-    /// converted in the first upgraded device's clone and pushed; a device not upgraded yet
-    /// refuses it (exit 1, its clip kept) until it is.
-    @Test func aFormat1RemoteIsConvertedByTheFirstUpgradedDevice() throws {
-        for device in [laptop, desktop] { try device.runsOnlyFormat1() }
-        try succeed(laptop, "clip", "add", "synced in format 1")
-        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
-        try succeed(desktop, "sync", "enable", "git:" + remote.path)
-        let tree = { try BareRepository.git(["--git-dir=" + self.remote.path, "ls-tree", "--name-only", "itsypad"]) }
-        #expect(try tree().contains("state.json"))
-        try succeed(laptop, "clip", "add", "waiting on the laptop")
-        try succeed(desktop, "clip", "add", "waiting on the desktop")
-
-        try laptop.runsOnlyFormat1(false)
-        try succeed(laptop, "sync")
-        let converted = try tree()
-        #expect(!converted.contains("state.json") && converted.contains("devices"), "\(converted)")
-        let refused = try desktop.run("sync")
-        #expect(refused.status == 1, "\(refused.stderr)")
-        #expect(refused.stderr.contains("newer than this version understands"), "\(refused.stderr)")
-        #expect(try pending(desktop).contains("1 clip"))
-        try desktop.runsOnlyFormat1(false)
-        try succeed(desktop, "sync")
-        try succeed(laptop, "sync")
-        for device in [laptop, desktop] {
-            let clips = try clips(device)
-            for text in ["synced in format 1", "waiting on the laptop", "waiting on the desktop"] {
-                #expect(clips.contains(text), "\(clips)")
-            }
-        }
-    }
-
     @Test func threeDevicesConvergeOneAfterAnother() throws {
         let third = Device()
         let devices = [laptop, desktop, third]

@@ -45,9 +45,6 @@ final class HostileWorld {
         try setUp(peer, "settings", "set", "device.name", "peer")
         try setUp(peer, "tab", "new", "--name", "shared", "from the peer")
         try setUp(peer, "clip", "add", "peer clip")
-        // The attacks target format 1's files (format 2's are attacked in the backend's own tests):
-        // made here, and every device runs the code before format 2, which keeps it (see `setUp` and `runArguments`).
-        _ = try DirectoryBackend(path: backend).createZoneIfNeeded()
         try setUp(peer, "sync", "enable", backend)
         try setUp(victim, "settings", "set", "device.name", "victim")
         try setUp(victim, "tab", "new", "--name", "mine", "the victim's own tab")
@@ -75,8 +72,6 @@ final class HostileWorld {
     }
 
     func runArguments(_ dataDir: String, _ arguments: [String], stdin: String? = nil) throws -> RunResult {
-        // A device that joins later runs it too (only a new data directory: an existing one may be under attack).
-        if !FileSystem.exists(dataDir) { try Device.runOnlyFormat1(in: dataDir) }
         var environment = Process.baseEnvironment
         environment["ITSYPAD_DATA_DIR"] = dataDir
         environment["ITSYPAD_LOCK_TIMEOUT"] = "1"
@@ -87,7 +82,6 @@ final class HostileWorld {
 
     /// Runs a command in this process, for setting up; it must succeed.
     func setUp(_ dataDir: String, _ arguments: String..., stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        if !FileSystem.exists(dataDir) { try Device.runOnlyFormat1(in: dataDir) }
         let context = Context.memory(
             environment: ["ITSYPAD_DATA_DIR": dataDir, "ITSYPAD_LOCK_TIMEOUT": "1", "TMPDIR": scratch.path],
             stdin: stdin.map { Array($0.utf8) })
@@ -177,47 +171,16 @@ final class HostileWorld {
 
     // MARK: Playing the peer
 
-    var journalDirectory: String { backend + "/journal" }
-    var lastSegment: String { get throws { try #require(try journal.segments().last).path } }
-    var journal: Journal { Journal(files: .anywhere, directory: journalDirectory, segmentSizeLimit: .max) }
-    /// The seq a writer would use next: after every change readers accept (not fooled by a hostile line's seq).
-    var nextSeq: Int64 {
+    /// The peer's folder in the backend, `devices/<its device id>`.
+    var peerFolder: String {
         get throws {
-            var stats = JournalReadStats()
-            return (try journal.read(after: 0, from: nil, maxChanges: nil, stats: &stats).changes.map(\.seq).max() ?? 0) + 1
+            let folders = try FileSystem.list(backend + "/devices").map { backend + "/devices/" + $0 }
+            return try #require(
+                folders.first { folder in
+                    (try? FileSystem.read(folder + "/device.json")).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }?
+                        .contains(#""name":"peer""#) == true
+                })
         }
-    }
-
-    func recordPath(_ type: String, _ name: String) -> String { backend + "/records/" + type + "/" + name + ".json" }
-
-    /// Appends one raw line to the last journal segment.
-    func appendJournalLine(_ line: String) throws {
-        let path = try lastSegment
-        let fd = open(path, O_WRONLY | O_APPEND)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        try FileSystem.writeAll(fd: fd, Array((line + "\n").utf8), at: Int(lseek(fd, 0, SEEK_END)), path: path)
-    }
-
-    /// Appends a batch of these changes, numbered from the next seq.
-    func appendBatch(_ changes: [JournalChange], device: String = "hostile") throws {
-        let seq = try nextSeq
-        try appendJournalLine(
-            String(
-                decoding: try JournalBatch(seq: seq, device: device, time: testNow, changes: changes).encodedLine().dropLast(),
-                as: UTF8.self))
-    }
-
-    /// A save change of `record` at `seq`, carrying the tag the format requires.
-    func save(_ record: BackendRecord, seq: Int64) -> JournalChange {
-        var record = record
-        record.recordChangeTag = String(seq)
-        return JournalChange(
-            seq: seq, op: .save, recordType: record.recordType, recordName: record.recordName, tag: String(seq), record: record)
-    }
-
-    func delete(_ type: String, _ name: String, seq: Int64) -> JournalChange {
-        JournalChange(seq: seq, op: .delete, recordType: type, recordName: name, tag: "1", record: nil)
     }
 
     /// A well-formed tab record, with fields replaced or added.
@@ -240,18 +203,6 @@ final class HostileWorld {
         BackendRecord(
             recordName: id, recordType: RecordType.clip.rawValue,
             fields: ["text": .string(text), "timestamp": .timestamp(timestamp), "pinned": .int64(0)])
-    }
-
-    /// Writes a record file directly into records/, as a peer (or a sync service) could.
-    func writeRecordFile(_ type: String, _ name: String, _ text: String) throws {
-        try FileSystem.makeDirectory(backend + "/records/" + type)
-        try FileSystem.writeAtomically(recordPath(type, name), Array(text.utf8))
-    }
-
-    func encoded(_ record: BackendRecord, tag: String = "1") throws -> String {
-        var record = record
-        record.recordChangeTag = tag
-        return String(decoding: try JSONCoding.encode(record), as: UTF8.self)
     }
 
     /// Replaces `path` (file or directory) by a symlink to `destination`.

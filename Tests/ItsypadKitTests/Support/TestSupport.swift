@@ -154,21 +154,6 @@ struct Device {
     let directory = TemporaryDirectory()
     var dataDir: String { directory.path + "/data" }
 
-    /// Makes this device one that runs the code before format 2 (`runs` true), or upgrades it.
-    func runsOnlyFormat1(_ runs: Bool = true) throws {
-        try Device.runOnlyFormat1(in: dataDir, runs)
-    }
-
-    /// Makes the data directory one whose syncs open every backend as the versions before format 2
-    /// did: a format 1 backend stays format 1, a format 2 one is refused as newer (debug builds
-    /// only, see `BackendOpener.format1OnlyMarker`). With `runs` false, the device is upgraded.
-    static func runOnlyFormat1(in dataDir: String, _ runs: Bool = true) throws {
-        let marker = dataDir + "/" + BackendOpener.format1OnlyMarker
-        guard runs else { return try FileSystem.remove(marker) }
-        try FileSystem.makeDirectory(FileSystem.directoryName(marker))
-        try FileSystem.writeAtomically(marker, [])
-    }
-
     @discardableResult
     func run(_ arguments: String..., stdin: String? = nil, environment: [String: String] = [:]) throws -> RunResult {
         try runArguments(arguments, stdin: stdin.map { Array($0.utf8) }, environment: environment)

@@ -34,9 +34,11 @@ struct BackendLimitsSyncTests {
         let content = String(repeating: "0123456789abcdef", count: 50_000)
         #expect(device.inProcess(["tab", "new", "--name", "big"], stdin: content).0 == 0)
         let cipher = try RecordCipher(masterKey: try SecretBytes.random(count: RecordCipher.masterKeyByteCount))
-        let backend = EncryptedBackend(inner: InMemoryBackend(newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
+        let directory = TemporaryDirectory()
+        let store = try DataStore(path: device.dataDir, lockTimeout: 1)
+        let backend = try BackendOpener.open(directory.path + "/backend", for: store, cipher: cipher, lockTimeout: 1)
         _ = try backend.createZoneIfNeeded()
-        try SyncEngine(store: try DataStore(path: device.dataDir, lockTimeout: 1), backend: backend).sync()
+        try SyncEngine(store: store, backend: backend).sync()
 
         let records = try backend.fetchAll(since: nil).changes.compactMap { change -> BackendRecord? in
             if case .saved(let record) = change, record.recordType == "ScratchTab" { return record }

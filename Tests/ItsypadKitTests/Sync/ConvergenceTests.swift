@@ -201,11 +201,11 @@ import Glibc
 
     /// A tab removed on one device and edited on another: the edit, unseen by the deleter, comes
     /// back, and a third device that fetches the re-created tab and the removal's tombstone in one
-    /// fetch (format 2 reads each device's journal in turn, so they come in either order) keeps it
+    /// fetch (each device's journal is read in turn, so they come in either order) keeps it
     /// too. `deleterFirst`: whether the deleter's device is the first of the two.
-    @Test(arguments: [false, true], [false, true])
-    func aThirdDeviceKeepsATabAnEditBroughtBackOverARemoval(format1: Bool, deleterFirst: Bool) throws {
-        let fleet = Fleet(3, format1: format1)
+    @Test(arguments: [false, true])
+    func aThirdDeviceKeepsATabAnEditBroughtBackOverARemoval(deleterFirst: Bool) throws {
+        let fleet = Fleet(3)
         let tab = fleet[0].output("tab", "new", "--name", "t", "v1")
         for index in 0..<3 { fleet.enable(index) }
         let (deleter, editor) = deleterFirst ? (0, 1) : (1, 0)
@@ -238,7 +238,7 @@ import Glibc
         store.close()
         fleet.sync(0)
         #expect(!FileSystem.exists(a.dataDir + "/tabs/\(tab).json"))
-        // Format 2 names a version's file `<record name>.<device>.json`.
+        // A version's file is named `<record name>.<device>.json`.
         #expect(
             try fannedOutRecordFiles(in: fleet.backendPath + "/records/Tombstone").map {
                 FileSystem.baseName($0).split(separator: ".").prefix(2).joined(separator: ".")
@@ -247,8 +247,8 @@ import Glibc
     }
 
     /// Two devices syncing one backend and a tab made on the first: the fleet and the tab's id.
-    func twoDevices(sharingTab content: String, named name: String, format1: Bool = false) -> (Fleet, String) {
-        let fleet = Fleet(2, format1: format1)
+    func twoDevices(sharingTab content: String, named name: String) -> (Fleet, String) {
+        let fleet = Fleet(2)
         let tab = fleet[0].output("tab", "new", "--name", name, content)
         fleet.enable(0)
         fleet.enable(1)
@@ -322,20 +322,6 @@ import Glibc
         fleet.sync(0)
         #expect(a.output("tab", "show", tab) == "second edit on b")
     }
-
-    /// A deletion written by the previous version (no tombstone) keeps that version's rule: an edit beats it.
-    @Test func aDeletionWithoutATombstoneKeepsTheOldRule() throws {
-        // Such deletions are in format 1 backends.
-        let (fleet, tab) = twoDevices(sharingTab: "v1", named: "t", format1: true)
-        let a = fleet[0], b = fleet[1]
-        _ = b.output("tab", "edit", tab, "v2 edited on b")
-        let backend = DirectoryBackend(path: fleet.backendPath)
-        let result = try backend.modify(saves: [], deletes: [RecordDelete(recordType: "ScratchTab", recordName: tab)], device: "old")
-        #expect(result.failures.isEmpty)
-        fleet.converge()
-        #expect(a.output("tab", "show", tab) == "v2 edited on b")
-        try fleet.expectConverged()
-    }
 }
 
 /// Tombstones outlive compaction, and `sync compact` removes them once old.
@@ -356,7 +342,7 @@ import Glibc
         store.close()
         _ = a.output("tab", "rm", young)
         fleet.sync(0)
-        // Format 2: one file per version, `<record name>.<device>.json`; a purged tombstone record
+        // One file per version, `<record name>.<device>.json`; a purged tombstone record
         // leaves a deletion, removed once every device has seen it (at the next syncs).
         let tombstones = {
             try fannedOutRecordFiles(in: fleet.backendPath + "/records/Tombstone").map {

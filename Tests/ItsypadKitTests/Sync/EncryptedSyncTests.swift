@@ -6,17 +6,6 @@ import Testing
 @testable import ItsypadSupport
 @testable import ItsypadSync
 
-/// The layouts of an encrypted backend: format 4's, which `--encrypt` creates, and format 1's,
-/// which backends encrypted before it keep.
-enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
-    case format1 = 1
-    case format4 = 4
-
-    var testDescription: String { "layout \(rawValue)" }
-
-    func fleet(_ count: Int) -> Fleet { Fleet(count, backend: .encryptedDirectory, format1: self == .format1) }
-}
-
 /// An end-to-end encrypted backend: nothing typed reaches it in the clear, and a wrong or
 /// missing key, or records changed or moved in the backend, are refused with nothing lost.
 @Suite struct EncryptedSyncTests {
@@ -43,24 +32,18 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         }
     }
 
-    /// The sealed field of the tab's record file (format 4's layout: its one device's version file).
-    func sealedField(ofTab id: String, in fleet: Fleet, layout: EncryptedLayout) throws -> String {
+    /// The sealed field of the tab's record file (its one device's version file).
+    func sealedField(ofTab id: String, in fleet: Fleet) throws -> String {
         let directory = fleet.backendPath + "/records/ScratchTab"
-        let record: BackendRecord
-        switch layout {
-        case .format1:
-            record = try JSONCoding.decode(BackendRecord.self, from: try #require(try FileSystem.read(directory + "/\(id).json")))
-        case .format4:
-            let file = try #require(try fannedOutRecordFiles(in: directory).first { FileSystem.baseName($0).hasPrefix(id + ".") })
-            record = try JSONCoding.decode(VersionDocument.self, from: try #require(try FileSystem.read(directory + "/" + file))).record
-        }
+        let file = try #require(try fannedOutRecordFiles(in: directory).first { FileSystem.baseName($0).hasPrefix(id + ".") })
+        let record = try JSONCoding.decode(VersionDocument.self, from: try #require(try FileSystem.read(directory + "/" + file))).record
         guard case .string(let sealed)? = record.fields[RecordCipher.sealedFieldName] else { throw CancellationError() }
         return sealed
     }
 
-    @Test(arguments: EncryptedLayout.allCases)
-    func nothingTypedReachesTheBackendInTheClear(_ layout: EncryptedLayout) throws {
-        let fleet = layout.fleet(2)
+    @Test
+    func nothingTypedReachesTheBackendInTheClear() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
         let a = fleet[0], b = fleet[1]
         _ = a.output("tab", "new", "--name", "tab-name-unique-1", "first-tab-line-unique\nsecond-tab-line-unique")
         _ = a.output("clip", "add", "clip-text-unique-2")
@@ -81,19 +64,19 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         #expect(!FileSystem.exists(fleet.backendPath + "/records/Setting/clipboard.ignore.json"))
     }
 
-    @Test(arguments: EncryptedLayout.allCases)
-    func anEncryptedBackendIsFormat3SoThatOlderVersionsWriteNothingToIt(_ layout: EncryptedLayout) throws {
-        let fleet = layout.fleet(1)
+    @Test
+    func anEncryptedBackendIsFormat3SoThatOlderVersionsWriteNothingToIt() throws {
+        let fleet = Fleet(1, backend: .encryptedDirectory)
         fleet.enable(0)
-        let zone = try ZoneDocument.read(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json").zone
+        let zone = try ZoneDocument.read(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json")
         #expect(zone.format == ZoneDocument.encryptedFormat && zone.isEncrypted)
         let members = try JSONValue.parse(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")))
-        #expect(members["layout"]?.int64Value == Int64(layout.rawValue) && members["encryption"] == .string(ZoneDocument.encryptionName))
+        #expect(members["layout"]?.int64Value == 4 && members["encryption"] == .string(ZoneDocument.encryptionName))
     }
 
-    @Test(arguments: EncryptedLayout.allCases)
-    func aDeviceWithoutTheKeyIsToldHowToEnterItAndWritesNothing(_ layout: EncryptedLayout) throws {
-        let fleet = layout.fleet(2)
+    @Test
+    func aDeviceWithoutTheKeyIsToldHowToEnterItAndWritesNothing() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
         _ = fleet[0].output("tab", "new", "kept")
         fleet.enable(0)
         let before = try snapshot(fleet)
@@ -104,10 +87,10 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         #expect(try snapshot(fleet) == before)
     }
 
-    @Test(arguments: EncryptedLayout.allCases)
-    func aWrongKeyIsRefusedBeforeAnythingIsWritten(_ layout: EncryptedLayout) throws {
-        let fleet = layout.fleet(2)
-        let other = layout.fleet(1)
+    @Test
+    func aWrongKeyIsRefusedBeforeAnythingIsWritten() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
+        let other = Fleet(1, backend: .encryptedDirectory)
         _ = fleet[0].output("tab", "new", "kept")
         fleet.enable(0)
         other.enable(0)
@@ -130,9 +113,9 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         #expect(before != changed)
     }
 
-    @Test(arguments: EncryptedLayout.allCases)
-    func aTypoInTheRecoveryKeyNamesItsGroup(_ layout: EncryptedLayout) throws {
-        let fleet = layout.fleet(2)
+    @Test
+    func aTypoInTheRecoveryKeyNamesItsGroup() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
         fleet.enable(0)
         var key = Array(fleet[0].output("sync", "key", "show"))
         key[7] = key[7] == "A" ? "B" : "A"
@@ -142,9 +125,9 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         #expect(!FileSystem.exists(fleet[1].dataDir + "/" + KeyFile.fileName))
     }
 
-    @Test(arguments: EncryptedLayout.allCases)
-    func tamperedAndSwappedRecordsAreSkippedAndReportedNeverApplied(_ layout: EncryptedLayout) throws {
-        let fleet = layout.fleet(2)
+    @Test
+    func tamperedAndSwappedRecordsAreSkippedAndReportedNeverApplied() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
         let a = fleet[0], b = fleet[1]
         let first = a.output("tab", "new", "first tab")
         let second = a.output("tab", "new", "second tab")
@@ -152,14 +135,14 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         _ = a.output("clip", "add", "a clip")
         fleet.enable(0)
         // Tampered: one character of the ciphertext changed.
-        let sealed = try sealedField(ofTab: third, in: fleet, layout: layout)
+        let sealed = try sealedField(ofTab: third, in: fleet)
         var characters = Array(sealed)
         let middle = characters.count / 2
         characters[middle] = characters[middle] == "A" ? "B" : "A"
         try replaceInBackend(sealed, String(characters), fleet: fleet)
         // Swapped: two records' sealed fields exchanged.
         let (sealedFirst, sealedSecond) = (
-            try sealedField(ofTab: first, in: fleet, layout: layout), try sealedField(ofTab: second, in: fleet, layout: layout)
+            try sealedField(ofTab: first, in: fleet), try sealedField(ofTab: second, in: fleet)
         )
         try replaceInBackend(sealedFirst, "SWAP-PLACEHOLDER", fleet: fleet)
         try replaceInBackend(sealedSecond, sealedFirst, fleet: fleet)
@@ -189,14 +172,14 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
             ])
     }
 
-    @Test(arguments: EncryptedLayout.allCases)
-    func aReplayedOlderVersionIsRefusedAndTheNewerOneKept(_ layout: EncryptedLayout) throws {
-        let fleet = layout.fleet(2)
+    @Test
+    func aReplayedOlderVersionIsRefusedAndTheNewerOneKept() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
         let a = fleet[0], b = fleet[1]
         let tab = a.output("tab", "new", "version one")
         fleet.enable(0)
         fleet.enable(1)
-        let versionOne = try sealedField(ofTab: tab, in: fleet, layout: layout)
+        let versionOne = try sealedField(ofTab: tab, in: fleet)
         _ = a.output("tab", "edit", tab, "version two")
         fleet.sync(0)
         fleet.sync(1)
@@ -204,22 +187,20 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
         // A third save whose sealed fields an attacker replaces with the first version's (which verify).
         _ = a.output("tab", "edit", tab, "version three")
         fleet.sync(0)
-        try replaceInBackend(try sealedField(ofTab: tab, in: fleet, layout: layout), versionOne, fleet: fleet)
+        try replaceInBackend(try sealedField(ofTab: tab, in: fleet), versionOne, fleet: fleet)
         let (status, _, err) = b.inProcess(["sync"])
         #expect(status == 1)
-        // Format 1's layout: the engine sees an older version than its own; format 4's binds the version to its vector.
-        #expect(
-            err.contains("ScratchTab/") && err.contains(tab) && err.contains(layout == .format1 ? "an older version" : "does not verify"),
-            "\(err)")
+        // The sealed fields are bound to the version's vector.
+        #expect(err.contains("ScratchTab/") && err.contains(tab) && err.contains("does not verify"), "\(err)")
         #expect(b.output("tab", "show", tab) == "version two")
         #expect(a.output("tab", "show", tab) == "version three")
     }
 
-    /// Format 2's layout reads a tab together with its tombstone: a tombstone that does not verify
+    /// A tab is read together with its tombstone: a tombstone that does not verify
     /// is skipped (the engine does not sync tombstones as records of their own, so it names none),
     /// and the tab's own verified removal and every other record still arrive.
     @Test func aTamperedTombstoneBlocksNothingElse() throws {
-        let fleet = EncryptedLayout.format4.fleet(2)
+        let fleet = Fleet(2, backend: .encryptedDirectory)
         let a = fleet[0], b = fleet[1]
         let tab = a.output("tab", "new", "removed tab")
         fleet.enable(0)
@@ -242,12 +223,12 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
     }
 
     func zoneID(_ fleet: Fleet) throws -> String {
-        try ZoneDocument.read(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json").zone.zoneID
+        try ZoneDocument.read(try #require(try FileSystem.read(fleet.backendPath + "/zone.json")), path: "zone.json").zoneID
     }
 
-    @Test(arguments: EncryptedLayout.allCases)
-    func rotatingTheKeyReencryptsEverythingAndTheOtherDevicesEnterTheNewKeyWithNothingLost(_ layout: EncryptedLayout) throws {
-        let fleet = layout.fleet(2)
+    @Test
+    func rotatingTheKeyReencryptsEverythingAndTheOtherDevicesEnterTheNewKeyWithNothingLost() throws {
+        let fleet = Fleet(2, backend: .encryptedDirectory)
         let a = fleet[0], b = fleet[1]
         _ = a.output("tab", "new", "--name", "tab-name-unique-1", "tab-line-unique-2")
         _ = b.output("clip", "add", "clip-text-unique-3")
@@ -294,18 +275,17 @@ enum EncryptedLayout: Int, CaseIterable, CustomTestStringConvertible {
     /// moving the backend aside and the new zone in, and after that but before the new key replaced the old.
     enum RotationStop: String, CaseIterable { case beforeReplacing, betweenRenames, beforeTheKeyIsReplaced }
 
-    @Test(arguments: EncryptedLayout.allCases, RotationStop.allCases)
-    func theNextSyncFinishesOrUndoesAnInterruptedRotation(_ layout: EncryptedLayout, _ stop: RotationStop) throws {
-        let fleet = layout.fleet(1)
+    @Test(arguments: RotationStop.allCases)
+    func theNextSyncFinishesOrUndoesAnInterruptedRotation(_ stop: RotationStop) throws {
+        let fleet = Fleet(1, backend: .encryptedDirectory)
         let a = fleet[0]
         _ = a.output("tab", "new", "kept")
         fleet.enable(0)
         let oldKey = a.output("sync", "key", "show")
-        let directory = DirectoryBackend(path: fleet.backendPath)
+        let directory = BackendReplacement(path: fleet.backendPath, lockTimeout: 1)
         let newKey = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
         let cipher = try RecordCipher(masterKey: newKey)
         try KeyFile.write(newKey, inDirectory: a.dataDir, named: KeyFile.nextFileName)
-        // A rotation's new zone is always in format 4's layout.
         _ = try BackendOpener.open(
             directory.replacementPath, for: DataStore(path: a.dataDir, lockTimeout: 1), cipher: cipher, lockTimeout: 1
         ).createZoneIfNeeded()

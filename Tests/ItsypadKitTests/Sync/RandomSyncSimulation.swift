@@ -13,14 +13,11 @@ import Glibc
 /// The backend implementations the simulation runs over (a new one joins here). Each
 /// simulated machine opens its own handle on one shared backend, as real ones do.
 enum SimulatedBackend: String, CaseIterable, CustomTestStringConvertible {
-    case directory = "format 1"
     case inMemory = "in memory"
-    /// Format 1 behind `EncryptedBackend`, every device with the same key.
-    case encrypted = "format 1, encrypted"
-    /// Format 2 in a coherent folder (`SyncReplicatedRandomizedTests`).
-    case replicated = "format 2"
-    /// Format 3 in format 2's layout (what `sync enable --encrypt` creates), every device with the same key.
-    case encryptedReplicated = "format 2, encrypted"
+    /// A backend directory in a coherent folder, as `sync enable` creates it.
+    case directory = "directory"
+    /// What `sync enable --encrypt` creates, every device with the same key.
+    case encryptedDirectory = "encrypted directory"
 
     var testDescription: String { rawValue }
 
@@ -28,20 +25,12 @@ enum SimulatedBackend: String, CaseIterable, CustomTestStringConvertible {
     func opener(path: String) -> (DataStore) throws -> SyncBackend {
         switch self {
         case .directory:
-            return { try BackendFactory.format1.open(path, $0) }
-        case .replicated:
-            return { try BackendFactory.format2.open(path, $0) }
-        case .encryptedReplicated:
-            return { try BackendFactory.encryptedFormat2.open(path, $0) }
+            return { try BackendFactory.plain.open(path, $0) }
+        case .encryptedDirectory:
+            return { try BackendFactory.encrypted.open(path, $0) }
         case .inMemory:
             let shared = InMemoryBackend()
             return { _ in shared }
-        case .encrypted:
-            let cipher = try! RecordCipher(masterKey: try! SecretBytes.random(count: RecordCipher.masterKeyByteCount))
-            return { _ in
-                EncryptedBackend(
-                    inner: DirectoryBackend(path: path, lockTimeout: 1, newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher)
-            }
         }
     }
 }

@@ -32,7 +32,7 @@ import Testing
                 "name": .string("n"), "content": .string("c"), "lastModified": .timestamp(1_800_000_000_000),
                 "clock": .string(clock.description),
             ])
-        let parsed = try #require(try RecordMapping.tab(from: tab, backend: DirectoryBackend(path: "/nonexistent")))
+        let parsed = try #require(try RecordMapping.tab(from: tab, backend: InMemoryBackend()))
         #expect(parsed.history == EditHistory([clock]))
         #expect(parsed.sync == TabSyncMetadata(tag: "4", ancestor: "c", clock: clock))
         let clip = BackendRecord(

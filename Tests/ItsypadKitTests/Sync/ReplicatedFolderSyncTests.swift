@@ -5,40 +5,26 @@ import Testing
 @testable import ItsypadSupport
 @testable import ItsypadSync
 
-/// How a device opens the backend in its own copy of a replicated folder: one case per backend format.
+/// How a device opens the backend in its own copy of a replicated folder: plain or encrypted.
 struct BackendFactory: Sendable, CustomTestStringConvertible {
     let name: String
-    /// Why this backend is known not to work in a replicated folder; nil when it must.
-    let knownIssue: Comment?
     /// The backend in a copy, as the device of a data directory opens it.
     let open: @Sendable (_ path: String, _ store: DataStore) throws -> any SyncBackend
 
     var testDescription: String { name }
 
-    static let format1 = BackendFactory(
-        name: "format 1",
-        knownIssue:
-            "format 1 loses typed lines on a replicated folder: every device appends to one journal and rewrites state.json, so the replicating service forks them and the devices diverge",
-        open: { path, _ in DirectoryBackend(path: path, lockTimeout: 1) })
-
     /// What `sync enable` creates, opened as `sync` opens it.
-    static let format2 = BackendFactory(
-        name: "format 2", knownIssue: nil,
-        open: { path, store in
-            try BackendOpener.open(path, for: store, lockTimeout: 1)
-        })
+    static let plain = BackendFactory(name: "directory") { path, store in try BackendOpener.open(path, for: store, lockTimeout: 1) }
 
-    /// What `sync enable --encrypt` creates (format 3 in format 2's layout), every device with one key.
-    static let encryptedFormat2: BackendFactory = {
+    /// What `sync enable --encrypt` creates, every device with one key.
+    static let encrypted: BackendFactory = {
         let cipher = try! RecordCipher(masterKey: try! SecretBytes.random(count: RecordCipher.masterKeyByteCount))
-        return BackendFactory(
-            name: "format 2, encrypted", knownIssue: nil,
-            open: { path, store in
-                try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: 1)
-            })
+        return BackendFactory(name: "encrypted directory") { path, store in
+            try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: 1)
+        }
     }()
 
-    static let all = [format1, format2, encryptedFormat2]
+    static let all = [plain, encrypted]
 }
 
 /// Devices whose backends are their own copies of one folder, kept in step by the replication
@@ -131,22 +117,10 @@ struct ReplicatedFleet {
     func threeDevicesConverge(_ factory: BackendFactory, seed: UInt64) throws {
         var devices = try ReplicatedFleet(devices: 3, seed: seed, factory: factory, options: Self.options(seed: seed))
         try devices.enableAll()
-        // Outside any known issue: every format must at least be set up as intended.
         #expect(devices.errors.isEmpty, "enabling failed:\n\(devices.errors.joined(separator: "\n"))")
         #expect(Set(try devices.zoneIDs()).count == 1, "the copies hold different zones")
-        guard let knownIssue = factory.knownIssue else { return try run(&devices, seed: seed) }
-        // Only the symptoms of a forked backend are known; any other failure fails the test.
-        try withKnownIssue(
-            knownIssue, { try run(&devices, seed: seed) },
-            matching: { issue in
-                issue.comments.contains { comment in Self.forkSymptoms.contains { comment.rawValue.contains($0) } }
-            })
+        try run(&devices, seed: seed)
     }
-
-    /// How a backend forked by the replicating service shows in `run`'s failure texts: lost or
-    /// diverged tabs, conflict copies, or a shared file (format 1's journal or state.json) that
-    /// two devices wrote at once, or that arrived half replicated, refused as corrupt.
-    static let forkSymptoms = ["typed lines lost", "differ on dev", "conflict copies", "corrupt file"]
 
     func run(_ devices: inout ReplicatedFleet, seed: UInt64) throws {
         var user = RandomUser(seed: seed)
@@ -181,7 +155,7 @@ extension RandomUser {
     /// version, so that the pinned version's file goes (a record nobody has any more leaves no
     /// live version behind), and a device that joins later does not get the clip either.
     @Test func aRemovalThatBeatsAConcurrentPinOutlivesItsTombstone() throws {
-        var devices = try ReplicatedFleet(devices: 3, seed: 1, factory: .format2)
+        var devices = try ReplicatedFleet(devices: 3, seed: 1, factory: .plain)
         devices.enable(0)
         try devices.simulator.quiesce()
         devices.enable(1)
@@ -213,7 +187,7 @@ extension RandomUser {
     /// tombstone record written, the devices took the pin and the removal in different orders and
     /// parted ways).
     @Test func aRemovalOfAClipWhoseRecordFileHasNotArrivedIsWritten() throws {
-        var devices = try ReplicatedFleet(devices: 2, seed: 1, factory: .format2)
+        var devices = try ReplicatedFleet(devices: 2, seed: 1, factory: .plain)
         try devices.enableAll()
         let maker = try DataStore(path: devices.fleet[0].dataDir, lockTimeout: 1).deviceID
         _ = devices.fleet[0].output("clip", "add", "removed before its record file arrived")

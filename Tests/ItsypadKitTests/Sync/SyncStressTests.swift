@@ -61,7 +61,7 @@ import Glibc
 /// Many random operations, killed and concurrent syncs on three devices (see
 /// ``RandomSyncSimulation``); `Tests/Soak/sync-soak.sh` runs many more seeds.
 @Suite struct SyncRandomizedTests {
-    @Test(arguments: [SimulatedBackend.directory, .inMemory, .encrypted], 1...SyncRandomizedTests.seeds)
+    @Test(arguments: [SimulatedBackend.inMemory], 1...SyncRandomizedTests.seeds)
     func threeDevicesConverge(backend: SimulatedBackend, seed: UInt64) throws {
         let simulation = RandomSyncSimulation(seed: seed, backend: backend)
         let violations = try simulation.run()
@@ -73,7 +73,7 @@ import Glibc
     static let seeds: UInt64 = 100
 }
 
-/// The same over format 2 in a coherent folder, plain and encrypted, fewer seeds (each costs more).
+/// The same over a backend directory in a coherent folder, plain and encrypted, fewer seeds (each costs more).
 @Suite struct SyncReplicatedRandomizedTests {
     @Test(arguments: cases)
     func threeDevicesConverge(backend: SimulatedBackend, seed: UInt64) throws {
@@ -87,12 +87,12 @@ import Glibc
     static let seeds: UInt64 = 20
     /// Half as many seeds encrypted: the sealing is the only difference.
     static let cases: [(SimulatedBackend, UInt64)] =
-        (1...seeds).map { (.replicated, $0) } + (1...seeds / 2).map { (.encryptedReplicated, $0) }
+        (1...seeds).map { (.directory, $0) } + (1...seeds / 2).map { (.encryptedDirectory, $0) }
 }
 
 /// The long run, off unless `ITSYPAD_SOAK_SEEDS` is set: `Tests/Soak/sync-soak.sh`
 /// runs it (optionally with `ITSYPAD_SOAK_FIRST`, `ITSYPAD_SOAK_STEPS`, `ITSYPAD_SOAK_DEVICES`, and
-/// `ITSYPAD_SOAK_BACKEND` naming one backend, e.g. `format 2`, or `format 2, replicated folder`: the
+/// `ITSYPAD_SOAK_BACKEND` naming one backend, e.g. `directory`, or `directory, replicated folder`: the
 /// workload of ``ReplicatedFolderSyncTests``, each device on its own copy kept by the replication simulator).
 @Suite struct SyncSoakTests {
     static func setting(_ name: String) -> UInt64? { getenv(name).flatMap { UInt64(String(cString: $0)) } }
@@ -107,7 +107,7 @@ import Glibc
 
     static let backends: [SimulatedBackend] = SimulatedBackend.allCases.filter { backendName == nil || $0.rawValue == backendName }
 
-    static let replicatedFolder = "format 2, replicated folder"
+    static let replicatedFolder = "directory, replicated folder"
 
     @Test(.enabled(if: !seeds.isEmpty, "set ITSYPAD_SOAK_SEEDS to run"), arguments: backends, seeds)
     func manySeedsConverge(backend: SimulatedBackend, seed: UInt64) throws {
@@ -123,7 +123,7 @@ import Glibc
     @Test(.enabled(if: !seeds.isEmpty && [nil, replicatedFolder].contains(backendName), "set ITSYPAD_SOAK_SEEDS to run"), arguments: seeds)
     func manySeedsConvergeInAReplicatedFolder(seed: UInt64) throws {
         var devices = try ReplicatedFleet(
-            devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3), seed: seed, factory: .format2,
+            devices: Int(SyncSoakTests.setting("ITSYPAD_SOAK_DEVICES") ?? 3), seed: seed, factory: .plain,
             options: ReplicatedFolderSyncTests.options(seed: seed))
         try devices.enableAll()
         #expect(devices.errors.isEmpty, "seed \(seed): enabling failed:\n\(devices.errors.joined(separator: "\n"))")

@@ -29,33 +29,12 @@ struct Fleet {
     let encrypted: Bool
     var backendPath: String { backend.path + "/backend" }
 
-    /// `format1`: the directory holds a format 1 backend and every device runs the code before
-    /// format 2, which keeps it (for tests of format 1's files; `Device.runsOnlyFormat1(false)`
-    /// upgrades a device, whose next sync converts it); otherwise `sync enable` creates format 2.
-    /// An encrypted one in format 1's layout (what `--encrypt` created before format 2) gets its
-    /// key on the first device.
-    init(_ count: Int, backend kind: FleetBackend = .directory, format1: Bool = false) {
+    init(_ count: Int, backend kind: FleetBackend = .directory) {
         devices = (0..<count).map { _ in Device() }
         encrypted = kind == .encryptedDirectory
         memoryBackend = kind == .inMemory ? InMemoryBackend() : nil
-        if format1 {
-            #expect(throws: Never.self) { for device in devices { try device.runsOnlyFormat1() } }
-        }
         for (index, device) in devices.enumerated() {
             _ = device.inProcess(["settings", "set", "device.name", "dev\(index)"])
-        }
-        if format1 && encrypted {
-            #expect(throws: Never.self) {
-                let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
-                let cipher = try RecordCipher(masterKey: key)
-                try KeyFile.write(key, inDirectory: devices[0].dataDir)
-                _ = try EncryptedBackend(
-                    inner: DirectoryBackend(path: backend.path + "/backend", newZoneKeyCheckValue: cipher.keyCheckValue), cipher: cipher
-                )
-                .createZoneIfNeeded()
-            }
-        } else if format1 {
-            #expect(throws: Never.self) { try DirectoryBackend(path: backend.path + "/backend").createZoneIfNeeded() }
         }
     }
 

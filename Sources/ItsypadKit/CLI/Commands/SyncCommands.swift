@@ -86,7 +86,7 @@ enum SyncCommands {
                 device: device)
             let report = try backend.compact()
             if let remote = configured.remote {
-                // Always a commit, changed files or not (format 2 compacts as it syncs): it marks the compaction point.
+                // Always a commit, changed files or not (each device compacts as it syncs): it marks the compaction point.
                 guard
                     try remote.publish(
                         message: GitRemote.compactionSubject + "\(device): through change \(report.compactedThrough)",

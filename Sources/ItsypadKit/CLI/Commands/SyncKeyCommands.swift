@@ -45,7 +45,7 @@ enum SyncKeyCommands {
             let timeout = SyncCommands.lockTimeout(invocation)
             let configured = SyncCommands.configuredBackend(location, store: store, invocation)
             let path = configured.path
-            let old = DirectoryBackend(path: path, lockTimeout: timeout)
+            let old = BackendReplacement(path: path, lockTimeout: timeout)
             let notRotated = "; nothing was rotated"
             // What the backend holds comes here first: the new zone starts from all of it.
             guard try rotationStep(location, notRotated, { try SyncCommands.run(invocation) }) == ExitCode.success else {
@@ -62,7 +62,6 @@ enum SyncKeyCommands {
                 try rotationStep(location, notRotated) {
                     try old.removeReplacementLeftovers()
                     try KeyFile.write(key, inDirectory: store.path, named: KeyFile.nextFileName)
-                    // Always in format 2's layout: rotating a zone in format 1's moves it there.
                     let replacement = try BackendOpener.open(old.replacementPath, for: store, cipher: cipher, lockTimeout: timeout)
                     _ = try replacement.createZoneIfNeeded()
                     let sent = try SyncCommands.withEngine(invocation, direction: "rotate", backend: (replacement, path)) { try $0.sync() }
@@ -131,7 +130,7 @@ enum SyncKeyCommands {
 
     /// Removes what a rotation that did not reach the backend left: the new key and the zone
     /// made for it. This device's next sync finds the old zone and sends everything again.
-    private static func discardRotation(of backend: DirectoryBackend, store: DataStore) {
+    private static func discardRotation(of backend: BackendReplacement, store: DataStore) {
         try? KeyFile.removeNext(inDirectory: store.path)
         try? backend.removeReplacementLeftovers()
     }
@@ -151,11 +150,11 @@ enum SyncKeyCommands {
         guard FileSystem.exists(store.path + "/" + KeyFile.nextFileName), let rotation = try rotationLock(store) else { return }
         try withExtendedLifetime(rotation) {
             guard let next = try KeyFile.read(inDirectory: store.path, named: KeyFile.nextFileName) else { return }
-            let directory = DirectoryBackend(path: backendPath, lockTimeout: lockTimeout)
+            let directory = BackendReplacement(path: backendPath, lockTimeout: lockTimeout)
             let check: String?
             if let remote {
                 let fetched = try? store.withLockReleased { try remote.fetchedZone() }
-                check = fetched.flatMap { $0 }.flatMap { try? ZoneDocument.read($0, path: "zone.json") }?.zone.keyCheckValue
+                check = fetched.flatMap { $0 }.flatMap { try? ZoneDocument.read($0, path: "zone.json") }?.keyCheckValue
             } else {
                 _ = try? directory.finishInterruptedReplacement()
                 check = (try? existingZone(at: backendPath))??.keyCheckValue
@@ -231,7 +230,7 @@ enum SyncKeyCommands {
         }
     }
 
-    /// A new encrypted zone in `path` (format 3 in format 2's layout), with a fresh key kept in the data directory.
+    /// A new encrypted zone in `path`, with a fresh key kept in the data directory.
     static func createEncryptedZone(at path: String, of location: BackendLocation, store: DataStore, lockTimeout: Double) throws {
         if let zone = try existingZone(at: path) {
             throw ItsypadError.failure(
@@ -272,12 +271,11 @@ enum SyncKeyCommands {
         try KeyFile.write(key, inDirectory: store.path)
     }
 
-    /// The zone the backend directory `path` holds, whatever its format, read without joining it;
-    /// nil when it holds none.
+    /// The zone the backend directory `path` holds, read without joining it; nil when it holds none.
     static func existingZone(at path: String) throws -> ZoneInfo? {
-        let zoneFile = ReplicatedLayout(root: DirectoryBackend(path: path).path).zoneFile
+        let zoneFile = ReplicatedLayout(root: path).zoneFile
         guard let bytes = try FileTree.containing(zoneFile).read(zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
-        return try ZoneDocument.read(bytes, path: zoneFile).zone
+        return try ZoneDocument.read(bytes, path: zoneFile)
     }
 
     /// The recovery key typed or piped on standard input; a typo is caught by its checksums.
@@ -299,7 +297,6 @@ enum SyncKeyCommands {
         if cipher == nil, (try? existingZone(at: path))??.isEncrypted == true {
             throw ItsypadError.failure(EncryptionError.missingKey.description)
         }
-        // Format 2 (or format 3 in its layout) for a new backend, or the format the directory holds.
         return try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: lockTimeout)
     }
 

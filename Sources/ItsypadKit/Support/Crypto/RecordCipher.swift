@@ -115,12 +115,6 @@ public final class RecordCipher: Sendable {
         }
     }
 
-    /// Associated data of a record: purpose, format, zone, type and name, each length-prefixed
-    /// so that no two different triples encode alike.
-    package static func recordContext(zoneID: String, recordType: String, recordName: String) -> [UInt8] {
-        lengthPrefixed(["itsypad record", String(formatVersion), zoneID, recordType, recordName])
-    }
-
     static func assetContext(zoneID: String) -> [UInt8] {
         lengthPrefixed(["itsypad asset", String(formatVersion), zoneID])
     }

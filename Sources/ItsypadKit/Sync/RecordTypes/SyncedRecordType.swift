@@ -66,7 +66,7 @@ protocol SyncedRecordType {
     /// The backend was replaced: forget what it was known to hold and queue every item again.
     func forgetSynced(engine: SyncEngine) throws
 
-    // MARK: Concurrent versions (format 2)
+    // MARK: Concurrent versions
 
     /// How a removal meets a concurrent edit.
     var removal: RemovalRule { get }

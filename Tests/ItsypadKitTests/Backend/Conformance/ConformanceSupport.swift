@@ -11,29 +11,29 @@ import Testing
 /// (The replicated-folder tests have their own `BackendFactory`, which opens a backend in a folder.)
 struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
     let name: String
-    /// Whether the backend encrypts what it stores (`EncryptedBackend`): an asset's reference then
+    /// Whether the backend encrypts what it stores (`EncryptedReplicatedBackend`): an asset's reference then
     /// names its sealed bytes, which differ on every upload, and sealing takes room in a record.
     var seals = false
     /// The device every change is stamped with, whatever device a request names; nil when the
-    /// request's device is. In format 2 every file has one writer, the device the backend was
+    /// request's device is. In a backend directory every file has one writer, the device the backend was
     /// opened for, so `modify`'s device is not used.
     var writesAs: String? = nil
     /// When a change token stops working (the backend then throws `.tokenExpired`).
     var tokensExpire = TokenExpiry.atCompaction
-    /// The longest record name it stores; longer ones are refused per record. Format 2's record
-    /// files name the writing device too, and must still fit a file name.
+    /// The longest record name it stores; longer ones are refused per record. A backend
+    /// directory's record files name the writing device too, and must still fit a file name.
     var maxRecordNameLength = NameRules.maxRecordNameLength
     /// Whether a fetch reports every change of a record, or the record once per page as it is now
-    /// (format 2: each change comes with the record's current versions, so one changed twice comes once).
+    /// (a backend directory: each change comes with the record's current versions, so one changed twice comes once).
     var reportsEachChange = true
-    /// Whether a page ends only between batches (format 2: a token is a position between journal
+    /// Whether a page ends only between batches (a backend directory: a token is a position between journal
     /// lines), so it holds whole batches, as many as reach the limit.
     var pagesEndBetweenBatches = false
     /// Whether a full fetch reads the journal from its start, as an incremental fetch from nothing
-    /// would (format 2, for a device whose journal was not compacted): it may report deletions, and
+    /// would (a backend directory, for a device whose journal was not compacted): it may report deletions, and
     /// changes made while paging through it come in its later pages rather than in the next fetch.
     var fullFetchReadsJournal = false
-    /// Whether deleting a record absent here writes a deletion that fetches report (format 2: the
+    /// Whether deleting a record absent here writes a deletion that fetches report (a backend directory: the
     /// record may have versions in copies that have not replicated here yet).
     var writesDeletionsOfAbsentRecords = false
     /// A fresh, empty backend reading `clock`; nothing else shares its storage.
@@ -41,56 +41,38 @@ struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { name }
 
-    static let directory = SyncBackendFactory(name: "directory") { clock in
-        let temporary = try TemporaryBackend(clock: { clock.now }, createZone: false)
-        return BackendFixture(backend: temporary.backend, clock: clock, deleteZone: temporary.wipe, remove: temporary.remove)
-    }
-
     static let inMemory = SyncBackendFactory(name: "in-memory") { clock in
         let backend = InMemoryBackend(now: { clock.now })
         return BackendFixture(backend: backend, clock: clock, deleteZone: backend.deleteZone, remove: {})
     }
 
-    /// A directory backend behind `EncryptedBackend`, with a fresh key.
-    static let encryptedDirectory = SyncBackendFactory(name: "encrypted directory", seals: true) { clock in
-        let temporary = try TemporaryBackend(clock: { clock.now }, createZone: false)
-        let cipher = try RecordCipher(masterKey: try SecretBytes.random(count: RecordCipher.masterKeyByteCount))
-        let inner = DirectoryBackend(path: temporary.path, lockTimeout: 5, now: { clock.now }, newZoneKeyCheckValue: cipher.keyCheckValue)
-        return BackendFixture(
-            backend: EncryptedBackend(inner: inner, cipher: cipher), clock: clock, deleteZone: temporary.wipe, remove: temporary.remove)
-    }
-
-    /// Format 2's rules as the engine reaches them (`BackendOpener`): a `ReplicatedDirectoryBackend`
-    /// behind `ReplicatedSyncBackend`, sealed by `EncryptedReplicatedBackend` when given a cipher.
-    /// `filesFormat` places the record files: fanned out (format 4, what `sync enable` creates) or
-    /// in one folder per type (format 2). Every `finishSync` compacts the device's journal, so that
-    /// the compaction tests compact however little was written.
-    static func replicated(name: String, filesFormat: Int, sealed: Bool) -> SyncBackendFactory {
+    /// A backend directory as the engine reaches it (`BackendOpener`): a `ReplicatedDirectoryBackend`
+    /// behind `ReplicatedSyncBackend`, sealed by `EncryptedReplicatedBackend` when `sealed`. Every
+    /// `finishSync` compacts the device's journal, so that the compaction tests compact however
+    /// little was written.
+    static func directory(name: String, sealed: Bool) -> SyncBackendFactory {
         SyncBackendFactory(
-            name: name, seals: sealed, writesAs: replicatedDevice,
+            name: name, seals: sealed, writesAs: directoryDevice,
             tokensExpire: .afterRetention(ReplicatedDirectoryBackend.tombstoneRetention),
             maxRecordNameLength: NameRules.maxReplicatedRecordNameLength, reportsEachChange: false, pagesEndBetweenBatches: true,
             fullFetchReadsJournal: true, writesDeletionsOfAbsentRecords: true
         ) { clock in
-            // Only its folder: its format 1 backend is never opened.
             let temporary = try TemporaryBackend(clock: { clock.now }, createZone: false)
             let cipher = sealed ? try RecordCipher(masterKey: try SecretBytes.random(count: RecordCipher.masterKeyByteCount)) : nil
             let inner = ReplicatedDirectoryBackend(
-                path: temporary.path, deviceID: replicatedDevice, instance: "instance-a", deviceName: "a",
+                path: temporary.path, deviceID: directoryDevice, instance: "instance-a", deviceName: "a",
                 sealer: cipher.map(VersionSealer.init), lockTimeout: 5, now: { clock.now }, segmentSizeLimit: 4 * 1024 * 1024,
-                compactionThreshold: 0, filesFormat: filesFormat)
+                compactionThreshold: 0)
             let backend = ReplicatedSyncBackend(cipher.map { EncryptedReplicatedBackend(inner: inner, cipher: $0) } ?? inner)
             return BackendFixture(backend: backend, clock: clock, deleteZone: temporary.wipe, remove: temporary.remove)
         }
     }
 
-    static let replicatedDevice = "devA"
-    static let format4 = replicated(name: "format 4", filesFormat: ReplicatedLayout.format, sealed: false)
-    static let format2 = replicated(name: "format 2", filesFormat: ReplicatedLayout.flatFormat, sealed: false)
-    static let encryptedFormat4 = replicated(name: "format 3, format 4's layout", filesFormat: ReplicatedLayout.format, sealed: true)
-    static let encryptedFormat2 = replicated(name: "format 3, format 2's layout", filesFormat: ReplicatedLayout.flatFormat, sealed: true)
+    static let directoryDevice = "devA"
+    static let plainDirectory = directory(name: "directory", sealed: false)
+    static let encryptedDirectory = directory(name: "encrypted directory", sealed: true)
 
-    static let all = [directory, inMemory, encryptedDirectory, format4, format2, encryptedFormat4, encryptedFormat2]
+    static let all = [inMemory, plainDirectory, encryptedDirectory]
 
     /// The device a change requested as `device` is stamped with.
     func stampedDevice(_ device: String) -> String { writesAs ?? device }
@@ -156,7 +138,7 @@ struct BackendFixture {
     /// Frees whatever the backend stored outside the process.
     let remove: () -> Void
 
-    /// Compacts as the engine does: a sync ends by acknowledging `token` (format 2 compacts its
+    /// Compacts as the engine does: a sync ends by acknowledging `token` (a backend directory compacts its
     /// journal then), and `sync compact` compacts.
     func compact(acknowledging token: ChangeToken) throws {
         try backend.finishSync(acknowledging: token)

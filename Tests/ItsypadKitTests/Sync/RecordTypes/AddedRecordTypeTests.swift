@@ -9,10 +9,8 @@ import Testing
 /// The backends a record type added in the tests syncs through.
 enum NoteBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case inMemory
-    /// A backend directory in format 1 (one shared journal).
-    case directoryFormat1
-    /// A backend directory in format 2 (a journal per device, concurrent versions merged).
-    case directoryFormat2
+    /// A backend directory (a journal per device, concurrent versions merged).
+    case directory
 
     var testDescription: String { rawValue }
 }
@@ -44,9 +42,7 @@ final class NoteFleet {
         switch kind {
         case .inMemory:
             return memory!
-        case .directoryFormat1:
-            return DirectoryBackend(path: backendPath, lockTimeout: 1)
-        case .directoryFormat2:
+        case .directory:
             let store = stores[index]
             let replicated = ReplicatedDirectoryBackend(
                 path: backendPath, deviceID: store.deviceID, instance: try BackendOpener.instance(of: store),

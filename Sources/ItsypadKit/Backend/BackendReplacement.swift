@@ -3,7 +3,17 @@ import ItsypadSupport
 /// Replacing the whole backend with another one built next to it: a key rotation fills a new
 /// zone beside the old one, then puts it in the old one's place, so that no device ever sees a
 /// half-filled new zone or a mix of the two.
-extension DirectoryBackend {
+public struct BackendReplacement {
+    /// The backend directory being replaced.
+    public let path: String
+    /// Longest wait for each writer's lock, in seconds.
+    let lockTimeout: Double
+
+    public init(path: String, lockTimeout: Double) {
+        self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        self.lockTimeout = lockTimeout
+    }
+
     /// Where a replacement is built: a hidden sibling, so that moving it into place is a rename
     /// within one directory.
     public var replacementPath: String { sibling("replacement") }
@@ -22,8 +32,8 @@ extension DirectoryBackend {
     /// writers so that none is midway. This directory moves aside, the replacement moves in, and
     /// the old one is removed. Between the two renames there is no backend here: devices are told
     /// to retry later, and `finishInterruptedReplacement()` completes a replacement a crash stopped
-    /// there. Either format: a writer of format 2 that had not seen the replacement wrote into the
-    /// old zone, which its next sync refuses; once it joins the new one it sends everything again.
+    /// there. A writer that had not seen the replacement wrote into the old zone, which its next
+    /// sync refuses; once it joins the new one it sends everything again.
     public func replace(expecting expected: ZoneInfo) throws {
         let parent = parentFiles
         guard try parent.status(replacementPath + "/zone.json")?.isRegular == true else {
@@ -39,25 +49,23 @@ extension DirectoryBackend {
         try parent.removeTree(retiredPath)
     }
 
-    /// Runs `body` with the zone this directory holds, while no writer is midway: under format 1's
-    /// lock, or in format 2's layout under the lock of every device that has one here (each device
-    /// writes only under its own; a lock file is never created in another device's folder, which
-    /// only that device writes).
+    /// Runs `body` with the zone this directory holds, while no writer is midway: under the lock
+    /// of every device that has one here (each device writes only under its own; a lock file is
+    /// never created in another device's folder, which only that device writes).
     private func withEveryWriterLocked(_ body: (ZoneInfo) throws -> Void) throws {
-        guard try backendDirectoryExists(), let bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes)
-        else {
-            throw BackendError.zoneChanged
+        let layout = ReplicatedLayout(root: path)
+        let files = FileIO(root: path)
+        func currentZone() throws -> ZoneInfo {
+            guard try parentFiles.status(path)?.isDirectory == true,
+                let bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes)
+            else { throw BackendError.zoneChanged }
+            return try ZoneDocument.read(bytes, path: layout.zoneFile)
         }
-        let (zone, filesFormat) = try ZoneDocument.read(bytes, path: layout.zoneFile)
-        guard ReplicatedLayout.formats.contains(filesFormat) else { return try withWriteLock { try body(readZone()) } }
-        let devices = ReplicatedLayout(root: path)
-        let locks = try devices.devices().filter { try files.status(devices.lockFile($0))?.isRegular == true }
-            .map { try BackendLock.acquire(path: devices.lockFile($0), in: files.tree, timeout: lockTimeout) }
+        let zone = try currentZone()
+        let locks = try layout.devices().filter { try files.status(layout.lockFile($0))?.isRegular == true }
+            .map { try BackendLock.acquire(path: layout.lockFile($0), in: files.tree, timeout: lockTimeout) }
         try withExtendedLifetime(locks) {
-            guard let current = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else {
-                throw BackendError.zoneChanged
-            }
-            let now = try ZoneDocument.read(current, path: layout.zoneFile).zone
+            let now = try currentZone()
             guard now == zone else { throw BackendError.zoneChanged }
             try body(now)
         }
@@ -66,7 +74,9 @@ extension DirectoryBackend {
     /// Moves a complete replacement into place when a crash stopped `replace` between its renames
     /// (no backend here, the replacement beside it). Returns whether it did.
     public func finishInterruptedReplacement() throws -> Bool {
-        guard try !backendDirectoryExists(), try parentFiles.status(replacementPath + "/zone.json")?.isRegular == true else { return false }
+        guard try parentFiles.status(path) == nil, try parentFiles.status(replacementPath + "/zone.json")?.isRegular == true else {
+            return false
+        }
         try parentFiles.rename(replacementPath, to: path)
         return true
     }

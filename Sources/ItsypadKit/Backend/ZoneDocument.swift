@@ -1,0 +1,79 @@
+import ItsypadSupport
+
+/// Contents of zone.json. A plain zone is format 4. An encrypted zone is format 3, with `layout` 4
+/// (its files are format 4's), the cipher's name and the key check value: its own format number,
+/// so that an itsypad that does not know encryption takes it for a newer format and writes nothing.
+package struct ZoneDocument: Codable {
+    /// A plain zone.
+    static let plainFormat = ReplicatedLayout.format
+    /// An end-to-end encrypted zone.
+    static let encryptedFormat = 3
+    /// The one encryption this format knows (RecordCipher's sealed records).
+    static let encryptionName = "xchacha20poly1305-v1"
+
+    /// The format of a zone created encrypted (with a key check value) or not.
+    static func format(keyCheckValue: String?) -> Int { keyCheckValue == nil ? plainFormat : encryptedFormat }
+
+    let format: Int
+    let zoneID: String
+    let created: Int64
+    /// Present only in an encrypted zone: the format whose files it uses, the cipher's name and
+    /// the key check value.
+    var layout: Int? = nil
+    var encryption: String? = nil
+    var keyCheckValue: String? = nil
+
+    init(_ zone: ZoneInfo) {
+        format = zone.format
+        zoneID = zone.zoneID
+        created = zone.created
+        if zone.isEncrypted {
+            layout = ReplicatedLayout.format
+            encryption = Self.encryptionName
+            keyCheckValue = zone.keyCheckValue
+        }
+    }
+
+    /// The zone zone.json at `path` describes. Any other format or layout (an older itsypad's, or
+    /// a newer one) is refused with `.unsupportedFormat` before anything else is read.
+    package static func read(_ bytes: [UInt8], path: String) throws -> ZoneInfo {
+        struct FormatOnly: Decodable {
+            let format: Int
+            let layout: Int?
+        }
+        let backend = FileSystem.directoryName(path)
+        let found: FormatOnly
+        do {
+            found = try JSONCoding.decode(FormatOnly.self, from: bytes)
+        } catch {
+            throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
+        }
+        switch (found.format, found.layout) {
+        case (plainFormat, _), (encryptedFormat, ReplicatedLayout.format?): break
+        case (encryptedFormat, let layout?): throw BackendError.unsupportedFormat(path: backend, format: found.format, layout: layout)
+        default: throw BackendError.unsupportedFormat(path: backend, format: found.format, layout: nil)
+        }
+        let document: ZoneDocument
+        do {
+            document = try JSONCoding.decode(ZoneDocument.self, from: bytes)
+        } catch {
+            throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
+        }
+        guard NameRules.isZoneID(document.zoneID) else {
+            throw BackendError.corrupt(path: path, reason: "zoneID must be 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
+        }
+        switch (document.format == encryptedFormat, document.layout, document.encryption, document.keyCheckValue) {
+        case (false, nil, nil, nil):
+            return ZoneInfo(zoneID: document.zoneID, format: document.format, created: document.created)
+        case (true, _?, encryptionName?, let check?) where isKeyCheckValue(check):
+            return ZoneInfo(zoneID: document.zoneID, format: document.format, created: document.created, keyCheckValue: check)
+        default:
+            throw BackendError.corrupt(
+                path: path,
+                reason: "only format 3 is encrypted, with encryption \"\(encryptionName)\" and a keyCheckValue of 32 hex digits")
+        }
+    }
+
+    /// Whether `text` has the form of a key check value (16 bytes in hex).
+    static func isKeyCheckValue(_ text: String) -> Bool { Hex.decode(text)?.count == 16 }
+}
