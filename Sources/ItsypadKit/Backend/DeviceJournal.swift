@@ -130,6 +130,7 @@ struct DeviceBatch: Codable, Equatable {
         else {
             return "batch \(seq) has no changes or numbers out of range"
         }
+        guard Time.validRange.contains(time) else { return "batch \(seq) has a time out of range" }
         guard FilesDigest(hex: files) != nil else { return "batch \(seq) has a malformed files digest" }
         for (index, change) in changes.enumerated() {
             guard change.seq == seq + Int64(index) else { return "change \(change.seq) is out of sequence" }

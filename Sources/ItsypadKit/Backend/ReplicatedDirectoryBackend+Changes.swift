@@ -98,6 +98,12 @@ extension ReplicatedDirectoryBackend {
             throw BackendError.tokenExpired
         }
         let devices = try layout.devices()
+        // A device this token had read changes of has no journal here any more: the backend holds
+        // less than this device saw. Treated as a replaced zone (everything is sent again), never
+        // as deletions.
+        for (device, position) in start.positions where position.seq > 0 {
+            if try !devices.contains(device) || journal(of: device).segments().isEmpty { throw BackendError.zoneChanged }
+        }
         // Devices whose journals were compacted past this reader: a full fetch of those devices only.
         let restarted = try restartFromRecordFiles(start, devices: devices, zone: zone.zoneID)
         var reads = restarted.reads

@@ -284,6 +284,12 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         else {
             throw BackendError.corrupt(path: file, reason: "not the document of device \(device)")
         }
+        // Times and sequence numbers are checked before any arithmetic uses them.
+        let times = [document.created] + [document.lastSync, document.zoneCreated].compactMap { $0 }
+        let sequences = [document.appliedSeq] + [document.tombstonesSweptThrough].compactMap { $0 }
+        guard times.allSatisfy(Time.validRange.contains), sequences.allSatisfy((0..<VersionVector.maxSequence).contains) else {
+            throw BackendError.corrupt(path: file, reason: "a time or sequence number is out of range")
+        }
         return document
     }
 

@@ -302,6 +302,9 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
     case zoneNotFound
     /// The token belongs to a different zone: the backend was replaced. Drop sync state and fetch from nil.
     case zoneChanged
+    /// `zone.json` says something else about the zone (its format, creation or key) than when
+    /// this device joined it under the same zone id: refused, nothing is read or written.
+    case zoneIdentityChanged(String)
     /// The token points before the last compaction (or cannot be used). Fetch from nil.
     case tokenExpired
     /// The backend directory at `path` holds a backend of another format (an older itsypad's, or a
@@ -325,6 +328,10 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
         case .locked: "sync backend is locked by another writer"
         case .zoneNotFound: "sync backend has no zone (zone.json is missing)"
         case .zoneChanged: "sync backend was replaced (different zone ID)"
+        case .zoneIdentityChanged(let changes):
+            "the sync backend's zone.json no longer describes the zone this device joined (\(changes)): someone who can "
+                + "write the backend but is not one of your devices may have changed it. Nothing was synced; local data is kept. "
+                + "To start afresh, move the backend aside and run 'itsypad sync enable DIR' (every device then sends all its data again)"
         case .tokenExpired: "change token expired; a full fetch is needed"
         case .unsupportedFormat(let path, let format, let layout):
             "\(path) holds an itsypad backend "

@@ -58,6 +58,9 @@ public struct EngineState: Equatable, Sendable {
     static let maxAttempts = 1_000_000
 
     public var zoneID: String?
+    /// What the zone said about itself when this device joined it: under the same zone id none
+    /// of it may change (someone who can write the backend but is no device could change it).
+    public var zoneIdentity: ZoneIdentity?
     public var token: String?
     public var lastPush: Milliseconds?
     public var lastPull: Milliseconds?
@@ -78,6 +81,20 @@ public struct EngineState: Equatable, Sendable {
     public var damage: String?
 
     public init() {}
+
+    /// The parts of `zone.json` that say how to read a zone: its format, when it was made, and
+    /// which key opens it.
+    public struct ZoneIdentity: Equatable, Sendable {
+        public var format: Int
+        public var created: Int64
+        public var keyCheckValue: String?
+
+        public init(format: Int, created: Int64, keyCheckValue: String?) {
+            self.format = format
+            self.created = created
+            self.keyCheckValue = keyCheckValue
+        }
+    }
 
     static func path(in store: DataStore) -> String { store.path + "/sync/state.json" }
 

@@ -7,6 +7,7 @@ import ItsypadSupport
 /// read as empty.
 struct EngineStateFile: Codable {
     var zoneID: String?
+    var zone: Zone?
     var token: String?
     /// Milliseconds since 1970, as the other times.
     var lastPush: Int64?
@@ -49,6 +50,13 @@ struct EngineStateFile: Codable {
         }
     }
 
+    /// `EngineState.ZoneIdentity`.
+    struct Zone: Codable {
+        var format: Int
+        var created: Int64
+        var keyCheckValue: String?
+    }
+
     struct Waiting: Codable {
         var path: String
         var reason: String
@@ -58,6 +66,7 @@ struct EngineStateFile: Codable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(zoneID, forKey: .zoneID)
+        try container.encode(zone, forKey: .zone)
         try container.encode(token, forKey: .token)
         try container.encode(lastPush, forKey: .lastPush)
         try container.encode(lastPull, forKey: .lastPull)
@@ -72,6 +81,7 @@ struct EngineStateFile: Codable {
 
     init(_ state: EngineState) {
         zoneID = state.zoneID
+        zone = state.zoneIdentity.map { Zone(format: $0.format, created: $0.created, keyCheckValue: $0.keyCheckValue) }
         token = state.token
         lastPush = state.lastPush
         lastPull = state.lastPull
@@ -96,6 +106,7 @@ struct EngineStateFile: Codable {
         func inRange(_ time: Int64?) -> Milliseconds? { time.flatMap { Time.validRange.contains($0) ? $0 : nil } }
         var state = EngineState()
         state.zoneID = zoneID
+        state.zoneIdentity = zone.map { EngineState.ZoneIdentity(format: $0.format, created: $0.created, keyCheckValue: $0.keyCheckValue) }
         state.token = token
         state.lastPush = inRange(lastPush)
         state.lastPull = inRange(lastPull)

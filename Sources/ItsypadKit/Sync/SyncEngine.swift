@@ -221,15 +221,34 @@ public final class SyncEngine {
 
     /// Starts over when the zone was replaced, or the engine state was damaged: sync metadata is
     /// dropped and all local data is sent again; local data is never deleted for it. A missing zone
-    /// is never created here (`.zoneNotFound`): only `sync enable` creates a backend.
+    /// is never created here (`.zoneNotFound`): only `sync enable` creates a backend. A zone whose
+    /// identity changed under its id is refused before anything is read or written.
     private func checkZone() throws {
         let zone = try retrying { try backend.zone() }
-        guard state.zoneID != zone.zoneID || state.damage != nil else { return }
-        if state.zoneID != nil || state.damage != nil { try startOver() }
+        let identity = EngineState.ZoneIdentity(format: zone.format, created: zone.created, keyCheckValue: zone.keyCheckValue)
+        if state.zoneID == zone.zoneID, state.damage == nil, let known = state.zoneIdentity, known != identity {
+            throw BackendError.zoneIdentityChanged(Self.describe(from: known, to: identity))
+        }
+        guard state.zoneID != zone.zoneID || state.zoneIdentity == nil || state.damage != nil else { return }
+        if state.zoneID != zone.zoneID || state.damage != nil {
+            if state.zoneID != nil || state.damage != nil { try startOver() }
+            state.token = nil
+            state.fullFetch = nil
+        }
         state.zoneID = zone.zoneID
-        state.token = nil
-        state.fullFetch = nil
+        state.zoneIdentity = identity
         try state.save(to: store)
+    }
+
+    private static func describe(from known: EngineState.ZoneIdentity, to found: EngineState.ZoneIdentity) -> String {
+        var changes: [String] = []
+        if known.format != found.format { changes.append("format \(known.format) -> \(found.format)") }
+        if known.created != found.created { changes.append("created \(known.created) -> \(found.created)") }
+        if known.keyCheckValue != found.keyCheckValue {
+            changes.append(
+                found.keyCheckValue == nil ? "no longer encrypted" : known.keyCheckValue == nil ? "now encrypted" : "another key")
+        }
+        return changes.joined(separator: ", ")
     }
 
     /// The backend's files were replaced under the engine with others of the same zone (a git
@@ -247,7 +266,7 @@ public final class SyncEngine {
     /// The replaced-zone path: forget the token and what the backend was known to hold, send everything.
     /// Also what a data directory that was given a new device id does.
     public func startOver() throws {
-        for type in types.all { try type.forgetSynced(engine: self) }
+        for type in types.all { try type.forgetSynced(except: nil, engine: self) }
         state.token = nil
         state.fullFetch = .initial
         state.damage = nil
@@ -337,11 +356,11 @@ public final class SyncEngine {
             deletions.add(key, .deleted(name: key.name, history: history))
         }
         try deletions.apply(with: types, engine: self)
-        // A record missing from a fetch that waits for files may only not have arrived yet.
+        // A record missing from a fetch that waits for files may only not have arrived yet. One that
+        // is simply missing is sent again: its absence proves no deletion (a tombstone would).
         if mode == .expired && pass.waiting.isEmpty {
-            // Only a device that lost its place can hold records deleted meanwhile without their tombstone.
             let accounted = pass.live.union(pass.tombstones.keys)
-            for type in types.all { try type.applyDeletionsMissing(from: accounted, engine: self) }
+            for type in types.all { try type.forgetSynced(except: accounted, engine: self) }
         }
         try writeStaged()
         state.fullFetch = nil

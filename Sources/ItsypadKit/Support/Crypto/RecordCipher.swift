@@ -66,7 +66,9 @@ public final class RecordCipher: Sendable {
     /// tag), bound to `context`, the associated data that says which record it belongs to.
     package func sealRecordContent(_ plaintext: [UInt8], context: [UInt8]) throws -> String {
         let nonce = try SecureRandom.bytes(XChaCha20Poly1305.nonceByteCount)
-        let ciphertext = try XChaCha20Poly1305.seal(plaintext, key: recordKey, nonce: nonce, authenticating: context)
+        var padded = Self.padded(plaintext)
+        defer { SecureMemory.zero(&padded) }
+        let ciphertext = try XChaCha20Poly1305.seal(padded, key: recordKey, nonce: nonce, authenticating: context)
         return Base64.encode([Self.formatVersion] + nonce + ciphertext)
     }
 
@@ -90,8 +92,10 @@ public final class RecordCipher: Sendable {
     /// the sealed record, so the record authenticates which asset belongs to it.
     public func sealAsset(_ bytes: [UInt8], zoneID: String) throws -> [UInt8] {
         let nonce = try SecureRandom.bytes(XChaCha20Poly1305.nonceByteCount)
+        var padded = Self.padded(bytes)
+        defer { SecureMemory.zero(&padded) }
         return [Self.formatVersion] + nonce
-            + (try XChaCha20Poly1305.seal(bytes, key: assetKey, nonce: nonce, authenticating: Self.assetContext(zoneID: zoneID)))
+            + (try XChaCha20Poly1305.seal(padded, key: assetKey, nonce: nonce, authenticating: Self.assetContext(zoneID: zoneID)))
     }
 
     public func openAsset(_ sealed: [UInt8], zoneID: String) throws(RecordCipherError) -> [UInt8] {
@@ -99,7 +103,38 @@ public final class RecordCipher: Sendable {
     }
 
     /// Sealed bytes of `plaintextCount` bytes (for size limits: a sealed record field is the base64 of this).
-    public static func sealedByteCount(plaintextCount: Int) -> Int { plaintextCount + overhead }
+    public static func sealedByteCount(plaintextCount: Int) -> Int { paddedCount(plaintextCount) + overhead }
+
+    // MARK: Padding
+
+    /// The size a plaintext of `count` bytes is padded to before sealing, so that a sealed size
+    /// tells only a size class: the next multiple of 32 bytes up to 1 KiB, and above that Padmé
+    /// (the low bits of the length rounded up, at most 12% more), leaving O(log log n) bits.
+    /// Padding is one 0x80 byte then zeros (ISO/IEC 7816-4), so at least one byte is added.
+    static func paddedCount(_ count: Int) -> Int {
+        let length = count + 1
+        if length <= 1024 { return (length + 31) & ~31 }
+        let exponent = Int.bitWidth - 1 - length.leadingZeroBitCount
+        let significantBits = Int.bitWidth - exponent.leadingZeroBitCount
+        let mask = (1 << (exponent - significantBits)) - 1
+        return (length + mask) & ~mask
+    }
+
+    static func padded(_ plaintext: [UInt8]) -> [UInt8] {
+        var padded = plaintext
+        padded.reserveCapacity(paddedCount(plaintext.count))
+        padded.append(0x80)
+        padded.append(contentsOf: repeatElement(0, count: paddedCount(plaintext.count) - plaintext.count - 1))
+        return padded
+    }
+
+    /// The plaintext inside padded bytes; nil unless the padding is exactly what `padded` adds.
+    static func unpadded(_ bytes: [UInt8]) -> [UInt8]? {
+        guard let marker = bytes.lastIndex(where: { $0 != 0 }), bytes[marker] == 0x80, paddedCount(marker) == bytes.count else {
+            return nil
+        }
+        return Array(bytes[..<marker])
+    }
 
     // MARK: Format
 
@@ -107,12 +142,16 @@ public final class RecordCipher: Sendable {
         guard bytes.count >= overhead else { throw .malformed("\(bytes.count) bytes is too short to be sealed") }
         guard bytes[0] == formatVersion else { throw .malformed("unknown format \(bytes[0])") }
         let nonceEnd = 1 + XChaCha20Poly1305.nonceByteCount
+        var padded: [UInt8]
         do {
-            return try XChaCha20Poly1305.open(
+            padded = try XChaCha20Poly1305.open(
                 Array(bytes[nonceEnd...]), key: key, nonce: Array(bytes[1..<nonceEnd]), authenticating: context)
         } catch {
             throw .authenticationFailed
         }
+        defer { SecureMemory.zero(&padded) }
+        guard let plaintext = unpadded(padded) else { throw .malformed("the padding is not the format's") }
+        return plaintext
     }
 
     static func assetContext(zoneID: String) -> [UInt8] {

@@ -134,22 +134,6 @@ struct ClipRecords: SyncedRecordType {
         try pending.confirm(try ids.compactMap { try pending.change(for: RecordKey(.clip, $0)) })
     }
 
-    /// After a full fetch: clips the backend no longer has. One synced before was removed
-    /// there, whatever waits here; one never synced and waiting to be sent is new.
-    func applyDeletionsMissing(from accounted: Set<RecordKey>, engine: SyncEngine) throws {
-        let store = engine.store
-        let ledger = try store.clipLedger().all()
-        let waiting = try store.pending().keys()
-        var gone: [String] = []
-        try store.clips().forEachEntry { entry in
-            let key = RecordKey(.clip, entry.id)
-            guard entry.localOnly == nil, !accounted.contains(key) else { return }
-            // No ledger entry and nothing waiting: synced before this version kept a ledger.
-            if ledger[entry.id]?.tag != nil || !waiting.contains(key) { gone.append(entry.id) }
-        }
-        try applyDeletions(gone, engine: engine)
-    }
-
     /// A save carrying a tag met no record: the clip was removed, and a removal wins.
     func wasRemoved(_ id: String, engine: SyncEngine) throws -> Bool {
         try applyDeletions([id], engine: engine)
@@ -223,11 +207,18 @@ struct ClipRecords: SyncedRecordType {
         return changes
     }
 
-    /// Every clip goes again as new.
-    func forgetSynced(engine: SyncEngine) throws {
+    /// Each such clip goes again as new.
+    func forgetSynced(except accounted: Set<RecordKey>?, engine: SyncEngine) throws {
         let store = engine.store
-        try store.clipLedger().reset()
-        try store.pending().enqueue(.save, try store.clips().entries().filter { $0.localOnly == nil }.map { RecordKey(.clip, $0.id) })
+        let shared = try store.clips().entries().filter { $0.localOnly == nil }.map(\.id)
+        guard let accounted else {
+            try store.clipLedger().reset()
+            return try store.pending().enqueue(.save, shared.map { RecordKey(.clip, $0) })
+        }
+        let ledger = try store.clipLedger().all()
+        let missing = shared.filter { ledger[$0]?.tag != nil && !accounted.contains(RecordKey(.clip, $0)) }
+        try store.clipLedger().forget(missing)
+        try store.pending().enqueue(.save, missing.map { RecordKey(.clip, $0) })
     }
 
     // MARK: Concurrent versions

@@ -95,10 +95,11 @@ struct SettingRecords: SyncedRecordType {
             .keys.sorted().map { UnsentChange(operation: .save, key: RecordKey(.setting, $0)) }
     }
 
-    /// Every synced key goes again as new.
-    func forgetSynced(engine: SyncEngine) throws {
+    /// Each such synced key goes again as new.
+    func forgetSynced(except accounted: Set<RecordKey>?, engine: SyncEngine) throws {
         let settings = try engine.store.settings()
         for (key, var entry) in settings.entries where Settings.definition(key)?.scope == .synced {
+            if let accounted, entry.tag == nil || accounted.contains(RecordKey(.setting, key)) { continue }
             entry.tag = nil
             entry.syncedClock = nil
             try settings.replace(key, entry)

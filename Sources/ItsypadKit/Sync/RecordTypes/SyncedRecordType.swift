@@ -37,9 +37,6 @@ protocol SyncedRecordType {
     func apply(_ changes: [FetchedChange], engine: SyncEngine) throws
     /// Applies the backend's version met by a conflict, as if fetched; false when it cannot be read.
     func applyServerVersion(_ record: BackendRecord, engine: SyncEngine) throws -> Bool
-    /// After a full fetch that found the token expired: local records the backend no longer holds
-    /// (neither the record nor its tombstone is in `accounted`) were deleted there.
-    func applyDeletionsMissing(from accounted: Set<RecordKey>, engine: SyncEngine) throws
     /// Writes what `apply` staged: before the data directory's lock is let go, and after each page.
     func writeStaged(engine: SyncEngine) throws
     /// Local policy that must hold once a pull has merged everything (a size limit).
@@ -63,8 +60,10 @@ protocol SyncedRecordType {
 
     /// Changes a lost or damaged queue may have held: items that differ from their synced version.
     func unsentChanges(engine: SyncEngine) throws -> [UnsentChange]
-    /// The backend was replaced: forget what it was known to hold and queue every item again.
-    func forgetSynced(engine: SyncEngine) throws
+    /// The backend does not hold what it was known to hold: forget that for every item whose key
+    /// is not in `accounted` (every item, when nil: a replaced backend) and queue those again.
+    /// Nothing is deleted for being missing: only a deletion the backend holds deletes.
+    func forgetSynced(except accounted: Set<RecordKey>?, engine: SyncEngine) throws
 
     // MARK: Concurrent versions
 
@@ -105,7 +104,6 @@ enum RemovalRule {
 extension SyncedRecordType {
     func canonicalName(_ recordName: String) -> String { recordName.lowercased() }
     func prepare(_: [BackendRecord]) {}
-    func applyDeletionsMissing(from _: Set<RecordKey>, engine _: SyncEngine) throws {}
     func writeStaged(engine _: SyncEngine) throws {}
     func finishPull(engine _: SyncEngine) throws {}
     func replaceUnreadable(_: String, tag _: String, engine _: SyncEngine) throws -> Bool { false }

@@ -265,13 +265,6 @@ final class TabRecords: SyncedRecordType {
         }
     }
 
-    /// After a full fetch: synced tabs the backend no longer has, and whose tombstone is gone too.
-    func applyDeletionsMissing(from accounted: Set<RecordKey>, engine: SyncEngine) throws {
-        for tab in try engine.store.tabs.all() where tab.sync != nil && !accounted.contains(RecordKey(.tab, tab.id)) {
-            try applyDeletion(tab.id, history: nil, engine: engine)
-        }
-    }
-
     /// A save carrying a tag met no record: it was removed after this run fetched. The fetch
     /// after this push brings the removal (and its tombstone), which decides; until then the tab waits.
     func wasRemoved(_: String, engine _: SyncEngine) throws -> Bool {
@@ -351,10 +344,11 @@ final class TabRecords: SyncedRecordType {
         return saves + deletions
     }
 
-    /// Every tab goes again as new.
-    func forgetSynced(engine: SyncEngine) throws {
+    /// Each such tab goes again as new.
+    func forgetSynced(except accounted: Set<RecordKey>?, engine: SyncEngine) throws {
         let pending = try engine.store.pending()
         for var tab in try engine.store.tabs.all() where !tab.isFileBacked {
+            if let accounted, tab.sync == nil || accounted.contains(RecordKey(.tab, tab.id)) { continue }
             tab.sync = nil
             try engine.store.tabs.save(tab)
             try pending.enqueue(.save, RecordKey(.tab, tab.id))

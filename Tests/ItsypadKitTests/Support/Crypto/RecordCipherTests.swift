@@ -11,6 +11,24 @@ struct RecordCipherTests {
         try RecordCipher(masterKey: key(masterHex))
     }
 
+    /// Made by an independent script (Python: HKDF, HMAC, a reference HChaCha20 and the
+    /// `cryptography` package's ChaCha20-Poly1305) from the documented format, padding included.
+    @Test("opens content and assets sealed by an independent implementation of the format")
+    func interoperability() throws {
+        let sealed =
+            "AWRlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e9X7+n+Dc3fBwYS+CoLfB4Ifhv+ge1UYcp9UCtbkZu2dSz/QZxFId11n8//1PAS1obIb29VQClb/"
+            + "HA6SPtZCvUnCHeHY5Enf7DnwXn391z9lRfIB+dFTbw4zKXkSDuSgoKg27fvo/v/04AqxB5EVYMs="
+        let context = RecordCipher.lengthPrefixed(["itsypad record", "1", Self.zone, "ClipboardEntry", Self.clipName])
+        let opened = try Self.cipher().openRecordContent(sealed, context: context)
+        #expect(
+            String(decoding: opened, as: UTF8.self)
+                == #"{"pinned":{"type":"INT64","value":1},"text":{"type":"STRING","value":"copied on the laptop"}}"#)
+        let asset = hex(
+            "016465666768696a6b6c6d6e6f707172737475767778797a7b929e44245a8de57e1c4cd380532c7edc390c15292661000faee11a7efe5b21a5"
+                + "65244c7daea49a8e9833f420b076210c")
+        #expect(try Self.cipher().openAsset(asset, zoneID: Self.zone) == Array("large tab content".utf8))
+    }
+
     @Test("key check value and hashed names are fixed by the key (known answers from an independent script)")
     func derivedValues() throws {
         let cipher = try Self.cipher()
@@ -34,6 +52,34 @@ struct RecordCipherTests {
     @Test("a master key that is not 32 bytes is refused")
     func invalidKey() {
         #expect(throws: RecordCipherError.invalidKey) { try RecordCipher(masterKey: key("00112233")) }
+    }
+
+    /// Sizes from the same independent script: 32-byte steps up to 1 KiB, Padmé above.
+    @Test(
+        "plaintext is padded to a size class before sealing",
+        arguments: [(0, 32), (30, 32), (31, 32), (1023, 1024), (1024, 1088), (1025, 1088), (5000, 5120), (1 << 20, 1_081_344)])
+    func padding(count: Int, padded: Int) throws {
+        #expect(RecordCipher.paddedCount(count) == padded)
+        let plaintext = [UInt8](repeating: 0x80, count: count)
+        #expect(RecordCipher.padded(plaintext).count == padded)
+        #expect(RecordCipher.unpadded(RecordCipher.padded(plaintext)) == plaintext)
+        let sealed = try Self.cipher().sealAsset(plaintext, zoneID: Self.zone)
+        #expect(sealed.count == RecordCipher.sealedByteCount(plaintextCount: count))
+    }
+
+    @Test("texts of different lengths in one size class seal to the same length")
+    func equalLengths() throws {
+        let cipher = try Self.cipher()
+        let short = try cipher.sealRecordContent(Array("hunter2".utf8), context: [])
+        let long = try cipher.sealRecordContent(Array("a passphrase of 31 characters!!".utf8), context: [])
+        #expect(short.utf8.count == long.utf8.count)
+    }
+
+    @Test(
+        "padding that is not exactly the format's is refused",
+        arguments: [[], [0], [0x80, 0x80], [1, 0x80] + [UInt8](repeating: 0, count: 29)])
+    func badPadding(_ bytes: [UInt8]) {
+        #expect(RecordCipher.unpadded(bytes) == nil)
     }
 
     @Test("assets round-trip, and are bound to their zone and key")

@@ -127,9 +127,10 @@ struct NoteRecords: SyncedRecordType {
         shelf.notes.keys.filter { shelf.tags[$0] == nil }.sorted().map { UnsentChange(operation: .save, key: NoteRecords.key($0)) }
     }
 
-    func forgetSynced(engine: SyncEngine) throws {
-        shelf.tags = [:]
-        try engine.store.pending().enqueue(.save, shelf.notes.keys.sorted().map(NoteRecords.key))
+    func forgetSynced(except accounted: Set<RecordKey>?, engine: SyncEngine) throws {
+        let missing = shelf.notes.keys.filter { id in accounted.map { shelf.tags[id] != nil && !$0.contains(NoteRecords.key(id)) } ?? true }
+        for id in missing { shelf.tags[id] = nil }
+        try engine.store.pending().enqueue(.save, missing.sorted().map(NoteRecords.key))
     }
 
     func merge(_ live: [RecordVersion], backend _: SyncBackend) throws -> SiblingMerge.Outcome {
