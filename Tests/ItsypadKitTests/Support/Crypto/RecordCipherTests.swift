@@ -6,6 +6,7 @@ import Testing
 @Suite("Record cipher")
 struct RecordCipherTests {
     static let zone = "zone-1"
+    static let clipName = "0f7c6b1e-4a4e-4c57-9a57-3b1d1c1e9b10"
 
     static func cipher(_ masterHex: String = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f") throws -> RecordCipher {
         try RecordCipher(masterKey: key(masterHex))
