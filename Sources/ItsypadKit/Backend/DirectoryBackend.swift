@@ -210,8 +210,11 @@ public final class DirectoryBackend: SyncBackend {
         _ = try readZone()
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let assetPath = layout.assetFile(reference.fileChecksum)
-        if let status = try files.status(assetPath), status.isRegular, status.size == reference.size {
-            // Already stored; refresh its age so compaction does not take it before the record referencing it is saved.
+        if let status = try files.status(assetPath), status.isRegular, status.size == reference.size,
+            let stored = try? files.readFileIfExists(assetPath, limit: reference.size), stored == bytes
+        {
+            // Already stored (a damaged copy of the same size is replaced); refresh its age so compaction
+            // does not take it before the record referencing it is saved.
             try files.touch(assetPath)
             return reference
         }

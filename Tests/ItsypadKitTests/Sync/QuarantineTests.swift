@@ -107,7 +107,10 @@ import Testing
         try files.writeAtomically(Array("{ not json".utf8), to: file)
         // A device that lost its place reads every record and compares: the malformed one is still there.
         let statePath = victim.dataDir + "/sync/state.json"
-        guard case .object(let members) = try JSONValue.parse(try #require(try FileSystem.read(statePath))) else { return }
+        guard case .object(let members) = try JSONValue.parse(try #require(try FileSystem.read(statePath))) else {
+            Issue.record("\(statePath) is not a JSON object")
+            return
+        }
         try FileSystem.writeAtomically(
             statePath, Array(JSONValue.object(members.map { $0.0 == "token" ? ($0.0, .string("1:X")) : $0 }).serialized().utf8))
         #expect(sync(victim).0 == ExitCode.failure)
