@@ -20,6 +20,7 @@
 #   sizes <= 1.5), the rest at most linear (each 10x step <= 15x)
 #   peak memory @100k with a 16 MiB clip: ls, ls --json, export, prune, clear < 64 MiB;
 #   clip add of the 16 MiB clip <= 3x its size
+#   clip add at the cap (evicting) <= 1.3x clip add below it, @1k and @100k; its peak memory @100k <= 16 MiB
 #
 # Every size's history is kept until its last interleaved round: about 0.6 GB of disk at 1,000,000
 # (history and export), and another 0.3 GB while the scaling rounds import 1,000,000 clips.
@@ -239,6 +240,38 @@ bench small "$SMALL_RUNS" 5 --fresh-text "$text_file" \
     -n "hello (no input)" "$(q "$work/hello")" \
     -n "hello linked whole (no input)" "$(q "$work/hello-static")" \
     "${small_commands[@]}"
+# --- At the cap (clip add evicting at clipboard.maxEntries) ------------------------------------------
+# clip add on a history at its cap evicts the oldest entry with each add; it must cost what an add below
+# the cap costs (<= 1.3x, median of per-round ratios, at 1,000 and 100,000 entries), and its peak memory at
+# 100,000 stays under 16 MiB. Each size's history is copied twice: one with the cap above it (each round
+# adds one entry), one with the cap at its size (each round adds one and evicts one).
+cap_sizes=()
+for n in 1000 $LARGE; do if [[ " $SIZES " == *" $n "* ]]; then cap_sizes+=("$n"); fi; done
+step "clip add at the cap against below it (${cap_sizes[*]} entries): $SMALL_RUNS interleaved rounds"
+cap_text=$work/cap-text
+cap_commands=()
+for n in "${cap_sizes[@]}"; do
+    cp -a "$work/clips-$n" "$work/below-cap-$n"
+    cp -a "$work/clips-$n" "$work/at-cap-$n"
+    "$ITSYPAD" --data-dir "$work/at-cap-$n" --quiet settings set clipboard.maxEntries "$n"
+    cap_commands+=(-n "add below the cap @$n" --stdin "$cap_text" "$(it "$work/below-cap-$n") clip add"
+        -n "add at the cap @$n" --stdin "$cap_text" "$(it "$work/at-cap-$n") clip add")
+done
+bench at-cap "$SMALL_RUNS" 5 --fresh-text "$cap_text" "${cap_commands[@]}"
+for n in "${cap_sizes[@]}"; do
+    got=$("$ITSYPAD" --data-dir "$work/at-cap-$n" clip ls | wc -l)
+    [[ $got -eq $n ]] || die "the history at its cap holds $got entries, expected $n"
+done
+printf 'command\tkib\tstatus\tlimit_kib\n' >"$results/at-cap-memory.tsv"
+if [[ " ${cap_sizes[*]} " == *" $LARGE "* ]]; then
+    printf 'one more at the cap' >"$cap_text"
+    cap_status=0
+    "$GNU_TIME" -f %M -o "$work/rss" "$ITSYPAD" --data-dir "$work/at-cap-$LARGE" clip add <"$cap_text" >/dev/null || cap_status=$?
+    printf 'clip add at the cap @%s\t%s\t%s\t16384\n' "$LARGE" "$(tail -n 1 "$work/rss")" "$cap_status" >>"$results/at-cap-memory.tsv"
+fi
+for n in "${cap_sizes[@]}"; do rm -rf "$work/below-cap-$n" "$work/at-cap-$n"; done
+# --- End of the at-the-cap block ---------------------------------------------------------------------
+
 for n in $SIZES; do
     if [[ $n -ne $LARGE ]]; then rm -rf "$work/clips-$n" "$work/itsypad-$n.json"; fi
 done
@@ -291,7 +324,7 @@ python3 - "$results" "$SIZES" "$LARGE" "$machine" "$((SECONDS - started))" <<'PY
 import itertools, json, statistics, sys
 res, sizes, large, machine, seconds = sys.argv[1], [int(s) for s in sys.argv[2].split()], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 med, rounds, run_of = {}, {}, {}
-for run in ["targets", "import-target", "scaling", "tab-import", "small"]:
+for run in ["targets", "import-target", "scaling", "tab-import", "small", "at-cap"]:
     for r in json.load(open(f"{res}/{run}.json"))["results"]:
         assert r["command"] not in run_of, f"{r['command']!r} measured twice"
         med[r["command"]], rounds[r["command"]], run_of[r["command"]] = r["median"], r["times"], run
@@ -339,6 +372,10 @@ target("import 10k tabs / cp -r", "import 10000 tabs", "cp -r 10000 tab files", 
 target(f"clip add {L} / hello (stdin)", f"add {L}", "hello (stdin)", 1.3)
 target(f"clip ls -n 20 {L} / hello", f"ls -n 20 {L}", "hello (no input)", 1.3)
 target("tab show NAME @10k / hello", "tab show NAME @10000", "hello (no input)", 1.3)
+# At the cap (see its block above): an add that evicts costs what one below the cap does.
+for n in sizes:
+    if f"add at the cap @{n}" in med:
+        target(f"clip add at the cap @{n:,} / below it", f"add at the cap @{n}", f"add below the cap @{n}", 1.3)
 # Scaling, each from one interleaved run: add and ls -n 20 flat (the largest ratio between two sizes,
 # each the median of its per-round ratios), the rest at most linear (each 10x step within 15x).
 for row in rows:
@@ -375,7 +412,7 @@ for name, value, bound, series in targets:
     print(f"{name:54} {value:>7.2f}x {'<= ' + format(bound, 'g') + 'x':>8}  {'PASS' if ok else 'FAIL':6} {spread}")
 print()
 print(f"{'peak memory (max RSS)':54} {'MiB':>8} {'limit':>8}  result")
-for line in open(f"{res}/memory.tsv").read().splitlines()[1:]:
+for line in open(f"{res}/memory.tsv").read().splitlines()[1:] + open(f"{res}/at-cap-memory.tsv").read().splitlines()[1:]:
     label, kib, code, limit = line.split("\t")
     kib, code, limit = int(kib), int(code), int(limit)
     ok = code == 0 and kib <= limit

@@ -44,6 +44,11 @@ public protocol ReplicatedBackend: Sendable {
     /// every device has seen, and compacts its own journal when it has grown.
     func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport?
 
+    /// Compacts this device's own journal now, whatever its size (`sync compact`): the lines of
+    /// versions since replaced or removed go, and with them every copy of their contents this
+    /// device wrote. Nil when there was nothing to compact.
+    func compactJournal() throws -> CompactionReport?
+
     /// The record's current siblings in this copy (none when it has no version here).
     func siblings(of id: RecordID) throws -> [RecordVersion]
 

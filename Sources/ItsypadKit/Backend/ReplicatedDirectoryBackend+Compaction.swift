@@ -3,17 +3,24 @@ import ItsypadSupport
 /// Compaction of this device's own journal, and reading another device from its record files
 /// when its journal no longer starts where a reader is.
 extension ReplicatedDirectoryBackend {
+    public func compactJournal() throws -> CompactionReport? {
+        let zone = try readZone()
+        return try withOwnFolder(in: zone) { document, _ in try compactIfGrown(zone: zone.zoneID, document: &document, past: 0) }
+    }
+
     /// Starts a new segment with a checkpoint line and removes the older ones, once the journal
-    /// has grown past `compactionThreshold`. The checkpoint carries the digest of the record files
+    /// has grown past `threshold` bytes. The checkpoint carries the digest of the record files
     /// and, per device, the furthest change that a drop in the removed lines waited for.
-    func compactIfGrown(zone: String, document: inout DeviceDocument) throws -> CompactionReport? {
+    func compactIfGrown(zone: String, document: inout DeviceDocument, past threshold: Int? = nil) throws -> CompactionReport? {
         let journal = journal(of: deviceID)
         let segments = try journal.segments()
         var sizes: [Int] = []
         for segment in segments { sizes.append(try files.status(segment.path)?.size ?? 0) }
-        guard sizes.reduce(0, +) > compactionThreshold, let first = segments.first else { return nil }
+        guard sizes.reduce(0, +) > threshold ?? compactionThreshold, let first = segments.first else { return nil }
         let everything = try journal.read(after: first.firstSeq - 1, hint: nil, maxChanges: .max)
         guard everything.waiting == nil, let last = everything.batches.last?.batch else { return nil }
+        // A journal that is one checkpoint already has nothing to drop.
+        if everything.batches.count == 1, last.checkpoint != nil { return nil }
         let requires = Self.requirements(of: everything.batches.map(\.batch))
         let seq = last.lastSeq + 1
         let checkpoint = DeviceBatch(

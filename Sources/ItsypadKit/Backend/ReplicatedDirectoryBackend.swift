@@ -533,7 +533,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         let bytes = try sealer.map { try $0.cipher.sealAsset(plaintext, zoneID: zone.zoneID) } ?? plaintext
         let reference = AssetReference(fileChecksum: SHA256.hexDigest(of: bytes), size: bytes.count)
         let file = layout.assetFile(deviceID, reference.fileChecksum)
-        if let status = try files.status(file), status.size == reference.size {
+        // A copy already there is kept only when it holds these bytes: a damaged one of the same size is replaced.
+        if let status = try files.status(file), status.size == reference.size,
+            let stored = try? files.readFileIfExists(file, limit: reference.size), stored == bytes
+        {
             try files.touch(file)
             return reference
         }

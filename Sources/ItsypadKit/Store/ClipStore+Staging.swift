@@ -58,9 +58,29 @@ extension ClipStore {
             let removal = ClipStore.markRemoved(ids, in: &slots)
             guard !removal.removed.isEmpty else { return [] }
             let file = try stagedLog()
-            try storeOperation { try file.append(removal.lines) }
+            try storeOperation {
+                try file.append(removal.lines)
+                try erase(removal.slots, in: file)
+            }
             removedCount += removal.removed.count
             return removal.removed
+        }
+
+        /// Erases the removed entries' texts in the staged copy of the log (see `ClipStore+Erasure`).
+        /// The copy is moved into place whole, so a line in another form is replaced whole, by a
+        /// line of the same length that changes nothing: a pin change of an entry that is not there.
+        private func erase(_ removed: [ClipSlot], in file: StagedFile) throws {
+            let outcome = try ClipStore.eraseTexts(of: removed, fd: store.log.fd, path: store.logPath) { bytes, offset in
+                try file.overwrite(bytes, at: offset)
+            }
+            guard !outcome.complete else { return }
+            for slot in removed where try ClipStore.textRange(of: slot, fd: store.log.fd, path: store.logPath) == nil {
+                var line = try ClipStore.pinLine(id: slot.idString, false)
+                line.removeLast()
+                guard line.count <= Int(slot.length) else { continue }
+                line += repeatElement(0x20, count: Int(slot.length) - line.count)
+                try file.overwrite(line, at: Int(slot.offset))
+            }
         }
 
         /// Stops staging (another `Staging` may start over in the same stage).

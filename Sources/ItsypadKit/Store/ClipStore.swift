@@ -38,13 +38,17 @@ public final class ClipStore {
         try storeOperation { try tree.makeDirectory(directory) }
         let log = try storeOperation { try AppendFile(path: directory + "/log", in: tree) }
         self.log = log
+        var erased = true
         index = try storeOperation {
             let current = try ClipIndexFile.open(path: directory + "/index", in: tree)
             if let current, current.header.logSize == UInt64(log.size), current.header.logInode == ClipStore.inode(of: log) {
                 return current
             }
-            return try ClipStore.buildIndex(log: log, indexPath: directory + "/index", in: tree)
+            let built = try ClipStore.buildIndex(log: log, indexPath: directory + "/index", in: tree)
+            erased = built.erased
+            return built.index
         }
+        if !erased { try storeOperation { try compact() } }
     }
 
     /// Runs `body` over the index; when a slot turns out not to describe an entry of the log,
@@ -228,6 +232,7 @@ public final class ClipStore {
             for victim in evictions.slots { ClipStore.appendRemoveLine(victim.slot.id, to: &lines) }
             let offset = try log.append(lines)
             lines = []
+            let erased = try erase(evictions.slots.map(\.slot))
 
             let slot = ClipSlot(
                 id: PackedID(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
@@ -235,7 +240,7 @@ public final class ClipStore {
             var header = index.header
             try markEvicted(evictions, in: &header)
             try insert([slot], header: header)
-            try compactIfNeeded()
+            try erased ? compactIfNeeded() : compact()
             return AddOutcome(entry: entry, duplicate: false, evicted: evictions.slots.map(\.slot.idString))
         }
     }
@@ -249,12 +254,13 @@ public final class ClipStore {
             var lines: [UInt8] = []
             for victim in evictions.slots { ClipStore.appendRemoveLine(victim.slot.id, to: &lines) }
             try log.append(lines)
+            let erased = try erase(evictions.slots.map(\.slot))
             var header = index.header
             try markEvicted(evictions, in: &header)
             header.logSize = UInt64(log.size)
             index.header = header
             try index.writeHeader()
-            try compactIfNeeded()
+            try erased ? compactIfNeeded() : compact()
             return evictions.slots.map(\.slot.idString)
         }
     }
@@ -331,6 +337,7 @@ public final class ClipStore {
             let removal = ClipStore.markRemoved(ids, in: &slots)
             guard let changed = removal.changed else { return [] }
             try log.append(removal.lines)
+            let erased = try erase(removal.slots)
             // The changed slots go back in one write (a clear changes 100,000 of them).
             try index.write(slots[changed], at: changed.lowerBound)
             var header = index.header
@@ -339,7 +346,7 @@ public final class ClipStore {
             header.logSize = UInt64(log.size)
             index.header = header
             try index.writeHeader()
-            try compactIfNeeded()
+            try erased ? compactIfNeeded() : compact()
             return removal.removed
         }
     }
@@ -437,21 +444,24 @@ public final class ClipStore {
         line.append(literal: "\"}\n")
     }
 
-    /// Marks the live slots of `ids` deleted; returns their ids, the log lines that record it
+    /// Marks the live slots of `ids` deleted; returns their ids and slots, the log lines that record it
     /// and the range of positions that changed (nil when none did).
-    static func markRemoved(_ ids: [String], in slots: inout [ClipSlot]) -> (removed: [String], lines: [UInt8], changed: ClosedRange<Int>?)
-    {
+    static func markRemoved(
+        _ ids: [String], in slots: inout [ClipSlot]
+    ) -> (removed: [String], slots: [ClipSlot], lines: [UInt8], changed: ClosedRange<Int>?) {
         let wanted = Set(ids.compactMap { PackedID($0) })
         var removed: [String] = []
+        var removedSlots: [ClipSlot] = []
         var lines: [UInt8] = []
         var changed: ClosedRange<Int>?
         for position in slots.indices where slots[position].isLive && wanted.contains(slots[position].id) {
             slots[position].flags |= ClipSlot.deleted
             removed.append(slots[position].idString)
+            removedSlots.append(slots[position])
             ClipStore.appendRemoveLine(slots[position].id, to: &lines)
             changed = (changed?.lowerBound ?? position)...position
         }
-        return (removed, lines, changed)
+        return (removed, removedSlots, lines, changed)
     }
 
     /// `{"op":"pin","id":…,"pinned":…}` and a newline.
@@ -479,12 +489,16 @@ public final class ClipStore {
     /// Replays the whole log into a fresh index. Runs after a crash left the
     /// index behind the log, or after an out-of-order insert.
     private func rebuildIndex() throws {
-        index = try ClipStore.buildIndex(log: log, indexPath: indexPath, in: tree)
+        let built = try ClipStore.buildIndex(log: log, indexPath: indexPath, in: tree)
+        index = built.index
+        if !built.erased { try compact() }
     }
 
     /// A line that does not parse in the middle of the log is reported (the log named) and the
     /// log kept as it is: nothing in it is dropped. Only a torn last line was cut, when opened.
-    private static func buildIndex(log: AppendFile, indexPath: String, in tree: FileTree) throws -> ClipIndexFile {
+    /// The texts of removed entries are erased (what a crash after a removal may have left) before
+    /// the index that covers the log is written; `erased` is false when a line needs a compaction for it.
+    private static func buildIndex(log: AppendFile, indexPath: String, in tree: FileTree) throws -> (index: ClipIndexFile, erased: Bool) {
         let logPath = log.path
         var slots: [ClipSlot] = []
         var positions: [PackedID: Int] = [:]
@@ -550,7 +564,8 @@ public final class ClipStore {
         header.liveCount = UInt64(slots.lazy.filter(\.isLive).count)
         header.deadLines = deadLines
         header.evictCursor = 0
-        return try ClipIndexFile.create(path: indexPath, in: tree, header: header, slots: slots)
+        let erased = try erase(slots.lazy.filter(\.isDeleted), in: log)
+        return (try ClipIndexFile.create(path: indexPath, in: tree, header: header, slots: slots), erased)
     }
 
     private func compactIfNeeded() throws {

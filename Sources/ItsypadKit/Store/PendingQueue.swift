@@ -297,9 +297,6 @@ public final class PendingQueue {
             if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
         }
 
-        /// The version of the change waiting for `key`, if one is.
-        func version(of key: ReplayKey) -> Int? { index[key].flatMap { slots[$0]?.version } }
-
         var ordered: [PendingChange] {
             var result: [PendingChange] = []
             result.reserveCapacity(index.count)
@@ -336,18 +333,17 @@ public final class PendingQueue {
     }
 
     /// Forgets the waiting changes of `keys`, as if sent: for records no backend
-    /// can have, whose deletion there is nothing to send. The versions come from
-    /// the log's replay, whose clip keys are packed: a clear of 100,000 clips
-    /// never holds the queue as a list.
+    /// can have, whose deletion there is nothing to send. Each key's confirmation
+    /// covers every version (the highest a line may carry), so the log is not replayed to find
+    /// them: an eviction at `clipboard.maxEntries` costs the same at any queue length.
     public func discard(_ keys: [RecordKey]) throws {
         guard !keys.isEmpty else { return }
-        let replay = try replayLog()
         let file = try appendFile()
         var lines: [UInt8] = []
         for (position, key) in keys.enumerated() {
-            if let version = replay.version(of: ReplayKey(key)) { PendingQueue.appendLine("done", key, version: version, to: &lines) }
+            PendingQueue.appendLine("done", key, version: PendingLine.versions.upperBound, to: &lines)
             // Appended a piece at a time: each confirmation stands on its own.
-            if lines.count >= 1 << 20 || (position == keys.count - 1 && !lines.isEmpty) {
+            if lines.count >= 1 << 20 || position == keys.count - 1 {
                 try storeOperation { try file.append(lines) }
                 lines.removeAll(keepingCapacity: true)
             }

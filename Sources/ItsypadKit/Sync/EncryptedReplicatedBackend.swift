@@ -38,6 +38,7 @@ final class EncryptedReplicatedBackend: ReplicatedBackend {
     func putAsset(_ bytes: [UInt8]) throws -> AssetReference { try inner.putAsset(bytes) }
     func readAsset(_ reference: AssetReference) throws -> [UInt8] { try inner.readAsset(reference) }
     func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? { try inner.finishSync(acknowledging: token) }
+    func compactJournal() throws -> CompactionReport? { try inner.compactJournal() }
     func location(of id: RecordID) -> String { inner.location(of: storedID(id)) }
 
     func siblings(of id: RecordID) throws -> [RecordVersion] {

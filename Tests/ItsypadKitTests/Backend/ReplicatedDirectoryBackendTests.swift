@@ -213,6 +213,18 @@ extension ReplicatedBackend {
         #expect(try devices[1].readAsset(reference) == blob)
     }
 
+    @Test("uploading an asset again repairs a damaged copy of the same size")
+    func anAssetIsRepairedWhenItsCopyIsDamaged() throws {
+        let devices = try Devices(shared: 1)
+        _ = try devices[0].createZoneIfNeeded()
+        let blob = Array("abc".utf8)
+        let reference = try devices[0].putAsset(blob)
+        let file = devices.directory.path + "/backend/devices/devA/assets/" + reference.fileChecksum
+        try FileSystem.writeAtomically(file, Array("abd".utf8))
+        #expect(try devices[0].putAsset(blob) == reference)
+        #expect(try devices[0].readAsset(reference) == blob)
+    }
+
     @Test func aHalfReplicatedLineIsWaitedFor() throws {
         var options = Self.orderly
         options.temporaryNaming = .inPlace

@@ -76,7 +76,10 @@ import Glibc
 
     func dropToken(_ dataDir: String) throws {
         let path = dataDir + "/sync/state.json"
-        guard case .object(let members) = try JSONValue.parse(try #require(try FileSystem.read(path))) else { return }
+        guard case .object(let members) = try JSONValue.parse(try #require(try FileSystem.read(path))) else {
+            Issue.record("\(path) is not a JSON object")
+            return
+        }
         try FileSystem.writeAtomically(path, Array(JSONValue.object(members.filter { $0.0 != "token" }).serialized().utf8))
     }
 

@@ -23,7 +23,10 @@ import Glibc
         let statePath = world.victim + "/sync/state.json"
         var state = try JSONValue.parse(try #require(try FileSystem.read(statePath)))
         let zone = try #require(state["zoneID"]?.stringValue)
-        guard case .object(var members) = state else { return }
+        guard case .object(var members) = state else {
+            Issue.record("\(statePath) is not a JSON object")
+            return
+        }
         members.removeAll { $0.0 == "token" }
         members.append(("token", .string(token.replacing("ZONE", with: zone))))
         state = .object(members)
