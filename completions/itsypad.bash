@@ -8,7 +8,7 @@ _itsypad_subcommands() {
         '') REPLY='tab clip settings sync export import help completions install uninstall' ;;
         'tab') REPLY='new ls show edit rm' ;;
         'clip') REPLY='add ls show rm pin unpin clear prune' ;;
-        'settings') REPLY='list get set unset' ;;
+        'settings') REPLY='list ls get set unset' ;;
         'sync') REPLY='enable key disable push pull status log compact watch' ;;
         'sync key') REPLY='show rotate' ;;
         *) return 1 ;;
@@ -36,6 +36,7 @@ _itsypad_options() {
         'clip prune') REPLY='--older-than --keep --data-dir -q --quiet -h --help' ;;
         'settings') REPLY='--json --data-dir -q --quiet -h --help' ;;
         'settings list') REPLY='--json --data-dir -q --quiet -h --help' ;;
+        'settings ls') REPLY='--json --data-dir -q --quiet -h --help' ;;
         'settings get') REPLY='--data-dir -q --quiet -h --help' ;;
         'settings set') REPLY='--data-dir -q --quiet -h --help' ;;
         'settings unset') REPLY='--data-dir -q --quiet -h --help' ;;

@@ -12,7 +12,7 @@ function __itsypad_subcommands
         case 'clip'
             printf '%s\n' add ls show rm pin unpin clear prune
         case 'settings'
-            printf '%s\n' list get set unset
+            printf '%s\n' list ls get set unset
         case 'sync'
             printf '%s\n' enable key disable push pull status log compact watch
         case 'sync key'
@@ -58,6 +58,8 @@ function __itsypad_value_options
         case 'settings'
             printf '%s\n' --data-dir
         case 'settings list'
+            printf '%s\n' --data-dir
+        case 'settings ls'
             printf '%s\n' --data-dir
         case 'settings get'
             printf '%s\n' --data-dir
@@ -197,7 +199,7 @@ complete -c itsypad -s h -l help -d 'Show help information.'
 complete -c itsypad -n '__itsypad_at "" 0' -a tab -d 'Create, list, show, edit and remove scratch tabs.'
 complete -c itsypad -n '__itsypad_at "" 0' -a clip -d 'Keep and search a clipboard history.'
 complete -c itsypad -n '__itsypad_at "" 0' -a settings -d 'List, get and change settings.'
-complete -c itsypad -n '__itsypad_at "" 0' -a sync -d 'Sync tabs, clips and synced settings through a shared backend directory.'
+complete -c itsypad -n '__itsypad_at "" 0' -a sync -d 'Sync tabs, clips and synced settings through a shared backend directory or a git remote.'
 complete -c itsypad -n '__itsypad_at "" 0' -a export -d 'Write all tabs, clips and settings as one JSON document to standard output.'
 complete -c itsypad -n '__itsypad_at "" 0' -a import -d 'Merge an export (or a legacy iCloud key-value dump) into the data directory.'
 complete -c itsypad -n '__itsypad_at "" 0' -a help -d 'Show help for a command.'
@@ -275,12 +277,16 @@ complete -c itsypad -n '__itsypad_at "clip prune"' -l keep -x -d 'Keep at most N
 # itsypad settings
 complete -c itsypad -n '__itsypad_at "settings"' -l json -d 'Print JSON (stable; see itsypad(1) for the fields).'
 complete -c itsypad -n '__itsypad_at "settings" 0' -a list -d 'List every setting with its value and scope.'
+complete -c itsypad -n '__itsypad_at "settings" 0' -a ls -d 'List every setting with its value and scope.'
 complete -c itsypad -n '__itsypad_at "settings" 0' -a get -d 'Print a setting\'s value.'
 complete -c itsypad -n '__itsypad_at "settings" 0' -a set -d 'Change a setting.'
 complete -c itsypad -n '__itsypad_at "settings" 0' -a unset -d 'Return a setting to its default.'
 
 # itsypad settings list
 complete -c itsypad -n '__itsypad_at "settings list"' -l json -d 'Print JSON (stable; see itsypad(1) for the fields).'
+
+# itsypad settings ls
+complete -c itsypad -n '__itsypad_at "settings ls"' -l json -d 'Print JSON (stable; see itsypad(1) for the fields).'
 
 # itsypad settings get
 complete -c itsypad -n '__itsypad_at "settings get" 0' -a '(__itsypad_complete setting-keys)'

@@ -220,7 +220,7 @@ public struct GitRemote {
         let lease = "--force-with-lease=refs/heads/\(GitRemote.branch):\(head)"
         let pushed = try runGit(["push", "-q", lease, "origin", "\(tip):refs/heads/\(GitRemote.branch)"], network: true)
         if pushed.status != 0 {
-            if pushed.errorSummary.contains("stale info") || pushed.errorSummary.contains("[rejected]") { return false }
+            if pushed.errorText.contains("stale info") || pushed.errorText.contains("[rejected]") { return false }
             throw record(failure: failure("push to", pushed))
         }
         try git(["reset", "-q", "--soft", tip])
@@ -306,7 +306,7 @@ public struct GitRemote {
         var status = GitStatus.read(statusFile)
         if fetched.status != 0 {
             // A remote without itsypad's branch yet (a new, empty repository) is not a failure.
-            guard fetched.errorSummary.contains("couldn't find remote ref") else {
+            guard fetched.errorText.contains("couldn't find remote ref") else {
                 throw record(failure: failure("fetch from", fetched))
             }
             _ = try runGit(["update-ref", "-d", GitRemote.remoteBranch])
@@ -386,37 +386,97 @@ public struct GitRemote {
         }
         var environment = self.environment
         environment["GIT_TERMINAL_PROMPT"] = "0"
-        environment["GIT_SSH_COMMAND"] = (environment["GIT_SSH_COMMAND"] ?? "ssh") + " -o BatchMode=yes"
+        // Only transports that move data: `ext::` runs a command, and other remote helpers are programs too.
+        environment["GIT_ALLOW_PROTOCOL"] = GitRemote.allowedProtocols.joined(separator: ":")
         environment["LC_ALL"] = "C"
         if let indexFile { environment["GIT_INDEX_FILE"] = indexFile }
-        let process = Subprocess(
-            executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
-            environment: environment)
+        var options = ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)]
+        if network, try !hasOwnSSHCommand(executable, environment) {
+            options += ["-c", "core.sshCommand=ssh -o BatchMode=yes"]
+        }
+        let process = Subprocess(executable: executable, arguments: options + arguments, environment: environment)
         return try process.run(timeout: network ? timeout : max(timeout, 600))
     }
 
-    /// Exit 75 for what retrying can fix (no network, an unreachable host, a time-out), 1 for the
-    /// rest (a rejected key, a repository that is not there), git's own message in both.
+    /// The transports a remote may use.
+    static let allowedProtocols = ["file", "ssh", "git", "http", "https"]
+
+    /// Whether the user chose how git runs ssh (GIT_SSH_COMMAND, GIT_SSH, core.sshCommand): that
+    /// choice is kept as it is; otherwise itsypad's ssh never prompts (BatchMode).
+    private func hasOwnSSHCommand(_ executable: String, _ environment: [String: String]) throws -> Bool {
+        if environment["GIT_SSH_COMMAND"] != nil || environment["GIT_SSH"] != nil { return true }
+        let configured = try Subprocess(
+            executable: executable, arguments: ["--git-dir=" + gitDirectory, "config", "--get", "core.sshCommand"],
+            environment: environment
+        ).run(timeout: timeout)
+        return configured.status == 0
+    }
+
+    /// Exit 75 for what retrying can fix (no network, an unreachable host, a time-out, a lock
+    /// held on the remote), 1 for the rest (a repository that is not there, a refused key, a
+    /// transport not allowed), git's own message in both, quoted line by line as git wrote it.
     func failure(_ what: String, _ output: Subprocess.Output) -> ItsypadError {
         let place = "\(what) \(BackendLocation.git(url: url))"
+        let retry = "local changes stay queued; try again later"
         if output.timedOut {
-            return .temporary("git could not \(place) within \(Int(timeout)) s; local changes stay queued; try again later")
+            return .temporary("git could not \(place) within \(Int(timeout)) s; \(retry)")
         }
-        let message = output.errorSummary.isEmpty ? "git exited with status \(output.status)" : output.errorSummary
+        let text = output.errorText.isEmpty ? "git exited with status \(output.status)" : output.errorText
+        let quoted =
+            "git could not \(place):\n"
+            + text.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n")
+        switch GitFailure(text) {
+        case .transient: return .temporary(quoted + "\n" + retry)
+        case .missingRepository:
+            let creation =
+                BackendLocation.isLocalPath(url) || url.hasPrefix("file://")
+                ? "create it with 'git init --bare \(url.hasPrefix("file://") ? String(url.dropFirst("file://".count)) : url)'"
+                : "create it on its server (git init --bare) or correct the URL"
+            return .failure(quoted + "\nno repository is there: " + creation)
+        case .protocolNotAllowed:
+            return .failure(quoted + "\nitsypad reaches git remotes only over " + GitRemote.allowedProtocols.joined(separator: ", "))
+        case .permanent: return .failure(quoted)
+        }
+    }
+}
+
+/// What kind of failure git's message describes.
+enum GitFailure: Equatable {
+    /// Retrying can fix it: the network, the host or a lock held on the remote.
+    case transient
+    case missingRepository
+    case protocolNotAllowed
+    /// Anything else: a refused key, a bad URL, a certificate, a rejected push.
+    case permanent
+
+    init(_ message: String) {
         let lowered = message.lowercased()
+        let missing =
+            ["does not appear to be a git repository", "repository not found"].contains(where: lowered.contains)
+            || lowered.contains("repository '") && lowered.contains("' not found")
         let refused = [
             "permission denied", "authentication failed", "host key verification failed", "could not read username",
-            "terminal prompts disabled", "repository not found", "access denied",
+            "terminal prompts disabled", "access denied", "returned error: 401", "returned error: 403",
         ]
         let unreachable = [
             "could not resolve", "connection refused", "connection timed out", "network is unreachable",
             "no route to host", "connection reset", "connection closed", "operation timed out",
-            "failed to connect", "could not connect", "does not appear to be a git repository",
+            "failed to connect", "could not connect", "temporary failure in name resolution",
+            "returned error: 429", "returned error: 500", "returned error: 502", "returned error: 503", "returned error: 504",
+            "the remote end hung up unexpectedly", "early eof",
         ]
-        if !refused.contains(where: lowered.contains), unreachable.contains(where: lowered.contains) {
-            return .temporary("git could not \(place): \(message); local changes stay queued; try again later")
+        let lockHeld = lowered.contains(".lock") && lowered.contains("file exists")
+        if lowered.contains("transport '"), lowered.contains("not allowed") {
+            self = .protocolNotAllowed
+        } else if refused.contains(where: lowered.contains) {
+            self = .permanent
+        } else if missing {
+            self = .missingRepository
+        } else if lockHeld || unreachable.contains(where: lowered.contains) {
+            self = .transient
+        } else {
+            self = .permanent
         }
-        return .failure("git could not \(place): \(message)")
     }
 }
 

@@ -44,6 +44,9 @@ struct ClipListing {
         }
     }
 
+    /// What a pinned entry's preview starts with: after the tab, so that `cut -f1` still gives the id.
+    static let pinnedMarker = Array("[pinned] ".utf8)
+
     /// `SHORTID<TAB>preview` lines, made safe for a terminal when one shows them.
     func printPreviews(to out: OutputBuffer, length: Int, terminalSafe: Bool = false) throws {
         var line: [UInt8] = []
@@ -69,6 +72,7 @@ struct ClipListing {
         // The short id is the id text's first eight digits (`Identifier.short`), as the line holds it.
         line.append(contentsOf: UnsafeBufferPointer(rebasing: clip.idText[..<8]))
         line.append(0x09)
+        if clip.slot.isPinned { line += ClipListing.pinnedMarker }
         // Most previews come straight from the escaped text; the others from the decoded one.
         if !PreviewBuilder.append(escaped: clip.head, isWhole: clip.isWhole, limit: length, to: &line) {
             var preview = PreviewBuilder(limit: length)

@@ -96,6 +96,8 @@ public typealias CommandAction = @Sendable (Invocation) throws -> Int32
 /// completions and man pages, so they cannot drift apart.
 public struct CommandSpec: Sendable {
     public let name: String
+    /// Other names the command is run by (`ls` for `list`): parsed, completed and shown beside the name.
+    public let aliases: [String]
     public let abstract: String
     public let discussion: String?
     public let arguments: [ArgumentSpec]
@@ -106,11 +108,12 @@ public struct CommandSpec: Sendable {
     public let action: CommandAction?
 
     public init(
-        _ name: String, abstract: String, discussion: String? = nil, arguments: [ArgumentSpec] = [],
+        _ name: String, aliases: [String] = [], abstract: String, discussion: String? = nil, arguments: [ArgumentSpec] = [],
         options: [OptionSpec] = [], subcommands: [CommandSpec] = [], examples: [Example] = [],
         hidden: Bool = false, action: CommandAction? = nil
     ) {
         self.name = name
+        self.aliases = aliases
         self.abstract = abstract
         self.discussion = discussion
         self.arguments = arguments
@@ -121,7 +124,17 @@ public struct CommandSpec: Sendable {
         self.action = action
     }
 
-    public func subcommand(_ name: String) -> CommandSpec? { subcommands.first { $0.name == name } }
+    public func subcommand(_ name: String) -> CommandSpec? { subcommands.first { $0.name == name || $0.aliases.contains(name) } }
+
+    /// The name and its aliases, as help and man pages show them: "list, ls".
+    public var names: String { ([name] + aliases).joined(separator: ", ") }
+
+    /// The same command under one of its aliases, for the completion scripts.
+    func named(_ alias: String) -> CommandSpec {
+        CommandSpec(
+            alias, abstract: abstract, discussion: discussion, arguments: arguments, options: options, subcommands: subcommands,
+            examples: examples, hidden: hidden, action: action)
+    }
 
     public var visibleSubcommands: [CommandSpec] { subcommands.filter { !$0.hidden } }
 }

@@ -9,9 +9,10 @@ public enum CommandTable {
 
     public static let root = CommandSpec(
         "itsypad",
-        abstract: "A scratchpad and clipboard history for the shell, synced through a shared directory.",
+        abstract: "A scratchpad and clipboard history for the shell, synced through a shared directory or a git remote.",
         discussion: "Scratch tabs, a clipboard history and settings live in a local data directory; "
-            + "'itsypad sync' keeps them the same on every machine that shares a sync backend directory.",
+            + "'itsypad sync' keeps them the same on every machine that shares a sync backend: a directory (a USB disk, "
+            + "a folder Syncthing or Dropbox replicates) or a git remote.",
         options: [
             OptionSpec(
                 "data-dir", value: "DIR",
@@ -104,7 +105,8 @@ public enum CommandTable {
                 action: ClipCommands.add),
             CommandSpec(
                 "ls", abstract: "List entries, newest first.",
-                discussion: "One line per entry: SHORTID, a tab, and a one-line preview (whitespace collapsed, cut with \"…\").",
+                discussion:
+                    "One line per entry: SHORTID, a tab, and a one-line preview (whitespace collapsed, cut with \"…\"), which starts with \"[pinned] \" for a pinned entry.",
                 options: [
                     OptionSpec("limit", short: "n", value: "N", help: "Show at most N entries."),
                     OptionSpec("search", short: "s", value: "TEXT", help: "Only entries containing TEXT (case-insensitive)."),
@@ -171,7 +173,7 @@ public enum CommandTable {
         options: [json],
         subcommands: [
             CommandSpec(
-                "list", abstract: "List every setting with its value and scope.", options: [json],
+                "list", aliases: ["ls"], abstract: "List every setting with its value and scope.", options: [json],
                 examples: [Example("itsypad settings list", "key=value lines.")], action: SettingsCommands.list),
             CommandSpec(
                 "get", abstract: "Print a setting's value.",
@@ -199,7 +201,7 @@ public enum CommandTable {
         action: SettingsCommands.list)
 
     static let sync = CommandSpec(
-        "sync", abstract: "Sync tabs, clips and synced settings through a shared backend directory.",
+        "sync", abstract: "Sync tabs, clips and synced settings through a shared backend directory or a git remote.",
         discussion:
             "Without a subcommand: pull, then push, then pull. Quiet on success unless standard output is a terminal, so cron mails only failures. Exit status 75 means the backend was locked, unreachable or missing (an unmounted disk: sync never creates a backend, only sync enable does), or another sync of this data directory was under way (a second sync does not wait for the first): try again later; nothing pending is lost. A sync locks the data directory only for short steps, never while it waits for the backend, so commands such as clip add run meanwhile; what they change is sent by this sync or the next. Exit status 1 with records named means something on the backend is malformed: it was skipped and everything else synced (see sync status).",
         subcommands: [
@@ -208,8 +210,9 @@ public enum CommandTable {
                 abstract:
                     "Start syncing through DIR (created if needed; its parent must exist) or a git remote, and run a first sync that merges both ways.",
                 discussion:
-                    "With --encrypt, DIR must hold no backend yet: a fresh 256-bit key is made, kept in the data directory (sync-key, mode 0600, never synced, exported only by export --include-sync-key) and every record and asset is encrypted with it before it is written. Other devices join with --key - and the recovery key that 'itsypad sync key show' prints. A device that has a key creates encrypted backends. A wrong or missing key fails (exit 1) before anything is written. See itsypad-backend(5) for what stays visible. "
-                    + "With git:URL (any URL git accepts: ssh://host/path, user@host:path, https://…, file://…, or the path of a local bare repository), the backend is kept in a clone of that repository in the data directory (sync/git), on a branch named itsypad that the first device creates and pushes. Every sync fetches, puts its own commits on top of the remote's, runs exactly as on a directory, then commits (naming the device and the counts) and pushes; a push refused because the remote moved is tried again after another fetch, at most three times, then the sync exits 75 with its commit kept for the next one. git runs without a shell and never prompts (GIT_TERMINAL_PROMPT=0, ssh in batch mode): authentication is git's own, ssh keys or credential helpers. Each git command is killed after ITSYPAD_GIT_TIMEOUT seconds (default 120). No git installed, or a key or password the remote refuses: exit 1 with git's message. No network or an unreachable remote: exit 75. Local changes stay queued or committed in the clone in every case. A remote whose history was rewritten (a force-push, a new repository) is taken as a replaced backend: the clone keeps its own commits under refs/itsypad/kept and the device sends everything it has again. A git remote's backend is created encrypted unless --no-encrypt says otherwise (its history keeps every byte ever pushed, on a host you may not control): the first device makes the key, the others join with --key -; joining an encrypted remote without it fails (exit 1) and says so. --encrypt and --key work the same as with a directory.",
+                    "DIR must be new, empty, or hold a backend already: a folder holding anything else (your home directory by a slip) is refused (exit 1, nothing written); a folder Syncthing shares may hold its .stfolder. "
+                    + "With --encrypt, DIR must hold no backend yet: a fresh 256-bit key is made, kept in the data directory (sync-key, mode 0600, never synced, exported only by export --include-sync-key) and every record and asset is encrypted with it before it is written. Other devices join with --key - and the recovery key that 'itsypad sync key show' prints. A device that has a key creates encrypted backends. A wrong or missing key fails (exit 1) before anything is written. With --key - on a terminal, the recovery key is asked for (\"Recovery key: \") and not echoed; from a pipe it is read as it comes. A key is never discarded by enabling another backend: the key it replaces is kept in the data directory (sync-keys/, named by the key check value its backend's zone.json records), and enabling that backend again takes it back. See itsypad-backend(5) for what stays visible. "
+                    + "With git:URL (any URL git accepts: ssh://host/path, user@host:path, https://…, file://…, or the path of a local bare repository), the backend is kept in a clone of that repository in the data directory (sync/git), on a branch named itsypad that the first device creates and pushes. Every sync fetches, puts its own commits on top of the remote's, runs exactly as on a directory, then commits (naming the device and the counts) and pushes; a push refused because the remote moved is tried again after another fetch, at most three times, then the sync exits 75 with its commit kept for the next one. git runs without a shell and never prompts (GIT_TERMINAL_PROMPT=0; ssh in batch mode unless you chose your own ssh command with core.sshCommand, GIT_SSH or GIT_SSH_COMMAND, which is used as it is): authentication is git's own, ssh keys or credential helpers. Only the file, ssh, git, http and https transports are used, whatever GIT_ALLOW_PROTOCOL says (ext:: and other remote helpers run programs). Each git command is killed after ITSYPAD_GIT_TIMEOUT seconds (default 120). No git installed, a repository that does not exist (create it with git init --bare), a key or password the remote refuses, or a URL git cannot use: exit 1 with git's message as git wrote it. No network, an unreachable host or a lock held on the remote: exit 75. Local changes stay queued or committed in the clone in every case. A remote whose history was rewritten (a force-push, a new repository) is taken as a replaced backend: the clone keeps its own commits under refs/itsypad/kept and the device sends everything it has again. A git remote's backend is created encrypted unless --no-encrypt says otherwise (its history keeps every byte ever pushed, on a host you may not control): the first device makes the key, the others join with --key -; joining an encrypted remote without it fails (exit 1) and says so. --encrypt and --key work the same as with a directory.",
                 arguments: [
                     ArgumentSpec(
                         "backend", .optional, help: "DIR, the backend directory, or git:URL (default: the sync.backend setting).",

@@ -166,12 +166,14 @@ struct CompletionNode {
     /// `root` and every visible command under it, parents first.
     static func walk(_ root: CommandSpec) -> [CompletionNode] {
         func visit(_ command: CommandSpec, _ names: [String]) -> [CompletionNode] {
+            // An alias is completed like a command of its own.
+            let subcommands = command.visibleSubcommands.flatMap { [$0] + $0.aliases.map($0.named) }
             let node = CompletionNode(
-                path: names.joined(separator: " "), subcommands: command.visibleSubcommands,
+                path: names.joined(separator: " "), subcommands: subcommands,
                 ownOptions: command.options,
                 options: names.isEmpty ? command.options : command.options + root.options.filter(\.isGlobal),
                 arguments: command.arguments)
-            return [node] + command.visibleSubcommands.flatMap { visit($0, names + [$0.name]) }
+            return [node] + subcommands.flatMap { visit($0, names + [$0.name]) }
         }
         return visit(root, [])
     }

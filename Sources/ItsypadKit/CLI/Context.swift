@@ -18,6 +18,9 @@ public final class OutputBuffer {
 
     public var text: String { String(decoding: captured, as: UTF8.self) }
 
+    /// Whether what is written is kept in memory (a test's context) rather than written out.
+    var isMemory: Bool { fd == nil }
+
     public func write(_ string: String) {
         write(Array(string.utf8))
     }
@@ -176,6 +179,14 @@ public final class Context {
     }
 
     private var consumedInput: [UInt8]?
+
+    /// A secret typed at the terminal: `prompt` on standard error, then a line read with echo off.
+    /// In memory (tests) the prompt is written to `standardError` and the line is standard input.
+    public func secretLine(prompt: String) throws -> [UInt8] {
+        guard standardError.isMemory else { return try Terminal.readSecretLine(prompt: prompt) }
+        standardError.write(prompt)
+        return try standardInput()
+    }
 
     /// All of standard input (read once).
     public func standardInput() throws -> [UInt8] {

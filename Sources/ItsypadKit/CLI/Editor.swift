@@ -1,3 +1,4 @@
+import ItsypadModel
 import ItsypadSupport
 
 #if canImport(Glibc)
@@ -21,13 +22,15 @@ struct Editor {
         return ("vi", "the default: neither $VISUAL nor $EDITOR is set")
     }
 
-    /// nil when the editor failed (non-zero exit): the caller then changes nothing.
-    func edit(_ initial: String, name: String) throws -> String? {
+    /// nil when the editor failed (non-zero exit): the caller then changes nothing. The file is
+    /// named after `language` (`itsypad-….md`), so that the editor highlights it.
+    func edit(_ initial: String, language: String) throws -> String? {
         let editorCommand = command()
         invocation.close()
         let directory = invocation.context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array((directory + "/itsypad-XXXXXX.txt").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 4) }
+        let suffix = "." + LanguageDetector.fileExtension(for: language)
+        var template = Array((directory + "/itsypad-XXXXXX" + suffix).utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, Int32(suffix.utf8.count)) }
         if fd < 0 { throw FileSystem.fail("create a temporary file in", directory) }
         let path = String(cString: template)
         try Array(initial.utf8).withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: path) }

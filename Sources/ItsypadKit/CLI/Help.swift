@@ -54,7 +54,7 @@ public struct HelpRenderer {
         }
         let subcommands = command.visibleSubcommands
         if !subcommands.isEmpty {
-            let rows = subcommands.map { row($0.name, $0.abstract) }
+            let rows = subcommands.map { row($0.names, $0.abstract) }
             // `help` takes the whole path: "itsypad help tab <subcommand>".
             let helpPath = ([root.name, "help"] + path.dropFirst().map(\.name)).joined(separator: " ")
             sections.append("SUBCOMMANDS:\n" + rows.joined(separator: "\n") + "\n\n  See '\(helpPath) <subcommand>' for detailed help.")

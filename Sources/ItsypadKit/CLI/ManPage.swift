@@ -134,6 +134,11 @@ public enum ManPage {
         page.subsection(Roff.code(path.map(\.name).joined(separator: " ")))
         page.line(synopsis(path))
         page.paragraph(command.abstract)
+        if !command.aliases.isEmpty {
+            page.paragraph(
+                "Also run as " + command.aliases.map { (path.dropLast().map(\.name) + [$0]).joined(separator: " ") }.joined(separator: ", ")
+                    + ".")
+        }
         command.discussion.map { page.paragraph($0) }
         command.arguments.forEach { page.item(argumentLabel($0), $0.help) }
         command.options.forEach { page.item(optionLabel($0), $0.help) }

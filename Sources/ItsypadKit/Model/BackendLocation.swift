@@ -38,7 +38,7 @@ public enum BackendLocation: Equatable, Sendable, CustomStringConvertible {
 
     /// How git itself tells a local path from a URL: `scheme://…` is a URL, and `host:path` is
     /// ssh unless a slash comes before the colon.
-    static func isLocalPath(_ url: String) -> Bool {
+    package static func isLocalPath(_ url: String) -> Bool {
         if url.contains("://") { return false }
         guard let colon = url.firstIndex(of: ":") else { return true }
         return url[..<colon].contains("/")

@@ -63,6 +63,20 @@ public enum LanguageDetector {
         return extensions[suffix] ?? canonical(suffix)
     }
 
+    /// The extension a file of `language` takes (`md`, `py`; `txt` for plain or an unknown id), so
+    /// that an editor given such a file highlights it.
+    public static func fileExtension(for language: String) -> String {
+        fileExtensions[language] ?? "txt"
+    }
+
+    /// Each language's usual extension; `language(forFileName:)` reads each back as its language.
+    static let fileExtensions: [String: String] = [
+        "bash": "sh", "c": "c", "cpp": "cpp", "csharp": "cs", "css": "css", "dockerfile": "dockerfile", "go": "go",
+        "html": "html", "java": "java", "javascript": "js", "json": "json", "kotlin": "kt", "lua": "lua", "makefile": "mk",
+        "markdown": "md", "php": "php", "plain": "txt", "python": "py", "ruby": "rb", "rust": "rs", "sql": "sql",
+        "swift": "swift", "toml": "toml", "typescript": "ts", "xml": "xml", "yaml": "yaml",
+    ]
+
     /// Whole file names that imply a language.
     static let fileNames: [String: String] = [
         "makefile": "makefile", "gnumakefile": "makefile", "dockerfile": "dockerfile", "containerfile": "dockerfile",

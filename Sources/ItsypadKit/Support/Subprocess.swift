@@ -26,10 +26,17 @@ package struct Subprocess {
         package let timedOut: Bool
 
         package var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
-        /// Standard error as one line for a message: trimmed, lines joined, control characters escaped.
-        package var errorSummary: String {
-            let lines = String(decoding: standardError, as: UTF8.self).split(whereSeparator: \.isNewline).map { Text.trim(String($0)) }
-            return Text.escapingControls(lines.filter { !$0.isEmpty }.joined(separator: "; "), limit: 1000)
+        /// Standard error as the program wrote it, for quoting in a message: its lines kept, blank
+        /// lines at either end dropped, other control characters escaped, at most 40 lines.
+        package var errorText: String {
+            var lines = String(decoding: standardError, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map {
+                var line = Substring($0)
+                while let last = line.last, last.isWhitespace { line.removeLast() }
+                return Text.escapingControls(String(line), limit: 500)
+            }
+            while lines.first?.isEmpty == true { lines.removeFirst() }
+            while lines.last?.isEmpty == true { lines.removeLast() }
+            return (lines.count > 40 ? lines.prefix(40) + ["…"] : lines[...]).joined(separator: "\n")
         }
     }
 

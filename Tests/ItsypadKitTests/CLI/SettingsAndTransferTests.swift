@@ -32,6 +32,27 @@ import Testing
         #expect(err.contains(message), "\(err)")
     }
 
+    /// `ls` is `list`, as with tabs and clips: parsed, shown in help, completed.
+    @Test func lsIsAnAliasOfList() throws {
+        let listed = device.inProcess(["settings", "list"])
+        let (status, out, err) = device.inProcess(["settings", "ls"])
+        #expect(status == 0 && out == listed.1, "\(err)")
+        #expect(device.inProcess(["settings", "ls", "--json"]).1 == device.inProcess(["settings", "list", "--json"]).1)
+        #expect(device.inProcess(["help", "settings"]).1.contains("  list, ls "))
+        #expect(device.inProcess(["help", "settings", "ls"]).1.contains("USAGE: itsypad settings list"))
+        let bash = CompletionScript.generate(for: .bash, root: CommandTable.root)
+        #expect(bash.contains("'settings') REPLY='list ls get set unset'"), "\(bash)")
+        #expect(ManPage.generate(path: [CommandTable.root, CommandTable.settings]).contains("Also run as itsypad settings ls."))
+    }
+
+    /// The overviews of itsypad and of sync name git remotes, not only directories.
+    @Test func helpSaysABackendMayBeAGitRemote() {
+        for command in [["help"], ["help", "sync"]] {
+            let overview = device.inProcess(command).1.split(separator: "\n\n").first ?? ""
+            #expect(overview.contains("git remote"), "\(overview)")
+        }
+    }
+
     @Test func onlySyncedKeysAreQueued() throws {
         #expect(device.inProcess(["settings", "set", "device.name", "laptop"]).0 == 0)
         #expect(device.inProcess(["settings", "set", "clipboard.retention", "7d"]).0 == 0)

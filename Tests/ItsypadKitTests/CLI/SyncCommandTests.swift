@@ -34,6 +34,75 @@ import Glibc
         #expect(output("sync", "status").contains("local-only: 2 (2 clips added with --local)\n"))
     }
 
+    /// `sync enable ~` by a slip must not put a backend among the user's files.
+    @Test func enableRefusesAFolderHoldingSomethingElse() throws {
+        let folder = backend.path + "/home"
+        mkdir(folder, 0o700)
+        backend.write("home/notes.txt", "mine")
+        mkdir(folder + "/Documents", 0o700)
+        let (status, _, err) = device.inProcess(["sync", "enable", folder])
+        #expect(status == 1, "\(err)")
+        #expect(err.contains(folder) && err.contains("'Documents' and 1 more") && err.contains("nothing was changed"), "\(err)")
+        #expect(try FileSystem.list(folder, includingHidden: true).sorted() == ["Documents", "notes.txt"])
+        #expect(device.inProcess(["settings", "get", "sync.backend"]).1 == "")
+        #expect(device.inProcess(["settings", "get", "sync.enabled"]).1 == "false\n")
+    }
+
+    @Test(arguments: ["missing", "empty", "shared by Syncthing", "a backend"])
+    func enableTakesANewEmptyOrBackendFolder(_ kind: String) throws {
+        let folder = backend.path + "/sync"
+        switch kind {
+        case "empty": mkdir(folder, 0o700)
+        case "shared by Syncthing":
+            mkdir(folder, 0o700)
+            mkdir(folder + "/.stfolder", 0o700)
+        case "a backend": #expect(Device().inProcess(["sync", "enable", folder]).0 == 0)
+        default: break
+        }
+        let (status, _, err) = device.inProcess(["sync", "enable", folder])
+        #expect(status == 0, "\(err)")
+        #expect(FileSystem.exists(folder + "/zone.json"))
+    }
+
+    @Test func enableWarnsOnceAboutABackendOthersCanWrite() throws {
+        let folder = backend.path + "/open"
+        mkdir(folder, 0o700)
+        chmod(folder, 0o777)
+        let (status, _, err) = device.inProcess(["sync", "enable", folder])
+        #expect(status == 0, "\(err)")
+        #expect(err.split(separator: "\n").filter { $0.contains(folder) }.count == 1, "\(err)")
+    }
+
+    /// A second encrypted backend never discards the first one's key: enabling either again takes its key back,
+    /// whether the device made the key (--encrypt) or was given it (--key -).
+    @Test func anotherEncryptedBackendKeepsTheKeyOfTheFirst() throws {
+        func succeed(_ device: Device, _ arguments: String..., stdin: String? = nil) -> String {
+            let (status, out, err) = device.inProcess(arguments, stdin: stdin)
+            #expect(status == 0, "\(arguments.joined(separator: " ")): \(err)")
+            return out
+        }
+        let first = backend.path + "/first", second = backend.path + "/second"
+        _ = succeed(device, "clip", "add", "in the first")
+        _ = succeed(device, "sync", "enable", first, "--encrypt")
+        let firstKey = succeed(device, "sync", "key", "show")
+        _ = succeed(device, "sync", "enable", second, "--encrypt")
+        let secondKey = succeed(device, "sync", "key", "show")
+        #expect(firstKey != secondKey)
+        for (path, key) in [(first, firstKey), (second, secondKey), (first, firstKey)] {
+            _ = succeed(device, "sync", "enable", path)
+            #expect(succeed(device, "sync", "key", "show") == key)
+        }
+
+        let other = Device()
+        _ = succeed(other, "sync", "enable", first, "--key", "-", stdin: firstKey)
+        _ = succeed(other, "sync", "enable", second, "--key", "-", stdin: secondKey)
+        _ = succeed(other, "sync", "enable", first)
+        #expect(succeed(other, "sync", "key", "show") == firstKey)
+        #expect(succeed(other, "clip", "ls").contains("in the first"))
+        _ = succeed(other, "sync", "enable", second)
+        #expect(succeed(other, "sync", "key", "show") == secondKey)
+    }
+
     /// Before the first sync no backend has the record: adding and removing it leaves nothing to send.
     @Test func itemsAddedAndRemovedBeforeTheFirstSyncLeaveNothingPending() throws {
         let tab = output("tab", "new", "short-lived").trimmingNewline

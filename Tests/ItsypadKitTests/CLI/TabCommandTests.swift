@@ -98,6 +98,21 @@ import Glibc
         #expect(device.inProcess(["tab", "show", id]).1 == "written by editor\nwritten by editor\n")
     }
 
+    /// The editor is given a file named after the tab's language, so that it can highlight it.
+    @Test(arguments: [("markdown", ".md"), ("html", ".html"), ("python", ".py"), ("json", ".json"), ("bash", ".sh"), ("plain", ".txt")])
+    func theEditorsFileIsNamedAfterTheLanguage(_ language: String, _ suffix: String) throws {
+        let script = device.directory.file("editor.sh")
+        device.directory.write("editor.sh", "#!/bin/sh\nprintf '%s\\n' \"$1\" >> \"$0.names\"\n", mode: 0o755)
+        let id = new(["--language", language, "text"])
+        let context = Context.memory(
+            environment: ["ITSYPAD_DATA_DIR": device.dataDir, "EDITOR": script, "TMPDIR": device.directory.path], stdinIsTerminal: true)
+        #expect(Itsypad.run(["tab", "edit", id], context: context) == 0)
+        #expect(Itsypad.run(["tab", "new", "--language", language], context: context) == 1, "the editor saved no text")
+        let names = device.directory.read("editor.sh.names")?.split(separator: "\n") ?? []
+        #expect(
+            names.count == 2 && names.allSatisfy { $0.hasPrefix(device.directory.path + "/itsypad-") && $0.hasSuffix(suffix) }, "\(names)")
+    }
+
     @Test func fileBackedTabsLiveInTheirFileAndStayLocal() throws {
         device.directory.write("notes.txt", "from the file\n")
         let id = new(["--file", device.directory.file("notes.txt")])

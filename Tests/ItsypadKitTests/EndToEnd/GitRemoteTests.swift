@@ -167,8 +167,81 @@ struct GitRemoteTests {
         let result = try laptop.run("sync", "enable", "git:ssh://git@127.0.0.1:1/nothing.git")
         #expect(result.status == 75, "\(result.stderr)")
         #expect(result.stderr.contains("Connection refused"), "\(result.stderr)")
-        let missing = try desktop.run("sync", "enable", "git:" + remote.directory.path + "/not-there.git")
-        #expect(missing.status == 75, "\(missing.stderr)")
+        #expect(result.stderr.contains("try again later"), "\(result.stderr)")
+    }
+
+    /// Retrying cannot create a repository: exit 1, git's lines quoted as git wrote them, and how to create it.
+    @Test(arguments: ["", "file://"])
+    func aMissingRepositoryExitsOneAndSaysHowToCreateIt(_ scheme: String) throws {
+        let path = remote.directory.path + "/not-there.git"
+        let missing = try desktop.run("sync", "enable", "git:" + scheme + path)
+        #expect(missing.status == 1, "\(missing.stderr)")
+        #expect(missing.stderr.contains("\n  fatal: Could not read from remote repository.\n"), "\(missing.stderr)")
+        #expect(!missing.stderr.contains("; "), "git's lines are not joined: \(missing.stderr)")
+        #expect(missing.stderr.contains("git init --bare \(path)'"), "\(missing.stderr)")
+        #expect(!missing.stderr.contains("try again later"), "\(missing.stderr)")
+        // A sync's log entry stays one line.
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(laptop, "settings", "set", "sync.backend", "git:" + scheme + path)
+        #expect(try laptop.run("sync").status == 1)
+        let log = try succeed(laptop, "sync", "log").split(separator: "\n")
+        #expect(log.count == 2 && log[1].contains("does not appear to be a git repository"), "\(log)")
+    }
+
+    @Test(arguments: [
+        (
+            "ssh: connect to host example.com port 22: Connection refused\nfatal: Could not read from remote repository.",
+            GitFailure.transient
+        ),
+        ("fatal: unable to access 'https://h/r.git/': Could not resolve host: h", .transient),
+        ("fatal: unable to access 'https://h/r.git/': The requested URL returned error: 503", .transient),
+        ("error: cannot lock ref 'refs/heads/itsypad': Unable to create '/r.git/refs/heads/itsypad.lock': File exists.", .transient),
+        ("fatal: '/r.git' does not appear to be a git repository\nfatal: Could not read from remote repository.", .missingRepository),
+        ("remote: Repository not found.\nfatal: repository 'https://h/r.git/' not found", .missingRepository),
+        ("git@h: Permission denied (publickey).\nfatal: Could not read from remote repository.", .permanent),
+        ("fatal: Authentication failed for 'https://h/r.git/'", .permanent),
+        ("fatal: unable to access 'https://h/r.git/': The requested URL returned error: 403", .permanent),
+        ("fatal: transport 'ext' not allowed", .protocolNotAllowed),
+        ("fatal: unable to access 'https://h/': SSL certificate problem: self-signed certificate", .permanent),
+        ("! [remote rejected] itsypad -> itsypad (pre-receive hook declined)", .permanent),
+    ])
+    func gitFailuresAreTemporaryOnlyWhenRetryingCanFixThem(_ message: String, _ kind: GitFailure) {
+        #expect(GitFailure(message) == kind, "\(message)")
+    }
+
+    /// A remote names a transport; only those that carry data are used, whatever the environment allows.
+    @Test func aRemoteHelperThatRunsACommandIsNeverRun() throws {
+        let marker = laptop.directory.path + "/pwned"
+        let result = try laptop.run(
+            "sync", "enable", "git:ext::sh -c touch% \(marker)", environment: ["GIT_ALLOW_PROTOCOL": "ext", "GIT_PROTOCOL_FROM_USER": "1"])
+        #expect(result.status == 1 || result.status == 64, "\(result.stderr)")
+        #expect(!FileSystem.exists(marker), "the ext:: command ran")
+        #expect(result.stderr.contains("only over file, ssh, git, http, https"), "\(result.stderr)")
+    }
+
+    /// The user's choice of ssh program is kept (core.sshCommand, GIT_SSH, GIT_SSH_COMMAND); with none,
+    /// itsypad's ssh runs in batch mode.
+    @Test(arguments: ["core.sshCommand", "GIT_SSH", "GIT_SSH_COMMAND", "none"])
+    func theUsersSSHCommandIsUsedAsItIs(_ setting: String) throws {
+        let scripts = TemporaryDirectory()
+        let calls = scripts.file("calls")
+        let fake = "#!/bin/sh\necho \"$0 $*\" >> \(calls)\necho 'git@127.0.0.1: Permission denied (publickey).' >&2\nexit 255\n"
+        // Named ssh, as git tells OpenSSH by the program's name.
+        mkdir(scripts.file("user"), 0o700)
+        scripts.write("user/ssh", fake, mode: 0o755)
+        scripts.write("ssh", fake, mode: 0o755)
+        var environment = ["PATH": scripts.path + ":/usr/bin:/bin", "GIT_CONFIG_GLOBAL": scripts.path + "/gitconfig"]
+        scripts.write("gitconfig", setting == "core.sshCommand" ? "[core]\n\tsshCommand = \(scripts.path)/user/ssh\n" : "")
+        if setting.hasPrefix("GIT_SSH") { environment[setting] = scripts.path + "/user/ssh" }
+        let result = try laptop.runArguments(["sync", "enable", "git:ssh://git@127.0.0.1:1/repo.git"], environment: environment)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("Permission denied (publickey)"), "\(result.stderr)")
+        let called = scripts.read("calls") ?? ""
+        if setting == "none" {
+            #expect(called.hasPrefix(scripts.path + "/ssh ") && called.contains("-o BatchMode=yes"), "\(called)")
+        } else {
+            #expect(called.hasPrefix(scripts.path + "/user/ssh ") && !called.contains("BatchMode"), "\(called)")
+        }
     }
 
     @Test func aRejectedKeyExitsOneWithGitsMessage() throws {

@@ -752,6 +752,13 @@ let plainSamples: [String] = [
         #expect(wellCovered.count >= 20)
     }
 
+    /// A file named with a language's extension is read back as that language.
+    @Test(arguments: LanguageDetector.languages)
+    func everyLanguageHasAnExtensionThatMeansIt(_ language: String) {
+        let suffix = LanguageDetector.fileExtension(for: language)
+        #expect(LanguageDetector.language(forFileName: "tab." + suffix) == language, "\(language): .\(suffix)")
+    }
+
     @Test func languagesAreSortedUniqueAndComplete() {
         let required = [
             "plain", "bash", "c", "cpp", "csharp", "css", "dockerfile", "go", "html",

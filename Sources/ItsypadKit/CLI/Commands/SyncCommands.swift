@@ -20,6 +20,9 @@ enum SyncCommands {
 
     /// The one command that creates a backend; a missing parent directory is taken for a typo.
     static func enable(_ invocation: Invocation) throws -> Int32 {
+        let encryption = try SyncKeyCommands.EnableEncryption(invocation)
+        // Read before the data directory is locked: nothing waits on a person typing.
+        let joinKey = encryption == .join ? try SyncKeyCommands.recoveryKeyFromInput(invocation) : nil
         let store = try invocation.store()
         let now = invocation.context.now()
         guard let value = try invocation.arguments.first ?? store.settings().string(.syncBackend) else {
@@ -28,7 +31,6 @@ enum SyncCommands {
         guard let location = BackendLocation(value) else {
             throw invocation.usage("Invalid backend '\(value)': expected a directory path or git:URL.")
         }
-        let encryption = try SyncKeyCommands.EnableEncryption(invocation)
         let timeout = lockTimeout(invocation)
         let configured = configuredBackend(location, store: store, invocation)
         let path = configured.path
@@ -42,10 +44,11 @@ enum SyncCommands {
                 throw ItsypadError.failure(
                     "cannot create the sync backend \(location): \(parent) does not exist (a typo?); nothing was changed")
             }
+            try refuseForeignFolder(path)
         }
         // Keys are checked before anything is written: a wrong one leaves the data directory as it was.
         do {
-            try encryption.prepareZone(at: path, of: location, store: store, invocation, lockTimeout: timeout)
+            try encryption.prepareZone(at: path, of: location, store: store, joinKey: joinKey, lockTimeout: timeout)
         } catch let error as BackendError {
             throw mapped(error, backend: location)
         } catch let error as EncryptionError {
@@ -54,12 +57,27 @@ enum SyncCommands {
         let device = GitRemote.commitName(
             dataDirectory: store.path, deviceID: store.deviceID, deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
         try configured.remote?.commitChanges(message: "itsypad sync enable on \(device)")
-        warnIfExposed(configured, invocation)
         if invocation.arguments.first != nil {
             try store.changeSetting(Settings.definition(.syncBackend), to: .string(location.description), now: now)
         }
         try store.changeSetting(Settings.definition(.syncEnabled), to: .bool(true), now: now)
         return try run(invocation)
+    }
+
+    /// Refuses a folder that holds files of something else (`sync enable ~` by a slip): a backend
+    /// is made in a missing or empty folder, or one holding only a backend's entries (a backend,
+    /// or one whose creation was cut short) and those Syncthing keeps in a folder it shares.
+    static func refuseForeignFolder(_ path: String) throws {
+        guard FileSystem.isDirectory(path), !FileSystem.exists(path + "/zone.json") else { return }
+        let backendEntries: Set = ["zone.json", "lock", "records", "assets", "journal", "devices", ".stfolder", ".stignore", ".stversions"]
+        let foreign = try FileSystem.list(path, includingHidden: true).filter {
+            !backendEntries.contains($0) && !$0.hasPrefix(FileSystem.temporaryPrefix) && !$0.hasPrefix(".syncthing.")
+        }.sorted()
+        guard let first = foreign.first else { return }
+        throw ItsypadError.failure(
+            "\(path) is not empty and holds no sync backend (it has \(Text.quoted(first))"
+                + (foreign.count > 1 ? " and \(foreign.count - 1) more" : "") + "); nothing was changed: "
+                + "name an empty or new folder, for example \(path)/itsypad")
     }
 
     static func disable(_ invocation: Invocation) throws -> Int32 {
@@ -174,7 +192,7 @@ enum SyncCommands {
                 "remote:     fetched \(remote.status.lastFetch.map(Time.iso8601) ?? "never"), pushed \(remote.status.lastPush.map(Time.iso8601) ?? "never")"
             if let unpushed = remote.unpushed, unpushed > 0 { line += ", \(Text.counted(unpushed, "commit")) not pushed yet" }
             out.line(line)
-            if let error = remote.status.lastError { out.line("git error:  \(error)") }
+            if let error = remote.status.lastError { out.line("git error:  " + error.replacing("\n", with: "\n            ")) }
         }
         out.line("device:     \(settings.string(.deviceName) ?? "") (\(store.deviceID))")
         out.line("activity:   \(running?.description ?? "idle")")
@@ -252,7 +270,8 @@ enum SyncCommands {
         for entry in entries {
             var line =
                 "\(Time.iso8601(entry.time))\t\(entry.direction)\tpulled \(entry.pulled)\tpushed \(entry.pushed)\tconflicts \(entry.conflicts)\t\(entry.result)"
-            if let error = entry.error { line += "\t\(error)" }
+            // One line per entry: a message quoting a program's several lines is folded onto it.
+            if let error = entry.error { line += "\t" + error.split(separator: "\n").map { Text.trim(String($0)) }.joined(separator: " ") }
             if !entry.quarantined.isEmpty { line += "\tquarantined: " + entry.quarantined.joined(separator: "; ") }
             invocation.out.line(line)
         }

@@ -195,18 +195,21 @@ enum SyncKeyCommands {
         }
 
         /// Creates or joins the backend in `path` (the directory `location` is, or its clone's
-        /// working tree) as asked. Keys are checked before anything is written: a wrong or
-        /// missing one leaves the data directory and the backend as they were.
+        /// working tree) as asked, `.join` with `joinKey`. Keys are checked before anything is
+        /// written: a wrong or missing one leaves the data directory and the backend as they were.
         func prepareZone(
-            at path: String, of location: BackendLocation, store: DataStore, _ invocation: Invocation, lockTimeout: Double
+            at path: String, of location: BackendLocation, store: DataStore, joinKey: SecretBytes?, lockTimeout: Double
         ) throws {
             switch self {
             case .encrypt:
                 try createEncryptedZone(at: path, of: location, store: store, lockTimeout: lockTimeout)
             case .join:
-                try joinEncryptedZone(
-                    at: path, of: location, key: try recoveryKeyFromInput(invocation), store: store, lockTimeout: lockTimeout)
+                guard let joinKey else { throw ItsypadError.failure("no recovery key was given; nothing was changed") }
+                try joinEncryptedZone(at: path, of: location, key: joinKey, store: store, lockTimeout: lockTimeout)
             case .plain, .byDefault:
+                if self == .byDefault, let check = try existingZone(at: path)?.keyCheckValue, let kept = try keptKey(for: check, store) {
+                    try useKey(kept, store: store)
+                }
                 let hasKey = try deviceKey(store) != nil
                 if self == .plain && hasKey {
                     throw ItsypadError.failure(
@@ -243,7 +246,7 @@ enum SyncKeyCommands {
         let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
         let cipher = try RecordCipher(masterKey: key)
         // The key first: a zone without its key on any device could never be opened.
-        try KeyFile.write(key, inDirectory: store.path)
+        try useKey(key, store: store)
         _ = try BackendOpener.open(path, for: store, cipher: cipher, lockTimeout: lockTimeout).createZoneIfNeeded()
     }
 
@@ -268,7 +271,34 @@ enum SyncKeyCommands {
                     ? "that recovery key does not open \(location) (nothing was changed): check it against 'itsypad sync key show' on a device that syncs"
                     : error.description)
         }
+        try useKey(key, store: store)
+    }
+
+    /// Where the keys of backends this device used before are kept, one `KeyFile` per key named
+    /// by its key check value (which a zone records): enabling another encrypted backend never
+    /// discards a key, and enabling a backend again takes its key back.
+    static let keptKeysDirectory = "sync-keys"
+
+    /// Makes `key` this device's sync key, first keeping the key it replaces under `sync-keys/`.
+    static func useKey(_ key: SecretBytes, store: DataStore) throws {
+        let check = try RecordCipher(masterKey: key).keyCheckValue
+        if let current = try deviceKey(store) {
+            let currentCheck = try RecordCipher(masterKey: current).keyCheckValue
+            if currentCheck == check { return }
+            try FileSystem.makeDirectory(store.path + "/" + keptKeysDirectory)
+            try KeyFile.write(current, inDirectory: store.path + "/" + keptKeysDirectory, named: currentCheck)
+        }
         try KeyFile.write(key, inDirectory: store.path)
+        _ = try? FileTree(root: store.path).remove(store.path + "/" + keptKeysDirectory + "/" + check)
+    }
+
+    /// The key kept for the zone whose key check value (32 hex digits, as `ZoneDocument` checked) is `check`.
+    static func keptKey(for check: String, _ store: DataStore) throws -> SecretBytes? {
+        do {
+            return try KeyFile.read(inDirectory: store.path + "/" + keptKeysDirectory, named: check)
+        } catch let error as KeyFileError {
+            throw ItsypadError.failure(error.description)
+        }
     }
 
     /// The zone the backend directory `path` holds, read without joining it; nil when it holds none.
@@ -278,9 +308,11 @@ enum SyncKeyCommands {
         return try ZoneDocument.read(bytes, path: zoneFile)
     }
 
-    /// The recovery key typed or piped on standard input; a typo is caught by its checksums.
+    /// The recovery key piped on standard input, or typed at the prompt, unseen, when standard
+    /// input is a terminal; a typo is caught by its checksums.
     static func recoveryKeyFromInput(_ invocation: Invocation) throws -> SecretBytes {
-        var bytes = try invocation.context.standardInput()
+        let context = invocation.context
+        var bytes = try context.stdinIsTerminal ? context.secretLine(prompt: "Recovery key: ") : context.standardInput()
         defer { SecureMemory.zero(&bytes) }
         do {
             return try RecoveryKey.parse(String(decoding: bytes, as: UTF8.self))

@@ -20,7 +20,7 @@ enum TabCommands {
             }
             content = piped
         } else {
-            guard let edited = try Editor(invocation: invocation).edit("", name: "new-tab") else {
+            guard let edited = try Editor(invocation: invocation).edit("", language: language ?? "plain") else {
                 throw ItsypadError.failure("the editor exited with an error; no tab was created")
             }
             guard !Text.isBlank(edited) else { throw ItsypadError.failure("the editor saved no text; no tab was created") }
@@ -120,7 +120,7 @@ enum TabCommands {
         } else if !changesMetadata {
             // Nobody else should wait on our lock while a person is typing.
             invocation.close()
-            guard let edited = try Editor(invocation: invocation).edit(original.content, name: original.name) else {
+            guard let edited = try Editor(invocation: invocation).edit(original.content, language: original.language) else {
                 throw ItsypadError.failure("the editor exited with an error; the tab was left as it was")
             }
             store = try invocation.store()
