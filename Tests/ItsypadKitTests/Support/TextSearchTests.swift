@@ -2,6 +2,10 @@ import Testing
 
 @testable import ItsypadSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `TextQuery` answers from bytes what Itsypad's rule answers from whole
 /// strings: `text.lowercased().contains(query.lowercased())`.
 @Suite struct TextSearchTests {
@@ -190,5 +194,63 @@ import Testing
                 #expect(UInt8(truncatingIfNeeded: lowered >> (8 * UInt64(byte))) == expected, "\(original)")
             }
         }
+    }
+}
+
+/// The search against `LC_ALL=C.UTF-8 grep -ci` on the same texts, one a line: the same count
+/// in every script, and, where the two differ, which is right and why.
+@Suite struct GrepAgreementTests {
+    static func grepCount(_ query: String, _ lines: [String]) throws -> Int {
+        let path = "/tmp/itsypad-grep-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).txt"
+        defer { unlink(path) }
+        try FileSystem.writeAtomically(path, Array(lines.joined(separator: "\n").utf8) + [0x0A], mode: 0o600)
+        let output = try Subprocess(executable: "/bin/sh", arguments: ["-c", "grep -ci -- \"$1\" \"$2\"", "sh", query, path],
+            environment: ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]).run(timeout: 30)
+        return Int(output.outputText.split(separator: "\n").first ?? "") ?? -1
+    }
+
+    static func count(_ query: String, _ lines: [String]) -> Int {
+        lines.filter { TextSearchTests.matches(query, $0) }.count
+    }
+
+    /// Pieces of each script on which grep's case folding and Unicode's lowercasing agree.
+    static let agreeing: [(String, [String])] = [
+        ("ascii", ["a", "Z", "merge", "MERGE", "9", " ", "\t", "\"", "\\", "/", "~", "k", "K"]),
+        ("cyrillic", ["п", "р", "и", "в", "е", "т", "П", "Р", "И", "В", "Е", "Т", "ё", "Ё", "ж", "Ж", " ", "мир", "МИР", "5"]),
+        ("greek", ["σ", "Σ", "ά", "Ά", "ω", "Ω", " ", "θ", "Θ"]),
+        ("chinese", ["日", "本", "中", "文", "。", "，", "的", " ", "7"]),
+        ("japanese", ["こ", "ん", "に", "ち", "は", "カ", "タ", "ナ", "ガ", "ー", "Ｔ", "ｔ"]),
+        ("emoji", ["👍", "❤️", "🎉", "😀", " ", "a", "©"]),
+        ("latin", ["é", "É", "e", "ß", "ö", "Ö", "ạ", "Ạ", " "]),
+    ]
+
+    @Test(arguments: agreeing.indices)
+    func countsWhatGrepCountsInEveryScript(_ script: Int) throws {
+        var generator = SeededGenerator(seed: 80 + UInt64(script))
+        let pieces = GrepAgreementTests.agreeing[script].1
+        func text(_ length: Int) -> String {
+            (0..<Int(generator.next() % UInt64(length)) + 1).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }.joined()
+        }
+        let lines = (0..<400).map { _ in text(12) }
+        for _ in 0..<12 {
+            var query = text(2)
+            if generator.chance(0.5) { query = query.uppercased() }
+            if query.trimmingPrefix(while: { $0 == " " }).isEmpty { continue }
+            #expect(try GrepAgreementTests.grepCount(query, lines) == GrepAgreementTests.count(query, lines), "\(query)")
+        }
+    }
+
+    /// Where they differ: grep compares scalars folded one at a time; the rule lowercases and
+    /// compares whole characters, so a scalar that is part of a character (a skin tone, an emoji
+    /// joined by ZWJ, a flag's half, an accent) is not a match on its own, a precomposed letter
+    /// equals its decomposed spelling, and final sigma stays apart from σ, as its lowercase
+    /// mapping keeps it (grep folds both to Σ).
+    @Test(arguments: [
+        ("👍", "ok 👍🏽", true, false), ("👩", "👩‍💻", true, false), ("🇪🇫", "🇩🇪🇫🇷", true, false),
+        ("é", "e\u{301}", false, true), ("e", "e\u{301}", true, false), ("σ", "ς", true, false),
+    ])
+    func differsFromGrepWhereCharactersDecide(_ query: String, _ text: String, _ grep: Bool, _ rule: Bool) throws {
+        #expect(try GrepAgreementTests.grepCount(query, [text]) == (grep ? 1 : 0))
+        #expect(TextSearchTests.matches(query, text) == rule && TextSearchTests.rule(text, query) == rule)
     }
 }
