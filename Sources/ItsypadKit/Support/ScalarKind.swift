@@ -124,30 +124,23 @@ struct ScalarKindTable: Sendable {
     }()
 
     private init() {
-        var blocks = [UInt8](repeating: 0, count: 0x1100)
-        var pages: [[UInt8]] = []
-        // One page for each kind, then one for each block of several kinds.
-        let kinds = (0...ScalarKind.unknown.rawValue).map { [UInt8](repeating: $0, count: 256) }
-        pages = kinds
-        var detail = [Int: [UInt8]]()
+        // A block a range covers whole takes its kind's page; a block that ranges share gets a page of its own.
+        let uniform = (0...ScalarKind.unknown.rawValue).map { [UInt8](repeating: $0, count: 256) }
+        var blocks = [UInt8](repeating: ScalarKind.unknown.rawValue, count: 0x1100)
+        var pages = uniform
         for (range, kind) in ScalarKindTable.ranges {
             for block in Int(range.lowerBound >> 8)...Int(range.upperBound >> 8) {
-                var page = detail[block] ?? kinds[Int(ScalarKind.unknown.rawValue)]
                 let start = max(Int(range.lowerBound), block << 8), end = min(Int(range.upperBound), block << 8 | 0xFF)
-                for value in start...end { page[value & 0xFF] = kind.rawValue }
-                detail[block] = page
-            }
-        }
-        for block in 0..<0x1100 {
-            guard let page = detail[block] else {
-                blocks[block] = ScalarKind.unknown.rawValue
-                continue
-            }
-            if let uniform = kinds.firstIndex(of: page) {
-                blocks[block] = UInt8(uniform)
-            } else {
-                blocks[block] = UInt8(pages.count)
-                pages.append(page)
+                if start & 0xFF == 0 && end & 0xFF == 0xFF {
+                    blocks[block] = kind.rawValue
+                    continue
+                }
+                if Int(blocks[block]) < uniform.count {
+                    pages.append(pages[Int(blocks[block])])
+                    blocks[block] = UInt8(pages.count - 1)
+                }
+                let page = Int(blocks[block])
+                for value in start...end { pages[page][value & 0xFF] = kind.rawValue }
             }
         }
         precondition(pages.count <= 256, "a page number is one byte")

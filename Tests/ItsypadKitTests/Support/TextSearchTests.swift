@@ -204,8 +204,10 @@ import Glibc
         let path = "/tmp/itsypad-grep-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).txt"
         defer { unlink(path) }
         try FileSystem.writeAtomically(path, Array(lines.joined(separator: "\n").utf8) + [0x0A], mode: 0o600)
-        let output = try Subprocess(executable: "/bin/sh", arguments: ["-c", "grep -ci -- \"$1\" \"$2\"", "sh", query, path],
-            environment: ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]).run(timeout: 30)
+        let output = try Subprocess(
+            executable: "/bin/sh", arguments: ["-c", "grep -ci -- \"$1\" \"$2\"", "sh", query, path],
+            environment: ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]
+        ).run(timeout: 30)
         return Int(output.outputText.split(separator: "\n").first ?? "") ?? -1
     }
 
