@@ -6,9 +6,15 @@
                             OUT/ids-N.txt and the baseline OUT/lines-N.jsonl (one
                             {"id","text"} object a line)
   generate.py tabs N OUT    itsypad export OUT/tabs-N.json and ids OUT/tab-ids-N.txt
+  generate.py script-clips SCRIPT N OUT
+                            clips in one script (cyrillic, cjk, emoji, mixed):
+                            OUT/itsypad-SCRIPT-N.json and OUT/lines-SCRIPT-N.jsonl
 
 Clip texts are distinct, 20-200 characters: prose, URLs, shell commands,
-code, multi-line snippets, some non-ASCII. Tabs are notes of 1-25 lines,
+code, multi-line snippets, some non-ASCII. Script clips are
+the same kinds of text in Russian, Chinese and Japanese, with emoji (skin
+tones, ZWJ sequences, flags, keycaps), or all of them mixed with accented
+Latin and Greek. Tabs are notes of 1-25 lines,
 about 50-2,000 bytes, named "note I".
 """
 import json
@@ -83,6 +89,61 @@ def clips(n, out):
             f.write(json.dumps({"id": cid, "text": t}, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
+CYRILLIC = ("привет мир встреча заметки сделать исправить ошибка выпуск сборка сервер клиент ключ кэш индекс "
+            "запрос результат предупреждение кофе обед завтра обзор ветка слияние коммит черновик счёт адрес "
+            "телефон Москва ёлка щука объявление").split()
+CHINESE = "会议 笔记 待办 修复 错误 发布 构建 部署 服务器 客户端 令牌 缓存 索引 查询 结果 警告 咖啡 午餐 明天 审查 分支 合并 提交 草稿 发票 地址 电话".split()
+JAPANESE = ("会議 メモ やること 修正 バグ リリース ビルド デプロイ サーバー クライアント トークン キャッシュ 検索 結果 警告 "
+            "コーヒー 昼食 明日 レビュー ブランチ マージ コミット 下書き 請求書 住所 電話 こんにちは ありがとう").split()
+EMOJI = ["🎉", "👍", "👍🏽", "❤️", "🔥", "😀", "😂", "🙏", "👩‍💻", "🏃‍♀️", "🇫🇷", "🇯🇵", "✅", "🚀", "1️⃣", "👨‍👩‍👧", "🤔", "💯"]
+GREEK = "καλημέρα κόσμε ΟΔΟΣ σοφία Ελλάδα".split()
+
+
+def script_text(rng, script):
+    """One clip in `script`: words of it between spaces, a number now and then, 20-200 characters."""
+    if script == "mixed":
+        script = rng.choice(["cyrillic", "cjk", "emoji", "latin"])
+        words = {"cyrillic": CYRILLIC + WORDS[:10], "cjk": CHINESE + JAPANESE + WORDS[:5], "emoji": EMOJI + WORDS,
+                 "latin": WORDS[-5:] + GREEK + WORDS}[script] + ["naïve café", "Straße"]
+    else:
+        words = {"cyrillic": CYRILLIC, "cjk": rng.choice([CHINESE, JAPANESE]), "emoji": EMOJI + WORDS}[script]
+    joiner = "" if words[0] in CHINESE or words[0] in JAPANESE else " "
+    parts = []
+    while sum(len(p) for p in parts) < rng.randint(20, 150):
+        part = rng.choice(words)
+        if rng.random() < 0.1:
+            part += " " + str(rng.randint(1, 999))
+        parts.append(part)
+    t = joiner.join(parts)
+    t = t[0].upper() + t[1:] + rng.choice([".", "!", "?", "", "。" if joiner == "" else ""])
+    if rng.random() < 0.1:
+        t += "\n" + joiner.join(rng.choice(words) for _ in range(5))
+    return t[:200].strip()
+
+
+def script_clips(script, n, out):
+    rng = random.Random(20260301 + n + len(script))
+    texts, seen = [], set()
+    while len(texts) < n:
+        t = script_text(rng, script)
+        if len(t) >= 10 and t not in seen:
+            seen.add(t)
+            texts.append(t)
+    base = 1767225600
+    ids, items = [], []
+    for i, t in enumerate(texts):
+        cid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        ids.append(cid)
+        stamp = "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.000Z".format(*time.gmtime(base + i)[:6])
+        items.append({"id": cid, "text": t, "timestamp": stamp, "pinned": False, "localOnly": False})
+    doc = {"format": "itsypad-export", "version": 1, "tabs": [], "clips": items, "settings": []}
+    with open(f"{out}/itsypad-{script}-{n}.json", "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False)
+    with open(f"{out}/lines-{script}-{n}.jsonl", "w", encoding="utf-8") as f:
+        for cid, t in zip(ids, texts):
+            f.write(json.dumps({"id": cid, "text": t}, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
 def tabs(n, out):
     rng = random.Random(20260201 + n)
     hosts = HOSTS[:3] + HOSTS[4:]
@@ -114,5 +175,8 @@ def tabs(n, out):
 
 
 if __name__ == "__main__":
-    kind, count, directory = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    {"clips": clips, "tabs": tabs}[kind](count, directory)
+    if sys.argv[1] == "script-clips":
+        script_clips(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    else:
+        kind, count, directory = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+        {"clips": clips, "tabs": tabs}[kind](count, directory)

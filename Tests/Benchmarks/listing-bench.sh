@@ -14,6 +14,8 @@
 #   tab show NAME|PREFIX, tab ls @10k <= 1.3x the same @100 tabs
 #   import of 10k tabs                <=  3x  cp -r of the 10k tab files (each round into a fresh target)
 #   clip add, clip ls -n 20, tab show <= 1.3x a static hello-world reading the same stdin
+#   every script (Cyrillic, CJK, emoji, mixed) @100k: clip ls <= 10x cat, --json and export <= 15x cat,
+#   --search <= 3x grep -ci (LC_ALL=C.UTF-8) for a query in the corpus's script, in lower and in upper case
 #   (informational, not targets: clip add against the hello-world plus two fdatasyncs, what durability costs;
 #   clip ls -n 20 and tab show against the hello-world linked whole, as itsypad's release build is)
 #   scaling 1k..1M, every size in each round: add and ls -n 20 flat (the largest ratio between two
@@ -34,6 +36,9 @@
 #   SCALE_RUNS rounds of the scaling table, every command at every size (default 5, after 1 warm-up round)
 #   TAB_RUNS   rounds of the import of 10k tabs with cp -r (default 5, after 1 warm-up round)
 #   SMALL_RUNS rounds of the few-millisecond commands (default 60, after 5 warm-up rounds)
+#   SCRIPTS    corpora of other scripts measured at 100k (default "cyrillic cjk emoji mixed"; "" for none)
+#   SCRIPT_RUNS rounds of each script's targets (default 15, after 2 warm-up rounds)
+#   SCRIPTS_ONLY=1 measures the scripts' targets alone (and their summary)
 #   BENCH_OUT  directory to keep the rounds (paired.py's JSON), memory TSV and summary in
 # Exit status: 0 when every target passes, 1 when one fails, 2 on a setup error.
 set -euo pipefail
@@ -46,6 +51,9 @@ SCALE_RUNS=${SCALE_RUNS:-5}
 TAB_RUNS=${TAB_RUNS:-5}
 SMALL_RUNS=${SMALL_RUNS:-60}
 BENCH_OUT=${BENCH_OUT:-}
+SCRIPTS=${SCRIPTS-"cyrillic cjk emoji mixed"}
+SCRIPT_RUNS=${SCRIPT_RUNS:-15}
+SCRIPTS_ONLY=${SCRIPTS_ONLY:-}
 GNU_TIME=/usr/bin/time
 LARGE=100000
 BIG_CLIP_BYTES=$((16 << 20))
@@ -62,6 +70,57 @@ command -v swiftc >/dev/null || die "swiftc not found (the Swift toolchain build
 make_work
 started=$SECONDS
 
+# bench NAME ROUNDS WARMUP -n "label" [--stdin FILE] [--prepare PREP] "command" [--then "command"] ...:
+# interleaved rounds (see paired.py), every command once a round, in a random order.
+bench() {
+    local name=$1 rounds=$2 warmup=$3
+    shift 3
+    python3 "$repo_root/Tests/Benchmarks/paired.py" --runs "$rounds" --warmup "$warmup" --export-json "$results/$name.json" "$@"
+}
+it() { printf '%q --data-dir %q' "$ITSYPAD" "$1"; }
+q() { printf '%q' "$1"; }
+
+# --- Every script: listing and search of Cyrillic, CJK, emoji and mixed clips ---------------
+# (begin: scripts) Each corpus's targets in interleaved rounds of their own, against cat and
+# LC_ALL=C.UTF-8 grep -ci of the same texts; a query in the corpus's script, lower and upper case
+# (CJK has no case: a Chinese and a Japanese word).
+script_queries() {
+    case $1 in
+    cyrillic) printf '%s\n' "ошибка коммит" "ОШИБКА КОММИТ" ;;
+    cjk) printf '%s\n' "合并" "リリース" ;;
+    emoji) printf '%s\n' "release 🚀" "RELEASE 🚀" ;;
+    mixed) printf '%s\n' "naïve café" "NAÏVE CAFÉ" ;;
+    esac
+}
+script_bench() {
+    local script=$1 dir=$work/clips-$1 lines=$work/lines-$1-$LARGE.jsonl lower upper
+    step "Clips in $script: $LARGE entries; listing and search against cat and grep -ci, $SCRIPT_RUNS interleaved rounds"
+    python3 "$repo_root/Tests/Benchmarks/generate.py" script-clips "$script" "$LARGE" "$work"
+    "$ITSYPAD" --data-dir "$dir" --quiet settings set clipboard.maxEntries 2000000
+    "$ITSYPAD" --data-dir "$dir" --quiet import "$work/itsypad-$script-$LARGE.json"
+    rm -f "$work/itsypad-$script-$LARGE.json"
+    { read -r lower && read -r upper; } < <(script_queries "$script")
+    for query in "$lower" "$upper"; do
+        local found expected
+        found=$("$ITSYPAD" --data-dir "$dir" clip ls --search "$query" | wc -l)
+        expected=$(LC_ALL=C.UTF-8 grep -ci -- "$query" "$lines" || true)
+        echo "    $script: --search '$query' lists $found entries, grep -ci counts $expected lines"
+    done
+    bench "script-$script" "$SCRIPT_RUNS" 2 \
+        -n "$script: cat" "cat $(q "$lines")" \
+        -n "$script: clip ls" "$(it "$dir") clip ls" \
+        -n "$script: clip ls --json" "$(it "$dir") clip ls --json" \
+        -n "$script: export" "$(it "$dir") export" \
+        -n "$script: grep -ci lower" "LC_ALL=C.UTF-8 grep -ci -- $(q "$lower") $(q "$lines")" \
+        -n "$script: search lower" "$(it "$dir") clip ls --search $(q "$lower")" \
+        -n "$script: grep -ci upper" "LC_ALL=C.UTF-8 grep -ci -- $(q "$upper") $(q "$lines")" \
+        -n "$script: search upper" "$(it "$dir") clip ls --search $(q "$upper")"
+    rm -rf "$dir" "$lines"
+}
+for script in $SCRIPTS; do script_bench "$script"; done
+# (end: scripts)
+
+if [[ -z $SCRIPTS_ONLY ]]; then
 # --- Baseline programs ----------------------------------------------------------
 
 step "Building the static hello-world baseline (reads stdin, prints a line)"
@@ -100,15 +159,6 @@ SWIFT
 swiftc -O -static-stdlib "$work/floor.swift" -o "$work/floor" 2>/dev/null || die "could not build the fdatasync floor baseline"
 mkdir -p "$work/floor-files"
 
-# bench NAME ROUNDS WARMUP -n "label" [--stdin FILE] [--prepare PREP] "command" [--then "command"] ...:
-# interleaved rounds (see paired.py), every command once a round, in a random order.
-bench() {
-    local name=$1 rounds=$2 warmup=$3
-    shift 3
-    python3 "$repo_root/Tests/Benchmarks/paired.py" --runs "$rounds" --warmup "$warmup" --export-json "$results/$name.json" "$@"
-}
-it() { printf '%q --data-dir %q' "$ITSYPAD" "$1"; }
-q() { printf '%q' "$1"; }
 
 # What the timed runs of import and copies start from: the last run's result out of the way and the
 # file system synced, so that no run pays for the writeback of the one before it.
@@ -315,16 +365,19 @@ measure "import (100,000 clips)" 65536 /dev/null "$ITSYPAD" --data-dir "$work/im
 left=$("$ITSYPAD" --data-dir "$work/prune" clip ls | wc -l)
 [[ $left -eq 10 ]] || die "prune left $left entries, expected 10"
 
+fi
+
 # --- Summary ----------------------------------------------------------------------
 
 step "Summary"
 machine="$(nproc) cores, $(uname -srm), load $(cut -d' ' -f1-3 /proc/loadavg); $("$ITSYPAD" --version)"
 status=0
-python3 - "$results" "$SIZES" "$LARGE" "$machine" "$((SECONDS - started))" <<'PY' | tee "$results/summary.txt" || status=$?
+python3 - "$results" "$SIZES" "$LARGE" "$machine" "$((SECONDS - started))" "$SCRIPTS" "$SCRIPTS_ONLY" <<'PY' | tee "$results/summary.txt" || status=$?
 import itertools, json, statistics, sys
 res, sizes, large, machine, seconds = sys.argv[1], [int(s) for s in sys.argv[2].split()], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+scripts, scripts_only = sys.argv[6].split(), bool(sys.argv[7])
 med, rounds, run_of = {}, {}, {}
-for run in ["targets", "import-target", "scaling", "tab-import", "small", "at-cap"]:
+for run in ([] if scripts_only else ["targets", "import-target", "scaling", "tab-import", "small", "at-cap"]) + [f"script-{s}" for s in scripts]:
     for r in json.load(open(f"{res}/{run}.json"))["results"]:
         assert r["command"] not in run_of, f"{r['command']!r} measured twice"
         med[r["command"]], rounds[r["command"]], run_of[r["command"]] = r["median"], r["times"], run
@@ -339,68 +392,78 @@ def paired(a, b):
 
 def ms(s): return f"{s * 1000:9.1f} ms"
 L = f"@{large}"
-print(f"listing-bench: {machine}; {seconds} s")
-print()
-print(f"{'median wall time':28}" + "".join(f"{n:>14,}" for n in sizes))
-rows = ["add", "ls", "ls -n 20", "search 9999", "search merge", "json", "export", "import"]
-for row in rows:
-    print(f"{row:28}" + "".join(f"{ms(med[f'{row} @{n}']):>14}" for n in sizes))
-print("(add and ls -n 20: the few-millisecond rounds; the rest: the scaling rounds)")
-print()
-print(f"{'interleaved with baselines':36}{'median':>12}{'min':>12}")
-for name in ["cat", "clip ls", "clip ls --json", "export", "grep -ci 9999", "clip ls --search 9999", "grep -ci merge",
-             "clip ls --search merge", f"import {large} clips", "cp + fsync", "import 10000 tabs", "cp -r 10000 tab files",
-             "hello (stdin)", "hello + 2 fdatasyncs (stdin)", "hello (no input)", "hello linked whole (no input)",
-             "tab show NAME @100", "tab show NAME @10000", "tab show PREFIX @100", "tab show PREFIX @10000",
-             "tab ls @100", "tab ls @10000"]:
-    print(f"{name:36}{ms(med[name]):>12}{ms(min(rounds[name])):>12}")
-
 # (name, ratio, bound, per-round ratios or None)
 targets = []
 def target(name, a, b, bound):
     targets.append((name, paired(a, b), bound, ratios(a, b)))
-target(f"clip ls {L} / cat", "clip ls", "cat", 10.0)
-target(f"search 9999 {L} / grep -ci", "clip ls --search 9999", "grep -ci 9999", 3.0)
-target(f"search merge {L} / grep -ci", "clip ls --search merge", "grep -ci merge", 3.0)
-target(f"clip ls --json {L} / cat", "clip ls --json", "cat", 15.0)
-target(f"export {L} / cat", "export", "cat", 15.0)
-target(f"import {L} / (cp + fsync)", f"import {large} clips", "cp + fsync", 10.0)
-target("tab show NAME @10k / @100", "tab show NAME @10000", "tab show NAME @100", 1.3)
-target("tab show PREFIX @10k / @100", "tab show PREFIX @10000", "tab show PREFIX @100", 1.3)
-target("tab ls @10k / @100", "tab ls @10000", "tab ls @100", 1.3)
-target("import 10k tabs / cp -r", "import 10000 tabs", "cp -r 10000 tab files", 3.0)
-target(f"clip add {L} / hello (stdin)", f"add {L}", "hello (stdin)", 1.3)
-target(f"clip ls -n 20 {L} / hello", f"ls -n 20 {L}", "hello (no input)", 1.3)
-target("tab show NAME @10k / hello", "tab show NAME @10000", "hello (no input)", 1.3)
-# At the cap (see its block above): an add that evicts costs what one below the cap does.
-for n in sizes:
-    if f"add at the cap @{n}" in med:
-        target(f"clip add at the cap @{n:,} / below it", f"add at the cap @{n}", f"add below the cap @{n}", 1.3)
-# Scaling, each from one interleaved run: add and ls -n 20 flat (the largest ratio between two sizes,
-# each the median of its per-round ratios), the rest at most linear (each 10x step within 15x).
-for row in rows:
-    if row in ("add", "ls -n 20"):
-        value, a, b = max((paired(f"{row} @{a}", f"{row} @{b}"), a, b) for a, b in itertools.permutations(sizes, 2))
-        targets.append((f"scaling {row}: flat, max/min ({a:,}/{b:,})", value, 1.5, ratios(f"{row} @{a}", f"{row} @{b}")))
-    else:
-        value, a, b = max((paired(f"{row} @{b}", f"{row} @{a}") * (a * 10 / b), a, b) for a, b in zip(sizes, sizes[1:]))
-        scale = a * 10 / b
-        targets.append((f"scaling {row}: linear, worst 10x step", value, 15.0, [r * scale for r in ratios(f"{row} @{b}", f"{row} @{a}")]))
-# Informational, not targets: the floor that durability sets for clip add (two fdatasyncs in a row), and the
-# small commands against a hello-world linked as itsypad is (whole: no dynamic loader in either).
-floor_name, whole = "hello + 2 fdatasyncs (stdin)", "hello linked whole (no input)"
+print(f"listing-bench: {machine}; {seconds} s")
+if not scripts_only:
+    print()
+    print(f"{'median wall time':28}" + "".join(f"{n:>14,}" for n in sizes))
+    rows = ["add", "ls", "ls -n 20", "search 9999", "search merge", "json", "export", "import"]
+    for row in rows:
+        print(f"{row:28}" + "".join(f"{ms(med[f'{row} @{n}']):>14}" for n in sizes))
+    print("(add and ls -n 20: the few-millisecond rounds; the rest: the scaling rounds)")
+    print()
+    print(f"{'interleaved with baselines':36}{'median':>12}{'min':>12}")
+    for name in ["cat", "clip ls", "clip ls --json", "export", "grep -ci 9999", "clip ls --search 9999", "grep -ci merge",
+                 "clip ls --search merge", f"import {large} clips", "cp + fsync", "import 10000 tabs", "cp -r 10000 tab files",
+                 "hello (stdin)", "hello + 2 fdatasyncs (stdin)", "hello (no input)", "hello linked whole (no input)",
+                 "tab show NAME @100", "tab show NAME @10000", "tab show PREFIX @100", "tab show PREFIX @10000",
+                 "tab ls @100", "tab ls @10000"]:
+        print(f"{name:36}{ms(med[name]):>12}{ms(min(rounds[name])):>12}")
+
+    target(f"clip ls {L} / cat", "clip ls", "cat", 10.0)
+    target(f"search 9999 {L} / grep -ci", "clip ls --search 9999", "grep -ci 9999", 3.0)
+    target(f"search merge {L} / grep -ci", "clip ls --search merge", "grep -ci merge", 3.0)
+    target(f"clip ls --json {L} / cat", "clip ls --json", "cat", 15.0)
+    target(f"export {L} / cat", "export", "cat", 15.0)
+    target(f"import {L} / (cp + fsync)", f"import {large} clips", "cp + fsync", 10.0)
+    target("tab show NAME @10k / @100", "tab show NAME @10000", "tab show NAME @100", 1.3)
+    target("tab show PREFIX @10k / @100", "tab show PREFIX @10000", "tab show PREFIX @100", 1.3)
+    target("tab ls @10k / @100", "tab ls @10000", "tab ls @100", 1.3)
+    target("import 10k tabs / cp -r", "import 10000 tabs", "cp -r 10000 tab files", 3.0)
+    target(f"clip add {L} / hello (stdin)", f"add {L}", "hello (stdin)", 1.3)
+    target(f"clip ls -n 20 {L} / hello", f"ls -n 20 {L}", "hello (no input)", 1.3)
+    target("tab show NAME @10k / hello", "tab show NAME @10000", "hello (no input)", 1.3)
+    # At the cap (see its block above): an add that evicts costs what one below the cap does.
+    for n in sizes:
+        if f"add at the cap @{n}" in med:
+            target(f"clip add at the cap @{n:,} / below it", f"add at the cap @{n}", f"add below the cap @{n}", 1.3)
+    # Scaling, each from one interleaved run: add and ls -n 20 flat (the largest ratio between two sizes,
+    # each the median of its per-round ratios), the rest at most linear (each 10x step within 15x).
+    for row in rows:
+        if row in ("add", "ls -n 20"):
+            value, a, b = max((paired(f"{row} @{a}", f"{row} @{b}"), a, b) for a, b in itertools.permutations(sizes, 2))
+            targets.append((f"scaling {row}: flat, max/min ({a:,}/{b:,})", value, 1.5, ratios(f"{row} @{a}", f"{row} @{b}")))
+        else:
+            value, a, b = max((paired(f"{row} @{b}", f"{row} @{a}") * (a * 10 / b), a, b) for a, b in zip(sizes, sizes[1:]))
+            scale = a * 10 / b
+            targets.append((f"scaling {row}: linear, worst 10x step", value, 15.0, [r * scale for r in ratios(f"{row} @{b}", f"{row} @{a}")]))
+    # Informational, not targets: the floor that durability sets for clip add (two fdatasyncs in a row), and the
+    # small commands against a hello-world linked as itsypad is (whole: no dynamic loader in either).
+    floor_name, whole = "hello + 2 fdatasyncs (stdin)", "hello linked whole (no input)"
+    print()
+    print(f"{'not targets (median of per-round ratios)':48} {'ratio':>8}")
+    for name, value in [
+        ("2 fdatasyncs floor / hello", paired(floor_name, "hello (stdin)")),
+        ("clip add / 2 fdatasyncs floor", paired(f"add {L}", floor_name)),
+        ("hello linked whole / hello", paired(whole, "hello (no input)")),
+        ("clip ls -n 20 / hello linked whole", paired(f"ls -n 20 {L}", whole)),
+        ("tab show NAME @10k / hello linked whole", paired("tab show NAME @10000", whole)),
+        (f"ratio of medians: clip ls {L} / cat", med["clip ls"] / med["cat"]),
+        (f"ratio of medians: search merge {L} / grep -ci", med["clip ls --search merge"] / med["grep -ci merge"]),
+    ]:
+        print(f"{name:48} {value:>7.2f}x")
 print()
-print(f"{'not targets (median of per-round ratios)':48} {'ratio':>8}")
-for name, value in [
-    ("2 fdatasyncs floor / hello", paired(floor_name, "hello (stdin)")),
-    ("clip add / 2 fdatasyncs floor", paired(f"add {L}", floor_name)),
-    ("hello linked whole / hello", paired(whole, "hello (no input)")),
-    ("clip ls -n 20 / hello linked whole", paired(f"ls -n 20 {L}", whole)),
-    ("tab show NAME @10k / hello linked whole", paired("tab show NAME @10000", whole)),
-    (f"ratio of medians: clip ls {L} / cat", med["clip ls"] / med["cat"]),
-    (f"ratio of medians: search merge {L} / grep -ci", med["clip ls --search merge"] / med["grep -ci merge"]),
-]:
-    print(f"{name:48} {value:>7.2f}x")
+print(f"{'every script @' + format(large, ','):36}{'median':>12}{'min':>12}")
+for script in scripts:
+    for what in ["cat", "clip ls", "clip ls --json", "export", "grep -ci lower", "search lower", "grep -ci upper", "search upper"]:
+        name = f"{script}: {what}"
+        print(f"{name:36}{ms(med[name]):>12}{ms(min(rounds[name])):>12}")
+    for what, base, bound in [("clip ls", "cat", 10.0), ("clip ls --json", "cat", 15.0), ("export", "cat", 15.0),
+                              ("search lower", "grep -ci lower", 3.0), ("search upper", "grep -ci upper", 3.0)]:
+        target(f"{script}: {what} {L} / {base}", f"{script}: {what}", f"{script}: {base}", bound)
 failed = 0
 print()
 print("target: the median of per-round ratios (a command and its baseline in the same round); their spread:")

@@ -196,10 +196,6 @@ extension ClipStore {
     ) throws {
         var leftover: [UInt8] = []
         func feed(_ raw: UnsafeBufferPointer<UInt8>, final: Bool) throws -> Bool {
-            // Most texts need no decoding at all: plain ASCII without escapes.
-            if leftover.isEmpty && JSONString.isPlainASCII(raw) {
-                return try body(raw, final)
-            }
             decoded.removeAll(keepingCapacity: true)
             do {
                 if leftover.isEmpty {

@@ -110,11 +110,8 @@ package enum JSONString {
             }
             let byte = escaped[index]
             if byte >= 0x80 {
-                // Valid UTF-8 sequences are made of such bytes only: a run of them is checked whole.
-                var end = index + 1
-                while end < count && escaped[end] >= 0x80 { end += 1 }
-                guard UTF8Check.isValid(UnsafeBufferPointer(rebasing: escaped[index..<end])) else { return false }
-                index = end
+                guard let (_, length) = ScalarKind.decode(escaped, at: index) else { return false }
+                index += length
             } else if byte == 0x5C {
                 guard allowingEscapes, index + 1 < count else { return false }
                 switch escaped[index + 1] {

@@ -23,10 +23,16 @@ public enum Text {
 
     /// One line: whitespace runs collapsed to a space, cut at `limit` characters with "…".
     public static func preview(_ text: String, limit: Int) -> String {
-        var builder = PreviewBuilder(limit: limit)
         var text = text
-        text.withUTF8 { _ = builder.feed($0, isLast: true) }
-        return String(decoding: builder.output, as: UTF8.self)
+        return text.withUTF8 { utf8 in
+            var output: [UInt8] = []
+            if !PreviewBuilder.append(utf8: utf8, limit: limit, to: &output) {
+                var builder = PreviewBuilder(limit: limit)
+                _ = builder.feed(utf8, isLast: true)
+                output = builder.output
+            }
+            return String(decoding: output, as: UTF8.self)
+        }
     }
 
     /// Makes a listing line safe to print on a terminal: control characters
@@ -152,11 +158,9 @@ public enum Text {
     }
 }
 
-/// Builds `Text.preview` from UTF-8 fed a piece at a time, so that a listing
-/// reads only as much of a long text as its preview shows. Characters are
-/// Swift's (grapheme clusters): scalars below U+0300 never join their
-/// neighbours except CR LF, so those are handled byte by byte and only other
-/// text goes through `Character`.
+/// Builds `Text.preview` from UTF-8 fed a piece at a time, whole characters
+/// as Swift segments them: the general path, for text the byte path
+/// (`append(escaped:…)`) leaves, read only as far as its preview shows.
 package struct PreviewBuilder {
     let limit: Int
     /// The preview, complete once `feed` has returned true or been given the last piece.
@@ -175,57 +179,10 @@ package struct PreviewBuilder {
     /// is complete: no more of the text can change it.
     package mutating func feed(_ piece: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
         guard !isComplete else { return true }
-        if carry.isEmpty { return feedJoined(piece, isLast: isLast) }
+        if carry.isEmpty { return feedCharacters(piece, isLast: isLast) }
         let joined = carry + Array(piece)
         carry = []
-        return joined.withUnsafeBufferPointer { feedJoined($0, isLast: isLast) }
-    }
-
-    private mutating func feedJoined(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool) -> Bool {
-        var index = 0
-        while index < bytes.count {
-            let lead = bytes[index]
-            // Printable ASCII other than space, the usual text, goes a run at a time.
-            if lead > 0x20 && lead < 0x7F {
-                var end = index + 1
-                while end < bytes.count, bytes[end] > 0x20 && bytes[end] < 0x7F { end += 1 }
-                // The run's last character waits if the piece ends there or a combining scalar may follow.
-                let runEnd = (end == bytes.count && !isLast) || (end < bytes.count && bytes[end] >= 0xCC) ? end - 1 : end
-                if runEnd > index {
-                    if word(UnsafeBufferPointer(rebasing: bytes[index..<runEnd])) { return true }
-                    index = runEnd
-                    continue
-                }
-            }
-            let length = lead < 0x80 ? 1 : (0xC2...0xCB).contains(lead) ? 2 : 0
-            guard length > 0 else { return feedCharacters(UnsafeBufferPointer(rebasing: bytes[index...]), isLast: isLast) }
-            let next = index + length
-            if next == bytes.count {
-                if !isLast {
-                    carry = Array(bytes[index...])
-                    return false
-                }
-            } else if lead == 0x0D && bytes[next] == 0x0A {
-                if character(isWhitespace: true, { _ in }) { return true }
-                index = next + 1
-                continue
-            } else if bytes[next] >= 0xCC {
-                // A scalar from U+0300 on may join this one into one character.
-                return feedCharacters(UnsafeBufferPointer(rebasing: bytes[index...]), isLast: isLast)
-            }
-            let isWhitespace =
-                length == 1
-                ? lead == 0x20 || (0x09...0x0D).contains(lead)
-                : lead == 0xC2 && (bytes[index + 1] == 0x85 || bytes[index + 1] == 0xA0)
-            let done = character(isWhitespace: isWhitespace) { output in
-                output.append(lead)
-                if length == 2 { output.append(bytes[index + 1]) }
-            }
-            if done { return true }
-            index = next
-        }
-        if isLast { isComplete = true }
-        return isComplete
+        return joined.withUnsafeBufferPointer { feedCharacters($0, isLast: isLast) }
     }
 
     /// The general path: whole characters as Swift segments them; the last one
@@ -249,7 +206,6 @@ package struct PreviewBuilder {
 
     /// The preview rule for one character: a whitespace run becomes one space
     /// between words; the limit counts characters and ends the preview with "…".
-    @inline(__always)
     private mutating func character(isWhitespace: Bool, _ write: (inout [UInt8]) -> Void) -> Bool {
         if isWhitespace {
             pendingSpace = count > 0
@@ -267,21 +223,6 @@ package struct PreviewBuilder {
         return false
     }
 
-    /// `character` for each byte of a run of printable ASCII, at once.
-    private mutating func word(_ run: UnsafeBufferPointer<UInt8>) -> Bool {
-        if pendingSpace {
-            if count + 1 >= limit { return finishWithEllipsis() }
-            output.append(0x20)
-            count += 1
-            pendingSpace = false
-        }
-        let room = limit - 1 - count
-        if room <= 0 { return finishWithEllipsis() }
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: run.prefix(room)))
-        count += min(room, run.count)
-        return run.count > room ? finishWithEllipsis() : false
-    }
-
     private mutating func finishWithEllipsis() -> Bool {
         output += [0xE2, 0x80, 0xA6]
         isComplete = true
@@ -291,105 +232,199 @@ package struct PreviewBuilder {
 
 extension PreviewBuilder {
     /// The preview of a text given as a JSON string body (escaped as the clip
-    /// log holds it), appended to `out` straight from those bytes: the rule of
-    /// `feed` for the usual text — printable ASCII, the escapes `\"` `\\` `\/`
-    /// `\b` `\f` `\n` `\r` `\t`, and two-byte characters (U+0080–U+02FF) that
-    /// nothing combines with. Returns false, with `out` as it was, on anything
-    /// else (other escapes, longer characters, what may combine, malformed
-    /// bytes, or `escaped` ending before the preview does while `isWhole` is
-    /// false): then `feed` on the decoded text decides.
+    /// log holds it), appended to `out` straight from those bytes, in any
+    /// script: characters are found from `ScalarKind`s, a scalar that joins the
+    /// one before it (combining marks, ZWJ, variation selectors, skin tones,
+    /// the second of a flag's pair) written with it. Returns false, with `out`
+    /// as it was, where that cannot answer (a scalar of unknown kind, an emoji
+    /// joined by ZWJ to one whose kind is not known, an escape but `\"` `\\`
+    /// `\/` `\b` `\f` `\n` `\r` `\t`, malformed bytes, or `escaped` ending before
+    /// the preview does while `isWhole` is false): then `feed` on the decoded text decides.
     package static func append(escaped: UnsafeBufferPointer<UInt8>, isWhole: Bool, limit: Int, to out: inout [UInt8]) -> Bool {
-        // Written on the stack, then appended: at most two bytes a character, and the ellipsis.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * max(limit, 1) + 3) { buffer in
-            guard let written = preview(escaped: escaped, isWhole: isWhole, limit: limit, into: buffer.baseAddress!) else { return false }
+        append(escaped, isEscaped: true, isWhole: isWhole, limit: limit, to: &out)
+    }
+
+    /// `append(escaped:…)` for a whole text given as UTF-8.
+    static func append(utf8: UnsafeBufferPointer<UInt8>, limit: Int, to out: inout [UInt8]) -> Bool {
+        append(utf8, isEscaped: false, isWhole: true, limit: limit, to: &out)
+    }
+
+    private static func append(
+        _ escaped: UnsafeBufferPointer<UInt8>, isEscaped: Bool, isWhole: Bool, limit: Int, to out: inout [UInt8]
+    ) -> Bool {
+        // Written on the stack, then appended: no more bytes than were read, a space and the ellipsis,
+        // up to a bound well above what `limit` characters take (past it, the general path writes).
+        let capacity = min(escaped.count, 16 * max(limit, 1) + 64) + 16
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            var writer = EscapedPreview(out: buffer.baseAddress!, capacity: capacity - 8, limit: limit)
+            guard let written = writer.write(escaped, isEscaped: isEscaped, isWhole: isWhole) else { return false }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<written]))
             return true
         }
     }
+}
 
-    /// `append(escaped:…)` into `out`: how many bytes it wrote, or nil.
-    private static func preview(
-        escaped: UnsafeBufferPointer<UInt8>, isWhole: Bool, limit: Int, into out: UnsafeMutablePointer<UInt8>
-    ) -> Int? {
-        var written = 0
-        var count = 0
-        var pendingSpace = false
+/// The state of `PreviewBuilder.append(escaped:…)` as it walks a text.
+private struct EscapedPreview {
+    let out: UnsafeMutablePointer<UInt8>
+    /// Bytes `out` may take, besides eight for a word stored whole.
+    let capacity: Int
+    let limit: Int
+    private var written = 0
+    /// Characters written (and the pending space, once written).
+    private var count = 0
+    private var pendingSpace = false
+    /// What decides whether the next scalar joins the character before it.
+    private var afterControl = true
+    private var inWhitespace = false
+    private var openFlag = false
+    /// 1 after an emoji (and any joiners), 2 after one and a ZWJ: the next emoji joins it.
+    private var emoji = 0
+
+    init(out: UnsafeMutablePointer<UInt8>, capacity: Int, limit: Int) {
+        self.out = out
+        self.capacity = capacity
+        self.limit = limit
+    }
+
+    /// How many bytes the preview of `escaped` (or, unless `isEscaped`, of UTF-8) took, or nil.
+    mutating func write(_ escaped: UnsafeBufferPointer<UInt8>, isEscaped: Bool, isWhole: Bool) -> Int? {
         var index = 0
         let end = escaped.count
         while index < end {
             // Most text is words of printable ASCII between single spaces, each byte a character of the
             // preview as it is: up to eight at once, unless the limit is near. The byte after them, if
             // any, is one of the others.
-            if !pendingSpace && index + 8 <= end && count + 8 < limit {
+            if !pendingSpace && index + 8 <= end && count + 8 < limit && written + 8 <= capacity {
                 let word = UnsafeRawPointer(escaped.baseAddress! + index).loadUnaligned(as: UInt64.self)
-                let asIs = asIsPrefix(UInt64(littleEndian: word), afterCharacter: count > 0)
+                let asIs = PreviewBuilder.asIsPrefix(UInt64(littleEndian: word), afterCharacter: count > 0)
                 // All eight bytes are stored (the buffer has room): those after the prefix are written over.
                 UnsafeMutableRawPointer(out + written).storeBytes(of: word, as: UInt64.self)
-                written += asIs
-                count += asIs
-                index += asIs
-                if asIs == 8 { continue }
+                if asIs > 0 {
+                    written += asIs
+                    count += asIs
+                    index += asIs
+                    // The last is a word character; DEL, the one control among them, joins nothing after it.
+                    (afterControl, afterCR, inWhitespace, openFlag, emoji) = (out[written - 1] == 0x7F, false, false, false, 0)
+                    if asIs == 8 { continue }
+                }
             }
             let byte = escaped[index]
-            // One character: `first` and, for a two-byte one, `second` (0 otherwise).
-            var first = byte
-            var second: UInt8 = 0
-            if byte > 0x20 && byte < 0x80 && byte != 0x5C && byte != 0x22 {
-                index += 1
-            } else if byte == 0x20 {
-                index += 1
-                pendingSpace = count > 0
+            if byte >= 0x80 {
+                guard let (value, length) = ScalarKind.decode(escaped, at: index) else { return nil }
+                guard scalar(value, bytes: escaped.baseAddress! + index, length: length) else { return nil }
+                if isDone { return written }
+                index += length
                 continue
+            }
+            var value = byte
+            if !isEscaped {
+                index += 1
             } else if byte == 0x5C {
                 guard index + 1 < end else { return nil }
-                index += 2
-                switch escaped[index - 1] {
-                case UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "f"):
-                    pendingSpace = count > 0
-                    continue
-                case UInt8(ascii: "\""): first = 0x22
-                case UInt8(ascii: "\\"): first = 0x5C
-                case UInt8(ascii: "/"): first = 0x2F
-                case UInt8(ascii: "b"): first = 0x08
+                switch escaped[index + 1] {
+                case UInt8(ascii: "n"): value = 0x0A
+                case UInt8(ascii: "r"): value = 0x0D
+                case UInt8(ascii: "t"): value = 0x09
+                case UInt8(ascii: "f"): value = 0x0C
+                case UInt8(ascii: "\""): value = 0x22
+                case UInt8(ascii: "\\"): value = 0x5C
+                case UInt8(ascii: "/"): value = 0x2F
+                case UInt8(ascii: "b"): value = 0x08
                 default: return nil
                 }
-            } else if byte >= 0xC2 && byte <= 0xCB && index + 1 < end && escaped[index + 1] & 0xC0 == 0x80 {
-                second = escaped[index + 1]
                 index += 2
-                if byte == 0xC2 && (second == 0x85 || second == 0xA0) {
-                    pendingSpace = count > 0
-                    continue
-                }
-            } else {
-                // Other escapes and characters, what may combine with the one before (U+0300 on), malformed bytes.
+            } else if byte == 0x22 || (byte < 0x20) {
                 return nil
+            } else {
+                index += 1
             }
-            if pendingSpace {
-                if count + 1 >= limit { return ellipsis(out, at: written) }
-                out[written] = 0x20
-                written += 1
-                count += 1
-                pendingSpace = false
-            }
-            if count >= limit - 1 { return ellipsis(out, at: written) }
-            out[written] = first
-            written += 1
-            if second != 0 {
-                out[written] = second
-                written += 1
-            }
-            count += 1
+            var single = value
+            guard withUnsafeMutablePointer(to: &single, { scalar(UInt32(value), bytes: $0, length: 1) }) else { return nil }
+            if isDone { return written }
         }
-        // Unless the whole text was read, what follows could still combine with the last character or add more.
+        // Unless the whole text was read, what follows could still join the last character or add more.
         return isWhole ? written : nil
     }
 
+    /// Set once the ellipsis is written.
+    private var isDone = false
+
+    /// Takes one scalar: joins it to the character before or starts a character with it. False
+    /// where its kind is unknown or the buffer is full.
+    private mutating func scalar(_ value: UInt32, bytes: UnsafePointer<UInt8>, length: Int) -> Bool {
+        if value == 0x0A && afterCR {
+            // The LF of a CR LF, one whitespace character.
+            afterCR = false
+            return true
+        }
+        afterCR = value == 0x0D
+        let kind = ScalarKind.ofAny(value)
+        switch kind {
+        case .unknown: return false
+        case .joiner, .mark:
+            emoji = emoji == 1 ? (value == 0x200D ? 2 : 1) : 0
+            openFlag = false
+            guard afterControl else { return inWhitespace || put(bytes, length) }
+            return startCharacter(bytes, length, whitespace: false, control: false)
+        case .pictographic where emoji == 2, .regional where openFlag:
+            emoji = kind == .pictographic ? 1 : 0
+            openFlag = false
+            return inWhitespace || put(bytes, length)
+        default:
+            emoji = kind == .pictographic ? 1 : 0
+            openFlag = kind == .regional
+            let whitespace = kind == .space || kind == .controlSpace
+            return startCharacter(bytes, length, whitespace: whitespace, control: kind == .control || kind == .controlSpace)
+        }
+    }
+
+    private var afterCR = false
+
+    /// The preview rule for a new character: a whitespace run becomes one space between words;
+    /// the limit counts characters and ends the preview with "…".
+    private mutating func startCharacter(_ bytes: UnsafePointer<UInt8>, _ length: Int, whitespace: Bool, control: Bool) -> Bool {
+        afterControl = control
+        inWhitespace = whitespace
+        if whitespace {
+            pendingSpace = count > 0
+            return true
+        }
+        if pendingSpace {
+            if count + 1 >= limit { return ellipsis() }
+            guard written + 1 <= capacity else { return false }
+            out[written] = 0x20
+            written += 1
+            count += 1
+            pendingSpace = false
+        }
+        if count >= limit - 1 { return ellipsis() }
+        count += 1
+        return put(bytes, length)
+    }
+
+    private mutating func put(_ bytes: UnsafePointer<UInt8>, _ length: Int) -> Bool {
+        guard written + length <= capacity else { return false }
+        for offset in 0..<length { out[written + offset] = bytes[offset] }
+        written += length
+        return true
+    }
+
+    private mutating func ellipsis() -> Bool {
+        (out[written], out[written + 1], out[written + 2]) = (0xE2, 0x80, 0xA6)
+        written += 3
+        isDone = true
+        return true
+    }
+}
+
+extension PreviewBuilder {
     /// How many of eight escaped bytes (the first in the lowest byte of `word`) are, from the first,
     /// characters of the preview as they are: printable ASCII but a quote or backslash (no escape),
     /// and spaces followed by such a character (a space before other whitespace, or at the text's
     /// end, is not written; a leading one is written only `afterCharacter`).
     @inline(__always)
-    private static func asIsPrefix(_ word: UInt64, afterCharacter: Bool) -> Int {
+    fileprivate static func asIsPrefix(_ word: UInt64, afterCharacter: Bool) -> Int {
         let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
         // High bits: `special` exact for its lowest byte (only bytes above one may be marked wrongly),
         // `isSpace` exact for every byte (no carries cross bytes).
@@ -401,10 +436,5 @@ extension PreviewBuilder {
         let lonelySpace = isSpace & ~(isWord >> 8)
         let leadingSpace = afterCharacter ? 0 : isSpace & 0x80
         return (special | lonelySpace | leadingSpace).trailingZeroBitCount / 8
-    }
-
-    private static func ellipsis(_ out: UnsafeMutablePointer<UInt8>, at written: Int) -> Int {
-        (out[written], out[written + 1], out[written + 2]) = (0xE2, 0x80, 0xA6)
-        return written + 3
     }
 }

@@ -205,19 +205,21 @@ import Testing
         #expect(answered > 1000, "the escaped path answered only \(answered) of 3000")
     }
 
-    /// The byte path's assumptions about scalars below U+0300, checked against Swift itself.
-    @Test func scalarsBelowU0300AreWholeCharactersAndWhitespaceAsSwiftSays() {
-        for value in 0..<0x300 {
-            let scalar = Unicode.Scalar(UInt32(value))!
-            let utf8 = Array(String(scalar).utf8)
-            let isWhitespace =
-                utf8.count == 1
-                ? utf8[0] == 0x20 || (0x09...0x0D).contains(utf8[0])
-                : utf8[0] == 0xC2 && (utf8[1] == 0x85 || utf8[1] == 0xA0)
-            #expect(Character(scalar).isWhitespace == isWhitespace, "U+\(String(value, radix: 16))")
-            for other in [0x41, 0x0A, 0x0D, 0xE9, 0x2FF] where !(value == 0x0D && other == 0x0A) {
-                #expect((String(scalar) + String(Unicode.Scalar(UInt32(other))!)).count == 2, "U+\(String(value, radix: 16))")
-            }
+    /// In every script the preview is written from the escaped bytes for almost every text, and
+    /// as the reference writes it; the few texts left are written by the general path.
+    @Test(arguments: ScriptSamples.scripts.indices.map(Optional.some) + [nil])
+    func fromEscapedTextInEveryScript(_ script: Int?) {
+        var generator = SeededGenerator(seed: 60 + UInt64(script ?? 99))
+        var answered = 0
+        let rounds = 1500
+        for round in 0..<rounds {
+            let text = ScriptSamples.text(&generator, script: script, length: 40)
+            let limit = round % 3 == 0 ? 100 : Int(generator.next() % 12) + 1
+            if PreviewTests.checkFromEscaped(text, limit: limit, &generator) { answered += 1 }
+            #expect(Text.preview(text, limit: limit) == PreviewTests.reference(text, limit: limit), "\(Array(text.unicodeScalars))")
         }
+        let name = script.map { ScriptSamples.scripts[$0].name } ?? "mixed"
+        if !["other", "mixed"].contains(name) { #expect(answered > rounds / 2, "\(name): \(answered) of \(rounds) answered") }
     }
+
 }
