@@ -67,7 +67,8 @@ import Testing
     static func jsonSectionOfItsypad1() throws -> [String] {
         let page = String(decoding: try #require(try FileSystem.read(GeneratedFiles.root + "/man/itsypad.1")), as: UTF8.self)
         let section = page.split(separator: ".SH ").first { $0.hasPrefix("\"JSON OUTPUT\"") || $0.hasPrefix("JSON OUTPUT") } ?? ""
-        return section.split(separator: ".PP").map {
+        // The section's first line is its heading.
+        return section.drop { $0 != "\n" }.split(separator: ".PP").map {
             $0.replacing("\\-", with: "-").replacing("\\fB", with: "").replacing("\\fR", with: "")
         }
         .map { String($0.drop { $0 == "\n" }) }
