@@ -51,7 +51,7 @@ _itsypad_options() {
         'sync log') REPLY='-n --limit --json --data-dir -q --quiet -h --help' ;;
         'sync compact') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync watch') REPLY='--interval --data-dir -q --quiet -h --help' ;;
-        'export') REPLY='--include-sync-key --data-dir -q --quiet -h --help' ;;
+        'export') REPLY='--include-sync-key --device-settings --data-dir -q --quiet -h --help' ;;
         'import') REPLY='--kvs --data-dir -q --quiet -h --help' ;;
         'help') REPLY='--data-dir -q --quiet -h --help' ;;
         'completions') REPLY='--data-dir -q --quiet -h --help' ;;

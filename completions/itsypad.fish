@@ -337,6 +337,7 @@ complete -c itsypad -n '__itsypad_at "sync watch"' -l interval -x -d 'Also sync 
 
 # itsypad export
 complete -c itsypad -n '__itsypad_at "export"' -l include-sync-key -d 'Also write this device\'s sync key (member syncKey, as a recovery key).'
+complete -c itsypad -n '__itsypad_at "export"' -l device-settings -d 'Also write the settings whose scope is this device (for reference: import skips them).'
 
 # itsypad import
 complete -c itsypad -n '__itsypad_at "import"' -l kvs -d 'Read the legacy iCloud key-value layout.'

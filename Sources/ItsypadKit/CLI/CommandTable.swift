@@ -1,3 +1,4 @@
+import ItsypadModel
 import ItsypadSupport
 
 /// The one table of commands. Parsing, help, completions and man pages are all
@@ -295,7 +296,7 @@ public enum CommandTable {
                     Example("itsypad sync watch", "Sync live in a terminal; Ctrl-C stops."),
                     Example(
                         "systemctl --user enable --now itsypad-sync-watch.service",
-                        "Run it as a service (see contrib/systemd in the source)."),
+                        "Run it as a systemd user service (the unit itsypad install puts in PREFIX/share/systemd/user)."),
                 ],
                 action: SyncWatchCommand.run),
         ],
@@ -306,11 +307,17 @@ public enum CommandTable {
         ],
         action: SyncCommands.run)
 
+    /// The settings an export leaves out unless asked, and an import never applies.
+    static let deviceSettings = Settings.all.filter { $0.scope == .device }.map(\.key).joined(separator: ", ")
+
     static let exportCommand = CommandSpec(
         "export", abstract: "Write all tabs, clips and settings as one JSON document to standard output.",
         discussion:
-            "The sync key of an encrypted backend is left out unless --include-sync-key asks for it; an export that holds it opens everything in the backend, so keep it like a password. Importing it gives a device without a key this one's.",
-        options: [OptionSpec("include-sync-key", help: "Also write this device's sync key (member syncKey, as a recovery key).")],
+            "The sync key of an encrypted backend is left out unless --include-sync-key asks for it; an export that holds it opens everything in the backend, so keep it like a password. Importing it gives a device without a key this one's. Settings whose scope is this device (\(deviceSettings)) are left out unless --device-settings asks for them; import never applies them.",
+        options: [
+            OptionSpec("include-sync-key", help: "Also write this device's sync key (member syncKey, as a recovery key)."),
+            OptionSpec("device-settings", help: "Also write the settings whose scope is this device (for reference: import skips them)."),
+        ],
         examples: [
             Example("itsypad export > backup.json", "Back up everything."),
             Example(
@@ -321,7 +328,7 @@ public enum CommandTable {
     static let importCommand = CommandSpec(
         "import", abstract: "Merge an export (or a legacy iCloud key-value dump) into the data directory.",
         discussion:
-            "Items merge by id; the newer lastModified wins. A sync key in the export (see export --include-sync-key) becomes this device's if it has none and does not sync unencrypted; otherwise it is left out, with a warning. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
+            "Items merge by id; the newer lastModified wins. Settings whose scope is this device (\(deviceSettings)) are never applied from a file: each one skipped is named on standard error. A sync key in the export (see export --include-sync-key) becomes this device's if it has none and does not sync unencrypted; otherwise it is left out, with a warning. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
         arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.", completion: .file)],
         options: [OptionSpec("kvs", help: "Read the legacy iCloud key-value layout.")],
         examples: [Example("itsypad export | itsypad --data-dir /tmp/copy import -", "Copy a data directory.")],
@@ -346,7 +353,7 @@ public enum CommandTable {
     static let install = CommandSpec(
         "install", abstract: "Install this itsypad, its man pages and shell completions under a prefix.",
         discussion:
-            "Copies the running binary to PREFIX/bin, the man pages to PREFIX/share/man/man1 and man5, and the bash, zsh and fish completions to PREFIX/share/bash-completion/completions, PREFIX/share/zsh/site-functions and PREFIX/share/fish/vendor_completions.d, creating directories as needed and replacing each file atomically (0755 for the binary, 0644 for the rest). Warns when PREFIX/bin is not on PATH.",
+            "Copies the running binary to PREFIX/bin, the man pages to PREFIX/share/man/man1 and man5, the bash, zsh and fish completions to PREFIX/share/bash-completion/completions, PREFIX/share/zsh/site-functions and PREFIX/share/fish/vendor_completions.d, and the systemd user unit itsypad-sync-watch.service (running PREFIX/bin/itsypad sync watch) to PREFIX/share/systemd/user, where systemctl --user finds it for ~/.local and /usr/local. Directories are created as needed and each file is replaced atomically, its mode set before it is renamed into place (0755 for the binary, 0644 for the rest). Warns when PREFIX/bin is not on PATH.",
         options: [prefix],
         examples: [
             Example(
@@ -359,7 +366,7 @@ public enum CommandTable {
     static let uninstall = CommandSpec(
         "uninstall", abstract: "Remove the files install writes under a prefix.",
         discussion:
-            "Removes the binary, the man pages and the completion scripts that itsypad install writes under PREFIX; directories and the data directory are left alone.",
+            "Removes the binary, the man pages, the completion scripts and the systemd unit that itsypad install writes under PREFIX; directories and the data directory are left alone. A symbolic link below PREFIX is never followed: a file reached through a linked directory is left, named, and the exit status is 1. Disable the unit first if it is enabled: systemctl --user disable --now itsypad-sync-watch.service.",
         options: [prefix],
         examples: [Example("itsypad uninstall", "Remove what 'itsypad install' put in ~/.local.")],
         action: InstallCommands.uninstall)

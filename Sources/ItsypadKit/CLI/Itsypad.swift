@@ -1,5 +1,9 @@
 import ItsypadSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The command-line entry point: parses, dispatches through the command table,
 /// reports errors with sysexits codes. The executable only calls `main`.
 public enum Itsypad {
@@ -7,6 +11,9 @@ public enum Itsypad {
 
     /// Runs with the process's real streams and returns the exit status.
     public static func main(_ argv: [String]) -> Int32 {
+        // The umask keeps its say over group and others, never over the owner: what itsypad makes is
+        // 0700 and 0600 (a umask such as 0277 would make it unusable), and a user's file what it would be.
+        umask(umask(0) & 0o077)
         let context = Context.process()
         let status = run(Array(argv.dropFirst()), context: context)
         context.standardOutput.flush()

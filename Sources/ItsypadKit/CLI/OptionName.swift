@@ -9,6 +9,7 @@ public enum OptionName: String, CaseIterable, Sendable {
     case autoLanguage = "auto-language"
     case create
     case dataDirectory = "data-dir"
+    case deviceSettings = "device-settings"
     case encrypt
     case file
     case help

@@ -4,6 +4,8 @@ import ItsypadSupport
 /// What an import changed, for its closing note.
 package struct ImportSummary: CustomStringConvertible {
     package var tabs = 0, clips = 0, settings = 0, deleted = 0, skippedClips = 0
+    /// Device settings the document carried, which an import never applies.
+    package var skippedDeviceSettings: [String] = []
     package var description: String {
         "imported \(tabs) tabs, \(clips) clips, \(settings) settings" + (deleted > 0 ? "; removed \(deleted) tombstoned items" : "")
     }

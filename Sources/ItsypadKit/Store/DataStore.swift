@@ -47,6 +47,7 @@ public final class DataStore {
         tree = FileTree(root: path)
         do {
             try FileSystem.makeDirectory(path)
+            try DataStore.refuseIfOthersCanChange(tree)
             exposure = try DataStore.exposure(of: tree)
             lock = try DataStore.takeLock(path: path, tree: tree, timeout: lockTimeout)
             isReadOnly = false
@@ -67,6 +68,7 @@ public final class DataStore {
         tree = FileTree(root: path)
         isReadOnly = true
         do {
+            try DataStore.refuseIfOthersCanChange(tree)
             exposure = try DataStore.exposure(of: tree)
             guard let device = try DataStore.readMeta(path + "/meta.json", in: tree) else {
                 throw ItsypadError.failure("\(path) is not an itsypad data directory (no meta.json)")
@@ -87,6 +89,25 @@ public final class DataStore {
         }
         withExtendedLifetime(waiting) {}
         return lock
+    }
+
+    /// Refuses a data directory that another user could change, as ssh refuses a loose ~/.ssh: its
+    /// settings name the command `tab edit` runs and where sync sends everything. The message names
+    /// the chown and chmod to run. A git remote's clone is git's to keep.
+    private static func refuseIfOthersCanChange(_ tree: FileTree) throws {
+        let loose = try tree.entriesOthersCanChange(skipping: ["sync/git"])
+        guard !loose.isEmpty else { return }
+        let user = geteuid()
+        var fixes: [String] = []
+        for (path, status) in loose where status.owner != user && status.owner != 0 {
+            fixes.append("chown \(user) \(Text.shellQuoted(path))")
+        }
+        for (path, status) in loose where status.permissions & 0o022 != 0 {
+            fixes.append("chmod \(status.isDirectory ? "700" : "600") \(Text.shellQuoted(path))")
+        }
+        throw ItsypadError.failure(
+            "the data directory \(tree.root) is not private: other users could change it (and with it the editor command "
+                + "itsypad runs and where it syncs), so it is not used until you run:\n  " + fixes.joined(separator: "\n  "))
     }
 
     /// The data directory's permission bits when other users may read or write it.

@@ -111,7 +111,13 @@ final class ImportStaging {
         }
     }
 
+    /// A device setting (the editor command, the backend, …) is this device's own: an import file
+    /// never sets it, and names it in `summary.skippedDeviceSettings`.
     func mergeSetting(_ key: String, _ entry: SettingsStore.Entry) throws {
+        if Settings.definition(key)?.scope == .device {
+            summary.skippedDeviceSettings.append(key)
+            return
+        }
         guard try store.settings().mergeWithoutWriting(key, entry) else { return }
         settingsChanged = true
         summary.settings += 1

@@ -34,6 +34,9 @@ package final class FileEvents {
     private var signals = sigset_t()
     private var previousMask = sigset_t()
     private var watches: [Int32: Watched] = [:]
+    /// Set once a wait has returned `stopRequested`.
+    private var stopRequested = false
+    private static let stopSignals = [SIGINT, SIGTERM, SIGHUP]
 
     /// Content changes, files created, removed or renamed in place, and the directory itself going away.
     private static let eventMask = UInt32(
@@ -44,7 +47,7 @@ package final class FileEvents {
     /// unwatched, and waits end only by a signal or their time-out.
     package init() {
         sigemptyset(&signals)
-        for signal in [SIGIO, SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+        for signal in [SIGIO] + FileEvents.stopSignals { sigaddset(&signals, signal) }
         sigprocmask(SIG_BLOCK, &signals, &previousMask)
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { return }
@@ -54,7 +57,16 @@ package final class FileEvents {
     }
 
     deinit {
+        // Closed first, so that no SIGIO comes after: one still pending would end the process
+        // (its default action) once the mask is restored, and so would a second request to stop
+        // after the first was taken. Both are taken here.
         if fd >= 0 { close(fd) }
+        var discarded = sigset_t()
+        sigemptyset(&discarded)
+        sigaddset(&discarded, SIGIO)
+        if stopRequested { for signal in FileEvents.stopSignals { sigaddset(&discarded, signal) } }
+        var now = timespec(tv_sec: 0, tv_nsec: 0)
+        while sigtimedwait(&discarded, nil, &now) > 0 {}
         sigprocmask(SIG_SETMASK, &previousMask, nil)
     }
 
@@ -94,7 +106,10 @@ package final class FileEvents {
             var pause = timespec(tv_sec: Int(remaining), tv_nsec: Int((remaining - remaining.rounded(.down)) * 1e9))
             var info = siginfo_t()
             let signal = sigtimedwait(&signals, &info, &pause)
-            if signal == SIGINT || signal == SIGTERM || signal == SIGHUP { return .stopRequested }
+            if FileEvents.stopSignals.contains(signal) {
+                stopRequested = true
+                return .stopRequested
+            }
             if signal < 0 && errno == EAGAIN { return .timedOut }
             // SIGIO: read what came; EINTR: wait for the rest of the time.
         }

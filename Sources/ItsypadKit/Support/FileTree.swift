@@ -243,7 +243,7 @@ public struct FileTree: Sendable {
         try FileSystem.forEachLine(fd: fd, size: Int(info.st_size), path: path, body)
     }
 
-    /// Replaces `path` with `bytes` atomically (see `FileSystem.writeAtomically`).
+    /// Replaces `path` with `bytes` atomically (see `FileSystem.writeAtomically`), with exactly `mode`.
     public func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600, syncingDirectory: Bool = true) throws {
         try writeAtomically(path, mode: mode, syncingDirectory: syncingDirectory) { write in try write(bytes) }
     }
@@ -260,6 +260,8 @@ public struct FileTree: Sendable {
             let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd < 0 { throw FileSystem.fail("write", tempPath) }
             do {
+                // The exact mode whatever the umask, set on the open file: nothing at the path is followed.
+                if fchmod(fd, mode) != 0 { throw FileSystem.fail("set the mode of", tempPath) }
                 try produce { bytes in try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: tempPath) } }
                 if fsync(fd) != 0 { throw FileSystem.fail("sync", tempPath) }
                 close(fd)
@@ -503,5 +505,49 @@ public struct FileTree: Sendable {
         defer { close(fd) }
         for child in names { try removeTree(child, in: fd, path: path + "/" + child) }
         if unlinkat(directory, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw FileSystem.fail("remove", path) }
+    }
+}
+
+extension FileTree {
+    /// The root and every directory and regular file below it that another user could change
+    /// (`FileStatus.othersCanChange`), never following a symlink; a directory named in `skipping`
+    /// (relative to the root) is not entered. One `fstatat` an entry, from its directory's descriptor.
+    public func entriesOthersCanChange(skipping: Set<String> = []) throws -> [(path: String, status: FileStatus)] {
+        guard let rootStatus = try status(root) else { return [] }
+        var found: [(path: String, status: FileStatus)] = rootStatus.othersCanChange ? [(root, rootStatus)] : []
+        let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSystem.fail("open", root) }
+        try FileTree.collectEntriesOthersCanChange(in: fd, relative: "", root: root, skipping: skipping, into: &found)
+        return found
+    }
+
+    /// Closes `fd`.
+    private static func collectEntriesOthersCanChange(
+        in fd: Int32, relative: String, root: String, skipping: Set<String>, into found: inout [(path: String, status: FileStatus)]
+    ) throws {
+        let directory = relative.isEmpty ? root : root + "/" + relative
+        guard let dir = fdopendir(fd) else {
+            close(fd)
+            throw FileSystem.fail("list", directory)
+        }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            guard name != ".", name != ".." else { continue }
+            var info = stat()
+            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                if errno == ENOENT { continue }
+                throw FileSystem.fail("stat", directory + "/" + name)
+            }
+            let status = FileStatus(info)
+            if (status.isDirectory || status.isRegular) && status.othersCanChange { found.append((directory + "/" + name, status)) }
+            let childRelative = relative.isEmpty ? name : relative + "/" + name
+            guard status.isDirectory, !skipping.contains(childRelative) else { continue }
+            let child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard child >= 0 else { throw FileSystem.fail("open", directory + "/" + name) }
+            try collectEntriesOthersCanChange(in: child, relative: childRelative, root: root, skipping: skipping, into: &found)
+        }
     }
 }

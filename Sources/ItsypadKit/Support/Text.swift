@@ -65,6 +65,16 @@ public enum Text {
         line = safe
     }
 
+    /// `word` as a POSIX shell reads it back: as it is when it holds only safe characters, else in single quotes.
+    public static func shellQuoted(_ word: String) -> String {
+        let safe = word.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || "/._-+,:@%=".utf8.contains(byte)
+        }
+        return safe && !word.isEmpty
+            ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
+
     /// A name read from a file, as an error message quotes it (see `escapingControls`).
     public static func quoted(_ name: String, limit: Int = 80) -> String {
         "'" + escapingControls(name, limit: limit) + "'"

@@ -64,7 +64,7 @@ import Testing
         "sync compact": [(["sync", "compact"], 1)],
         // Sync is not enabled, so watch reads its options and stops at once.
         "sync watch": [(["sync", "watch", "--interval", "5"], 1)],
-        "export": [(["export"], 0), (["export", "--include-sync-key"], 1)],
+        "export": [(["export"], 0), (["export", "--include-sync-key"], 1), (["export", "--device-settings"], 0)],
         "import": [(["import", "$DIR/export.json"], 0), (["import", "--kvs", "$DIR/kvs.json"], 0)],
         "help": [(["help", "clip", "add"], 0)],
         "completions": [(["completions", "bash"], 0)],

@@ -63,6 +63,57 @@ import Glibc
         #expect(files.stdout.split(separator: "\n").count == InstallCommandTests.relativePaths.count)
     }
 
+    @Test func uninstallRemovesEverythingInstallWrote() throws {
+        let prefix = scratch.path + "/p"
+        #expect(try run("'\(Process.itsypad)' -q install --prefix '\(prefix)'").status == 0)
+        #expect(InstallCommandTests.relativePaths.contains("/share/systemd/user/itsypad-sync-watch.service"))
+        let result = try run("'\(Process.itsypad)' uninstall --prefix '\(prefix)'")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Process.run("/usr/bin/find", [prefix, "-type", "f"]).stdout.isEmpty)
+    }
+
+    /// A symlinked directory at any depth below the prefix is never followed: what it leads to stays.
+    @Test(arguments: ["share/man/man1", "share/man", "share", "bin", "share/systemd/user"])
+    func uninstallNeverFollowsASymlinkBelowThePrefix(_ linked: String) throws {
+        let prefix = scratch.path + "/p"
+        #expect(try run("'\(Process.itsypad)' -q install --prefix '\(prefix)'").status == 0)
+        // Outside the prefix, a copy of the linked directory's tree: the same file names.
+        let outside = scratch.path + "/outside"
+        #expect(try Process.run("/bin/cp", ["-a", prefix + "/" + linked, outside]).status == 0)
+        #expect(try Process.run("/bin/rm", ["-rf", prefix + "/" + linked]).status == 0)
+        #expect(symlink(outside, prefix + "/" + linked) == 0)
+        let before = try Process.run("/usr/bin/find", [outside, "-type", "f"]).stdout
+        #expect(!before.isEmpty)
+        let result = try run("'\(Process.itsypad)' uninstall --prefix '\(prefix)'")
+        #expect(result.status == 1 && result.stderr.contains("symbolic link"), "\(result.stderr)")
+        #expect(try Process.run("/usr/bin/find", [outside, "-type", "f"]).stdout == before)
+        // Everything not behind the link is removed.
+        #expect(try Process.run("/usr/bin/find", [prefix, "-type", "f"]).stdout.isEmpty)
+    }
+
+    /// Each file's mode is set on the open file before it is renamed into place, never by path
+    /// after (a symlink planted there in between would be followed).
+    @Test(.enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+    func installSetsEachModeOnTheOpenFileBeforeTheRename() throws {
+        let prefix = scratch.path + "/p"
+        let trace = scratch.path + "/trace"
+        let result = try run(
+            "strace -f -o '\(trace)' -e trace=chmod,fchmod,fchmodat,rename,renameat,renameat2 '\(Process.itsypad)' -q install --prefix '\(prefix)'"
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let calls = (scratch.read("trace") ?? "").split(separator: "\n").filter { $0.contains("chmod") || $0.contains("rename") }
+        #expect(!calls.contains { $0.contains(" chmod(") || $0.contains("fchmodat(") }, "\(calls)")
+        #expect(calls.filter { $0.contains("rename") }.count == InstallCommandTests.relativePaths.count, "\(calls)")
+        var modeSet = false
+        for call in calls {
+            if call.contains("fchmod(") { modeSet = true }
+            if call.contains("rename") {
+                #expect(modeSet, "renamed before its mode was set: \(call)")
+                modeSet = false
+            }
+        }
+    }
+
     @Test func uninstallWithNothingInstalledRemovesNothing() throws {
         let prefix = scratch.path + "/empty"
         try FileSystem.makeDirectory(prefix + "/bin")

@@ -109,6 +109,45 @@ import Testing
         #expect(try export(copy) == export(source))
     }
 
+    /// Every setting whose scope is this device, with a value a crafted file would use against it.
+    static let deviceSettingValues: [(key: SettingKey, value: String)] = [
+        (.editor, "touch /tmp/pwned #"), (.syncBackend, "/tmp/attacker"), (.syncEnabled, "true"), (.deviceName, "attacker"),
+        (.clipboardMaxBytes, "1"),
+    ]
+
+    @Test func importNeverAppliesDeviceSettingsAndNamesThem() throws {
+        #expect(
+            Set(Self.deviceSettingValues.map(\.key.rawValue)) == Set(Settings.all.filter { $0.scope == .device }.map(\.key)))
+        for (key, value) in Self.deviceSettingValues {
+            #expect(source.inProcess(["settings", "set", key.rawValue, value], now: 9_000_000_000_000).0 == 0)
+        }
+        #expect(source.inProcess(["settings", "set", "clipboard.retention", "2w"], now: 9_000_000_000_000).0 == 0)
+        let document = source.inProcess(["export", "--device-settings"]).1
+        let exported = try #require(try JSONValue.parse(document)["settings"]?.arrayValue).compactMap { $0["key"]?.stringValue }
+        #expect(Set(exported) == Set(Self.deviceSettingValues.map(\.key.rawValue) + ["clipboard.retention"]))
+
+        let before = copy.inProcess(["settings", "list", "--json"]).1
+        let imported = try copy.runArguments(["import", "-"], stdin: Array(document.utf8))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        for (key, _) in Self.deviceSettingValues { #expect(imported.stderr.contains(key.rawValue), "\(imported.stderr)") }
+        #expect(copy.inProcess(["settings", "get", "clipboard.retention"]).1 == "2w\n")
+        let after = try JSONValue.parse(copy.inProcess(["settings", "list", "--json"]).1).arrayValue ?? []
+        let untouched = try JSONValue.parse(before).arrayValue ?? []
+        for (key, _) in Self.deviceSettingValues {
+            #expect(after.first { $0["key"] == .string(key.rawValue) } == untouched.first { $0["key"] == .string(key.rawValue) })
+        }
+    }
+
+    @Test func exportLeavesDeviceSettingsOutUnlessAsked() throws {
+        for (key, value) in Self.deviceSettingValues { #expect(source.inProcess(["settings", "set", key.rawValue, value]).0 == 0) }
+        #expect(source.inProcess(["settings", "set", "clipboard.maxEntries", "50"]).0 == 0)
+        let keys = { (arguments: [String]) throws -> [String] in
+            try #require(try JSONValue.parse(source.inProcess(arguments).1)["settings"]?.arrayValue).compactMap { $0["key"]?.stringValue }
+        }
+        #expect(try keys(["export"]) == ["clipboard.maxEntries"])
+        #expect(try keys(["export", "--device-settings"]).count == Self.deviceSettingValues.count + 1)
+    }
+
     @Test func newerLocalTabWins() throws {
         let id = source.inProcess(["tab", "new", "old text"], now: 1_000).1.trimmingNewline
         let document = source.inProcess(["export"]).1

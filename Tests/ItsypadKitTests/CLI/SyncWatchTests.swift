@@ -52,6 +52,21 @@ import Glibc
         #expect(try laptop.run("clip", "add", "after the watcher").status == 0)
     }
 
+    /// Stopped while it works (a change just made, a sync under way, inotify events queued), the
+    /// watcher exits 0 every time: no signal it had blocked is left to end it on its way out.
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+    func aStopWhileItWorksExitsZeroEveryTime(_ signal: Int32) throws {
+        for run in 0..<12 {
+            let watch = try RunningWatcher(laptop, ["--interval", "600"])
+            try #require(eventually { watch.stderr.contains("synced:") }, "\(watch.stderr)")
+            try laptop.run("clip", "add", "copied in run \(run)")
+            usleep(useconds_t(run % 4 * 5_000))
+            let status = watch.stop(signal)
+            #expect(status == 0, "run \(run): \(watch.stderr)")
+            if status != 0 { return }
+        }
+    }
+
     @Test func quietPrintsNothingWhenEverySyncSucceeds() throws {
         let watch = try RunningWatcher(laptop, ["-q"])
         try laptop.run("clip", "add", "sent quietly")
@@ -124,25 +139,26 @@ import Glibc
         }
     }
 
-    @Test func theSystemdUnitRunsTheWatcherAndVerifies() throws {
-        let unit =
-            FileSystem.directoryName(FileSystem.directoryName(FileSystem.directoryName(FileSystem.directoryName(#filePath))))
-            + "/contrib/systemd/itsypad-sync-watch.service"
-        let text = String(decoding: try #require(try FileSystem.read(unit)), as: UTF8.self)
-        #expect(text.contains("\nExecStart=%h/.local/bin/itsypad sync watch\n"))
-        #expect(
-            try #require(ReadmeTests.block("systemd")).contains("cp contrib/systemd/itsypad-sync-watch.service ~/.config/systemd/user/"))
-        guard ReadmeTests.hasTool("systemd-analyze") else { return }
-        // The unit as systemd reads it, with the binary where `itsypad install` puts it.
+    /// `install` puts the unit where `systemctl --user` finds it, running the binary it installed.
+    @Test(arguments: [".local", "with space/100%"])
+    func theInstalledSystemdUnitRunsTheInstalledWatcher(_ relativePrefix: String) throws {
         let home = TemporaryDirectory()
-        #expect(mkdir(home.file(".local"), 0o700) == 0 && mkdir(home.file(".local/bin"), 0o700) == 0)
+        let prefix = home.path + "/" + relativePrefix
         var environment = Process.baseEnvironment
         environment["HOME"] = home.path
-        let missing = try Process.run("systemd-analyze", ["verify", "--man=no", unit], environment: environment, timeout: 60)
-        #expect(missing.status != 0, "verify must notice the binary is not there")
-        #expect(symlink(Process.itsypad, home.file(".local/bin/itsypad")) == 0)
+        let installed = try Process.run(Process.itsypad, ["install", "-q", "--prefix", prefix], environment: environment)
+        try #require(installed.status == 0, "\(installed.stderr)")
+        let unit = prefix + "/share/systemd/user/itsypad-sync-watch.service"
+        let text = String(decoding: try #require(try FileSystem.read(unit)), as: UTF8.self)
+        let binary = SystemdUnit.quoted(prefix + "/bin/itsypad")
+        #expect(text.contains("\nExecStart=\(binary) sync watch\n"), "\(text)")
+        #expect(relativePrefix == ".local" ? binary == prefix + "/bin/itsypad" : binary.hasPrefix("\"") && binary.contains("100%%"))
+        guard ReadmeTests.hasTool("systemd-analyze") else { return }
         let verified = try Process.run("systemd-analyze", ["verify", "--man=no", unit], environment: environment, timeout: 60)
         #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+        #expect(unlink(prefix + "/bin/itsypad") == 0)
+        let missing = try Process.run("systemd-analyze", ["verify", "--man=no", unit], environment: environment, timeout: 60)
+        #expect(missing.status != 0, "verify must notice the binary is not there")
     }
 
     @Test(

@@ -21,7 +21,7 @@ struct ExportFileTests {
         #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "50"]).0 == 0)
         #expect(device.inProcess(["settings", "set", "device.name", "laptop"]).0 == 0)
         #expect(device.inProcess(["settings", "unset", "device.name"]).0 == 0)
-        let (status, exported, _) = device.inProcess(["export"])
+        let (status, exported, _) = device.inProcess(["export", "--device-settings"])
         #expect(status == 0)
         let file = try JSONCoding.decode(ExportFile.self, from: Array(exported.utf8))
         #expect(file.tabs.count == 1 && file.clips.count == 2 && file.settings.map(\.key) == ["clipboard.maxEntries", "device.name"])

@@ -15,9 +15,8 @@ enum InstallCommands {
         try storeOperation {
             for file in files {
                 try FileSystem.makeDirectory(FileSystem.directoryName(file.path), mode: 0o755)
+                // The exact mode, whatever the umask, as install(1) sets it: on the new file, before it is renamed into place.
                 try FileSystem.writeAtomically(file.path, file.bytes, mode: file.mode)
-                // The exact mode, whatever the umask, as install(1) sets it.
-                if chmod(file.path, file.mode) != 0 { throw FileSystem.fail("set the mode of", file.path) }
             }
         }
         invocation.note("installed \(Text.counted(files.count, "file")) under \(prefix)")
@@ -32,16 +31,27 @@ enum InstallCommands {
         return ExitCode.success
     }
 
+    /// Never follows a symlink below the prefix: a file reached through a linked directory is left, and named.
     static func uninstall(_ invocation: Invocation) throws -> Int32 {
         let prefix = try installPrefix(invocation)
+        let tree = FileTree(root: prefix)
         var removed = 0
+        var left: [String] = []
         try storeOperation {
-            for path in Installation(prefix: prefix).paths where FileSystem.exists(path) {
-                try FileSystem.remove(path)
-                removed += 1
+            for path in Installation(prefix: prefix).paths {
+                do {
+                    if try tree.remove(path) { removed += 1 }
+                } catch let error as FileSystemError where error.code == FileSystemError.notRegularFile {
+                    left.append(path)
+                }
             }
         }
         invocation.note("removed \(Text.counted(removed, "file")) under \(prefix)")
+        guard left.isEmpty else {
+            throw ItsypadError.failure(
+                "left \(left.joined(separator: ", ")): a directory on the way is a symbolic link (or not a directory), which uninstall does not follow"
+            )
+        }
         return ExitCode.success
     }
 
@@ -51,6 +61,10 @@ enum InstallCommands {
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 + "/.local" }
         guard let prefix = invocation.value(.prefix) ?? environment["PREFIX"].flatMap({ $0.isEmpty ? nil : $0 }) ?? home else {
             throw ItsypadError.failure("no prefix: pass --prefix DIR or set HOME")
+        }
+        // The systemd unit names the binary on one line.
+        guard !prefix.contains(where: { $0 == "\n" || $0 == "\r" }) else {
+            throw ItsypadError.failure("the prefix must not hold a line break")
         }
         return withoutTrailingSlash(FileSystem.absolute(prefix))
     }
@@ -95,7 +109,9 @@ struct Installation {
         for (shell, path) in completions {
             files.append((prefix + path, 0o644, .text(CompletionScript.generate(for: shell, root: root))))
         }
-        files.append((prefix + "/bin/" + root.name, 0o755, .runningExecutable))
+        let binary = prefix + "/bin/" + root.name
+        files.append((prefix + "/share/systemd/user/" + SystemdUnit.syncWatchName, 0o644, .text(SystemdUnit.syncWatch(binary: binary))))
+        files.append((binary, 0o755, .runningExecutable))
         return files
     }
 
@@ -116,5 +132,42 @@ struct Installation {
                 return (file.path, file.mode, bytes)
             }
         }
+    }
+}
+
+/// The systemd user unit `install` puts in PREFIX/share/systemd/user, where `systemctl --user`
+/// finds it for ~/.local (XDG_DATA_HOME) and /usr/local (XDG_DATA_DIRS).
+enum SystemdUnit {
+    static let syncWatchName = "itsypad-sync-watch.service"
+
+    /// Runs `binary sync watch`.
+    static func syncWatch(binary: String) -> String {
+        """
+        # Live sync for itsypad: a systemd user service running `itsypad sync watch`, installed by `itsypad install`.
+        #   systemctl --user enable --now \(syncWatchName)
+        [Unit]
+        Description=itsypad live sync (itsypad sync watch)
+        Documentation=man:itsypad-sync(1)
+
+        [Service]
+        Type=exec
+        ExecStart=\(quoted(binary)) sync watch
+        # A failing sync does not stop the watcher (it logs and retries); it exits 1 only when
+        # sync is not enabled or another watcher runs: try again now and then.
+        Restart=on-failure
+        RestartSec=60
+
+        [Install]
+        WantedBy=default.target
+
+        """
+    }
+
+    /// A path as ExecStart reads it back: specifiers (%) and variables ($) doubled, in double quotes
+    /// when it holds a space, a quote or a backslash.
+    static func quoted(_ path: String) -> String {
+        let escaped = path.replacing("%", with: "%%").replacing("$", with: "$$")
+        guard escaped.contains(where: { $0 == " " || $0 == "\"" || $0 == "'" || $0 == "\\" || $0 == "\t" }) else { return escaped }
+        return "\"" + escaped.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
     }
 }

@@ -29,7 +29,10 @@ enum TransferCommands {
         out.write(",\n  \"clips\": ")
         try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
         out.write(",\n  \"settings\": ")
-        JSONArrayWriter.write(try store.settings().entries.sorted { $0.key < $1.key }, level: 1, to: out.write) { key, entry in
+        // Device settings (the editor command, the backend, …) only when asked by name; import never applies them.
+        let withDeviceSettings = invocation.flag(.deviceSettings)
+        let settings = try store.settings().entries.filter { withDeviceSettings || Settings.definition($0.key)?.scope != .device }
+        JSONArrayWriter.write(settings.sorted { $0.key < $1.key }, level: 1, to: out.write) { key, entry in
             .object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])
         }
         out.write("\n}\n")
@@ -75,6 +78,11 @@ enum TransferCommands {
                 "imported the newest \(summary.clips) of \(summary.clips + summary.skippedClips) new clips: "
                     + "clipboard.maxEntries is \(maxEntries); to keep them all, raise it "
                     + "(itsypad settings set clipboard.maxEntries N) and import the same file again")
+        }
+        if !summary.skippedDeviceSettings.isEmpty {
+            invocation.warn(
+                "skipped the export's device settings (\(summary.skippedDeviceSettings.joined(separator: ", "))): "
+                    + "an import never sets them; set them with 'itsypad settings set KEY VALUE'")
         }
         invocation.note(summary.description)
         return ExitCode.success
