@@ -162,7 +162,9 @@ public enum CommandTable {
                 ],
                 examples: [
                     Example("itsypad clip prune --older-than 7d", "Forget last week."),
-                    Example("0 * * * * itsypad clip prune", "A crontab line."),
+                    Example(
+                        "0 * * * * $HOME/.local/bin/itsypad clip prune",
+                        "A crontab line (cron's PATH is /usr/bin:/bin: name the binary in full)."),
                 ],
                 action: ClipCommands.prune),
         ])
@@ -301,7 +303,11 @@ public enum CommandTable {
                 ],
                 action: SyncWatchCommand.run),
         ],
-        examples: [Example("*/5 * * * * itsypad sync", "A crontab line: sync every five minutes.")],
+        examples: [
+            Example(
+                "*/5 * * * * $HOME/.local/bin/itsypad sync",
+                "A crontab line: sync every five minutes (cron's PATH is /usr/bin:/bin: name the binary in full).")
+        ],
         action: SyncCommands.run)
 
     /// The settings an export leaves out unless asked, and an import never applies.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import ItsypadCLI
+@testable import ItsypadSupport
 
 @Suite struct HelpTests {
     let device = Device()
@@ -95,5 +96,29 @@ import Testing
         #expect(status == 64)
         #expect(out.isEmpty)
         #expect(err.hasPrefix("Error: Unknown option '--version'."), "\(err)")
+    }
+
+    /// Every crontab line among the examples, as cron runs it: sh with HOME set
+    /// and PATH=/usr/bin:/bin, itsypad installed in ~/.local/bin and syncing.
+    @Test func crontabExamplesRunUnderCron() throws {
+        func examples(_ command: CommandSpec) -> [String] {
+            command.examples.map(\.command) + command.subcommands.flatMap(examples)
+        }
+        let crontab = examples(CommandTable.root).filter { $0.first.map { $0.isNumber || $0 == "*" } ?? false }
+        #expect(crontab.count >= 2)
+        let home = TemporaryDirectory()
+        try FileSystem.makeDirectory(home.path + "/.local/bin")
+        let copied = try Process.run("/bin/cp", [Process.itsypad, home.path + "/.local/bin/itsypad"])
+        try #require(copied.status == 0)
+        let cron = ["HOME=" + home.path, "PATH=/usr/bin:/bin"]
+        let enabled = try Process.run(
+            "/usr/bin/env", ["-i"] + cron + [home.path + "/.local/bin/itsypad", "sync", "enable", home.path + "/backend"])
+        try #require(enabled.status == 0, "\(enabled.stderr)")
+        for line in crontab {
+            let command = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true).last.map(String.init) ?? ""
+            let result = try Process.run("/usr/bin/env", ["-i"] + cron + ["/bin/sh", "-c", command])
+            #expect(result.status == 0, "'\(line)' under cron: \(result.stderr)")
+            #expect(result.stdout.isEmpty && result.stderr.isEmpty, "cron would mail: \(result.stdout)\(result.stderr)")
+        }
     }
 }

@@ -7,79 +7,126 @@ import Testing
 import Glibc
 #endif
 
-/// The README's walk-through and recipes, run as a user would paste them.
+/// A fenced block of the README, with the `<!-- readme-test: NAME; WHY -->` marker on the line before it.
+struct ReadmeBlock {
+    /// nil when the block has no marker.
+    let name: String?
+    /// What the marker says about running it, for blocks that need a stand-in.
+    let why: String
+    let line: Int
+    let text: String
+
+    var lines: [String] { text.split(separator: "\n").map(String.init) }
+
+    static func parse(_ readme: String) -> [ReadmeBlock] {
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var blocks: [ReadmeBlock] = []
+        var index = 0
+        while index < lines.count {
+            guard lines[index].hasPrefix("```") else {
+                index += 1
+                continue
+            }
+            let opening = index
+            let body = lines[(opening + 1)...].prefix { !$0.hasPrefix("```") }
+            index = opening + body.count + 2
+            let marker = opening > 0 ? ReadmeBlock.marker(lines[opening - 1]) : nil
+            blocks.append(
+                ReadmeBlock(
+                    name: marker?.name, why: marker?.why ?? "", line: opening + 1, text: body.map { $0 + "\n" }.joined()))
+        }
+        return blocks
+    }
+
+    /// `<!-- readme-test: NAME -->` or `<!-- readme-test: NAME; WHY -->`.
+    static func marker(_ line: String) -> (name: String, why: String)? {
+        let prefix = "<!-- readme-test: ", suffix = " -->"
+        guard line.hasPrefix(prefix), line.hasSuffix(suffix) else { return nil }
+        let content = line.dropFirst(prefix.count).dropLast(suffix.count)
+        let parts = content.split(separator: ";", maxSplits: 1)
+        return (String(parts[0]), parts.count > 1 ? String(parts[1].drop { $0 == " " }) : "")
+    }
+}
+
+/// A new user's account: an empty HOME, and, once the set-up block has run, the
+/// installed itsypad on PATH. Temporary files go inside HOME.
+final class ReadmeAccount {
+    let home = TemporaryDirectory()
+    /// Stand-ins for desktop tools, put first on PATH for the blocks that say so.
+    var standIns: String { home.path + "/.stand-ins" }
+
+    var environment: [String: String] {
+        [
+            "HOME": home.path, "PATH": home.path + "/.local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "dumb",
+            "TMPDIR": home.path,
+        ]
+    }
+
+    /// Runs `script` as pasted into `shell`, stopping at the first failing command.
+    func run(
+        _ script: String, shell: String = "/bin/bash", in directory: String? = nil, stdin: String? = nil, path: String? = nil
+    ) throws -> RunResult {
+        var environment = environment
+        if let path { environment["PATH"] = path + ":" + environment["PATH"]! }
+        let options = shell.hasSuffix("zsh") ? ["-f", "-e"] : shell.hasSuffix("bash") ? ["--norc", "--noprofile", "-e"] : ["-e"]
+        return try Process.run(
+            shell, options + ["-c", "cd '\(directory ?? home.path)'\n" + script], stdin: stdin.map { Array($0.utf8) },
+            environment: environment, timeout: 600)
+    }
+
+    func writeStandIn(_ name: String, _ script: String) throws {
+        try FileSystem.makeDirectory(standIns)
+        try FileSystem.writeAtomically(standIns + "/" + name, Array(("#!/bin/sh\n" + script).utf8), mode: 0o755)
+    }
+
+    func read(_ relativePath: String) -> String? {
+        home.read(relativePath)
+    }
+}
+
+/// The README as a new user follows it: every fenced block, in order, on a fresh HOME.
 @Suite struct ReadmeTests {
     static let readme: String = {
-        var path = #filePath
-        for _ in 0..<4 { path = FileSystem.directoryName(path) }
-        return (try? FileSystem.read(path + "/README.md")).map { String(decoding: $0!, as: UTF8.self) } ?? ""
+        (try? FileSystem.read(GeneratedFiles.root + "/README.md")).map { String(decoding: $0!, as: UTF8.self) } ?? ""
     }()
 
-    static func hasTool(_ name: String) -> Bool {
-        ["/usr/bin/", "/bin/", "/usr/local/bin/"].contains { FileSystem.exists($0 + name) }
+    static let blocks = ReadmeBlock.parse(readme)
+
+    static func hasTool(_ name: String) -> Bool { ExternalTool.installed(name) }
+
+    /// The text of the block marked NAME.
+    static func block(_ name: String) -> String? { blocks.first { $0.name == name }?.text }
+
+    @Test func everyBlockHasAMarker() {
+        #expect(ReadmeTests.blocks.count >= 10, "the README's blocks were not found")
+        for block in ReadmeTests.blocks where block.name == nil {
+            Issue.record("the block at README.md line \(block.line) has no <!-- readme-test: NAME --> marker on the line before it")
+        }
+        let names = ReadmeTests.blocks.compactMap(\.name)
+        #expect(Set(names).count == names.count, "marker names repeat: \(names)")
     }
 
-    /// The shell block after `<!-- readme-test: NAME -->`.
-    static func block(_ name: String) -> String? {
-        guard let marker = readme.firstRange(of: "<!-- readme-test: \(name) -->\n```sh\n") else { return nil }
-        let rest = readme[marker.upperBound...]
-        return rest.firstRange(of: "```").map { String(rest[..<$0.lowerBound]) }
-    }
-
-    /// A shell with the built itsypad first on PATH.
-    func bash(_ script: String) throws -> RunResult {
-        var environment = Process.baseEnvironment
-        environment["PATH"] = FileSystem.directoryName(Process.itsypad) + ":" + (environment["PATH"] ?? "")
-        return try Process.run("/bin/bash", ["-e", "-c", script], environment: environment)
-    }
-
-    @Test func twoDeviceWalkthroughRuns() throws {
-        let script = try #require(ReadmeTests.block("walkthrough"))
-        let result = try bash(script + "\nrm -rf \"$WORK\"")
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("WRITE THE REPORT\ncall mum\nbook the 9:00 train"))
-        #expect(result.stdout.contains("todo (conflict laptop "))
-        #expect(result.stdout.contains("pending:    0 tabs, 0 clips, 0 settings"))
-    }
-
-    @Test(.enabled(if: ReadmeTests.hasTool("git"), "git is not installed"))
-    func gitRemoteWalkthroughRuns() throws {
-        let script = try #require(ReadmeTests.block("git-walkthrough"))
-        let result = try bash(script + "\nrm -rf \"$WORK\"")
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("copied on the laptop"))
-        #expect(result.stdout.contains("buy milk"))
-        #expect(result.stdout.contains("remote:     fetched 20"))
-        // Encrypted, so commits name devices by id: their names are setting values.
-        #expect(result.stdout.contains("itsypad sync on ") && !result.stdout.contains("on desktop"), "\(result.stdout)")
-        #expect(result.stdout.contains("itsypad sync enable on ") && !result.stdout.contains("on laptop"), "\(result.stdout)")
-    }
-
-    /// The recipe as the README prints it, with fzf's pick made by `--filter`
-    /// (and Esc, which prints nothing, by a filter that matches nothing).
-    @Test(.enabled(if: ReadmeTests.hasTool("fzf"), "fzf is not installed"))
-    func fzfPickerRecipe() throws {
-        let recipe = "itsypad clip ls | fzf | cut -f1 | itsypad clip show"
-        #expect(ReadmeTests.readme.contains(recipe + " | wl-copy"))
-        let device = Device()
-        let script = """
-            export ITSYPAD_DATA_DIR='\(device.dataDir)'
-            itsypad clip add 'the one I want' >/dev/null
-            itsypad clip add 'something else' >/dev/null
-            \(recipe.replacing("fzf", with: "fzf --filter 'one I want'"))
-            """
-        let picked = try bash(script)
-        #expect(picked.status == 0, "\(picked.stderr)")
-        #expect(picked.stdout == "the one I want")
-        let escaped = try bash(script.replacing("'one I want'", with: "'nothing like it'"))
-        #expect(escaped.status == 0)
-        #expect(escaped.stdout.isEmpty && escaped.stderr.isEmpty, "\(escaped.stdout)\(escaped.stderr)")
+    /// Each block as a new user pastes it, in the README's order, sharing one
+    /// account; a block whose marker names no step here fails.
+    @Test func everyBlockRunsInOrderOnAFreshHome() throws {
+        let account = ReadmeAccount()
+        let other = ReadmeAccount()
+        var steps = ReadmeSteps(account: account, otherMachine: other)
+        for block in ReadmeTests.blocks {
+            guard let name = block.name else { continue }
+            guard try steps.run(name, block) else {
+                Issue.record("README.md line \(block.line): no step runs the block marked '\(name)'")
+                continue
+            }
+        }
     }
 
     /// Only the standard library and Glibc: no source imports Foundation, and
     /// the built binary links no Foundation library.
     @Test func dependencyLineIsTrue() throws {
-        #expect(ReadmeTests.readme.contains("No package dependencies: only the Swift standard library and Glibc (no Foundation)."))
+        let words = ReadmeTests.readme.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("only the Swift standard library and Glibc (no Foundation)."))
+        #expect(words.contains("It runs on **Linux**, and builds with **Swift 6.0 or later**."))
         let sources = GeneratedFiles.root + "/Sources"
         let imports = try Process.run(
             "/bin/grep", ["-rlE", "^[[:space:]]*(@_implementationOnly )?import (Foundation|FoundationEssentials)", sources])
@@ -87,32 +134,8 @@ import Glibc
         let libraries = try Process.run("/usr/bin/ldd", [Process.itsypad])
         #expect(libraries.status == 0 && libraries.stdout.contains("libc.so"), "\(libraries.stderr)")
         #expect(!libraries.stdout.contains("Foundation"), "\(libraries.stdout)")
-    }
-
-    @Test func cronLinesAreQuietOnSuccess() throws {
-        #expect(ReadmeTests.readme.contains("*/5 * * * * itsypad sync"))
-        let device = Device()
-        let backend = TemporaryDirectory()
-        _ = device.output("sync", "enable", backend.path + "/b")
-        _ = device.output("clip", "add", "x")
-        for line in ["itsypad sync", "itsypad clip prune"] {
-            let result = try bash("export ITSYPAD_DATA_DIR='\(device.dataDir)'; \(line) </dev/null")
-            #expect(result.status == 0)
-            #expect(result.stdout.isEmpty && result.stderr.isEmpty, "cron would mail: \(result.stdout)\(result.stderr)")
-        }
-    }
-
-    @Test func completionInstallLinesProduceLoadableScripts() throws {
-        let directory = TemporaryDirectory()
-        let result = try bash(
-            """
-            itsypad completions bash > '\(directory.path)/itsypad'
-            bash -n '\(directory.path)/itsypad'
-            itsypad completions zsh > '\(directory.path)/_itsypad'
-            itsypad completions fish > '\(directory.path)/itsypad.fish'
-            test -s '\(directory.path)/_itsypad' && test -s '\(directory.path)/itsypad.fish'
-            """)
-        #expect(result.status == 0, "\(result.stderr)")
+        let package = String(decoding: try #require(try FileSystem.read(GeneratedFiles.root + "/Package.swift")), as: UTF8.self)
+        #expect(package.hasPrefix("// swift-tools-version:6.0\n"), "the README says Swift 6.0 or later")
     }
 
     @Test func interruptedImportCommitsAllOrNothing() throws {
@@ -122,16 +145,22 @@ import Glibc
         }
         device.directory.write("export.json", "{\"format\":\"itsypad-export\",\"version\":1,\"clips\":[\(clips.joined(separator: ","))]}")
         _ = device.output("settings", "set", "clipboard.maxEntries", "30000")
+        var environment = Process.baseEnvironment
+        environment["PATH"] = FileSystem.directoryName(Process.itsypad) + ":" + environment["PATH"]!
         // Job control gives the background import a default SIGINT, as a foreground job at a terminal has.
-        let result = try bash(
-            """
-            set -m
-            ITSYPAD_DATA_DIR='\(device.dataDir)' itsypad import '\(device.directory.file("export.json"))' &
-            pid=$!
-            sleep 0.03
-            kill -INT $pid
-            wait $pid && echo "status 0" || echo "status $?"
-            """)
+        let result = try Process.run(
+            "/bin/bash",
+            [
+                "-c",
+                """
+                set -m
+                ITSYPAD_DATA_DIR='\(device.dataDir)' itsypad import '\(device.directory.file("export.json"))' &
+                pid=$!
+                sleep 0.03
+                kill -INT $pid
+                wait $pid && echo "status 0" || echo "status $?"
+                """,
+            ], environment: environment)
         let count = device.output("clip", "ls").split(separator: "\n").count
         #expect(result.stdout.contains("status 130") || result.stdout.contains("status 0"), "\(result.stdout)")
         #expect(count == 0 || count == 20000, "a partial import: \(count) entries")
