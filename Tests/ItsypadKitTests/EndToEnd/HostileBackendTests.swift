@@ -94,7 +94,8 @@ import Glibc
         // Pending work of every kind, a large tab included (it travels as an asset).
         try world.setUp(world.victim, "tab", "new", "pending")
         try world.setUp(world.victim, "tab", "new", stdin: String(repeating: "large ", count: 200_000))
-        try world.replaceWithSymlink(try path(world), to: isFolder ? world.outside + "/dir" : world.target)
+        let target = try path(world)
+        try world.replaceWithSymlink(target, to: isFolder ? world.outside + "/dir" : world.target)
         for device in [world.victim, world.peer] {
             let sync = try world.run(device, "sync")
             world.expectContained(sync)
@@ -105,7 +106,7 @@ import Glibc
         world.expectContained(compact)
         try world.expectVictimIntact()
         // A dangling link must not be created by anything either.
-        try world.replaceWithSymlink(try path(world), to: world.outside + "/created")
+        try world.replaceWithSymlink(target, to: world.outside + "/created")
         let again = try world.run(world.victim, "sync")
         world.expectContained(again)
         #expect(!FileSystem.exists(world.outside + "/created"), "\(label): a dangling link's target was created")
@@ -126,7 +127,9 @@ import Glibc
         try world.expectVictimIntact()
     }
 
-    @Test func aFIFOAssetIsRefusedWithoutHanging() throws {
+    /// An asset that is not a regular file of its reference's size is taken for one that has not
+    /// arrived yet: never read, the tab that needs it waits, and everything else syncs.
+    @Test func aFIFOAssetIsNotReadAndItsTabWaits() throws {
         let world = try HostileWorld()
         try world.setUp(world.peer, "tab", "new", stdin: String(repeating: "large ", count: 200_000))
         try world.setUp(world.peer, "sync")
@@ -134,11 +137,12 @@ import Glibc
         try world.replaceWithFIFO(world.peerFolder + "/assets/" + asset)
         let sync = try world.run(world.victim, "sync")
         world.expectContained(sync)
-        world.expectExit(sync, 1, mentioning: ["malformed"])
+        world.expectExit(sync, 0)
+        #expect(try !world.tabs(world.victim).values.contains { $0.hasPrefix("large ") })
         try world.expectVictimIntact()
     }
 
-    @Test func anAssetLargerThanItsReferenceIsNotRead() throws {
+    @Test func anAssetLargerThanItsReferenceIsNotReadAndItsTabWaits() throws {
         let world = try HostileWorld()
         try world.setUp(world.peer, "tab", "new", stdin: String(repeating: "large ", count: 200_000))
         try world.setUp(world.peer, "sync")
@@ -146,7 +150,8 @@ import Glibc
         try FileSystem.writeAtomically(asset, [UInt8](repeating: 0x41, count: 2_000_000))
         let sync = try world.run(world.victim, "sync")
         world.expectContained(sync)
-        world.expectExit(sync, 1, mentioning: ["too large"])
+        world.expectExit(sync, 0)
+        #expect(try !world.tabs(world.victim).values.contains { $0.hasPrefix("large ") })
         try world.expectVictimIntact()
     }
 
