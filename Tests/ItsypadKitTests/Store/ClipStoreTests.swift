@@ -77,6 +77,30 @@ import Glibc
         #expect(try rebuilt.entries(limit: 2).map(\.text) == ["written before the crash", "entry 17"])
     }
 
+    @Test func aRemovalThatACrashLeftUnerasedIsErasedWhenTheLogIsOpened() throws {
+        let removed = entry("removed words", at: 2)
+        var log = ClipStore.addLine(entry("kept", at: 1)) + ClipStore.addLine(removed)
+        ClipStore.appendRemoveLine(PackedID(removed.id)!, to: &log)
+        try FileSystem.makeDirectory(path)
+        try FileSystem.writeAtomically(path + "/log", log)
+        #expect(try ClipStore(directory: path).entries().map(\.text) == ["kept"])
+        let bytes = try #require(try FileSystem.read(path + "/log"))
+        #expect(bytes.count == log.count)
+        #expect(!String(decoding: bytes, as: UTF8.self).contains("removed words"))
+    }
+
+    @Test func aRemovedLineInAnotherFormIsCompactedAway() throws {
+        let removed = entry("removed words", at: 1)
+        let foreign = #"{"id":"\#(removed.id)","op":"add","ts":1,"text":"removed words"}"#
+        try FileSystem.makeDirectory(path)
+        try FileSystem.writeAtomically(path + "/log", Array(foreign.utf8) + [0x0A] + ClipStore.addLine(entry("kept", at: 2)))
+        let store = try ClipStore(directory: path)
+        #expect(try store.remove(ids: [removed.id]) == [removed.id])
+        #expect(try store.entries().map(\.text) == ["kept"])
+        let bytes = try #require(try FileSystem.read(path + "/log"))
+        #expect(!String(decoding: bytes, as: UTF8.self).contains("removed words"))
+    }
+
     @Test func ignoresATornLastLine() throws {
         do {
             let store = try ClipStore(directory: path)
