@@ -390,11 +390,16 @@ public struct GitRemote {
         environment["GIT_ALLOW_PROTOCOL"] = GitRemote.allowedProtocols.joined(separator: ":")
         environment["LC_ALL"] = "C"
         if let indexFile { environment["GIT_INDEX_FILE"] = indexFile }
-        var options = ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)]
         if network, try !hasOwnSSHCommand(executable, environment) {
-            options += ["-c", "core.sshCommand=ssh -o BatchMode=yes"]
+            // As `-c core.sshCommand=…` would, after any configuration the environment already passes.
+            let count = environment["GIT_CONFIG_COUNT"].flatMap(Int.init) ?? 0
+            environment["GIT_CONFIG_KEY_\(count)"] = "core.sshCommand"
+            environment["GIT_CONFIG_VALUE_\(count)"] = "ssh -o BatchMode=yes"
+            environment["GIT_CONFIG_COUNT"] = String(count + 1)
         }
-        let process = Subprocess(executable: executable, arguments: options + arguments, environment: environment)
+        let process = Subprocess(
+            executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
+            environment: environment)
         return try process.run(timeout: network ? timeout : max(timeout, 600))
     }
 
