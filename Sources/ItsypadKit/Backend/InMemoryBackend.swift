@@ -100,6 +100,8 @@ public final class InMemoryBackend: SyncBackend {
     public func location(of id: RecordID) -> String { "record \(id) (in memory)" }
 
     public func sealedByteCount(of _: [String: FieldValue]) throws -> Int? { nil }
+    /// A model of CloudKit's server: what it no longer holds was deleted.
+    public var absenceProvesDeletion: Bool { true }
 
     // MARK: Writing
 

@@ -98,11 +98,12 @@ extension ReplicatedDirectoryBackend {
             throw BackendError.tokenExpired
         }
         let devices = try layout.devices()
-        // A device this token had read changes of has no journal here any more: the backend holds
-        // less than this device saw. Treated as a replaced zone (everything is sent again), never
-        // as deletions.
-        for (device, position) in start.positions where position.seq > 0 {
-            if try !devices.contains(device) || journal(of: device).segments().isEmpty { throw BackendError.zoneChanged }
+        // A device this token had read changes of has no folder here any more (no itsypad removes
+        // one): the backend holds less than this device saw. Treated as a replaced zone, so that
+        // everything is sent again, never as deletions. An empty journal folder is not enough: a
+        // replicating service may remove old segments before the new one arrives.
+        for (device, position) in start.positions where position.seq > 0 && !devices.contains(device) {
+            throw BackendError.zoneChanged
         }
         // Devices whose journals were compacted past this reader: a full fetch of those devices only.
         let restarted = try restartFromRecordFiles(start, devices: devices, zone: zone.zoneID)

@@ -98,7 +98,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             created: now(), keyCheckValue: sealer?.keyCheckValue)
         // Exclusive: in a coherent folder two devices creating at once get one zone.
         let zone =
-            try createExclusively(try JSONCoding.encode(ZoneDocument(created)), at: layout.zoneFile)
+            try createExclusively(try JSONCoding.encode(ZoneDocument(created, cipher: sealer?.cipher)), at: layout.zoneFile)
             ? created : try readZone()
         try prepareDeviceFolder(zone: zone)
         return zone
@@ -125,6 +125,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         guard let bytes = try files.readFileIfExists(layout.zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
         let written = try ZoneDocument.read(bytes, path: layout.zoneFile)
         try checkKey(of: written)
+        if let sealer { try ZoneDocument.authenticate(bytes, path: layout.zoneFile, cipher: sealer.cipher) }
         var winner = written
         // Only zones of the same key compete: encrypted zones of different keys cannot merge (each
         // `--encrypt` and each rotation makes a new key), and a device of a zone that was replaced
@@ -137,7 +138,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             winner = ZoneInfo(zoneID: document.zoneID, format: written.format, created: created, keyCheckValue: written.keyCheckValue)
         }
         if winner != written {
-            try files.writeAtomically(try JSONCoding.encode(ZoneDocument(winner)), to: layout.zoneFile)
+            try files.writeAtomically(try JSONCoding.encode(ZoneDocument(winner, cipher: sealer?.cipher)), to: layout.zoneFile)
         }
         return winner
     }

@@ -25,6 +25,11 @@ public protocol SyncBackend: Sendable {
     /// What this backend accepts in one `modify` and `putAsset`; it refuses more with `.limitExceeded`.
     var limits: BackendLimits { get }
 
+    /// Whether the backend alone decides what exists, as a CloudKit server does: a record it no
+    /// longer returns once a token expired was deleted. A shared folder is not such a server
+    /// (whoever can write it can remove files), so there a missing record proves nothing.
+    var absenceProvesDeletion: Bool { get }
+
     /// Bytes this backend stores for a record's fields when that is more than their size in the
     /// clear (a backend that seals them); nil when it stores them as given.
     func sealedByteCount(of fields: [String: FieldValue]) throws -> Int?

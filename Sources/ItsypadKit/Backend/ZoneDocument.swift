@@ -22,8 +22,12 @@ package struct ZoneDocument: Codable {
     var layout: Int? = nil
     var encryption: String? = nil
     var keyCheckValue: String? = nil
+    /// In an encrypted zone: the zone key's authentication code of every member above, so that
+    /// someone who can write the backend but has no key cannot change them.
+    var mac: String? = nil
 
-    init(_ zone: ZoneInfo) {
+    /// The document of `zone`; an encrypted one is authenticated with `cipher`, its key.
+    init(_ zone: ZoneInfo, cipher: RecordCipher?) {
         format = zone.format
         zoneID = zone.zoneID
         created = zone.created
@@ -31,6 +35,22 @@ package struct ZoneDocument: Codable {
             layout = ReplicatedLayout.format
             encryption = Self.encryptionName
             keyCheckValue = zone.keyCheckValue
+            mac = cipher?.zoneAuthenticationCode(of: authenticatedParts)
+        }
+    }
+
+    private var authenticatedParts: [String] {
+        [zoneID, String(format), String(created), layout.map(String.init) ?? "", encryption ?? "", keyCheckValue ?? ""]
+    }
+
+    /// Throws `.corrupt` unless the encrypted zone.json in `bytes` carries `cipher`'s authentication
+    /// code of what it says (read with `read` first: its form is known to be right).
+    static func authenticate(_ bytes: [UInt8], path: String, cipher: RecordCipher) throws {
+        let document = try JSONCoding.decode(ZoneDocument.self, from: bytes)
+        guard let mac = document.mac, cipher.verifiesZone(mac, of: document.authenticatedParts) else {
+            throw BackendError.corrupt(
+                path: path, reason: "it does not verify with this device's key: someone who can write the backend but has no key changed it"
+            )
         }
     }
 

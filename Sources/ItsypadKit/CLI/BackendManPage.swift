@@ -10,86 +10,107 @@ extension ManPage {
         name: "itsypad-backend.5",
         text: #"""
         .\" Hand-written in Sources/ItsypadKit/CLI/BackendManPage.swift (man/ holds a copy); keep in step with Sources/ItsypadKit/Backend and the record field types in Sources/ItsypadKit/Sync/RecordTypes.
-        .TH ITSYPAD\-BACKEND 5 2026-11-21 "itsypad 0.1.0" "File Formats"
+        .TH ITSYPAD\-BACKEND 5 2026-11-28 "itsypad 0.1.0" "File Formats"
         .SH "NAME"
         itsypad\-backend \- the directory itsypad syncs through
         .SH "SYNOPSIS"
         .nf
         \fIbackend\fR/zone.json
-        \fIbackend\fR/state.json
-        \fIbackend\fR/lock
-        \fIbackend\fR/records/\fIrecordType\fR/\fIrecordName\fR.json
-        \fIbackend\fR/assets/\fIsha256\fR
-        \fIbackend\fR/journal/\fIfirst\-seq\fR.log
+        \fIbackend\fR/devices/\fIdevice\fR/device.json
+        \fIbackend\fR/devices/\fIdevice\fR/lock
+        \fIbackend\fR/devices/\fIdevice\fR/journal/\fIfirst\-seq\fR.log
+        \fIbackend\fR/devices/\fIdevice\fR/assets/\fIsha256\fR
+        \fIbackend\fR/records/\fIrecordType\fR/\fIbucket\fR/\fIrecordName\fR.\fIdevice\fR.json
         .fi
         .SH "DESCRIPTION"
         A sync backend is a directory that every device syncing with it can reach:
-        a local path, an NFS or SMB mount, a USB disk.
+        a local path, an NFS or SMB mount, a USB disk, a folder that a replicating
+        service (Syncthing, Dropbox, Nextcloud, iCloud Drive, OneDrive) keeps in step
+        on every machine, or the working tree of a git remote's clone.
         Each device names it in its \fBsync.backend\fR setting.
         It plays the part of a CloudKit private database holding a single record zone:
         records are saved and deleted in atomic batches, each version carries a change tag,
         and a device asks for the changes made since its last change token.
         .PP
-        Every file is JSON written with sorted keys, except the assets, which are raw bytes.
-        Names starting with a dot are temporary files: readers ignore them,
-        and compaction removes those more than an hour old.
+        Every file except \fIzone.json\fR has exactly one writer, the device named in
+        its path, so a replicating service never has two versions of one file to choose
+        between, and no lock spans machines.
+        Each record version carries its causal history, a version vector,
+        so that any reader can tell whether one version supersedes another or whether
+        the two are concurrent.
+        Concurrent versions are kept side by side as siblings until a device merges them.
+        In a folder that every device sees the same at every moment the same rules hold,
+        with the same crash safety and atomic batches.
         .PP
-        Format 1, described first, needs a folder that every device sees the same
-        at every moment, with a working
-        .BR flock (2).
-        A folder kept in step by a replicating service (Syncthing, Dropbox, Nextcloud,
-        iCloud Drive, OneDrive) is not such a folder: each machine has its own copy and
-        files are copied between copies in any order.
-        Format 2, described in
-        .B FORMAT 2
-        below, works in both. Format 4 is format 2 with its record files in subfolders
-        (see \fBRecord folders\fR): this version of itsypad creates format 4,
-        keeps a format 2 backend as it is, and converts an unencrypted format 1 backend
-        it finds to format 4 (see \fBMigration\fR).
+        Every file is JSON written with sorted keys, except the assets, which are raw bytes.
+        A directory holding a \fIzone.json\fR of any other format is refused
+        (exit 1, naming the directory and the format it holds) and nothing is written to it.
         .SH "FILES"
         .TP
         .I zone.json
-        The zone: an object with \fBformat\fR (the format version, 1; 3 for an encrypted backend, see ENCRYPTION),
-        \fBzoneID\fR (random, without \(lq:\(rq) and \fBcreated\fR
-        (milliseconds since 1970).
+        The zone: an object with \fBformat\fR (4; 3 for an encrypted backend, see ENCRYPTION),
+        \fBzoneID\fR and \fBcreated\fR (milliseconds since 1970).
         A device that finds a different \fBzoneID\fR than the one it synced with
         knows the backend was replaced, and sends everything again.
-        A device refuses a format newer than it understands and changes nothing.
+        It is written by the device that creates the backend; only in the race
+        described under \fBConcurrent creation\fR is it written again.
         .TP
-        .I state.json
-        How far the journal has been applied and compacted:
-        an object with \fBappliedSeq\fR (every change up to this sequence number
-        is reflected in \fIrecords/\fR) and \fBcompactedThrough\fR
-        (journal changes up to this number may have been dropped).
-        A missing file means both are 0.
+        .IR devices/ device /device.json
+        What the device says about itself: \fBformat\fR (4, the format whose files it
+        writes), \fBdeviceID\fR,
+        \fBinstance\fR (random, chosen once per data directory),
+        \fBname\fR (its \fBdevice.name\fR; its device id in an encrypted zone), \fBzoneID\fR and \fBzoneCreated\fR
+        (the zone its data belongs to; in an encrypted zone also \fBzoneKeyCheckValue\fR, that zone's key check value),
+        \fBcreated\fR and \fBlastSync\fR (milliseconds since 1970),
+        \fBappliedSeq\fR (its journal is reflected in its record files up to here),
+        \fBseen\fR (for every device, the last sequence number of that device's
+        journal it has read and applied: its acknowledgement, which decides when
+        tombstones may go), \fBcollectedThrough\fR (how far it has looked for versions that
+        supersede its own) and \fBtombstonesSweptThrough\fR.
         .TP
-        .I lock
-        The writers' lock: a writer holds an exclusive
+        .IR devices/ device /lock
         .BR flock (2)
-        on it for the whole batch.
-        Another writer polls for it for a bounded time, then gives up;
-        the itsypad command then exits 75 (try again later).
-        Readers never take it.
+        on it serialises the processes of one machine that write as this device.
+        No other device ever takes it.
         .TP
-        .IR records/ recordType / recordName .json
-        The current version of every record, as of \fBappliedSeq\fR
-        (see NAMES AND LIMITS for the names).
-        A deleted record has no file.
+        .IR devices/ device /journal/ first\-seq .log
+        The device's append-only journal, in segments named by the sequence number of
+        their first change (16 digits); a new segment starts once the last one reaches 4 MiB.
+        Sequence numbers count the device's own changes, from 1, without gaps,
+        and are never reused, not even after compaction or a replaced zone.
         .TP
-        .IR assets/ sha256
-        Content-addressed blobs of up to 50 MiB, named by the lowercase hexadecimal
-        SHA-256 of their content.
+        .IR devices/ device /assets/ sha256
+        Content-addressed blobs of up to 50 MiB that this device stored, named by the
+        lowercase hexadecimal SHA-256 of their content.
         Tab content too large for a record (over 900,000 bytes) is stored here and
-        referenced from the record.
-        An asset is written before the batch that references it;
-        compaction removes assets no record references once they are an hour old.
+        referenced from the record; an asset is written before the batch that references it.
+        A version refers only to assets in its writer's folder;
+        a reader accepts a blob of the right size and checksum from any device's folder.
+        Assets no version refers to are not removed yet.
         .TP
-        .IR journal/ first\-seq .log
-        The journal: an append-only write-ahead log, in segments named by the
-        sequence number of their first change (16 digits).
-        Writers start a new segment once the last one reaches 4 MiB.
+        .IR records/ recordType / bucket / recordName . device .json
+        The device's current version of the record: an object with \fBzone\fR,
+        \fBversion\fR (the version vector), \fBderived\fR (true for a merge, see below),
+        \fBdeleted\fR (true for a tombstone), \fBrecord\fR (the record, see RECORDS,
+        without fields when deleted) and \fBbase\fR (the version it started from,
+        see \fBCommon ancestors\fR).
+        After all devices have synced with no new edits, a live record has one
+        such file and a deleted one has a tombstone until it is removed.
+        Device ids contain no dot, so the last dot of the name separates the device.
+        .SS "Record folders"
+        A record's files are in the folder \fIbucket\fR of its type: the
+        first byte of the SHA\-256 of the record name (its UTF\-8 bytes) as two
+        lowercase hex digits, what
+        .B "printf %s NAME | sha256sum | cut \-c1\-2"
+        prints; so a type has at most 256 folders.
+        Anything else in a type's folder (another name, a file, a symbolic link) is not
+        data, and neither is a record file in a folder its name does not hash to.
+        A change then rewrites a folder of a few dozen names rather than one of every
+        record: what a git remote stores and sends for every commit.
+        Files rather than a folder per record: a folder per record would cost a
+        directory for every record, which made copying 10,000 records ten times slower.
         .SH "RECORDS"
-        A record file holds one record in the record-dictionary form of
+        The \fBrecord\fR of a version is in the record-dictionary form of
         CloudKit Web Services:
         .RS 4
         .EX
@@ -98,12 +119,13 @@ extension ManPage {
                    "text":{"type":"STRING","value":"hello"},
                    "timestamp":{"type":"TIMESTAMP","value":1763769600000}},
          "modified":{"deviceID":"\fIdevice\fR","timestamp":1763769600000},
-         "recordChangeTag":"42",
+         "recordChangeTag":"\fIdevice\fR:42",
          "recordName":"3f2a9c1e\-0d4b\-4c55\-9a0e\-5b7f2d8e6a11",
          "recordType":"ClipboardEntry"}
         .EE
         .RE
         .PP
+        \fBrecordChangeTag\fR is the text form of the version's vector.
         \fBcreated\fR is set by the first save and kept;
         \fBmodified\fR is set by every save.
         Both hold the time in milliseconds since 1970 and the writing device's id.
@@ -176,266 +198,22 @@ extension ManPage {
         with the later clock, and a merge is stamped from the two clocks, never
         the merger's), and pins merge as logical OR, so an unpin made after seeing
         the pin sticks.
-        A record without \fBhistory\fR (written by an earlier itsypad) counts as
-        its own edit, \fBclock\fR for a tab and none for a clipboard entry.
+        A record without \fBhistory\fR counts as its own edit,
+        \fBclock\fR for a tab and none for a clipboard entry.
         .SH "DELETIONS"
         A tab or clipboard entry removed on purpose (\fBtab rm\fR, \fBclip rm\fR,
         \fBclip clear\fR) goes in one batch that deletes the record and saves its
-        \fBTombstone\fR.
+        \fBTombstone\fR record.
         A device holding unsent edits of a record it finds deleted keeps them
         (an edit beats a deletion) unless the tombstone's history includes them:
         then the deleter had seen them, and the deletion stands.
-        Tombstones stay when the journal is compacted, so a device that
-        must fetch everything again still learns what each deletion had seen;
-        \fBitsypad sync compact\fR removes those older than 90 days.
-        A deletion without a tombstone (an entry evicted past
-        \fBclipboard.maxEntries\fR or pruned, which any device would remove again,
-        or one written by an earlier itsypad) says nothing of what it had seen:
+        \fBitsypad sync compact\fR removes \fBTombstone\fR records older than 90 days.
+        A deletion without a \fBTombstone\fR record (an entry evicted past
+        \fBclipboard.maxEntries\fR or pruned, which any device would remove again)
+        says nothing of what it had seen:
         unsent edits of a tab then win over it, and a clipboard entry goes whatever
         waits (a pin never brings an entry back).
-        Devices that do not know tombstones see a plain deletion.
-        .SH "JOURNAL"
-        Each line of a segment is one committed batch, a JSON object with
-        \fBseq\fR (the first change's sequence number, always the first key, so that
-        readers can skip lines without decoding them), \fBdevice\fR,
-        \fBtime\fR (milliseconds since 1970) and \fBchanges\fR.
-        Each change has \fBseq\fR (consecutive within the batch and across batches),
-        \fBop\fR (\fBsave\fR or \fBdelete\fR), \fBrecordType\fR, \fBrecordName\fR,
-        \fBtag\fR (for a save the new version's change tag,
-        for a delete the tag of the version it removed)
-        and, for a save, \fBrecord\fR: the whole record as stored in \fIrecords/\fR.
-        .PP
-        A last line without a newline, or that is not a valid batch, was never committed:
-        the next writer cuts it off.
-        A line before it that is not a valid batch is malformed (see MALFORMED ENTRIES).
-        .SH "CHANGE TAGS AND TOKENS"
-        A version's change tag is the sequence number, in decimal, of the journal
-        change that wrote it.
-        A save that carries a tag succeeds only when it is the record's current tag;
-        a save without one only when the record does not exist.
-        Otherwise that record fails with a conflict carrying the current version,
-        and, as a zone is atomic, the whole batch fails and nothing is written.
-        A delete may carry the tag it expects in the same way;
-        deleting a record that does not exist succeeds and writes nothing.
-        .PP
-        A change token is opaque to devices.
-        Format 1 writes \fB1:\fIzoneID\fB:\fIseq\fR, meaning every change up to
-        \fIseq\fR was seen, optionally followed by
-        \fB:at:\fIsegment\fB:\fIoffset\fR (where in the journal to resume reading) or by
-        \fB:after:\fIrecordType\fB/\fIrecordName\fR (part-way through a full fetch).
-        Changes since a token are read from the journal, so their cost follows the
-        number of changes, not the number of records.
-        A token of another zone means the backend was replaced.
-        .SH "COMPACTION"
-        Once the journal is larger than 1 MiB and larger than the records,
-        a writer compacts it: it applies every committed batch to \fIrecords/\fR,
-        sets \fBcompactedThrough\fR to the latest sequence number in \fIstate.json\fR,
-        creates the next, empty segment and then removes the old ones.
-        It also removes unreferenced assets and temporary files older than an hour.
-        .PP
-        A token older than \fBcompactedThrough\fR has expired:
-        the device then fetches every current record again (a full fetch,
-        paged in record order) and resumes with incremental fetches from there.
-        .SH "ATOMICITY"
-        A writer, holding the lock, first cuts off an uncommitted last line and
-        applies any committed batch that \fIrecords/\fR does not reflect yet.
-        It then appends the batch as one line with a single
-        .BR write (2)
-        and
-        .BR fsync (2):
-        that is the commit.
-        Only then does it update \fIrecords/\fR and \fIstate.json\fR,
-        each file replaced atomically (a temporary file in the same directory,
-        fsync, rename, fsync of the directory).
-        After a crash past the commit, the next writer rolls the batch forward.
-        .PP
-        Readers never lock: they read \fIstate.json\fR, then \fIrecords/\fR,
-        then the journal lines after \fBappliedSeq\fR, and overlay those on the records.
-        When a segment disappears under them because a compaction ran,
-        they read \fIstate.json\fR again and retry.
-        .SH "NAMES AND LIMITS"
-        Every name below is checked against its grammar before it is used,
-        and only a name that passes becomes part of a path;
-        paths stay inside the backend directory.
-        .TP
-        .I recordType
-        1 to 255 characters of \fBA\-Z a\-z 0\-9 . _ \-\fR, not starting with a dot;
-        a folder of \fIrecords/\fR.
-        .TP
-        .I recordName
-        1 to 250 characters of the same, not starting with a dot;
-        with \fB.json\fR, a file in its type's folder.
-        Tabs and clipboard entries are named by their ids, lowercase UUIDs;
-        settings by their keys.
-        .TP
-        .I field names
-        A letter, then letters, digits and underscores; at most 255 characters.
-        .TP
-        .I first\-seq .log
-        A journal segment: exactly 16 decimal digits, a sequence number from 1 to
-        2^53 (9007199254740992), then \fB.log\fR.
-        Other names in \fIjournal/\fR are ignored.
-        .TP
-        .I sha256
-        An asset: exactly 64 lowercase hexadecimal digits.
-        .TP
-        .I zoneID
-        1 to 64 characters of \fBA\-Z a\-z 0\-9 _ \-\fR.
-        .TP
-        .I change tags and sequence numbers
-        Decimal, from 1 to 2^53; a saved record's tag is the sequence number of the
-        journal change that wrote it.
-        \fBappliedSeq\fR and \fBcompactedThrough\fR are from 0 to 2^53,
-        the second not above the first.
-        .TP
-        .I device
-        The \fBdevice\fR of a batch and the \fBdeviceID\fR of a stamp are
-        informational strings; itsypad writes its data directory's UUID.
-        .PP
-        Names starting with a dot are temporary files.
-        Files are regular files and folders are folders:
-        a symbolic link anywhere inside the backend is never followed
-        (the backend directory itself may be one),
-        and a FIFO, socket or device where a file belongs is never opened for reading or writing.
-        .PP
-        Sizes are checked before anything is read:
-        a record file is at most 1 MiB; an asset at most 50 MiB and exactly the
-        \fBsize\fR its reference gives; a journal line at most 4 MiB;
-        a segment at most 64 MiB; \fIzone.json\fR and \fIstate.json\fR at most 64 KiB.
-        Times that itsypad interprets (a tab's \fBlastModified\fR,
-        an entry's \fBtimestamp\fR, the physical part of a clock) lie between
-        1970\-01\-01 and 9999\-12\-31;
-        a clock's counter is at most 2147483647.
-        .SH "MALFORMED ENTRIES"
-        A record file, a journal line or a single change of a line that breaks
-        the rules above, does not parse, or cannot be read as the tab,
-        clipboard entry or setting its type says is malformed; so is a journal
-        segment that is not a regular file or is over 64 MiB, skipped whole (its
-        changes are lost to devices that had not read them). A writer whose last
-        segment is such leaves it and starts the next segment past every sequence
-        number it could hold (its first one plus 64 Mi).
-        Readers skip it and go on with everything else: a device syncs the rest,
-        a new device joins, a writer commits, compaction runs.
-        The device names it (where, and why) in
-        .B itsypad sync status
-        and
-        .BR "itsypad sync log" ,
-        keeps its own version of that record, and exits 1.
-        A malformed record stays quarantined across syncs and is read again on
-        every sync, so a good version, a deletion, or the file being repaired
-        is picked up even after the device's change token has moved past it.
-        A journal line that names no record is reported once.
-        In a conflict, a device's own tab or setting replaces a malformed version.
-        .PP
-        What no device can skip is reported as an error and nothing is written:
-        a malformed \fIzone.json\fR or \fIstate.json\fR, a journal folder
-        that is not a folder (exit 1).
-        A backend directory that is missing, or has no \fIzone.json\fR
-        (an empty mount point of an unmounted disk) is never re-created by a sync:
-        .B itsypad sync
-        exits 75, names the path and keeps every pending change;
-        .B itsypad sync enable
-        creates a backend on purpose.
-        .SH "FORMAT 2"
-        Format 2 keeps the record form, the change tags and tokens and the limits of
-        format 1, and changes who writes which file:
-        every file except
-        .I zone.json
-        has exactly one writer, the device named in its path,
-        so a replicating service never has two versions of one file to choose between,
-        and no lock spans machines.
-        Each record version carries its causal history, a version vector,
-        so that any reader can tell whether one version supersedes another or whether
-        the two are concurrent.
-        Concurrent versions are kept side by side as siblings until a device merges them.
-        .SS "Files"
-        .nf
-        \fIbackend\fR/zone.json
-        \fIbackend\fR/devices/\fIdevice\fR/device.json
-        \fIbackend\fR/devices/\fIdevice\fR/lock
-        \fIbackend\fR/devices/\fIdevice\fR/journal/\fIfirst\-seq\fR.log
-        \fIbackend\fR/devices/\fIdevice\fR/assets/\fIsha256\fR
-        \fIbackend\fR/records/\fIrecordType\fR/\fIbucket\fR/\fIrecordName\fR.\fIdevice\fR.json   (format 4)
-        \fIbackend\fR/records/\fIrecordType\fR/\fIrecordName\fR.\fIdevice\fR.json   (format 2)
-        .fi
-        .PP
-        A \fIdevice\fR is a device id: 1 to 64 characters of
-        \fBA\-Z a\-z 0\-9 \-\fR, not starting with \(lq\-\(rq.
-        Record types and names follow the format 1 rules, but a record name is at
-        most 185 characters: with the device id, its files must still fit a file name.
-        Every name is checked against these rules before it is used as a path;
-        no symbolic link is followed and no file other than a regular file is opened.
-        .TP
-        .I zone.json
-        As in format 1, with \fBformat\fR 4 (2 for a backend created with its record
-        files in one folder per type, see \fBRecord folders\fR).
-        It is written by the device that creates the backend; only in the race
-        described under \fBConcurrent creation\fR is it written again,
-        with identical content.
-        .TP
-        .IR devices/ device /device.json
-        What the device says about itself: \fBformat\fR (the format whose files it
-        writes, 4 or 2), \fBdeviceID\fR,
-        \fBinstance\fR (random, chosen once per data directory),
-        \fBname\fR (its \fBdevice.name\fR; its device id in an encrypted zone), \fBzoneID\fR and \fBzoneCreated\fR
-        (the zone its data belongs to; in an encrypted zone also \fBzoneKeyCheckValue\fR, that zone's key check value),
-        \fBlastSync\fR (milliseconds since 1970),
-        \fBappliedSeq\fR (its journal is reflected in its record files up to here),
-        and \fBseen\fR: for every device, the last sequence number of that device's
-        journal it has read and applied.
-        \fBseen\fR is the device's acknowledgement; it decides when tombstones may go.
-        .TP
-        .IR devices/ device /lock
-        .BR flock (2)
-        on it serialises the processes of one machine that write as this device.
-        No other device ever takes it.
-        .TP
-        .IR devices/ device /journal/ first\-seq .log
-        The device's append-only journal, in segments as in format 1.
-        Sequence numbers count the device's own changes, from 1, without gaps,
-        and are never reused, not even after compaction or a replaced zone.
-        .TP
-        .IR devices/ device /assets/ sha256
-        Blobs this device stored, as in format 1.
-        A version refers only to assets in its writer's folder;
-        a reader accepts a blob of the right size and checksum from any device's folder.
-        .TP
-        .IR records/ recordType / bucket / recordName . device .json
-        The device's current version of the record: an object with \fBzone\fR,
-        \fBversion\fR (the version vector), \fBderived\fR (true for a merge, see below),
-        \fBdeleted\fR (true for a tombstone), \fBrecord\fR (the record, as in format 1,
-        without fields when deleted) and \fBbase\fR (the version it started from,
-        see \fBCommon ancestors\fR).
-        After all devices have synced with no new edits, a live record has one
-        such file and a deleted one has a tombstone until it is removed.
-        Device ids contain no dot, so the last dot of the name separates the device.
-        .SS "Record folders"
-        In format 4 a record's files are in the folder \fIbucket\fR of its type: the
-        first byte of the SHA\-256 of the record name (its UTF\-8 bytes) as two
-        lowercase hex digits, what
-        .B "printf %s NAME | sha256sum | cut \-c1\-2"
-        prints; so a type has at most 256 folders.
-        Anything else in a type's folder (another name, a file, a symbolic link) is not
-        data, and neither is a record file in a folder its name does not hash to.
-        In format 2 every file of a record type is in the type's folder.
-        A change then rewrites a folder of a few dozen names rather than one of every
-        record: what a git remote stores and sends for every commit (for 10,000 records,
-        a tree of about 700 KB per commit in format 2).
-        Files rather than a folder per record: a folder per record would cost a
-        directory for every record, which made copying 10,000 records ten times slower.
-        .PP
-        The placement is fixed when the zone is created, and devices of this version
-        read and write both.
-        A backend that an earlier version created in format 2 keeps its placement:
-        moving every device's files would break the rule of one writer per file in a
-        replicated folder.
-        A version that reads format 2 but not format 4 refuses a format 4 backend as
-        a newer format (and an encrypted one in format 4's layout as a malformed
-        \fIzone.json\fR), writing nothing to it.
-        A device created before format 4 names no placement in \fIdevice.json\fR
-        other than \fBformat\fR 2; in the race described under
-        \fBConcurrent creation\fR the winning zone keeps the placement its creator's
-        \fIdevice.json\fR names.
+        .SH "VERSIONS"
         .SS "Version vectors"
         A version vector maps device ids to sequence numbers:
         for each device, its latest change to the record that this version includes.
@@ -468,6 +246,8 @@ extension ManPage {
         the newer edit (by hybrid clock) and a conflict copy of the other;
         clips, whose text never changes, are pinned if any sibling is; settings take the newer value by hybrid clock;
         a live sibling beats a concurrent tombstone (an edit beats a delete).
+        A tab and the tombstone of its removal are read together, whichever order the
+        devices' journals bring them in.
         Merges fold the siblings in the order of their vectors' text form and use
         nothing but the siblings: the merged tab's clock is the largest of theirs, and
         a conflict copy gets an id made from the SHA-256 of the tab's id and the
@@ -509,8 +289,7 @@ extension ManPage {
         A tombstone whose line was compacted away is found in the writer's record files.
         A device that has not synced for longer than the retention is not waited for:
         when it comes back, its change token has expired, so it fetches everything
-        again, as after an expired token in format 1, and removes what was deleted
-        meanwhile; its unsent edits are kept and sent.
+        again and removes what was deleted meanwhile; its unsent edits are kept and sent.
         The consequence: a device that was away longer than the retention and kept a
         record that was deleted meanwhile only learns of the deletion from that full
         fetch.
@@ -520,14 +299,15 @@ extension ManPage {
         a version disappears only once what replaced it is visible.
         Removing a file is not a change a reader is shown: it already holds the
         version that replaced it, or will read it there.
-        .SS "Journal lines"
-        As in format 1, one line per committed batch, with \fBseq\fR first,
-        \fBdevice\fR, \fBinstance\fR, \fBzone\fR, \fBtime\fR and \fBchanges\fR,
-        and also \fBfiles\fR: the XOR of the SHA-256 of
+        .SH "JOURNAL"
+        Each line of a segment is one committed batch, a JSON object with
+        \fBseq\fR (the first change's sequence number, always the first key),
+        \fBdevice\fR, \fBinstance\fR, \fBzone\fR, \fBtime\fR (milliseconds since 1970),
+        \fBchanges\fR and \fBfiles\fR: the XOR of the SHA-256 of
         \fIrecordType\fB/\fIrecordName\fB/\fIversion\fR over the device's record files
         after the batch, in hexadecimal.
-        A change has \fBseq\fR, \fBop\fR and, but for a checkpoint,
-        \fBrecordType\fR and \fBrecordName\fR.
+        A change has \fBseq\fR (consecutive within the batch and across batches),
+        \fBop\fR and, but for a checkpoint, \fBrecordType\fR and \fBrecordName\fR.
         A \fBsave\fR or \fBdelete\fR carries the whole new version
         (as in its record file) as \fBversion\fR; a \fBdrop\fR carries \fBdrop\fR,
         with \fBversion\fR (the vector removed) and, for a superseded version,
@@ -542,9 +322,12 @@ extension ManPage {
         and
         .BR fsync (2),
         holding its
-        .IR lock ,
-        then updates its record files and \fBappliedSeq\fR;
-        after a crash it rolls its own journal forward, as in format 1.
+        .IR lock ;
+        a last line without its newline was never committed, and the device cuts it off.
+        It then updates its record files and \fBappliedSeq\fR,
+        each file replaced atomically (a temporary file in the same directory,
+        fsync, rename, fsync of the directory);
+        after a crash it rolls its own journal forward.
         Readers take no lock.
         .PP
         A device compacts only its own journal, when it ends a sync: once the journal
@@ -553,7 +336,8 @@ extension ManPage {
         A reader whose position in that journal is older than the checkpoint reads that
         device's record files again; the other devices' positions stay valid.
         .SS "Change tokens"
-        A token is a vector of journal positions: \fB2:\fIzoneID\fB:\fR followed by
+        A change token is opaque to devices.
+        It is a vector of journal positions: \fB2:\fIzoneID\fB:\fR followed by
         \fIdevice\fB.\fIseq\fB.\fIsegment\fB.\fIoffset\fR for each device read,
         separated by \(lq/\(rq.
         An incremental fetch reads every device's journal from its position,
@@ -571,6 +355,7 @@ extension ManPage {
         whose \fBrequires\fR is not met by the positions that reading every journal in
         this copy reaches waits (another device's journal may itself wait for these
         record files, so the positions are those reached with them read).
+        A token of another zone means the backend was replaced.
         A device whose own \fBlastSync\fR is older than the retention gets an expired
         token and fetches everything; the tokens of that full fetch's pages do not expire.
         .SS "Waiting for replication"
@@ -582,13 +367,8 @@ extension ManPage {
         There it waits; the token keeps that device's position, the other devices'
         journals are still read, and the next sync tries again.
         \fBitsypad sync status\fR lists what a device waits for, and since when.
-        A line that is complete but malformed, a segment larger than the limit, or a
-        journal folder or segment that is a symbolic link or not a regular file, is
-        quarantined: that device's journal is read no further, the reason is reported
-        (as a quarantined entry, not a wait), the other devices' are still read, and
-        the next sync looks again.
         .PP
-        Names that the rules above do not allow are never read and never removed:
+        Names that the rules of this page do not allow are never read and never removed:
         conflict copies (\fIx\fB.sync\-conflict\-\fIdate\fB\-\fItime\fB\-\fIid\fB.json\fR,
         \fIx\fB (conflicted copy \fIdate\fB).json\fR),
         temporary files (\fB.syncthing.\fIx\fB.tmp\fR, \fB~syncthing~\fIx\fB.tmp\fR,
@@ -623,40 +403,86 @@ extension ManPage {
         waited on until its writer has moved.
         Both devices wrote \fIzone.json\fR at first, so the service may keep a
         conflict copy of it.
-        .SS "Migration"
-        The first device of a version that writes format 2's rules to open an unencrypted
-        format 1 backend (\fBsync\fR, \fBsync enable\fR, \fBsync compact\fR,
-        \fBsync watch\fR) converts it, holding the format 1 lock:
-        it removes \fIdevices/\fR left by an interrupted conversion,
-        appends every current record to its own journal as versions of its own
-        (a record format 1 readers quarantined as malformed is not carried over),
-        writes its \fIdevice.json\fR, and then replaces \fIzone.json\fR with format 4
-        and the same zone id (the commit).
-        It then removes the format 1 record files, \fIjournal/\fR, \fIassets/\fR,
-        \fIlock\fR and, last, \fIstate.json\fR, and writes its record files from its journal.
-        A crash before the commit leaves format 1 as it was, and the next conversion
-        starts again; after it, a \fIstate.json\fR beside a format 4 \fIzone.json\fR
-        tells the next device to open the backend to finish the removal, and the
-        converting device writes the record files its journal holds the next time it
-        opens the zone.
-        Devices still on format 1 then refuse the newer format (exit 1) and change
-        nothing; their changes wait in their queues until they are upgraded.
-        Every device's format 1 token has expired, so it fetches everything once;
-        what it had not sent yet is sent then, and nothing else.
-        An encrypted zone (format 3) is not converted.
-        Format 2 keeps every format 1 guarantee in a coherent shared folder (NFS, SMB,
-        a USB disk): crash safety, atomic batches, compaction, replaced zones.
-        .SS "Limits"
+        .SH "NAMES AND LIMITS"
+        Every name below is checked against its grammar before it is used,
+        and only a name that passes becomes part of a path;
+        paths stay inside the backend directory.
+        .TP
+        .I device
+        A device id: 1 to 64 characters of \fBA\-Z a\-z 0\-9 \-\fR, not starting with
+        \(lq\-\(rq; itsypad writes its data directory's UUID.
         At most 1000 devices ever write to one backend.
-        A record file is at most 3 MiB (a record and its base, sealed in an encrypted zone),
-        a journal line 8 MiB, \fIdevice.json\fR 64 KiB;
-        larger files are quarantined.
-        Sequence numbers are at most 2^53.
-        Requests have the format 1 limits.
+        .TP
+        .I recordType
+        1 to 255 characters of \fBA\-Z a\-z 0\-9 . _ \-\fR, not starting with a dot.
+        .TP
+        .I recordName
+        1 to 185 characters of the same, not starting with a dot: with the device id,
+        its files must still fit a file name.
+        Tabs and clipboard entries are named by their ids, lowercase UUIDs;
+        settings by their keys.
+        .TP
+        .I bucket
+        Exactly two lowercase hexadecimal digits (see \fBRecord folders\fR).
+        .TP
+        .I field names
+        A letter, then letters, digits and underscores; at most 255 characters.
+        .TP
+        .I first\-seq .log
+        A journal segment: exactly 16 decimal digits, a sequence number from 1 to
+        2^53 (9007199254740992), then \fB.log\fR.
+        Other names in a journal folder are ignored.
+        .TP
+        .I sha256
+        An asset: exactly 64 lowercase hexadecimal digits.
+        .TP
+        .I zoneID
+        1 to 64 characters of \fBA\-Z a\-z 0\-9 _ \-\fR.
+        .TP
+        .I sequence numbers
+        From 1 to 2^53.
+        .PP
+        Files are regular files and folders are folders:
+        a symbolic link anywhere inside the backend is never followed
+        (the backend directory itself may be one),
+        and a FIFO, socket or device where a file belongs is never opened for reading or writing.
+        .PP
+        Sizes are checked before anything is read:
+        a record file is at most 3 MiB (a record and its base, sealed in an encrypted zone);
+        an asset at most 50 MiB and exactly the \fBsize\fR its reference gives;
+        a journal line at most 8 MiB; \fIdevice.json\fR and \fIzone.json\fR at most 64 KiB.
+        Times that itsypad interprets (a tab's \fBlastModified\fR,
+        an entry's \fBtimestamp\fR, the physical part of a clock) lie between
+        1970\-01\-01 and 9999\-12\-31;
+        a clock's counter is at most 2147483647.
         After quiescence the backend holds one record file per live record, one
         tombstone per record deleted within the retention, and, per device,
         \fIdevice.json\fR, \fIlock\fR, a journal of a few segments and its assets.
-        Assets no version refers to are not removed yet.
+        .SH "MALFORMED ENTRIES"
+        A record file that breaks the rules above, does not parse, or cannot be read
+        as the tab, clipboard entry or setting its type says is malformed:
+        it is not a version, and readers go on with everything else.
+        A journal line that is complete but malformed, a segment larger than 12 MiB,
+        or a journal folder or segment that is a symbolic link or not a regular file,
+        is quarantined: that device's journal is read no further, the other devices'
+        are still read, and the next sync looks again.
+        The device names what it skipped (where, and why) in
+        .B itsypad sync status
+        and
+        .BR "itsypad sync log" ,
+        keeps its own version of that record, and exits 1.
+        A malformed record stays quarantined across syncs and is read again on
+        every sync, so a good version, a deletion, or the file being repaired
+        is picked up even after the device's change token has moved past it.
+        .PP
+        What no device can skip is reported as an error and nothing is written:
+        a malformed \fIzone.json\fR, or one of another format (exit 1).
+        A backend directory that is missing, or has no \fIzone.json\fR
+        (an empty mount point of an unmounted disk) is never re-created by a sync:
+        .B itsypad sync
+        exits 75, names the path and keeps every pending change;
+        .B itsypad sync enable
+        creates a backend on purpose.
         .SS "What is safe to delete by hand"
         Conflict copies and temporary files left by the service, and everything else
         not named in these rules.
@@ -665,13 +491,12 @@ extension ManPage {
         The backend is shared with every device that syncs through it, and with
         whatever else can write to it: a sync service, a file server, another user.
         itsypad treats all of it as untrusted input.
-        What follows holds for both formats.
         .PP
         A peer that can write the backend can do what any device could:
         read everything synced (unless the backend is encrypted: see ENCRYPTION), change or delete synced tabs,
         clipboard entries and synced settings, replace the backend (every device then
         sends its data again), and make devices miss changes or report malformed
-        entries until someone repairs or compacts the backend.
+        entries until someone repairs the backend.
         .PP
         It cannot read, write, create or delete any file outside the backend and the
         devices' data directories: names are checked before they become paths,
@@ -692,38 +517,33 @@ extension ManPage {
         .SH "ENCRYPTION"
         A backend created with \fBitsypad sync enable\fR \fIDIR\fR \fB\-\-encrypt\fR, or with
         \fBitsypad sync enable git:\fR\fIURL\fR (encrypted unless \fB\-\-no\-encrypt\fR), is end\-to\-end encrypted.
-        Its zone.json has \fBformat\fR 3, a number of its own so that an itsypad
-        that does not know encryption refuses it as a newer format and never writes plaintext into it.
-        It has three more members:
-        \fBlayout\fR, the format whose files the zone uses
-        (4: format 4's files, one writer per file, which is what new encrypted backends use;
-        2: format 2's files, which encrypted backends created before format 4 keep;
-        1: format 1's files, which encrypted backends created before format 2 keep, and which only
-        format 1's reader opens: such a zone moves to layout 4 with its next key rotation),
+        Its files are those described above.
+        Its \fIzone.json\fR has \fBformat\fR 3, a number of its own so that an itsypad
+        that does not know encryption refuses it and never writes plaintext into it,
+        and three more members:
+        \fBlayout\fR (4: the format whose files it uses),
         \fBencryption\fR (\fB"xchacha20poly1305\-v1"\fR) and \fBkeyCheckValue\fR
-        (32 hex digits of HMAC\-SHA256 under a key derived from the sync key; it reveals nothing about the key).
-        Any other combination (a format 3 zone without one of them, a layout other than 1, 2 or 4,
-        or one of them in a format 1, 2 or 4 zone) is corrupt, except a layout above 4:
-        a newer one, which this version refuses without writing anything.
+        (32 hex digits of HMAC\-SHA256 under a key derived from the sync key; it reveals nothing about the key),
+        and \fBmac\fR: 64 hex digits of HMAC\-SHA256, under a key of its own derived from the sync key, of the
+        length\-prefixed strings "itsypad zone", \fBzoneID\fR, \fBformat\fR, \fBcreated\fR, \fBlayout\fR,
+        \fBencryption\fR and \fBkeyCheckValue\fR (numbers in decimal).
+        Any other combination of these members is corrupt, and so is a \fIzone.json\fR whose \fBmac\fR
+        does not verify with the device's key: nothing is read or written.
         A device whose key gives another value stops before it reads or writes anything;
         a device without a key is refused an encrypted backend, and a device with a key
         refuses a backend that is not encrypted.
         The key itself is never in the backend: each device keeps it in its data directory (\fIsync\-key\fR, mode 0600).
-        Each purpose (records, assets, name hashing, key check) has its own key derived with HKDF\-SHA256.
-        .SS "Layouts 2 and 4 (format 2's and format 4's files)"
-        Every file is written by one device, as in FORMAT 2.
+        Each purpose (records, assets, name hashing, key check, zone authentication) has its own key derived with HKDF\-SHA256.
+        .SS "Sealed versions"
         In each version a device writes, to its journal and its record file, the record's fields and its
         base's fields (see \fBCommon ancestors\fR) are replaced by the one field \fBsealed\fR: base64 of a
         format byte (1), a random 24\-byte nonce, and the XChaCha20\-Poly1305 encryption (with its
-        16\-byte tag) of the JSON object \fB{"fields": \fR...\fB, "base": \fR...\fB}\fR; the base keeps
+        16\-byte tag) of the JSON object \fB{"fields": \fR...\fB, "base": \fR...\fB}\fR, padded; the base keeps
         only its \fBversion\fR in the clear, and a tombstone is sealed too (with no fields).
         The associated data is, each part length\-prefixed: the zone ID, the record type and name,
         the device that wrote the version (the folder its files are in), its version vector, whether it
         is derived and whether it is a tombstone, its base's vector, and its creation and modification
-        stamps. So a version copied to another record, another device's files, another vector or zone,
-        or turned from a tombstone into a live version or back, does not verify; a replayed older
-        version verifies only as what it was, and is covered by the newer ones (or, once a journal is
-        compacted, disagrees with the checkpoint's digest of the record files and is waited on).
+        stamps.
         Setting records, and the tombstones of settings, are named by 64 hex digits of a keyed hash
         (HMAC\-SHA256) of their name, so no setting name is in the backend; a hashed name this version
         does not know (a newer itsypad's setting) is ignored.
@@ -732,34 +552,49 @@ extension ManPage {
         so that readers wait for the asset to arrive, and must equal the sealed copy.
         In \fIdevice.json\fR the device's \fBname\fR is its device id.
         .PP
-        Version vectors, journal positions, drops, checkpoints and the digests of record files stay in
-        the clear: every device needs them to order versions and to wait for replication without the
-        key. They are not authenticated: whoever can write the folder can make a device wait, or drop
-        its own superseded files early, but cannot make it apply content that the key did not seal
-        for that record, device and version.
+        Every plaintext, of versions and of assets, is padded before it is sealed, so that a sealed size
+        tells only a size class: one 0x80 byte and then zeros, to the next multiple of 32 bytes up to
+        1024 bytes, and above that to Padm\('e's size (the length's low bits rounded up: at most 12% more).
+        Padding that is not exactly this is malformed.
         .PP
         A version that does not verify is malformed (see MALFORMED ENTRIES): it is not a version
         (a sibling it is not), the sync that reads it names its record file (exit 1), and
         \fBsync status\fR and \fBsync log\fR keep naming it while it is the record's only version;
         local data stays, and a new version from any device supersedes it.
-        .SS "Layout 1 (format 1's files)"
-        Every record has the field \fBsealed\fR: base64 as above, of the JSON of all the record's fields.
-        The associated data is the zone ID, the record type and the record name,
-        so a sealed field copied to another record, type or zone does not verify.
-        Setting records are named by a keyed hash of the setting's key,
-        which travels inside the sealed fields and is checked against the name.
-        Assets are sealed as in layouts 2 and 4.
-        A record that does not verify is malformed, as in layouts 2 and 4.
-        So is a tab version older than the one a device holds without local edits
-        (its edit history is included in the device's): a replay of a version that once verified.
-        Layout 1 has format 1's single shared journal: it is not safe in a folder a replicating service
-        keeps in step (use layout 4, or rotate the key, which moves the zone there).
+        .SS "Trust"
+        What someone who can write the backend but has no key can and cannot do.
+        .PP
+        It cannot read what the key seals, and cannot make a device apply content that the key did
+        not seal for that record, device and version: a version copied to another record, another
+        device's files, another vector or zone, or turned from a tombstone into a live version or back,
+        does not verify; a replayed older version verifies only as what it was, and is covered by the
+        newer ones.
+        It cannot change \fIzone.json\fR: the \fBmac\fR would not verify, and each device also
+        remembers the format, creation time and key check value of the zone it joined, so a change of any
+        of them under the same zone ID is refused (exit 1, nothing read or written, the reason in
+        \fBsync status\fR).
+        It cannot delete anything on a device: a device deletes local data only for a tombstone
+        version that verifies.
+        Records missing from the backend (folders removed, journals truncated, files withheld) are not
+        deletions: after a full fetch a device sends what the backend lacks again, and a token that read a
+        device whose journal is gone is treated as a replaced zone (everything is sent again).
+        Numbers in \fIdevice.json\fR and journal lines are checked against their ranges before use,
+        and another device's \fIdevice.json\fR that is out of range is ignored.
+        .PP
+        It can delete or withhold files, so that devices miss versions, wait, or send their data again;
+        write a \fIzone.json\fR with a new zone ID (every device then takes the backend for a new one and
+        sends everything again); and change what stays in the clear:
+        version vectors, journal positions, drops, checkpoints and the digests of record files,
+        which every device needs to order versions and to wait for replication without the key,
+        are not authenticated, so a writer can make a device wait, or drop its own superseded files early.
+        A device away for longer than the retention (90 days) may bring back something deleted
+        meanwhile whose tombstone is gone: that is the price of deleting nothing that is only missing.
         .SS "Key rotation"
-        \fBitsypad sync key rotate\fR replaces the key: after a sync, it builds a new encrypted zone in
-        layout 4 (new zone ID, new key check value) holding everything the device has in a hidden sibling
+        \fBitsypad sync key rotate\fR replaces the key: after a sync, it builds a new encrypted zone
+        (new zone ID, new key check value) holding everything the device has in a hidden sibling
         directory, \fI.NAME.itsypad\-replacement\fR (NAME being the backend directory's name), then,
-        holding the backend's lock (layout 1) or the lock of every device that has one in this copy
-        (layouts 2 and 4), and only if zone.json is still the one it started from, renames the backend to
+        holding the lock of every device that has one in this copy,
+        and only if zone.json is still the one it started from, renames the backend to
         \fI.NAME.itsypad\-retired\fR and the replacement to the backend's name, and removes the retired one.
         Between the two renames the backend directory is missing: devices retry later (exit 75).
         A device still holding the old key finds a key check value it does not match and stops before
@@ -787,7 +622,7 @@ extension ManPage {
         The old zone's files stay in the remote's history, readable with the old key only.
         .SS "What stays visible"
         To whoever can read the backend:
-        the zone ID, format, layout and creation time; that the backend is encrypted, and the key check value;
+        the zone ID, format and creation time; that the backend is encrypted, and the key check value;
         record types; record names (random ids for tabs and clips, keyed hashes for settings and their tombstones);
         change tags and version vectors; device ids, which device wrote which version, and when;
         creation and modification times and the device IDs that made them;

@@ -66,7 +66,7 @@ struct EngineStateFile: Codable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(zoneID, forKey: .zoneID)
-        try container.encode(zone, forKey: .zone)
+        try container.encodeIfPresent(zone, forKey: .zone)
         try container.encode(token, forKey: .token)
         try container.encode(lastPush, forKey: .lastPush)
         try container.encode(lastPull, forKey: .lastPull)

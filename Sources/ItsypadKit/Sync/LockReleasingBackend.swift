@@ -39,6 +39,7 @@ final class LockReleasingBackend: SyncBackend, @unchecked Sendable {
     func finishSync(acknowledging token: ChangeToken) throws { try released { try base.finishSync(acknowledging: token) } }
     /// Names and arithmetic, not I/O: the lock stays.
     var limits: BackendLimits { base.limits }
+    var absenceProvesDeletion: Bool { base.absenceProvesDeletion }
     func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try base.sealedByteCount(of: fields) }
     func location(of id: RecordID) -> String { base.location(of: id) }
 }

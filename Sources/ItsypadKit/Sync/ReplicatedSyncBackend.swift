@@ -20,6 +20,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     }
 
     var limits: BackendLimits { replicated.limits }
+    var absenceProvesDeletion: Bool { false }
     func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try replicated.sealedByteCount(of: fields) }
     func createZoneIfNeeded() throws -> ZoneInfo { try replicated.createZoneIfNeeded() }
     func zone() throws -> ZoneInfo { try replicated.zone() }

@@ -357,10 +357,17 @@ public final class SyncEngine {
         }
         try deletions.apply(with: types, engine: self)
         // A record missing from a fetch that waits for files may only not have arrived yet. One that
-        // is simply missing is sent again: its absence proves no deletion (a tombstone would).
+        // is simply missing was deleted only where the backend alone decides what exists; anywhere
+        // else it is sent again (only a tombstone proves a deletion).
         if mode == .expired && pass.waiting.isEmpty {
             let accounted = pass.live.union(pass.tombstones.keys)
-            for type in types.all { try type.forgetSynced(except: accounted, engine: self) }
+            for type in types.all {
+                if backend.absenceProvesDeletion {
+                    try type.applyDeletionsMissing(from: accounted, engine: self)
+                } else {
+                    try type.forgetSynced(except: accounted, engine: self)
+                }
+            }
         }
         try writeStaged()
         state.fullFetch = nil

@@ -64,6 +64,7 @@ private final class CountingBackend: SyncBackend, @unchecked Sendable {
     init(_ base: SyncBackend) { self.base = base }
 
     var limits: BackendLimits { base.limits }
+    var absenceProvesDeletion: Bool { base.absenceProvesDeletion }
     func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try base.sealedByteCount(of: fields) }
     func createZoneIfNeeded() throws -> ZoneInfo { try base.createZoneIfNeeded() }
     func zone() throws -> ZoneInfo { try base.zone() }

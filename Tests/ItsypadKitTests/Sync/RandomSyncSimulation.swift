@@ -61,6 +61,7 @@ final class FaultInjectingBackend: SyncBackend, @unchecked Sendable {
     }
 
     var limits: BackendLimits { base.limits }
+    var absenceProvesDeletion: Bool { base.absenceProvesDeletion }
     func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try base.sealedByteCount(of: fields) }
 
     private func call<T>(_ body: () throws -> T) throws -> T {

@@ -33,6 +33,7 @@ final class PausingBackend: SyncBackend, @unchecked Sendable {
     }
 
     var limits: BackendLimits { base.limits }
+    var absenceProvesDeletion: Bool { base.absenceProvesDeletion }
     func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try base.sealedByteCount(of: fields) }
     func createZoneIfNeeded() throws -> ZoneInfo { try call("createZoneIfNeeded") { try base.createZoneIfNeeded() } }
     func zone() throws -> ZoneInfo { try call("zone") { try base.zone() } }

@@ -350,9 +350,18 @@ enum SyncCommands {
         guard try store.settings().bool(.syncEnabled) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
-        var (backend, configured) =
-            try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
-            ?? configuredBackend(invocation)
+        var (backend, configured): (SyncBackend, ConfiguredBackend)
+        do {
+            (backend, configured) =
+                try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
+                ?? configuredBackend(invocation)
+        } catch {
+            // Refused before the engine runs (a backend in another format): `sync status` says why too.
+            var state = try EngineState.load(from: store)
+            state.lastError = (error as? ItsypadError)?.message ?? String(describing: error)
+            if state.damage == nil { try state.save(to: store) }
+            throw error
+        }
         var engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
         engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
         defer { invocation.endProgress() }

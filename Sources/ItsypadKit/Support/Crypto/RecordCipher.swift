@@ -28,6 +28,7 @@ public final class RecordCipher: Sendable {
         case assetEncryption = "itsypad/v1 asset encryption"
         case nameHashing = "itsypad/v1 record name hashing"
         case keyCheck = "itsypad/v1 key check value"
+        case zoneAuthentication = "itsypad/v1 zone authentication"
     }
 
     private static let salt = Array("itsypad end-to-end encryption".utf8)
@@ -37,6 +38,7 @@ public final class RecordCipher: Sendable {
     private let recordKey: SecretBytes
     private let assetKey: SecretBytes
     private let nameKey: SecretBytes
+    private let zoneKey: SecretBytes
 
     /// Stored with an encrypted backend (it reveals nothing about the key): a device whose
     /// key gives a different value has the wrong key and must not write.
@@ -51,6 +53,7 @@ public final class RecordCipher: Sendable {
         recordKey = derive(.recordEncryption)
         assetKey = derive(.assetEncryption)
         nameKey = derive(.nameHashing)
+        zoneKey = derive(.zoneAuthentication)
         let checkCode = HMACSHA256.authenticationCode(for: Self.keyCheckMessage, key: derive(.keyCheck))
         keyCheckValue = Hex.encode(checkCode.prefix(16))
     }
@@ -83,6 +86,20 @@ public final class RecordCipher: Sendable {
     /// The original name must travel inside the sealed fields.
     public func hashedName(_ name: String, recordType: String) -> String {
         Hex.encode(HMACSHA256.authenticationCode(for: Self.lengthPrefixed([recordType, name]), key: nameKey))
+    }
+
+    // MARK: Zone
+
+    /// The authentication code of a zone's description (`parts`: its id, format, creation time,
+    /// layout, cipher and key check value), 64 hex digits: only a device with the key can write
+    /// a `zone.json` that verifies.
+    public func zoneAuthenticationCode(of parts: [String]) -> String {
+        Hex.encode(HMACSHA256.authenticationCode(for: Self.lengthPrefixed(["itsypad zone"] + parts), key: zoneKey))
+    }
+
+    /// Compares a stored zone authentication code with this key's for `parts`, in constant time.
+    public func verifiesZone(_ code: String, of parts: [String]) -> Bool {
+        ConstantTime.equal(Array(code.utf8), Array(zoneAuthenticationCode(of: parts).utf8))
     }
 
     // MARK: Assets

@@ -134,6 +134,22 @@ struct ClipRecords: SyncedRecordType {
         try pending.confirm(try ids.compactMap { try pending.change(for: RecordKey(.clip, $0)) })
     }
 
+    /// After a full fetch: clips the backend no longer has. One synced before was removed
+    /// there, whatever waits here; one never synced and waiting to be sent is new.
+    func applyDeletionsMissing(from accounted: Set<RecordKey>, engine: SyncEngine) throws {
+        let store = engine.store
+        let ledger = try store.clipLedger().all()
+        let waiting = try store.pending().keys()
+        var gone: [String] = []
+        try store.clips().forEachEntry { entry in
+            let key = RecordKey(.clip, entry.id)
+            guard entry.localOnly == nil, !accounted.contains(key) else { return }
+            // No ledger entry and nothing waiting: synced before this version kept a ledger.
+            if ledger[entry.id]?.tag != nil || !waiting.contains(key) { gone.append(entry.id) }
+        }
+        try applyDeletions(gone, engine: engine)
+    }
+
     /// A save carrying a tag met no record: the clip was removed, and a removal wins.
     func wasRemoved(_ id: String, engine: SyncEngine) throws -> Bool {
         try applyDeletions([id], engine: engine)

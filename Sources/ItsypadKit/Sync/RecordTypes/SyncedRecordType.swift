@@ -60,6 +60,10 @@ protocol SyncedRecordType {
 
     /// Changes a lost or damaged queue may have held: items that differ from their synced version.
     func unsentChanges(engine: SyncEngine) throws -> [UnsentChange]
+    /// After a full fetch that found the token expired, on a backend where absence proves a
+    /// deletion: local records it no longer holds (neither the record nor its tombstone is in
+    /// `accounted`) were deleted there.
+    func applyDeletionsMissing(from accounted: Set<RecordKey>, engine: SyncEngine) throws
     /// The backend does not hold what it was known to hold: forget that for every item whose key
     /// is not in `accounted` (every item, when nil: a replaced backend) and queue those again.
     /// Nothing is deleted for being missing: only a deletion the backend holds deletes.
@@ -104,6 +108,7 @@ enum RemovalRule {
 extension SyncedRecordType {
     func canonicalName(_ recordName: String) -> String { recordName.lowercased() }
     func prepare(_: [BackendRecord]) {}
+    func applyDeletionsMissing(from _: Set<RecordKey>, engine _: SyncEngine) throws {}
     func writeStaged(engine _: SyncEngine) throws {}
     func finishPull(engine _: SyncEngine) throws {}
     func replaceUnreadable(_: String, tag _: String, engine _: SyncEngine) throws -> Bool { false }

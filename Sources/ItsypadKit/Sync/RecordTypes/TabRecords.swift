@@ -265,6 +265,13 @@ final class TabRecords: SyncedRecordType {
         }
     }
 
+    /// After a full fetch: synced tabs the backend no longer has, and whose tombstone is gone too.
+    func applyDeletionsMissing(from accounted: Set<RecordKey>, engine: SyncEngine) throws {
+        for tab in try engine.store.tabs.all() where tab.sync != nil && !accounted.contains(RecordKey(.tab, tab.id)) {
+            try applyDeletion(tab.id, history: nil, engine: engine)
+        }
+    }
+
     /// A save carrying a tag met no record: it was removed after this run fetched. The fetch
     /// after this push brings the removal (and its tombstone), which decides; until then the tab waits.
     func wasRemoved(_: String, engine _: SyncEngine) throws -> Bool {
