@@ -41,6 +41,9 @@ package struct ReplicatedLayout {
     /// lowercase hex digits, a file, a symbolic link.
     func recordFolders(ofType type: String, files: FileIO) throws -> [(path: String, bucket: String)] {
         let directory = recordTypeDirectory(type)
+        // A type's folder that is not one (a symbolic link a peer planted, a file) holds no records:
+        // skipped like a bucket that is not a folder, so that it stops nobody.
+        guard try files.status(directory)?.isDirectory == true else { return [] }
         return try (files.listDirectory(directory) ?? []).filter(Self.isBucket).compactMap { bucket in
             try files.status(directory + "/" + bucket)?.isDirectory == true ? (directory + "/" + bucket, bucket) : nil
         }

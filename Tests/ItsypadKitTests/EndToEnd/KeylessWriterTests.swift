@@ -170,6 +170,24 @@ import Glibc
         }
     }
 
+    /// After compaction, a record type's folder replaced by a symbolic link stops nobody: a new
+    /// device joins (exit 0) and the others sync on, losing nothing.
+    @Test func aSymlinkedRecordTypeFolderStopsNobody() throws {
+        let fleet = try Fleet()
+        for device in [fleet.a, fleet.b] { try fleet.expectSuccess(device.run("sync", "compact")) }
+        let folder = fleet.backend + "/records/ClipboardEntry"
+        let outside = fleet.scratch.path + "/outside"
+        try FileSystem.makeDirectory(outside)
+        _ = try Process.run("/bin/mv", [folder, outside + "/ClipboardEntry"])
+        try #require(symlink(outside + "/ClipboardEntry", folder) == 0)
+        let newcomer = Device()
+        let key = try fleet.a.run("sync", "key", "show").stdout
+        try fleet.expectSuccess(newcomer.run("sync", "enable", fleet.backend, "--key", "-", stdin: key))
+        _ = try fleet.syncBoth("symlinked type folder")
+        for device in [fleet.a, fleet.b] { try fleet.expectSuccess(device.run("sync")) }
+        try fleet.expectEverythingKept("symlinked type folder")
+    }
+
     static let journalEdits = ["emptied", "truncated", "reordered", "removed"]
 
     @Test(arguments: journalEdits)
