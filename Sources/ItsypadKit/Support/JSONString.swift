@@ -220,16 +220,11 @@ package enum JSONString {
     /// (and nothing appended) when the input ends inside it.
     static func decodeEscape(_ raw: UnsafeBufferPointer<UInt8>, at start: Int, into out: inout [UInt8]) throws(Malformed) -> Int? {
         guard start + 1 < raw.count else { return nil }
-        let short: UInt8
+        if let short = shortEscape(raw[start + 1]) {
+            out.append(short)
+            return 2
+        }
         switch raw[start + 1] {
-        case UInt8(ascii: "\""): short = 0x22
-        case UInt8(ascii: "\\"): short = 0x5C
-        case UInt8(ascii: "/"): short = 0x2F
-        case UInt8(ascii: "b"): short = 0x08
-        case UInt8(ascii: "f"): short = 0x0C
-        case UInt8(ascii: "n"): short = 0x0A
-        case UInt8(ascii: "r"): short = 0x0D
-        case UInt8(ascii: "t"): short = 0x09
         case UInt8(ascii: "u"):
             guard let high = try hex4(raw, at: start + 2) else { return nil }
             var code = high
@@ -252,8 +247,21 @@ package enum JSONString {
         default:
             throw Malformed(message: "invalid escape", offset: start)
         }
-        out.append(short)
-        return 2
+    }
+
+    /// The byte a two-character escape `\\x` stands for (x is `letter`); nil for `u` and anything else.
+    package static func shortEscape(_ letter: UInt8) -> UInt8? {
+        switch letter {
+        case UInt8(ascii: "\""): 0x22
+        case UInt8(ascii: "\\"): 0x5C
+        case UInt8(ascii: "/"): 0x2F
+        case UInt8(ascii: "b"): 0x08
+        case UInt8(ascii: "f"): 0x0C
+        case UInt8(ascii: "n"): 0x0A
+        case UInt8(ascii: "r"): 0x0D
+        case UInt8(ascii: "t"): 0x09
+        default: nil
+        }
     }
 
     private static func hex4(_ raw: UnsafeBufferPointer<UInt8>, at start: Int) throws(Malformed) -> UInt32? {

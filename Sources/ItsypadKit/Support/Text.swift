@@ -321,18 +321,8 @@ private struct EscapedPreview {
             if !isEscaped {
                 index += 1
             } else if byte == 0x5C {
-                guard index + 1 < end else { return nil }
-                switch escaped[index + 1] {
-                case UInt8(ascii: "n"): value = 0x0A
-                case UInt8(ascii: "r"): value = 0x0D
-                case UInt8(ascii: "t"): value = 0x09
-                case UInt8(ascii: "f"): value = 0x0C
-                case UInt8(ascii: "\""): value = 0x22
-                case UInt8(ascii: "\\"): value = 0x5C
-                case UInt8(ascii: "/"): value = 0x2F
-                case UInt8(ascii: "b"): value = 0x08
-                default: return nil
-                }
+                guard index + 1 < end, let short = JSONString.shortEscape(escaped[index + 1]) else { return nil }
+                value = short
                 index += 2
             } else if byte == 0x22 || (byte < 0x20) {
                 return nil
