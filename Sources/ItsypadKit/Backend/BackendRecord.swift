@@ -167,13 +167,13 @@ package enum NameRules {
 
     /// Longest record name in a backend directory: "<name>.<device>.json" must fit in 255 bytes whichever
     /// device writes a version of it.
-    static let maxReplicatedRecordNameLength = maxRecordNameLength - 1 - VersionVector.maxDeviceIDLength
+    static let maxFolderRecordNameLength = maxRecordNameLength - 1 - VersionVector.maxDeviceIDLength
 
     /// Why a backend directory cannot store a record of this name, which other backends can: its
     /// files name the device too. Nil if it can.
-    static func replicatedProblem(with id: RecordID) -> String? {
-        guard id.recordName.utf8.count > maxReplicatedRecordNameLength else { return nil }
-        return "record name \(Text.quoted(id.recordName)) is longer than a backend directory's \(maxReplicatedRecordNameLength) characters"
+    static func folderProblem(with id: RecordID) -> String? {
+        guard id.recordName.utf8.count > maxFolderRecordNameLength else { return nil }
+        return "record name \(Text.quoted(id.recordName)) is longer than a backend directory's \(maxFolderRecordNameLength) characters"
     }
 
     /// Why the record's names or fields cannot be stored, or nil if they can. Asset existence is checked by the backend.

@@ -19,7 +19,7 @@ public enum BackendOpener {
     ) throws -> SyncBackend {
         try checkFormat(at: path)
         let name = try store.settings().string(.deviceName) ?? store.deviceID
-        let replicated = ReplicatedDirectoryBackend(
+        let replicated = FolderBackend(
             path: path, deviceID: store.deviceID, instance: try instance(of: store), deviceName: name,
             cipher: cipher, lockTimeout: lockTimeout, now: now)
         return ReplicatedSyncBackend(cipher.map { EncryptedReplicatedBackend(inner: replicated, cipher: $0) } ?? replicated)
@@ -28,7 +28,7 @@ public enum BackendOpener {
     /// Throws `.unsupportedFormat` when `path` holds a backend of another format: checked before
     /// this data directory writes anything for it (its instance id).
     static func checkFormat(at path: String) throws {
-        let zoneFile = ReplicatedLayout(root: path).zoneFile
+        let zoneFile = FolderLayout(root: path).zoneFile
         guard let bytes = try? FileTree.containing(zoneFile).read(zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return }
         do {
             _ = try ZoneDocument.read(bytes, path: zoneFile)
@@ -40,7 +40,7 @@ public enum BackendOpener {
     /// The directories whose changes mean another device wrote to the backend in `path` (for
     /// `sync watch`): `zone.json`, the device folders, and every device's journal.
     package static func peerChangeSignals(of path: String) -> [FileEvents.Watched] {
-        let layout = ReplicatedLayout(root: path)
+        let layout = FolderLayout(root: path)
         return [
             FileEvents.Watched(layout.root, names: ["zone.json", "devices"], followsSymlink: true),
             FileEvents.Watched(layout.devicesDirectory),
@@ -49,7 +49,7 @@ public enum BackendOpener {
     }
 
     /// This data directory's random instance id, made on first use. A copy of the data directory
-    /// keeps it, so a clone is told by its journal instead (see `ReplicatedDirectoryBackend.checkOwnership`).
+    /// keeps it, so a clone is told by its journal instead (see `FolderBackend.checkOwnership`).
     static func instance(of store: DataStore) throws -> String {
         let path = store.path + "/sync/instance"
         if let bytes = try storeOperation({ try store.tree.read(path, limit: 128) }),

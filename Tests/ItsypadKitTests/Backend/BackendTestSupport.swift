@@ -42,7 +42,7 @@ struct TemporaryBackend {
     /// The backend in `path` as device `devA` reaches it.
     static func opened(at path: String, lockTimeout: Double = 5, clock: @escaping @Sendable () -> Int64 = { testNow }) -> any SyncBackend {
         ReplicatedSyncBackend(
-            ReplicatedDirectoryBackend(
+            FolderBackend(
                 path: path, deviceID: "devA", instance: "instance-a", deviceName: "a", lockTimeout: lockTimeout, now: clock))
     }
 
@@ -55,7 +55,7 @@ struct TemporaryBackend {
         try FileManager.default.removeItem(atPath: path)
     }
 
-    var layout: ReplicatedLayout { ReplicatedLayout(root: path) }
+    var layout: FolderLayout { FolderLayout(root: path) }
 }
 
 // MARK: Records

@@ -77,7 +77,7 @@ public final class InMemoryBackend: SyncBackend {
             let zone = try storage.existingZone()
             let limit = max(1, limit)
             guard let token else { return storage.fullFetchPage(zoneID: zone.zoneID, continuing: nil, limit: limit) }
-            let position = try TokenContents(decoding: token, zoneID: zone.zoneID)
+            let position = try InMemoryToken(decoding: token, zoneID: zone.zoneID)
             guard position.seq >= storage.compactedThrough, position.seq <= storage.latestSeq else {
                 // Older than the compaction point, or ahead of this backend (a token from a newer copy).
                 throw BackendError.tokenExpired
@@ -204,23 +204,23 @@ private struct Storage {
     }
 
     /// Log changes after the token's seq; the token of the last one returned resumes after it.
-    func incrementalPage(after position: TokenContents, limit: Int) -> ChangesPage {
+    func incrementalPage(after position: InMemoryToken, limit: Int) -> ChangesPage {
         let start = log.firstIndex { $0.seq > position.seq } ?? log.endIndex
         let page = log[start...].prefix(limit)
         guard let last = page.last else {
             return ChangesPage(changes: [], token: position.token, moreComing: false)
         }
-        let next = TokenContents(zoneID: position.zoneID, seq: last.seq)
+        let next = InMemoryToken(zoneID: position.zoneID, seq: last.seq)
         return ChangesPage(changes: page.map(\.change), token: next.token, moreComing: start + page.count < log.count)
     }
 
     /// Every current record sorted by ID, after the token's cursor. The final token is the seq the
     /// full fetch started at, so changes made while paging come with the next incremental fetch.
-    func fullFetchPage(zoneID: String, continuing position: TokenContents?, limit: Int) -> ChangesPage {
+    func fullFetchPage(zoneID: String, continuing position: InMemoryToken?, limit: Int) -> ChangesPage {
         let remaining = records.keys.filter { id in position?.fullFetchCursor.map { id > $0 } ?? true }.sorted()
         let pageIDs = remaining.prefix(limit)
         let moreComing = remaining.count > limit
-        let next = TokenContents(zoneID: zoneID, seq: position?.seq ?? latestSeq, fullFetchCursor: moreComing ? pageIDs.last : nil)
+        let next = InMemoryToken(zoneID: zoneID, seq: position?.seq ?? latestSeq, fullFetchCursor: moreComing ? pageIDs.last : nil)
         return ChangesPage(changes: pageIDs.compactMap { records[$0].map(Change.saved) }, token: next.token, moreComing: moreComing)
     }
 

@@ -37,8 +37,8 @@ struct InMemoryBackendTests {
         let zoneID = try backend.createZoneIfNeeded().zoneID
         try backend.save(tab("a"))
         for token in [
-            TokenContents(zoneID: zoneID, seq: 50),
-            TokenContents(zoneID: zoneID, seq: 50, fullFetchCursor: RecordID(recordType: "ScratchTab", recordName: "a")),
+            InMemoryToken(zoneID: zoneID, seq: 50),
+            InMemoryToken(zoneID: zoneID, seq: 50, fullFetchCursor: RecordID(recordType: "ScratchTab", recordName: "a")),
         ] {
             #expect(throws: BackendError.tokenExpired) { try backend.fetchChanges(since: token.token, limit: 10) }
         }

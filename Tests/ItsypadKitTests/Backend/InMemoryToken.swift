@@ -3,7 +3,7 @@
 /// - `1:<zoneID>:<seq>`: every change up to `seq` was seen.
 /// - `1:<zoneID>:<seq>:after:<recordType>/<recordName>`: part-way through a full fetch that started
 ///   at `seq`; the next page lists current records after that ID.
-struct TokenContents: Equatable {
+struct InMemoryToken: Equatable {
     private static let version = "1"
 
     let zoneID: String

@@ -63,20 +63,20 @@ struct RecordCodingTests {
     @Test("tokens round-trip in both shapes")
     func tokenShapes() throws {
         let shapes = [
-            TokenContents(zoneID: "Z", seq: 12),
-            TokenContents(zoneID: "Z", seq: 0, fullFetchCursor: RecordID(recordType: "ScratchTab", recordName: "a.b")),
+            InMemoryToken(zoneID: "Z", seq: 12),
+            InMemoryToken(zoneID: "Z", seq: 0, fullFetchCursor: RecordID(recordType: "ScratchTab", recordName: "a.b")),
         ]
         for contents in shapes {
-            #expect(try TokenContents(decoding: contents.token, zoneID: "Z") == contents)
+            #expect(try InMemoryToken(decoding: contents.token, zoneID: "Z") == contents)
         }
         #expect(shapes[0].token.rawValue == "1:Z:12")
     }
 
     @Test("a token of another zone is zoneChanged; an unreadable one is tokenExpired")
     func tokenErrors() {
-        #expect(throws: BackendError.zoneChanged) { try TokenContents(decoding: ChangeToken(rawValue: "1:OTHER:5"), zoneID: "Z") }
+        #expect(throws: BackendError.zoneChanged) { try InMemoryToken(decoding: ChangeToken(rawValue: "1:OTHER:5"), zoneID: "Z") }
         for raw in ["", "garbage", "2:Z:5", "1:Z:-1", "1:Z:5:at:3:1", "1:Z:5:after:bad", "1:Z:5:extra"] {
-            #expect(throws: BackendError.tokenExpired) { try TokenContents(decoding: ChangeToken(rawValue: raw), zoneID: "Z") }
+            #expect(throws: BackendError.tokenExpired) { try InMemoryToken(decoding: ChangeToken(rawValue: raw), zoneID: "Z") }
         }
     }
 

@@ -174,7 +174,7 @@ extension RandomUser {
         try devices.quiesce()
         #expect(devices.errors.isEmpty, "\(devices.errors)")
         let live = try ReplicationSimulatorTests.files(devices.simulator.root(0)).filter {
-            $0.key.hasPrefix("records/ClipboardEntry/\(ReplicatedLayout.bucket(of: id))/\(id).") && $0.value.contains("\"deleted\":false")
+            $0.key.hasPrefix("records/ClipboardEntry/\(FolderLayout.bucket(of: id))/\(id).") && $0.value.contains("\"deleted\":false")
         }
         #expect(live.isEmpty, "live versions of the removed clip are left: \(live.keys.sorted())")
         let joined = try devices.fleet.clips(2)

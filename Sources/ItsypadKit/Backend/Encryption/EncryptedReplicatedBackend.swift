@@ -6,7 +6,7 @@ import ItsypadSupport
 /// chose — settings, named by their key, and the tombstones of settings — are stored under a
 /// keyed hash of the name (`RecordCipher.hashedName`), so that no setting name reaches the
 /// backend. Sealing the versions and assets and checking the key is the inner backend's
-/// (`ReplicatedDirectoryBackend` with the same cipher); the sealed versions bind the hashed name,
+/// (`FolderBackend` with the same cipher); the sealed versions bind the hashed name,
 /// so a version does not open under another setting's name.
 ///
 /// A hashed name this version does not know (a setting of a newer itsypad) is not handed on:

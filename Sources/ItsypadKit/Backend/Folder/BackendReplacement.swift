@@ -53,7 +53,7 @@ public struct BackendReplacement {
     /// of every device that has one here (each device writes only under its own; a lock file is
     /// never created in another device's folder, which only that device writes).
     private func withEveryWriterLocked(_ body: (ZoneInfo) throws -> Void) throws {
-        let layout = ReplicatedLayout(root: path)
+        let layout = FolderLayout(root: path)
         let files = FileIO(root: path)
         func currentZone() throws -> ZoneInfo {
             guard try parentFiles.status(path)?.isDirectory == true,

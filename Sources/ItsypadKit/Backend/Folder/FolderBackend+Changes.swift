@@ -1,6 +1,6 @@
 import ItsypadSupport
 
-extension ReplicatedDirectoryBackend {
+extension FolderBackend {
     // MARK: Writing
 
     public func modify(saves: [ReplicatedSave], deletes: [ReplicatedDelete]) throws -> ReplicatedModifyResult {
@@ -30,7 +30,7 @@ extension ReplicatedDirectoryBackend {
 
     /// The version a save writes (nil: a derived merge someone already wrote), or why it cannot.
     private func version(for save: ReplicatedSave, seq: Int64, zone: String, time: Int64, devices: [String]) throws -> PlannedVersion {
-        if let problem = NameRules.problem(with: save.record) ?? NameRules.replicatedProblem(with: save.record.id) {
+        if let problem = NameRules.problem(with: save.record) ?? NameRules.folderProblem(with: save.record.id) {
             return .failed(.invalid(problem))
         }
         if let asset = try missingAsset(in: save.record, devices: [deviceID]) {
@@ -63,7 +63,7 @@ extension ReplicatedDirectoryBackend {
     }
 
     private func tombstone(for delete: ReplicatedDelete, seq: Int64, zone: String, time: Int64) throws -> PlannedVersion {
-        if let problem = NameRules.problem(with: delete.id) ?? NameRules.replicatedProblem(with: delete.id) {
+        if let problem = NameRules.problem(with: delete.id) ?? NameRules.folderProblem(with: delete.id) {
             return .failed(.invalid(problem))
         }
         let siblings = VersionHistory.siblings(try versions(of: delete.id, zone: zone))
@@ -82,7 +82,7 @@ extension ReplicatedDirectoryBackend {
     public func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
         listedRecordFiles.withLock { $0 = nil }
         let zone = try readZone()
-        let start = try token.map { try ReplicatedToken(decoding: $0, zoneID: zone.zoneID) } ?? ReplicatedToken(zoneID: zone.zoneID)
+        let start = try token.map { try FolderToken(decoding: $0, zoneID: zone.zoneID) } ?? FolderToken(zoneID: zone.zoneID)
         let time = now()
         let fullFetchStarted = fullFetch.withLock { fullFetch -> Int64? in
             guard let token else {
@@ -139,9 +139,9 @@ extension ReplicatedDirectoryBackend {
     /// journals from their positions; devices in `waiting` are not read. Without `collecting`, only
     /// the positions reached count (the page has no changes).
     private func readPage(
-        from start: ReplicatedToken, restarting: [String: RecordFilesRead], waiting restartWaits: [String: ReplicationWait],
+        from start: FolderToken, restarting: [String: RecordFilesRead], waiting restartWaits: [String: ReplicationWait],
         devices: [String], zone: String, limit: Int, collecting: Bool
-    ) throws -> (page: ReplicatedChangesPage, positions: [String: ReplicatedToken.Position]) {
+    ) throws -> (page: ReplicatedChangesPage, positions: [String: FolderToken.Position]) {
         var position = start
         var budget = max(1, limit)
         var order: [RecordID] = []
@@ -170,7 +170,7 @@ extension ReplicatedDirectoryBackend {
                     break
                 }
                 if restartWaits[device] != nil { continue }
-                let from = position.positions[device] ?? ReplicatedToken.Position(seq: 0, resume: nil)
+                let from = position.positions[device] ?? FolderToken.Position(seq: 0, resume: nil)
                 let result = try journal(of: device).read(after: from.seq, hint: from.resume, maxChanges: budget) { batch in
                     // Another zone's lines wait: the device has not moved its data to this zone yet.
                     if batch.zone != zone { return "written in zone \(batch.zone), not \(zone)" }
@@ -201,7 +201,7 @@ extension ReplicatedDirectoryBackend {
                         read[change.id, default: []].append(version)
                     }
                     budget -= batch.changes.count
-                    position.positions[device] = ReplicatedToken.Position(seq: batch.lastSeq, resume: resume)
+                    position.positions[device] = FolderToken.Position(seq: batch.lastSeq, resume: resume)
                 }
                 progressed = progressed || !result.batches.isEmpty
                 moreComing = moreComing || result.moreComing
@@ -280,7 +280,7 @@ private struct WritePlan {
         case .write(let version):
             let document = try store(version)
             // Readers skip a record file larger than this: one that would be is refused instead.
-            if sealed, try JSONCoding.encode(document).count > ReplicatedDirectoryBackend.maxRecordFileBytes {
+            if sealed, try JSONCoding.encode(document).count > FolderBackend.maxRecordFileBytes {
                 outcomes.append((id, .limitExceeded))
                 return
             }

@@ -1,5 +1,5 @@
 /// Ending a sync: the acknowledgement, and the removal of this device's versions nobody needs any more.
-extension ReplicatedDirectoryBackend {
+extension FolderBackend {
     /// A tombstone waits for every device that synced within this time to have seen it (90 days).
     static let tombstoneRetention: Int64 = 90 * 24 * 60 * 60 * 1000
 
@@ -10,7 +10,7 @@ extension ReplicatedDirectoryBackend {
     public func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? {
         defer { listedRecordFiles.withLock { $0 = nil } }
         let zone = try readZone()
-        let read = try ReplicatedToken(decoding: token, zoneID: zone.zoneID)
+        let read = try FolderToken(decoding: token, zoneID: zone.zoneID)
         return try withOwnFolder(in: zone) { document, last in
             let seen = read.positions.mapValues(\.seq)
             let time = now()
@@ -41,17 +41,17 @@ extension ReplicatedDirectoryBackend {
     /// Returns the drops and how far it looked: a device whose record files could not be read yet
     /// (not fully arrived) is looked at again next time.
     private func supersededVersions(
-        after previous: String?, through read: ReplicatedToken, zone: String
+        after previous: String?, through read: FolderToken, zone: String
     )
-        throws -> (drops: [(RecordID, DropDocument)], collected: ReplicatedToken)
+        throws -> (drops: [(RecordID, DropDocument)], collected: FolderToken)
     {
         let start =
-            previous.flatMap { try? ReplicatedToken(decoding: ChangeToken(rawValue: $0), zoneID: zone) } ?? ReplicatedToken(zoneID: zone)
+            previous.flatMap { try? FolderToken(decoding: ChangeToken(rawValue: $0), zoneID: zone) } ?? FolderToken(zoneID: zone)
         var covering: [RecordID: [(version: RecordVersion, source: JournalSource)]] = [:]
         var recordFiles: [String: [RecordID: String]]?
         var collected = read
         for (device, end) in read.positions.sorted(by: { $0.key < $1.key }) where device != deviceID {
-            var from = start.positions[device].flatMap { $0.seq <= end.seq ? $0 : nil } ?? ReplicatedToken.Position(seq: 0, resume: nil)
+            var from = start.positions[device].flatMap { $0.seq <= end.seq ? $0 : nil } ?? FolderToken.Position(seq: 0, resume: nil)
             if let checkpoint = try journal(of: device).checkpoint(), from.seq < checkpoint.batch.seq - 1 {
                 // The lines since the last look were compacted away: the device's record files stand for them.
                 if recordFiles == nil { recordFiles = try recordFilesByDevice() }

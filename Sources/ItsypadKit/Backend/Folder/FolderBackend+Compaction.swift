@@ -2,7 +2,7 @@ import ItsypadSupport
 
 /// Compaction of this device's own journal, and reading another device from its record files
 /// when its journal no longer starts where a reader is.
-extension ReplicatedDirectoryBackend {
+extension FolderBackend {
     public func compactJournal() throws -> CompactionReport? {
         let zone = try readZone()
         return try withOwnFolder(in: zone) { document, _ in try compactIfGrown(zone: zone.zoneID, document: &document, past: 0) }
@@ -55,11 +55,11 @@ extension ReplicatedDirectoryBackend {
     /// point waited for).
     struct RecordFilesRead {
         let versions: [RecordVersion]
-        let position: ReplicatedToken.Position
+        let position: FolderToken.Position
         let requires: [String: Int64]
 
         /// Whether `positions` reach as far as the drops before this point waited for.
-        func isSatisfied(by positions: [String: ReplicatedToken.Position]) -> Bool {
+        func isSatisfied(by positions: [String: FolderToken.Position]) -> Bool {
             requires.allSatisfy { device, seq in (positions[device]?.seq ?? 0) >= seq }
         }
     }
@@ -83,7 +83,7 @@ extension ReplicatedDirectoryBackend {
         }
         return .success(
             RecordFilesRead(
-                versions: versions, position: ReplicatedToken.Position(seq: lines[match].batch.lastSeq, resume: lines[match].resume),
+                versions: versions, position: FolderToken.Position(seq: lines[match].batch.lastSeq, resume: lines[match].resume),
                 requires: Self.requirements(of: lines[...match].map(\.batch))))
     }
 
@@ -91,7 +91,7 @@ extension ReplicatedDirectoryBackend {
     /// (a device whose files do not match its journal yet waits). Whether the others' positions meet
     /// each one's requirements is for the caller to check once it has read them.
     func restartFromRecordFiles(
-        _ token: ReplicatedToken, devices: [String], zone: String
+        _ token: FolderToken, devices: [String], zone: String
     )
         throws -> (reads: [String: RecordFilesRead], waiting: [String: ReplicationWait])
     {
@@ -132,9 +132,9 @@ extension ReplicatedDirectoryBackend {
             [files, folders] index -> [(device: String, id: RecordID, path: String)] in
             let (type, folder, bucket) = folders[index]
             return try (files.listDirectory(folder) ?? []).compactMap { file in
-                guard let (name, device) = ReplicatedLayout.recordFile(named: file) else { return nil }
+                guard let (name, device) = FolderLayout.recordFile(named: file) else { return nil }
                 let id = RecordID(recordType: type, recordName: name)
-                guard NameRules.problem(with: id) == nil, bucket == ReplicatedLayout.bucket(of: name) else { return nil }
+                guard NameRules.problem(with: id) == nil, bucket == FolderLayout.bucket(of: name) else { return nil }
                 return (device, id, folder + "/" + file)
             }
         }

@@ -12,7 +12,7 @@ import Synchronization
 /// before writing anything, seals every version and asset it writes and opens every one it reads;
 /// a version that does not open is not a version (skipped, and reported where a fetch meets it).
 /// Setting names are hashed above it, by `EncryptedReplicatedBackend`.
-public final class ReplicatedDirectoryBackend: ReplicatedBackend {
+public final class FolderBackend: ReplicatedBackend {
     public let path: String
     public let deviceID: String
     /// This data directory's random identity: two with one device id are clones.
@@ -22,7 +22,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     let sealer: VersionSealer?
     let lockTimeout: Double
     let now: @Sendable () -> Int64
-    let layout: ReplicatedLayout
+    let layout: FolderLayout
     /// Every file operation inside the backend goes through this (see `FileTree`).
     let files: FileIO
     /// The walk of `records/` made in this sync, reused by its fetch (pages, the records read
@@ -69,7 +69,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         self.now = now
         self.segmentSizeLimit = segmentSizeLimit
         self.compactionThreshold = compactionThreshold
-        layout = ReplicatedLayout(root: trimmed)
+        layout = FolderLayout(root: trimmed)
         files = FileIO(root: trimmed)
     }
 
@@ -133,7 +133,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         for device in try layout.devices() {
             guard let document = try? deviceDocument(of: device), let created = document.zoneCreated,
                 document.zoneKeyCheckValue == written.keyCheckValue, NameRules.isZoneID(document.zoneID),
-                document.zoneID < winner.zoneID, document.format == ReplicatedLayout.format
+                document.zoneID < winner.zoneID, document.format == FolderLayout.format
             else { continue }
             winner = ZoneInfo(zoneID: document.zoneID, format: written.format, created: created, keyCheckValue: written.keyCheckValue)
         }
@@ -201,7 +201,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
             guard try files.status(layout.deviceFile(deviceID)) != nil else {
                 return try writeDeviceDocument(
                     DeviceDocument(
-                        format: ReplicatedLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
+                        format: FolderLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
                         zoneID: zone.zoneID, zoneCreated: zone.created, zoneKeyCheckValue: zone.keyCheckValue,
                         created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
             }
@@ -254,7 +254,7 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
         document.zoneID = zone.zoneID
         document.zoneCreated = zone.created
         document.zoneKeyCheckValue = zone.keyCheckValue
-        document.format = ReplicatedLayout.format
+        document.format = FolderLayout.format
         document.appliedSeq = seq
         document.seen = [:]
         document.collectedThrough = nil

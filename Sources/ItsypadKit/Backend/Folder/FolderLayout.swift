@@ -6,7 +6,7 @@ import ItsypadSupport
 /// Record files are fanned out into up to 256 folders per record type by a hash of the record
 /// name, so that a change rewrites one small folder, not one of every record: what a git remote
 /// stores and sends for each commit.
-package struct ReplicatedLayout {
+package struct FolderLayout {
     /// The format number of a plain zone, and of the files of an encrypted one.
     package static let format = 4
 
@@ -91,7 +91,7 @@ package struct ReplicatedLayout {
 
 /// Contents of `devices/<device>/device.json`: what a device says about itself.
 struct DeviceDocument: Codable, Equatable {
-    /// The format whose files the device writes (`ReplicatedLayout.format`).
+    /// The format whose files the device writes (`FolderLayout.format`).
     var format: Int
     var deviceID: String
     var instance: String

@@ -1,6 +1,6 @@
 /// What a change token encodes: for every device read, how far its journal was read.
 /// Text form: `2:<zoneID>:` then `<device>.<seq>.<segment>.<offset>` per device, joined by "/".
-struct ReplicatedToken: Equatable {
+struct FolderToken: Equatable {
     struct Position: Equatable {
         /// Every change of the device up to this sequence number was read.
         var seq: Int64

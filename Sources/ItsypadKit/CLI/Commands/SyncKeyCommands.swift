@@ -303,7 +303,7 @@ enum SyncKeyCommands {
 
     /// The zone the backend directory `path` holds, read without joining it; nil when it holds none.
     static func existingZone(at path: String) throws -> ZoneInfo? {
-        let zoneFile = ReplicatedLayout(root: path).zoneFile
+        let zoneFile = FolderLayout(root: path).zoneFile
         guard let bytes = try FileTree.containing(zoneFile).read(zoneFile, limit: BackendLimits.maxSmallFileBytes) else { return nil }
         return try ZoneDocument.read(bytes, path: zoneFile)
     }

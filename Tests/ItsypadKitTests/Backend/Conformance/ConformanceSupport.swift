@@ -46,20 +46,20 @@ struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
         return BackendFixture(backend: backend, clock: clock, deleteZone: backend.deleteZone, remove: {})
     }
 
-    /// A backend directory as the engine reaches it (`BackendOpener`): a `ReplicatedDirectoryBackend`
+    /// A backend directory as the engine reaches it (`BackendOpener`): a `FolderBackend`
     /// behind `ReplicatedSyncBackend`, sealed by `EncryptedReplicatedBackend` when `sealed`. Every
     /// `finishSync` compacts the device's journal, so that the compaction tests compact however
     /// little was written.
     static func directory(name: String, sealed: Bool) -> SyncBackendFactory {
         SyncBackendFactory(
             name: name, seals: sealed, writesAs: directoryDevice,
-            tokensExpire: .afterRetention(ReplicatedDirectoryBackend.tombstoneRetention),
-            maxRecordNameLength: NameRules.maxReplicatedRecordNameLength, reportsEachChange: false, pagesEndBetweenBatches: true,
+            tokensExpire: .afterRetention(FolderBackend.tombstoneRetention),
+            maxRecordNameLength: NameRules.maxFolderRecordNameLength, reportsEachChange: false, pagesEndBetweenBatches: true,
             fullFetchReadsJournal: true, writesDeletionsOfAbsentRecords: true
         ) { clock in
             let temporary = try TemporaryBackend(clock: { clock.now }, createZone: false)
             let cipher = sealed ? try RecordCipher(masterKey: try SecretBytes.random(count: RecordCipher.masterKeyByteCount)) : nil
-            let inner = ReplicatedDirectoryBackend(
+            let inner = FolderBackend(
                 path: temporary.path, deviceID: directoryDevice, instance: "instance-a", deviceName: "a",
                 sealer: cipher.map(VersionSealer.init), lockTimeout: 5, now: { clock.now }, segmentSizeLimit: 4 * 1024 * 1024,
                 compactionThreshold: 0)

@@ -14,7 +14,7 @@ import Testing
     var path: String { directory.path + "/backend" }
     static let r = RecordID(recordType: "ScratchTab", recordName: "r")
 
-    func device(_ index: Int, cipher: RecordCipher? = nil, compactionThreshold: Int = 1 << 30) -> ReplicatedDirectoryBackend {
+    func device(_ index: Int, cipher: RecordCipher? = nil, compactionThreshold: Int = 1 << 30) -> FolderBackend {
         Devices.backend(path, index, compactionThreshold: compactionThreshold, cipher: cipher ?? self.cipher)
     }
 
@@ -30,7 +30,7 @@ import Testing
 
     func sealedText(of id: RecordID, writer: Int) throws -> String {
         let document = try JSONCoding.decode(
-            VersionDocument.self, from: try readBytes(ReplicatedLayout(root: path).recordFile(id, device: Devices.deviceID(writer))))
+            VersionDocument.self, from: try readBytes(FolderLayout(root: path).recordFile(id, device: Devices.deviceID(writer))))
         guard case .string(let sealed)? = document.record.fields[RecordCipher.sealedFieldName] else { throw CancellationError() }
         return sealed
     }
@@ -80,13 +80,13 @@ import Testing
         let other = try RecordCipher(masterKey: try SecretBytes.random(count: RecordCipher.masterKeyByteCount))
         #expect(throws: EncryptionError.wrongKey) { try device(1, cipher: other).zone() }
         #expect(throws: EncryptionError.wrongKey) { try device(1, cipher: other).createZoneIfNeeded() }
-        let plain = ReplicatedDirectoryBackend(path: path, deviceID: "devB", instance: "instance-1", deviceName: "device 1", lockTimeout: 1)
+        let plain = FolderBackend(path: path, deviceID: "devB", instance: "instance-1", deviceName: "device 1", lockTimeout: 1)
         #expect(throws: EncryptionError.missingKey) { try plain.zone() }
         #expect(throws: EncryptionError.missingKey) { try plain.fetchChanges(since: nil, limit: 10) }
         #expect(try files() == before)
 
         let plainPath = directory.path + "/plain"
-        _ = try ReplicatedDirectoryBackend(
+        _ = try FolderBackend(
             path: plainPath, deviceID: "devA", instance: "instance-0", deviceName: "device 0", lockTimeout: 1
         ).createZoneIfNeeded()
         let plainBefore = try ReplicationSimulatorTests.files(plainPath)
@@ -132,7 +132,7 @@ import Testing
         let a = device(0, compactionThreshold: 1)
         _ = try a.createZoneIfNeeded()
         let one = try a.write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))
-        let file = ReplicatedLayout(root: path).recordFile(Self.r, device: "devA")
+        let file = FolderLayout(root: path).recordFile(Self.r, device: "devA")
         let old = try readBytes(file)
         _ = try a.write(ReplicatedSave(record: Devices.note("r", "two"), basedOn: one[0].version, base: one[0].asBase))
         try FileIO.writeAtomically(old, to: file)

@@ -12,7 +12,7 @@ import Glibc
 struct ReplicatedDevices {
     let directory = TemporaryDirectory()
     let simulator: ReplicationSimulator?
-    let backends: [ReplicatedDirectoryBackend]
+    let backends: [FolderBackend]
 
     static func deviceID(_ index: Int) -> String { "dev" + String(UnicodeScalar(UInt8(ascii: "A") + UInt8(index))) }
 
@@ -45,8 +45,8 @@ struct ReplicatedDevices {
     static func backend(
         _ path: String, _ index: Int, segmentSizeLimit: Int = 1 << 22, compactionThreshold: Int = 1 << 30, instance: String? = nil,
         now: Int64 = testNow, cipher: RecordCipher? = nil
-    ) -> ReplicatedDirectoryBackend {
-        ReplicatedDirectoryBackend(
+    ) -> FolderBackend {
+        FolderBackend(
             path: path, deviceID: deviceID(index), instance: instance ?? "instance-\(index)", deviceName: "device \(index)",
             sealer: cipher.map(VersionSealer.init), lockTimeout: 2, now: { now + Int64(index) }, segmentSizeLimit: segmentSizeLimit,
             compactionThreshold: compactionThreshold)
@@ -54,10 +54,10 @@ struct ReplicatedDevices {
 
     /// The path, relative to the backend, of a ScratchTab record file in a new (format 4) backend.
     static func recordFile(_ name: String, _ device: String) -> String {
-        "records/ScratchTab/\(ReplicatedLayout.bucket(of: name))/\(name).\(device).json"
+        "records/ScratchTab/\(FolderLayout.bucket(of: name))/\(name).\(device).json"
     }
 
-    subscript(index: Int) -> ReplicatedDirectoryBackend { backends[index] }
+    subscript(index: Int) -> FolderBackend { backends[index] }
 
     static func note(_ name: String, _ text: String) -> BackendRecord {
         BackendRecord(recordName: name, recordType: "ScratchTab", fields: ["content": .string(text)])
@@ -69,7 +69,7 @@ struct ReplicatedDevices {
     }
 }
 
-extension ReplicatedDirectoryBackend {
+extension FolderBackend {
     /// Every page from `token` on: the last state of each record fetched, the final token, and what it waited for.
     func fetchAll(
         since token: ChangeToken?
@@ -101,7 +101,7 @@ extension ReplicatedBackend {
     }
 }
 
-@Suite struct ReplicatedDirectoryBackendTests {
+@Suite struct FolderBackendTests {
     typealias Devices = ReplicatedDevices
     static let r = RecordID(recordType: "ScratchTab", recordName: "r")
 
@@ -316,16 +316,16 @@ extension ReplicatedBackend {
 
     @Test(arguments: ["1:ZONE:5", "2:ZONE:devA.x.0.0", "2:ZONE:devA.1.0", "2:ZONE:bad/id.1.0.0", "2:ZONE:devA.1.0.0/devA.2.0.0", "garbage"])
     func unusableTokensExpire(_ raw: String) {
-        #expect(throws: BackendError.tokenExpired) { try ReplicatedToken(decoding: ChangeToken(rawValue: raw), zoneID: "ZONE") }
+        #expect(throws: BackendError.tokenExpired) { try FolderToken(decoding: ChangeToken(rawValue: raw), zoneID: "ZONE") }
     }
 
     @Test func tokensRoundTripAndBelongToTheirZone() throws {
-        let token = ReplicatedToken(
+        let token = FolderToken(
             zoneID: "ZONE",
             positions: ["devA": .init(seq: 7, resume: JournalPosition(segment: 1, offset: 420)), "devB": .init(seq: 0, resume: nil)])
         #expect(token.token.rawValue == "2:ZONE:devA.7.1.420/devB.0.0.0")
-        #expect(try ReplicatedToken(decoding: token.token, zoneID: "ZONE") == token)
-        #expect(throws: BackendError.zoneChanged) { try ReplicatedToken(decoding: token.token, zoneID: "OTHER") }
+        #expect(try FolderToken(decoding: token.token, zoneID: "ZONE") == token)
+        #expect(throws: BackendError.zoneChanged) { try FolderToken(decoding: token.token, zoneID: "OTHER") }
     }
 
     /// No delays, no half-done transfers: tests stage the order themselves.

@@ -5,14 +5,14 @@ import Testing
 
 /// What format 2 removes, compacts and reconciles: superseded versions, tombstones, journals,
 /// clones and zones created at once.
-@Suite struct ReplicatedCollectionTests {
+@Suite struct FolderCollectionTests {
     typealias Devices = ReplicatedDevices
     static let r = RecordID(recordType: "ScratchTab", recordName: "r")
 
     /// Fetches everything and acknowledges it.
     @discardableResult
     static func sync(
-        _ backend: ReplicatedDirectoryBackend, since token: ChangeToken? = nil
+        _ backend: FolderBackend, since token: ChangeToken? = nil
     ) throws -> (changes: [RecordID: ReplicatedChange], token: ChangeToken, waiting: [ReplicationWait]) {
         let fetched = try backend.fetchAll(since: token)
         _ = try backend.finishSync(acknowledging: fetched.token)
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func aSupersededVersionIsDroppedAndAReaderWaitsUntilWhatSupersededItArrives() throws {
-        let devices = try Devices(copies: 3, options: ReplicatedDirectoryBackendTests.orderly)
+        let devices = try Devices(copies: 3, options: FolderBackendTests.orderly)
         let simulator = try #require(devices.simulator)
         let one = try devices[0].write(ReplicatedSave(record: Devices.note("r", "one"), basedOn: VersionVector()))[0]
         try simulator.quiesce()
@@ -71,7 +71,7 @@ import Testing
         let directory = TemporaryDirectory()
         let path = directory.path + "/backend"
         let silent = Devices.backend(path, 1)
-        let later = testNow + ReplicatedDirectoryBackend.tombstoneRetention + 1000
+        let later = testNow + FolderBackend.tombstoneRetention + 1000
         let active = Devices.backend(path, 0, now: later)
         _ = try active.createZoneIfNeeded()
         _ = try silent.createZoneIfNeeded()
@@ -112,7 +112,7 @@ import Testing
     }
 
     @Test func recordFilesThatDoNotMatchTheJournalYetAreWaitedFor() throws {
-        let devices = try Devices(copies: 2, options: ReplicatedDirectoryBackendTests.orderly, compactionThreshold: 1500)
+        let devices = try Devices(copies: 2, options: FolderBackendTests.orderly, compactionThreshold: 1500)
         let simulator = try #require(devices.simulator)
         for index in 0..<6 {
             try devices[0].write(

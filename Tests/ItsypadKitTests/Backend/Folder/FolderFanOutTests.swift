@@ -9,7 +9,7 @@ import Glibc
 
 /// Where record files go: new backends (format 4) fan them out by a hash of the record name;
 /// backends created flat (format 2) keep them flat, with newer devices too.
-@Suite struct ReplicatedFanOutTests {
+@Suite struct FolderFanOutTests {
     typealias Devices = ReplicatedDevices
 
     static func zoneFormat(_ root: String) throws -> Int64? {
@@ -24,8 +24,8 @@ import Glibc
     /// The bucket is the first byte of the name's SHA-256 in hex (as `sha256sum` prints it).
     @Test(arguments: [("r", "45"), ("a", "ca"), ("n0", "82"), ("ClipboardEntry.f43dc098-a680-4d76-a514-5539c679231a", "c2")])
     func theBucketIsTheFirstByteOfTheNamesSHA256(name: String, bucket: String) {
-        #expect(ReplicatedLayout.bucket(of: name) == bucket)
-        #expect(ReplicatedLayout.isBucket(bucket))
+        #expect(FolderLayout.bucket(of: name) == bucket)
+        #expect(FolderLayout.isBucket(bucket))
     }
 
     /// Record file names as first read, with String operations (a record name and a device id are ASCII).
@@ -47,14 +47,14 @@ import Glibc
         "t.\(String(repeating: "d", count: 65)).json", "~syncthing~t.dev.json.tmp",
     ])
     func recordFileNamesReadAsByCharacters(file: String) {
-        let read = ReplicatedLayout.recordFile(named: file)
+        let read = FolderLayout.recordFile(named: file)
         let expected = Self.recordFileByCharacters(file)
         #expect(read?.recordName == expected?.recordName && read?.device == expected?.device, "\(file)")
     }
 
     @Test(arguments: ["", "4", "455", "AB", "4g", "..", "/4", "45 (conflicted copy 2026-11-23)", "४५"])
     func namesThatAreNotBuckets(name: String) {
-        #expect(!ReplicatedLayout.isBucket(name))
+        #expect(!FolderLayout.isBucket(name))
     }
 
     @Test func aNewBackendFansItsRecordFilesOut() throws {
@@ -95,7 +95,7 @@ import Glibc
         try FileSystem.writeAtomically(outside.path + "/n0.devA.json", planted)
         try FileSystem.writeAtomically(outside.path + "/planted.devA.json", planted)
         // A symbolic link where a bucket would be, files in the wrong bucket, names that are no bucket.
-        let linked = ReplicatedLayout.bucket(of: "planted")
+        let linked = FolderLayout.bucket(of: "planted")
         try #require(symlink(outside.path, type + "/" + linked) == 0)
         for misplaced in [
             "00/n0.devA.json", "00/planted.devA.json", "AB/planted.devA.json", "123/planted.devA.json",

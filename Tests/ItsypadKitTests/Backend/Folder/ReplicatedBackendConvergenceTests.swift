@@ -16,7 +16,7 @@ import Glibc
 @Suite struct ReplicatedBackendConvergenceTests {
     /// One device: its backend, its token and what it last fetched of each record.
     struct Replica {
-        let backend: ReplicatedDirectoryBackend
+        let backend: FolderBackend
         var token: ChangeToken?
         var records: [RecordID: ReplicatedChange] = [:]
         /// Derived merges this device wrote.
@@ -159,7 +159,7 @@ import Glibc
         let pair = try SyncthingPair.start()
         defer { pair.stop() }
         let backends = (0..<2).map { index in
-            ReplicatedDirectoryBackend(
+            FolderBackend(
                 path: pair.folders[index] + "/backend", deviceID: ReplicatedDevices.deviceID(index), instance: "instance-\(index)",
                 deviceName: "device \(index)", lockTimeout: 5, now: { Time.now() }, segmentSizeLimit: 4096, compactionThreshold: 8192)
         }
@@ -215,7 +215,7 @@ import Glibc
     /// After quiescence superseded versions and tombstones every device has seen are gone: one record file per live record.
     static func expectOneFilePerLiveRecord(in root: String, live: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let records = try ReplicationSimulatorTests.files(root).keys.filter {
-            $0.hasPrefix("records/") && ReplicatedLayout.recordFile(named: FileSystem.baseName($0)) != nil
+            $0.hasPrefix("records/") && FolderLayout.recordFile(named: FileSystem.baseName($0)) != nil
         }
         #expect(records.count == live, "\(records.sorted())", sourceLocation: sourceLocation)
     }

@@ -45,7 +45,7 @@ struct ZoneTests {
     func unavailable() throws {
         let fixture = try TemporaryBackend(createZone: false)
         defer { fixture.remove() }
-        let unmounted = ReplicatedDirectoryBackend(
+        let unmounted = FolderBackend(
             path: fixture.parent + "/not-mounted/itsypad", deviceID: "devA", instance: "instance-a", deviceName: "a")
         #expect { try unmounted.createZoneIfNeeded() } throws: { error in
             guard case BackendError.unavailable(let reason) = error else { return false }

@@ -44,7 +44,7 @@ final class NoteFleet {
             return memory!
         case .directory:
             let store = stores[index]
-            let replicated = ReplicatedDirectoryBackend(
+            let replicated = FolderBackend(
                 path: backendPath, deviceID: store.deviceID, instance: try BackendOpener.instance(of: store),
                 deviceName: "dev\(index)", lockTimeout: 1)
             return ReplicatedSyncBackend(replicated, types: types)
