@@ -1,3 +1,4 @@
+import ItsypadModel
 import ItsypadSupport
 
 /// A record in CloudKit Web Services record-dictionary form, as stored in
@@ -129,29 +130,7 @@ public enum FieldValue: Equatable, Sendable, Codable {
     }
 }
 
-/// Naming rules that keep record names and types usable as file names on every file system.
-package enum NameRules {
-    /// Longest record name: "<name>.json" must fit in 255 bytes.
-    static let maxRecordNameLength = 250
-    static let maxRecordTypeLength = 255
-
-    /// 1…maxLength characters of [A-Za-z0-9._-], not starting with "." (dot files are temporary files).
-    static func isSafeFileName(_ name: String, maxLength: Int) -> Bool {
-        var name = name
-        // Over the contiguous bytes: a walk of a String's UTF8View costs some 40 instructions a byte.
-        return name.withUTF8 { bytes in
-            guard (1...maxLength).contains(bytes.count), bytes.first != UInt8(ascii: ".") else { return false }
-            return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
-        }
-    }
-
-    /// CloudKit field names: a letter, then letters, digits or "_", at most 255 characters.
-    static func isFieldName(_ name: String) -> Bool {
-        let bytes = name.utf8
-        guard (1...255).contains(bytes.count), let first = bytes.first, isLetter(first) else { return false }
-        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") }
-    }
-
+extension NameRules {
     /// Why `id` cannot be used, or nil if it can.
     static func problem(with id: RecordID) -> String? {
         if !isSafeFileName(id.recordType, maxLength: maxRecordTypeLength) {
@@ -196,16 +175,6 @@ package enum NameRules {
         return nil
     }
 
-    /// Longest zone ID.
-    static let maxZoneIDLength = 64
-
-    /// Zone IDs: 1–64 characters of [A-Za-z0-9_-] (they travel inside tokens, separated by ":").
-    package static func isZoneID(_ text: String) -> Bool {
-        let bytes = text.utf8
-        return (1...maxZoneIDLength).contains(bytes.count)
-            && bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
-    }
-
     /// The sequence number a change tag or a number in a file stands for: decimal digits for
     /// 1…`BackendLimits.maxSeq` (0 too with `allowingZero`), nothing else.
     static func seq(_ text: some StringProtocol, allowingZero: Bool = false) -> Int64? {
@@ -227,13 +196,5 @@ package enum NameRules {
             return "recordChangeTag must be a sequence number from 1 to \(BackendLimits.maxSeq)"
         }
         return nil
-    }
-
-    private static func isLetter(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-    }
-
-    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-        isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 }

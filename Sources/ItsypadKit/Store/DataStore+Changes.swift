@@ -1,4 +1,3 @@
-import ItsypadBackend
 import ItsypadModel
 import ItsypadSupport
 

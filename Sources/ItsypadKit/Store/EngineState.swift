@@ -1,4 +1,4 @@
-import ItsypadBackend
+import ItsypadModel
 import ItsypadSupport
 
 /// What the engine remembers between runs (`sync/state.json`, replaced
@@ -148,7 +148,7 @@ public struct EngineState: Equatable, Sendable {
     }
 
     /// What a fetch waited for, each file keeping the time it was first waited for.
-    package mutating func noteWaits(_ waits: [ReplicationWait], now: Milliseconds) {
+    package mutating func noteWaits(_ waits: [(path: String, reason: String)], now: Milliseconds) {
         let earlier = Dictionary(waiting.map { ($0.path, $0.since) }, uniquingKeysWith: min)
         var seen = Set<String>()
         waiting = waits.filter { seen.insert($0.path).inserted }.map {

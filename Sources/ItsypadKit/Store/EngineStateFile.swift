@@ -1,4 +1,4 @@
-import ItsypadBackend
+import ItsypadModel
 import ItsypadSupport
 
 /// `sync/state.json` (see `EngineState`): the one place its keys and their meaning are written

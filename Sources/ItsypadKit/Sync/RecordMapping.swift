@@ -129,17 +129,17 @@ enum RecordMapping {
     /// edits the deleted version included: a device that finds the record gone can then
     /// tell whether the deleter had seen its own edits, even after the journal was
     /// compacted. Devices that do not know tombstones ignore them and see a plain delete.
-    static let tombstoneType = "Tombstone"
+    static let tombstoneType = RecordType.tombstone.rawValue
 
     static func tombstone(for key: RecordKey, history: EditHistory, tag: String?) -> BackendRecord {
         BackendRecord(
-            recordName: key.type.rawValue + "." + key.name, recordType: tombstoneType, recordChangeTag: tag,
+            recordName: key.tombstoneName, recordType: tombstoneType, recordChangeTag: tag,
             fields: encoded(TombstoneRecordFields(deletedType: key.type.rawValue, deletedName: key.name, history: history.strings)),
             created: nil, modified: nil)
     }
 
     static func tombstoneID(for key: RecordKey) -> RecordID {
-        RecordID(recordType: tombstoneType, recordName: key.type.rawValue + "." + key.name)
+        RecordID(recordType: tombstoneType, recordName: key.tombstoneName)
     }
 
     /// The deletion a tombstone records (the record's name as written), if it is a well-formed tombstone.

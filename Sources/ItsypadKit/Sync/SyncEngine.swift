@@ -164,7 +164,7 @@ public final class SyncEngine {
             if !page.moreComing { break }
         }
         if let mode = pass.fullFetch { try finishFullFetch(pass, mode) }
-        state.noteWaits(pass.waiting, now: now())
+        state.noteWaits(pass.waiting.map { ($0.path, $0.reason) }, now: now())
         try recheckQuarantine()
         for type in types.all { try type.finishPull(engine: self) }
         state.lastPull = now()

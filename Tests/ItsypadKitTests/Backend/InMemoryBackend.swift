@@ -2,6 +2,8 @@ import ItsypadModel
 import ItsypadSupport
 import Synchronization
 
+@testable import ItsypadBackend
+
 /// A `SyncBackend` held in memory, with CloudKit's semantics: one zone, change tags that are the
 /// seq of the change that wrote them, all-or-nothing batches, tokens that stay valid per page,
 /// compaction that expires older tokens, and assets stored under their SHA-256.

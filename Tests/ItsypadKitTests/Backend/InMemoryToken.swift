@@ -1,3 +1,7 @@
+import ItsypadModel
+
+@testable import ItsypadBackend
+
 /// What a change token of `InMemoryBackend` encodes. Two shapes, both starting with the token
 /// version and zone:
 /// - `1:<zoneID>:<seq>`: every change up to `seq` was seen.

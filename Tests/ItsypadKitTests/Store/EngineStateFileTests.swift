@@ -1,6 +1,7 @@
 import Testing
 
 @testable import ItsypadBackend
+@testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
 

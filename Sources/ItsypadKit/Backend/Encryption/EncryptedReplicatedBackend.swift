@@ -1,4 +1,3 @@
-import ItsypadBackend
 import ItsypadModel
 import ItsypadSupport
 
@@ -11,41 +10,44 @@ import ItsypadSupport
 ///
 /// A hashed name this version does not know (a setting of a newer itsypad) is not handed on:
 /// it is not this device's business.
-final class EncryptedReplicatedBackend: ReplicatedBackend {
+package final class EncryptedReplicatedBackend: ReplicatedBackend {
     let inner: any ReplicatedBackend
     let cipher: RecordCipher
     /// The engine's id of every record stored under a hashed name, by its stored id.
     private let engineIDs: [RecordID: RecordID]
 
-    init(inner: any ReplicatedBackend, cipher: RecordCipher) {
+    package init(inner: any ReplicatedBackend, cipher: RecordCipher) {
         self.inner = inner
         self.cipher = cipher
         var ids: [RecordID: RecordID] = [:]
         for definition in Settings.all where definition.scope == .synced {
             let key = RecordKey(.setting, definition.key)
-            for id in [RecordID(recordType: key.type.rawValue, recordName: key.name), RecordMapping.tombstoneID(for: key)] {
+            for id in [
+                RecordID(recordType: key.type.rawValue, recordName: key.name),
+                RecordID(recordType: RecordType.tombstone.rawValue, recordName: key.tombstoneName),
+            ] {
                 ids[Self.storedID(id, cipher: cipher)] = id
             }
         }
         engineIDs = ids
     }
 
-    var deviceID: String { inner.deviceID }
-    var limits: BackendLimits { inner.limits }
+    package var deviceID: String { inner.deviceID }
+    package var limits: BackendLimits { inner.limits }
 
-    func createZoneIfNeeded() throws -> ZoneInfo { try inner.createZoneIfNeeded() }
-    func zone() throws -> ZoneInfo { try inner.zone() }
-    func putAsset(_ bytes: [UInt8]) throws -> AssetReference { try inner.putAsset(bytes) }
-    func readAsset(_ reference: AssetReference) throws -> [UInt8] { try inner.readAsset(reference) }
-    func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? { try inner.finishSync(acknowledging: token) }
-    func compactJournal() throws -> CompactionReport? { try inner.compactJournal() }
-    func location(of id: RecordID) -> String { inner.location(of: storedID(id)) }
+    package func createZoneIfNeeded() throws -> ZoneInfo { try inner.createZoneIfNeeded() }
+    package func zone() throws -> ZoneInfo { try inner.zone() }
+    package func putAsset(_ bytes: [UInt8]) throws -> AssetReference { try inner.putAsset(bytes) }
+    package func readAsset(_ reference: AssetReference) throws -> [UInt8] { try inner.readAsset(reference) }
+    package func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? { try inner.finishSync(acknowledging: token) }
+    package func compactJournal() throws -> CompactionReport? { try inner.compactJournal() }
+    package func location(of id: RecordID) -> String { inner.location(of: storedID(id)) }
 
-    func siblings(of id: RecordID) throws -> [RecordVersion] {
+    package func siblings(of id: RecordID) throws -> [RecordVersion] {
         try inner.siblings(of: storedID(id)).map { Self.renamed($0, to: id) }
     }
 
-    func readableSiblings(of ids: [RecordID]) throws -> [RecordID: [RecordVersion]] {
+    package func readableSiblings(of ids: [RecordID]) throws -> [RecordID: [RecordVersion]] {
         let stored = Dictionary(ids.map { (storedID($0), $0) }, uniquingKeysWith: { first, _ in first })
         let read = try inner.readableSiblings(of: Array(stored.keys))
         return Dictionary(
@@ -54,7 +56,7 @@ final class EncryptedReplicatedBackend: ReplicatedBackend {
             })
     }
 
-    func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
+    package func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
         let page = try inner.fetchChanges(since: token, limit: limit)
         let changes = page.changes.compactMap { change in
             engineID(change.id).map { id in ReplicatedChange(id: id, siblings: change.siblings.map { Self.renamed($0, to: id) }) }
@@ -64,7 +66,7 @@ final class EncryptedReplicatedBackend: ReplicatedBackend {
             changes: changes, token: page.token, moreComing: page.moreComing, waiting: page.waiting, quarantined: quarantined)
     }
 
-    func modify(saves: [ReplicatedSave], deletes: [ReplicatedDelete]) throws -> ReplicatedModifyResult {
+    package func modify(saves: [ReplicatedSave], deletes: [ReplicatedDelete]) throws -> ReplicatedModifyResult {
         var requested: [RecordID: RecordID] = [:]
         let storedSaves = saves.map { save in
             let stored = storedID(save.record.id)
@@ -91,7 +93,7 @@ final class EncryptedReplicatedBackend: ReplicatedBackend {
     }
 
     /// Bytes the backend stores for these fields once sealed.
-    func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try inner.sealedByteCount(of: fields) }
+    package func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? { try inner.sealedByteCount(of: fields) }
 
     // MARK: Names
 
@@ -99,7 +101,8 @@ final class EncryptedReplicatedBackend: ReplicatedBackend {
     private func storedID(_ id: RecordID) -> RecordID { Self.storedID(id, cipher: cipher) }
 
     private static func storedID(_ id: RecordID, cipher: RecordCipher) -> RecordID {
-        let isSettingTombstone = id.recordType == RecordMapping.tombstoneType && id.recordName.hasPrefix(RecordType.setting.rawValue + ".")
+        let isSettingTombstone =
+            id.recordType == RecordType.tombstone.rawValue && id.recordName.hasPrefix(RecordType.setting.rawValue + ".")
         guard id.recordType == RecordType.setting.rawValue || isSettingTombstone else { return id }
         return RecordID(recordType: id.recordType, recordName: cipher.hashedName(id.recordName, recordType: id.recordType))
     }
@@ -109,7 +112,7 @@ final class EncryptedReplicatedBackend: ReplicatedBackend {
         if let id = engineIDs[stored] { return id }
         let isHashed =
             stored.recordType == RecordType.setting.rawValue
-            || (stored.recordType == RecordMapping.tombstoneType && !stored.recordName.contains("."))
+            || (stored.recordType == RecordType.tombstone.rawValue && !stored.recordName.contains("."))
         return isHashed ? nil : stored
     }
 

@@ -1,3 +1,4 @@
+import ItsypadModel
 import ItsypadSupport
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import ItsypadModel
 import ItsypadSupport
 
 /// Compaction of this device's own journal, and reading another device from its record files

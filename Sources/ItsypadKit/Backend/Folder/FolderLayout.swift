@@ -1,3 +1,4 @@
+import ItsypadModel
 import ItsypadSupport
 
 /// Paths inside a backend directory. Every path but `zone.json` names the one device that writes

@@ -1,3 +1,4 @@
+import ItsypadModel
 import ItsypadSupport
 
 /// Contents of zone.json. A plain zone is format 4. An encrypted zone is format 3, with `layout` 4

@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 
 @testable import ItsypadBackend
+@testable import ItsypadModel
 @testable import ItsypadSupport
 @testable import ItsypadSync
 
