@@ -19,7 +19,9 @@ let package = Package(
             path: "Sources/ItsypadKit/Sync"),
         .target(
             name: "ItsypadCLI", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync"],
-            path: "Sources/ItsypadKit/CLI"),
+            path: "Sources/ItsypadKit/CLI",
+            // itsypad-backend(5), written by hand: compiled in as bytes (no bundle, no Foundation) for `itsypad install`.
+            resources: [.embedInCode("itsypad-backend.5")]),
         .executableTarget(
             name: "itsypad", dependencies: ["ItsypadCLI"],
             // Release: linked whole, so that no dynamic loader runs at start-up: it was 2.1M of the 3.0M instructions
