@@ -11,9 +11,9 @@ public struct ConfiguredBackend {
     public let remote: GitRemote?
 
     /// - Parameters:
-    ///   - dataDirectory: Where a git remote's clone is kept.
+    ///   - gitClone: Where a git remote's clone is kept (in the data directory).
     ///   - environment: For git (its PATH, ssh agent, credentials); `ITSYPAD_GIT_TIMEOUT` sets its time-out in seconds.
-    public init(_ location: BackendLocation, dataDirectory: String, environment: [String: String]) {
+    public init(_ location: BackendLocation, gitClone: String, environment: [String: String]) {
         self.location = location
         switch location {
         case .directory(let path):
@@ -21,7 +21,7 @@ public struct ConfiguredBackend {
             remote = nil
         case .git(let url):
             let timeout = environment["ITSYPAD_GIT_TIMEOUT"].flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil } ?? 120
-            let remote = GitRemote(url: url, dataDirectory: dataDirectory, environment: environment, timeout: timeout)
+            let remote = GitRemote(url: url, clone: gitClone, environment: environment, timeout: timeout)
             path = remote.workingTree
             self.remote = remote
         }

@@ -13,12 +13,10 @@ struct RunningSync: Equatable {
     let pid: Int32
     let since: Milliseconds
 
-    static func path(in dataDirectory: String) -> String { dataDirectory + "/sync/running.json" }
-
     /// Records the current process as syncing; the returned value removes the note again.
     static func begin(in store: DataStore, now: Milliseconds) throws -> RunningSync {
         let running = RunningSync(pid: getpid(), since: now)
-        let path = path(in: store.path)
+        let path = store.layout.runningSync
         let bytes = Array(JSONValue.object([("pid", .integer(Int64(running.pid))), ("since", .integer(now))]).serialized().utf8)
         try storeOperation {
             // A reader that catches the file half-written sees no sync and waits for the lock as usual.
@@ -30,12 +28,12 @@ struct RunningSync: Equatable {
     }
 
     func end(in store: DataStore) {
-        _ = try? store.tree.remove(RunningSync.path(in: store.path))
+        _ = try? store.tree.remove(store.layout.runningSync)
     }
 
-    /// The sync under way in `dataDirectory`, if its note is there and its process is alive.
-    static func current(in dataDirectory: String) -> RunningSync? {
-        guard let bytes = (try? FileTree(root: dataDirectory).read(path(in: dataDirectory), limit: 256)) ?? nil,
+    /// The sync under way in the data directory, if its note is there and its process is alive.
+    static func current(in layout: DataDirectoryLayout) -> RunningSync? {
+        guard let bytes = (try? FileTree(root: layout.root).read(layout.runningSync, limit: 256)) ?? nil,
             let json = try? JSONValue.parse(bytes),
             let pid = json["pid"]?.int64Value, pid > 0, pid <= Int64(Int32.max),
             let since = json["since"]?.int64Value, Time.validRange.contains(since)

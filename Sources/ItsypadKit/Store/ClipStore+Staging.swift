@@ -29,7 +29,7 @@ extension ClipStore {
 
         private func stagedLog() throws -> StagedFile {
             if let log { return log }
-            let file = try stage.file("clips/log", copyingCurrent: true)
+            let file = try stage.file(stage.relative(store.logPath), copyingCurrent: true)
             log = file
             return file
         }
@@ -101,7 +101,7 @@ extension ClipStore {
             header.evictCursor = 0
             header.deadLines += UInt64(removedCount * 2)
             try storeOperation { try log.close() }
-            let index = try stage.file("clips/index")
+            let index = try stage.file(stage.relative(store.indexPath))
             try storeOperation {
                 try ClipIndexFile.encode(header: header, slots: combined) { try index.append($0) }
                 try index.close()

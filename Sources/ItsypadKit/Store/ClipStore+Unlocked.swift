@@ -11,12 +11,12 @@ extension ClipStore {
     /// `ClipStore` may repair the log and the index, which only the lock holder may do.
     /// nil when the index does not describe the log as it is (it is being rebuilt or compacted, or is damaged).
     package static func localOnlyEntriesWithoutLock(directory: String, tree: FileTree) throws -> [ClipEntry]? {
-        let logPath = directory + "/log"
+        let logPath = DataDirectoryLayout.clipLog(in: directory)
         guard let fd = try tree.openFile(logPath, flags: O_RDONLY) else { return [] }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", logPath) }
-        guard let index = try ClipIndexFile.open(path: directory + "/index", in: tree),
+        guard let index = try ClipIndexFile.open(path: DataDirectoryLayout.clipIndex(in: directory), in: tree),
             index.header.logInode == UInt64(info.st_ino), index.header.logSize <= UInt64(info.st_size)
         else { return nil }
         do {

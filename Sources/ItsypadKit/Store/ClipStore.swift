@@ -28,23 +28,23 @@ public final class ClipStore {
     private(set) var log: AppendFile
     private(set) var index: ClipIndexFile
 
-    var logPath: String { directory + "/log" }
-    var indexPath: String { directory + "/index" }
+    var logPath: String { DataDirectoryLayout.clipLog(in: directory) }
+    var indexPath: String { DataDirectoryLayout.clipIndex(in: directory) }
 
     init(directory: String, tree: FileTree? = nil) throws {
         let tree = tree ?? FileTree(root: directory)
         self.directory = directory
         self.tree = tree
         try storeOperation { try tree.makeDirectory(directory) }
-        let log = try storeOperation { try AppendFile(path: directory + "/log", in: tree) }
+        let log = try storeOperation { try AppendFile(path: DataDirectoryLayout.clipLog(in: directory), in: tree) }
         self.log = log
         var erased = true
         index = try storeOperation {
-            let current = try ClipIndexFile.open(path: directory + "/index", in: tree)
+            let current = try ClipIndexFile.open(path: DataDirectoryLayout.clipIndex(in: directory), in: tree)
             if let current, current.header.logSize == UInt64(log.size), current.header.logInode == ClipStore.inode(of: log) {
                 return current
             }
-            let built = try ClipStore.buildIndex(log: log, indexPath: directory + "/index", in: tree)
+            let built = try ClipStore.buildIndex(log: log, indexPath: DataDirectoryLayout.clipIndex(in: directory), in: tree)
             erased = built.erased
             return built.index
         }
@@ -584,7 +584,7 @@ public final class ClipStore {
             try rebuildIndex()
             slots = try writeCompactedLog()
         }
-        log = try AppendFile(path: logPath, in: tree)
+        log = try AppendFile(path: DataDirectoryLayout.clipLog(in: directory), in: tree)
         var header = ClipIndexHeader()
         header.logSize = UInt64(log.size)
         header.logInode = logInode()

@@ -9,19 +9,12 @@ import Glibc
 /// lock. Commands open it, work, and close it; every command holds the lock
 /// for its whole run so that two processes never interleave their writes,
 /// except a sync, which lets go of it around backend I/O (`withLockReleased`).
-///
-/// Layout (format 1):
-/// - `meta.json`: format version, device id, creation time
-/// - `lock`: the lock file (flock); `lock-waiters`: held shared by commands waiting for it
-/// - `tabs/<id>.json`: one file per tab
-/// - `clips/log`, `clips/index`: the clipboard history (see ``ClipStore``)
-/// - `settings.json`: stored settings
-/// - `sync/pending.log`: the queue of changes to send (see ``PendingQueue``)
-/// - `sync/clips.log`: each clip's synced version (see ``ClipSyncLedger``)
+/// Where its files are is ``DataDirectoryLayout``'s; `format` is the layout's version, in `meta.json`.
 public final class DataStore {
     public static let format = 1
 
-    public let path: String
+    public let layout: DataDirectoryLayout
+    public var path: String { layout.root }
     public private(set) var deviceID: String
     /// Opened without the lock: only files replaced atomically or appended to may be read.
     public let isReadOnly: Bool
@@ -41,17 +34,17 @@ public final class DataStore {
 
     /// Opens (creating if needed, with mode 0700) the data directory and takes its lock, waiting up to `lockTimeout` seconds.
     public init(path: String, lockTimeout: Double = 10, warn: @escaping (String) -> Void = { _ in }) throws {
-        self.path = path
+        layout = DataDirectoryLayout(root: path)
         self.warn = warn
         self.lockTimeout = lockTimeout
         tree = FileTree(root: path)
         do {
             try FileSystem.makeDirectory(path)
-            try DataStore.refuseIfOthersCanChange(tree)
+            try DataStore.refuseIfOthersCanChange(tree, layout)
             exposure = try DataStore.exposure(of: tree)
-            lock = try DataStore.takeLock(path: path, tree: tree, timeout: lockTimeout)
+            lock = try DataStore.takeLock(layout, tree: tree, timeout: lockTimeout)
             isReadOnly = false
-            deviceID = try DataStore.readOrCreateMeta(path + "/meta.json", in: tree)
+            deviceID = try DataStore.readOrCreateMeta(layout.meta, in: tree)
             try StagedChanges.recover(in: tree)
         } catch let error as FileSystemError {
             throw ItsypadError.from(error)
@@ -62,15 +55,15 @@ public final class DataStore {
     /// lock (`sync status` while a sync holds it). Nothing is created or
     /// repaired; the clipboard history, which opening may repair, is off limits.
     public init(readingWithoutLock path: String, warn: @escaping (String) -> Void = { _ in }) throws {
-        self.path = path
+        layout = DataDirectoryLayout(root: path)
         self.warn = warn
         lockTimeout = 0
         tree = FileTree(root: path)
         isReadOnly = true
         do {
-            try DataStore.refuseIfOthersCanChange(tree)
+            try DataStore.refuseIfOthersCanChange(tree, layout)
             exposure = try DataStore.exposure(of: tree)
-            guard let device = try DataStore.readMeta(path + "/meta.json", in: tree) else {
+            guard let device = try DataStore.readMeta(layout.meta, in: tree) else {
                 throw ItsypadError.failure("\(path) is not an itsypad data directory (no meta.json)")
             }
             deviceID = device
@@ -81,11 +74,11 @@ public final class DataStore {
 
     /// Takes the lock, waiting up to `timeout` seconds. While it waits it holds a shared lock on
     /// `lock-waiters`, which tells a sync between two steps that someone is waiting (`letOthersIn`).
-    private static func takeLock(path: String, tree: FileTree, timeout: Double) throws -> FileLock {
-        if let lock = try FileLock(path: path + "/lock", in: tree, mode: .exclusive, timeout: 0) { return lock }
-        let waiting = try FileLock(path: path + "/lock-waiters", in: tree, mode: .shared, timeout: timeout)
-        guard let lock = try FileLock(path: path + "/lock", in: tree, mode: .exclusive, timeout: timeout) else {
-            throw ItsypadError.temporary("the data directory \(path) is locked by another itsypad process; try again later")
+    private static func takeLock(_ layout: DataDirectoryLayout, tree: FileTree, timeout: Double) throws -> FileLock {
+        if let lock = try FileLock(path: layout.lock, in: tree, mode: .exclusive, timeout: 0) { return lock }
+        let waiting = try FileLock(path: layout.lockWaiters, in: tree, mode: .shared, timeout: timeout)
+        guard let lock = try FileLock(path: layout.lock, in: tree, mode: .exclusive, timeout: timeout) else {
+            throw ItsypadError.temporary("the data directory \(layout.root) is locked by another itsypad process; try again later")
         }
         withExtendedLifetime(waiting) {}
         return lock
@@ -96,8 +89,8 @@ public final class DataStore {
     /// the chown and chmod to run. A git remote's clone is git's to keep. Tab files are not looked
     /// at one by one (thousands, on every command): a private `tabs/` keeps others from adding or
     /// replacing them, and itsypad writes each one 0600.
-    private static func refuseIfOthersCanChange(_ tree: FileTree) throws {
-        let loose = try tree.entriesOthersCanChange(skipping: ["sync/git", "tabs"])
+    private static func refuseIfOthersCanChange(_ tree: FileTree, _ layout: DataDirectoryLayout) throws {
+        let loose = try tree.entriesOthersCanChange(skipping: layout.notCheckedForPrivacy)
         guard !loose.isEmpty else { return }
         let user = geteuid()
         var fixes: [String] = []
@@ -121,7 +114,7 @@ public final class DataStore {
     /// data directory, which must stop writing to the backend as that device.
     public func takeNewDeviceID() throws {
         let device = Identifier.make()
-        try storeOperation { try DataStore.writeMeta(path + "/meta.json", device: device, in: tree) }
+        try storeOperation { try DataStore.writeMeta(layout.meta, device: device, in: tree) }
         deviceID = device
         dropOpenedStores()
     }
@@ -180,7 +173,7 @@ public final class DataStore {
         dropOpenedStores()
         lock = nil
         let result = Result { try body() }
-        lock = try storeOperation { try DataStore.takeLock(path: path, tree: tree, timeout: lockTimeout) }
+        lock = try storeOperation { try DataStore.takeLock(layout, tree: tree, timeout: lockTimeout) }
         return try result.get()
     }
 
@@ -194,7 +187,7 @@ public final class DataStore {
     /// `beforeHandingOver` runs only when someone waits, before the lock is released (to write what
     /// the run has kept in memory).
     public func letOthersIn(beforeHandingOver: () throws -> Void = {}) throws {
-        if try storeOperation({ try FileLock(path: path + "/lock-waiters", in: tree, mode: .exclusive, timeout: 0) }) != nil { return }
+        if try storeOperation({ try FileLock(path: layout.lockWaiters, in: tree, mode: .exclusive, timeout: 0) }) != nil { return }
         try beforeHandingOver()
         try withLockReleased { usleep(DataStore.turnForOthers) }
     }
@@ -207,19 +200,19 @@ public final class DataStore {
         openedLedger = nil
     }
 
-    public var tabs: TabStore { TabStore(directory: path + "/tabs", tree: tree) }
+    public var tabs: TabStore { TabStore(directory: layout.tabs, tree: tree) }
 
     public func clips() throws -> ClipStore {
         precondition(!isReadOnly, "the clipboard history is opened only under the lock")
         if let openedClips { return openedClips }
-        let store = try ClipStore(directory: path + "/clips", tree: tree)
+        let store = try ClipStore(directory: layout.clips, tree: tree)
         openedClips = store
         return store
     }
 
     public func settings() throws -> SettingsStore {
         if let openedSettings { return openedSettings }
-        let store = try SettingsStore(path: path + "/settings.json", tree: tree)
+        let store = try SettingsStore(path: layout.settings, tree: tree)
         openedSettings = store
         return store
     }
@@ -228,15 +221,13 @@ public final class DataStore {
     /// only ever replaced whole) and without creating or repairing anything: for a command that
     /// needs a setting before it may wait on a slow pipe (`clip add` and `clipboard.maxBytes`).
     public static func settingsWithoutLock(path: String) throws -> SettingsStore {
-        try SettingsStore(path: path + "/settings.json", tree: FileTree(root: path))
+        try SettingsStore(path: DataDirectoryLayout(root: path).settings, tree: FileTree(root: path))
     }
 
     /// The queue of changes to send: every local change to a syncable item appends to it.
-    package static func pendingQueuePath(in directory: String) -> String { directory + "/sync/pending.log" }
-
     public func pending() throws -> PendingQueue {
         if let openedPending { return openedPending }
-        let queue = try PendingQueue(path: DataStore.pendingQueuePath(in: path), tree: tree)
+        let queue = try PendingQueue(path: layout.pendingQueue, tree: tree)
         openedPending = queue
         return queue
     }
@@ -257,7 +248,7 @@ public final class DataStore {
 
     public func clipLedger() -> ClipSyncLedger {
         if let openedLedger { return openedLedger }
-        let ledger = ClipSyncLedger(path: path + "/sync/clips.log", tree: tree)
+        let ledger = ClipSyncLedger(path: layout.clipLedger, tree: tree)
         openedLedger = ledger
         return ledger
     }

@@ -96,13 +96,11 @@ public struct EngineState: Equatable, Sendable {
         }
     }
 
-    static func path(in store: DataStore) -> String { store.path + "/sync/state.json" }
-
     /// Reads the state. A damaged file (not JSON, not a regular file, a value of the wrong type, an
     /// invalid zone ID) gives a fresh state with `damage` set rather than an error: sync must recover
     /// from it by itself.
     public static func load(from store: DataStore) throws -> EngineState {
-        let path = path(in: store)
+        let path = store.layout.engineState
         let bytes: [UInt8]?
         do {
             bytes = try store.tree.read(path, limit: 64 << 20)
@@ -127,7 +125,7 @@ public struct EngineState: Equatable, Sendable {
     public func save(to store: DataStore) throws {
         var bytes = try JSONCoding.encodeValue(EngineStateFile(self), keys: .asEncoded).prettySerializedBytes()
         bytes.append(UInt8(ascii: "\n"))
-        let path = EngineState.path(in: store)
+        let path = store.layout.engineState
         try storeOperation { try store.tree.writeAtomically(path, bytes) }
     }
 
@@ -229,7 +227,7 @@ public struct ActivityLog {
     private let tree: FileTree
 
     package init(store: DataStore) {
-        path = store.path + "/sync/log.jsonl"
+        path = store.layout.activityLog
         tree = store.tree
     }
 

@@ -37,7 +37,7 @@ final class ImportStaging {
         }
     }
 
-    private func relative(_ path: String) -> String { String(path.dropFirst(store.tree.root.count + 1)) }
+    private func relative(_ path: String) -> String { stage.relative(path) }
 
     /// The staged queue: a base line (its size is filled in at commit, so that the queue is compacted only
     /// once it doubles again; it keeps the queue's name), then the current queue, then what the import adds.
@@ -148,7 +148,9 @@ final class ImportStaging {
 
     /// The tab index goes with the commit (a crash before it is carried over must not leave it stale).
     private func dropTabIndex() {
-        if stagedTabs.isEmpty && removedTabs.isEmpty { stage.remove(relative(store.tabs.directory + "/" + TabIndex.fileName)) }
+        if stagedTabs.isEmpty && removedTabs.isEmpty {
+            stage.remove(relative(store.tabs.directory + "/" + DataDirectoryLayout.tabIndexName))
+        }
     }
 
     /// Returns how many were in the history.

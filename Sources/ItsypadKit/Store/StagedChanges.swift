@@ -24,12 +24,11 @@ private func linuxSyncFileRange(_ fd: Int32, _ offset: Int64, _ count: Int64, _ 
 /// opens the data directory (`recover`). Every file is reached through the
 /// data directory's `FileTree`: a symlink planted in the stage is never followed.
 package final class StagedChanges {
-    static let directoryName = ".staged"
     private static let marker = "commit"
 
     let tree: FileTree
     private var root: String { tree.root }
-    private var stage: String { root + "/" + StagedChanges.directoryName }
+    private var stage: String { DataDirectoryLayout(root: root).staged }
     /// The files staged, in the order they came, and as a set (an import stages 10,000 tab files).
     private var files: [String] = []
     private var staged = Set<String>()
@@ -43,6 +42,9 @@ package final class StagedChanges {
             try tree.makeDirectory(stage)
         }
     }
+
+    /// `path` (inside the data directory) relative to it, as the stage names files.
+    package func relative(_ path: String) -> String { DataDirectoryLayout(root: root).relative(path) }
 
     /// A file that will replace `relativePath`, written a piece at a time; with
     /// `copyingCurrent` it starts as a copy of the current file.
@@ -101,7 +103,7 @@ package final class StagedChanges {
 
     /// Finishes a committed change, or drops an uncommitted one. Called when the data directory is opened.
     static func recover(in tree: FileTree) throws {
-        let stage = tree.root + "/" + directoryName
+        let stage = DataDirectoryLayout(root: tree.root).staged
         guard tree.exists(stage) else { return }
         if tree.exists(stage + "/" + marker) {
             try apply(in: tree)
@@ -113,7 +115,7 @@ package final class StagedChanges {
     /// Moves committed files into place (a file already moved is skipped, so this can run again after a crash).
     /// The marker is the data directory's own file, but its names are checked all the same: each must stay inside it.
     private static func apply(in tree: FileTree) throws {
-        let stage = tree.root + "/" + directoryName
+        let stage = DataDirectoryLayout(root: tree.root).staged
         try storeOperation {
             guard let bytes = try tree.read(stage + "/" + marker, limit: 64 << 20) else { return }
             var directories = Set<String>()

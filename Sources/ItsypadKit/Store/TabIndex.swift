@@ -35,7 +35,7 @@ package struct TabIndex {
         let row: [UInt8]
     }
 
-    package static let fileName = "index"
+    package static let fileName = DataDirectoryLayout.tabIndexName
     private static let magic = Array("ITSYTAB3".utf8)
     private static let headerSize = 96
     private static let idEntrySize = 24

@@ -51,7 +51,7 @@ public enum BackendOpener {
     /// This data directory's random instance id, made on first use. A copy of the data directory
     /// keeps it, so a clone is told by its journal instead (see `FolderBackend.checkOwnership`).
     static func instance(of store: DataStore) throws -> String {
-        let path = store.path + "/sync/instance"
+        let path = store.layout.instance
         if let bytes = try storeOperation({ try store.tree.read(path, limit: 128) }),
             case let id = String(decoding: bytes.trimmingASCIIWhitespace(), as: UTF8.self), VersionVector.isDeviceID(id)
         {
@@ -59,7 +59,7 @@ public enum BackendOpener {
         }
         let id = Identifier.make()
         try storeOperation {
-            _ = try store.tree.makeDirectory(store.path + "/sync")
+            _ = try store.tree.makeDirectory(store.layout.sync)
             try store.tree.writeAtomically(path, Array((id + "\n").utf8))
         }
         return id

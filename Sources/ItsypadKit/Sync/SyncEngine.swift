@@ -88,7 +88,7 @@ public final class SyncEngine {
 
     /// The lock that keeps two syncs of one data directory apart, taken without waiting.
     package static func takeSyncLock(_ store: DataStore) throws -> FileLock {
-        let lockPath = store.path + "/sync/lock"
+        let lockPath = store.layout.syncLock
         guard let syncLock = try storeOperation({ try FileLock(path: lockPath, in: store.tree, mode: .exclusive, timeout: 0) }) else {
             throw ItsypadError.temporary("another sync of \(store.path) is under way; try again once it has finished")
         }

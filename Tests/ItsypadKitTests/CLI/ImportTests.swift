@@ -46,7 +46,7 @@ import Glibc
         #expect(status == 1)
         #expect(err.contains("nothing was imported"), "\(err)")
         #expect(snapshot() == before)
-        #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: device.dataDir).staged))
     }
 
     @Test(.enabled(if: SmallDisk.canMount, "needs root to mount a small tmpfs"))
@@ -73,7 +73,7 @@ import Glibc
         #expect(result.stderr.contains("nothing was"), "\(result.stderr)")
         #expect(
             try ["clip ls --json", "tab ls", "settings list"].map { try run($0.split(separator: " ").map(String.init)).stdout } == before)
-        #expect(!FileSystem.exists(dataDir + "/" + StagedChanges.directoryName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: dataDir).staged))
         // The space is free again: later work goes on.
         #expect(try run(["clip", "add", "after"]).status == 0)
     }
@@ -86,7 +86,7 @@ import Glibc
         try dropped.write("tabs/" + ImportTests.id(1) + ".json", Array("garbage".utf8))
         store.close()
         _ = try DataStore(path: device.dataDir)
-        #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: device.dataDir).staged))
         #expect(!FileSystem.exists(device.dataDir + "/tabs/" + ImportTests.id(1) + ".json"))
         // Committed: a crash after the marker. The next open moves the files into place.
         let source = Device()
@@ -95,9 +95,9 @@ import Glibc
         let committed = try StagedChanges(in: FileTree(root: device.dataDir))
         try committed.write("tabs/" + tabID + ".json", tabFile)
         try FileSystem.writeAtomically(
-            device.dataDir + "/" + StagedChanges.directoryName + "/commit", Array("write tabs/\(tabID).json\n".utf8))
+            DataDirectoryLayout(root: device.dataDir).staged + "/commit", Array("write tabs/\(tabID).json\n".utf8))
         #expect(device.inProcess(["tab", "show", tabID]).1 == "from the stage")
-        #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: device.dataDir).staged))
     }
 
     /// A committed stage's tab directory replaces an empty one whole, joins a full one a file at a
@@ -110,7 +110,7 @@ import Glibc
         let local = tabs == "full" ? device.inProcess(["tab", "new", "local"]).1.trimmingNewline : nil
         if tabs == "empty" { try FileSystem.makeDirectory(device.dataDir + "/tabs") }
         let stage = try StagedChanges(in: FileTree(root: device.dataDir))
-        let stageDirectory = device.dataDir + "/" + StagedChanges.directoryName
+        let stageDirectory = DataDirectoryLayout(root: device.dataDir).staged
         try stage.write("tabs/" + tabID + ".json", tabFile)
         if tabs == "moved" {
             #expect(try FileTree(root: device.dataDir).moveDirectory(stageDirectory + "/tabs", to: device.dataDir + "/tabs"))
@@ -147,7 +147,7 @@ import Glibc
         #expect(device.inProcess(["tab", "show", ImportTests.id(9)]).1 == (withLocalTabs ? "local" : "imported"))
         #expect(device.inProcess(["tab", "show", ImportTests.id(1_109)]).1 == "tab 1109")
         #expect(device.inProcess(["tab", "ls"]).1.split(separator: "\n").count == 1_103)
-        #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: device.dataDir).staged))
     }
 
     @Test func theClipCapKeepsTheNewestAddsNothingElseAndSaysSo() throws {

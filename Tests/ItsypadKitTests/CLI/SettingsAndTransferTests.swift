@@ -245,7 +245,7 @@ import Testing
         unencrypted.enable(0)
         let (status, _, warning) = unencrypted[0].inProcess(["import", "-"], stdin: withKey)
         #expect(status == 0 && warning.contains("unencrypted"), "\(warning)")
-        #expect(!FileSystem.exists(unencrypted[0].dataDir + "/" + KeyFile.fileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: unencrypted[0].dataDir).syncKey))
         #expect(unencrypted[0].inProcess(["sync"]).0 == 0)
     }
 
@@ -258,7 +258,7 @@ import Testing
         document = document.split(separator: key, omittingEmptySubsequences: false).joined(separator: String(key.dropFirst()) + "A")
         #expect(copy.inProcess(["import", "-"], stdin: document).0 == 1)
         #expect(copy.inProcess(["tab", "ls"]).1.isEmpty)
-        #expect(!FileSystem.exists(copy.dataDir + "/" + KeyFile.fileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: copy.dataDir).syncKey))
         let (status, out, err) = source.inProcess(["export", "--include-sync-key"])
         #expect(status == 1 && out.isEmpty && err.contains("no sync key"), "\(err)")
     }

@@ -143,7 +143,8 @@ import Glibc
         _ = output("tab", "new", "pending tab")
         let lock = try #require(try FileLock(path: device.dataDir + "/lock", mode: .exclusive, timeout: 1))
         let since: Milliseconds = 1_800_000_000_000
-        try FileSystem.writeAtomically(RunningSync.path(in: device.dataDir), Array("{\"pid\":\(getpid()),\"since\":\(since)}".utf8))
+        try FileSystem.writeAtomically(
+            DataDirectoryLayout(root: device.dataDir).runningSync, Array("{\"pid\":\(getpid()),\"since\":\(since)}".utf8))
 
         // Were it to wait for the lock, it would give up after 2 s with 75.
         let result = try device.run("sync", "status", environment: ["ITSYPAD_LOCK_TIMEOUT": "2"])
@@ -162,7 +163,8 @@ import Glibc
         _ = output("clip", "add", "x")
         let exited = try Process.shell("echo $$")
         let deadPID = try #require(Int32(exited.stdout.trimmingNewline))
-        try FileSystem.writeAtomically(RunningSync.path(in: device.dataDir), Array("{\"pid\":\(deadPID),\"since\":1}".utf8))
+        try FileSystem.writeAtomically(
+            DataDirectoryLayout(root: device.dataDir).runningSync, Array("{\"pid\":\(deadPID),\"since\":1}".utf8))
         #expect(output("sync", "status").contains("activity:   idle\n"))
         // With the lock held by something that is not a sync, status waits as every command does.
         let lock = try #require(try FileLock(path: device.dataDir + "/lock", mode: .exclusive, timeout: 1))
@@ -174,7 +176,7 @@ import Glibc
         _ = output("sync", "enable", backend.path + "/b")
         _ = output("clip", "add", "x")
         _ = output("sync")
-        #expect(!FileSystem.exists(RunningSync.path(in: device.dataDir)))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: device.dataDir).runningSync))
     }
 
     /// On a terminal the progress line is cleared before the summary is printed.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import ItsypadBackend
+@testable import ItsypadStore
 @testable import ItsypadSupport
 
 #if canImport(Glibc)
@@ -84,7 +85,7 @@ struct EncryptedGitRemoteTests {
             "\(result.stderr)")
         #expect(try tip() == before)
         #expect(try desktop.run("settings", "get", "sync.backend").stdout.trimmingNewline.isEmpty)
-        #expect(!FileSystem.exists(desktop.dataDir + "/" + KeyFile.fileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: desktop.dataDir).syncKey))
         #expect(try succeed(desktop, "clip", "ls").contains("kept on the desktop"))
     }
 
@@ -99,7 +100,7 @@ struct EncryptedGitRemoteTests {
         #expect(result.stderr.contains("that recovery key does not open \(url) (nothing was changed)"), "\(result.stderr)")
         #expect(try tip() == before)
         #expect(try desktop.run("settings", "get", "sync.backend").stdout.trimmingNewline.isEmpty)
-        #expect(!FileSystem.exists(desktop.dataDir + "/" + KeyFile.fileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: desktop.dataDir).syncKey))
     }
 
     @Test func noEncryptCreatesAnUnencryptedBackendThatOthersJoinWithoutAKey() throws {
@@ -109,7 +110,7 @@ struct EncryptedGitRemoteTests {
         #expect(try everyObject().contains("sent in the clear"))
         try succeed(desktop, "sync", "enable", url)
         #expect(try succeed(desktop, "clip", "ls").contains("sent in the clear"))
-        #expect(!FileSystem.exists(desktop.dataDir + "/" + KeyFile.fileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: desktop.dataDir).syncKey))
     }
 
     @Test func noEncryptIsRefusedOnADeviceThatHasAKey() throws {
@@ -154,7 +155,7 @@ struct EncryptedGitRemoteTests {
         let newKey = try recoveryKey(laptop)
         #expect(try newKey != oldKey && zoneFile() != oldZone)
         #expect(try remote.log().first?.hasPrefix("itsypad sync key rotate on ") == true)
-        #expect(!FileSystem.exists(laptop.dataDir + "/" + KeyFile.nextFileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: laptop.dataDir).nextSyncKey))
         try succeed(laptop, "sync")
 
         try succeed(desktop, "clip", "add", "typed on the desktop after the rotation")
@@ -188,7 +189,7 @@ struct EncryptedGitRemoteTests {
         #expect(result.status == 1)
         #expect(result.stderr.contains("another device synced through \(url) meanwhile; nothing was rotated"), "\(result.stderr)")
         #expect(try recoveryKey(laptop) == oldKey)
-        #expect(!FileSystem.exists(laptop.dataDir + "/" + KeyFile.nextFileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: laptop.dataDir).nextSyncKey))
         try succeed(laptop, "clip", "add", "after the refused rotation")
         try succeed(laptop, "sync")
         try succeed(desktop, "sync")
@@ -204,11 +205,11 @@ struct EncryptedGitRemoteTests {
         let killer = try onRotationPush(moment == "before" ? "kill -9 $PPID; exit 137" : #"/usr/bin/git "$@"; kill -9 $PPID; exit 137"#)
         let killed = try laptop.runArguments(["sync", "key", "rotate"], environment: killer.environment)
         #expect(killed.signal == SIGKILL, "\(killed.status) \(killed.stderr)")
-        #expect(FileSystem.exists(laptop.dataDir + "/" + KeyFile.nextFileName))
+        #expect(FileSystem.exists(DataDirectoryLayout(root: laptop.dataDir).nextSyncKey))
 
         try succeed(laptop, "clip", "add", "after the killed rotation")
         try succeed(laptop, "sync")
-        #expect(!FileSystem.exists(laptop.dataDir + "/" + KeyFile.nextFileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: laptop.dataDir).nextSyncKey))
         let key = try recoveryKey(laptop)
         #expect(moment == "before" ? key == oldKey : key != oldKey)
         if moment == "after" {

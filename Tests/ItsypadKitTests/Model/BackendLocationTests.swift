@@ -2,6 +2,7 @@ import Testing
 
 @testable import ItsypadBackend
 @testable import ItsypadModel
+@testable import ItsypadStore
 @testable import ItsypadSupport
 
 @Suite struct BackendLocationTests {
@@ -36,10 +37,10 @@ import Testing
     }
 
     @Test func theFactoryWorksOnTheCloneOfAGitRemote() {
-        let git = ConfiguredBackend(.git(url: "me@host:notes.git"), dataDirectory: "/data", environment: [:])
+        let git = ConfiguredBackend(.git(url: "me@host:notes.git"), gitClone: DataDirectoryLayout(root: "/data").gitClone, environment: [:])
         #expect(git.remote?.url == "me@host:notes.git")
         #expect(git.path == "/data/sync/git/backend")
-        let directory = ConfiguredBackend(.directory("/srv/b"), dataDirectory: "/data", environment: [:])
+        let directory = ConfiguredBackend(.directory("/srv/b"), gitClone: DataDirectoryLayout(root: "/data").gitClone, environment: [:])
         #expect(directory.remote == nil && directory.path == "/srv/b")
     }
 }

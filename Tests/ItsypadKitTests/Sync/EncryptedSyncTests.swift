@@ -99,7 +99,7 @@ import Testing
         let (status, _, err) = fleet[1].inProcess(["sync", "enable", fleet.backendPath, "--key", "-"], stdin: wrongKey)
         #expect(status == 1)
         #expect(err.contains("does not open"))
-        #expect(!FileSystem.exists(fleet[1].dataDir + "/" + KeyFile.fileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: fleet[1].dataDir).syncKey))
 
         // A device whose key no longer matches (the backend was re-created with another key) stops before writing.
         _ = try Process.run("/bin/cp", [other.backendPath + "/zone.json", fleet.backendPath + "/zone.json"])
@@ -122,7 +122,7 @@ import Testing
         let (status, _, err) = fleet[1].inProcess(["sync", "enable", fleet.backendPath, "--key", "-"], stdin: String(key))
         #expect(status == 1)
         #expect(err.contains("group 2"), "\(err)")
-        #expect(!FileSystem.exists(fleet[1].dataDir + "/" + KeyFile.fileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: fleet[1].dataDir).syncKey))
     }
 
     @Test
@@ -247,7 +247,7 @@ import Testing
         #expect(newKey != oldKey)
         #expect(try zoneID(fleet) != oldZone)
         #expect(try FileSystem.list(fleet.backend.path, includingHidden: true) == ["backend"], "nothing left beside the backend")
-        #expect(!FileSystem.exists(a.dataDir + "/" + KeyFile.nextFileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: a.dataDir).nextSyncKey))
         #expect(try filesContaining(["tab-name-unique-1", "tab-line-unique-2", "clip-text-unique-3"], in: fleet).isEmpty)
         #expect(a.inProcess(["sync"]).0 == 0)
 
@@ -285,7 +285,7 @@ import Testing
         let directory = BackendReplacement(path: fleet.backendPath, lockTimeout: 1)
         let newKey = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
         let cipher = try RecordCipher(masterKey: newKey)
-        try KeyFile.write(newKey, inDirectory: a.dataDir, named: KeyFile.nextFileName)
+        try KeyFile.write(newKey, to: DataDirectoryLayout(root: a.dataDir).nextSyncKey)
         _ = try BackendOpener.open(
             directory.replacementPath, for: DataStore(path: a.dataDir, lockTimeout: 1), cipher: cipher, lockTimeout: 1
         ).createZoneIfNeeded()
@@ -298,7 +298,7 @@ import Testing
         let (status, _, err) = a.inProcess(["sync"])
         #expect(status == 0, "\(err)")
         #expect(a.output("sync", "key", "show") == (stop == .beforeReplacing ? oldKey : RecoveryKey.format(newKey)))
-        #expect(!FileSystem.exists(a.dataDir + "/" + KeyFile.nextFileName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: a.dataDir).nextSyncKey))
         #expect(!FileSystem.exists(directory.replacementPath))
         #expect(a.output("tab", "ls").contains("kept"))
         #expect(a.output("sync", "status").contains("pending:    0 tabs, 0 clips, 0 settings"))

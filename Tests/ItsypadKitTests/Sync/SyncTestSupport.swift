@@ -50,8 +50,8 @@ struct Fleet {
         var arguments = ["sync", "enable", backendPath]
         var recoveryKey: String?
         // A device with a key re-creates a missing backend encrypted with it, as a user would.
-        if encrypted, !FileSystem.exists(devices[index].dataDir + "/" + KeyFile.fileName) {
-            let holder = devices.first { FileSystem.exists($0.dataDir + "/" + KeyFile.fileName) }
+        if encrypted, !FileSystem.exists(DataDirectoryLayout(root: devices[index].dataDir).syncKey) {
+            let holder = devices.first { FileSystem.exists(DataDirectoryLayout(root: $0.dataDir).syncKey) }
             if FileSystem.exists(backendPath + "/zone.json"), let holder {
                 recoveryKey = holder.output("sync", "key", "show")
                 arguments += ["--key", "-"]

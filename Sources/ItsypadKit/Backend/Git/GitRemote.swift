@@ -18,7 +18,7 @@ import Glibc
 public struct GitRemote {
     /// The URL as git takes it.
     public let url: String
-    /// `sync/git` in the data directory.
+    /// The clone, in the data directory.
     public let directory: String
     let environment: [String: String]
     /// Seconds one git command may take before it is killed.
@@ -30,9 +30,9 @@ public struct GitRemote {
     /// The remote tip the clone was last brought to: a tip that no longer descends from it was rewritten.
     static let syncedRef = "refs/itsypad/synced"
 
-    public init(url: String, dataDirectory: String, environment: [String: String], timeout: Double = 120) {
+    public init(url: String, clone: String, environment: [String: String], timeout: Double = 120) {
         self.url = url
-        self.directory = dataDirectory + "/sync/git"
+        self.directory = clone
         self.environment = environment
         self.timeout = timeout
     }
@@ -488,8 +488,8 @@ enum GitFailure: Equatable {
 extension GitRemote {
     /// The device as a commit message names it: by name and id, or by id alone when it syncs
     /// encrypted (its name is a setting value, which encryption hides from the remote).
-    package static func commitName(dataDirectory: String, deviceID: String, deviceName: String) -> String {
-        FileSystem.exists(dataDirectory + "/" + KeyFile.fileName) ? deviceID : "\(deviceName) (\(deviceID))"
+    package static func commitName(encrypted: Bool, deviceID: String, deviceName: String) -> String {
+        encrypted ? deviceID : "\(deviceName) (\(deviceID))"
     }
 }
 

@@ -34,7 +34,7 @@ enum HelpCommands {
     static func complete(_ invocation: Invocation) throws -> Int32 {
         guard let kind = DynamicCompletion(rawValue: invocation.arguments[0]) else { return ExitCode.usage }
         func existingStore() -> DataStore? {
-            guard let path = try? invocation.dataDirectory(), FileSystem.exists(path + "/meta.json") else { return nil }
+            guard let path = try? invocation.dataDirectory(), FileSystem.exists(DataDirectoryLayout(root: path).meta) else { return nil }
             return try? invocation.store(lockTimeout: 0.3)
         }
         switch kind {

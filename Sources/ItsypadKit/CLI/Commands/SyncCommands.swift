@@ -55,7 +55,8 @@ enum SyncCommands {
             throw ItsypadError.failure(error.message(naming: location.description))
         }
         let device = GitRemote.commitName(
-            dataDirectory: store.path, deviceID: store.deviceID, deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
+            encrypted: FileSystem.exists(store.layout.syncKey), deviceID: store.deviceID,
+            deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
         try configured.remote?.commitChanges(message: "itsypad sync enable on \(device)")
         if invocation.arguments.first != nil {
             try store.changeSetting(Settings.definition(.syncBackend), to: .string(location.description), now: now)
@@ -232,10 +233,10 @@ enum SyncCommands {
     static func storeForStatus(_ invocation: Invocation) throws -> (DataStore, RunningSync?) {
         do {
             let store = try invocation.store(lockTimeout: 0)
-            return (store, RunningSync.current(in: store.path))
+            return (store, RunningSync.current(in: store.layout))
         } catch let error as ItsypadError where error.exitCode == ExitCode.temporary {
             let directory = try invocation.dataDirectory()
-            guard let running = RunningSync.current(in: directory) else { return (try invocation.store(), nil) }
+            guard let running = RunningSync.current(in: DataDirectoryLayout(root: directory)) else { return (try invocation.store(), nil) }
             return (try DataStore(readingWithoutLock: directory), running)
         }
     }
@@ -247,7 +248,7 @@ enum SyncCommands {
     ) throws -> (total: Int, reasons: [(key: String, noun: String, explanation: String, count: Int)])? {
         let entries =
             store.isReadOnly
-            ? try ClipStore.localOnlyEntriesWithoutLock(directory: store.path + "/clips", tree: store.tree)
+            ? try ClipStore.localOnlyEntriesWithoutLock(directory: store.layout.clips, tree: store.tree)
             : try store.clips().localOnlyEntries()
         guard let entries else { return nil }
         var reasons = LocalOnlyReason.allCases.map { reason in
@@ -300,7 +301,7 @@ enum SyncCommands {
     }
 
     static func configuredBackend(_ location: BackendLocation, store: DataStore, _ invocation: Invocation) -> ConfiguredBackend {
-        ConfiguredBackend(location, dataDirectory: store.path, environment: invocation.context.environment)
+        ConfiguredBackend(location, gitClone: store.layout.gitClone, environment: invocation.context.environment)
     }
 
     /// Warns when other users may read or write the backend directory (a git remote's clone is in the data directory).
@@ -330,7 +331,7 @@ enum SyncCommands {
             try body(engine)
             let report = engine.report
             let message =
-                "itsypad sync on \(GitRemote.commitName(dataDirectory: store.path, deviceID: store.deviceID, deviceName: engine.deviceName)): pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
+                "itsypad sync on \(GitRemote.commitName(encrypted: FileSystem.exists(store.layout.syncKey), deviceID: store.deviceID, deviceName: engine.deviceName)): pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
             if try store.withLockReleased({ try remote.publish(message: message) }) { return }
         }
         throw ItsypadError.temporary(

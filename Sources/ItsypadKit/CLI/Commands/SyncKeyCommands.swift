@@ -61,7 +61,7 @@ enum SyncKeyCommands {
             do {
                 try rotationStep(location, notRotated) {
                     try old.removeReplacementLeftovers()
-                    try KeyFile.write(key, inDirectory: store.path, named: KeyFile.nextFileName)
+                    try KeyFile.write(key, to: store.layout.nextSyncKey)
                     let replacement = try BackendOpener.open(old.replacementPath, for: store, cipher: cipher, lockTimeout: timeout)
                     _ = try replacement.createZoneIfNeeded()
                     let sent = try SyncCommands.withEngine(invocation, direction: "rotate", backend: (replacement, path)) { try $0.sync() }
@@ -93,11 +93,11 @@ enum SyncKeyCommands {
                     discardRotation(of: old, store: store)
                     throw ItsypadError.failure("another device synced through \(location) meanwhile" + notRotated + "; try again")
                 }
-                try KeyFile.promoteNext(inDirectory: store.path)
+                try KeyFile.promote(store.layout.nextSyncKey, to: store.layout.syncKey)
                 try remote.checkOut(pushed)
                 try? old.removeReplacementLeftovers()
             } else {
-                try KeyFile.promoteNext(inDirectory: store.path)
+                try KeyFile.promote(store.layout.nextSyncKey, to: store.layout.syncKey)
             }
             // Always said, terminal or not: the other devices stop syncing until someone acts.
             invocation.out.line(
@@ -131,13 +131,13 @@ enum SyncKeyCommands {
     /// Removes what a rotation that did not reach the backend left: the new key and the zone
     /// made for it. This device's next sync finds the old zone and sends everything again.
     private static func discardRotation(of backend: BackendReplacement, store: DataStore) {
-        try? KeyFile.removeNext(inDirectory: store.path)
+        try? KeyFile.remove(store.layout.nextSyncKey)
         try? backend.removeReplacementLeftovers()
     }
 
     /// Held for a whole rotation; nil when one is under way.
     private static func rotationLock(_ store: DataStore) throws -> FileLock? {
-        try storeOperation { try FileLock(path: store.path + "/sync/rotation.lock", in: store.tree, mode: .exclusive, timeout: 0) }
+        try storeOperation { try FileLock(path: store.layout.rotationLock, in: store.tree, mode: .exclusive, timeout: 0) }
     }
 
     /// Finishes or undoes a rotation that stopped before its end (the new key is still beside the
@@ -147,9 +147,9 @@ enum SyncKeyCommands {
     /// backend cannot be read now, a later run decides. With a git remote, the zone that decides
     /// is the one on the remote's tip (fetched now): the rotation's push either reached it or not.
     private static func resumeRotation(backendPath: String, remote: GitRemote?, store: DataStore, lockTimeout: Double) throws {
-        guard FileSystem.exists(store.path + "/" + KeyFile.nextFileName), let rotation = try rotationLock(store) else { return }
+        guard FileSystem.exists(store.layout.nextSyncKey), let rotation = try rotationLock(store) else { return }
         try withExtendedLifetime(rotation) {
-            guard let next = try KeyFile.read(inDirectory: store.path, named: KeyFile.nextFileName) else { return }
+            guard let next = try KeyFile.read(store.layout.nextSyncKey) else { return }
             let directory = BackendReplacement(path: backendPath, lockTimeout: lockTimeout)
             let check: String?
             if let remote {
@@ -161,7 +161,7 @@ enum SyncKeyCommands {
             }
             guard let check else { return }
             if try RecordCipher(masterKey: next).matches(keyCheckValue: check) {
-                try KeyFile.promoteNext(inDirectory: store.path)
+                try KeyFile.promote(store.layout.nextSyncKey, to: store.layout.syncKey)
                 try? directory.removeReplacementLeftovers()
             } else if let current = try deviceKey(store), try RecordCipher(masterKey: current).matches(keyCheckValue: check) {
                 discardRotation(of: directory, store: store)
@@ -274,28 +274,25 @@ enum SyncKeyCommands {
         try useKey(key, store: store)
     }
 
-    /// Where the keys of backends this device used before are kept, one `KeyFile` per key named
-    /// by its key check value (which a zone records): enabling another encrypted backend never
-    /// discards a key, and enabling a backend again takes its key back.
-    static let keptKeysDirectory = "sync-keys"
-
-    /// Makes `key` this device's sync key, first keeping the key it replaces under `sync-keys/`.
+    /// Makes `key` this device's sync key, first keeping the key it replaces under `sync-keys/`,
+    /// by its key check value: enabling another encrypted backend never discards a key, and
+    /// enabling a backend again takes its key back.
     static func useKey(_ key: SecretBytes, store: DataStore) throws {
         let check = try RecordCipher(masterKey: key).keyCheckValue
         if let current = try deviceKey(store) {
             let currentCheck = try RecordCipher(masterKey: current).keyCheckValue
             if currentCheck == check { return }
-            try FileSystem.makeDirectory(store.path + "/" + keptKeysDirectory)
-            try KeyFile.write(current, inDirectory: store.path + "/" + keptKeysDirectory, named: currentCheck)
+            try FileSystem.makeDirectory(store.layout.keptSyncKeys)
+            try KeyFile.write(current, to: store.layout.keptSyncKey(checkValue: currentCheck))
         }
-        try KeyFile.write(key, inDirectory: store.path)
-        _ = try? FileTree(root: store.path).remove(store.path + "/" + keptKeysDirectory + "/" + check)
+        try KeyFile.write(key, to: store.layout.syncKey)
+        _ = try? FileTree(root: store.path).remove(store.layout.keptSyncKey(checkValue: check))
     }
 
     /// The key kept for the zone whose key check value (32 hex digits, as `ZoneDocument` checked) is `check`.
     static func keptKey(for check: String, _ store: DataStore) throws -> SecretBytes? {
         do {
-            return try KeyFile.read(inDirectory: store.path + "/" + keptKeysDirectory, named: check)
+            return try KeyFile.read(store.layout.keptSyncKey(checkValue: check))
         } catch let error as KeyFileError {
             throw ItsypadError.failure(error.description)
         }
@@ -334,7 +331,7 @@ enum SyncKeyCommands {
 
     static func deviceKey(_ store: DataStore) throws -> SecretBytes? {
         do {
-            return try KeyFile.read(inDirectory: store.path)
+            return try KeyFile.read(store.layout.syncKey)
         } catch let error as KeyFileError {
             throw ItsypadError.failure(error.description)
         }

@@ -19,7 +19,9 @@ enum SyncWatchCommand {
         let directory = try invocation.dataDirectory()
         let backend = try enabledBackend(directory, invocation)
         // A second watcher would only double every sync: it is refused (exit 1), not told to retry.
-        guard let exclusive = try FileLock(path: watchLockPath(in: directory), in: FileTree(root: directory), mode: .exclusive, timeout: 0)
+        guard
+            let exclusive = try FileLock(
+                path: DataDirectoryLayout(root: directory).watchLock, in: FileTree(root: directory), mode: .exclusive, timeout: 0)
         else {
             throw ItsypadError.failure(
                 "another 'itsypad sync watch' is already running for the data directory \(directory); this one stops")
@@ -59,15 +61,14 @@ enum SyncWatchCommand {
         guard settings.bool(.syncEnabled), let value = settings.string(.syncBackend), let location = BackendLocation(value) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
-        return ConfiguredBackend(location, dataDirectory: directory, environment: invocation.context.environment)
+        return ConfiguredBackend(
+            location, gitClone: DataDirectoryLayout(root: directory).gitClone, environment: invocation.context.environment)
     }
-
-    static func watchLockPath(in directory: String) -> String { directory + "/sync/watch.lock" }
 
     /// Every local change appends to the pending queue; a peer's shows in a backend directory
     /// (a git remote's only by polling: its clone changes only when this device syncs).
     static func watchedDirectories(_ directory: String, backend: ConfiguredBackend) -> [FileEvents.Watched] {
-        let queue = DataStore.pendingQueuePath(in: directory)
+        let queue = DataDirectoryLayout(root: directory).pendingQueue
         let peerChanges = backend.remote == nil ? BackendOpener.peerChangeSignals(of: backend.path) : []
         return [FileEvents.Watched(FileSystem.directoryName(queue), names: [FileSystem.baseName(queue)])] + peerChanges
     }

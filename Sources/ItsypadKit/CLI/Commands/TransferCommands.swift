@@ -103,7 +103,7 @@ enum TransferCommands {
             )
             return
         }
-        try KeyFile.write(key, inDirectory: store.path)
+        try KeyFile.write(key, to: store.layout.syncKey)
         invocation.note("imported the sync key: 'itsypad sync enable DIR' now joins the encrypted backend it opens")
     }
 }

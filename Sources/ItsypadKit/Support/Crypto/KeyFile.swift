@@ -2,40 +2,37 @@
 import Glibc
 #endif
 
-/// The sync key on this device: a 0600 file holding a header line and the key in its
-/// recovery form (so the file carries its own typo checks). Written atomically; read
-/// strictly — a symlink, a file others may read, another owner or any deviation from the
-/// exact format is refused rather than guessed at.
+/// A sync key in a file (where the data directory keeps them is `DataDirectoryLayout`'s): 0600,
+/// a header line and the key in its recovery form (so the file carries its own typo checks).
+/// Written atomically; read strictly — a symlink, a file others may read, another owner or any
+/// deviation from the exact format is refused rather than guessed at.
 public enum KeyFile {
-    public static let fileName = "sync-key"
-    /// A new key kept beside the current one while a rotation puts the zone it opens in place.
-    public static let nextFileName = "sync-key.next"
     static let header = "itsypad sync key v1"
     /// Far more than the format needs; nothing larger is read.
     private static let maxBytes = 256
 
-    /// Replaces (or creates) `directory/name` with `key`; a crash leaves the old or the new file.
-    public static func write(_ key: SecretBytes, inDirectory directory: String, named name: String = fileName) throws {
+    /// Replaces (or creates) `path` with `key`; a crash leaves the old or the new file.
+    public static func write(_ key: SecretBytes, to path: String) throws {
         var bytes = Array((header + "\n" + RecoveryKey.format(key) + "\n").utf8)
         defer { SecureMemory.zero(&bytes) }
-        try FileSystem.writeAtomically(directory + "/" + name, bytes, mode: 0o600)
+        try FileSystem.writeAtomically(path, bytes, mode: 0o600)
     }
 
-    /// Makes the next key (`sync-key.next`) the device's key, in one atomic rename.
-    public static func promoteNext(inDirectory directory: String) throws {
+    /// Makes the key in `next` the one in `path` (in the same directory), in one atomic rename.
+    public static func promote(_ next: String, to path: String) throws {
+        let directory = FileSystem.directoryName(path)
         let tree = FileTree(root: directory)
-        try tree.rename(directory + "/" + nextFileName, to: directory + "/" + fileName)
+        try tree.rename(next, to: path)
         try tree.syncDirectory(directory)
     }
 
-    /// Drops the next key: the rotation it was made for did not happen.
-    public static func removeNext(inDirectory directory: String) throws {
-        try FileTree(root: directory).remove(directory + "/" + nextFileName)
+    /// Removes the key file at `path`, if there is one.
+    public static func remove(_ path: String) throws {
+        try FileTree(root: FileSystem.directoryName(path)).remove(path)
     }
 
-    /// The key in `directory/name`, or nil if there is no such file.
-    public static func read(inDirectory directory: String, named name: String = fileName) throws -> SecretBytes? {
-        let path = directory + "/" + name
+    /// The key in `path`, or nil if there is no such file.
+    public static func read(_ path: String) throws -> SecretBytes? {
         // O_NOFOLLOW: a symlink is refused, never followed; O_NONBLOCK: a FIFO cannot hang the open.
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 {

@@ -1,0 +1,71 @@
+/// Where each file of a data directory lives: the one place its paths are spelled.
+///
+/// - `meta.json`: format version, device id, creation time (see ``MetaFile``)
+/// - `lock`: the lock file (flock); `lock-waiters`: held shared by commands waiting for it
+/// - `tabs/<id>.json`: one file per tab; `tabs/index`: their listing (see ``TabIndex``)
+/// - `clips/log`, `clips/index`: the clipboard history (see ``ClipStore``)
+/// - `settings.json`: stored settings
+/// - `sync-key`: the sync key (see `KeyFile`); `sync-key.next`: a new one while a rotation
+///   is under way; `sync-keys/<key check value>`: keys of backends used before
+/// - `sync/`: the queue, the engine's state and what a sync keeps (see the properties below)
+/// - `.staged/`: a change being staged, finished or dropped on open (see ``StagedChanges``)
+public struct DataDirectoryLayout: Sendable, Equatable {
+    public let root: String
+
+    public init(root: String) {
+        self.root = root
+    }
+
+    public var meta: String { root + "/meta.json" }
+    public var lock: String { root + "/lock" }
+    public var lockWaiters: String { root + "/lock-waiters" }
+    public var tabs: String { root + "/tabs" }
+    public var clips: String { root + "/clips" }
+    public var settings: String { root + "/settings.json" }
+
+    public var syncKey: String { root + "/sync-key" }
+    public var nextSyncKey: String { root + "/sync-key.next" }
+    /// Where the keys of backends this device used before are kept, one key file per key, named
+    /// by its key check value (which a zone records).
+    public var keptSyncKeys: String { root + "/sync-keys" }
+    public func keptSyncKey(checkValue: String) -> String { keptSyncKeys + "/" + checkValue }
+
+    public var sync: String { root + "/sync" }
+    /// The queue of changes to send (see ``PendingQueue``).
+    public var pendingQueue: String { sync + "/pending.log" }
+    /// Each clip's synced version (see ``ClipSyncLedger``).
+    public var clipLedger: String { sync + "/clips.log" }
+    /// What the engine remembers between runs (see ``EngineState``).
+    public var engineState: String { sync + "/state.json" }
+    /// The activity log `sync log` shows.
+    public var activityLog: String { sync + "/log.jsonl" }
+    /// This data directory's random instance id (a copy keeps it).
+    public var instance: String { sync + "/instance" }
+    /// Keeps two syncs of one data directory apart.
+    public var syncLock: String { sync + "/lock" }
+    /// The note a running sync leaves for `sync status`.
+    public var runningSync: String { sync + "/running.json" }
+    /// Held by `sync watch`: one watcher per data directory.
+    public var watchLock: String { sync + "/watch.lock" }
+    /// Held for a whole key rotation.
+    public var rotationLock: String { sync + "/rotation.lock" }
+    /// A git remote's clone, which is git's to keep.
+    public var gitClone: String { sync + "/git" }
+
+    /// What the privacy check does not look into, relative to the root: the git clone is git's,
+    /// and tab files are too many to check one by one (a private `tabs/` keeps them).
+    var notCheckedForPrivacy: Set<String> { [relative(gitClone), relative(tabs)] }
+    /// The files of a clip history in `directory` (the data directory's `clips/`, or a test's).
+    static func clipLog(in directory: String) -> String { directory + "/log" }
+    static func clipIndex(in directory: String) -> String { directory + "/index" }
+    /// The name of the tab listing in `tabs/`.
+    static let tabIndexName = "index"
+    /// Where a change is staged before it is committed.
+    var staged: String { root + "/.staged" }
+
+    /// `path` (inside the root) relative to the root.
+    func relative(_ path: String) -> String {
+        precondition(path.hasPrefix(root + "/"), "\(path) is not in \(root)")
+        return String(path.dropFirst(root.count + 1))
+    }
+}
