@@ -24,8 +24,8 @@ let package = Package(
             resources: [.embedInCode("itsypad-backend.5")]),
         .executableTarget(
             name: "itsypad", dependencies: ["ItsypadCLI"],
-            // Release: linked whole, so that no dynamic loader runs at start-up: it was 2.1M of the 3.0M instructions
-            // of `clip ls -n 20`. It calls nothing in glibc that loads a library (no NSS, iconv or dlopen of its own).
+            // Release: linked whole, so that no dynamic loader runs at start-up, where it would be most of the work
+            // of a short command. It calls nothing in glibc that loads a library (no NSS, iconv or dlopen of its own).
             linkerSettings: [.unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release))]),
         // Not a product: the AEAD throughput measurement behind Tests/Benchmarks/crypto-bench.sh.
         .executableTarget(name: "crypto-bench", dependencies: ["ItsypadSupport", "ItsypadBackend"], path: "Tests/Benchmarks/CryptoBench"),

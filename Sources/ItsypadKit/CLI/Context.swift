@@ -145,8 +145,8 @@ public final class Context {
     /// One variable of the environment; nil when it is not set.
     public func variable(_ name: String) -> String? {
         if let variables { return variables[name] }
-        // The process's own, without building the whole dictionary (a few hundred thousand instructions
-        // at start-up, most of them the run-time lookup of its key's Hashable conformance).
+        // The process's own, without building the whole dictionary at start-up (most of that would be
+        // the run-time lookup of its key's Hashable conformance).
         return getenv(name).map { String(cString: $0) }
     }
 

@@ -16,8 +16,8 @@ public struct ParsedCommand {
 }
 
 /// The values given for each option, by long name, in the order the options first appear.
-/// (Pairs in an array, not a dictionary: the first `[String: [String]]` of a run costs 167k instructions,
-/// most of them the run-time search for `String: Hashable` among the binary's conformances.)
+/// (Pairs in an array, not a dictionary: the first `[String: [String]]` of a run pays for a run-time
+/// search for `String: Hashable` among the binary's conformances, at every start-up.)
 public struct OptionValues {
     private var entries: [(name: String, values: [String])] = []
 

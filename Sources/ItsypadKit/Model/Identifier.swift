@@ -258,8 +258,8 @@ public enum Resolution<Item> {
 /// each is pending. Asked in (or against) the order of insertion, as a
 /// listing asks for the clips its log holds, a hint answers without the table;
 /// otherwise random UUIDs need no hashing: their bits, mixed with a seed of
-/// this set's own, pick the slot (`Set` hashed each id, and its table of
-/// separate parts cost more than the listing's own work).
+/// this set's own, pick the slot (a `Set` would hash each id, and its table
+/// of separate parts would cost more than the listing's own work).
 package struct PackedIDSet {
     /// The members, in the order they were inserted.
     private var members: [PackedID] = []

@@ -196,7 +196,7 @@ final class ClipIndexFile {
 
     /// `slots(_:)` into `slots` (what it held is replaced), read through `bytes`: buffers a caller
     /// keeps from one range to the next, so that the pages of a listing's chunks are faulted in once
-    /// (new arrays for each chunk of 16,384 slots cost 2,500 page faults at 100,000 entries).
+    /// rather than once per chunk.
     func slots(_ range: Range<Int>, into slots: inout [ClipSlot], reading bytes: inout [UInt8]) throws {
         slots.removeAll(keepingCapacity: true)
         guard !range.isEmpty else { return }

@@ -2,8 +2,8 @@ import ItsypadModel
 import ItsypadSupport
 
 /// `sync/state.json` (see `EngineState`): the one place its keys and their meaning are written
-/// down. Keys are written in this order, which versions before this type wrote by hand; an unset
-/// value is written as `null`, as they did. Lists absent in files of versions before they were kept
+/// down. Keys are written in this order, the one existing files have; an unset
+/// value is written as `null`. Lists absent in files of versions before they were kept
 /// read as empty.
 struct EngineStateFile: Codable {
     var zoneID: String?

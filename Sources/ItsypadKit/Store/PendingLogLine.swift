@@ -23,8 +23,8 @@ struct PendingLogLine: Codable, Equatable {
 }
 
 extension PendingLogLine {
-    /// The line read as the Codable decoder reads it, without its run-time generic look-ups (158k
-    /// instructions for the base line `clip add` reads); nil for anything the decoder rejects.
+    /// The line read as the Codable decoder reads it, without its run-time generic look-ups (which
+    /// `clip add` would pay for the base line it reads); nil for anything the decoder rejects.
     init?(reading json: JSONValue) {
         guard let op = json["op"]?.stringValue, let type = json.optionalMember("type", \.stringValue),
             let id = json.optionalMember("id", \.stringValue), let v = json.optionalMember("v", \.int64Value),

@@ -2,7 +2,7 @@ import ItsypadModel
 import ItsypadSupport
 
 /// `settings.json` (see `SettingsStore`): the one place its keys and their meaning are written down.
-/// Keys are written in this order, which versions before this type wrote by hand; settings are
+/// Keys are written in this order, the one existing files have; settings are
 /// written sorted by name.
 struct SettingsFile: Codable {
     /// Always 1.
@@ -74,8 +74,8 @@ struct SettingsFile: Codable {
         return try JSONCoding.decode(SettingsFile.self, from: bytes)
     }
 
-    /// The file read without the Codable decoder, whose run-time generic look-ups cost `clip add` about
-    /// 600k instructions; nil for anything the decoder might read otherwise or reject.
+    /// The file read without the Codable decoder, whose run-time generic look-ups are a large part of
+    /// `clip add`; nil for anything the decoder might read otherwise or reject.
     init?(reading json: JSONValue) {
         guard let format = json["format"]?.int64Value.flatMap({ Int(exactly: $0) }), case .object(let members)? = json["values"]
         else { return nil }

@@ -191,7 +191,7 @@ package struct TabIndex {
     /// Writes what `tab ls` prints (`listing`) straight from the index of `directory` if it is there and
     /// current: a header and the rows, whatever the number of tabs. False, with nothing written, otherwise.
     /// The rows go through one reused buffer, checksummed in a first pass and written in a second:
-    /// reading 10,000 rows (500 KB) into fresh memory cost more than the rest of `tab ls`. The data
+    /// reading every row into fresh memory would cost more than the rest of `tab ls`. The data
     /// directory's lock, held by the caller, keeps other writers of the index out between the passes.
     package static func writeListing(directory: String, in tree: FileTree, to write: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool
     {

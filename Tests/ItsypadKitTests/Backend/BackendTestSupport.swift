@@ -211,7 +211,7 @@ func treeListing(_ root: String) throws -> [String] {
     return result.sorted()
 }
 
-/// The record files of a record type's folder in a format 4 backend (`records/<type>/<bucket>/…`),
+/// The record files of a record type's folder in a folder backend (`records/<type>/<bucket>/…`),
 /// as paths relative to that folder (`<bucket>/<name>.<device>.json`), sorted.
 func fannedOutRecordFiles(in typeDirectory: String) throws -> [String] {
     guard FileSystem.isDirectory(typeDirectory) else { return [] }

@@ -340,7 +340,7 @@ import Testing
         let a = fleet[0]
         fleet.enable(0)
         _ = a.output("clip", "add", "waiting")
-        // Format 2: each device's writes take the lock in its own folder.
+        // In a folder backend each device's writes take the lock in its own folder.
         let device = try DataStore(readingWithoutLock: a.dataDir).deviceID
         var lock = try FileLock(path: fleet.backendPath + "/devices/\(device)/lock", mode: .exclusive, timeout: 1)
         #expect(lock != nil)
@@ -378,7 +378,7 @@ import Testing
         fleet.enable(1)
         #expect(b.output("tab", "show", tab) == big)
         #expect(b.inProcess(["clip", "show", clip]).0 == 1)
-        // Format 2 (and an encrypted backend, in its layout) keeps each device's assets in its own folder.
+        // A folder backend, plain or encrypted, keeps each device's assets in its own folder.
         let assets = try FileSystem.list(fleet.backendPath + "/devices").flatMap {
             try FileSystem.list(fleet.backendPath + "/devices/\($0)/assets")
         }

@@ -19,7 +19,7 @@ struct VersionSealer: Sendable {
         let base: [String: FieldValue]?
 
         /// The content in `bytes` read without the decoder (every version of an encrypted first
-        /// sync is opened, where the decoder cost half the work), as the decoder reads it; nil to
+        /// sync is opened, and the decoder would be much of that work), as the decoder reads it; nil to
         /// leave the bytes to the decoder (see `JSONReader`).
         static func read(_ bytes: [UInt8]) -> Content? {
             bytes.withUnsafeBufferPointer { bytes in

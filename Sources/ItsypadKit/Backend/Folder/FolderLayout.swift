@@ -33,8 +33,8 @@ package struct FolderLayout {
     /// `records/<type>/<bucket>/`: the folder of a record's files.
     func recordFolder(_ id: RecordID) -> String { recordTypeDirectory(id.recordType) + "/" + Self.bucket(of: id.recordName) }
 
-    /// `<folder>/<name>.<device>.json`: files, not a folder per record, as a folder per record would
-    /// cost a directory for every record (ten times `cp -r`'s time for 10,000 records).
+    /// `<folder>/<name>.<device>.json`: files, not a folder per record, which would make copying and
+    /// replicating a backend pay for a directory per record.
     func recordFile(_ id: RecordID, device: String) -> String { recordFolder(id) + "/" + id.recordName + "." + device + ".json" }
 
     /// The folders holding a record type's files, each with the bucket its files must hash to.

@@ -1,8 +1,8 @@
 import ItsypadSupport
 
 // Record files are read without the decoder: a fresh device's first sync reads one per record,
-// and `JSONCoding`'s decoder (keyed containers, a dictionary decoded through casts) cost a third
-// of its instructions. They are read straight from their bytes (see `JSONReader`), each reader
+// and `JSONCoding`'s decoder (keyed containers, a dictionary decoded through casts) would be a
+// large part of that work. They are read straight from their bytes (see `JSONReader`), each reader
 // giving what `JSONCoding.decode` gives, or nil to leave the file to the decoder, which then
 // decides (and says what is wrong). `VersionDocumentReadingTests` checks both agree on valid
 // documents and on every one-member mutation of them. The Codable conformances stay the

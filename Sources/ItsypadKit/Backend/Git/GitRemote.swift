@@ -122,7 +122,7 @@ public struct GitRemote {
             if try isAncestor(remote, of: local) { return .current }
         }
         if try isAncestor(local, of: remote) {
-            // No local commits: a fast-forward does it, at half the cost of a rebase over many files.
+            // No local commits: a fast-forward does it, cheaper than a rebase over many files.
             if try runGit(["merge", "-q", "--ff-only", remote]).status == 0 { return .current }
         } else if try zoneFileChanged(from: local, to: remote) {
             // A new zone on the remote (a rotated key): commits made for the old one do not belong on top of it.

@@ -91,7 +91,7 @@ extension UInt32: ChaChaWord {
 
 extension SIMD4: ChaChaWord where Scalar == UInt32 {
     /// Joined with `&+`, not `|`: the optimiser turns the OR of two shifts into a rotate,
-    /// which SSE2 lacks, and then splits the vector into scalars (half the speed).
+    /// which SSE2 lacks, and then splits the vector into scalars.
     @inline(__always)
     func rotatedLeft(by count: UInt32) -> SIMD4<UInt32> { (self &<< count) &+ (self &>> (32 - count)) }
 }

@@ -45,7 +45,7 @@ public struct FileTree: Sendable {
     /// A name that stays in its directory: not empty, ".", "..", no "/" or NUL, at most 255 bytes.
     public static func isPlainName(_ name: String) -> Bool {
         var name = name
-        // Over the contiguous bytes: a search of a String's UTF8View costs some 40 instructions a byte.
+        // Over the contiguous bytes: far cheaper than a search of the String's UTF8View.
         return name.withUTF8 { bytes in
             (1...maxNameBytes).contains(bytes.count) && !(bytes.count <= 2 && bytes.allSatisfy { $0 == UInt8(ascii: ".") })
                 && !bytes.contains(0) && !bytes.contains(UInt8(ascii: "/"))
@@ -70,7 +70,7 @@ public struct FileTree: Sendable {
             throw FileSystem.fail("open", root)
         }
         // By index, not `zip`: a `Zip2Sequence` iterator's type is instantiated at run time by a
-        // conformance search that costs every command as much as the rest of its start-up.
+        // conformance search, which every command would pay at start-up.
         for index in names.indices {
             let name = names[index]
             var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)

@@ -6,8 +6,8 @@ public enum Text {
     }
 
     /// `decodeUTF8` of bytes in place. Checked by `UTF8Check`, then decoded without repairs: the
-    /// standard library's generic `String(validating:as:)` costs over a thousand instructions a
-    /// string, and a JSON document of 100,000 clips holds half a million strings.
+    /// standard library's generic `String(validating:as:)` costs far more a string, and a JSON
+    /// document of a long clipboard history holds hundreds of thousands of strings.
     package static func decodeUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         UTF8Check.isValid(bytes) ? String(decoding: bytes, as: UTF8.self) : nil
     }

@@ -51,8 +51,8 @@ struct TabRecordFields: Codable, Equatable {
     }
 
     /// `FieldCoding.decode(TabRecordFields.self, from: fields)` by hand, for the first sync, which
-    /// checks and reads every tab record: through the decoder that cost 29k instructions a record
-    /// more than this, 7% of a first sync's. `RecordFieldsTests` checks that both read every
+    /// checks and reads every tab record, and through the decoder each record costs several times
+    /// more. `RecordFieldsTests` checks that both read every
     /// record form the same.
     init(reading fields: [String: FieldValue]) {
         func field(_ key: CodingKeys) -> FieldValue? { fields[key.stringValue] }

@@ -123,7 +123,7 @@ struct SyncBackendFactory: Sendable, CustomTestStringConvertible {
 enum TokenExpiry {
     /// `compact()` drops the journal before the latest change: every older token expires.
     case atCompaction
-    /// Format 2: a device compacts only its own journal, as it finishes a sync, and a reader behind
+    /// A folder backend: a device compacts only its own journal, as it finishes a sync, and a reader behind
     /// its checkpoint reads its record files instead, so compaction expires nothing. Every token
     /// expires once its device has not finished a sync for this many milliseconds, when tombstones
     /// it has not read may be gone.

@@ -5,7 +5,7 @@ import Testing
 @testable import ItsypadSupport
 @testable import ItsypadSync
 
-/// Format 3 in format 2's layout: every version and asset a device writes is sealed and bound to
+/// An encrypted folder backend: every version and asset a device writes is sealed and bound to
 /// its zone, record, writer and version; a wrong or missing key writes nothing; a version changed,
 /// moved or replayed in the backend is never taken for a current one.
 @Suite struct EncryptedReplicatedBackendTests {

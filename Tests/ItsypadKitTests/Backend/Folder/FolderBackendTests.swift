@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Devices A, B, C… each with a format 2 backend: on one shared folder, or each on its own copy
+/// Devices A, B, C… each with a folder backend: on one shared folder, or each on its own copy
 /// of a folder kept in step by the replication simulator.
 struct ReplicatedDevices {
     let directory = TemporaryDirectory()
@@ -52,7 +52,7 @@ struct ReplicatedDevices {
             compactionThreshold: compactionThreshold)
     }
 
-    /// The path, relative to the backend, of a ScratchTab record file in a new (format 4) backend.
+    /// The path, relative to the backend, of a ScratchTab record file in a backend.
     static func recordFile(_ name: String, _ device: String) -> String {
         "records/ScratchTab/\(FolderLayout.bucket(of: name))/\(name).\(device).json"
     }

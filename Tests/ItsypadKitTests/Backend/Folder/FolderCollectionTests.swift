@@ -3,7 +3,7 @@ import Testing
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
-/// What format 2 removes, compacts and reconciles: superseded versions, tombstones, journals,
+/// What the folder backend removes, compacts and reconciles: superseded versions, tombstones, journals,
 /// clones and zones created at once.
 @Suite struct FolderCollectionTests {
     typealias Devices = ReplicatedDevices

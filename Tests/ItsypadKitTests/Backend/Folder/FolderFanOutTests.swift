@@ -7,8 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Where record files go: new backends (format 4) fan them out by a hash of the record name;
-/// backends created flat (format 2) keep them flat, with newer devices too.
+/// Where record files go: fanned out to bucket folders by a hash of the record name.
 @Suite struct FolderFanOutTests {
     typealias Devices = ReplicatedDevices
 

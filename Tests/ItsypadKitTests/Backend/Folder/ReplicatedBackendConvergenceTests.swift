@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Format 2's convergence rule on its own, before the engine uses it: three devices on their own
+/// The folder backend's convergence rule on its own, before the engine uses it: three devices on their own
 /// copies of one folder, replicated in random order, create, edit and delete records, and merge
 /// whatever siblings they fetch with a deterministic function (the union of the siblings' lines,
 /// written as a derived version). After quiescence every device holds the same single version of
