@@ -96,27 +96,6 @@ extension TabFile {
         object.add("history", history)
         return object.finished()
     }
-
-    /// `TabFile(from:).tab` without the decoder, for the read paths (`tab show`, `tab ls --json`,
-    /// `export`), where the decoder costs 5% more instructions. `TabFileTests` checks that it reads
-    /// every file form as the decoder does.
-    static func tab(reading json: JSONValue) -> Tab? {
-        guard let id = json["id"]?.stringValue, let name = json["name"]?.stringValue, let language = json["language"]?.stringValue,
-            let lastModified = json["lastModified"]?.int64Value, let clock = json["clock"]?.stringValue
-        else { return nil }
-        var file = TabFile(
-            id: id, name: name, nameLocked: json["nameLocked"]?.boolValue, language: language,
-            languageLocked: json["languageLocked"]?.boolValue, lastModified: lastModified, clock: clock,
-            fileURL: json["fileURL"]?.stringValue, content: json["content"]?.stringValue,
-            history: json["history"]?.arrayValue.flatMap { items in
-                let strings = items.compactMap(\.stringValue)
-                return strings.count == items.count ? strings : nil
-            })
-        if let tag = json["sync"]?["tag"]?.stringValue, let ancestor = json["sync"]?["ancestor"]?.stringValue {
-            file.sync = Sync(tag: tag, ancestor: ancestor, clock: json["sync"]?["clock"]?.stringValue)
-        }
-        return file.tab
-    }
 }
 
 /// The file of a tab deleted here whose deletion is still to be sent (`TabDeletion`).
