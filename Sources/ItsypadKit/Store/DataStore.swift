@@ -137,7 +137,9 @@ public final class DataStore {
         guard let bytes = try tree.read(metaPath, limit: 64 << 10) else { return nil }
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(metaPath, "\(error)") }
-        guard let meta = MetaFile(reading: json) else { throw ItsypadError.corrupt(metaPath, "missing format or deviceID") }
+        guard let meta = try? JSONCoding.decode(MetaFile.self, from: json) else {
+            throw ItsypadError.corrupt(metaPath, "missing format or deviceID")
+        }
         if meta.format > Int64(DataStore.format) {
             throw ItsypadError.failure(
                 "the data directory was written by a newer itsypad (format \(meta.format); this one reads format \(DataStore.format)); upgrade itsypad to use it"

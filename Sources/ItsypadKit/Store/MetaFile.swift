@@ -17,14 +17,6 @@ struct MetaFile: Codable, Equatable {
         try! JSONCoding.encodeValue(self, keys: .asEncoded).prettySerializedBytes() + Array("\n".utf8)
     }
 
-    /// The file read without the Codable decoder, whose run-time generic look-ups every command would
-    /// pay at start-up; nil where the decoder would throw.
-    /// `MetaFileTests` checks the two agree.
-    init?(reading json: JSONValue) {
-        guard let format = json["format"]?.int64Value, let deviceID = json["deviceID"]?.stringValue else { return nil }
-        self.init(format: format, deviceID: deviceID, created: json["created"]?.stringValue)
-    }
-
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         format = try container.decode(Int64.self, forKey: .format)

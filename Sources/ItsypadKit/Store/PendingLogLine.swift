@@ -21,16 +21,3 @@ struct PendingLogLine: Codable, Equatable {
     /// The base line's size of the log after compaction.
     var bytes: Int64?
 }
-
-extension PendingLogLine {
-    /// The line read as the Codable decoder reads it, without its run-time generic look-ups (which
-    /// `clip add` would pay for the base line it reads); nil for anything the decoder rejects.
-    init?(reading json: JSONValue) {
-        guard let op = json["op"]?.stringValue, let type = json.optionalMember("type", \.stringValue),
-            let id = json.optionalMember("id", \.stringValue), let v = json.optionalMember("v", \.int64Value),
-            let tag = json.optionalMember("tag", \.stringValue), let hard = json.optionalMember("hard", \.boolValue),
-            let queue = json.optionalMember("queue", \.stringValue), let bytes = json.optionalMember("bytes", \.int64Value)
-        else { return nil }
-        self.init(op: op, type: type, id: id, v: v, tag: tag, hard: hard, queue: queue, bytes: bytes)
-    }
-}

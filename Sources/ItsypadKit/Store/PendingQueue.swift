@@ -397,7 +397,8 @@ public final class PendingQueue {
     private static func baseLine(fd: Int32, path: String) -> PendingLogLine? {
         let head = (try? FileSystem.read(fd: fd, offset: 0, count: 160, path: path)) ?? []
         guard let firstLine = head.split(separator: 0x0A, omittingEmptySubsequences: false).first,
-            let json = try? JSONValue.parse(firstLine), let line = PendingLogLine(reading: json), line.op == "base"
+            let json = try? JSONValue.parse(firstLine), let line = try? JSONCoding.decode(PendingLogLine.self, from: json),
+            line.op == "base"
         else { return nil }
         return line
     }

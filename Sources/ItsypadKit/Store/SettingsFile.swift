@@ -2,7 +2,7 @@ import ItsypadModel
 import ItsypadSupport
 
 /// `settings.json` (see `SettingsStore`): the one place its keys and their meaning are written down.
-/// Keys are written in this order, the one existing files have; settings are
+/// Keys are written in this order, which versions before this type wrote by hand; settings are
 /// written sorted by name.
 struct SettingsFile: Codable {
     /// Always 1.
@@ -25,13 +25,6 @@ struct SettingsFile: Codable {
             try container.encode(clock, forKey: .clock)
             try container.encodeIfPresent(tag, forKey: .tag)
             try container.encodeIfPresent(synced, forKey: .synced)
-        }
-
-        init(value: JSONValue?, clock: String, tag: String?, synced: String?) {
-            self.value = value
-            self.clock = clock
-            self.tag = tag
-            self.synced = synced
         }
 
         init(_ entry: SettingsStore.Entry) {
@@ -68,26 +61,6 @@ struct SettingsFile: Codable {
         values = Values(entries.mapValues(Value.init))
     }
 
-    /// The file's bytes read as the Codable decoder reads them, with the same error for a file it rejects.
-    static func read(_ bytes: [UInt8]) throws -> SettingsFile {
-        if let json = try? JSONValue.parse(bytes), let file = SettingsFile(reading: json) { return file }
-        return try JSONCoding.decode(SettingsFile.self, from: bytes)
-    }
-
-    /// The file read without the Codable decoder, whose run-time generic look-ups are a large part of
-    /// `clip add`; nil for anything the decoder might read otherwise or reject.
-    init?(reading json: JSONValue) {
-        guard let format = json["format"]?.int64Value.flatMap({ Int(exactly: $0) }), case .object(let members)? = json["values"]
-        else { return nil }
-        var byName: [String: Value] = [:]
-        for (name, stored) in members where byName[name] == nil {
-            guard case .object = stored, let clock = stored["clock"]?.stringValue,
-                let tag = stored.optionalMember("tag", \.stringValue), let synced = stored.optionalMember("synced", \.stringValue)
-            else { return nil }
-            let value = stored["value"].flatMap { $0 == .null ? nil : $0 }
-            byName[name] = Value(value: value, clock: clock, tag: tag, synced: synced)
-        }
-        self.format = format
-        values = Values(byName)
-    }
+    /// The file's bytes, decoded.
+    static func read(_ bytes: [UInt8]) throws -> SettingsFile { try JSONCoding.decode(SettingsFile.self, from: bytes) }
 }

@@ -147,7 +147,7 @@ public struct TabStore {
         if json["deleted"]?.boolValue == true, let deletion = (try? JSONCoding.decode(TabDeletionFile.self, from: json))?.deletion {
             entry = .deleted(deletion)
         } else {
-            guard let tab = TabFile.tab(reading: json) else {
+            guard let tab = (try? JSONCoding.decode(TabFile.self, from: json))?.tab else {
                 throw ItsypadError.corrupt(path, "missing or invalid fields")
             }
             entry = .live(tab)

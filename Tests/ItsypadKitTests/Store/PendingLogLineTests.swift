@@ -84,17 +84,4 @@ struct PendingLogLineTests {
         #expect(PendingLine(bytes) == PendingLine(decoding: bytes))
     }
 
-    @Test(
-        "the hand reader of a line reads what the Codable type reads, and rejects what it rejects",
-        arguments: [
-            #"{"op":"base","bytes":8200102             }"#, #"{"op":"base","queue":"q\u00e9","bytes":12}"#,
-            #"{"op":"save","type":"ClipboardEntry","id":"a","v":3,"tag":null,"hard":true,"other":[1]}"#, #"{"op":"base","bytes":1.0}"#,
-            #"{"op":"base","bytes":1.5}"#, #"{"op":"base","bytes":"1"}"#, #"{"op":"base","bytes":9223372036854775808}"#,
-            #"{"op":"done","hard":1}"#, #"{"op":"done","v":null,"tag":3}"#, #"{"op":7}"#,
-            #"{"bytes":1}"#, "[]", "\"base\"",
-        ])
-    func handReader(_ text: String) throws {
-        let json = try JSONValue.parse(Array(text.utf8))
-        #expect(PendingLogLine(reading: json) == (try? JSONCoding.decode(PendingLogLine.self, from: json)))
-    }
 }

@@ -108,37 +108,4 @@ struct SettingsFileTests {
         #expect(entry.clock == HybridTimestamp("5.0.x") && entry.tag == nil && entry.syncedClock == nil)
         #expect(entry.value == (file.text.contains("\"value\"") ? .integer(2) : nil))
     }
-
-    /// Each setting as `SettingsStore` takes it, or the reason the file was refused.
-    static func outcome(_ read: () throws -> SettingsFile) -> String {
-        do {
-            let file = try read()
-            let settings = file.values.byName.keys.sorted().map { name in
-                let stored = file.values.byName[name]!
-                return "\(name)=\(String(describing: stored.entry)) value \(String(describing: stored.value))"
-            }
-            return "format \(file.format): " + settings.joined(separator: "; ")
-        } catch {
-            return "error: " + JSONCoding.describe(error)
-        }
-    }
-
-    @Test(
-        "the fast reader reads every form as the Codable decoder does, and leaves what it does not read to it",
-        arguments: [
-            golden, #"{"format":1,"values":{}}"#, #"{"format":1.0,"values":{"a":{"clock":"5.0.x","value":null,"tag":null}}}"#,
-            #"{"values":{"a":{"clock":"5.0.x"}},"format":1,"other":[1]}"#,
-            #"{"format":1,"values":{"a":{"clock":"5.0.x","value":1},"a":{"clock":"6.0.x","value":2}}}"#,
-            #"{"format":1,"values":{"a":{"clock":"5.0.x","value":1,"value":2,"tag":"t","tag":7}}}"#,
-            #"{"format":1,"values":{"a":{"clock":"5.0.x","tag":7}}}"#, #"{"format":1,"values":{"a":{"clock":5}}}"#,
-            #"{"format":1,"values":{"a":[]}}"#, #"{"format":1.5,"values":{}}"#, #"{"format":"1","values":{}}"#,
-            #"{"format":1,"values":{"a":{"value":2}}}"#, #"{"format":1}"#, "[]", "", "{", #"{"format":1,"values":{}} x"#,
-        ])
-    func fastReader(_ text: String) {
-        let bytes = Array(text.utf8)
-        #expect(Self.outcome { try SettingsFile.read(bytes) } == Self.outcome { try JSONCoding.decode(SettingsFile.self, from: bytes) })
-        if text == Self.golden {
-            #expect((try? JSONValue.parse(bytes)).flatMap(SettingsFile.init(reading:)) != nil, "a file as written takes the fast path")
-        }
-    }
 }

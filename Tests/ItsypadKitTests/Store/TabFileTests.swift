@@ -172,26 +172,6 @@ struct TabFileTests {
         #expect(tab.content == (tab.fileURL == nil ? "c" : ""))
     }
 
-    /// The forms the reader must agree on: every golden file, older files, and files with fields
-    /// missing, out of range or of another type.
-    static let readerCases: [String] =
-        goldenTabs.map(\.2) + [
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","content":"c"}"#,
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a"}"#,
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","fileURL":"/f"}"#,
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":-5,"clock":"5.0.a","content":"c"}"#,
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","language":"plain","lastModified":5,"clock":"5.0.a","content":"c"}"#,
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":"5","clock":"5.0.a","content":"c"}"#,
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","content":"c","history":["bad"]}"#,
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"n","language":"plain","lastModified":5,"clock":"5.0.a","content":"c","sync":{"tag":"1","ancestor":"a","clock":"x"}}"#,
-        ]
-
-    @Test("the read path's fast reader reads every file form as the Codable type does", arguments: readerCases)
-    func fastReaderAgrees(_ text: String) throws {
-        let json = try JSONValue.parse(Array(text.utf8))
-        #expect(TabFile.tab(reading: json) == (try? JSONCoding.decode(TabFile.self, from: json))?.tab)
-    }
-
     /// Files whose every optional key is present or absent, with text that must be escaped.
     static let writerCases: [TabFile] = [
         TabFile(
