@@ -1,7 +1,7 @@
 import ItsypadSupport
 
 /// `meta.json` (see `DataStore`): the one place its keys and their meaning are written down.
-/// Keys are written in this order, which versions before this type wrote by hand.
+/// Keys are written in this order, the one existing files have.
 struct MetaFile: Codable, Equatable {
     /// The data directory's format (`DataStore.format`); a newer one is refused.
     var format: Int64

@@ -2,7 +2,7 @@ import ItsypadModel
 import ItsypadSupport
 
 /// `settings.json` (see `SettingsStore`): the one place its keys and their meaning are written down.
-/// Keys are written in this order, which versions before this type wrote by hand; settings are
+/// Keys are written in this order, the one existing files have; settings are
 /// written sorted by name.
 struct SettingsFile: Codable {
     /// Always 1.

@@ -2,7 +2,7 @@ import ItsypadModel
 import ItsypadSupport
 
 /// A tab's file under `tabs/` (see `TabStore`): the one place its keys and their meaning are
-/// written down. Keys are written in this order, which versions before this type wrote by hand.
+/// written down. Keys are written in this order, the one existing files have.
 struct TabFile: Codable {
     var id: String
     var name: String
@@ -73,8 +73,8 @@ struct TabFile: Codable {
 
 extension TabFile {
     /// The file's bytes as the encoder writes them (`JSONCoding.encodeValue(self, keys: .asEncoded)
-    /// .prettySerializedBytes()`), without it: a first sync writes every tab, and the encoder cost
-    /// a sixth of its instructions. `TabFileTests` checks that both write the same bytes.
+    /// .prettySerializedBytes()`), without it: a first sync writes every tab, and the encoder is
+    /// a large part of that work. `TabFileTests` checks that both write the same bytes.
     var prettyBytes: [UInt8] {
         var object = PrettyJSONObject(reservingCapacity: (content?.utf8.count ?? 0) + 320)
         object.add("id", id)
