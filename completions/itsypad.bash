@@ -53,7 +53,7 @@ _itsypad_options() {
         'sync compact') REPLY='--data-dir -q --quiet -h --help' ;;
         'sync watch') REPLY='--interval --data-dir -q --quiet -h --help' ;;
         'export') REPLY='--include-sync-key --device-settings --data-dir -q --quiet -h --help' ;;
-        'import') REPLY='--kvs --data-dir -q --quiet -h --help' ;;
+        'import') REPLY='--kvs --from --data-dir -q --quiet -h --help' ;;
         'help') REPLY='--data-dir -q --quiet -h --help' ;;
         'completions') REPLY='--data-dir -q --quiet -h --help' ;;
         'install') REPLY='--prefix --data-dir -q --quiet -h --help' ;;
@@ -78,6 +78,7 @@ _itsypad_option_value() {
         'sync enable:--key') REPLY='none' ;;
         'sync log:-n' | 'sync log:--limit') REPLY='none' ;;
         'sync watch:--interval') REPLY='none' ;;
+        'import:--from') REPLY='words clipman copyq' ;;
         'install:--prefix') REPLY='directory' ;;
         'uninstall:--prefix') REPLY='directory' ;;
         *) return 1 ;;

@@ -94,7 +94,7 @@ function __itsypad_value_options
         case 'export'
             printf '%s\n' --data-dir
         case 'import'
-            printf '%s\n' --data-dir
+            printf '%s\n' --from --data-dir
         case 'help'
             printf '%s\n' --data-dir
         case 'completions'
@@ -201,7 +201,7 @@ complete -c itsypad -n '__itsypad_at "" 0' -a clip -d 'Keep and search a clipboa
 complete -c itsypad -n '__itsypad_at "" 0' -a settings -d 'List, get and change settings.'
 complete -c itsypad -n '__itsypad_at "" 0' -a sync -d 'Sync tabs, clips and synced settings through a shared backend directory or a git remote.'
 complete -c itsypad -n '__itsypad_at "" 0' -a export -d 'Write all tabs, clips and settings as one JSON document to standard output.'
-complete -c itsypad -n '__itsypad_at "" 0' -a import -d 'Merge an export (or a legacy iCloud key-value dump) into the data directory.'
+complete -c itsypad -n '__itsypad_at "" 0' -a import -d 'Merge an export, a legacy iCloud key-value dump or another clipboard manager\'s history.'
 complete -c itsypad -n '__itsypad_at "" 0' -a help -d 'Show help for a command.'
 complete -c itsypad -n '__itsypad_at "" 0' -a completions -d 'Print a shell completion script (bash, zsh or fish).'
 complete -c itsypad -n '__itsypad_at "" 0' -a install -d 'Install this itsypad, its man pages and shell completions under a prefix.'
@@ -347,6 +347,7 @@ complete -c itsypad -n '__itsypad_at "export"' -l device-settings -d 'Also write
 
 # itsypad import
 complete -c itsypad -n '__itsypad_at "import"' -l kvs -d 'Read the legacy iCloud key-value layout.'
+complete -c itsypad -n '__itsypad_at "import"' -l from -x -a 'clipman copyq' -d 'Read the history of another clipboard manager: clipman or copyq.'
 complete -c itsypad -n '__itsypad_at "import" 0' -F
 
 # itsypad help

@@ -329,12 +329,25 @@ public enum CommandTable {
         action: TransferCommands.export)
 
     static let importCommand = CommandSpec(
-        "import", abstract: "Merge an export (or a legacy iCloud key-value dump) into the data directory.",
+        "import", abstract: "Merge an export, a legacy iCloud key-value dump or another clipboard manager's history.",
         discussion:
-            "Items merge by id; the newer lastModified wins. Settings whose scope is this device (\(deviceSettings)) are never applied from a file: each one skipped is named on standard error. A sync key in the export (see export --include-sync-key) becomes this device's if it has none and does not sync unencrypted; otherwise it is left out, with a warning. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.",
-        arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.", completion: .file)],
-        options: [OptionSpec("kvs", help: "Read the legacy iCloud key-value layout.")],
-        examples: [Example("itsypad export | itsypad --data-dir /tmp/copy import -", "Copy a data directory.")],
+            "Items merge by id; the newer lastModified wins. Settings whose scope is this device (\(deviceSettings)) are never applied from a file: each one skipped is named on standard error. A sync key in the export (see export --include-sync-key) becomes this device's if it has none and does not sync unencrypted; otherwise it is left out, with a warning. With --kvs the file holds Itsypad's old key-value layout (tabs, deletedTabIDs, clipboard, deletedClipboardIDs) and its tombstones are honoured; each key's value may be the array itself, the JSON document as a string, or that document as base64 data (as a property-list export writes it), and a value in none of these forms fails the import, naming the key.\n"
+            + "With --from clipman, FILE is clipman's history, by default ~/.local/share/clipman.json (where clipman keeps it, whatever XDG_DATA_HOME says). With --from copyq, the items of the running CopyQ's first tab are read through the copyq command (exit 1 when it is not installed or not running). The tool's order is kept: its newest entry is dated the time of the import, each older one a millisecond earlier. A text the history holds already is not added again, and the tool's entries older than it go below it (so that importing again, after raising clipboard.maxEntries, keeps the order). Entries that are empty, not text (a CopyQ image) or larger than clipboard.maxBytes are left out, each named on standard error.",
+        arguments: [
+            ArgumentSpec(
+                "file", .optional, help: "The file to read, or - for standard input (required, except with --from).", completion: .file)
+        ],
+        options: [
+            OptionSpec("kvs", help: "Read the legacy iCloud key-value layout."),
+            OptionSpec(
+                "from", value: "TOOL", help: "Read the history of another clipboard manager: clipman or copyq.",
+                completion: .values(HistorySource.allCases.map(\.rawValue))),
+        ],
+        examples: [
+            Example("itsypad export | itsypad --data-dir /tmp/copy import -", "Copy a data directory."),
+            Example("itsypad import --from clipman", "Take over clipman's history."),
+            Example("itsypad import --from copyq", "Take over the running CopyQ's first tab."),
+        ],
         action: TransferCommands.importFile)
 
     static let help = CommandSpec(

@@ -4,6 +4,8 @@ import ItsypadSupport
 /// What an import changed, for its closing note.
 package struct ImportSummary: CustomStringConvertible {
     package var tabs = 0, clips = 0, settings = 0, deleted = 0, skippedClips = 0
+    /// Clips of another tool's history whose text the history holds already.
+    package var duplicateClips = 0
     /// Device settings the document carried, which an import never applies.
     package var skippedDeviceSettings: [String] = []
     package var description: String {
@@ -38,6 +40,34 @@ extension DataStore {
     /// Imports a dump of Itsypad's old iCloud key-value layout, tombstones honoured.
     package func importKeyValueDump(_ document: JSONValue, maxEntries: Int) throws -> ImportSummary {
         try commit(try staged { try KeyValueDump.stage(document, into: $0, maxEntries: maxEntries) })
+    }
+
+    /// Imports another clipboard tool's history (`ForeignHistory`), whose entries have no ids or
+    /// times of their own. A text already in the history is not added again. The others get new
+    /// ids and times that keep the tool's order: the newest is `now`, each older one a millisecond
+    /// before the one above it, and below any newer entry the history already has.
+    package func importHistory(_ history: ForeignHistory, maxEntries: Int, now: Milliseconds) throws -> ImportSummary {
+        var times: [String: Milliseconds] = [:]
+        try clips().forEachEntry { times[$0.text] = max(times[$0.text] ?? $0.timestamp, $0.timestamp) }
+        var next = now
+        var clips: [ClipEntry] = []
+        var duplicates = 0
+        for entry in history.entries {
+            if let time = times[entry.text] {
+                next = min(next, time - 1)
+                duplicates += 1
+                continue
+            }
+            times[entry.text] = next
+            clips.append(
+                ClipEntry(
+                    id: Identifier.make(), text: entry.text, timestamp: next, pinned: entry.pinned,
+                    localOnly: try localOnlyReason(for: entry.text, requested: false)))
+            next -= 1
+        }
+        let staging = try staged { try $0.addNewest(clips, maxEntries: maxEntries) }
+        staging.summary.duplicateClips = duplicates
+        return try commit(staging)
     }
 
     /// Stages an import; on any failure drops the stage ("nothing was imported") and rethrows.
@@ -219,7 +249,7 @@ enum KeyValueDump {
                 languageLocked: tab.languageLocked?.value ?? false, lastModified: modified, fileURL: nil,
                 clock: HybridTimestamp(physical: modified, device: store.deviceID))
         }
-        var clips = try (dump.clipboard?.items ?? []).compactMap { clip -> ClipEntry? in
+        let clips = try (dump.clipboard?.items ?? []).compactMap { clip -> ClipEntry? in
             let id = clip.id.lowercased()
             guard !deletedClips.contains(id), !Text.isBlank(clip.text), let time = clip.time else { return nil }
             return ClipEntry(
@@ -230,13 +260,6 @@ enum KeyValueDump {
         }
         let removedClips = try staging.removeClips(deletedClips.sorted())
         for tab in tabs { try staging.merge(tab) }
-        // The history takes the newest entries that fit under clipboard.maxEntries; nothing there is evicted.
-        clips.removeAll { !staging.isFresh($0) }
-        let room = max(0, maxEntries - (try store.clips().count - removedClips))
-        if clips.count > room {
-            staging.summary.skippedClips = clips.count - room
-            clips = Array(clips.sorted { ($0.timestamp, $0.id) > ($1.timestamp, $1.id) }.prefix(room))
-        }
-        for clip in clips { try staging.add(clip) }
+        try staging.addNewest(clips, maxEntries: maxEntries, removed: removedClips)
     }
 }

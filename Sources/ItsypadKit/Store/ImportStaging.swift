@@ -161,8 +161,17 @@ final class ImportStaging {
         return removed.count
     }
 
-    /// Whether `clip` would be added (its id is new to the history).
-    func isFresh(_ clip: ClipEntry) -> Bool { clips.isFresh(clip) }
+    /// Adds the newest of `entries` that fit under `maxEntries` (the history holding `removed`
+    /// fewer than it did), those whose ids are new to it: an import never evicts.
+    func addNewest(_ entries: [ClipEntry], maxEntries: Int, removed: Int = 0) throws {
+        var fresh = entries.filter(clips.isFresh)
+        let room = max(0, maxEntries - (try store.clips().count - removed))
+        if fresh.count > room {
+            summary.skippedClips = fresh.count - room
+            fresh = Array(fresh.sorted { ($0.timestamp, $0.id) > ($1.timestamp, $1.id) }.prefix(room))
+        }
+        for clip in fresh { try add(clip) }
+    }
 
     /// Puts everything in place at once; until then nothing has changed.
     func commit() throws {
