@@ -29,5 +29,6 @@ public enum OptionName: String, CaseIterable, Sendable {
     case prefix
     case quiet
     case search
+    case type
     case version
 }
