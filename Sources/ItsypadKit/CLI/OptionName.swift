@@ -12,6 +12,7 @@ public enum OptionName: String, CaseIterable, Sendable {
     case deviceSettings = "device-settings"
     case encrypt
     case file
+    case from
     case help
     case includeSyncKey = "include-sync-key"
     case interval
@@ -29,5 +30,6 @@ public enum OptionName: String, CaseIterable, Sendable {
     case prefix
     case quiet
     case search
+    case type
     case version
 }

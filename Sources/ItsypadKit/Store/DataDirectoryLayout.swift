@@ -3,7 +3,7 @@
 /// - `meta.json`: format version, device id, creation time (see ``MetaFile``)
 /// - `lock`: the lock file (flock); `lock-waiters`: held shared by commands waiting for it
 /// - `tabs/<id>.json`: one file per tab; `tabs/index`: their listing (see ``TabIndex``)
-/// - `clips/log`, `clips/index`: the clipboard history (see ``ClipStore``)
+/// - `clips/log`, `clips/index`, `clips/blobs/`: the clipboard history (see ``ClipStore``)
 /// - `settings.json`: stored settings
 /// - `sync-key`: the sync key (see `KeyFile`); `sync-key.next`: a new one while a rotation
 ///   is under way; `sync-keys/<key check value>`: keys of backends used before
@@ -58,6 +58,10 @@ public struct DataDirectoryLayout: Sendable, Equatable {
     /// The files of a clip history in `directory` (the data directory's `clips/`, or a test's).
     static func clipLog(in directory: String) -> String { directory + "/log" }
     static func clipIndex(in directory: String) -> String { directory + "/index" }
+    /// The bytes of binary entries, a file per entry named by its id.
+    static func clipBlobs(in directory: String) -> String { directory + "/blobs" }
+    /// The same folder relative to the data directory, as a stage names it.
+    static let stagedClipBlobs = "clips/blobs"
     /// The name of the tab listing in `tabs/`.
     static let tabIndexName = "index"
     /// Where a change is staged before it is committed.

@@ -4,6 +4,8 @@ import ItsypadSupport
 /// What an import changed, for its closing note.
 package struct ImportSummary: CustomStringConvertible {
     package var tabs = 0, clips = 0, settings = 0, deleted = 0, skippedClips = 0
+    /// Clips of another tool's history whose text the history holds already.
+    package var duplicateClips = 0
     /// Device settings the document carried, which an import never applies.
     package var skippedDeviceSettings: [String] = []
     package var description: String {
@@ -38,6 +40,34 @@ extension DataStore {
     /// Imports a dump of Itsypad's old iCloud key-value layout, tombstones honoured.
     package func importKeyValueDump(_ document: JSONValue, maxEntries: Int) throws -> ImportSummary {
         try commit(try staged { try KeyValueDump.stage(document, into: $0, maxEntries: maxEntries) })
+    }
+
+    /// Imports another clipboard tool's history (`ForeignHistory`), whose entries have no ids or
+    /// times of their own. A text already in the history is not added again. The others get new
+    /// ids and times that keep the tool's order: the newest is `now`, each older one a millisecond
+    /// before the one above it, and below any newer entry the history already has.
+    package func importHistory(_ history: ForeignHistory, maxEntries: Int, now: Milliseconds) throws -> ImportSummary {
+        var times: [String: Milliseconds] = [:]
+        try clips().forEachEntry { times[$0.text] = max(times[$0.text] ?? $0.timestamp, $0.timestamp) }
+        var next = now
+        var clips: [ClipEntry] = []
+        var duplicates = 0
+        for entry in history.entries {
+            if let time = times[entry.text] {
+                next = min(next, time - 1)
+                duplicates += 1
+                continue
+            }
+            times[entry.text] = next
+            clips.append(
+                ClipEntry(
+                    id: Identifier.make(), text: entry.text, timestamp: next, pinned: entry.pinned,
+                    localOnly: try localOnlyReason(for: entry.text, requested: false)))
+            next -= 1
+        }
+        let staging = try staged { try $0.addNewest(clips, maxEntries: maxEntries) }
+        staging.summary.duplicateClips = duplicates
+        return try commit(staging)
     }
 
     /// Stages an import; on any failure drops the stage ("nothing was imported") and rethrows.
@@ -95,7 +125,9 @@ package enum ExportFormat {
 
     /// Decodes and validates an export, handing each tab and clip over as it is
     /// parsed, so memory stays near one entry's size however large the file.
-    static func read(_ bytes: [UInt8], device: String, tab: (Tab) throws -> Void, clip: (EscapedClip) throws -> Void) throws -> Header {
+    static func read(
+        _ bytes: [UInt8], device: String, tab: (Tab) throws -> Void, clip: (EscapedClip, [UInt8]?) throws -> Void
+    ) throws -> Header {
         var header = Header()
         var tabCount = 0, clipCount = 0
         var text: [UInt8] = []
@@ -120,7 +152,7 @@ package enum ExportFormat {
                 } else {
                     clipCount += 1
                     // A clip is usually a flat object, read from its bytes.
-                    let decoded: EscapedClip?
+                    let decoded: (clip: EscapedClip, bytes: [UInt8]?)?
                     if let flat = element.flat {
                         decoded = decodeClip(flat, escapedText: &text)
                     } else {
@@ -129,7 +161,7 @@ package enum ExportFormat {
                     guard let decoded else {
                         throw ItsypadError.failure("clip \(clipCount) in the export is invalid; nothing was imported")
                     }
-                    try clip(decoded)
+                    try clip(decoded.clip, decoded.bytes)
                 }
             })
         guard header.format == name, let version = header.version else {
@@ -156,16 +188,31 @@ package enum ExportFormat {
         }
     }
 
-    /// `escapedText` is scratch space the caller may reuse. An id is a UUID with hex digits in either case.
-    static func decodeClip(_ json: some JSONFields, escapedText text: inout [UInt8]) -> EscapedClip? {
+    /// A clip and, for a binary one, its bytes. `escapedText` is scratch space the caller may
+    /// reuse. An id is a UUID with hex digits in either case. A binary clip (a `type` other than
+    /// text) needs a valid type and its bytes as canonical base64 in `data`, as many as `size` says.
+    static func decodeClip(_ json: some JSONFields, escapedText text: inout [UInt8]) -> (clip: EscapedClip, bytes: [UInt8]?)? {
         text.removeAll(keepingCapacity: true)
-        guard let id = json.withStringMember("id", PackedID.init(anyCaseUTF8:)) ?? nil, json.appendEscapedMember("text", to: &text),
+        let type = json.stringMember("type").map { $0.lowercased() }
+        let isBinary = type.map { !MediaType.isText($0) } ?? false
+        guard let id = json.withStringMember("id", PackedID.init(anyCaseUTF8:)) ?? nil,
+            isBinary || json.appendEscapedMember("text", to: &text),
             let timestamp = Time.stored(json.withStringMember("timestamp", Time.parseISO8601(utf8:)) ?? nil)
         else { return nil }
+        var binary: (description: ClipBinary, bytes: [UInt8])?
+        if isBinary, let type {
+            guard MediaType.isValid(type), let bytes = json.stringMember("data").flatMap(Base64.decode), !bytes.isEmpty,
+                json.integerMember("size").map({ $0 == bytes.count }) ?? true
+            else { return nil }
+            binary = (ClipBinary(describing: bytes, type: type), bytes)
+        }
         let reason =
             json.stringMember("localReason").flatMap(LocalOnlyReason.init(rawValue:))
             ?? (json.boolMember("localOnly") == true ? .requested : nil)
-        return EscapedClip(id: id, timestamp: timestamp, pinned: json.boolMember("pinned") ?? false, localOnly: reason, escapedText: text)
+        let clip = EscapedClip(
+            id: id, timestamp: timestamp, pinned: json.boolMember("pinned") ?? false, localOnly: reason,
+            binary: binary?.description, escapedText: text)
+        return (clip, binary?.bytes)
     }
 
     static func decodeSetting(_ json: JSONValue) throws -> (String, SettingsStore.Entry) {
@@ -219,7 +266,7 @@ enum KeyValueDump {
                 languageLocked: tab.languageLocked?.value ?? false, lastModified: modified, fileURL: nil,
                 clock: HybridTimestamp(physical: modified, device: store.deviceID))
         }
-        var clips = try (dump.clipboard?.items ?? []).compactMap { clip -> ClipEntry? in
+        let clips = try (dump.clipboard?.items ?? []).compactMap { clip -> ClipEntry? in
             let id = clip.id.lowercased()
             guard !deletedClips.contains(id), !Text.isBlank(clip.text), let time = clip.time else { return nil }
             return ClipEntry(
@@ -230,13 +277,6 @@ enum KeyValueDump {
         }
         let removedClips = try staging.removeClips(deletedClips.sorted())
         for tab in tabs { try staging.merge(tab) }
-        // The history takes the newest entries that fit under clipboard.maxEntries; nothing there is evicted.
-        clips.removeAll { !staging.isFresh($0) }
-        let room = max(0, maxEntries - (try store.clips().count - removedClips))
-        if clips.count > room {
-            staging.summary.skippedClips = clips.count - room
-            clips = Array(clips.sorted { ($0.timestamp, $0.id) > ($1.timestamp, $1.id) }.prefix(room))
-        }
-        for clip in clips { try staging.add(clip) }
+        try staging.addNewest(clips, maxEntries: maxEntries, removed: removedClips)
     }
 }

@@ -96,12 +96,17 @@ final class ImportStaging {
 
     func add(_ clip: ClipEntry) throws {
         guard let escaped = EscapedClip(clip) else { return }
-        try add(escaped)
+        try add(escaped, bytes: nil)
     }
 
-    func add(_ clip: EscapedClip) throws {
+    /// A binary clip comes with its bytes; it stays here when too large to sync, whatever the document says.
+    func add(_ clip: EscapedClip, bytes: [UInt8]?) throws {
         if let admitted, !admitted(clip.id) { return }
-        guard try clips.add(clip) else { return }
+        var clip = clip
+        if let binary = clip.binary, clip.localOnly == nil {
+            clip.localOnly = try store.localOnlyReason(forBinaryOf: binary.size, requested: false)
+        }
+        guard try clips.add(clip, bytes: bytes) else { return }
         summary.clips += 1
         guard clip.localOnly == nil else { return }
         let file = try stagedQueue()
@@ -162,8 +167,17 @@ final class ImportStaging {
         return removed.count
     }
 
-    /// Whether `clip` would be added (its id is new to the history).
-    func isFresh(_ clip: ClipEntry) -> Bool { clips.isFresh(clip) }
+    /// Adds the newest of `entries` that fit under `maxEntries` (the history holding `removed`
+    /// fewer than it did), those whose ids are new to it: an import never evicts.
+    func addNewest(_ entries: [ClipEntry], maxEntries: Int, removed: Int = 0) throws {
+        var fresh = entries.filter(clips.isFresh)
+        let room = max(0, maxEntries - (try store.clips().count - removed))
+        if fresh.count > room {
+            summary.skippedClips = fresh.count - room
+            fresh = Array(fresh.sorted { ($0.timestamp, $0.id) > ($1.timestamp, $1.id) }.prefix(room))
+        }
+        for clip in fresh { try add(clip) }
+    }
 
     /// Puts everything in place at once; until then nothing has changed.
     func commit() throws {

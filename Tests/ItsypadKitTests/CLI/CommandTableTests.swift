@@ -65,7 +65,10 @@ import Testing
         // Sync is not enabled, so watch reads its options and stops at once.
         "sync watch": [(["sync", "watch", "--interval", "5"], 1)],
         "export": [(["export"], 0), (["export", "--include-sync-key"], 1), (["export", "--device-settings"], 0)],
-        "import": [(["import", "$DIR/export.json"], 0), (["import", "--kvs", "$DIR/kvs.json"], 0)],
+        "import": [
+            (["import", "$DIR/export.json"], 0), (["import", "--kvs", "$DIR/kvs.json"], 0),
+            (["import", "--from", "clipman", "$DIR/clipman.json"], 0),
+        ],
         "help": [(["help", "clip", "add"], 0)],
         "completions": [(["completions", "bash"], 0)],
         // No --prefix, $PREFIX or $HOME: install reads --prefix and stops before copying anything.
@@ -83,6 +86,7 @@ import Testing
             let clip = device.inProcess(["clip", "add", "copied"]).1.trimmingNewline
             device.directory.write("export.json", device.inProcess(["export"]).1)
             device.directory.write("kvs.json", #"{"tabs": []}"#)
+            device.directory.write("clipman.json", #"["copied elsewhere"]"#)
             let arguments = sample.arguments.map {
                 $0.replacing("$DIR", with: device.directory.path).replacing("$CLIP", with: clip)
             }

@@ -35,6 +35,7 @@ struct ReadmeSteps {
         case "systemd": try systemd(block, at)
         case "cron": try cron(block, at)
         case "recipes": try recipes(block, at)
+        case "peers": try peers(block, at)
         default: return false
         }
         return true
@@ -209,5 +210,19 @@ struct ReadmeSteps {
         for text in ["copied in X11", "second copy", "first copy"] {
             #expect(listed.stdout.contains("\t" + text + "\n"), "\(at): \(text) was not recorded: \(listed.stdout)")
         }
+    }
+
+    /// clipman's file where clipman keeps it, and a copyq that prints what `CopyQHistory.script` prints.
+    func peers(_ block: ReadmeBlock, _ at: String) throws {
+        try FileSystem.makeDirectory(account.home.path + "/.local/share")
+        try FileSystem.writeAtomically(
+            account.home.path + "/.local/share/clipman.json", Array(#"["clipman's older","clipman's newer"]"#.utf8))
+        let items = #"[{"types":["text/plain"],"pinned":false,"text":"ZnJvbSBDb3B5UQ=="},{"types":["image/png"],"pinned":false}]"#
+        try account.writeStandIn("copyq", "[ \"$1 $2\" = 'eval --' ] && printf '%s' '{\"tab\":\"&clipboard\",\"items\":\(items)}'\n")
+        let result = try account.run(block.text, path: account.standIns)
+        #expect(result.status == 0, "\(at): \(result.stderr)")
+        #expect(result.stderr.contains("row 1 (image/png)"), "\(at): the image is not named: \(result.stderr)")
+        let listed = try account.run("itsypad clip ls -n 3").stdout.split(separator: "\n").map { $0.split(separator: "\t").last ?? "" }
+        #expect(listed == ["from CopyQ", "clipman's newer", "clipman's older"], "\(at): \(listed)")
     }
 }

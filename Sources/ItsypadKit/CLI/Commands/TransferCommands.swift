@@ -2,6 +2,11 @@ import ItsypadModel
 import ItsypadStore
 import ItsypadSupport
 
+/// The clipboard managers whose history `import --from` reads.
+enum HistorySource: String, CaseIterable {
+    case clipman, copyq
+}
+
 /// `itsypad export` and `itsypad import`.
 enum TransferCommands {
     /// Streams the document: tabs and clips are written one at a time, so memory stays flat.
@@ -40,21 +45,8 @@ enum TransferCommands {
     }
 
     static func importFile(_ invocation: Invocation) throws -> Int32 {
-        let source = invocation.arguments[0]
-        // Read inside a function so the raw bytes are freed once decoded.
-        func input() throws -> [UInt8] {
-            let bytes: [UInt8]
-            if source == "-" {
-                bytes = try invocation.context.standardInput()
-            } else {
-                guard let read = try FileSystem.read(FileSystem.absolute(source)) else {
-                    throw ItsypadError.failure("no such file: \(source)")
-                }
-                bytes = read
-            }
-            guard !bytes.isEmpty else { throw ItsypadError.failure("\(source) is empty; nothing was imported") }
-            return bytes
-        }
+        if let tool = invocation.value(.from) { return try importHistory(from: tool, invocation) }
+        guard let source = invocation.arguments.first else { throw invocation.usage("Missing expected argument '<file>'.") }
         let store = try invocation.store()
         invocation.progress("importing…")
         defer { invocation.endProgress() }
@@ -62,23 +54,18 @@ enum TransferCommands {
         let summary: ImportSummary
         do {
             if invocation.flag(.kvs) {
-                summary = try store.importKeyValueDump(try JSONValue.parse(try input()), maxEntries: maxEntries)
+                summary = try store.importKeyValueDump(try JSONValue.parse(try input(source, invocation)), maxEntries: maxEntries)
             } else {
                 // Whether this device syncs is decided by its own settings, not the export's (staged by the import).
                 let syncsAlready = try store.settings().bool(.syncEnabled)
-                summary = try store.importExport(try input(), maxEntries: maxEntries) {
+                summary = try store.importExport(try input(source, invocation), maxEntries: maxEntries) {
                     try importSyncKey($0, into: store, deviceSyncs: syncsAlready, invocation)
                 }
             }
         } catch let error as JSONParseError {
             throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
         }
-        if summary.skippedClips > 0 {
-            invocation.warn(
-                "imported the newest \(summary.clips) of \(summary.clips + summary.skippedClips) new clips: "
-                    + "clipboard.maxEntries is \(maxEntries); to keep them all, raise it "
-                    + "(itsypad settings set clipboard.maxEntries N) and import the same file again")
-        }
+        warnAboutCap(summary, maxEntries: maxEntries, invocation)
         if !summary.skippedDeviceSettings.isEmpty {
             invocation.warn(
                 "skipped the export's device settings (\(summary.skippedDeviceSettings.joined(separator: ", "))): "
@@ -86,6 +73,130 @@ enum TransferCommands {
         }
         invocation.note(summary.description)
         return ExitCode.success
+    }
+
+    /// The bytes of FILE, or of standard input for "-"; an empty input is refused.
+    private static func input(_ source: String, _ invocation: Invocation, missing: String = "") throws -> [UInt8] {
+        let bytes: [UInt8]
+        if source == "-" {
+            bytes = try invocation.context.standardInput()
+        } else {
+            guard let read = try FileSystem.read(FileSystem.absolute(source)) else {
+                throw ItsypadError.failure("no such file: \(source)\(missing)")
+            }
+            bytes = read
+        }
+        guard !bytes.isEmpty else { throw ItsypadError.failure("\(source) is empty; nothing was imported") }
+        return bytes
+    }
+
+    private static func warnAboutCap(_ summary: ImportSummary, maxEntries: Int, _ invocation: Invocation) {
+        guard summary.skippedClips > 0 else { return }
+        invocation.warn(
+            "imported the newest \(summary.clips) of \(summary.clips + summary.skippedClips) new clips: "
+                + "clipboard.maxEntries is \(maxEntries); to keep them all, raise it "
+                + "(itsypad settings set clipboard.maxEntries N) and import the same \(invocation.value(.from) == nil ? "file" : "history") again"
+        )
+    }
+
+    /// `import --from TOOL`: another clipboard manager's history, read before the data directory is
+    /// locked (CopyQ may take a while), then imported all at once.
+    static func importHistory(from tool: String, _ invocation: Invocation) throws -> Int32 {
+        guard let source = HistorySource(rawValue: tool) else {
+            throw invocation.usage("Unknown tool '\(tool)' for --from: clipman or copyq.")
+        }
+        if invocation.flag(.kvs) { throw invocation.usage("--from and --kvs cannot be combined.") }
+        invocation.progress("importing…")
+        defer { invocation.endProgress() }
+        let maxBytes = try DataStore.settingsWithoutLock(path: invocation.dataDirectory()).maxClipBytes
+        let history: ForeignHistory
+        let origin: String
+        switch source {
+        case .clipman:
+            let path: String
+            if let given = invocation.arguments.first {
+                path = given
+            } else {
+                guard let home = invocation.context.variable("HOME"), !home.isEmpty else {
+                    throw ItsypadError.failure("no HOME to find clipman's history in: pass its path")
+                }
+                path = ClipmanHistory.defaultPath(home: home)
+            }
+            let bytes = try input(path, invocation, missing: " (clipman's history: pass its path if clipman runs with --histpath)")
+            do { history = try ClipmanHistory.parse(bytes, maxBytes: maxBytes) } catch let error as JSONParseError {
+                throw ItsypadError.failure("\(path) is not valid JSON (\(error)); nothing was imported")
+            }
+            origin = "clipman"
+        case .copyq:
+            guard invocation.arguments.isEmpty else {
+                throw invocation.usage("--from copyq reads the running CopyQ, not a file: pass no FILE.")
+            }
+            let items = try CopyQHistory.parse(try copyqItems(maxBytes: maxBytes, invocation), maxBytes: maxBytes)
+            history = items.history
+            origin = "CopyQ's tab \(items.tab)"
+        }
+        let store = try invocation.store()
+        let maxEntries = try store.settings().maxClipEntries
+        let summary = try store.importHistory(history, maxEntries: maxEntries, now: invocation.context.now())
+        warnAboutOmissions(history.omitted, maxBytes: maxBytes, invocation)
+        warnAboutCap(summary, maxEntries: maxEntries, invocation)
+        let duplicates = summary.duplicateClips > 0 ? " (\(summary.duplicateClips) more were in the history already)" : ""
+        invocation.note("imported \(Text.counted(summary.clips, "clip")) from \(origin)\(duplicates)")
+        return ExitCode.success
+    }
+
+    /// The items of CopyQ's first tab, as `CopyQHistory.script` prints them: one copyq process for all.
+    private static func copyqItems(maxBytes: Int, _ invocation: Invocation) throws -> [UInt8] {
+        let environment = invocation.context.environment
+        guard let copyq = Subprocess.find("copyq", searchPath: environment["PATH"]) else {
+            throw ItsypadError.failure("copyq is not installed (it is not on PATH); nothing was imported")
+        }
+        let timeout = 300.0, limit = 1 << 30
+        let output = try Subprocess(
+            executable: copyq, arguments: ["eval", "--", CopyQHistory.script, String(maxBytes)], environment: environment
+        ).run(timeout: timeout, outputLimit: limit + 1)
+        if output.timedOut {
+            throw ItsypadError.temporary("copyq did not answer within \(Int(timeout)) s; nothing was imported; try again later")
+        }
+        guard output.status == 0 else {
+            if output.errorText.contains("Cannot connect to server") {
+                throw ItsypadError.failure("CopyQ is not running (start it with 'copyq --start-server'); nothing was imported")
+            }
+            let said = output.errorText.isEmpty ? "" : ": \(output.errorText)"
+            throw ItsypadError.failure("copyq exited with status \(output.status)\(said); nothing was imported")
+        }
+        guard output.standardOutput.count <= limit else {
+            throw ItsypadError.failure("CopyQ's first tab holds more than \(limit >> 20) MiB of text; nothing was imported")
+        }
+        return output.standardOutput
+    }
+
+    /// Names the items an import from another tool left out, a line per reason.
+    private static func warnAboutOmissions(
+        _ omitted: [(item: String, why: ForeignHistory.Omission)], maxBytes: Int, _ invocation: Invocation
+    ) {
+        func names(_ items: [String]) -> String {
+            items.count > 10 ? items.prefix(10).joined(separator: ", ") + " and \(items.count - 10) more" : items.joined(separator: ", ")
+        }
+        var notText: [String] = [], tooLarge: [String] = [], notUTF8: [String] = [], blank: [String] = []
+        for (item, why) in omitted {
+            switch why {
+            case .notText(let types): notText.append(types.isEmpty ? item : "\(item) (\(types.joined(separator: ", ")))")
+            case .tooLarge(let bytes): tooLarge.append("\(item) (\(bytes) bytes)")
+            case .notUTF8: notUTF8.append(item)
+            case .blank: blank.append(item)
+            }
+        }
+        if !notText.isEmpty { invocation.warn("left out \(Text.counted(notText.count, "item")) that are not text: \(names(notText))") }
+        if !tooLarge.isEmpty {
+            invocation.warn(
+                "left out \(Text.counted(tooLarge.count, "item")) larger than clipboard.maxBytes (\(maxBytes) bytes): \(names(tooLarge)); "
+                    + "to keep them, raise it (itsypad settings set clipboard.maxBytes N) and import again")
+        }
+        if !notUTF8.isEmpty {
+            invocation.warn("left out \(Text.counted(notUTF8.count, "item")) whose text is not UTF-8: \(names(notUTF8))")
+        }
+        if !blank.isEmpty { invocation.warn("left out \(Text.counted(blank.count, "empty item")): \(names(blank))") }
     }
 
     /// Keeps an exported sync key as this device's, unless that could break its sync: a device
