@@ -145,7 +145,7 @@ import Testing
         #expect(status == 1)
         #expect(err.contains(example.message), "\(err)")
         #expect(device.inProcess(["clip", "ls", "--json"]).1 == before)
-        #expect(!FileSystem.exists(device.dataDir + "/" + StagedChanges.directoryName))
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: device.dataDir).staged))
     }
 
     @Test func anEmptyHistoryImportsNothingAndSucceeds() throws {
