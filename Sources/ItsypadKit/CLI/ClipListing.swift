@@ -120,13 +120,13 @@ struct ClipListing {
             words.write(clip.binary != nil ? words.afterTextNull : words.afterText, to: &block)
             block.appendWritten(count: ISO8601Writer.length) { dates.write(clip.slot.timestamp, to: $0) }
             words.write(words.flags(pinned: clip.slot.isPinned, localOnly: clip.localOnly != nil), to: &block)
-            words.write(words.state(state), to: &block)
             if let binary = clip.binary {
+                words.write(words.state(state), to: &block)
                 block.append(UnsafeRawBufferPointer(binary.type))
+                words.write(words.afterType, to: &block)
             } else {
-                words.write(words.textType, to: &block)
+                words.write(words.textState(state), to: &block)
             }
-            words.write(words.afterType, to: &block)
             block.appendDecimal(size)
             words.write(words.ending(clip.localOnly), to: &block)
             guard withLocalReason else { return }
@@ -234,10 +234,10 @@ private struct JSONWords {
     private(set) var afterID = 0..<0, afterIDNull = 0..<0, afterText = 0..<0, afterTextNull = 0..<0
     /// From after the timestamp to the sync state, for each pin and local-only flag.
     private var flagWords: [Range<Int>] = []
-    /// From the sync state to the type's first character, for each state.
-    private var stateWords: [Range<Int>] = []
-    /// A text's type, and from after the type to the size.
-    private(set) var textType = 0..<0, afterType = 0..<0
+    /// From the sync state to the type's first character, for each state; for text, on to the size.
+    private var stateWords: [Range<Int>] = [], textStateWords: [Range<Int>] = []
+    /// From after the type to the size.
+    private(set) var afterType = 0..<0
     /// From after the size: the element's end, or for export up to the data, for each local reason.
     private var endings: [Range<Int>] = []
     /// For export: `null` data, and the element's end after the data.
@@ -268,8 +268,10 @@ private struct JSONWords {
                     add(quote, pieces[3], literal(pinned ? "true" : "false"), pieces[4], literal(localOnly ? "true" : "false"), pieces[5]))
             }
         }
-        for state in states { stateWords.append(add(literal("\"\(state.rawValue)\""), pieces[6], quote)) }
-        textType = add(literal(MediaType.text))
+        for state in states {
+            stateWords.append(add(literal("\"\(state.rawValue)\""), pieces[6], quote))
+            textStateWords.append(add(literal("\"\(state.rawValue)\""), pieces[6], quote, literal(MediaType.text), quote, pieces[7]))
+        }
         afterType = add(quote, pieces[7])
         for reason in reasons {
             if withLocalReason {
@@ -289,6 +291,8 @@ private struct JSONWords {
     func flags(pinned: Bool, localOnly: Bool) -> Range<Int> { flagWords[(pinned ? 2 : 0) + (localOnly ? 1 : 0)] }
 
     func state(_ state: SyncState) -> Range<Int> { stateWords[states.firstIndex(of: state)!] }
+
+    func textState(_ state: SyncState) -> Range<Int> { textStateWords[states.firstIndex(of: state)!] }
 
     /// The words after the size; `reason` is written only for export.
     func ending(_ reason: LocalOnlyReason?) -> Range<Int> {

@@ -66,22 +66,43 @@ public struct ClipBinary: Equatable, Sendable {
         return String(decoding: line, as: UTF8.self)
     }
 
-    /// `summary` of a binary entry whose line a listing holds, appended to `line`.
+    /// `summary` of a binary entry whose line a listing holds, appended to `line` (digits written
+    /// in place: a listing describes thousands of images).
     public static func appendSummary(
         type: some Collection<UInt8>, size: Int, width: Int?, height: Int?, to line: inout [UInt8]
     ) {
         line += "[[ ".utf8
         line += type
-        if let width, let height { line += " \(width)×\(height)".utf8 }
-        line += " \(sizeText(size)) ]]".utf8
+        if let width, let height {
+            line.append(0x20)
+            appendDecimal(width, to: &line)
+            line += "×".utf8
+            appendDecimal(height, to: &line)
+        }
+        line.append(0x20)
+        if size < 1024 {
+            appendDecimal(size, to: &line)
+            line += " B ]]".utf8
+        } else if size < 1 << 20 {
+            appendDecimal((size + 512) / 1024, to: &line)
+            line += " KiB ]]".utf8
+        } else {
+            let tenths = (size * 10 + (1 << 19)) >> 20
+            appendDecimal(tenths / 10, to: &line)
+            line.append(0x2E)
+            appendDecimal(tenths % 10, to: &line)
+            line += " MiB ]]".utf8
+        }
     }
 
-    /// 512 B, 24 KiB, 1.5 MiB.
-    static func sizeText(_ bytes: Int) -> String {
-        if bytes < 1024 { return "\(bytes) B" }
-        if bytes < 1 << 20 { return "\((bytes + 512) / 1024) KiB" }
-        let tenths = (bytes * 10 + (1 << 19)) >> 20
-        return "\(tenths / 10).\(tenths % 10) MiB"
+    private static func appendDecimal(_ value: Int, to line: inout [UInt8]) {
+        let start = line.count
+        var rest = max(value, 0)
+        repeat {
+            line.append(UInt8(0x30 + rest % 10))
+            rest /= 10
+        } while rest > 0
+        line[start...].reverse()
     }
 }
 

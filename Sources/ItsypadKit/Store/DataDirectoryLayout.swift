@@ -53,8 +53,9 @@ public struct DataDirectoryLayout: Sendable, Equatable {
     public var gitClone: String { sync + "/git" }
 
     /// What the privacy check does not look into, relative to the root: the git clone is git's,
-    /// and tab files are too many to check one by one (a private `tabs/` keeps them).
-    var notCheckedForPrivacy: Set<String> { [relative(gitClone), relative(tabs)] }
+    /// and tab files and binary clips' files are too many to check one by one (a private
+    /// `tabs/` and `clips/blobs/` keep them).
+    var notCheckedForPrivacy: Set<String> { [relative(gitClone), relative(tabs), Self.stagedClipBlobs] }
     /// The files of a clip history in `directory` (the data directory's `clips/`, or a test's).
     static func clipLog(in directory: String) -> String { directory + "/log" }
     static func clipIndex(in directory: String) -> String { directory + "/index" }

@@ -75,8 +75,7 @@ enum ClipCommands {
     static func show(_ invocation: Invocation) throws -> Int32 {
         guard let reference = try invocation.arguments.first ?? idFromStandardInput(invocation) else { return ExitCode.success }
         let store = try invocation.store()
-        let entry = try resolve(reference, store, invocation)
-        invocation.out.write(entry.binary == nil ? Array(entry.text.utf8) : try store.clips().bytes(of: entry))
+        invocation.out.write(try store.clips().bytes(of: resolve(reference, store, invocation)))
         return ExitCode.success
     }
 
