@@ -61,6 +61,17 @@ enum ClipCommands {
         return ExitCode.success
     }
 
+    /// Puts an entry back on the desktop's clipboard with its type.
+    static func copy(_ invocation: Invocation) throws -> Int32 {
+        let clipboard = try DesktopClipboard(environment: invocation.context.environment, primary: invocation.flag(.primary))
+        guard let reference = try invocation.arguments.first ?? idFromStandardInput(invocation) else { return ExitCode.success }
+        let entry = try resolve(reference, try invocation.store(), invocation)
+        invocation.close()
+        let scratch = invocation.context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        try clipboard.copy(Array(entry.text.utf8), type: DesktopClipboard.textType, scratchDirectory: scratch)
+        return ExitCode.success
+    }
+
     /// The id piped in (`clip ls | fzf | cut -f1 | itsypad clip show`); nil
     /// when nothing was: fzf left with Esc, and like `xargs -r` there is then nothing to do.
     static func idFromStandardInput(_ invocation: Invocation) throws -> String? {
