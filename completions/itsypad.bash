@@ -26,7 +26,7 @@ _itsypad_options() {
         'tab edit') REPLY='--name --language --auto-language --data-dir -q --quiet -h --help' ;;
         'tab rm') REPLY='--data-dir -q --quiet -h --help' ;;
         'clip') REPLY='--data-dir -q --quiet -h --help' ;;
-        'clip add') REPLY='--local --data-dir -q --quiet -h --help' ;;
+        'clip add') REPLY='--local --type --data-dir -q --quiet -h --help' ;;
         'clip ls') REPLY='-n --limit -s --search --pinned --json --data-dir -q --quiet -h --help' ;;
         'clip show') REPLY='--data-dir -q --quiet -h --help' ;;
         'clip rm') REPLY='--data-dir -q --quiet -h --help' ;;
@@ -71,6 +71,7 @@ _itsypad_option_value() {
         'tab new:--file') REPLY='file' ;;
         'tab edit:--name') REPLY='none' ;;
         'tab edit:--language') REPLY='dynamic languages' ;;
+        'clip add:--type') REPLY='none' ;;
         'clip ls:-n' | 'clip ls:--limit') REPLY='none' ;;
         'clip ls:-s' | 'clip ls:--search') REPLY='none' ;;
         'clip prune:--older-than') REPLY='words never 90s 30m 12h 1d 7d 2w' ;;

@@ -40,7 +40,7 @@ function __itsypad_value_options
         case 'clip'
             printf '%s\n' --data-dir
         case 'clip add'
-            printf '%s\n' --data-dir
+            printf '%s\n' --type --data-dir
         case 'clip ls'
             printf '%s\n' -n --limit -s --search --data-dir
         case 'clip show'
@@ -237,9 +237,9 @@ complete -c itsypad -n '__itsypad_at "tab edit" 0' -a '(__itsypad_complete tabs)
 complete -c itsypad -n '__itsypad_at "tab rm" 0+' -a '(__itsypad_complete tabs)'
 
 # itsypad clip
-complete -c itsypad -n '__itsypad_at "clip" 0' -a add -d 'Add text to the clipboard history and print its id.'
+complete -c itsypad -n '__itsypad_at "clip" 0' -a add -d 'Add text, an image or other bytes to the clipboard history and print its id.'
 complete -c itsypad -n '__itsypad_at "clip" 0' -a ls -d 'List entries, newest first.'
-complete -c itsypad -n '__itsypad_at "clip" 0' -a show -d 'Print an entry\'s text exactly as stored.'
+complete -c itsypad -n '__itsypad_at "clip" 0' -a show -d 'Print an entry\'s text or bytes exactly as stored.'
 complete -c itsypad -n '__itsypad_at "clip" 0' -a rm -d 'Remove entries.'
 complete -c itsypad -n '__itsypad_at "clip" 0' -a pin -d 'Pin an entry: never pruned, evicted or cleared (except by clear --all).'
 complete -c itsypad -n '__itsypad_at "clip" 0' -a unpin -d 'Unpin an entry.'
@@ -248,6 +248,7 @@ complete -c itsypad -n '__itsypad_at "clip" 0' -a prune -d 'Remove old entries (
 
 # itsypad clip add
 complete -c itsypad -n '__itsypad_at "clip add"' -l local -d 'Never sync this entry.'
+complete -c itsypad -n '__itsypad_at "clip add"' -l type -x -d 'The input\'s MIME type (type/subtype, e.g. image/png); text/plain keeps it as text, any other as bytes.'
 
 # itsypad clip ls
 complete -c itsypad -n '__itsypad_at "clip ls"' -s n -l limit -x -d 'Show at most N entries.'

@@ -10,6 +10,10 @@
                             clips in one script (cyrillic, cjk, emoji, mixed):
                             OUT/itsypad-SCRIPT-N.json and OUT/lines-SCRIPT-N.jsonl
 
+With IMAGES=1 in the environment, every tenth clip of `clips` is a PNG image of
+1-4 KiB instead (in the export as type and base64 data; in the baseline lines as
+{"id","type","size"}), as a history that records screenshots holds.
+
 Clip texts are distinct, 20-200 characters: prose, URLs, shell commands,
 code, multi-line snippets, some non-ASCII. Script clips are
 the same kinds of text in Russian, Chinese and Japanese, with emoji (skin
@@ -17,8 +21,11 @@ tones, ZWJ sequences, flags, keycaps), or all of them mixed with accented
 Latin and Greek. Tabs are notes of 1-25 lines,
 about 50-2,000 bytes, named "note I".
 """
+import base64
 import json
+import os
 import random
+import struct
 import sys
 import time
 import uuid
@@ -62,8 +69,16 @@ def clip_text(rng):
     return t[:200].strip()
 
 
+def png(rng):
+    """A PNG's signature and IHDR chunk, then noise: what listing reads of it is its size and pixels."""
+    width, height = rng.randint(16, 4000), rng.randint(16, 3000)
+    ihdr = struct.pack(">I", 13) + b"IHDR" + struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0) + b"\0\0\0\0"
+    return b"\x89PNG\r\n\x1a\n" + ihdr + rng.randbytes(rng.randint(1024, 4096))
+
+
 def clips(n, out):
     rng = random.Random(20260101 + n)
+    images = os.environ.get("IMAGES") == "1"
     texts, seen = [], set()
     while len(texts) < n:
         t = clip_text(rng)
@@ -71,12 +86,19 @@ def clips(n, out):
             seen.add(t)
             texts.append(t)
     base = 1767225600  # 2026-01-01T00:00:00Z; one entry a second, oldest first
-    ids, items = [], []
+    ids, items, lines = [], [], []
     for i, t in enumerate(texts):
         cid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         ids.append(cid)
         stamp = "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.000Z".format(*time.gmtime(base + i)[:6])
-        items.append({"id": cid, "text": t, "timestamp": stamp, "pinned": False, "localOnly": False})
+        item = {"id": cid, "text": t, "timestamp": stamp, "pinned": False, "localOnly": False}
+        line = {"id": cid, "text": t}
+        if images and i % 10 == 9:
+            data = png(rng)
+            item.update(text=None, type="image/png", size=len(data), data=base64.b64encode(data).decode())
+            line = {"id": cid, "type": "image/png", "size": len(data)}
+        items.append(item)
+        lines.append(line)
     doc = {"format": "itsypad-export", "version": 1, "tabs": [], "clips": items, "settings": []}
     with open(f"{out}/itsypad-{n}.json", "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False)
@@ -85,8 +107,8 @@ def clips(n, out):
     with open(f"{out}/ids-{n}.txt", "w") as f:
         f.write("\n".join(ids) + "\n")
     with open(f"{out}/lines-{n}.jsonl", "w", encoding="utf-8") as f:
-        for cid, t in zip(ids, texts):
-            f.write(json.dumps({"id": cid, "text": t}, ensure_ascii=False, separators=(",", ":")) + "\n")
+        for line in lines:
+            f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 CYRILLIC = ("привет мир встреча заметки сделать исправить ошибка выпуск сборка сервер клиент ключ кэш индекс "

@@ -39,6 +39,7 @@
 #   SCRIPTS    corpora of other scripts measured at 100k (default "cyrillic cjk emoji mixed"; "" for none)
 #   SCRIPT_RUNS rounds of each script's targets (default 15, after 2 warm-up rounds)
 #   SCRIPTS_ONLY=1 measures the scripts' targets alone (and their summary)
+#   IMAGES=1   every tenth clip of the histories is a PNG of 1-4 KiB (binary entries; see generate.py)
 #   BENCH_OUT  directory to keep the rounds (paired.py's JSON), memory TSV and summary in
 # Exit status: 0 when every target passes, 1 when one fails, 2 on a setup error.
 set -euo pipefail

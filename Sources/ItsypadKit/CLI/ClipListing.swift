@@ -31,6 +31,8 @@ struct ClipListing {
         // A search reads whole texts, a long one in pieces after its first MiB.
         try clips.forEachListed(pinnedOnly: pinnedOnly, textHead: query == nil ? textHead : 1 << 20) { clip in
             if let query {
+                // A search reads text: bytes of another type never match.
+                if clip.binary != nil { return true }
                 // Most texts are decided from their escaped bytes; the others are decoded and decided by the rule.
                 switch clip.isWhole ? query.verdict(escaped: clip.head) : .undecided {
                 case .noMatch: return true
@@ -73,6 +75,10 @@ struct ClipListing {
         line.append(contentsOf: UnsafeBufferPointer(rebasing: clip.idText[..<8]))
         line.append(0x09)
         if clip.slot.isPinned { line += ClipListing.pinnedMarker }
+        if let binary = clip.binary {
+            ClipBinary.appendSummary(type: binary.type, size: binary.size, width: binary.width, height: binary.height, to: &line)
+            return
+        }
         // Most previews come straight from the escaped text; the others from the decoded one.
         if !PreviewBuilder.append(escaped: clip.head, isWhole: clip.isWhole, limit: length, to: &line) {
             var preview = PreviewBuilder(limit: length)
@@ -81,10 +87,10 @@ struct ClipListing {
         }
     }
 
-    /// A pretty JSON array of `JSONForms.clip` elements at `level`, with
-    /// `localReason` appended for export. Each element is copied into a block
-    /// of output, its text straight from the log when it is already in the form
-    /// JSON needs; a long text is streamed.
+    /// A pretty JSON array of `JSONForms.clip` elements at `level`, with `localReason` and
+    /// `data` (a binary entry's bytes in base64, null for text) appended for export. Each element
+    /// is copied into a block of output, its text straight from the log when it is already in the
+    /// form JSON needs; a long text is streamed.
     func printJSON(to out: OutputBuffer, level: Int = 0, withLocalReason: Bool = false) throws {
         let words = JSONWords(level: level, withLocalReason: withLocalReason)
         let states = try store.clipSyncStates()
@@ -99,16 +105,37 @@ struct ClipListing {
             let state = clip.localOnly != nil ? .localOnly : states(clip.slot.id)
             words.write(opening, to: &block)
             block.append(UnsafeRawBufferPointer(clip.idText))
-            words.write(words.afterID, to: &block)
-            // Most texts are copied whole; a long one a MiB at a time.
-            try clips.forEachDecodedPiece(of: clip, reescaping: true, scratch: &scratch) { piece, _ in
-                block.append(UnsafeRawBufferPointer(piece))
-                return true
+            var size = clip.binary?.size ?? 0
+            if clip.binary != nil {
+                words.write(words.afterIDNull, to: &block)
+            } else {
+                words.write(words.afterID, to: &block)
+                // Most texts are copied whole; a long one a MiB at a time.
+                try clips.forEachDecodedPiece(of: clip, reescaping: true, scratch: &scratch) { piece, _ in
+                    block.append(UnsafeRawBufferPointer(piece))
+                    size += JSONString.unescapedCount(ofCanonical: piece)
+                    return true
+                }
             }
-            words.write(words.afterText, to: &block)
+            words.write(clip.binary != nil ? words.afterTextNull : words.afterText, to: &block)
             block.appendWritten(count: ISO8601Writer.length) { dates.write(clip.slot.timestamp, to: $0) }
             words.write(words.flags(pinned: clip.slot.isPinned, localOnly: clip.localOnly != nil), to: &block)
-            words.write(words.ending(state, clip.localOnly), to: &block)
+            words.write(words.state(state), to: &block)
+            if let binary = clip.binary {
+                block.append(UnsafeRawBufferPointer(binary.type))
+            } else {
+                words.write(words.textType, to: &block)
+            }
+            words.write(words.afterType, to: &block)
+            block.appendDecimal(size)
+            words.write(words.ending(clip.localOnly), to: &block)
+            guard withLocalReason else { return }
+            if clip.binary != nil {
+                block.append(quoted: Base64.encode(try clips.bytes(of: clip)))
+            } else {
+                words.write(words.null, to: &block)
+            }
+            words.write(words.closing, to: &block)
         }
         block.close()
         out.write(first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]")
@@ -145,6 +172,31 @@ private struct OutputBlock {
         count += bytes.count
     }
 
+    /// Appends a non-negative integer's decimal digits.
+    mutating func appendDecimal(_ value: Int) {
+        var digits = 1
+        var rest = value / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        appendWritten(count: digits) { start in
+            var rest = value
+            for position in (0..<digits).reversed() {
+                start[position] = UInt8(0x30 + rest % 10)
+                rest /= 10
+            }
+        }
+    }
+
+    /// Appends `text` between quotes (text that needs no escapes, such as base64).
+    mutating func append(quoted text: String) {
+        var text = text
+        appendWritten(count: 1) { $0.pointee = 0x22 }
+        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+        appendWritten(count: 1) { $0.pointee = 0x22 }
+    }
+
     /// Appends `length` bytes (far fewer than a block) that `write` fills in place.
     mutating func appendWritten(count length: Int, _ write: (UnsafeMutablePointer<UInt8>) -> Void) {
         if count + length > storage.count { flush() }
@@ -169,25 +221,33 @@ private struct OutputBlock {
 
 /// The fixed bytes of `ClipListing.printJSON`'s elements, cut from a
 /// `JSONElementTemplate` of `JSONForms.clip` (values in `JSONForms.clipKeys`
-/// order: id, text, timestamp, pinned, localOnly, syncState, then localReason
-/// for export) and joined around the values that vary, as ranges of one array:
-/// an element is eight copies, without an array or a dictionary of its own.
+/// order: id, text, timestamp, pinned, localOnly, syncState, type, size, then
+/// localReason and data for export) and joined around the values that vary, as
+/// ranges of one array: an element is a dozen copies, without an array or a
+/// dictionary of its own.
 private struct JSONWords {
     private var bytes: [UInt8] = []
     /// Up to the id's first character, for the first element and the others.
     private(set) var opening = 0..<0, separator = 0..<0
-    /// From after the id to the text's first character, and from after the text to the timestamp's.
-    private(set) var afterID = 0..<0, afterText = 0..<0
+    /// From after the id to the text's first character (or to its null), and from after the text
+    /// (or its null) to the timestamp's first character.
+    private(set) var afterID = 0..<0, afterIDNull = 0..<0, afterText = 0..<0, afterTextNull = 0..<0
     /// From after the timestamp to the sync state, for each pin and local-only flag.
     private var flagWords: [Range<Int>] = []
-    /// From the sync state to the element's end, for each state and, for export, each local reason.
+    /// From the sync state to the type's first character, for each state.
+    private var stateWords: [Range<Int>] = []
+    /// A text's type, and from after the type to the size.
+    private(set) var textType = 0..<0, afterType = 0..<0
+    /// From after the size: the element's end, or for export up to the data, for each local reason.
     private var endings: [Range<Int>] = []
+    /// For export: `null` data, and the element's end after the data.
+    private(set) var null = 0..<0, closing = 0..<0
     private let states = SyncState.allCases
     private let reasons: [LocalOnlyReason?]
 
     init(level: Int, withLocalReason: Bool) {
         reasons = withLocalReason ? [nil] + LocalOnlyReason.allCases : [nil]
-        let keys = JSONForms.clipKeys + (withLocalReason ? ["localReason"] : [])
+        let keys = JSONForms.clipKeys + (withLocalReason ? ["localReason", "data"] : [])
         let pieces = JSONElementTemplate(level: level, valueCount: keys.count) { .object(Array(zip(keys, $0))) }.pieces
         let quote: [UInt8] = [0x22]
         func add(_ parts: [UInt8]...) -> Range<Int> {
@@ -199,23 +259,27 @@ private struct JSONWords {
         opening = add([0x5B, 0x0A], pieces[0], quote)
         separator = add([0x2C, 0x0A], pieces[0], quote)
         afterID = add(quote, pieces[1], quote)
+        afterIDNull = add(quote, pieces[1], literal("null"))
         afterText = add(quote, pieces[2], quote)
+        afterTextNull = add(pieces[2], quote)
         for pinned in [false, true] {
             for localOnly in [false, true] {
                 flagWords.append(
                     add(quote, pieces[3], literal(pinned ? "true" : "false"), pieces[4], literal(localOnly ? "true" : "false"), pieces[5]))
             }
         }
-        for state in states {
-            for reason in reasons {
-                let stateWord = literal("\"\(state.rawValue)\"")
-                if withLocalReason {
-                    endings.append(add(stateWord, pieces[6], literal(reason.map { "\"\($0.rawValue)\"" } ?? "null"), pieces[7]))
-                } else {
-                    endings.append(add(stateWord, pieces[6]))
-                }
+        for state in states { stateWords.append(add(literal("\"\(state.rawValue)\""), pieces[6], quote)) }
+        textType = add(literal(MediaType.text))
+        afterType = add(quote, pieces[7])
+        for reason in reasons {
+            if withLocalReason {
+                endings.append(add(pieces[8], literal(reason.map { "\"\($0.rawValue)\"" } ?? "null"), pieces[9]))
+            } else {
+                endings.append(add(pieces[8]))
             }
         }
+        null = add(literal("null"))
+        closing = withLocalReason ? add(pieces[10]) : 0..<0
     }
 
     func write(_ range: Range<Int>, to block: inout OutputBlock) {
@@ -224,10 +288,10 @@ private struct JSONWords {
 
     func flags(pinned: Bool, localOnly: Bool) -> Range<Int> { flagWords[(pinned ? 2 : 0) + (localOnly ? 1 : 0)] }
 
-    /// The ending for `state`; `reason` is written only for export.
-    func ending(_ state: SyncState, _ reason: LocalOnlyReason?) -> Range<Int> {
-        let stateIndex = states.firstIndex(of: state)!
-        let reasonIndex = reasons.count == 1 ? 0 : reasons.firstIndex(of: reason)!
-        return endings[stateIndex * reasons.count + reasonIndex]
+    func state(_ state: SyncState) -> Range<Int> { stateWords[states.firstIndex(of: state)!] }
+
+    /// The words after the size; `reason` is written only for export.
+    func ending(_ reason: LocalOnlyReason?) -> Range<Int> {
+        endings[reasons.count == 1 ? 0 : reasons.firstIndex(of: reason)!]
     }
 }

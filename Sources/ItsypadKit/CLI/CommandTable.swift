@@ -94,20 +94,26 @@ public enum CommandTable {
         "clip", abstract: "Keep and search a clipboard history.",
         subcommands: [
             CommandSpec(
-                "add", abstract: "Add text to the clipboard history and print its id.",
+                "add", abstract: "Add text, an image or other bytes to the clipboard history and print its id.",
                 discussion:
-                    "Empty, whitespace-only or invalid UTF-8 input is refused (exit 1). Adding the text of the newest entry again adds nothing and prints that entry's id. The history keeps at most clipboard.maxEntries entries: the oldest unpinned ones are evicted.",
+                    "Input that is UTF-8 text is kept as text; other bytes (up to clipboard.maxBytes) are kept byte for byte as a binary entry, whose type is read from its first bytes (PNG, JPEG, GIF, WebP, BMP, TIFF, PDF; otherwise application/octet-stream) unless --type gives it. UTF-8 that starts like one of those formats and holds a NUL byte is that format, as no copied text holds a NUL. Empty input and whitespace-only text are refused (exit 1), as is invalid UTF-8 with --type text/plain. Adding what the newest entry holds again adds nothing and prints that entry's id. Binary entries larger than clipboard.maxSyncBytes stay on this device. When CLIPBOARD_STATE is sensitive (a password manager's clip, as wl-clipboard 2.2 and later tell), clear or nil, nothing is read or stored and the exit status is 0. The history keeps at most clipboard.maxEntries entries: the oldest unpinned ones are evicted.",
                 arguments: [ArgumentSpec("text", .variadic, help: "The text; read from standard input when omitted.")],
-                options: [OptionSpec("local", help: "Never sync this entry.")],
+                options: [
+                    OptionSpec("local", help: "Never sync this entry."),
+                    OptionSpec(
+                        "type", value: "MIME",
+                        help: "The input's MIME type (type/subtype, e.g. image/png); text/plain keeps it as text, any other as bytes."),
+                ],
                 examples: [
                     Example("wl-paste --watch itsypad clip add", "Record every Wayland clipboard change (clip watch does more)."),
+                    Example("itsypad clip add < screenshot.png", "Add an image."),
                     Example("itsypad clip add --local \"$TOKEN\"", "Keep a secret on this machine only."),
                 ],
                 action: ClipCommands.add),
             CommandSpec(
                 "ls", abstract: "List entries, newest first.",
                 discussion:
-                    "One line per entry: SHORTID, a tab, and a one-line preview (whitespace collapsed, cut with \"…\"), which starts with \"[pinned] \" for a pinned entry.",
+                    "One line per entry: SHORTID, a tab, and a one-line preview (whitespace collapsed, cut with \"…\"), which starts with \"[pinned] \" for a pinned entry. A binary entry is described as [[ TYPE WIDTH×HEIGHT SIZE ]], the pixels only for an image whose header could be read; --search skips binary entries.",
                 options: [
                     OptionSpec("limit", short: "n", value: "N", help: "Show at most N entries."),
                     OptionSpec("search", short: "s", value: "TEXT", help: "Only entries containing TEXT (case-insensitive)."),
@@ -120,7 +126,7 @@ public enum CommandTable {
                 ],
                 action: ClipCommands.list),
             CommandSpec(
-                "show", abstract: "Print an entry's text exactly as stored.",
+                "show", abstract: "Print an entry's text or bytes exactly as stored.",
                 discussion:
                     "Without ID the id is read from standard input when it is not a terminal; empty input (fzf left with Esc) prints nothing and exits 0, as xargs -r would.",
                 arguments: [

@@ -18,7 +18,8 @@ enum JSONForms {
         ])
     }
 
-    static let clipKeys = ["id", "text", "timestamp", "pinned", "localOnly", "syncState"]
+    /// `text` is null for a binary entry; `type` is its MIME type (`text/plain` for text), `size` its bytes.
+    static let clipKeys = ["id", "text", "timestamp", "pinned", "localOnly", "syncState", "type", "size"]
 
     static func clip(_ entry: ClipEntry, syncState: SyncState) -> JSONValue {
         .object(
@@ -27,11 +28,13 @@ enum JSONForms {
                     clipKeys,
                     [
                         .string(entry.id),
-                        .string(entry.text),
+                        entry.binary == nil ? .string(entry.text) : .null,
                         .string(Time.iso8601(entry.timestamp)),
                         .bool(entry.pinned),
                         .bool(entry.localOnly != nil),
                         .string(syncState.rawValue),
+                        .string(entry.type),
+                        .integer(Int64(entry.binary?.size ?? entry.text.utf8.count)),
                     ])))
     }
 

@@ -297,7 +297,7 @@ private enum Prose {
             "A tab edited on two devices is merged three ways against the last synced version. Where both changed the same lines, the newer edit wins the tab and the other is kept as a new tab named \"NAME (conflict DEVICE TIME)\". An edit beats a deletion made elsewhere. While a local pin or unpin waits to be sent, an entry pinned on either side stays pinned. A setting keeps its newest value.",
         ],
         "export": [
-            "The document is an object with the fields format (\"itsypad-export\"), version (1), exportedAt, tabs, clips and settings; tabs and clips have the fields of their --json forms (see itsypad(1)) and the settings are objects with key, value and clock. itsypad import reads it back."
+            "The document is an object with the fields format (\"itsypad-export\"), version (1), exportedAt, tabs, clips and settings; tabs and clips have the fields of their --json forms (see itsypad(1)), clips followed by localReason (why one stays on this device, or null) and data (a binary entry's bytes in base64, null for text), and the settings are objects with key, value and clock. itsypad import reads it back."
         ],
         "import": [
             "Nothing is imported when any item in the file is invalid."
@@ -306,9 +306,9 @@ private enum Prose {
 
     static let json: [String] = [
         "tab ls --json prints an array of tabs and tab show --json one tab, as objects with the fields id, name, content, language, languageLocked (true or false), lastModified (ISO 8601), fileURL (the backing file or null) and syncState (synced, pending, failed or localOnly).",
-        "clip ls --json prints an array of entries, as objects with the fields id, text, timestamp (ISO 8601), pinned, localOnly and syncState.",
+        "clip ls --json prints an array of entries, as objects with the fields id, text (null for an image or other binary entry), timestamp (ISO 8601), pinned, localOnly, syncState, type (the MIME type, text/plain for text) and size (in bytes).",
         "settings list --json prints an array of objects with the fields key, value (null when unset), scope (synced or device) and isDefault.",
-        "sync status --json prints one object with the fields enabled, backend, deviceID, deviceName, lastPush and lastPull (ISO 8601 or null), pending (counts by record type: ScratchTab, ClipboardEntry, Setting), failed (objects with type, id, attempts and error), localOnly (a count), lastError, localOnlyReasons (counts by reason: local, ignored, secret and oversized clips, fileBacked tabs), syncing (null, or the pid and since of the sync under way), quarantined (what the backend holds malformed, skipped until it is fixed: objects with type and id, both null when no record can be named, location, reason, and since in milliseconds since 1970) remote (null unless the backend is a git remote: an object with lastFetch and lastPush, ISO 8601 or null, unpushedCommits, and lastError, git's last error or null) and waiting (backend files not replicated completely yet, synced once they arrive: objects with path, reason, and since in milliseconds since 1970). localOnly and localOnlyReasons are null while a running sync rewrites the clipboard index.",
+        "sync status --json prints one object with the fields enabled, backend, deviceID, deviceName, lastPush and lastPull (ISO 8601 or null), pending (counts by record type: ScratchTab, ClipboardEntry, Setting), failed (objects with type, id, attempts and error), localOnly (a count), lastError, localOnlyReasons (counts by reason: local, ignored, secret, oversized and large clips, fileBacked tabs), syncing (null, or the pid and since of the sync under way), quarantined (what the backend holds malformed, skipped until it is fixed: objects with type and id, both null when no record can be named, location, reason, and since in milliseconds since 1970) remote (null unless the backend is a git remote: an object with lastFetch and lastPush, ISO 8601 or null, unpushedCommits, and lastError, git's last error or null) and waiting (backend files not replicated completely yet, synced once they arrive: objects with path, reason, and since in milliseconds since 1970). localOnly and localOnlyReasons are null while a running sync rewrites the clipboard index.",
         "sync log --json prints an array of attempts, as objects with the fields time, direction (sync, push or pull), pulled, pushed, conflicts, result, error and quarantined (what that attempt skipped as malformed, each as location: reason).",
     ]
 
@@ -335,6 +335,10 @@ private enum Prose {
         ("TMPDIR", "Where the editor's temporary file is made (default: /tmp)."),
         ("COLUMNS", "The width help is wrapped to (default: the terminal's width, else 80)."),
         ("NO_COLOR", "When set, error messages are not coloured. They never are when standard error is not a terminal or TERM is dumb."),
+        (
+            "CLIPBOARD_STATE",
+            "Set by wl-clipboard 2.2 and later for the command wl-paste --watch runs: clip add stores nothing when it is sensitive (a password manager's clip), clear or nil."
+        ),
         ("ITSYPAD_LOCK_TIMEOUT", "Seconds to wait for another itsypad to release the data directory before exiting 75 (default: 10)."),
         (
             "ITSYPAD_GIT_TIMEOUT",

@@ -30,5 +30,6 @@ public enum OptionName: String, CaseIterable, Sendable {
     case primary
     case quiet
     case search
+    case type
     case version
 }

@@ -146,6 +146,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
     case clipboardIgnoreSecrets = "clipboard.ignoreSecrets"
     case clipboardMaxBytes = "clipboard.maxBytes"
     case clipboardMaxEntries = "clipboard.maxEntries"
+    case clipboardMaxSyncBytes = "clipboard.maxSyncBytes"
     case clipboardRetention = "clipboard.retention"
     case deviceName = "device.name"
     case editor
@@ -184,6 +185,12 @@ public enum Settings {
                 key: key.rawValue, kind: .integer(1...10_000_000), scope: .synced,
                 help: "Most clipboard entries kept; clip add evicts the oldest unpinned ones.",
                 defaultValue: .int(ClipLimits.defaultMaxEntries))
+        case .clipboardMaxSyncBytes:
+            SettingDefinition(
+                key: key.rawValue, kind: .integer(0...(50 << 20)), scope: .synced,
+                help:
+                    "Largest image or other binary clip that syncs, in bytes (default 5 MiB, at most 50 MiB; 0: none). Larger ones are kept on the device that added them.",
+                defaultValue: .int(ClipLimits.defaultMaxSyncBytes))
         case .clipboardRetention:
             SettingDefinition(
                 key: key.rawValue, kind: .duration, scope: .synced,

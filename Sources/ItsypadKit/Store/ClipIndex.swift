@@ -12,6 +12,8 @@ package struct ClipSlot: Equatable {
     static let deleted: UInt8 = 1
     static let pinned: UInt8 = 2
     static let localOnly: UInt8 = 4
+    /// A binary entry: its bytes are a file of their own (`ClipStore.blobPath`).
+    static let binary: UInt8 = 8
 
     package var id: PackedID  // 16 bytes
     package var timestamp: Int64
@@ -22,6 +24,7 @@ package struct ClipSlot: Equatable {
     var isDeleted: Bool { flags & ClipSlot.deleted != 0 }
     package var isPinned: Bool { flags & ClipSlot.pinned != 0 }
     var isLive: Bool { !isDeleted }
+    package var isBinary: Bool { flags & ClipSlot.binary != 0 }
     package var idString: String { id.string }
 
     /// The index order: by time, ties (entries added within one millisecond) by arrival.

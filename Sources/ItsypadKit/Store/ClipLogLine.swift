@@ -3,7 +3,9 @@ import ItsypadSupport
 
 /// A line of `clips/log` (see `ClipStore`): the one place its keys and their meaning are written
 /// down. An entry added is `op` "add", `id`, `ts`, `pinned`, `local` when it stays on this device,
-/// then `text` (last, so that a listing reads the rest without the text); a removal is `op` "rm"
+/// for a binary entry `type`, `size`, `sha256` and, for an image whose header was read, `width`
+/// and `height` (its bytes are the file `blobs/<id>`), then `text` (last, so that a listing reads
+/// the rest without the text; empty for a binary entry); a removal is `op` "rm"
 /// and `id`; a pin change `op` "pin", `id` and `pinned`. `clip add`, clear and the listings write
 /// and read these lines from bytes (`ClipStore.addLine`, `appendRemoveLine`, `ClipLineHeader`);
 /// `ClipLogLineTests` checks them against this type.
@@ -17,5 +19,11 @@ struct ClipLogLine: Codable, Equatable {
     var pinned: Bool?
     /// `add`: why the entry is never synced (`LocalOnlyReason`); absent when it is synced.
     var local: String?
+    /// `add` of a binary entry: its MIME type, size in bytes, SHA-256 (lowercase hex) and an image's pixels.
+    var type: String?
+    var size: Int64?
+    var sha256: String?
+    var width: Int64?
+    var height: Int64?
     var text: String?
 }

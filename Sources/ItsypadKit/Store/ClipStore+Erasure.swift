@@ -66,5 +66,15 @@ extension ClipStore {
         return outcome.complete
     }
 
-    func erase(_ removed: [ClipSlot]) throws -> Bool { try ClipStore.erase(removed, in: log) }
+    /// Erases the texts of removed entries (see `erase(_:in:)`) and removes the files of the
+    /// binary ones, durably: once a removal returns, their bytes are gone.
+    func erase(_ removed: [ClipSlot]) throws -> Bool {
+        let complete = try ClipStore.erase(removed, in: log)
+        var unlinked = false
+        for slot in removed where slot.isBinary {
+            if try tree.remove(blobPath(slot.idString)) { unlinked = true }
+        }
+        if unlinked { try tree.syncDirectory(blobDirectory) }
+        return complete
+    }
 }

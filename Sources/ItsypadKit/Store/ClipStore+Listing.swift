@@ -11,6 +11,8 @@ import Glibc
 package struct ListedClip {
     package let slot: ClipSlot
     package let localOnly: LocalOnlyReason?
+    /// What a binary entry's line says of it; nil for text.
+    package let binary: ListedBinary?
     /// The id's text form, as the line holds it (the slot's id: the listing checked).
     package let idText: UnsafeBufferPointer<UInt8>
     /// The escaped text read so far.
@@ -22,12 +24,22 @@ package struct ListedClip {
     package var isWhole: Bool { head.count == textLength }
 }
 
+/// A binary entry as its line describes it, for a listing (valid only inside its callback).
+package struct ListedBinary {
+    /// The MIME type's bytes.
+    package let type: UnsafeBufferPointer<UInt8>
+    package let size: Int
+    package let width: Int?
+    package let height: Int?
+}
+
 /// Listing: entries are read straight from the log's bytes, many lines per
 /// system call, and only as much of each line as the listing needs. Lines are
 /// in the form `addLine` writes; any other form falls back to the JSON parser.
 extension ClipStore {
-    /// Bytes of a line before its text: `{"op":"add","id":…,"ts":…,"pinned":…,"local":…,"text":"`.
-    static let headerAllowance = 160
+    /// Bytes of a line before its text: `{"op":"add","id":…,"ts":…,"pinned":…,"local":…,"text":"`,
+    /// with a binary entry's type (up to `MediaType.maxLength`), size, digest and pixels.
+    static let headerAllowance = 448
     /// Most bytes read at once for a batch of lines: small enough that a batch is still in the
     /// processor's cache when its lines are listed, and that few pages are faulted in for it.
     private static let batchBytes = 1 << 18
@@ -134,9 +146,12 @@ extension ClipStore {
             line.count < length || (line[length - 2] == 0x22 && line[length - 1] == 0x7D)
         {
             let textEnd = min(line.count, length - 2)
+            let binary = header.binary.map {
+                ListedBinary(type: UnsafeBufferPointer(rebasing: line[$0.type]), size: $0.size, width: $0.width, height: $0.height)
+            }
             return try body(
                 ListedClip(
-                    slot: slot, localOnly: header.localOnly, idText: ClipLineHeader.idText(line),
+                    slot: slot, localOnly: header.localOnly, binary: binary, idText: ClipLineHeader.idText(line),
                     head: UnsafeBufferPointer(rebasing: line[header.textStart..<max(header.textStart, textEnd)]),
                     textLength: length - 2 - header.textStart, textOffset: Int(slot.offset) + header.textStart))
         }
@@ -148,10 +163,16 @@ extension ClipStore {
         text.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
         var idText: [UInt8] = []
         slot.id.appendText(to: &idText)
+        let type = Array((entry.binary?.type ?? "").utf8)
         return try escaped.withUnsafeBufferPointer { head in
             try idText.withUnsafeBufferPointer { idText in
-                try body(
-                    ListedClip(slot: slot, localOnly: entry.localOnly, idText: idText, head: head, textLength: head.count, textOffset: 0))
+                try type.withUnsafeBufferPointer { type in
+                    let binary = entry.binary.map { ListedBinary(type: type, size: $0.size, width: $0.width, height: $0.height) }
+                    return try body(
+                        ListedClip(
+                            slot: slot, localOnly: entry.localOnly, binary: binary, idText: idText, head: head, textLength: head.count,
+                            textOffset: 0))
+                }
             }
         }
     }
@@ -245,7 +266,8 @@ extension ClipStore {
 }
 
 /// The start of an add line in the form `ClipStore.addLine` writes:
-/// `{"op":"add","id":"<uuid>","ts":<int>,"pinned":<bool>[,"local":"<reason>"],"text":"`.
+/// `{"op":"add","id":"<uuid>","ts":<int>,"pinned":<bool>[,"local":"<reason>"]`, for a binary
+/// entry `,"type":"<mime>","size":<int>,"sha256":"<hex>"[,"width":<int>,"height":<int>]`, then `,"text":"`.
 struct ClipLineHeader {
     /// Where the timestamp's digits stand in the line, after its sign: its value is read only when
     /// asked (`timestamp(of:)`), as a listing takes it from the index.
@@ -256,6 +278,16 @@ struct ClipLineHeader {
     let pinnedEnd: Int
     let textStart: Int
     let localOnly: LocalOnlyReason?
+    let binary: Binary?
+
+    /// A binary entry's fields: where its type and digest stand in the line, and its numbers.
+    struct Binary {
+        let type: Range<Int>
+        let size: Int
+        let digest: Range<Int>
+        let width: Int?
+        let height: Int?
+    }
 
     private static var opAndID: StaticString { #"{"op":"add","id":""# }
     private static var idStart: Int { opAndID.utf8CodeUnitCount }
@@ -288,12 +320,44 @@ struct ClipLineHeader {
             reason = LocalOnlyReason(rawValue: name) ?? .requested
             position += 1
         }
+        var binary: Binary?
+        if Self.skip(#","type":""#, in: line, at: &position) {
+            let typeStart = position
+            while position < line.count, base[position] != 0x22, position - typeStart <= MediaType.maxLength { position += 1 }
+            guard position < line.count, base[position] == 0x22 else { return nil }
+            let type = typeStart..<position
+            position += 1
+            guard Self.skip(#","size":"#, in: line, at: &position), let size = Self.integer(in: line, at: &position),
+                Self.skip(#","sha256":""#, in: line, at: &position), position + 64 < line.count, base[position + 64] == 0x22
+            else { return nil }
+            let digest = position..<position + 64
+            position += 65
+            var width: Int?
+            var height: Int?
+            if Self.skip(#","width":"#, in: line, at: &position) {
+                guard let w = Self.integer(in: line, at: &position), Self.skip(#","height":"#, in: line, at: &position),
+                    let h = Self.integer(in: line, at: &position)
+                else { return nil }
+                (width, height) = (w, h)
+            }
+            binary = Binary(type: type, size: size, digest: digest, width: width, height: height)
+        }
         guard Self.skip(#","text":""#, in: line, at: &position) else { return nil }
         timestampDigits = digitsStart..<digitsEnd
         timestampIsNegative = negative
         self.pinned = pinned
         textStart = position
         localOnly = reason
+        self.binary = binary
+    }
+
+    /// A non-negative integer of up to 18 digits at `position`, which moves past it.
+    private static func integer(in line: UnsafeBufferPointer<UInt8>, at position: inout Int) -> Int? {
+        let count = digitCount(in: line, from: position, limit: 18)
+        guard count > 0 else { return nil }
+        let value = line[position..<position + count].reduce(0) { $0 &* 10 &+ Int($1 &- 0x30) }
+        position += count
+        return value
     }
 
     /// The timestamp of the line this header was read from.

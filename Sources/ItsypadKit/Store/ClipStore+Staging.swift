@@ -38,9 +38,14 @@ extension ClipStore {
         package func isFresh(_ entry: ClipEntry) -> Bool { PackedID(entry.id).map { !known.contains($0) } ?? false }
 
         /// Adds an entry unless its id is already in the history; returns whether it was added.
+        /// A binary entry comes with its bytes (checked by the caller), staged as its file.
         @discardableResult
-        package func add(_ entry: EscapedClip) throws -> Bool {
+        package func add(_ entry: EscapedClip, bytes: [UInt8]? = nil) throws -> Bool {
             guard known.insert(entry.id).inserted else { return false }
+            if entry.binary != nil {
+                guard let bytes else { preconditionFailure("a binary entry is staged with its bytes") }
+                try stage.write([(name: entry.id.string, bytes: bytes)], in: Staging.blobDirectory)
+            }
             let file = try stagedLog()
             let offset = file.size
             let written = try storeOperation {
@@ -49,9 +54,12 @@ extension ClipStore {
             added.append(
                 ClipSlot(
                     id: entry.id, timestamp: entry.timestamp, offset: UInt64(offset), length: UInt32(written - 1),
-                    flags: ClipStore.flags(pinned: entry.pinned, localOnly: entry.localOnly)))
+                    flags: ClipStore.flags(pinned: entry.pinned, localOnly: entry.localOnly, binary: entry.binary != nil)))
             return true
         }
+
+        /// Where the stage puts the files of binary entries, relative to the data directory.
+        private static let blobDirectory = "clips/blobs"
 
         /// Removes live entries by id; returns the ids that were present.
         package func remove(ids: [String]) throws -> [String] {
@@ -62,6 +70,7 @@ extension ClipStore {
                 try file.append(removal.lines)
                 try erase(removal.slots, in: file)
             }
+            for slot in removal.slots where slot.isBinary { stage.remove(Staging.blobDirectory + "/" + slot.idString) }
             removedCount += removal.removed.count
             return removal.removed
         }
@@ -118,13 +127,19 @@ package struct EscapedClip {
     package var timestamp: Milliseconds
     package var pinned: Bool
     package var localOnly: LocalOnlyReason?
+    /// A binary entry's description (its text is then empty).
+    package var binary: ClipBinary?
     package var escapedText: [UInt8]
 
-    package init(id: PackedID, timestamp: Milliseconds, pinned: Bool, localOnly: LocalOnlyReason?, escapedText: [UInt8]) {
+    package init(
+        id: PackedID, timestamp: Milliseconds, pinned: Bool, localOnly: LocalOnlyReason?, binary: ClipBinary? = nil,
+        escapedText: [UInt8]
+    ) {
         self.id = id
         self.timestamp = timestamp
         self.pinned = pinned
         self.localOnly = localOnly
+        self.binary = binary
         self.escapedText = escapedText
     }
 
@@ -134,6 +149,8 @@ package struct EscapedClip {
         var text = entry.text
         var escaped: [UInt8] = []
         text.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
-        self.init(id: id, timestamp: entry.timestamp, pinned: entry.pinned, localOnly: entry.localOnly, escapedText: escaped)
+        self.init(
+            id: id, timestamp: entry.timestamp, pinned: entry.pinned, localOnly: entry.localOnly, binary: entry.binary,
+            escapedText: escaped)
     }
 }

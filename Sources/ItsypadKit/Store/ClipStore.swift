@@ -21,15 +21,23 @@ public struct ClipSummary: Equatable, Sendable {
 /// the whole history: their cost stays flat as the history grows. The log is
 /// compacted (rewritten atomically with only live entries) once dead lines
 /// outnumber live ones, which keeps the amortised cost per change constant.
+///
+/// A binary entry's bytes are the file `blobs/<id>`, written (atomically, 0600) before the
+/// line that adds the entry and removed once the line that removes it is durable; its add line
+/// describes them (type, size, digest, an image's pixels), so that listing never opens it. A file
+/// there that no live entry owns (what a crash between the two left) is removed whenever the
+/// index is rebuilt or the log compacted.
 public final class ClipStore {
     public let directory: String
     /// The data directory the history lives in (see `FileTree`).
-    private let tree: FileTree
+    let tree: FileTree
     private(set) var log: AppendFile
     private(set) var index: ClipIndexFile
 
     var logPath: String { directory + "/log" }
     var indexPath: String { directory + "/index" }
+    var blobDirectory: String { directory + "/blobs" }
+    func blobPath(_ id: String) -> String { blobDirectory + "/" + id }
 
     init(directory: String, tree: FileTree? = nil) throws {
         let tree = tree ?? FileTree(root: directory)
@@ -39,16 +47,18 @@ public final class ClipStore {
         let log = try storeOperation { try AppendFile(path: directory + "/log", in: tree) }
         self.log = log
         var erased = true
+        var rebuilt = false
         index = try storeOperation {
             let current = try ClipIndexFile.open(path: directory + "/index", in: tree)
             if let current, current.header.logSize == UInt64(log.size), current.header.logInode == ClipStore.inode(of: log) {
                 return current
             }
             let built = try ClipStore.buildIndex(log: log, indexPath: directory + "/index", in: tree)
+            rebuilt = true
             erased = built.erased
             return built.index
         }
-        if !erased { try storeOperation { try compact() } }
+        if !erased { try storeOperation { try compact() } } else if rebuilt { try storeOperation { try removeOrphanedBlobs() } }
     }
 
     /// Runs `body` over the index; when a slot turns out not to describe an entry of the log,
@@ -125,12 +135,36 @@ public final class ClipStore {
         let bytes = try FileSystem.read(fd: logFD, offset: Int(slot.offset), count: Int(slot.length), path: logPath)
         guard let json = try? JSONValue.parse(bytes), json["op"]?.stringValue == "add",
             json["id"]?.stringValue.flatMap { PackedID($0) } == slot.id,
-            let text = json["text"]?.stringValue
+            let text = json["text"]?.stringValue, case let binary = binary(in: json), binary != nil || json["type"] == nil
         else {
             throw ClipIndexFile.Damaged()
         }
         let local = json["local"]?.stringValue.map { LocalOnlyReason(rawValue: $0) ?? .requested }
-        return ClipEntry(id: slot.idString, text: text, timestamp: slot.timestamp, pinned: slot.isPinned, localOnly: local)
+        return ClipEntry(
+            id: slot.idString, text: text, timestamp: slot.timestamp, pinned: slot.isPinned, localOnly: local, binary: binary)
+    }
+
+    /// The binary entry an add line describes (parsed whole); nil when it describes none, or does not say all of it.
+    static func binary(in line: JSONValue) -> ClipBinary? {
+        guard let type = line["type"]?.stringValue, let size = line["size"]?.int64Value, let sha256 = line["sha256"]?.stringValue
+        else { return nil }
+        return ClipBinary(
+            type: type, size: Int(size), sha256: sha256, width: line["width"]?.int64Value.map(Int.init),
+            height: line["height"]?.int64Value.map(Int.init))
+    }
+
+    /// The bytes of a binary entry a listing holds (`bytes(of:)` of its entry).
+    package func bytes(of clip: ListedClip) throws -> [UInt8] { try checkingIndex { try bytes(of: entry(clip.slot)) } }
+
+    /// The bytes of `entry`: a text's UTF-8, or a binary entry's file, checked against its line.
+    public func bytes(of entry: ClipEntry) throws -> [UInt8] {
+        guard let binary = entry.binary else { return Array(entry.text.utf8) }
+        let path = blobPath(entry.id)
+        guard let bytes = try storeOperation({ try tree.read(path, limit: binary.size) }) else {
+            throw ItsypadError.corrupt(logPath, "the bytes of entry \(Identifier.short(entry.id)) are missing from \(blobDirectory)")
+        }
+        guard binary.describes(bytes) else { throw ItsypadError.corrupt(path, "not the bytes its entry describes") }
+        return bytes
     }
 
     /// Each live entry's id, time and pin, newest first, from the index alone:
@@ -143,16 +177,21 @@ public final class ClipStore {
         }
     }
 
-    /// The newest live entry when its text is the one in `line` (an add line),
-    /// byte for byte. Only a text of the same length is read: a big clip added
-    /// after another is not read back.
-    private func newestEntry(withText text: String, line: [UInt8]) throws -> ClipEntry? {
+    /// The newest live entry when it holds what `entry` holds (its add line is `line`): the same
+    /// text, byte for byte, or bytes of the same type and digest. Only a text of the same length
+    /// is read: a big clip added after another is not read back.
+    private func newestRepeat(of entry: ClipEntry, line: [UInt8]) throws -> ClipEntry? {
         var newest: ClipSlot?
         try forEachSlotNewestFirst { _, slot in
             if slot.isLive { newest = slot }
             return newest == nil
         }
-        guard let newest else { return nil }
+        guard let newest, newest.isBinary == (entry.binary != nil) else { return nil }
+        if let binary = entry.binary {
+            let stored = try self.entry(newest)
+            return stored.binary?.sha256 == binary.sha256 && stored.binary?.type == binary.type ? stored : nil
+        }
+        let text = entry.text
         let head = try FileSystem.read(
             fd: log.fd, offset: Int(newest.offset), count: min(Int(newest.length), ClipStore.headerAllowance),
             path: logPath)
@@ -160,13 +199,13 @@ public final class ClipStore {
             let start = line.withUnsafeBufferPointer(ClipLineHeader.init)?.textStart
         else {
             // A line in another form: compare the parsed texts.
-            let entry = try entry(newest)
-            return entry.text.utf8.elementsEqual(text.utf8) ? entry : nil
+            let stored = try self.entry(newest)
+            return stored.text.utf8.elementsEqual(text.utf8) ? stored : nil
         }
         let textLength = line.count - 3 - start
         guard Int(newest.length) - 2 - newestStart == textLength else { return nil }
         let stored = try FileSystem.read(fd: log.fd, offset: Int(newest.offset) + newestStart, count: textLength, path: logPath)
-        return stored.elementsEqual(line[start..<start + textLength]) ? try entry(newest) : nil
+        return stored.elementsEqual(line[start..<start + textLength]) ? try self.entry(newest) : nil
     }
 
     /// The newest live entry, if any.
@@ -220,12 +259,17 @@ public final class ClipStore {
     }
 
     /// Adds an entry (unless it repeats the newest one) and evicts the oldest
-    /// unpinned entries beyond `maxEntries`: one log append covers both.
-    public func add(_ entry: ClipEntry, maxEntries: Int) throws -> AddOutcome {
+    /// unpinned entries beyond `maxEntries`: one log append covers both. A binary entry's
+    /// `bytes` are written first.
+    public func add(_ entry: ClipEntry, bytes: [UInt8]? = nil, maxEntries: Int) throws -> AddOutcome {
         try checkingIndex {
             var lines = ClipStore.addLine(entry)
-            if let newest = try newestEntry(withText: entry.text, line: lines) {
+            if let newest = try newestRepeat(of: entry, line: lines) {
                 return AddOutcome(entry: newest, duplicate: true, evicted: [])
+            }
+            if entry.binary != nil {
+                guard let bytes else { preconditionFailure("a binary entry is added with its bytes") }
+                try tree.writeAtomically(blobPath(entry.id), bytes)
             }
             let length = lines.count - 1
             let evictions = try evictionCandidates(keeping: maxEntries - 1)
@@ -276,12 +320,19 @@ public final class ClipStore {
     }
 
     /// Adds entries that came from elsewhere (sync, import), skipping ids already
-    /// present. A removed entry's id is not present: the entry can come back.
-    public func insert(_ entries: [ClipEntry]) throws -> [ClipEntry] {
+    /// present. A removed entry's id is not present: the entry can come back. A binary entry
+    /// comes with its bytes in `bytes` (by id), which must be the ones it describes; one
+    /// without them is skipped.
+    public func insert(_ entries: [ClipEntry], bytes: [String: [UInt8]] = [:]) throws -> [ClipEntry] {
         try checkingIndex {
             var known = Set(try index.allSlots().lazy.filter(\.isLive).map(\.id))
-            var fresh = entries.filter { entry in PackedID(entry.id).map { known.insert($0).inserted } ?? false }
+            var fresh = entries.filter { entry in
+                guard entry.binary.map({ bytes[entry.id].map($0.describes) ?? false }) ?? true else { return false }
+                return PackedID(entry.id).map { known.insert($0).inserted } ?? false
+            }
             guard !fresh.isEmpty else { return [] }
+            let blobs = fresh.filter { $0.binary != nil }.map { (name: $0.id, bytes: bytes[$0.id]!) }
+            if !blobs.isEmpty { try tree.writeAtomically(blobs, in: blobDirectory) }
             fresh.sort { ($0.timestamp, $0.id) < ($1.timestamp, $1.id) }
             var lines: [UInt8] = []
             lines.reserveCapacity(fresh.reduce(0) { $0 + $1.text.utf8.count + 160 })
@@ -411,7 +462,7 @@ public final class ClipStore {
         line.reserveCapacity(text.withUTF8(JSONString.escapedCount) + 1024)
         var id = entry.id
         appendAddLine(
-            to: &line, timestamp: entry.timestamp, pinned: entry.pinned, localOnly: entry.localOnly,
+            to: &line, timestamp: entry.timestamp, pinned: entry.pinned, localOnly: entry.localOnly, binary: entry.binary,
             id: { line in id.withUTF8 { JSONString.appendEscaped($0, to: &line) } },
             escapedText: { line in text.withUTF8 { JSONString.appendEscaped($0, to: &line) } })
         return line
@@ -420,13 +471,13 @@ public final class ClipStore {
     /// `addLine` of an entry whose text is escaped already, appended to `line`.
     static func appendAddLine(_ clip: EscapedClip, to line: inout [UInt8]) {
         appendAddLine(
-            to: &line, timestamp: clip.timestamp, pinned: clip.pinned, localOnly: clip.localOnly,
+            to: &line, timestamp: clip.timestamp, pinned: clip.pinned, localOnly: clip.localOnly, binary: clip.binary,
             id: { clip.id.appendText(to: &$0) }, escapedText: { $0 += clip.escapedText })
     }
 
     /// The add line's form; the callers write the id's and the text's escaped bytes.
     private static func appendAddLine(
-        to line: inout [UInt8], timestamp: Milliseconds, pinned: Bool, localOnly: LocalOnlyReason?,
+        to line: inout [UInt8], timestamp: Milliseconds, pinned: Bool, localOnly: LocalOnlyReason?, binary: ClipBinary?,
         id: (inout [UInt8]) -> Void, escapedText: (inout [UInt8]) -> Void
     ) {
         line.append(literal: #"{"op":"add","id":""#)
@@ -438,6 +489,22 @@ public final class ClipStore {
             line.append(literal: #","local":""#)
             line += localOnly.rawValue.utf8
             line.append(0x22)
+        }
+        if let binary {
+            // A valid MIME type and a hex digest need no escapes.
+            line.append(literal: #","type":""#)
+            line += binary.type.utf8
+            line.append(literal: #"","size":"#)
+            line += String(binary.size).utf8
+            line.append(literal: #","sha256":""#)
+            line += binary.sha256.utf8
+            line.append(0x22)
+            if let width = binary.width, let height = binary.height {
+                line.append(literal: #","width":"#)
+                line += String(width).utf8
+                line.append(literal: #","height":"#)
+                line += String(height).utf8
+            }
         }
         line.append(literal: #","text":""#)
         escapedText(&line)
@@ -478,10 +545,12 @@ public final class ClipStore {
         lines += "\"}\n".utf8
     }
 
-    static func flags(for entry: ClipEntry) -> UInt8 { flags(pinned: entry.pinned, localOnly: entry.localOnly) }
+    static func flags(for entry: ClipEntry) -> UInt8 {
+        flags(pinned: entry.pinned, localOnly: entry.localOnly, binary: entry.binary != nil)
+    }
 
-    static func flags(pinned: Bool, localOnly: LocalOnlyReason?) -> UInt8 {
-        (pinned ? ClipSlot.pinned : 0) | (localOnly != nil ? ClipSlot.localOnly : 0)
+    static func flags(pinned: Bool, localOnly: LocalOnlyReason?, binary: Bool) -> UInt8 {
+        (pinned ? ClipSlot.pinned : 0) | (localOnly != nil ? ClipSlot.localOnly : 0) | (binary ? ClipSlot.binary : 0)
     }
 
     // MARK: Rebuild and compaction
@@ -491,7 +560,19 @@ public final class ClipStore {
     private func rebuildIndex() throws {
         let built = try ClipStore.buildIndex(log: log, indexPath: indexPath, in: tree)
         index = built.index
-        if !built.erased { try compact() }
+        try built.erased ? removeOrphanedBlobs() : compact()
+    }
+
+    /// Removes the files of `blobs/` that no live binary entry owns, temporary files included.
+    private func removeOrphanedBlobs() throws {
+        guard let names = try tree.list(blobDirectory, includingHidden: true), !names.isEmpty else { return }
+        let owned = Set(try index.allSlots().lazy.filter { $0.isLive && $0.isBinary }.map(\.idString))
+        var removed = false
+        for name in names where !owned.contains(name) {
+            // Anything else planted there (a directory) is left alone rather than failing every command.
+            if (try? tree.remove(blobDirectory + "/" + name)) == true { removed = true }
+        }
+        if removed { try tree.syncDirectory(blobDirectory) }
     }
 
     /// A line that does not parse in the middle of the log is reported (the log named) and the
@@ -516,7 +597,7 @@ public final class ClipStore {
                 let id = head.withUnsafeBufferPointer(ClipLineHeader.id)
             {
                 if let previous = positions[id], slots[previous].isLive { deadLines += 1; return }
-                let flags = (header.pinned ? ClipSlot.pinned : 0) | (header.localOnly != nil ? ClipSlot.localOnly : 0)
+                let flags = ClipStore.flags(pinned: header.pinned, localOnly: header.localOnly, binary: header.binary != nil)
                 positions[id] = slots.count
                 slots.append(ClipSlot(id: id, timestamp: timestamp, offset: UInt64(offset), length: length, flags: flags))
                 return
@@ -530,12 +611,16 @@ public final class ClipStore {
             }
             switch op {
             case "add":
-                guard let timestamp = json["ts"]?.int64Value, Time.validRange.contains(timestamp), json["text"]?.stringValue != nil else {
+                guard let timestamp = json["ts"]?.int64Value, Time.validRange.contains(timestamp), json["text"]?.stringValue != nil,
+                    json["type"] == nil || binary(in: json) != nil
+                else {
                     throw ItsypadError.corrupt(logPath, "incomplete entry at byte \(offset)")
                 }
                 if let previous = positions[idBytes], slots[previous].isLive { deadLines += 1; return }
                 let local = json["local"] != nil
-                let flags = (json["pinned"]?.boolValue == true ? ClipSlot.pinned : 0) | (local ? ClipSlot.localOnly : 0)
+                let flags =
+                    (json["pinned"]?.boolValue == true ? ClipSlot.pinned : 0) | (local ? ClipSlot.localOnly : 0)
+                    | (json["type"] != nil ? ClipSlot.binary : 0)
                 positions[idBytes] = slots.count
                 slots.append(ClipSlot(id: idBytes, timestamp: timestamp, offset: UInt64(offset), length: length, flags: flags))
             case "rm":
@@ -591,6 +676,7 @@ public final class ClipStore {
         header.slotCount = UInt64(slots.count)
         header.liveCount = UInt64(slots.count)
         index = try ClipIndexFile.create(path: indexPath, in: tree, header: header, slots: slots)
+        try removeOrphanedBlobs()
     }
 
     /// Writes the new log; returns its slots, known as it is written (no replay to index it).

@@ -23,17 +23,37 @@ extension DataStore {
         return nil
     }
 
+    /// Why a binary clip of `size` bytes stays on this device: no pattern or detector reads bytes, a size does.
+    public func localOnlyReason(forBinaryOf size: Int, requested: Bool) throws -> LocalOnlyReason? {
+        if requested { return .requested }
+        return size > (try settings().maxClipSyncBytes) ? .large : nil
+    }
+
     /// Adds a clip, evicting beyond `clipboard.maxEntries`.
     public func addClip(_ text: String, local: Bool, now: Milliseconds) throws -> ClipStore.AddOutcome {
         let reason = try localOnlyReason(for: text, requested: local)
-        let entry = ClipEntry(id: Identifier.make(), text: text, timestamp: now, localOnly: reason)
+        return try addClip(ClipEntry(id: Identifier.make(), text: text, timestamp: now, localOnly: reason), bytes: nil)
+    }
+
+    /// Adds a binary clip: `bytes` of the MIME type `type` (not text).
+    public func addClip(bytes: [UInt8], type: String, local: Bool, now: Milliseconds) throws -> ClipStore.AddOutcome {
+        let binary = ClipBinary(describing: bytes, type: type)
+        let reason = try localOnlyReason(forBinaryOf: bytes.count, requested: local)
+        return try addClip(ClipEntry(id: Identifier.make(), text: "", timestamp: now, localOnly: reason, binary: binary), bytes: bytes)
+    }
+
+    private func addClip(_ entry: ClipEntry, bytes: [UInt8]?) throws -> ClipStore.AddOutcome {
         let maxEntries = try settings().maxClipEntries
         let pending = try pending()
-        if let newest = try clips().newest(), newest.text == text { return .init(entry: newest, duplicate: true, evicted: []) }
+        if let newest = try clips().newest(), newest.text == entry.text, newest.type == entry.type,
+            newest.binary?.sha256 == entry.binary?.sha256
+        {
+            return .init(entry: newest, duplicate: true, evicted: [])
+        }
         // Queued before it is stored: a full disk in between leaves a queued save of nothing (dropped
         // when sent), never a stored clip that would not sync.
-        if reason == nil { try pending.enqueue(.save, RecordKey(.clip, entry.id)) }
-        let outcome = try clips().add(entry, maxEntries: maxEntries)
+        if entry.localOnly == nil { try pending.enqueue(.save, RecordKey(.clip, entry.id)) }
+        let outcome = try clips().add(entry, bytes: bytes, maxEntries: maxEntries)
         guard !outcome.duplicate else { return outcome }
         try queueDeletion(outcome.evicted.map { RecordKey(.clip, $0) }, hard: true)
         if pending.needsCompaction {

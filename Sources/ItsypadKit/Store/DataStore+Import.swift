@@ -95,7 +95,9 @@ package enum ExportFormat {
 
     /// Decodes and validates an export, handing each tab and clip over as it is
     /// parsed, so memory stays near one entry's size however large the file.
-    static func read(_ bytes: [UInt8], device: String, tab: (Tab) throws -> Void, clip: (EscapedClip) throws -> Void) throws -> Header {
+    static func read(
+        _ bytes: [UInt8], device: String, tab: (Tab) throws -> Void, clip: (EscapedClip, [UInt8]?) throws -> Void
+    ) throws -> Header {
         var header = Header()
         var tabCount = 0, clipCount = 0
         var text: [UInt8] = []
@@ -120,7 +122,7 @@ package enum ExportFormat {
                 } else {
                     clipCount += 1
                     // A clip is usually a flat object, read from its bytes.
-                    let decoded: EscapedClip?
+                    let decoded: (clip: EscapedClip, bytes: [UInt8]?)?
                     if let flat = element.flat {
                         decoded = decodeClip(flat, escapedText: &text)
                     } else {
@@ -129,7 +131,7 @@ package enum ExportFormat {
                     guard let decoded else {
                         throw ItsypadError.failure("clip \(clipCount) in the export is invalid; nothing was imported")
                     }
-                    try clip(decoded)
+                    try clip(decoded.clip, decoded.bytes)
                 }
             })
         guard header.format == name, let version = header.version else {
@@ -156,16 +158,31 @@ package enum ExportFormat {
         }
     }
 
-    /// `escapedText` is scratch space the caller may reuse. An id is a UUID with hex digits in either case.
-    static func decodeClip(_ json: some JSONFields, escapedText text: inout [UInt8]) -> EscapedClip? {
+    /// A clip and, for a binary one, its bytes. `escapedText` is scratch space the caller may
+    /// reuse. An id is a UUID with hex digits in either case. A binary clip (a `type` other than
+    /// text) needs a valid type and its bytes as canonical base64 in `data`, as many as `size` says.
+    static func decodeClip(_ json: some JSONFields, escapedText text: inout [UInt8]) -> (clip: EscapedClip, bytes: [UInt8]?)? {
         text.removeAll(keepingCapacity: true)
-        guard let id = json.withStringMember("id", PackedID.init(anyCaseUTF8:)) ?? nil, json.appendEscapedMember("text", to: &text),
+        let type = json.stringMember("type").map { $0.lowercased() }
+        let isBinary = type.map { !MediaType.isText($0) } ?? false
+        guard let id = json.withStringMember("id", PackedID.init(anyCaseUTF8:)) ?? nil,
+            isBinary || json.appendEscapedMember("text", to: &text),
             let timestamp = Time.stored(json.withStringMember("timestamp", Time.parseISO8601(utf8:)) ?? nil)
         else { return nil }
+        var binary: (description: ClipBinary, bytes: [UInt8])?
+        if isBinary, let type {
+            guard MediaType.isValid(type), let bytes = json.stringMember("data").flatMap(Base64.decode), !bytes.isEmpty,
+                json.integerMember("size").map({ $0 == bytes.count }) ?? true
+            else { return nil }
+            binary = (ClipBinary(describing: bytes, type: type), bytes)
+        }
         let reason =
             json.stringMember("localReason").flatMap(LocalOnlyReason.init(rawValue:))
             ?? (json.boolMember("localOnly") == true ? .requested : nil)
-        return EscapedClip(id: id, timestamp: timestamp, pinned: json.boolMember("pinned") ?? false, localOnly: reason, escapedText: text)
+        let clip = EscapedClip(
+            id: id, timestamp: timestamp, pinned: json.boolMember("pinned") ?? false, localOnly: reason,
+            binary: binary?.description, escapedText: text)
+        return (clip, binary?.bytes)
     }
 
     static func decodeSetting(_ json: JSONValue) throws -> (String, SettingsStore.Entry) {

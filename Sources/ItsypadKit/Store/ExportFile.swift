@@ -50,14 +50,21 @@ package struct ExportFile: Codable, Equatable {
 
     package struct Clip: Codable, Equatable {
         package var id: String
-        package var text: String
+        /// `null` for a binary clip.
+        package var text: String?
         package var timestamp: String
         package var pinned: Bool
         package var localOnly: Bool
         package var syncState: String
+        /// The MIME type (`text/plain` for text) and size in bytes; absent in exports from before
+        /// binary clips (text).
+        package var type: String?
+        package var size: Int64?
         /// Appended for export: why the clip stays on this device (`LocalOnlyReason`); `null` when it
         /// syncs, absent in exports from before it was kept (read from `localOnly`).
         package var localReason: String?
+        /// Appended for export: a binary clip's bytes in base64; `null` for text.
+        package var data: String?
 
         package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -67,7 +74,10 @@ package struct ExportFile: Codable, Equatable {
             try container.encode(pinned, forKey: .pinned)
             try container.encode(localOnly, forKey: .localOnly)
             try container.encode(syncState, forKey: .syncState)
+            try container.encode(type, forKey: .type)
+            try container.encode(size, forKey: .size)
             try container.encode(localReason, forKey: .localReason)
+            try container.encode(data, forKey: .data)
         }
     }
 

@@ -97,12 +97,17 @@ final class ImportStaging {
 
     func add(_ clip: ClipEntry) throws {
         guard let escaped = EscapedClip(clip) else { return }
-        try add(escaped)
+        try add(escaped, bytes: nil)
     }
 
-    func add(_ clip: EscapedClip) throws {
+    /// A binary clip comes with its bytes; it stays here when too large to sync, whatever the document says.
+    func add(_ clip: EscapedClip, bytes: [UInt8]?) throws {
         if let admitted, !admitted(clip.id) { return }
-        guard try clips.add(clip) else { return }
+        var clip = clip
+        if let binary = clip.binary, clip.localOnly == nil {
+            clip.localOnly = try store.localOnlyReason(forBinaryOf: binary.size, requested: false)
+        }
+        guard try clips.add(clip, bytes: bytes) else { return }
         summary.clips += 1
         guard clip.localOnly == nil else { return }
         let file = try stagedQueue()

@@ -65,6 +65,8 @@ public final class SettingsStore {
     public var maxClipEntries: Int { int(.clipboardMaxEntries) ?? ClipLimits.defaultMaxEntries }
     /// `clipboard.maxBytes`: the largest clip `clip add` stores.
     public var maxClipBytes: Int { int(.clipboardMaxBytes) ?? ClipLimits.defaultMaxBytes }
+    /// `clipboard.maxSyncBytes`: the largest binary clip that syncs.
+    public var maxClipSyncBytes: Int { int(.clipboardMaxSyncBytes) ?? ClipLimits.defaultMaxSyncBytes }
 
     /// Sets (or with nil, unsets) a key and writes the file.
     public func set(_ key: String, _ value: SettingValue?, clock: HybridTimestamp) throws {

@@ -310,6 +310,11 @@ package struct JSONFlatObject: JSONFields {
         guard case .scalar(let scalar) = value(key) else { return nil }
         return scalar.boolValue
     }
+
+    package func integerMember(_ key: StaticString) -> Int64? {
+        guard case .scalar(let scalar) = value(key) else { return nil }
+        return scalar.int64Value
+    }
 }
 
 /// Read access to a JSON object's string and boolean members, whether parsed
@@ -322,6 +327,8 @@ package protocol JSONFields {
     func appendEscapedMember(_ key: StaticString, to out: inout [UInt8]) -> Bool
     /// The boolean member `key`; nil when `key` names no boolean.
     func boolMember(_ key: StaticString) -> Bool?
+    /// The integer member `key`; nil when `key` names no integer.
+    func integerMember(_ key: StaticString) -> Int64?
 }
 
 extension JSONFields {
@@ -344,6 +351,8 @@ extension JSONValue: JSONFields {
     }
 
     package func boolMember(_ key: StaticString) -> Bool? { self["\(key)"]?.boolValue }
+
+    package func integerMember(_ key: StaticString) -> Int64? { self["\(key)"]?.int64Value }
 }
 
 struct JSONParser {

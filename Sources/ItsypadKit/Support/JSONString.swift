@@ -162,6 +162,23 @@ package enum JSONString {
         return count
     }
 
+    /// How many bytes of UTF-8 `escaped` (in `appendEscaped`'s form, whole escapes only) decodes to:
+    /// each escape is one byte, `\u00XX` as much as `\n`.
+    package static func unescapedCount(ofCanonical escaped: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let base = escaped.baseAddress else { return 0 }
+        var count = escaped.count
+        var position = 0
+        while position < escaped.count,
+            let found = memchr(base + position, 0x5C, escaped.count - position)?.assumingMemoryBound(to: UInt8.self)
+        {
+            let at = UnsafePointer(found) - base
+            let isUnicode = at + 1 < escaped.count && base[at + 1] == UInt8(ascii: "u")
+            count -= isUnicode ? 5 : 1
+            position = at + (isUnicode ? 6 : 2)
+        }
+        return count
+    }
+
     private static func appendEscape(of byte: UInt8, to out: inout [UInt8]) {
         switch byte {
         case 0x22: out += [0x5C, 0x22]

@@ -91,17 +91,34 @@ enum RecordMapping {
         fields.deviceName ?? record.modified?.deviceID ?? "unknown device"
     }
 
-    /// A clip; `history` holds the pin changes the version includes.
-    static func record(for entry: ClipEntry, tag: String?, history: EditHistory) -> BackendRecord {
+    /// A clip; `history` holds the pin changes the version includes, `content` a binary clip's bytes.
+    static func record(for entry: ClipEntry, tag: String?, history: EditHistory, content: AssetReference? = nil) -> BackendRecord {
         BackendRecord(
             recordName: entry.id, recordType: RecordType.clip.rawValue, recordChangeTag: tag,
-            fields: encoded(ClipRecordFields(entry, history: history)), created: nil, modified: nil)
+            fields: encoded(ClipRecordFields(entry, history: history, content: content)), created: nil, modified: nil)
     }
 
     /// A remote clip, with the pin changes it includes (none for records written before they were kept).
     static func clip(from record: BackendRecord) -> (entry: ClipEntry, history: EditHistory)? {
         guard case .success(let fields) = decode(ClipRecordFields.self, record) else { return nil }
         return fields.entry(id: record.recordName)
+    }
+
+    /// The asset holding a binary clip's bytes; nil for text.
+    static func clipContent(of record: BackendRecord) -> AssetReference? {
+        if case .asset(let reference)? = record.fields[ClipRecordFields.contentAssetField] { reference } else { nil }
+    }
+
+    /// A binary clip's bytes, read from the backend and checked against the record's description;
+    /// the entry's description then gains what its bytes tell (an image's pixels).
+    static func clipBytes(_ entry: inout ClipEntry, of record: BackendRecord, backend: SyncBackend) throws -> [UInt8] {
+        guard let binary = entry.binary, let reference = clipContent(of: record) else { return [] }
+        let bytes = try backend.readAsset(reference)
+        guard binary.describes(bytes) else {
+            throw BackendError.corrupt(path: backend.location(of: record.id), reason: "its content asset is not the clip it describes")
+        }
+        entry.binary = ClipBinary(describing: bytes, type: binary.type)
+        return bytes
     }
 
     static func record(forSetting key: String, _ entry: SettingsStore.Entry) -> BackendRecord {

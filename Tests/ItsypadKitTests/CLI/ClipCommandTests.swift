@@ -43,8 +43,8 @@ import Testing
         #expect(ids().isEmpty)
     }
 
-    @Test func refusesInvalidUTF8() throws {
-        let result = try device.runArguments(["clip", "add"], stdin: [0x66, 0x6F, 0xFF, 0x0A])
+    @Test func refusesInvalidUTF8GivenAsText() throws {
+        let result = try device.runArguments(["clip", "add", "--type", "text/plain"], stdin: [0x66, 0x6F, 0xFF, 0x0A])
         #expect(result.status == 1)
         #expect(result.stderr.contains("UTF-8"))
         #expect(ids().isEmpty)
@@ -68,7 +68,8 @@ import Testing
         let items = try #require(json.arrayValue)
         #expect(items.count == 2)
         guard case .object(let members) = items[0] else { Issue.record("not an object"); return }
-        #expect(members.map(\.0) == ["id", "text", "timestamp", "pinned", "localOnly", "syncState"])
+        #expect(members.map(\.0) == ["id", "text", "timestamp", "pinned", "localOnly", "syncState", "type", "size"])
+        #expect(items[1]["type"] == .string("text/plain") && items[1]["size"] == .integer(5))
         #expect(items[0]["syncState"] == .string("localOnly"))
         #expect(items[1]["syncState"] == .string("pending"))
         #expect(items[1]["timestamp"]?.stringValue.flatMap(Time.parseISO8601) != nil)

@@ -36,7 +36,8 @@ import Glibc
         CompletionCase("itsypad --v", exactly: ["--version"]),
         CompletionCase("itsypad clip ls --v", exactly: []),
         CompletionCase("itsypad tab new --language py", including: ["python"]),
-        CompletionCase("itsypad settings get clipboard.m", exactly: ["clipboard.maxBytes", "clipboard.maxEntries"]),
+        CompletionCase(
+            "itsypad settings get clipboard.m", exactly: ["clipboard.maxBytes", "clipboard.maxEntries", "clipboard.maxSyncBytes"]),
         CompletionCase("itsypad clip prune --older-than 1", exactly: ["12h", "1d"]),
         CompletionCase("itsypad completions ", exactly: ["bash", "zsh", "fish"]),
         CompletionCase("itsypad tab rm ", exactly: []),

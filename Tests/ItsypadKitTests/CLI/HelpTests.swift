@@ -21,7 +21,7 @@ import Testing
     func commandHelp(_ arguments: [String]) {
         let (status, out, _) = device.inProcess(arguments)
         #expect(status == 0)
-        #expect(out.contains("USAGE: itsypad clip add [--local] [<text> ...]"))
+        #expect(out.contains("USAGE: itsypad clip add [--local] [--type <mime>] [<text> ...]"))
         #expect(out.contains("  --local                 Never sync this entry."))
         #expect(out.contains("EXAMPLES:"))
     }

@@ -49,6 +49,38 @@ struct DesktopClipboardTests {
         #expect(session.watcher.stop(SIGTERM) == 0, "\(session.watcher.stderr)")
     }
 
+    /// A 1×1 PNG.
+    static let png: [UInt8] = {
+        let hex = "89504E470D0A1A0A0000000D49484452000000010000000108060000001F15C4890000000D4944415478DA63F8FFFF3F0005FE02FEA7D6A4F50000000049454E44AE426082"
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return bytes
+    }()
+
+    /// An image copied is kept byte for byte with its type, and clip copy offers it back as that type.
+    @Test(arguments: DesktopSession.Kind.allCases)
+    func aCopiedImageIsKeptAndCopiedBackWithItsType(_ kind: DesktopSession.Kind) throws {
+        if let reason = Self.skip(kind) { return print("skipped: \(reason)") }
+        let session = try Watched(kind)
+        try session.desktop.copy(Self.png, type: "image/png")
+        #expect(eventually { try session.listed().contains("[[ image/png 1×1") }, "\(session.watcher.stderr)\(try session.listed())")
+        let id = String(try session.listed().prefix(8))
+        #expect(try session.device.run("clip", "show", id).stdoutBytes == Self.png)
+        try session.desktop.copy(Array("text in between".utf8))
+        #expect(eventually { try session.listed().contains("text in between") })
+        let copied = try session.device.run("clip", "copy", id, environment: session.desktop.environment)
+        #expect(copied.status == 0, "\(copied.stderr)")
+        let pasted = try session.desktop.paste("image/png")
+        #expect(pasted.types.contains("image/png"), "\(pasted.types)")
+        #expect(pasted.content == Self.png)
+        #expect(session.watcher.stop(SIGTERM) == 0, "\(session.watcher.stderr)")
+    }
+
     @Test(arguments: DesktopSession.Kind.allCases)
     func thePrimarySelectionIsRecordedWithPrimaryOnly(_ kind: DesktopSession.Kind) throws {
         if let reason = Self.skip(kind) { return print("skipped: \(reason)") }

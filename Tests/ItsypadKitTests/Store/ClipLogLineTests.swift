@@ -25,7 +25,18 @@ struct ClipLogLineTests {
             ClipEntry(id: id, text: "", timestamp: 0, localOnly: .requested),
             #"{"op":"add","id":"\#(id)","ts":0,"pinned":false,"local":"local","text":""}"#
         ),
+        (
+            ClipEntry(
+                id: id, text: "", timestamp: 5, pinned: true, localOnly: .large,
+                binary: ClipBinary(type: "image/png", size: 24576, sha256: digest, width: 640, height: 480)),
+            #"{"op":"add","id":"\#(id)","ts":5,"pinned":true,"local":"large","type":"image/png","size":24576,"sha256":"\#(digest)","width":640,"height":480,"text":""}"#
+        ),
+        (
+            ClipEntry(id: id, text: "", timestamp: 6, binary: ClipBinary(type: "application/pdf", size: 1, sha256: digest)),
+            #"{"op":"add","id":"\#(id)","ts":6,"pinned":false,"type":"application/pdf","size":1,"sha256":"\#(digest)","text":""}"#
+        ),
     ]
+    static let digest = String(repeating: "0123456789abcdef", count: 4)
 
     static func encoded(_ line: ClipLogLine) throws -> String {
         try JSONCoding.encodeValue(line, keys: .asEncoded).serialized() + "\n"
@@ -37,13 +48,18 @@ struct ClipLogLineTests {
         #expect(String(decoding: written, as: UTF8.self) == add.golden + "\n")
         let line = ClipLogLine(
             op: "add", id: add.entry.id, ts: add.entry.timestamp, pinned: add.entry.pinned, local: add.entry.localOnly?.rawValue,
-            text: add.entry.text)
+            type: add.entry.binary?.type, size: add.entry.binary.map { Int64($0.size) }, sha256: add.entry.binary?.sha256,
+            width: add.entry.binary?.width.map(Int64.init), height: add.entry.binary?.height.map(Int64.init), text: add.entry.text)
         #expect(try Self.encoded(line) == add.golden + "\n")
         let decoded = try JSONCoding.decode(ClipLogLine.self, from: Array(written.dropLast()))
         #expect(decoded == line)
         let header = try #require(written.dropLast().withUnsafeBufferPointer(ClipLineHeader.init))
         #expect(written.dropLast().withUnsafeBufferPointer(header.timestamp) == decoded.ts && header.pinned == decoded.pinned)
         #expect(header.localOnly == decoded.local.map { LocalOnlyReason(rawValue: $0) ?? .requested })
+        #expect(header.binary?.size == decoded.size.map(Int.init) && header.binary?.width == decoded.width.map(Int.init))
+        #expect(header.binary?.height == decoded.height.map(Int.init))
+        #expect(header.binary.map { String(decoding: written[$0.type], as: UTF8.self) } == decoded.type)
+        #expect(header.binary.map { String(decoding: written[$0.digest], as: UTF8.self) } == decoded.sha256)
         #expect(written.dropLast().withUnsafeBufferPointer(ClipLineHeader.id)?.string == decoded.id)
     }
 
@@ -60,7 +76,7 @@ struct ClipLogLineTests {
     @Test func whatTheStoreWritesReadsBackThroughTheCodableTypeAndTheStore() throws {
         let directory = TemporaryDirectory()
         let store = try ClipStore(directory: directory.path + "/clips")
-        for (entry, _) in Self.adds.dropFirst() {
+        for (entry, _) in Self.adds.dropFirst() where entry.binary == nil {
             var entry = entry
             entry.id = Identifier.make()
             _ = try store.add(entry, maxEntries: 10)
@@ -68,6 +84,6 @@ struct ClipLogLineTests {
         }
         let log = try #require(try FileSystem.read(directory.path + "/clips/log"))
         let lines = try log.split(separator: 0x0A).map { try JSONCoding.decode(ClipLogLine.self, from: Array($0)) }
-        #expect(Set(lines.compactMap(\.text)) == Set(Self.adds.dropFirst().map(\.0.text)))
+        #expect(Set(lines.compactMap(\.text)) == Set(Self.adds.dropFirst().filter { $0.0.binary == nil }.map(\.0.text)))
     }
 }

@@ -6,7 +6,18 @@ import ItsypadSupport
 enum ClipCommands {
     static let previewLength = 100
 
+    /// What wl-clipboard (2.2 and later) sets `CLIPBOARD_STATE` to for a clip that is not to be kept:
+    /// a password manager's, or none at all (the clipboard was cleared).
+    static let unkeptClipboardStates: Set<String> = ["sensitive", "clear", "nil"]
+
     static func add(_ invocation: Invocation) throws -> Int32 {
+        if let state = invocation.context.variable("CLIPBOARD_STATE"), unkeptClipboardStates.contains(state) { return ExitCode.success }
+        let type = try invocation.value(.type).map { type in
+            guard MediaType.isValid(type) else {
+                throw invocation.usage("\(Text.quoted(type)) is not a MIME type: use type/subtype, such as image/png; nothing was stored.")
+            }
+            return type.lowercased()
+        }
         // Read without the lock, which is taken only once the input is in: nobody waits on it while a slow pipe is read.
         let maxBytes = try DataStore.settingsWithoutLock(path: invocation.dataDirectory()).maxClipBytes
         func tooLarge() -> ItsypadError {
@@ -14,25 +25,32 @@ enum ClipCommands {
                 "the input is larger than clipboard.maxBytes (\(maxBytes) bytes); nothing was stored "
                     + "(to keep larger clips: itsypad settings set clipboard.maxBytes N)")
         }
-        let text: String
+        let bytes: [UInt8]
         if !invocation.arguments.isEmpty {
-            text = invocation.arguments.joined(separator: " ")
-            guard text.utf8.count <= maxBytes else { throw tooLarge() }
+            bytes = Array(invocation.arguments.joined(separator: " ").utf8)
+            guard bytes.count <= maxBytes else { throw tooLarge() }
         } else if !invocation.context.stdinIsTerminal {
             // Read only up to the cap: a huge input is refused without being held in memory.
-            guard let bytes = try invocation.context.standardInput(limit: maxBytes) else { throw tooLarge() }
-            guard let decoded = Text.decodeUTF8(bytes) else {
-                throw ItsypadError.failure("the input is not valid UTF-8 text; nothing was stored")
-            }
-            text = decoded
+            guard let input = try invocation.context.standardInput(limit: maxBytes) else { throw tooLarge() }
+            bytes = input
         } else {
             throw invocation.usage("No text: pass TEXT or pipe it on standard input.")
         }
-        guard !Text.isBlank(text) else {
-            throw ItsypadError.failure("nothing to add: the input is empty or only whitespace")
+        guard !bytes.isEmpty else { throw ItsypadError.failure("nothing to add: the input is empty; nothing was stored") }
+        let outcome: ClipStore.AddOutcome
+        // The type given, or for bytes given without one, what they are (nil: text).
+        if let binaryType = type.map({ MediaType.isText($0) ? nil : $0 }) ?? MediaType.binaryType(of: bytes) {
+            outcome = try invocation.store().addClip(
+                bytes: bytes, type: binaryType, local: invocation.flag(.local), now: invocation.context.now())
+        } else {
+            guard let text = Text.decodeUTF8(bytes) else {
+                throw ItsypadError.failure("the input is not valid UTF-8 text; nothing was stored")
+            }
+            guard !Text.isBlank(text) else {
+                throw ItsypadError.failure("nothing to add: the input is empty or only whitespace")
+            }
+            outcome = try invocation.store().addClip(text, local: invocation.flag(.local), now: invocation.context.now())
         }
-        let store = try invocation.store()
-        let outcome = try store.addClip(text, local: invocation.flag(.local), now: invocation.context.now())
         invocation.out.line(outcome.entry.id)
         return ExitCode.success
     }
@@ -57,7 +75,7 @@ enum ClipCommands {
     static func show(_ invocation: Invocation) throws -> Int32 {
         guard let reference = try invocation.arguments.first ?? idFromStandardInput(invocation) else { return ExitCode.success }
         let store = try invocation.store()
-        invocation.out.write(try resolve(reference, store, invocation).text)
+        invocation.out.write(try store.clips().bytes(of: resolve(reference, store, invocation)))
         return ExitCode.success
     }
 
@@ -65,10 +83,13 @@ enum ClipCommands {
     static func copy(_ invocation: Invocation) throws -> Int32 {
         let clipboard = try DesktopClipboard(environment: invocation.context.environment, primary: invocation.flag(.primary))
         guard let reference = try invocation.arguments.first ?? idFromStandardInput(invocation) else { return ExitCode.success }
-        let entry = try resolve(reference, try invocation.store(), invocation)
+        let store = try invocation.store()
+        let entry = try resolve(reference, store, invocation)
+        let bytes = try store.clips().bytes(of: entry)
         invocation.close()
         let scratch = invocation.context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        try clipboard.copy(Array(entry.text.utf8), type: DesktopClipboard.textType, scratchDirectory: scratch)
+        let type = MediaType.isText(entry.type) ? DesktopClipboard.textType : entry.type
+        try clipboard.copy(bytes, type: type, scratchDirectory: scratch)
         return ExitCode.success
     }
 
@@ -121,7 +142,7 @@ enum ClipCommands {
 
     static func resolve(_ reference: String, _ store: DataStore, _ invocation: Invocation) throws -> ClipEntry {
         try invocation.unique(try store.clips().resolve(reference), reference, kind: "clip") {
-            "\($0.id)  \(Text.preview($0.text, limit: 50))"
+            "\($0.id)  \($0.binary?.summary ?? Text.preview($0.text, limit: 50))"
         }
     }
 }

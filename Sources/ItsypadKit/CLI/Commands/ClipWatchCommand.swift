@@ -84,13 +84,18 @@ enum ClipWatchCommand {
     /// Stores a clip as `clip add` would, holding the data directory's lock only for that; the
     /// id stored, or nil when nothing was (blank text, the newest entry again).
     static func add(_ bytes: [UInt8], type: String, _ invocation: Invocation) throws -> String? {
-        guard DesktopClipboard.isText(type) else {
-            throw ItsypadError.failure("\(type) is not text: only text is recorded")
-        }
-        guard let text = Text.decodeUTF8(bytes) else { throw ItsypadError.failure("the clip (\(type)) is not valid UTF-8 text") }
-        guard !Text.isBlank(text) else { return nil }
+        let now = invocation.context.now()
         defer { invocation.close() }
-        let outcome = try invocation.store().addClip(text, local: false, now: invocation.context.now())
+        let outcome: ClipStore.AddOutcome
+        if DesktopClipboard.isText(type) {
+            guard let text = Text.decodeUTF8(bytes) else { throw ItsypadError.failure("the clip (\(type)) is not valid UTF-8 text") }
+            guard !Text.isBlank(text) else { return nil }
+            outcome = try invocation.store().addClip(text, local: false, now: now)
+        } else {
+            guard !bytes.isEmpty else { return nil }
+            guard MediaType.isValid(type) else { throw ItsypadError.failure("the clip's type '\(Text.escapingControls(type, limit: 100))' is not a MIME type") }
+            outcome = try invocation.store().addClip(bytes: bytes, type: type, local: false, now: now)
+        }
         return outcome.duplicate ? nil : outcome.entry.id
     }
 }

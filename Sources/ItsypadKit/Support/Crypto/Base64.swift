@@ -13,7 +13,7 @@ package enum Base64 {
     }()
     private static let padding = UInt8(ascii: "=")
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         let length = (bytes.count + 2) / 3 * 4
         return String(unsafeUninitializedCapacity: length) { text in
             bytes.withUnsafeBufferPointer { bytes in

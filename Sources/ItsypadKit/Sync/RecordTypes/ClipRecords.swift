@@ -2,9 +2,10 @@ import ItsypadBackend
 import ItsypadModel
 import ItsypadStore
 
-/// Clips: the text never changes. Pins merge as logical OR only when changed
+/// Clips: the content never changes. Pins merge as logical OR only when changed
 /// concurrently (a sequential unpin sticks), and a removal always wins: a pin
-/// never brings a removed clip back.
+/// never brings a removed clip back. A binary clip's bytes travel as an asset,
+/// read only when the clip is new here.
 struct ClipRecords: SyncedRecordType {
     typealias Item = (entry: ClipEntry, history: EditHistory)
 
@@ -49,13 +50,18 @@ struct ClipRecords: SyncedRecordType {
         let entry: ClipEntry
         /// What the ledger records for it: tag, pinned state, pin history.
         let version: ClipSyncLedger.Entry
+        let record: BackendRecord
 
         init?(_ record: BackendRecord) {
             guard let (entry, history) = RecordMapping.clip(from: record) else { return nil }
             self.entry = entry
+            self.record = record
             version = ClipSyncLedger.Entry(tag: record.recordChangeTag, pinned: entry.pinned, history: history)
         }
     }
+
+    /// Most bytes of binary clips fetched before they are stored (a first sync may bring thousands of images).
+    private static let heldBytes = 64 << 20
 
     private func applyVersions(_ versions: [RemoteClip], engine: SyncEngine) throws {
         guard !versions.isEmpty else { return }
@@ -68,6 +74,8 @@ struct ClipRecords: SyncedRecordType {
         }
         let ours = try store.clipLedger().entries(Set(changedHere))
         var inserts: [ClipEntry] = []
+        var blobs: [String: [UInt8]] = [:]
+        var heldBytes = 0
         var synced: [(id: String, entry: ClipSyncLedger.Entry)] = []
         var confirmations: [PendingChange] = []
         for remote in versions {
@@ -76,9 +84,23 @@ struct ClipRecords: SyncedRecordType {
             guard let existing = local[id] else {
                 // Removed here and not sent yet: the removal wins. Otherwise the clip is new here,
                 // or was created anew after our removal reached the backend: it is taken.
-                if waiting?.operation != .delete {
-                    inserts.append(remote.entry)
-                    synced.append((id, remote.version))
+                guard waiting?.operation != .delete else { continue }
+                var entry = remote.entry
+                if entry.binary != nil {
+                    do {
+                        blobs[id] = try RecordMapping.clipBytes(&entry, of: remote.record, backend: engine.backend)
+                    } catch let error as BackendError where !error.isTransient {
+                        // Its bytes are missing or not the ones described: the clip is quarantined, the rest goes on.
+                        engine.quarantine(RecordKey(.clip, id), at: engine.backend.location(of: remote.record.id), error.description)
+                        continue
+                    }
+                    heldBytes += entry.binary?.size ?? 0
+                }
+                inserts.append(entry)
+                synced.append((id, remote.version))
+                if heldBytes > ClipRecords.heldBytes {
+                    engine.report.pulled += try clips.insert(inserts, bytes: blobs).count
+                    (inserts, blobs, heldBytes) = ([], [:], 0)
                 }
                 continue
             }
@@ -96,7 +118,7 @@ struct ClipRecords: SyncedRecordType {
                 synced.append((id, base))
             }
         }
-        engine.report.pulled += try clips.insert(inserts).count
+        engine.report.pulled += try clips.insert(inserts, bytes: blobs).count
         try store.clipLedger().set(synced)
         try pending.confirm(confirmations)
     }
@@ -163,21 +185,28 @@ struct ClipRecords: SyncedRecordType {
         let ids = Set(changes.map(\.key.name))
         let clips = try engine.store.clips().live(ids: ids)
         let ledger = try engine.store.clipLedger().entries(ids)
-        return { change in outgoing(change, clips: clips, ledger: ledger, engine: engine) }
+        return { change in try outgoing(change, clips: clips, ledger: ledger, engine: engine) }
     }
 
     private func outgoing(
         _ change: PendingChange, clips: [String: ClipEntry], ledger: [String: ClipSyncLedger.Entry],
         engine: SyncEngine
-    ) -> SyncEngine.Outgoing? {
+    ) throws -> SyncEngine.Outgoing? {
         switch change.operation {
         case .save:
             guard let entry = clips[change.key.name], entry.localOnly == nil else { return nil }
             let synced = ledger[entry.id] ?? ClipSyncLedger.Entry()
             // Pinned and unpinned again before sending: the backend already has this state.
             if synced.tag != nil, synced.pinned == entry.pinned { return nil }
+            var content: AssetReference?
+            if entry.binary != nil {
+                // Bytes that are gone or damaged here cannot be sent (reading them says which).
+                guard let bytes = try? engine.store.clips().bytes(of: entry) else { return nil }
+                content = try engine.backend.putAsset(bytes)
+            }
             return SyncEngine.Outgoing(
-                change: change, saves: [RecordMapping.record(for: entry, tag: synced.tag, history: synced.localHistory)])
+                change: change,
+                saves: [RecordMapping.record(for: entry, tag: synced.tag, history: synced.localHistory, content: content)])
         case .delete:
             return engine.outgoingDeletion(change, ifTag: nil, history: EditHistory())
         }
@@ -239,14 +268,17 @@ struct ClipRecords: SyncedRecordType {
 
     // MARK: Concurrent versions
 
-    /// The text never changes: pinned if any version is (concurrent pin changes merge as logical OR).
+    /// The content never changes: pinned if any version is (concurrent pin changes merge as logical OR).
     func merge(_ live: [RecordVersion], backend _: SyncBackend) throws -> SiblingMerge.Outcome {
         let clips = live.compactMap { RecordMapping.clip(from: $0.record) }
-        guard var (entry, history) = clips.first else { return SiblingMerge.Outcome(record: live.last!.record) }
+        guard var (entry, history) = clips.first,
+            let first = live.first(where: { RecordMapping.clip(from: $0.record) != nil })
+        else { return SiblingMerge.Outcome(record: live.last!.record) }
         for (other, otherHistory) in clips.dropFirst() {
             entry.pinned = entry.pinned || other.pinned
             history = history.union(otherHistory)
         }
-        return SiblingMerge.Outcome(record: RecordMapping.record(for: entry, tag: nil, history: history))
+        return SiblingMerge.Outcome(
+            record: RecordMapping.record(for: entry, tag: nil, history: history, content: RecordMapping.clipContent(of: first.record)))
     }
 }
