@@ -68,7 +68,7 @@ struct DesktopClipboardTests {
         if let reason = Self.skip(kind) { return print("skipped: \(reason)") }
         let session = try Watched(kind)
         try session.desktop.copy(Self.png, type: "image/png")
-        #expect(eventually { try session.listed().contains("[[ image/png 1×1") }, "\(session.watcher.stderr)\(try session.listed())")
+        #expect(eventually { try session.listed().contains("[[ image/png 1×1") }, "\(session.watcher.stderr)")
         let id = String(try session.listed().prefix(8))
         #expect(try session.device.run("clip", "show", id).stdoutBytes == Self.png)
         try session.desktop.copy(Array("text in between".utf8))
