@@ -160,7 +160,8 @@ public enum CommandTable {
                     Example("itsypad clip watch --primary", "Record the primary selection."),
                     Example(
                         "systemctl --user enable --now itsypad-clip-watch.service",
-                        "Run it as a systemd user service with the graphical session (the unit itsypad install puts in PREFIX/share/systemd/user)."),
+                        "Run it as a systemd user service with the graphical session (the unit itsypad install puts in PREFIX/share/systemd/user)."
+                    ),
                 ],
                 action: ClipWatchCommand.run),
             CommandSpec(

@@ -141,7 +141,8 @@ struct DesktopClipboard {
         case .x11:
             let xauthority = environment["XAUTHORITY"] ?? environment["HOME"].map { $0 + "/.Xauthority" }
             return .x11(
-                try X11SelectionEvents(display: environment["DISPLAY"] ?? "", selection: primary ? "PRIMARY" : "CLIPBOARD", xauthority: xauthority))
+                try X11SelectionEvents(
+                    display: environment["DISPLAY"] ?? "", selection: primary ? "PRIMARY" : "CLIPBOARD", xauthority: xauthority))
         }
     }
 }

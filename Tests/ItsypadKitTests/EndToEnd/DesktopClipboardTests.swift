@@ -51,7 +51,8 @@ struct DesktopClipboardTests {
 
     /// A 1×1 PNG.
     static let png: [UInt8] = {
-        let hex = "89504E470D0A1A0A0000000D49484452000000010000000108060000001F15C4890000000D4944415478DA63F8FFFF3F0005FE02FEA7D6A4F50000000049454E44AE426082"
+        let hex =
+            "89504E470D0A1A0A0000000D49484452000000010000000108060000001F15C4890000000D4944415478DA63F8FFFF3F0005FE02FEA7D6A4F50000000049454E44AE426082"
         var bytes: [UInt8] = []
         var index = hex.startIndex
         while index < hex.endIndex {
@@ -215,7 +216,9 @@ struct DesktopClipboardTests {
             waitpid(watcher, &status, 0)
         }
         try desktop.copy(Array("through wl-paste --watch".utf8))
-        #expect(eventually { try device.run("clip", "ls").stdout.contains("through wl-paste --watch") }, "\(device.directory.read("wl-paste.log") ?? "")")
+        #expect(
+            eventually { try device.run("clip", "ls").stdout.contains("through wl-paste --watch") },
+            "\(device.directory.read("wl-paste.log") ?? "")")
     }
 }
 

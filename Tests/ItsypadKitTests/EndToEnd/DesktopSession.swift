@@ -148,7 +148,8 @@ final class DesktopSession {
             stderr: ready + ".err", environment: env)
         try #require(
             eventually { (try? FileSystem.read(ready))??.isEmpty == false },
-            "the offering client did not start: \(((try? FileSystem.read(ready + ".err")) ?? nil).map { String(decoding: $0, as: UTF8.self) } ?? "")")
+            "the offering client did not start: \(((try? FileSystem.read(ready + ".err")) ?? nil).map { String(decoding: $0, as: UTF8.self) } ?? "")"
+        )
         offers.append(pid)
         return pid
     }

@@ -93,7 +93,9 @@ enum ClipWatchCommand {
             outcome = try invocation.store().addClip(text, local: false, now: now)
         } else {
             guard !bytes.isEmpty else { return nil }
-            guard MediaType.isValid(type) else { throw ItsypadError.failure("the clip's type '\(Text.escapingControls(type, limit: 100))' is not a MIME type") }
+            guard MediaType.isValid(type) else {
+                throw ItsypadError.failure("the clip's type '\(Text.escapingControls(type, limit: 100))' is not a MIME type")
+            }
             outcome = try invocation.store().addClip(bytes: bytes, type: type, local: false, now: now)
         }
         return outcome.duplicate ? nil : outcome.entry.id
