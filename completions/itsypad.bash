@@ -7,7 +7,7 @@ _itsypad_subcommands() {
     case $1 in
         '') REPLY='tab clip settings sync export import help completions install uninstall' ;;
         'tab') REPLY='new ls show edit rm' ;;
-        'clip') REPLY='add ls show rm pin unpin clear prune' ;;
+        'clip') REPLY='add ls show copy watch rm pin unpin clear prune' ;;
         'settings') REPLY='list ls get set unset' ;;
         'sync') REPLY='enable key disable push pull status log compact watch' ;;
         'sync key') REPLY='show rotate' ;;
@@ -29,6 +29,8 @@ _itsypad_options() {
         'clip add') REPLY='--local --type --data-dir -q --quiet -h --help' ;;
         'clip ls') REPLY='-n --limit -s --search --pinned --json --data-dir -q --quiet -h --help' ;;
         'clip show') REPLY='--data-dir -q --quiet -h --help' ;;
+        'clip copy') REPLY='--primary --data-dir -q --quiet -h --help' ;;
+        'clip watch') REPLY='--primary --data-dir -q --quiet -h --help' ;;
         'clip rm') REPLY='--data-dir -q --quiet -h --help' ;;
         'clip pin') REPLY='--data-dir -q --quiet -h --help' ;;
         'clip unpin') REPLY='--data-dir -q --quiet -h --help' ;;
@@ -104,6 +106,7 @@ _itsypad_argument() {
         'tab edit:'*) REPLY='none' ;;
         'tab rm:'*) REPLY='dynamic tabs' ;;
         'clip show:0') REPLY='dynamic clips' ;;
+        'clip copy:0') REPLY='dynamic clips' ;;
         'clip rm:'*) REPLY='dynamic clips' ;;
         'clip pin:0') REPLY='dynamic clips' ;;
         'clip unpin:0') REPLY='dynamic clips' ;;

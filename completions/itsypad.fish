@@ -10,7 +10,7 @@ function __itsypad_subcommands
         case 'tab'
             printf '%s\n' new ls show edit rm
         case 'clip'
-            printf '%s\n' add ls show rm pin unpin clear prune
+            printf '%s\n' add ls show copy watch rm pin unpin clear prune
         case 'settings'
             printf '%s\n' list ls get set unset
         case 'sync'
@@ -44,6 +44,10 @@ function __itsypad_value_options
         case 'clip ls'
             printf '%s\n' -n --limit -s --search --data-dir
         case 'clip show'
+            printf '%s\n' --data-dir
+        case 'clip copy'
+            printf '%s\n' --data-dir
+        case 'clip watch'
             printf '%s\n' --data-dir
         case 'clip rm'
             printf '%s\n' --data-dir
@@ -240,6 +244,8 @@ complete -c itsypad -n '__itsypad_at "tab rm" 0+' -a '(__itsypad_complete tabs)'
 complete -c itsypad -n '__itsypad_at "clip" 0' -a add -d 'Add text, an image or other bytes to the clipboard history and print its id.'
 complete -c itsypad -n '__itsypad_at "clip" 0' -a ls -d 'List entries, newest first.'
 complete -c itsypad -n '__itsypad_at "clip" 0' -a show -d 'Print an entry\'s text or bytes exactly as stored.'
+complete -c itsypad -n '__itsypad_at "clip" 0' -a copy -d 'Put an entry back on the desktop\'s clipboard, with its type.'
+complete -c itsypad -n '__itsypad_at "clip" 0' -a watch -d 'Record every clipboard change until stopped.'
 complete -c itsypad -n '__itsypad_at "clip" 0' -a rm -d 'Remove entries.'
 complete -c itsypad -n '__itsypad_at "clip" 0' -a pin -d 'Pin an entry: never pruned, evicted or cleared (except by clear --all).'
 complete -c itsypad -n '__itsypad_at "clip" 0' -a unpin -d 'Unpin an entry.'
@@ -258,6 +264,13 @@ complete -c itsypad -n '__itsypad_at "clip ls"' -l json -d 'Print JSON (stable; 
 
 # itsypad clip show
 complete -c itsypad -n '__itsypad_at "clip show" 0' -a '(__itsypad_complete clips)'
+
+# itsypad clip copy
+complete -c itsypad -n '__itsypad_at "clip copy"' -l primary -d 'Put it on the primary selection (middle-click paste) instead.'
+complete -c itsypad -n '__itsypad_at "clip copy" 0' -a '(__itsypad_complete clips)'
+
+# itsypad clip watch
+complete -c itsypad -n '__itsypad_at "clip watch"' -l primary -d 'Record the primary selection (what is selected, for middle-click paste) instead.'
 
 # itsypad clip rm
 complete -c itsypad -n '__itsypad_at "clip rm" 0+' -a '(__itsypad_complete clips)'

@@ -6,6 +6,7 @@ import ItsypadSupport
 public enum CommandTable {
     static let json = OptionSpec("json", help: "Print JSON (stable; see itsypad(1) for the fields).")
     static let languages = CompletionKind.dynamic(.languages)
+    static func primary(help: String) -> OptionSpec { OptionSpec("primary", help: help) }
 
     public static let root = CommandSpec(
         "itsypad",
@@ -104,7 +105,7 @@ public enum CommandTable {
                         help: "The input's MIME type (type/subtype, e.g. image/png); text/plain keeps it as text, any other as bytes."),
                 ],
                 examples: [
-                    Example("wl-paste --watch itsypad clip add", "Record every Wayland clipboard change."),
+                    Example("wl-paste --watch itsypad clip add", "Record every Wayland clipboard change (clip watch does more)."),
                     Example("itsypad clip add < screenshot.png", "Add an image."),
                     Example("itsypad clip add --local \"$TOKEN\"", "Keep a secret on this machine only."),
                 ],
@@ -132,10 +133,37 @@ public enum CommandTable {
                     ArgumentSpec("id", .optional, help: "The entry's id or unique prefix (4+ characters).", completion: .dynamic(.clips))
                 ],
                 examples: [
-                    Example("itsypad clip show 3f2a | wl-copy", "Copy an entry back."),
-                    Example("itsypad clip ls | fzf | cut -f1 | itsypad clip show | wl-copy", "Pick one with fzf and copy it back."),
+                    Example("itsypad clip show 3f2a > clip.txt", "Save an entry."),
+                    Example("itsypad clip ls | fzf | cut -f1 | itsypad clip show", "Pick one with fzf and print it."),
                 ],
                 action: ClipCommands.show),
+            CommandSpec(
+                "copy", abstract: "Put an entry back on the desktop's clipboard, with its type.",
+                discussion:
+                    "Through wl-copy (with --type) on Wayland, when WAYLAND_DISPLAY is set, else through xclip on X11, when DISPLAY is; with neither it fails (exit 1). Without ID the id is read from standard input when it is not a terminal; empty input (fzf left with Esc) copies nothing and exits 0. wl-copy and xclip leave a process serving the entry until something else is copied. Exit status 75 when the tool fails (the compositor or X server did not answer).",
+                arguments: [
+                    ArgumentSpec("id", .optional, help: "The entry's id or unique prefix (4+ characters).", completion: .dynamic(.clips))
+                ],
+                options: [primary(help: "Put it on the primary selection (middle-click paste) instead.")],
+                examples: [
+                    Example("itsypad clip copy 3f2a", "Copy an entry back."),
+                    Example("itsypad clip ls | fzf | cut -f1 | itsypad clip copy", "Pick one with fzf and copy it back."),
+                ],
+                action: ClipCommands.copy),
+            CommandSpec(
+                "watch", abstract: "Record every clipboard change until stopped.",
+                discussion:
+                    "Runs in the foreground (for a terminal or a systemd user service) until SIGINT, SIGTERM or SIGHUP, then exits 0. On Wayland (WAYLAND_DISPLAY set) it follows the clipboard through wl-paste --watch; on X11 (DISPLAY set, a local display) through the XFixes extension, reading with xclip; with neither it fails (exit 1). What is on offer at the start is recorded too. Each change is read in the best type offered (text first, then an image) and added as 'clip add' adds it: the newest entry again adds nothing, clipboard.maxBytes, clipboard.ignore and the secret detectors apply. An offer that includes x-kde-passwordManagerHint (KeePassXC and other password managers mark their clips so) is never read, stored or synced. An offer that changes while it is read is read again from the new one. Between changes it uses no CPU and holds no lock. One line on stderr per recorded or skipped clip (its id and type, never its content); with -q only errors. Exit status 75 when the compositor or X server goes away (a new session may bring one: try again later).",
+                options: [primary(help: "Record the primary selection (what is selected, for middle-click paste) instead.")],
+                examples: [
+                    Example("itsypad clip watch", "Record the clipboard in a terminal; Ctrl-C stops."),
+                    Example("itsypad clip watch --primary", "Record the primary selection."),
+                    Example(
+                        "systemctl --user enable --now itsypad-clip-watch.service",
+                        "Run it as a systemd user service with the graphical session (the unit itsypad install puts in PREFIX/share/systemd/user)."
+                    ),
+                ],
+                action: ClipWatchCommand.run),
             CommandSpec(
                 "rm", abstract: "Remove entries.",
                 arguments: [ArgumentSpec("id", .requiredVariadic, help: "Ids or unique prefixes.", completion: .dynamic(.clips))],
@@ -375,7 +403,7 @@ public enum CommandTable {
     static let install = CommandSpec(
         "install", abstract: "Install this itsypad, its man pages and shell completions under a prefix.",
         discussion:
-            "Copies the running binary to PREFIX/bin, the man pages to PREFIX/share/man/man1 and man5, the bash, zsh and fish completions to PREFIX/share/bash-completion/completions, PREFIX/share/zsh/site-functions and PREFIX/share/fish/vendor_completions.d, and the systemd user unit itsypad-sync-watch.service (running PREFIX/bin/itsypad sync watch) to PREFIX/share/systemd/user, where systemctl --user finds it for ~/.local and /usr/local. Directories are created as needed and each file is replaced atomically, its mode set before it is renamed into place (0755 for the binary, 0644 for the rest). Warns when PREFIX/bin is not on PATH.",
+            "Copies the running binary to PREFIX/bin, the man pages to PREFIX/share/man/man1 and man5, the bash, zsh and fish completions to PREFIX/share/bash-completion/completions, PREFIX/share/zsh/site-functions and PREFIX/share/fish/vendor_completions.d, and the systemd user units itsypad-sync-watch.service (running PREFIX/bin/itsypad sync watch) and itsypad-clip-watch.service (PREFIX/bin/itsypad clip watch, with the graphical session) to PREFIX/share/systemd/user, where systemctl --user finds it for ~/.local and /usr/local. Directories are created as needed and each file is replaced atomically, its mode set before it is renamed into place (0755 for the binary, 0644 for the rest). Warns when PREFIX/bin is not on PATH.",
         options: [prefix],
         examples: [
             Example(
@@ -388,7 +416,7 @@ public enum CommandTable {
     static let uninstall = CommandSpec(
         "uninstall", abstract: "Remove the files install writes under a prefix.",
         discussion:
-            "Removes the binary, the man pages, the completion scripts and the systemd unit that itsypad install writes under PREFIX; directories and the data directory are left alone. A symbolic link below PREFIX is never followed: a file reached through a linked directory is left, named, and the exit status is 1. Disable the unit first if it is enabled: systemctl --user disable --now itsypad-sync-watch.service.",
+            "Removes the binary, the man pages, the completion scripts and the systemd units that itsypad install writes under PREFIX; directories and the data directory are left alone. A symbolic link below PREFIX is never followed: a file reached through a linked directory is left, named, and the exit status is 1. Disable the units first if they are enabled: systemctl --user disable --now itsypad-sync-watch.service itsypad-clip-watch.service.",
         options: [prefix],
         examples: [Example("itsypad uninstall", "Remove what 'itsypad install' put in ~/.local.")],
         action: InstallCommands.uninstall)

@@ -28,6 +28,7 @@ public enum OptionName: String, CaseIterable, Sendable {
     case olderThan = "older-than"
     case pinned
     case prefix
+    case primary
     case quiet
     case search
     case type

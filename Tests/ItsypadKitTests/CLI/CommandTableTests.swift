@@ -39,6 +39,9 @@ import Testing
         "clip add": [(["clip", "add", "--local", "hello"], 0)],
         "clip ls": [(["clip", "ls", "-n", "5", "--search", "cop", "--pinned"], 0), (["clip", "ls", "--json"], 0)],
         "clip show": [(["clip", "show", "$CLIP"], 0)],
+        // No desktop in the sample's environment: both fail, having read their options.
+        "clip copy": [(["clip", "copy", "--primary", "$CLIP"], 1)],
+        "clip watch": [(["clip", "watch", "--primary"], 1)],
         "clip rm": [(["clip", "rm", "$CLIP"], 0)],
         "clip pin": [(["clip", "pin", "$CLIP"], 0)],
         "clip unpin": [(["clip", "unpin", "$CLIP"], 0)],

@@ -30,7 +30,7 @@ import Glibc
     /// Command lines and what must be offered for the last (possibly empty) word.
     static let cases: [CompletionCase] = [
         CompletionCase("itsypad cl", exactly: ["clip"]),
-        CompletionCase("itsypad clip ", exactly: ["add", "ls", "show", "rm", "pin", "unpin", "clear", "prune"]),
+        CompletionCase("itsypad clip ", exactly: ["add", "ls", "show", "copy", "watch", "rm", "pin", "unpin", "clear", "prune"]),
         CompletionCase("itsypad clip ls --", including: ["--limit", "--search", "--pinned", "--json", "--data-dir", "--quiet"]),
         // --version is taken only before a subcommand.
         CompletionCase("itsypad --v", exactly: ["--version"]),

@@ -190,20 +190,20 @@ import Glibc
     }
 }
 
-/// `itsypad sync watch` as a child process; killed when the value goes away if not stopped.
+/// `itsypad sync watch` (or another watcher: `command`) as a child process; killed when the value goes away if not stopped.
 final class RunningWatcher {
     let pid: pid_t
     private let errorPath: String
     private var exitStatus: Int32?
 
-    init(_ device: Device, _ arguments: [String], environment: [String: String] = [:]) throws {
+    init(_ device: Device, _ arguments: [String], environment: [String: String] = [:], command: [String] = ["sync", "watch"]) throws {
         var env = Process.baseEnvironment
         env["ITSYPAD_DATA_DIR"] = device.dataDir
         env["TMPDIR"] = device.directory.path
         for (key, value) in environment { env[key] = value }
         errorPath = device.directory.file("watch-\(UInt32.random(in: 0...UInt32.max)).err")
         pid = try Process.spawn(
-            Process.itsypad, ["sync", "watch"] + arguments, stdin: "/dev/null", stdout: "/dev/null",
+            Process.itsypad, command + arguments, stdin: "/dev/null", stdout: "/dev/null",
             stderr: errorPath, environment: env)
     }
 
@@ -214,6 +214,12 @@ final class RunningWatcher {
     /// Sends `signal` and waits (at most 20 s) for the exit status; 128 + n when killed by signal n.
     func stop(_ signal: Int32) -> Int32 {
         kill(pid, signal)
+        return exit() ?? -1
+    }
+
+    /// Waits (at most 20 s) for it to exit by itself; its status, or nil if it is still running.
+    func exit() -> Int32? {
+        if let exitStatus { return exitStatus }
         var status: Int32 = 0
         for _ in 0..<2000 {
             if waitpid(pid, &status, WNOHANG) == pid {
@@ -223,7 +229,7 @@ final class RunningWatcher {
             }
             usleep(10_000)
         }
-        return -1
+        return nil
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import ItsypadCLI
 @testable import ItsypadModel
 @testable import ItsypadSupport
 
@@ -32,7 +33,9 @@ struct ReadmeSteps {
         case "rotate": try rotate(block, at)
         case "git-walkthrough": try gitWalkthrough(block, at)
         case "watch": try watch(block, at)
-        case "systemd": try systemd(block, at)
+        case "systemd": try systemd(block, at, unit: SystemdUnit.syncWatchName)
+        case "clip-systemd": try systemd(block, at, unit: SystemdUnit.clipWatchName)
+        case "desktop": try desktop(block, at)
         case "cron": try cron(block, at)
         case "recipes": try recipes(block, at)
         case "peers": try peers(block, at)
@@ -161,16 +164,16 @@ struct ReadmeSteps {
 
     /// Needs a systemd user session: systemctl and journalctl are stand-ins that
     /// record their arguments; the unit must start the installed binary.
-    func systemd(_ block: ReadmeBlock, _ at: String) throws {
+    func systemd(_ block: ReadmeBlock, _ at: String, unit name: String) throws {
         try account.writeStandIn("systemctl", "echo \"systemctl $*\" >> \"$HOME/stand-ins.log\"\n")
         try account.writeStandIn("journalctl", "echo \"journalctl $*\" >> \"$HOME/stand-ins.log\"\n")
         let result = try account.run(block.text, in: GeneratedFiles.root, path: account.standIns)
         #expect(result.status == 0, "\(at): \(result.stderr)")
-        #expect(account.read("stand-ins.log")?.contains("systemctl --user enable --now itsypad-sync-watch") == true, "\(at)")
+        #expect(account.read("stand-ins.log")?.contains("systemctl --user enable --now \(name)") == true, "\(at)")
         // Copied by the user, or installed by `itsypad install` where systemd looks for ~/.local.
         let unit = try #require(
-            account.read(".config/systemd/user/itsypad-sync-watch.service")
-                ?? account.read(".local/share/systemd/user/itsypad-sync-watch.service"), "\(at): no unit where systemd looks")
+            account.read(".config/systemd/user/" + name) ?? account.read(".local/share/systemd/user/" + name),
+            "\(at): no unit where systemd looks")
         let start = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
         let program = String(start.dropFirst("ExecStart=".count).split(separator: " ")[0]).replacing("%h", with: account.home.path)
         #expect(access(program, X_OK) == 0, "\(at): the unit starts \(program), which install did not put there")
@@ -191,21 +194,30 @@ struct ReadmeSteps {
         }
     }
 
+    /// Needs a desktop: a headless sway, whose clipboard then holds the entry
+    /// picked (fzf picks the first line, as Enter does).
+    func desktop(_ block: ReadmeBlock, _ at: String) throws {
+        if let reason = DesktopSession.missing(.wayland) { return print("\(at) skipped: \(reason)") }
+        let session = try DesktopSession(.wayland)
+        try account.writeStandIn("fzf", "head -n 1\n")
+        let exports = session.environment.map { "export \($0.key)='\($0.value)'\n" }.joined()
+        let result = try account.run(exports + block.text, path: account.standIns)
+        #expect(result.status == 0, "\(at): \(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("\tcopied on Wayland\n"), "\(at): \(result.stdout)\(result.stderr)")
+        #expect(try session.paste().content == Array("copied on Wayland".utf8), "\(at): clip copy did not put it back")
+    }
+
     /// Needs a desktop: wl-paste reports two copies, clipnotify two changes,
-    /// xclip -o holds a text, wl-copy keeps what it is given, and fzf picks the
-    /// first line (Enter).
+    /// and xclip -o holds a text.
     func recipes(_ block: ReadmeBlock, _ at: String) throws {
         try account.writeStandIn(
             "wl-paste", "[ \"$1\" = --watch ] && shift\nfor t in 'first copy' 'second copy'; do printf %s \"$t\" | \"$@\"; done\n")
         try account.writeStandIn(
             "clipnotify",
             "n=$(cat \"$HOME/.clipnotify\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$HOME/.clipnotify\"\n[ \"$n\" -lt 2 ]\n")
-        try account.writeStandIn("xclip", "case \" $* \" in *' -o '*) printf 'copied in X11' ;; *) cat > \"$HOME/clipboard\" ;; esac\n")
-        try account.writeStandIn("wl-copy", "cat > \"$HOME/clipboard\"\n")
-        try account.writeStandIn("fzf", "head -n 1\n")
+        try account.writeStandIn("xclip", "printf 'copied in X11'\n")
         let result = try account.run(block.text, path: account.standIns)
         #expect(result.status == 0, "\(at): \(result.stderr)")
-        #expect(account.read("clipboard") == "copied in X11", "\(at): \(account.read("clipboard") ?? "nothing copied")")
         let listed = try account.run("itsypad clip ls -n 3")
         for text in ["copied in X11", "second copy", "first copy"] {
             #expect(listed.stdout.contains("\t" + text + "\n"), "\(at): \(text) was not recorded: \(listed.stdout)")

@@ -79,6 +79,20 @@ enum ClipCommands {
         return ExitCode.success
     }
 
+    /// Puts an entry back on the desktop's clipboard with its type.
+    static func copy(_ invocation: Invocation) throws -> Int32 {
+        let clipboard = try DesktopClipboard(environment: invocation.context.environment, primary: invocation.flag(.primary))
+        guard let reference = try invocation.arguments.first ?? idFromStandardInput(invocation) else { return ExitCode.success }
+        let store = try invocation.store()
+        let entry = try resolve(reference, store, invocation)
+        let bytes = try store.clips().bytes(of: entry)
+        invocation.close()
+        let scratch = invocation.context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let type = MediaType.isText(entry.type) ? DesktopClipboard.textType : entry.type
+        try clipboard.copy(bytes, type: type, scratchDirectory: scratch)
+        return ExitCode.success
+    }
+
     /// The id piped in (`clip ls | fzf | cut -f1 | itsypad clip show`); nil
     /// when nothing was: fzf left with Esc, and like `xargs -r` there is then nothing to do.
     static func idFromStandardInput(_ invocation: Invocation) throws -> String? {

@@ -111,6 +111,7 @@ struct Installation {
         }
         let binary = prefix + "/bin/" + root.name
         files.append((prefix + "/share/systemd/user/" + SystemdUnit.syncWatchName, 0o644, .text(SystemdUnit.syncWatch(binary: binary))))
+        files.append((prefix + "/share/systemd/user/" + SystemdUnit.clipWatchName, 0o644, .text(SystemdUnit.clipWatch(binary: binary))))
         files.append((binary, 0o755, .runningExecutable))
         return files
     }
@@ -159,6 +160,35 @@ enum SystemdUnit {
 
         [Install]
         WantedBy=default.target
+
+        """
+    }
+
+    static let clipWatchName = "itsypad-clip-watch.service"
+
+    /// Runs `binary clip watch` with the graphical session, which puts WAYLAND_DISPLAY or
+    /// DISPLAY in the user manager's environment (sway and GNOME do; see systemctl import-environment).
+    static func clipWatch(binary: String) -> String {
+        """
+        # Clipboard history for itsypad: a systemd user service running `itsypad clip watch`, installed by `itsypad install`.
+        #   systemctl --user enable --now \(clipWatchName)
+        [Unit]
+        Description=itsypad clipboard history (itsypad clip watch)
+        Documentation=man:itsypad-clip(1)
+        PartOf=graphical-session.target
+        After=graphical-session.target
+
+        [Service]
+        Type=exec
+        ExecStart=\(quoted(binary)) clip watch
+        # Exit 75 when the compositor or X server went away: tried again. Exit 1 (no desktop, no
+        # wl-clipboard or xclip) would fail the same way again: the next session starts it.
+        Restart=on-failure
+        RestartSec=5
+        RestartPreventExitStatus=1 64
+
+        [Install]
+        WantedBy=graphical-session.target
 
         """
     }

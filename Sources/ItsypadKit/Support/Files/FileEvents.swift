@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// Waits, without using CPU, for a change in some directories (inotify), a
-/// request to stop (SIGINT, SIGTERM, SIGHUP) or a time-out.
+/// Waits, without using CPU, for a change in some directories (inotify) or
+/// input on a pipe or socket, a request to stop (SIGINT, SIGTERM, SIGHUP) or a time-out.
 ///
 /// Both kinds of event arrive as signals: the inotify descriptor raises SIGIO
 /// when an event is queued, and all four signals stay blocked while the
@@ -61,6 +61,7 @@ package final class FileEvents {
         // (its default action) once the mask is restored, and so would a second request to stop
         // after the first was taken. Both are taken here.
         if fd >= 0 { close(fd) }
+        for descriptor in readable { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_ASYNC) }
         var discarded = sigset_t()
         sigemptyset(&discarded)
         sigaddset(&discarded, SIGIO)
@@ -96,11 +97,26 @@ package final class FileEvents {
         return unwatched
     }
 
+    /// Also wakes a wait (as `changed`) whenever `descriptor` (a pipe, a socket) has something to
+    /// read or has ended, until the caller has read it: it raises SIGIO like the inotify descriptor.
+    package func watchReadable(_ descriptor: Int32) {
+        readable.append(descriptor)
+        _ = fcntl(descriptor, F_SETOWN, getpid())
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_ASYNC | O_NONBLOCK)
+    }
+
+    private var readable: [Int32] = []
+
+    private func anyReadable() -> Bool {
+        var fds = readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        return !fds.isEmpty && poll(&fds, nfds_t(fds.count), 0) > 0
+    }
+
     /// Waits up to `timeout` seconds for a relevant change or a request to stop.
     package func wait(timeout: Double) -> Wake {
         let deadline = Monotonic.seconds() + max(0, timeout)
         while true {
-            if drain() { return .changed }
+            if drain() || anyReadable() { return .changed }
             // Even when the time is up: a stop requested during the last sync is pending, and goes first.
             let remaining = max(0, deadline - Monotonic.seconds())
             var pause = timespec(tv_sec: Int(remaining), tv_nsec: Int((remaining - remaining.rounded(.down)) * 1e9))

@@ -119,6 +119,130 @@ package struct Subprocess {
         return Output(status: status, standardOutput: collected[0], standardError: collected[1], timedOut: timedOut)
     }
 
+    /// Runs a program that may leave a child of its own serving in the background, as wl-copy and
+    /// xclip do: `input` is its standard input, and only the program itself is waited for (the
+    /// child keeps the output files, so waiting for their end would wait for the child). Its
+    /// output goes through unlinked files in `scratchDirectory`; after `timeout` seconds its
+    /// process group is killed.
+    package func runLeavingChildren(input: [UInt8], scratchDirectory: String, timeout: Double) throws -> Output {
+        var files: [Int32] = []
+        defer { files.forEach { close($0) } }
+        for _ in 0..<3 {
+            var template = Array((scratchDirectory + "/.subprocess-XXXXXX").utf8CString)
+            let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            guard fd >= 0 else { throw FileSystem.fail("create a temporary file in", scratchDirectory) }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+            files.append(fd)
+        }
+        try input.withUnsafeBytes { try FileSystem.writeAll(fd: files[0], $0, path: scratchDirectory) }
+        lseek(files[0], 0, SEEK_SET)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for (stream, fd) in files.enumerated() { posix_spawn_file_actions_adddup2(&actions, fd, Int32(stream)) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        let pid = try spawn(&actions, &attributes).get()
+
+        let deadline = Monotonic.seconds() + timeout
+        var status: Int32?
+        while status == nil {
+            if Monotonic.seconds() >= deadline { kill(-pid, SIGKILL) }
+            status = try Subprocess.exitStatus(pid, waiting: Monotonic.seconds() >= deadline)
+            if status == nil { usleep(2_000) }
+        }
+        let timedOut = Monotonic.seconds() >= deadline
+        func written(_ fd: Int32) throws -> [UInt8] {
+            lseek(fd, 0, SEEK_SET)
+            return try FileSystem.readAll(fd: fd, path: scratchDirectory, limit: 1 << 20)
+        }
+        return Output(status: status!, standardOutput: try written(files[1]), standardError: try written(files[2]), timedOut: timedOut)
+    }
+
+    /// A program left running with its standard output on a pipe (a watcher whose lines report
+    /// events): started in a process group of its own, stopped with the whole group.
+    package final class Running {
+        package let pid: pid_t
+        /// The read end of its standard output, non-blocking.
+        package let output: Int32
+        private var status: Int32?
+
+        fileprivate init(pid: pid_t, output: Int32) {
+            self.pid = pid
+            self.output = output
+        }
+
+        /// Reads what it wrote so far; nil once its output has ended (it exited).
+        package func readAvailable() -> [UInt8]? {
+            var collected: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    collected += buffer[0..<count]
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return count == 0 ? nil : collected
+                }
+            }
+        }
+
+        /// Its exit status, waiting for it at most `timeout` seconds (nil while it runs).
+        package func exitStatus(within timeout: Double) -> Int32? {
+            let deadline = Monotonic.seconds() + timeout
+            while status == nil {
+                status = try? Subprocess.exitStatus(pid, waiting: false)
+                if status != nil || Monotonic.seconds() >= deadline { break }
+                usleep(5_000)
+            }
+            return status
+        }
+
+        /// SIGTERM to the group, then SIGKILL if it is still there after a second; reaps it.
+        package func stop() {
+            guard exitStatus(within: 0) == nil else { return }
+            kill(-pid, SIGTERM)
+            if exitStatus(within: 1) == nil {
+                kill(-pid, SIGKILL)
+                status = try? Subprocess.exitStatus(pid, waiting: true)
+            }
+        }
+
+        deinit {
+            stop()
+            close(output)
+        }
+    }
+
+    /// Starts the program with no input, its standard output on a pipe and its standard error this process's.
+    package func start() throws -> Running {
+        let ends = try makePipe()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        let spawned = spawn(&actions, &attributes)
+        close(ends[1])
+        let pid: pid_t
+        do { pid = try spawned.get() } catch {
+            close(ends[0])
+            throw error
+        }
+        _ = fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK)
+        return Running(pid: pid, output: ends[0])
+    }
+
     /// A pipe whose ends the program does not inherit (only the copies made for it).
     private func makePipe() throws -> [Int32] {
         var ends: [Int32] = [-1, -1]
@@ -150,13 +274,20 @@ package struct Subprocess {
     }
 
     private func spawn(
-        _ actions: UnsafePointer<posix_spawn_file_actions_t>?, _ attributes: UnsafePointer<posix_spawnattr_t>
+        _ actions: UnsafePointer<posix_spawn_file_actions_t>?, _ attributes: UnsafeMutablePointer<posix_spawnattr_t>
     ) -> Result<pid_t, ItsypadError> {
         var argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var environ = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { environ.forEach { free($0) } }
         var pid = pid_t()
+        // Every signal unblocked in the program, whatever this process holds back (a watcher blocks its stop signals).
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(attributes, &unblocked)
+        var flags: Int16 = 0
+        posix_spawnattr_getflags(attributes, &flags)
+        posix_spawnattr_setflags(attributes, flags | Int16(POSIX_SPAWN_SETSIGMASK))
         let spawned = posix_spawn(&pid, executable, actions, attributes, &argv, &environ)
         guard spawned == 0 else { return .failure(.failure("cannot start \(executable): \(String(cString: strerror(spawned)))")) }
         return .success(pid)
@@ -164,8 +295,16 @@ package struct Subprocess {
 
     /// The exit status (WIFEXITED / WEXITSTATUS by hand: Glibc's macros are not imported into Swift).
     private static func waitForExit(_ pid: pid_t) throws -> Int32 {
+        try exitStatus(pid, waiting: true)!
+    }
+
+    /// The exit status of a child; nil when `waiting` is false and it still runs.
+    fileprivate static func exitStatus(_ pid: pid_t, waiting: Bool) throws -> Int32? {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
+        while true {
+            let reaped = waitpid(pid, &status, waiting ? 0 : WNOHANG)
+            if reaped == pid { break }
+            if reaped == 0 { return nil }
             if errno != EINTR { throw ItsypadError.failure("lost track of process \(pid)") }
         }
         let exited = status & 0x7F == 0

@@ -1,0 +1,103 @@
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
+/// `itsypad clip watch`: records every new clipboard offer until SIGINT,
+/// SIGTERM or SIGHUP (exit 0). A change signal (wl-paste --watch on Wayland,
+/// XFixes on X11) wakes it; it then lists the offered types, skips an offer a
+/// password manager marked, reads the best type and checks that the offer is
+/// still the same before it stores anything. In between it sleeps in the kernel.
+enum ClipWatchCommand {
+    /// Offers that follow each other this closely (a selection dragged out) are read once, at the end.
+    static let settle = 0.05
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let clipboard = try DesktopClipboard(environment: invocation.context.environment, primary: invocation.flag(.primary))
+        for program in clipboard.kind == .wayland ? ["wl-paste"] : ["xclip"] { _ = try clipboard.tool(program) }
+        _ = try invocation.dataDirectory()
+        let events = FileEvents()
+        let signal = try clipboard.changeSignal()
+        defer { signal.stop() }
+        events.watchReadable(signal.descriptor)
+        let errors = invocation.context.standardError
+        if !invocation.quiet {
+            errors.line("watching \(clipboard.name); recording into \(try invocation.dataDirectory())")
+            errors.flush()
+        }
+        // What is on offer at the start counts as a change.
+        var changed = true
+        while true {
+            if changed {
+                // A burst of offers settles first: only the last is read.
+                for _ in 0..<5 {
+                    let wake = events.wait(timeout: settle)
+                    if wake == .stopRequested { return ExitCode.success }
+                    if wake == .timedOut { break }
+                    guard signal.consume() else { return try ended(clipboard) }
+                }
+                record(clipboard, invocation)
+                errors.flush()
+            }
+            switch events.wait(timeout: 3600) {
+            case .stopRequested: return ExitCode.success
+            case .timedOut: changed = false
+            case .changed:
+                guard signal.consume() else { return try ended(clipboard) }
+                changed = true
+            }
+        }
+    }
+
+    /// The change signal ended: the compositor or X server is gone (a new one may come: try again later).
+    static func ended(_ clipboard: DesktopClipboard) throws -> Int32 {
+        throw ItsypadError.temporary("\(clipboard.name) went away (the compositor or X server stopped); nothing is watched")
+    }
+
+    /// Reads the current offer and adds it to the history, unless it is marked by a password
+    /// manager, empty, or changed while it was read (the newest entry again adds nothing).
+    static func record(_ clipboard: DesktopClipboard, _ invocation: Invocation) {
+        let errors = invocation.context.standardError
+        let time = Time.iso8601(invocation.context.now())
+        do {
+            let types = try clipboard.offeredTypes()
+            if types.contains(DesktopClipboard.passwordManagerHint) {
+                if !invocation.quiet { errors.line("\(time) skipped a clip marked by a password manager") }
+                return
+            }
+            guard let type = DesktopClipboard.bestType(types) else { return }
+            let maxBytes = try DataStore.settingsWithoutLock(path: invocation.dataDirectory()).maxClipBytes
+            let read = Result { try clipboard.content(type, limit: maxBytes) }
+            // A new offer meanwhile (a password manager's among them), or an owner gone mid-read: this
+            // read may be another offer's, or cut short. The new offer's own signal reads it again.
+            guard try clipboard.offeredTypes() == types else { return }
+            guard let bytes = try read.get() else {
+                errors.line("\(time) skipped a clip (\(type)): larger than clipboard.maxBytes (\(maxBytes) bytes)")
+                return
+            }
+            guard let id = try add(bytes, type: type, invocation) else { return }
+            if !invocation.quiet { errors.line("\(time) recorded \(Identifier.short(id)) (\(type), \(Text.counted(bytes.count, "byte")))") }
+        } catch {
+            errors.line("\(time) could not record a clip: \(ItsypadError.wrapping(error).message)")
+        }
+    }
+
+    /// Stores a clip as `clip add` would, holding the data directory's lock only for that; the
+    /// id stored, or nil when nothing was (blank text, the newest entry again).
+    static func add(_ bytes: [UInt8], type: String, _ invocation: Invocation) throws -> String? {
+        let now = invocation.context.now()
+        defer { invocation.close() }
+        let outcome: ClipStore.AddOutcome
+        if DesktopClipboard.isText(type) {
+            guard let text = Text.decodeUTF8(bytes) else { throw ItsypadError.failure("the clip (\(type)) is not valid UTF-8 text") }
+            guard !Text.isBlank(text) else { return nil }
+            outcome = try invocation.store().addClip(text, local: false, now: now)
+        } else {
+            guard !bytes.isEmpty else { return nil }
+            guard MediaType.isValid(type) else {
+                throw ItsypadError.failure("the clip's type '\(Text.escapingControls(type, limit: 100))' is not a MIME type")
+            }
+            outcome = try invocation.store().addClip(bytes: bytes, type: type, local: false, now: now)
+        }
+        return outcome.duplicate ? nil : outcome.entry.id
+    }
+}

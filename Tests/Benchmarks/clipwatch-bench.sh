@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# clipwatch-bench.sh: `itsypad clip watch` targets, on Wayland and on X11.
+#
+# For each desktop it can start (a headless sway run as nobody, an Xvfb):
+#   1. Latency: a text copied with wl-copy (or xclip) is the newest entry of
+#      `clip ls` within 0.5 s (median of RUNS). Each sample runs from just
+#      before the copy to the first `clip ls -n 1` that shows it (polled every
+#      10 ms), so it includes both commands' own run time.
+#   2. Idle CPU: the watcher and its children (wl-paste --watch) use under
+#      0.5% of one core over IDLE_SECONDS, from /proc/<pid>/stat.
+#
+# Usage: Tests/Benchmarks/clipwatch-bench.sh
+# Environment:
+#   ITSYPAD       itsypad binary (default: <repo>/.build/release/itsypad); never built here
+#   RUNS          latency samples per desktop (default 20)
+#   IDLE_SECONDS  how long idle CPU is measured (default 60)
+#   DESKTOPS      which to run (default: "wayland x11")
+#   BENCH_OUT     directory to keep latencies-*.txt, the logs and summary.txt in (default: none)
+# Needs sway, wl-clipboard and setpriv for Wayland, Xvfb and xclip for X11; a
+# desktop whose tools are missing is skipped. Run as root (sway runs as nobody).
+# Exit status: 0 when every target passes, 1 when one fails, 2 on a setup error.
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
+RUNS=${RUNS:-20}
+IDLE_SECONDS=${IDLE_SECONDS:-60}
+DESKTOPS=${DESKTOPS:-wayland x11}
+BENCH_OUT=${BENCH_OUT:-}
+
+LATENCY_TARGET_MS=500
+IDLE_TARGET_PERCENT=0.5
+
+BENCH_NAME=clipwatch-bench
+# shellcheck source=common.sh
+source "$repo_root/Tests/Benchmarks/common.sh"
+
+require_itsypad
+[[ -r /proc/self/stat ]] || die "/proc is not mounted: idle CPU cannot be read"
+make_work
+
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    pids=()
+    [[ -z ${runtime:-} ]] || rm -rf "$runtime"
+}
+# shellcheck disable=SC2064 # expand $work now, as make_work's trap does
+trap "cleanup; rm -rf '$work'" EXIT
+
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+have() { for tool in "$@"; do command -v "$tool" >/dev/null || return 1; done; }
+# utime + stime of a process and its children, in clock ticks.
+ticks() {
+    local total=0 pid
+    for pid in "$1" $(pgrep -P "$1" || true); do
+        total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+}
+
+# Starts the desktop named $1 and exports what its clients need.
+start_desktop() {
+    case $1 in
+    wayland)
+        runtime=$(mktemp -d /tmp/clipwatch-sway.XXXXXX)
+        echo 'xwayland disable' >"$runtime/config"
+        chown 65534:65534 "$runtime" && chmod 700 "$runtime"
+        env -i PATH=/usr/bin:/bin HOME="$runtime" XDG_RUNTIME_DIR="$runtime" WLR_BACKENDS=headless \
+            WLR_RENDERER=pixman WLR_LIBINPUT_NO_DEVICES=1 \
+            setpriv --reuid=65534 --regid=65534 --clear-groups sway -c "$runtime/config" >"$results/sway.log" 2>&1 &
+        pids+=($!)
+        for _ in $(seq 100); do
+            socket=$(find "$runtime" -maxdepth 1 -name 'wayland-*' ! -name '*.lock' | head -1)
+            [[ -n $socket ]] && break
+            sleep 0.1
+        done
+        [[ -n $socket ]] || die "sway did not start; see $results/sway.log"
+        mkdir -p "$work/runtime" && chmod 700 "$work/runtime"
+        export WAYLAND_DISPLAY=$socket XDG_RUNTIME_DIR=$work/runtime
+        unset DISPLAY
+        copy() { printf %s "$1" | wl-copy; }
+        ;;
+    x11)
+        Xvfb -displayfd 1 -nolisten tcp >"$work/display" 2>"$results/xvfb.log" &
+        pids+=($!)
+        for _ in $(seq 100); do [[ -s $work/display ]] && break; sleep 0.1; done
+        [[ -s $work/display ]] || die "Xvfb did not start; see $results/xvfb.log"
+        DISPLAY=:$(tr -dc 0-9 <"$work/display")
+        export DISPLAY
+        unset WAYLAND_DISPLAY
+        copy() { printf %s "$1" | xclip -selection clipboard; }
+        ;;
+    esac
+}
+
+status=0
+verdict() { if "$@"; then echo pass; else status=1; echo FAIL; fi; }
+: >"$results/summary.txt"
+for desktop in $DESKTOPS; do
+    case $desktop in
+    wayland) tools=(sway setpriv wl-copy wl-paste) ;;
+    x11) tools=(Xvfb xclip) ;;
+    *) die "unknown desktop $desktop (wayland or x11)" ;;
+    esac
+    if ! have "${tools[@]}"; then
+        echo "$desktop: skipped (needs ${tools[*]})" | tee -a "$results/summary.txt"
+        continue
+    fi
+    step "$desktop: starting the desktop and clip watch"
+    start_desktop "$desktop"
+    data=$work/data-$desktop
+    # Started directly: $! must be the watcher itself (for /proc).
+    "$ITSYPAD" --data-dir "$data" clip watch 2>"$results/watch-$desktop.log" &
+    watcher=$!
+    pids+=("$watcher")
+    sleep 1
+
+    step "$desktop: latency, copy until clip ls -n 1 shows it ($RUNS runs)"
+    : >"$results/latencies-$desktop.txt"
+    for ((i = 1; i <= RUNS; i++)); do
+        text="probe $i $RANDOM"
+        start=$(now_ms)
+        copy "$text"
+        until "$ITSYPAD" --data-dir "$data" clip ls -n 1 | grep -qF "$text"; do
+            (($(now_ms) - start < 30000)) || die "run $i: not recorded after 30 s; see $results/watch-$desktop.log"
+            sleep 0.01
+        done
+        echo $(($(now_ms) - start)) >>"$results/latencies-$desktop.txt"
+        sleep 0.2
+    done
+    median=$(sort -n "$results/latencies-$desktop.txt" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+    worst=$(sort -n "$results/latencies-$desktop.txt" | tail -1)
+
+    step "$desktop: idle CPU of the watcher over $IDLE_SECONDS s"
+    sleep 2
+    before=$(ticks "$watcher")
+    sleep "$IDLE_SECONDS"
+    after=$(ticks "$watcher")
+    hertz=$(getconf CLK_TCK)
+    idle_percent=$(awk -v t=$((after - before)) -v hz="$hertz" -v s="$IDLE_SECONDS" 'BEGIN { printf "%.3f", t / hz / s * 100 }')
+    cleanup
+
+    latency_verdict=$(verdict awk -v m="$median" -v t="$LATENCY_TARGET_MS" 'BEGIN { exit !(m <= t) }')
+    idle_verdict=$(verdict awk -v p="$idle_percent" -v t="$IDLE_TARGET_PERCENT" 'BEGIN { exit !(p < t) }')
+    {
+        echo "$desktop: latency copy -> recorded: median ${median} ms, worst ${worst} ms of $RUNS (target <= ${LATENCY_TARGET_MS} ms): $latency_verdict"
+        echo "$desktop: idle CPU of clip watch and its children over ${IDLE_SECONDS} s: ${idle_percent}% of one core, $((after - before)) ticks at ${hertz}/s (target < ${IDLE_TARGET_PERCENT}%): $idle_verdict"
+    } | tee -a "$results/summary.txt"
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$results/summary.txt"
+exit "$status"
