@@ -162,6 +162,9 @@ extension ManPage {
         \fBlastModified\fR (TIMESTAMP);
         \fBclock\fR (STRING, a hybrid logical clock
         \fImilliseconds\fR.\fIcounter\fR.\fIdevice\fR);
+        \fBnameClock\fR and \fBlanguageClock\fR (STRING, the clock of the edit
+        that last set the name or the language, each with its lock;
+        absent when it is \fBclock\fR);
         \fBhistory\fR (STRING_LIST, see \fBHISTORIES\fR);
         and either \fBcontent\fR (STRING) or, for large content,
         \fBcontentAsset\fR (ASSETID).
@@ -194,9 +197,10 @@ extension ManPage {
         sync that was killed after its batch committed is recognised as the
         device's own.
         Only versions that each include an edit the other lacks are concurrent:
-        tab contents then merge three ways (name and language follow the version
-        with the later clock, and a merge is stamped from the two clocks, never
-        the merger's), and pins merge as logical OR, so an unpin made after seeing
+        tab contents then merge three ways (the name and the language each follow
+        the version whose \fBnameClock\fR or \fBlanguageClock\fR is later, so an
+        edit that left the name alone does not undo a rename; a merge is stamped
+        from the two clocks, never the merger's), and pins merge as logical OR, so an unpin made after seeing
         the pin sticks.
         A record without \fBhistory\fR counts as its own edit,
         \fBclock\fR for a tab and none for a clipboard entry.
