@@ -582,6 +582,9 @@ extension ManPage {
         Records missing from the backend (folders removed, journals truncated, files withheld) are not
         deletions: after a full fetch a device sends what the backend lacks again, and a token that read a
         device whose journal is gone is treated as a replaced zone (everything is sent again).
+        A device whose own folder is gone while record files of it remain removes those files
+        (no journal accounts for them) and starts its journal after every sequence number of it
+        that any version names or any \fIdevice.json\fR says was read.
         Numbers in \fIdevice.json\fR and journal lines are checked against their ranges before use,
         and another device's \fIdevice.json\fR that is out of range is ignored.
         .PP
