@@ -260,8 +260,10 @@ public final class ReplicatedDirectoryBackend: ReplicatedBackend {
     /// and the journal starts after every sequence number of this device that any version names or
     /// any device says it has read, so that no new version passes for one already seen.
     private func restartAfterLosingFolder(_ document: inout DeviceDocument, zone: String) throws {
+        // Listed afresh, and not kept: the sync that follows lists what is there by then.
         listedRecordFiles.withLock { $0 = nil }
         let listed = try recordFilesByDevice()
+        listedRecordFiles.withLock { $0 = nil }
         guard listed[deviceID]?.isEmpty == false, try journal(of: deviceID).last() == nil else { return }
         var highest: Int64 = 0
         for device in try layout.devices() where device != deviceID {
