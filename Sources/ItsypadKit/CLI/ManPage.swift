@@ -294,7 +294,7 @@ private enum Prose {
         ],
         "sync": [
             "Every device names the same backend: a directory (see itsypad-backend(5)) or a git remote (git:URL, see sync enable); sync enable records it in the sync.backend setting and turns sync.enabled on. Changes made while sync is off are still queued and go with the next sync.",
-            "A tab edited on two devices is merged three ways against the last synced version. Where both changed the same lines, the newer edit wins the tab and the other is kept as a new tab named \"NAME (conflict DEVICE TIME)\". An edit beats a deletion made elsewhere. While a local pin or unpin waits to be sent, an entry pinned on either side stays pinned. A setting keeps its newest value.",
+            "A tab edited on two devices is merged three ways against the last synced version. Where both changed the same lines, the newer edit wins the tab and the other is kept as a new tab named \"NAME (conflict DEVICE TIME)\". The name and the language each follow the edit that set them last. An edit (of the content, name, language or a lock) beats a deletion made elsewhere by a device that had not seen it. While a local pin or unpin waits to be sent, an entry pinned on either side stays pinned. A setting keeps its newest value.",
         ],
         "export": [
             "The document is an object with the fields format (\"itsypad-export\"), version (1), exportedAt, tabs, clips and settings; tabs and clips have the fields of their --json forms (see itsypad(1)), clips followed by localReason (why one stays on this device, or null) and data (a binary entry's bytes in base64, null for text), and the settings are objects with key, value and clock. itsypad import reads it back."

@@ -14,16 +14,20 @@ public struct Tab: Equatable, Sendable {
     public var fileURL: String?
     /// Orders edits across devices without trusting their clocks.
     public var clock: HybridTimestamp
+    /// The clock of the edit that last set the name (or its lock), and the language (or its
+    /// lock): a merge takes each from the version that set it last, not from the newer version.
+    public var nameClock: HybridTimestamp
+    public var languageClock: HybridTimestamp
     /// What the sync engine last agreed with the backend: nil until first synced.
     public var sync: TabSyncMetadata?
     /// The edits this version includes (see ``EditHistory``).
     public var history: EditHistory
 
-    /// `history` defaults to this version's own edit.
+    /// `history` defaults to this version's own edit, the label clocks to `clock`.
     public init(
         id: String, name: String, nameLocked: Bool, content: String, language: String, languageLocked: Bool,
         lastModified: Milliseconds, fileURL: String?, clock: HybridTimestamp, sync: TabSyncMetadata? = nil,
-        history: EditHistory? = nil
+        history: EditHistory? = nil, nameClock: HybridTimestamp? = nil, languageClock: HybridTimestamp? = nil
     ) {
         self.id = id
         self.name = name
@@ -34,6 +38,8 @@ public struct Tab: Equatable, Sendable {
         self.lastModified = lastModified
         self.fileURL = fileURL
         self.clock = clock
+        self.nameClock = nameClock ?? clock
+        self.languageClock = languageClock ?? clock
         self.sync = sync
         self.history = history ?? EditHistory([clock])
     }
@@ -56,6 +62,14 @@ public struct Tab: Equatable, Sendable {
     /// The name Itsypad gives a tab from its content.
     public static func derivedName(for content: String) -> String {
         Text.firstLineTitle(content, limit: titleLength) ?? untitled
+    }
+
+    /// Stamps an edit made on top of `original` with `clock`, and the labels it changed with it.
+    public mutating func stamp(_ clock: HybridTimestamp, after original: Tab) {
+        self.clock = clock
+        history.record(clock)
+        if (name, nameLocked) != (original.name, original.nameLocked) { nameClock = clock }
+        if (language, languageLocked) != (original.language, original.languageLocked) { languageClock = clock }
     }
 
     /// Re-derives what follows the content: the name (unless explicit) and the language (unless locked).

@@ -143,8 +143,7 @@ extension DataStore {
         change(&tab)
         guard tab != original else { return false }
         tab.lastModified = now
-        tab.clock = HybridTimestamp.next(after: original.clock, now: now, device: deviceID)
-        tab.history.record(tab.clock)
+        tab.stamp(HybridTimestamp.next(after: original.clock, now: now, device: deviceID), after: original)
         try saveTab(tab)
         return true
     }

@@ -13,6 +13,10 @@ struct TabFile: Codable {
     /// Milliseconds since 1970.
     var lastModified: Int64
     var clock: String
+    /// `Tab.nameClock` and `languageClock`; absent when they are `clock` (and in files of versions
+    /// before they were kept).
+    var nameClock: String?
+    var languageClock: String?
     /// A file-backed tab's file: its content is kept there, not here.
     var fileURL: String?
     var content: String?
@@ -29,7 +33,8 @@ struct TabFile: Codable {
 
     init(
         id: String, name: String, nameLocked: Bool?, language: String, languageLocked: Bool?, lastModified: Int64, clock: String,
-        fileURL: String?, content: String?, sync: Sync? = nil, history: [String]?
+        nameClock: String? = nil, languageClock: String? = nil, fileURL: String?, content: String?, sync: Sync? = nil,
+        history: [String]?
     ) {
         self.id = id
         self.name = name
@@ -38,6 +43,8 @@ struct TabFile: Codable {
         self.languageLocked = languageLocked
         self.lastModified = lastModified
         self.clock = clock
+        self.nameClock = nameClock
+        self.languageClock = languageClock
         self.fileURL = fileURL
         self.content = content
         self.sync = sync
@@ -52,22 +59,26 @@ struct TabFile: Codable {
         languageLocked = tab.languageLocked
         lastModified = tab.lastModified
         clock = tab.clock.description
+        nameClock = tab.nameClock == tab.clock ? nil : tab.nameClock.description
+        languageClock = tab.languageClock == tab.clock ? nil : tab.languageClock.description
         fileURL = tab.fileURL
         content = tab.fileURL == nil ? tab.content : nil
         sync = tab.sync.map { Sync(tag: $0.tag, ancestor: $0.ancestor, clock: $0.clock?.description) }
         history = tab.history.strings
     }
 
-    /// The tab; nil when the id, time or clock is not valid, or a scratch tab has no content.
+    /// The tab; nil when the id, time or a clock is not valid, or a scratch tab has no content.
     var tab: Tab? {
         guard Identifier.isValid(id), Time.validRange.contains(lastModified), let clock = HybridTimestamp(clock),
-            let content = content ?? (fileURL == nil ? nil : "")
+            let content = content ?? (fileURL == nil ? nil : ""),
+            let nameClock = nameClock.map(HybridTimestamp.init) ?? clock,
+            let languageClock = languageClock.map(HybridTimestamp.init) ?? clock
         else { return nil }
         return Tab(
             id: id, name: name, nameLocked: nameLocked ?? false, content: content, language: language,
             languageLocked: languageLocked ?? false, lastModified: lastModified, fileURL: fileURL, clock: clock,
             sync: sync.map { TabSyncMetadata(tag: $0.tag, ancestor: $0.ancestor, clock: $0.clock.flatMap(HybridTimestamp.init)) },
-            history: history.flatMap(EditHistory.init(strings:)))
+            history: history.flatMap(EditHistory.init(strings:)), nameClock: nameClock, languageClock: languageClock)
     }
 }
 
@@ -84,6 +95,8 @@ extension TabFile {
         object.add("languageLocked", languageLocked)
         object.add("lastModified", lastModified)
         object.add("clock", clock)
+        object.add("nameClock", nameClock)
+        object.add("languageClock", languageClock)
         object.add("fileURL", fileURL)
         object.add("content", content)
         if let sync {

@@ -165,6 +165,8 @@ public final class SyncEngine {
         }
         if let mode = pass.fullFetch { try finishFullFetch(pass, mode) }
         state.noteWaits(pass.waiting.map { ($0.path, $0.reason) }, now: now())
+        // Every fetch names what it skipped that is no record: one no longer named was put right.
+        state.quarantine.removeAll { $0.key == nil && !pass.skippedLocations.contains($0.location) }
         try recheckQuarantine()
         for type in types.all { try type.finishPull(engine: self) }
         state.lastPull = now()
@@ -282,6 +284,7 @@ public final class SyncEngine {
         for item in items {
             guard let id = item.id else {
                 record(EngineState.Quarantined(key: nil, location: item.location, reason: item.reason, since: now()))
+                pass.skippedLocations.insert(item.location)
                 continue
             }
             guard let key = types.key(of: id) else {
@@ -341,6 +344,8 @@ public final class SyncEngine {
         var tombstones: [RecordKey: EditHistory] = [:]
         /// Files the backend waits for (not replicated completely yet): what they hold is not known.
         var waiting: [ReplicationWait] = []
+        /// Where the backend skipped something that is no record (a journal, a folder), this pass.
+        var skippedLocations = Set<String>()
     }
 
     private func startFullFetch(_ mode: EngineState.FullFetch) throws {

@@ -101,6 +101,13 @@ import Glibc
         #expect(succeed(other, "clip", "ls").contains("in the first"))
         _ = succeed(other, "sync", "enable", second)
         #expect(succeed(other, "sync", "key", "show") == secondKey)
+
+        // The key follows the backend however it is chosen: a setting changed by hand too.
+        for (path, key) in [(first, firstKey), (second, secondKey)] {
+            _ = succeed(device, "settings", "set", "sync.backend", path)
+            _ = succeed(device, "sync")
+            #expect(succeed(device, "sync", "key", "show") == key)
+        }
     }
 
     /// Before the first sync no backend has the record: adding and removing it leaves nothing to send.

@@ -90,6 +90,31 @@ struct TabFileTests {
 
             """
         ),
+        (
+            "a tab renamed before its last edit: the name's clock is kept, the language's is the tab's",
+            Tab(
+                id: "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", name: "plan", nameLocked: true, content: "step one", language: "plain",
+                languageLocked: false, lastModified: 1_700_000_005_000, fileURL: nil, clock: later, history: EditHistory([clock, later]),
+                nameClock: clock),
+            """
+            {
+              "id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+              "name": "plan",
+              "nameLocked": true,
+              "language": "plain",
+              "languageLocked": false,
+              "lastModified": 1700000005000,
+              "clock": "1700000005000.2.devb",
+              "nameClock": "1700000000000.0.deva",
+              "content": "step one",
+              "history": [
+                "1700000000000.0.deva",
+                "1700000005000.2.devb"
+              ]
+            }
+
+            """
+        ),
     ]
 
     static let goldenDeletions: [(String, TabDeletion, String)] = [
@@ -185,6 +210,9 @@ struct TabFileTests {
             id: "c", name: "n", nameLocked: true, language: "", languageLocked: false, lastModified: 0, clock: "", fileURL: nil,
             content: String(repeating: "lorem ipsum \u{05D0}\u{0627} ", count: 500), sync: .init(tag: "", ancestor: "", clock: "c"),
             history: ["1.0.a", "2.0.b", ""]),
+        TabFile(
+            id: "d", name: "n", nameLocked: true, language: "rust", languageLocked: true, lastModified: 3, clock: "3.0.d",
+            nameClock: "1.0.a", languageClock: "2.0.\"b", fileURL: nil, content: "c", history: ["3.0.d"]),
     ]
 
     @Test("the hand-written writer writes the bytes the encoder writes", arguments: writerCases.indices)

@@ -37,6 +37,30 @@ import Glibc
         }
     }
 
+    /// A merge takes the name and the language each from the version that set it last, whichever
+    /// version is newer: a later edit that left the name alone does not undo a rename. Either
+    /// side merging gets the same.
+    @Test func aMergeTakesEachLabelFromTheVersionThatSetItLast() {
+        let id = "0f8fad5b-d9cb-469f-a165-70867728950e"
+        let created = HybridTimestamp(physical: 1, device: "c")
+        let renamed = HybridTimestamp(physical: 10, device: "a")
+        let edited = HybridTimestamp(physical: 20, device: "b")
+        let onA = Tab(
+            id: id, name: "renamed", nameLocked: true, content: "one", language: "plain", languageLocked: false, lastModified: 10,
+            fileURL: nil, clock: renamed, history: EditHistory([created, renamed]), languageClock: created)
+        let onB = Tab(
+            id: id, name: "notes", nameLocked: true, content: "one\ntwo", language: "rust", languageLocked: true, lastModified: 20,
+            fileURL: nil, clock: edited, history: EditHistory([created, edited]), nameClock: created)
+        for (first, second) in [(onA, onB), (onB, onA)] {
+            let (merged, loser) = TabRecords.merged(first, second, ancestor: "one")
+            #expect(loser == nil)
+            #expect((merged.name, merged.nameLocked, merged.nameClock) == ("renamed", true, renamed))
+            #expect((merged.language, merged.languageLocked, merged.languageClock) == ("rust", true, edited))
+            #expect(merged.content == "one\ntwo")
+            #expect(merged.history == EditHistory([created, renamed, edited]))
+        }
+    }
+
     @Test func theSameMergeIsStampedAlikeOnEveryDevice() {
         let early = HybridTimestamp(physical: 10, counter: 3, device: "a")
         let late = HybridTimestamp(physical: 20, counter: 0, device: "b")

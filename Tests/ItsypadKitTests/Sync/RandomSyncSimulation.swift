@@ -104,7 +104,8 @@ final class FaultInjectingBackend: SyncBackend, @unchecked Sendable {
 /// brought to quiescence and checked against what the operations allow:
 ///
 /// - every device holds the same tabs, clips and synced settings, with nothing pending or failed;
-/// - the last change of a tab decides its name and language;
+/// - the last change of a tab's name decides its name, and the last change of its language its language;
+/// - a tab whose rename or language change no removal had seen is there;
 /// - every line typed that no later edit or removal could have seen is in some tab;
 /// - a tab removal by a device that had seen every change of the tab sticks, as does every clip removal;
 /// - clips never removed anywhere are everywhere;
@@ -146,9 +147,32 @@ final class RandomSyncSimulation {
         let step: Int
         let device: Int
         var committedAt: Int?
-        /// For a tab: the name and language it left.
-        var result: (name: String, language: String)?
+        /// For a tab: the labels it left, and which it changed.
+        var labels: TabLabels?
     }
+
+    /// A tab's name and language (each with its lock) after a change, and which the change set.
+    struct TabLabels {
+        let name: String
+        let language: String
+        let changedName: Bool
+        let changedLanguage: Bool
+        let changedContent: Bool
+
+        init(_ tab: Tab, before: Tab?) {
+            name = "\(tab.name)|\(tab.nameLocked)"
+            language = "\(tab.language)|\(tab.languageLocked)"
+            changedName = before.map { ($0.name, $0.nameLocked) != (tab.name, tab.nameLocked) } ?? true
+            changedLanguage = before.map { ($0.language, $0.languageLocked) != (tab.language, tab.languageLocked) } ?? true
+            changedContent = before.map { $0.content != tab.content } ?? true
+        }
+
+        /// The value of the label `name` says, as this change left it.
+        func value(_ label: Label) -> String { label == .name ? name : language }
+        func changed(_ label: Label) -> Bool { label == .name ? changedName : changedLanguage }
+    }
+
+    enum Label: String, CaseIterable { case name, language }
 
     struct SimulatedDevice {
         let dataDir: String
@@ -247,8 +271,8 @@ final class RandomSyncSimulation {
         return try body(store)
     }
 
-    private func record(_ key: RecordKey, by index: Int, result: (name: String, language: String)? = nil) {
-        changes[key, default: []].append(Change(step: step, device: index, result: result))
+    private func record(_ key: RecordKey, by index: Int, labels: TabLabels? = nil) {
+        changes[key, default: []].append(Change(step: step, device: index, labels: labels))
         devices[index].uncommitted.append((key, changes[key]!.count - 1, duringCall))
     }
 
@@ -268,8 +292,8 @@ final class RandomSyncSimulation {
         return Int.random(in: 0..<3, using: &random) == 0 ? all.last : all.randomElement(using: &random)
     }
 
-    private func noteTabChange(_ tab: Tab, by index: Int) {
-        record(RecordKey(.tab, tab.id), by: index, result: (tab.name, tab.language))
+    private func noteTabChange(_ tab: Tab, from before: Tab?, by index: Int) {
+        record(RecordKey(.tab, tab.id), by: index, labels: TabLabels(tab, before: before))
     }
 
     private func newTab(_ index: Int) throws {
@@ -280,7 +304,7 @@ final class RandomSyncSimulation {
         let tab = try withStore(index) { try $0.createTab(content: line, name: name, language: language, fileURL: nil, now: time) }
         typed.insert(line)
         createdTabs.insert(tab.id)
-        noteTabChange(tab, by: index)
+        noteTabChange(tab, from: nil, by: index)
         log(index, "tab new \(tab.id.prefix(8)) \(line)")
     }
 
@@ -303,7 +327,7 @@ final class RandomSyncSimulation {
                 edited.content = lines.joined(separator: "\n")
                 edited.contentDidChange()
             }
-            noteTabChange(try store.tabs.tab(id: tab.id)!, by: index)
+            noteTabChange(try store.tabs.tab(id: tab.id)!, from: tab, by: index)
             log(index, "tab edit \(tab.id.prefix(8)) +\(line)")
         }
     }
@@ -335,7 +359,7 @@ final class RandomSyncSimulation {
     private func changeTab(_ index: Int, _ description: String, _ change: (inout Tab) -> Void) throws {
         try withStore(index) { store in
             guard let tab = try pickTab(store), try store.updateTab(tab, now: time, change: change) else { return }
-            noteTabChange(try store.tabs.tab(id: tab.id)!, by: index)
+            noteTabChange(try store.tabs.tab(id: tab.id)!, from: tab, by: index)
             log(index, "tab \(description) \(tab.id.prefix(8))")
         }
     }
@@ -625,10 +649,20 @@ final class RandomSyncSimulation {
             found.append("typed line \(line) is lost")
         }
         for tab in finalTabs {
-            guard let last = lastSurvivingChange(of: tab.id), let result = last.result else { continue }
-            if (tab.name, tab.language) != (result.name, result.language) {
+            let now = TabLabels(tab, before: nil)
+            for label in Label.allCases {
+                guard let last = lastSurvivingChange(of: tab.id, to: label), let labels = last.labels else { continue }
+                if now.value(label) != labels.value(label) {
+                    found.append(
+                        "tab \(tab.id.prefix(8))'s \(label) is \(now.value(label)), but its last change of it (step \(last.step), dev\(last.device)) made it \(labels.value(label))"
+                    )
+                }
+            }
+        }
+        for id in createdTabs.sorted() where final.tabs[id] == nil {
+            if let unseen = unseenLabelChange(of: id) {
                 found.append(
-                    "tab \(tab.id.prefix(8)) is \(tab.name)/\(tab.language), but its last change (step \(last.step)) made it \(result.name)/\(result.language)"
+                    "tab \(id.prefix(8)) is gone, but its \(unseen.labels!.changedName ? "rename" : "language change") at step \(unseen.step) by dev\(unseen.device) was seen by no removal"
                 )
             }
         }
@@ -671,9 +705,10 @@ final class RandomSyncSimulation {
     /// concurrent edits, carried it away or not depending on which device synced first.
     /// (Commits are known exactly, from what the backend accepted, so this needs no guess
     /// at what a device had fetched.)
-    private func lastSurvivingChange(of id: String) -> Change? {
+    private func lastSurvivingChange(of id: String, to label: Label) -> Change? {
         let removals = tabRemovals.filter { $0.id == id }
-        for change in (changes[RecordKey(.tab, id)] ?? []).sorted(by: { $0.step > $1.step }) {
+        let changesOfLabel = (changes[RecordKey(.tab, id)] ?? []).filter { $0.labels?.changed(label) ?? false }
+        for change in changesOfLabel.sorted(by: { $0.step > $1.step }) {
             let removedUnsent = removals.contains { removal in
                 removal.device == change.device && removal.step > change.step && (change.committedAt.map { $0 > removal.step } ?? true)
             }
@@ -684,6 +719,25 @@ final class RandomSyncSimulation {
             return mayHaveBeenRemoved ? nil : change
         }
         return nil
+    }
+
+    /// A change of a tab's name or language that no removal of the tab can have seen and no later
+    /// change of the same labels replaced: it keeps the tab (a content change is checked by its
+    /// lines, which may survive in a conflict copy instead).
+    private func unseenLabelChange(of id: String) -> Change? {
+        let all = changes[RecordKey(.tab, id)] ?? []
+        let removals = tabRemovals.filter { $0.id == id }
+        return all.first { change in
+            guard let labels = change.labels, !labels.changedContent, labels.changedName || labels.changedLanguage else { return false }
+            let replaced = Label.allCases.filter(labels.changed).allSatisfy { label in
+                all.contains { $0.step > change.step && ($0.labels?.changed(label) ?? false) }
+            }
+            let mayHaveBeenSeen = removals.contains { removal in
+                removal.device == change.device
+                    ? change.step < removal.step : (change.committedAt.map { $0 < removal.step } ?? false)
+            }
+            return !replaced && !mayHaveBeenSeen
+        }
     }
 
     private func describeDifference(_ a: DeviceSnapshot, _ b: DeviceSnapshot) -> String {

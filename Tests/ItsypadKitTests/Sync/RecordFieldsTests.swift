@@ -79,6 +79,18 @@ struct RecordFieldsTests {
                 "deviceName": .string("laptop"), "history": .stringList(["1700000000000.0.deva"]), "contentAsset": .asset(longContentAsset),
             ]
         ),
+        (
+            "a tab renamed, then edited: the name keeps the clock of the rename",
+            Tab(
+                id: id, name: "plan", nameLocked: true, content: "step one", language: "plain", languageLocked: false,
+                lastModified: 1_700_000_005_000, fileURL: nil, clock: later, history: EditHistory([clock, later]), nameClock: clock),
+            [
+                "name": .string("plan"), "nameLocked": .int64(1), "language": .string("plain"), "languageLocked": .int64(0),
+                "lastModified": .timestamp(1_700_000_005_000), "clock": .string("1700000005000.2.devb"),
+                "nameClock": .string("1700000000000.0.deva"), "deviceName": .string("laptop"),
+                "history": .stringList(["1700000000000.0.deva", "1700000005000.2.devb"]), "content": .string("step one"),
+            ]
+        ),
     ]
 
     @Test("a tab is written with the same fields as before, and reads back as itself", arguments: writtenTabs)
@@ -119,13 +131,14 @@ struct RecordFieldsTests {
     /// The tab `tabFields` holds, as read from a record with change tag "4", with some fields changed.
     static func expectedTab(
         name: String = "n", nameLocked: Bool = true, content: String = "c", language: String = "swift", languageLocked: Bool = true,
-        clock: HybridTimestamp = clock, history: EditHistory? = nil
+        clock: HybridTimestamp = clock, history: EditHistory? = nil, languageClock: HybridTimestamp? = nil
     ) -> TabOutcome {
         .tab(
             Tab(
                 id: id, name: name, nameLocked: nameLocked, content: content, language: language, languageLocked: languageLocked,
                 lastModified: 1_700_000_000_000, fileURL: nil, clock: clock,
-                sync: TabSyncMetadata(tag: "4", ancestor: content, clock: clock), history: history ?? EditHistory([clock])))
+                sync: TabSyncMetadata(tag: "4", ancestor: content, clock: clock), history: history ?? EditHistory([clock]),
+                languageClock: languageClock))
     }
 
     static let readTabs: [(String, String, [String: FieldValue], TabOutcome)] = [
@@ -147,6 +160,13 @@ struct RecordFieldsTests {
             expectedTab(
                 nameLocked: false, language: "markdown", languageLocked: false,
                 clock: HybridTimestamp(physical: 1_700_000_000_000, device: "devw"), history: EditHistory())
+        ),
+        (
+            "a language set before the last edit keeps its clock", id, tabFields(["languageClock": .string("1600000000000.0.devc")]),
+            expectedTab(languageClock: HybridTimestamp("1600000000000.0.devc")!)
+        ),
+        (
+            "a label clock that is not a string: the tab's clock", id, tabFields(["nameClock": .int64(1)]), expectedTab()
         ),
         (
             "before names could be locked: absent flags are false", id, tabFields(["nameLocked": nil, "languageLocked": nil]),
@@ -203,6 +223,10 @@ struct RecordFieldsTests {
         ),
         ("an asset field that is not an asset", id, tabFields(["content": nil, "contentAsset": .string("c")]), .problem("no content")),
         ("a clock that does not parse", id, tabFields(["clock": .string("soon")]), .problem("clock 'soon' is not a valid clock")),
+        (
+            "a name clock that does not parse", id, tabFields(["nameClock": .string("soon")]),
+            .problem("nameClock 'soon' is not a valid clock")
+        ),
     ]
 
     @Test("a tab record reads as before: older forms, the app's schema, and what is refused", arguments: readTabs)
@@ -230,7 +254,7 @@ struct RecordFieldsTests {
     /// The tab forms above and, for every field, each value of every type in its place or none.
     static var tabForms: [[String: FieldValue]] {
         var forms = readTabs.map(\.2) + writtenTabs.map(\.2) + [[:]]
-        for name in tabFields.keys + ["contentAsset"] {
+        for name in tabFields.keys + ["contentAsset", "nameClock", "languageClock"] {
             forms.append(tabFields([name: nil]))
             forms += everyFieldValue.map { tabFields([name: $0]) }
         }

@@ -231,8 +231,19 @@ extension FolderBackend {
         let page = ReplicatedChangesPage(
             changes: changes, token: position.token, moreComing: moreComing,
             waiting: waiting.sorted { $0.key < $1.key }.map(\.value),
-            quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value) + unreadable.sorted { $0.key < $1.key }.map(\.value))
+            quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value) + unreadable.sorted { $0.key < $1.key }.map(\.value)
+                + (collecting ? try strayRecordTypeFolders() : []))
         return (page, position.positions)
+    }
+
+    /// Entries of `records/` that are not folders (a symbolic link a peer planted, a file): their
+    /// records are skipped (see `FolderLayout.recordFolders`), and named here.
+    private func strayRecordTypeFolders() throws -> [QuarantinedItem] {
+        try (files.listDirectory(layout.recordsDirectory) ?? []).sorted().compactMap { type in
+            let folder = layout.recordTypeDirectory(type)
+            guard let status = try files.status(folder), !status.isDirectory else { return nil }
+            return QuarantinedItem(id: nil, location: relative(folder), reason: "not a folder (a symbolic link or a file): skipped")
+        }
     }
 
     func relative(_ file: String) -> String {

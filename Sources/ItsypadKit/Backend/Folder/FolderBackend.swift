@@ -199,11 +199,12 @@ public final class FolderBackend: ReplicatedBackend {
         }
         try withDeviceLock {
             guard try files.status(layout.deviceFile(deviceID)) != nil else {
-                return try writeDeviceDocument(
-                    DeviceDocument(
-                        format: FolderLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
-                        zoneID: zone.zoneID, zoneCreated: zone.created, zoneKeyCheckValue: zone.keyCheckValue,
-                        created: now(), lastSync: nil, appliedSeq: 0, seen: [:]))
+                var document = DeviceDocument(
+                    format: FolderLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
+                    zoneID: zone.zoneID, zoneCreated: zone.created, zoneKeyCheckValue: zone.keyCheckValue,
+                    created: now(), lastSync: nil, appliedSeq: 0, seen: [:])
+                try restartAfterLosingFolder(&document, zone: zone.zoneID)
+                return try writeDeviceDocument(document)
             }
             var document = try deviceDocument()
             let last = try journal(of: deviceID).last()
@@ -240,17 +241,8 @@ public final class FolderBackend: ReplicatedBackend {
     /// again with a checkpoint of no files (sequence numbers go on), so that nothing of the old
     /// zone is read; the engine then sends everything again, as after a replaced backend.
     private func move(_ document: inout DeviceDocument, into zone: ZoneInfo) throws {
-        let journal = journal(of: deviceID)
-        let segments = try journal.segments()
-        listedRecordFiles.withLock { $0 = nil }
-        for file in (try recordFilesByDevice()[deviceID] ?? [:]).values { try files.removeFile(file) }
-        let seq = try journal.lastSeq() + 1
-        try journal.append(
-            DeviceBatch(
-                seq: seq, device: deviceID, instance: instance, zone: zone.zoneID, time: now(),
-                changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))],
-                files: FilesDigest().hex), startingSegment: true)
-        for segment in segments { try files.removeFile(segment.path) }
+        let seq = try journal(of: deviceID).lastSeq() + 1
+        try startJournalAgain(at: seq, zone: zone.zoneID)
         document.zoneID = zone.zoneID
         document.zoneCreated = zone.created
         document.zoneKeyCheckValue = zone.keyCheckValue
@@ -260,6 +252,46 @@ public final class FolderBackend: ReplicatedBackend {
         document.collectedThrough = nil
         document.tombstonesSweptThrough = nil
         try writeDeviceDocument(document)
+    }
+
+    /// A device whose folder is gone (its journal with it) while record files of it are left (a
+    /// peer or a keyless writer removed `devices/`): those files are in no journal, so no newcomer
+    /// would read them, and their versions would hide the ones the engine sends again. They go,
+    /// and the journal starts after every sequence number of this device that any version names or
+    /// any device says it has read, so that no new version passes for one already seen.
+    private func restartAfterLosingFolder(_ document: inout DeviceDocument, zone: String) throws {
+        // Listed afresh, and not kept: the sync that follows lists what is there by then.
+        listedRecordFiles.withLock { $0 = nil }
+        let listed = try recordFilesByDevice()
+        listedRecordFiles.withLock { $0 = nil }
+        guard listed[deviceID]?.isEmpty == false, try journal(of: deviceID).last() == nil else { return }
+        var highest: Int64 = 0
+        for device in try layout.devices() where device != deviceID {
+            highest = max(highest, (try? deviceDocument(of: device))?.seen[deviceID] ?? 0)
+        }
+        for (writer, paths) in listed {
+            for version in try versions(inFiles: paths, writer: writer, zone: zone).values {
+                highest = max(highest, version.version.entries[deviceID] ?? 0)
+            }
+        }
+        try startJournalAgain(at: highest + 1, zone: zone)
+        document.appliedSeq = highest + 1
+    }
+
+    /// Removes this device's record files and starts its journal again with a checkpoint of no
+    /// files numbered `seq`, so that nothing it wrote before is read.
+    private func startJournalAgain(at seq: Int64, zone: String) throws {
+        let journal = journal(of: deviceID)
+        let segments = try journal.segments()
+        listedRecordFiles.withLock { $0 = nil }
+        for file in (try recordFilesByDevice()[deviceID] ?? [:]).values { try files.removeFile(file) }
+        listedRecordFiles.withLock { $0 = nil }
+        try journal.append(
+            DeviceBatch(
+                seq: seq, device: deviceID, instance: instance, zone: zone, time: now(),
+                changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))],
+                files: FilesDigest().hex), startingSegment: true)
+        for segment in segments { try files.removeFile(segment.path) }
     }
 
     /// `device.json` is at most this large; a larger one is not read.

@@ -207,9 +207,7 @@ enum SyncKeyCommands {
                 guard let joinKey else { throw ItsypadError.failure("no recovery key was given; nothing was changed") }
                 try joinEncryptedZone(at: path, of: location, key: joinKey, store: store, lockTimeout: lockTimeout)
             case .plain, .byDefault:
-                if self == .byDefault, let check = try existingZone(at: path)?.keyCheckValue, let kept = try keptKey(for: check, store) {
-                    try useKey(kept, store: store)
-                }
+                if self == .byDefault { try takeKeptKey(forZoneAt: path, store: store) }
                 let hasKey = try deviceKey(store) != nil
                 if self == .plain && hasKey {
                     throw ItsypadError.failure(
@@ -289,6 +287,13 @@ enum SyncKeyCommands {
         _ = try? FileTree(root: store.path).remove(store.layout.keptSyncKey(checkValue: check))
     }
 
+    /// Makes the key kept here for the encrypted zone in `path` this device's key, if one is: the key
+    /// follows the backend however it was chosen (`sync enable`, or `settings set sync.backend`).
+    static func takeKeptKey(forZoneAt path: String, store: DataStore) throws {
+        guard let check = (try? existingZone(at: path))??.keyCheckValue, let kept = try keptKey(for: check, store) else { return }
+        try useKey(kept, store: store)
+    }
+
     /// The key kept for the zone whose key check value (32 hex digits, as `ZoneDocument` checked) is `check`.
     static func keptKey(for check: String, _ store: DataStore) throws -> SecretBytes? {
         do {
@@ -322,6 +327,7 @@ enum SyncKeyCommands {
     /// creates is then encrypted too); a device without a key is refused an encrypted zone.
     static func backend(at path: String, remote: GitRemote? = nil, store: DataStore, lockTimeout: Double) throws -> SyncBackend {
         try resumeRotation(backendPath: path, remote: remote, store: store, lockTimeout: lockTimeout)
+        try takeKeptKey(forZoneAt: path, store: store)
         let cipher = try deviceKey(store).map { try RecordCipher(masterKey: $0) }
         if cipher == nil, (try? existingZone(at: path))??.isEncrypted == true {
             throw ItsypadError.failure(EncryptionError.missingKey.description)

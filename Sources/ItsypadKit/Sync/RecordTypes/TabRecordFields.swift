@@ -16,6 +16,10 @@ struct TabRecordFields: Codable, Equatable {
     let lastModified: RecordTimestamp?
     /// The tab's `HybridTimestamp`. Absent in the app's records: the time and the writing device's.
     let clock: String?
+    /// The clocks of the edits that last set the name and the language (each with its lock); absent
+    /// when they are `clock`, and in records from before they were kept.
+    let nameClock: String?
+    let languageClock: String?
     /// The name of the device that wrote this version, for conflict copies and `sync status`.
     let deviceName: String?
     /// The edits this version includes; absent in records from before they were kept.
@@ -38,6 +42,8 @@ struct TabRecordFields: Codable, Equatable {
         languageLocked = tab.languageLocked
         lastModified = RecordTimestamp(tab.lastModified)
         clock = tab.clock.description
+        nameClock = tab.nameClock == tab.clock ? nil : tab.nameClock.description
+        languageClock = tab.languageClock == tab.clock ? nil : tab.languageClock.description
         self.deviceName = deviceName
         history = tab.history.strings
         switch content {
@@ -64,6 +70,8 @@ struct TabRecordFields: Codable, Equatable {
         languageLocked = flag(.languageLocked)
         lastModified = if case .timestamp(let value)? = field(.lastModified) { RecordTimestamp(value) } else { nil }
         clock = string(.clock)
+        nameClock = string(.nameClock)
+        languageClock = string(.languageClock)
         deviceName = string(.deviceName)
         history = if case .stringList(let value)? = field(.history) { value } else { nil }
         content = string(.content)
@@ -79,7 +87,9 @@ struct TabRecordFields: Codable, Equatable {
             return "lastModified is missing or outside 1970–9999"
         }
         guard content != nil || (contentAsset != nil && !mistypedContent) else { return "no content" }
-        if let clock, HybridTimestamp(clock) == nil { return "clock \(Text.quoted(clock)) is not a valid clock" }
+        for (key, value) in [("clock", clock), ("nameClock", nameClock), ("languageClock", languageClock)] {
+            if let value, HybridTimestamp(value) == nil { return "\(key) \(Text.quoted(value)) is not a valid clock" }
+        }
         return nil
     }
 
@@ -101,7 +111,8 @@ struct TabRecordFields: Codable, Equatable {
             id: id.lowercased(), name: name, nameLocked: nameLocked ?? false, content: content,
             language: language.flatMap(LanguageDetector.canonical) ?? "plain", languageLocked: languageLocked ?? false,
             lastModified: modified, fileURL: nil, clock: clock, sync: TabSyncMetadata(tag: tag, ancestor: content, clock: clock),
-            history: editHistory)
+            history: editHistory, nameClock: nameClock.flatMap(HybridTimestamp.init),
+            languageClock: languageClock.flatMap(HybridTimestamp.init))
     }
 
     /// The edits this version includes; a record without them counts as its own edit.

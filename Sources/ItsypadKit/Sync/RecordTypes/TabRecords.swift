@@ -3,8 +3,8 @@ import ItsypadModel
 import ItsypadStore
 import ItsypadSupport
 
-/// Tabs: content merges three ways, name and language follow the newer version,
-/// and an edit beats a deletion made by a device that had not seen it.
+/// Tabs: content merges three ways, name and language each follow the version that set it
+/// last, and an edit beats a deletion made by a device that had not seen it.
 final class TabRecords: SyncedRecordType {
     typealias Item = Tab
 
@@ -184,9 +184,10 @@ final class TabRecords: SyncedRecordType {
 
     /// Two concurrent versions of a tab merged: the content three ways against `ancestor`; where
     /// both changed the same lines (or there is no ancestor) the newer version (by hybrid clock)
-    /// wins the tab and the other is returned as the loser, to keep as a conflict copy. Name,
-    /// language and locks follow the newer version. The result depends only on the two versions
-    /// and the ancestor, so every device merging them agrees. Keeps `first`'s id.
+    /// wins the tab and the other is returned as the loser, to keep as a conflict copy. The name
+    /// and the language (each with its lock) come from the version that set them last, so a
+    /// rename is not undone by a later edit that left the name alone. The result depends only on
+    /// the two versions and the ancestor, so every device merging them agrees. Keeps `first`'s id.
     static func merged(_ first: Tab, _ second: Tab, ancestor: String?) -> (tab: Tab, loser: Tab?) {
         let firstWins = isNewer(first, than: second)
         var merged = firstWins ? first : second
@@ -202,10 +203,22 @@ final class TabRecords: SyncedRecordType {
                 loser = firstWins ? second : first
             }
         }
+        let name = lastSet(first, second, \.nameClock) { "\($0.nameLocked) \($0.name)" }
+        (merged.name, merged.nameLocked, merged.nameClock) = (name.name, name.nameLocked, name.nameClock)
+        let language = lastSet(first, second, \.languageClock) { "\($0.languageLocked) \($0.language)" }
+        (merged.language, merged.languageLocked, merged.languageClock) = (
+            language.language, language.languageLocked, language.languageClock
+        )
         merged.clock = .merged(first.clock, second.clock)
         merged.history = first.history.union(second.history)
         merged.lastModified = max(first.lastModified, second.lastModified)
         return (merged, loser)
+    }
+
+    /// Of two versions, the one that set a label last: by the label's clock, then (equal clocks) by
+    /// its value, so every device picks the same.
+    private static func lastSet(_ a: Tab, _ b: Tab, _ clock: (Tab) -> HybridTimestamp, _ value: (Tab) -> String) -> Tab {
+        (clock(b), value(b)) > (clock(a), value(a)) ? b : a
     }
 
     /// The newer of two versions: by clock, then (equal clocks from a merge and an edit
@@ -229,6 +242,7 @@ final class TabRecords: SyncedRecordType {
         copy.sync = nil
         copy.fileURL = nil
         copy.clock = clock
+        (copy.nameClock, copy.languageClock) = (clock, clock)
         copy.history = EditHistory([clock])
         return copy
     }
