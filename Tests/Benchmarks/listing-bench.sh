@@ -107,14 +107,15 @@ script_bench() {
         expected=$(LC_ALL=C.UTF-8 grep -ci -- "$query" "$lines" || true)
         echo "    $script: --search '$query' lists $found entries, grep -ci counts $expected lines"
     done
-    bench "script-$script" "$SCRIPT_RUNS" 2 \
+    # grep's locale for every command of the block: the runner execs programs, not shell words.
+    LC_ALL=C.UTF-8 bench "script-$script" "$SCRIPT_RUNS" 2 \
         -n "$script: cat" "cat $(q "$lines")" \
         -n "$script: clip ls" "$(it "$dir") clip ls" \
         -n "$script: clip ls --json" "$(it "$dir") clip ls --json" \
         -n "$script: export" "$(it "$dir") export" \
-        -n "$script: grep -ci lower" "LC_ALL=C.UTF-8 grep -ci -- $(q "$lower") $(q "$lines")" \
+        -n "$script: grep -ci lower" "grep -ci -- $(q "$lower") $(q "$lines")" \
         -n "$script: search lower" "$(it "$dir") clip ls --search $(q "$lower")" \
-        -n "$script: grep -ci upper" "LC_ALL=C.UTF-8 grep -ci -- $(q "$upper") $(q "$lines")" \
+        -n "$script: grep -ci upper" "grep -ci -- $(q "$upper") $(q "$lines")" \
         -n "$script: search upper" "$(it "$dir") clip ls --search $(q "$upper")"
     rm -rf "$dir" "$lines"
 }
