@@ -43,7 +43,8 @@ enum ClipCommands {
             outcome = try invocation.store().addClip(
                 bytes: bytes, type: binaryType, local: invocation.flag(.local), now: invocation.context.now())
         } else {
-            guard let text = Text.decodeUTF8(bytes) else {
+            // The bytes are given up here: a large text is not held twice while it is stored.
+            guard let text = Text.decodeUTF8(consume bytes) else {
                 throw ItsypadError.failure("the input is not valid UTF-8 text; nothing was stored")
             }
             guard !Text.isBlank(text) else {
