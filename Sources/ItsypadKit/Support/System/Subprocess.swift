@@ -61,20 +61,7 @@ package struct Subprocess {
             outputPipe.forEach { close($0) }
             throw error
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-
-        let spawned = spawn(&actions, &attributes)
+        let spawned = spawnInOwnGroup([(outputPipe[1], 1), (errorPipe[1], 2)])
         close(outputPipe[1])
         close(errorPipe[1])
         defer {
@@ -137,16 +124,7 @@ package struct Subprocess {
         }
         try input.withUnsafeBytes { try FileSystem.writeAll(fd: files[0], $0, path: scratchDirectory) }
         lseek(files[0], 0, SEEK_SET)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for (stream, fd) in files.enumerated() { posix_spawn_file_actions_adddup2(&actions, fd, Int32(stream)) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        let pid = try spawn(&actions, &attributes).get()
+        let pid = try spawnInOwnGroup(files.enumerated().map { ($0.element, Int32($0.offset)) }).get()
 
         let deadline = Monotonic.seconds() + timeout
         var status: Int32?
@@ -222,17 +200,7 @@ package struct Subprocess {
     /// Starts the program with no input, its standard output on a pipe and its standard error this process's.
     package func start() throws -> Running {
         let ends = try makePipe()
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        let spawned = spawn(&actions, &attributes)
+        let spawned = spawnInOwnGroup([(ends[1], 1)])
         close(ends[1])
         let pid: pid_t
         do { pid = try spawned.get() } catch {
@@ -271,6 +239,22 @@ package struct Subprocess {
             signal(SIGQUIT, previousQuit)
         }
         return try Subprocess.waitForExit(try spawn(nil, &attributes).get())
+    }
+
+    /// Starts the program in a process group of its own, each (descriptor, stream) pair put in place;
+    /// standard input is /dev/null unless a pair names stream 0.
+    private func spawnInOwnGroup(_ streams: [(fd: Int32, stream: Int32)]) -> Result<pid_t, ItsypadError> {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if !streams.contains(where: { $0.stream == 0 }) { posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) }
+        for (fd, stream) in streams { posix_spawn_file_actions_adddup2(&actions, fd, stream) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        return spawn(&actions, &attributes)
     }
 
     private func spawn(
