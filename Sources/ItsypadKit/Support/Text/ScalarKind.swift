@@ -27,50 +27,40 @@ package enum ScalarKind: UInt8 {
     case regional
     case unknown
 
-    /// The kind of `value`, a scalar of 0x80 or more.
-    @inline(__always)
-    package static func of(_ value: UInt32) -> ScalarKind {
-        let table = ScalarKindTable.shared
-        guard value < 0x11_0000 else { return .unknown }
-        return ScalarKind(rawValue: table.pages[Int(table.pageOfBlock[Int(value >> 8)]) << 8 | Int(value & 0xFF)])!
-    }
+    /// The kind of `value`, a scalar of 0x80 or more. A loop over many scalars holds
+    /// `ScalarKindTable.shared` once and asks it instead.
+    package static func of(_ value: UInt32) -> ScalarKind { ScalarKindTable.shared.kind(of: value) }
 
     /// The kind of a scalar of any value: of ASCII, tab to CR are `controlSpace`, other controls `control`.
-    @inline(__always)
-    package static func ofAny(_ value: UInt32) -> ScalarKind {
-        if value < 0x80 {
-            if (0x09...0x0D).contains(value) { return .controlSpace }
-            return value < 0x20 || value == 0x7F ? .control : value == 0x20 ? .space : .other
-        }
-        return of(value)
-    }
+    package static func ofAny(_ value: UInt32) -> ScalarKind { ScalarKindTable.shared.kind(ofAny: value) }
 
-    /// The scalar of `bytes` at `index` and its length; nil when the bytes there are not valid UTF-8.
+    /// The scalar of `bytes` at `index` and its length; nil when the bytes there are not valid UTF-8
+    /// (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut short).
     @inline(__always)
     package static func decode(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> (value: UInt32, length: Int)? {
         let lead = bytes[index]
         if lead < 0x80 { return (UInt32(lead), 1) }
-        let count = bytes.count
-        func continuation(_ offset: Int, _ lower: UInt8 = 0x80, _ upper: UInt8 = 0xBF) -> UInt32? {
-            guard index + offset < count else { return nil }
-            let byte = bytes[index + offset]
-            return byte >= lower && byte <= upper ? UInt32(byte & 0x3F) : nil
+        let available = bytes.count - index
+        let next = bytes.baseAddress! + index + 1
+        func continues(_ count: Int) -> Bool {
+            guard available > count else { return false }
+            for offset in 0..<count where next[offset] & 0xC0 != 0x80 { return false }
+            return true
         }
-        switch lead {
-        case 0xC2...0xDF:
-            guard let second = continuation(1) else { return nil }
-            return (UInt32(lead & 0x1F) << 6 | second, 2)
-        case 0xE0...0xEF:
-            let lower: UInt8 = lead == 0xE0 ? 0xA0 : 0x80, upper: UInt8 = lead == 0xED ? 0x9F : 0xBF
-            guard let second = continuation(1, lower, upper), let third = continuation(2) else { return nil }
-            return (UInt32(lead & 0x0F) << 12 | second << 6 | third, 3)
-        case 0xF0...0xF4:
-            let lower: UInt8 = lead == 0xF0 ? 0x90 : 0x80, upper: UInt8 = lead == 0xF4 ? 0x8F : 0xBF
-            guard let second = continuation(1, lower, upper), let third = continuation(2), let fourth = continuation(3) else { return nil }
-            return (UInt32(lead & 0x07) << 18 | second << 12 | third << 6 | fourth, 4)
-        default:
-            return nil
+        if lead < 0xE0 {
+            guard lead >= 0xC2, continues(1) else { return nil }
+            return (UInt32(lead & 0x1F) << 6 | UInt32(next[0] & 0x3F), 2)
         }
+        if lead < 0xF0 {
+            guard continues(2) else { return nil }
+            let value = UInt32(lead & 0x0F) << 12 | UInt32(next[0] & 0x3F) << 6 | UInt32(next[1] & 0x3F)
+            guard value >= 0x800, value & 0xF800 != 0xD800 else { return nil }
+            return (value, 3)
+        }
+        guard lead <= 0xF4, continues(3) else { return nil }
+        let value = UInt32(lead & 0x07) << 18 | UInt32(next[0] & 0x3F) << 12 | UInt32(next[1] & 0x3F) << 6 | UInt32(next[2] & 0x3F)
+        guard value >= 0x1_0000, value <= 0x10_FFFF else { return nil }
+        return (value, 4)
     }
 
     /// Writes `value` as UTF-8 at `out`; returns the length.
@@ -95,33 +85,54 @@ package enum ScalarKind: UInt8 {
     }
 
     /// The lowercase of an `other` scalar (Swift's `lowercaseMapping`, one scalar for every scalar of that kind).
-    @inline(__always)
-    package static func lowercase(_ value: UInt32) -> UInt32 {
-        if value < 0x80 { return (0x41...0x5A).contains(value) ? value | 0x20 : value }
-        if value < 0x800 { return UInt32(ScalarKindTable.lowercases.twoByte[Int(value)]) }
-        if value & ~0xFF == 0x1E00 { return UInt32(ScalarKindTable.lowercases.latinAdditional[Int(value & 0xFF)]) }
-        return (0xFF21...0xFF3A).contains(value) ? value + 0x20 : value
-    }
+    package static func lowercase(_ value: UInt32) -> UInt32 { ScalarKindTable.shared.lowercase(value) }
 }
 
 /// `ScalarKind`'s table, two levels deep: a page of 256 kinds for each block of 256 scalars, shared by
-/// the blocks of one kind throughout.
-struct ScalarKindTable: Sendable {
-    let pageOfBlock: [UInt8]
-    let pages: [UInt8]
-
-    static let shared = ScalarKindTable()
-
+/// the blocks of one kind throughout; and the lowercases of its `other` scalars. Made once, from
+/// Swift's own properties, and kept for the life of the process, so that a copy of it is two
+/// pointers a loop can hold: no lookup goes through the global's initialization check.
+package struct ScalarKindTable: @unchecked Sendable {
+    private let pageOfBlock: UnsafePointer<UInt8>
+    private let pages: UnsafePointer<ScalarKind>
     /// Lowercases where some scalar of the table has another one: below U+0800 and in Latin Extended
-    /// Additional (fullwidth letters are a fixed offset). Made on first use, from Swift's own mappings.
-    static let lowercases: (twoByte: [UInt16], latinAdditional: [UInt16]) = {
-        func lower(_ value: UInt32) -> UInt16 {
-            guard let scalar = Unicode.Scalar(value), ScalarKind.of(value) == .other else { return UInt16(value) }
-            let mapping = scalar.properties.lowercaseMapping.unicodeScalars
-            return mapping.count == 1 ? UInt16(mapping.first!.value) : UInt16(value)
+    /// Additional, at 0x800 + the scalar's last byte (fullwidth letters are a fixed offset).
+    private let lowercases: UnsafePointer<UInt16>
+
+    package static let shared = ScalarKindTable()
+
+    /// The kind of `value`, a scalar of 0x80 or more.
+    @inline(__always)
+    package func kind(of value: UInt32) -> ScalarKind {
+        guard value < 0x11_0000 else { return .unknown }
+        return pages[Int(pageOfBlock[Int(value >> 8)]) << 8 | Int(value & 0xFF)]
+    }
+
+    /// The kind of a scalar of any value: of ASCII, tab to CR are `controlSpace`, other controls `control`.
+    @inline(__always)
+    package func kind(ofAny value: UInt32) -> ScalarKind {
+        if value < 0x80 {
+            if (0x09...0x0D).contains(value) { return .controlSpace }
+            return value < 0x20 || value == 0x7F ? .control : value == 0x20 ? .space : .other
         }
-        return ((0..<0x800).map { $0 < 0x80 ? UInt16($0) : lower($0) }, (0x1E00..<0x1F00).map(lower))
-    }()
+        return kind(of: value)
+    }
+
+    /// The lowercase of an `other` scalar.
+    @inline(__always)
+    package func lowercase(_ value: UInt32) -> UInt32 {
+        if value < 0x80 { return (0x41...0x5A).contains(value) ? value | 0x20 : value }
+        if value < 0x800 { return UInt32(lowercases[Int(value)]) }
+        if value & ~0xFF == 0x1E00 { return UInt32(lowercases[0x800 + Int(value & 0xFF)]) }
+        return (0xFF21...0xFF3A).contains(value) ? value + 0x20 : value
+    }
+
+    /// A copy that lives as long as the process.
+    private static func immortal<Element>(_ elements: [Element]) -> UnsafePointer<Element> {
+        let storage = UnsafeMutablePointer<Element>.allocate(capacity: elements.count)
+        storage.initialize(from: elements, count: elements.count)
+        return UnsafePointer(storage)
+    }
 
     private init() {
         // A block a range covers whole takes its kind's page; a block that ranges share gets a page of its own.
@@ -144,8 +155,17 @@ struct ScalarKindTable: Sendable {
             }
         }
         precondition(pages.count <= 256, "a page number is one byte")
-        pageOfBlock = blocks
-        self.pages = pages.flatMap { $0 }
+        let kinds = pages.flatMap { $0 }.map { ScalarKind(rawValue: $0)! }
+        func lower(_ value: UInt32) -> UInt16 {
+            guard let scalar = Unicode.Scalar(value), value >= 0x80,
+                kinds[Int(blocks[Int(value >> 8)]) << 8 | Int(value & 0xFF)] == .other
+            else { return UInt16(value) }
+            let mapping = scalar.properties.lowercaseMapping.unicodeScalars
+            return mapping.count == 1 ? UInt16(mapping.first!.value) : UInt16(value)
+        }
+        pageOfBlock = ScalarKindTable.immortal(blocks)
+        self.pages = ScalarKindTable.immortal(kinds)
+        lowercases = ScalarKindTable.immortal((0..<0x800).map(lower) + (0x1E00..<0x1F00).map(lower))
     }
 
     /// Every scalar of the table but unknown ones, by range.

@@ -270,6 +270,7 @@ private struct EscapedPreview {
     /// Bytes `out` may take, besides eight for a word stored whole.
     let capacity: Int
     let limit: Int
+    private let kinds = ScalarKindTable.shared
     private var written = 0
     /// Characters written (and the pending space, once written).
     private var count = 0
@@ -310,6 +311,10 @@ private struct EscapedPreview {
                 }
             }
             let byte = escaped[index]
+            if byte >= 0x80 || byte == 0x20, case let next = copyCharacters(escaped, from: index), next > index {
+                index = next
+                continue
+            }
             if byte >= 0x80 {
                 guard let (value, length) = ScalarKind.decode(escaped, at: index) else { return nil }
                 guard scalar(value, bytes: escaped.baseAddress! + index, length: length) else { return nil }
@@ -340,8 +345,50 @@ private struct EscapedPreview {
     /// Set once the ellipsis is written.
     private var isDone = false
 
+    /// Copies, from `start`, a run of non-ASCII characters that go into the preview as they are:
+    /// scalars of kind `other`, each after a single space or none. Stops before anything else, and
+    /// before a character the limit leaves to the ellipsis; returns where it stopped.
+    @inline(__always)
+    private mutating func copyCharacters(_ text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard !pendingSpace else { return start }
+        var (index, written, count) = (start, self.written, self.count)
+        let end = text.count
+        // Room for a space and a scalar; a scalar is stored as four bytes (`out` has room past `capacity`).
+        while written + 5 <= capacity {
+            var at = index
+            let space = text[at] == 0x20
+            if space {
+                at += 1
+                guard count > 0, at < end else { break }
+            }
+            guard text[at] >= 0xC2, let (value, length) = ScalarKind.decode(text, at: at), kinds.kind(of: value) == .other,
+                count + (space ? 2 : 1) < limit
+            else { break }
+            if space {
+                out[written] = 0x20
+                written += 1
+                count += 1
+            }
+            if at + 4 <= end {
+                UnsafeMutableRawPointer(out + written).storeBytes(
+                    of: UnsafeRawPointer(text.baseAddress! + at).loadUnaligned(as: UInt32.self), as: UInt32.self)
+            } else {
+                for offset in 0..<length { out[written + offset] = text[at + offset] }
+            }
+            written += length
+            count += 1
+            index = at + length
+            guard index < end else { break }
+        }
+        guard index > start else { return start }
+        (self.written, self.count) = (written, count)
+        (afterControl, afterCR, inWhitespace, openFlag, emoji) = (false, false, false, false, 0)
+        return index
+    }
+
     /// Takes one scalar: joins it to the character before or starts a character with it. False
     /// where its kind is unknown or the buffer is full.
+    @inline(__always)
     private mutating func scalar(_ value: UInt32, bytes: UnsafePointer<UInt8>, length: Int) -> Bool {
         if value == 0x0A && afterCR {
             // The LF of a CR LF, one whitespace character.
@@ -349,7 +396,7 @@ private struct EscapedPreview {
             return true
         }
         afterCR = value == 0x0D
-        let kind = ScalarKind.ofAny(value)
+        let kind = kinds.kind(ofAny: value)
         switch kind {
         case .unknown: return false
         case .joiner, .mark:
@@ -373,6 +420,7 @@ private struct EscapedPreview {
 
     /// The preview rule for a new character: a whitespace run becomes one space between words;
     /// the limit counts characters and ends the preview with "…".
+    @inline(__always)
     private mutating func startCharacter(_ bytes: UnsafePointer<UInt8>, _ length: Int, whitespace: Bool, control: Bool) -> Bool {
         afterControl = control
         inWhitespace = whitespace
@@ -393,6 +441,7 @@ private struct EscapedPreview {
         return put(bytes, length)
     }
 
+    @inline(__always)
     private mutating func put(_ bytes: UnsafePointer<UInt8>, _ length: Int) -> Bool {
         guard written + length <= capacity else { return false }
         for offset in 0..<length { out[written + offset] = bytes[offset] }

@@ -80,11 +80,12 @@ package struct TextQuery {
 
     /// Whether every scalar of `bytes` (valid UTF-8) compares as its character does.
     private static func comparesAsBytes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let kinds = ScalarKindTable.shared
         var index = 0
         while index < bytes.count {
             guard let (value, length) = ScalarKind.decode(bytes, at: index) else { return false }
             if value >= 0x80 {
-                switch ScalarKind.of(value) {
+                switch kinds.kind(of: value) {
                 case .mark, .unsearchable, .unknown: return false
                 default: break
                 }
@@ -97,6 +98,7 @@ package struct TextQuery {
     /// Writes `text` lowercased at `out`, decoding a JSON body's escapes if `escaped`; returns
     /// its length, or nil at a scalar, escape or byte the byte search cannot answer for.
     private static func lowercase(_ text: UnsafeBufferPointer<UInt8>, escaped: Bool, into out: UnsafeMutablePointer<UInt8>) -> Int? {
+        let kinds = ScalarKindTable.shared
         let count = text.count
         var index = 0
         var written = 0
@@ -125,9 +127,9 @@ package struct TextQuery {
                 continue
             }
             guard let (value, length) = ScalarKind.decode(text, at: index) else { return nil }
-            switch ScalarKind.of(value) {
+            switch kinds.kind(of: value) {
             case .mark, .unsearchable, .unknown: return nil
-            case .other: written += ScalarKind.encode(ScalarKind.lowercase(value), to: out + written)
+            case .other: written += ScalarKind.encode(kinds.lowercase(value), to: out + written)
             default:
                 for offset in 0..<length { out[written + offset] = text[index + offset] }
                 written += length
@@ -174,7 +176,8 @@ package struct TextQuery {
         while text[start] & 0xC0 == 0x80 { start -= 1 }
         let before = ScalarKind.decode(text, at: start)!.value, after = ScalarKind.decode(text, at: index)!.value
         if before == 0x0D { return after != 0x0A }
-        let beforeKind = ScalarKind.ofAny(before), afterKind = ScalarKind.ofAny(after)
+        let kinds = ScalarKindTable.shared
+        let beforeKind = kinds.kind(ofAny: before), afterKind = kinds.kind(ofAny: after)
         switch (beforeKind, afterKind) {
         case (.control, _), (.controlSpace, _), (_, .control), (_, .controlSpace): return true
         case (_, .joiner): return false
