@@ -34,7 +34,7 @@ struct ClipListing {
                 // A search reads text: bytes of another type never match.
                 if clip.binary != nil { return true }
                 // Most texts are decided from their escaped bytes; the others are decoded and decided by the rule.
-                switch clip.isWhole ? query.verdict(escaped: clip.head) : .undecided {
+                switch clip.isWhole ? query.verdict(escaped: clip.head, comparesAsBytes: clip.slot.comparesAsBytes) : .undecided {
                 case .noMatch: return true
                 case .match: break
                 case .undecided: if try !clips.wholeText(of: clip, scratch: &scratch, query.matches(utf8:)) { return true }

@@ -14,6 +14,8 @@ package struct ClipSlot: Equatable {
     static let localOnly: UInt8 = 4
     /// A binary entry: its bytes are a file of their own (`ClipStore.blobPath`).
     static let binary: UInt8 = 8
+    /// A text the anchored search answers for without lowercasing it (`TextQuery.comparesAsBytes`).
+    static let comparesAsBytes: UInt8 = 16
 
     package var id: PackedID  // 16 bytes
     package var timestamp: Int64
@@ -25,6 +27,7 @@ package struct ClipSlot: Equatable {
     package var isPinned: Bool { flags & ClipSlot.pinned != 0 }
     var isLive: Bool { !isDeleted }
     package var isBinary: Bool { flags & ClipSlot.binary != 0 }
+    package var comparesAsBytes: Bool { flags & ClipSlot.comparesAsBytes != 0 }
     package var idString: String { id.string }
 
     /// The index order: by time, ties (entries added within one millisecond) by arrival.

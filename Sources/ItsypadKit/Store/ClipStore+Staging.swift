@@ -54,7 +54,9 @@ extension ClipStore {
             added.append(
                 ClipSlot(
                     id: entry.id, timestamp: entry.timestamp, offset: UInt64(offset), length: UInt32(written - 1),
-                    flags: ClipStore.flags(pinned: entry.pinned, localOnly: entry.localOnly, binary: entry.binary != nil)))
+                    flags: ClipStore.flags(
+                        pinned: entry.pinned, localOnly: entry.localOnly, binary: entry.binary != nil,
+                        comparesAsBytes: entry.binary == nil && entry.escapedText.withUnsafeBufferPointer(TextQuery.comparesAsBytes))))
             return true
         }
 

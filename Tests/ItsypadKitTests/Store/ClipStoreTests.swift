@@ -77,6 +77,20 @@ import Glibc
         #expect(try rebuilt.entries(limit: 2).map(\.text) == ["written before the crash", "entry 17"])
     }
 
+    /// Whether a text compares as bytes (for the anchored search) is worked out when it is added,
+    /// inserted or imported, and again, the same, when the index is rebuilt from the log.
+    @Test func whetherATextComparesAsBytesSurvivesARebuild() throws {
+        let texts = ["plain ascii", "Привет мир", "合并分支", "tab\tand\nnewline", "e\u{301}", "bell\u{7}", "\u{212A}elvin", "👍🏽 ok"]
+        let store = try ClipStore(directory: path)
+        for (time, text) in texts.enumerated() { _ = try store.add(entry(text, at: Int64(time)), maxEntries: 100) }
+        _ = try store.insert([entry("Straße", at: 50), entry("\u{130}stanbul", at: 51)])
+        let expected = (texts + ["Straße", "\u{130}stanbul"]).map(TextQuery.comparesAsBytes(text:))
+        #expect(expected.contains(true) && expected.contains(false))
+        #expect(try store.index.allSlots().map(\.comparesAsBytes) == expected)
+        try FileSystem.remove(path + "/index")
+        #expect(try ClipStore(directory: path).index.allSlots().map(\.comparesAsBytes) == expected)
+    }
+
     @Test func aRemovalThatACrashLeftUnerasedIsErasedWhenTheLogIsOpened() throws {
         let removed = entry("removed words", at: 2)
         var log = ClipStore.addLine(entry("kept", at: 1)) + ClipStore.addLine(removed)

@@ -26,7 +26,7 @@ import Glibc
 
     @Test func matchesTheRuleOnRandomTextsAndQueries() {
         var generator = SeededGenerator(seed: 12)
-        var decided: [TextQuery.EscapedVerdict: Int] = [:]
+        var decided: [TextQuery.EscapedVerdict: Int] = [:], anchoredDecided: [TextQuery.EscapedVerdict: Int] = [:]
         func pick() -> String { TextSearchTests.alphabet[Int(generator.next() % UInt64(TextSearchTests.alphabet.count))] }
         for _ in 0..<4000 {
             let text = (0..<Int(generator.next() % 12)).map { _ in pick() }.joined()
@@ -72,10 +72,56 @@ import Glibc
                     verdict != (expected ? .noMatch : .match),
                     "\(verdict) for \(Array(query.unicodeScalars)) in \(String(decoding: form, as: UTF8.self))")
                 decided[verdict, default: 0] += 1
+                // The anchored search, on the texts it is told compare as bytes.
+                guard form.withUnsafeBufferPointer(TextQuery.comparesAsBytes(escaped:)) else { continue }
+                let anchored = form.withUnsafeBufferPointer { TextQuery(query).verdict(escaped: $0, comparesAsBytes: true) }
+                #expect(
+                    anchored != (expected ? .noMatch : .match),
+                    "anchored \(anchored) for \(Array(query.unicodeScalars)) in \(String(decoding: form, as: UTF8.self))")
+                anchoredDecided[anchored, default: 0] += 1
             }
         }
         // Most of the alphabet is what the escaped bytes cannot decide; some texts are decided either way.
         #expect(decided[.match, default: 0] > 100 && decided[.noMatch, default: 0] > 300, "\(decided)")
+        #expect(anchoredDecided[.match, default: 0] > 100 && anchoredDecided[.noMatch, default: 0] > 300, "\(anchoredDecided)")
+    }
+
+    /// A text compares as bytes when every scalar does (`ScalarKind`) and no control but tab, LF and
+    /// CR is in it: then its only escapes are two bytes long.
+    @Test func comparesAsBytesWhereEveryScalarDoes() {
+        var generator = SeededGenerator(seed: 31)
+        func pick() -> String { TextSearchTests.alphabet[Int(generator.next() % UInt64(TextSearchTests.alphabet.count))] }
+        for round in 0..<3000 {
+            let text =
+                round % 2 == 0
+                ? (0..<Int(generator.next() % 8)).map { _ in pick() }.joined()
+                : ScriptSamples.text(&generator, script: nil, length: 12)
+            let expected = text.unicodeScalars.allSatisfy { scalar in
+                let value = scalar.value
+                if value < 0x80 { return value >= 0x20 || [0x09, 0x0A, 0x0D].contains(value) }
+                return ![.mark, .unsearchable, .unknown].contains(ScalarKind.of(value))
+            }
+            #expect(TextQuery.comparesAsBytes(text: text) == expected, "\(Array(text.unicodeScalars))")
+        }
+        // Escapes itsypad does not write, and bytes no text has, do not compare as bytes.
+        for escaped in [#"a\u0041"#, #"a\b"#, #"a\"#, "a\"b", "a\u{1}b", "e\u{301}"] {
+            let bytes = Array(escaped.utf8)
+            #expect(!bytes.withUnsafeBufferPointer(TextQuery.comparesAsBytes(escaped:)), "\(escaped)")
+        }
+    }
+
+    /// The anchored search decides the texts that compare as bytes as the rule does, in the hard cases.
+    @Test(
+        arguments: [
+            ("合并", "请合并分支", .match), ("合并", "合 并", .noMatch), ("merge", #"MERGE\nit"#, .match), ("n", #"a\nb"#, .noMatch),
+            ("nb", #"a\nb"#, .noMatch), ("σ", "ΟΔΟΣ", .match), ("ОШИБКА", "ошибка коммита", .match), ("é", "CAFÉ", .match),
+            ("👍", "ok 👍🏽", .noMatch), ("👍🏽", "ok 👍🏽!", .match), ("💻", "👩‍💻", .undecided), ("🇫🇷", "🇩🇪🇫🇷", .undecided),
+            ("ß", "STRAẞE", .match), ("9999", "id 1999 and 99 99", .noMatch), ("Ｍ", "ｍerge", .match), ("café 4", "CAFÉ 42", .match),
+        ] as [(String, String, TextQuery.EscapedVerdict)])
+    func anchoredSearchDecidesTheHardCases(_ query: String, _ escaped: String, _ verdict: TextQuery.EscapedVerdict) {
+        let bytes = Array(escaped.utf8)
+        #expect(bytes.withUnsafeBufferPointer(TextQuery.comparesAsBytes(escaped:)))
+        #expect(bytes.withUnsafeBufferPointer { TextQuery(query).verdict(escaped: $0, comparesAsBytes: true) } == verdict)
     }
 
     /// Told from escaped bytes that are not a text itsypad writes (invalid UTF-8, a raw quote or
@@ -142,6 +188,12 @@ import Glibc
             #expect(
                 verdict != (expected ? .noMatch : .match), "\(verdict) for \(Array(query.unicodeScalars)) in \(Array(text.unicodeScalars))")
             if verdict != .undecided { decided += 1 }
+            if escaped.withUnsafeBufferPointer(TextQuery.comparesAsBytes(escaped:)) {
+                let anchored = escaped.withUnsafeBufferPointer { TextQuery(query).verdict(escaped: $0, comparesAsBytes: true) }
+                #expect(
+                    anchored != (expected ? .noMatch : .match),
+                    "anchored \(anchored) for \(Array(query.unicodeScalars)) in \(Array(text.unicodeScalars))")
+            }
         }
         // The scripts of the usual text are decided from bytes; "latin" and "other" hold many scalars left to the rule.
         let name = script.map { ScriptSamples.scripts[$0].name } ?? "mixed"
