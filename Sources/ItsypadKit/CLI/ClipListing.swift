@@ -29,7 +29,11 @@ struct ClipListing {
         var shown = 0
         var scratch: [UInt8] = []
         // A search reads whole texts, a long one in pieces after its first MiB.
-        try clips.forEachListed(pinnedOnly: pinnedOnly, textHead: query == nil ? textHead : 1 << 20) { clip in
+        // A search passes over lines in which its anchor stands nowhere (their texts compare as bytes).
+        let skipping = query.map { query in
+            { (slot: ClipSlot, line: UnsafeBufferPointer<UInt8>) in slot.comparesAsBytes && query.cannotMatch(anywhereIn: line) }
+        }
+        try clips.forEachListed(pinnedOnly: pinnedOnly, textHead: query == nil ? textHead : 1 << 20, skipping: skipping) { clip in
             if let query {
                 // A search reads text: bytes of another type never match.
                 if clip.binary != nil { return true }

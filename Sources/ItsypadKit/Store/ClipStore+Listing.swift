@@ -45,8 +45,13 @@ extension ClipStore {
     private static let batchBytes = 1 << 18
 
     /// Streams live entries newest first, reading up to `textHead` bytes of
-    /// each escaped text (nil: all of it), until `body` returns false.
-    package func forEachListed(pinnedOnly: Bool = false, textHead: Int?, _ body: (ListedClip) throws -> Bool) throws {
+    /// each escaped text (nil: all of it), until `body` returns false. An entry
+    /// whose slot and whole line `skipping` rules out is passed over unread (a
+    /// search that can tell from the line's bytes that its text does not match).
+    package func forEachListed(
+        pinnedOnly: Bool = false, textHead: Int?, skipping: ((ClipSlot, UnsafeBufferPointer<UInt8>) -> Bool)? = nil,
+        _ body: (ListedClip) throws -> Bool
+    ) throws {
         try checkingIndex {
             var buffer: [UInt8] = []
             // The index is read in chunks, small first (`clip ls -n 20` reads 64 slots), into buffers
@@ -70,7 +75,9 @@ extension ClipStore {
                         bytes += ClipStore.need(slots[batchEnd], textHead: textHead)
                         batchEnd += 1
                     }
-                    if try !readLines(slots[batchStart..<batchEnd], textHead: textHead, into: &buffer, body) { return }
+                    if try !readLines(slots[batchStart..<batchEnd], textHead: textHead, into: &buffer, skipping: skipping, body) {
+                        return
+                    }
                     batchStart = batchEnd
                 }
                 end = start
@@ -91,7 +98,7 @@ extension ClipStore {
     /// Reads the lines of `slots` with one pread per cluster of nearby lines, then hands them over in order.
     private func readLines(
         _ slots: ArraySlice<ClipSlot>, textHead: Int?, into buffer: inout [UInt8],
-        _ body: (ListedClip) throws -> Bool
+        skipping: ((ClipSlot, UnsafeBufferPointer<UInt8>) -> Bool)?, _ body: (ListedClip) throws -> Bool
     ) throws -> Bool {
         // Newest first is usually the log backwards: then no sort is needed.
         // (By index: see `FileTree.openDirectory` on `zip`.)
@@ -133,7 +140,9 @@ extension ClipStore {
                 let slot = slots[member]
                 let start = positions[member - slots.startIndex]
                 let count = ClipStore.need(slot, textHead: textHead)
-                if try !listed(slot, line: UnsafeBufferPointer(rebasing: bytes[start..<start + count]), body) { return false }
+                let line = UnsafeBufferPointer(rebasing: bytes[start..<start + count])
+                if count == Int(slot.length), let skipping, skipping(slot, line) { continue }
+                if try !listed(slot, line: line, body) { return false }
             }
             return true
         }

@@ -85,19 +85,47 @@ package enum ScalarKind: UInt8 {
     }
 
     /// The lowercase of an `other` scalar (Swift's `lowercaseMapping`, one scalar for every scalar of that kind).
-    package static func lowercase(_ value: UInt32) -> UInt32 { ScalarKindTable.shared.lowercase(value) }
+    package static func lowercase(_ value: UInt32) -> UInt32 { ScalarLowercases.shared.lowercase(value) }
 }
 
-/// `ScalarKind`'s table, two levels deep: a page of 256 kinds for each block of 256 scalars, shared by
-/// the blocks of one kind throughout; and the lowercases of its `other` scalars. Made once, from
-/// Swift's own properties, and kept for the life of the process, so that a copy of it is two
-/// pointers a loop can hold: no lookup goes through the global's initialization check.
-package struct ScalarKindTable: @unchecked Sendable {
-    private let pageOfBlock: UnsafePointer<UInt8>
-    private let pages: UnsafePointer<ScalarKind>
+/// The lowercases of `ScalarKind.other` scalars, made on first use from Swift's own mappings and
+/// kept for the life of the process (a loop holds a copy: one pointer).
+package struct ScalarLowercases: @unchecked Sendable {
     /// Lowercases where some scalar of the table has another one: below U+0800 and in Latin Extended
     /// Additional, at 0x800 + the scalar's last byte (fullwidth letters are a fixed offset).
     private let lowercases: UnsafePointer<UInt16>
+
+    package static let shared = ScalarLowercases()
+
+    private init() {
+        func lower(_ value: UInt32) -> UInt16 {
+            guard let scalar = Unicode.Scalar(value), value >= 0x80, ScalarKind.of(value) == .other else { return UInt16(value) }
+            let mapping = scalar.properties.lowercaseMapping.unicodeScalars
+            return mapping.count == 1 ? UInt16(mapping.first!.value) : UInt16(value)
+        }
+        lowercases = ScalarKindTable.immortal((0..<0x800).map(lower) + (0x1E00..<0x1F00).map(lower))
+    }
+
+    /// The lowercase of an `other` scalar.
+    @inline(__always)
+    package func lowercase(_ value: UInt32) -> UInt32 {
+        if value < 0x80 { return (0x41...0x5A).contains(value) ? value | 0x20 : value }
+        if value < 0x800 { return UInt32(lowercases[Int(value)]) }
+        if value & ~0xFF == 0x1E00 { return UInt32(lowercases[0x800 + Int(value & 0xFF)]) }
+        return (0xFF21...0xFF3A).contains(value) ? value + 0x20 : value
+    }
+}
+
+/// `ScalarKind`'s table, two levels deep: a page of 256 kinds for each block of 256 scalars, shared by
+/// the blocks of one kind throughout. Made once and kept for the life of the process, so that a
+/// copy of it is a few pointers a loop can hold: no lookup goes through the global's
+/// initialization check.
+package struct ScalarKindTable: @unchecked Sendable {
+    private let pageOfBlock: UnsafePointer<UInt8>
+    private let pages: UnsafePointer<ScalarKind>
+    /// For each byte, the length of the scalars it leads when every scalar it can lead is of kind
+    /// `other` (then any continuation bytes make a valid one); 0 for any other byte.
+    private let otherLeads: UnsafePointer<UInt8>
 
     package static let shared = ScalarKindTable()
 
@@ -118,17 +146,12 @@ package struct ScalarKindTable: @unchecked Sendable {
         return kind(of: value)
     }
 
-    /// The lowercase of an `other` scalar.
+    /// The length of the scalar `lead` starts when every scalar it can start is of kind `other`; else 0.
     @inline(__always)
-    package func lowercase(_ value: UInt32) -> UInt32 {
-        if value < 0x80 { return (0x41...0x5A).contains(value) ? value | 0x20 : value }
-        if value < 0x800 { return UInt32(lowercases[Int(value)]) }
-        if value & ~0xFF == 0x1E00 { return UInt32(lowercases[0x800 + Int(value & 0xFF)]) }
-        return (0xFF21...0xFF3A).contains(value) ? value + 0x20 : value
-    }
+    package func otherLeadLength(_ lead: UInt8) -> Int { Int(otherLeads[Int(lead)]) }
 
     /// A copy that lives as long as the process.
-    private static func immortal<Element>(_ elements: [Element]) -> UnsafePointer<Element> {
+    fileprivate static func immortal<Element>(_ elements: [Element]) -> UnsafePointer<Element> {
         let storage = UnsafeMutablePointer<Element>.allocate(capacity: elements.count)
         storage.initialize(from: elements, count: elements.count)
         return UnsafePointer(storage)
@@ -156,16 +179,20 @@ package struct ScalarKindTable: @unchecked Sendable {
         }
         precondition(pages.count <= 256, "a page number is one byte")
         let kinds = pages.flatMap { $0 }.map { ScalarKind(rawValue: $0)! }
-        func lower(_ value: UInt32) -> UInt16 {
-            guard let scalar = Unicode.Scalar(value), value >= 0x80,
-                kinds[Int(blocks[Int(value >> 8)]) << 8 | Int(value & 0xFF)] == .other
-            else { return UInt16(value) }
-            let mapping = scalar.properties.lowercaseMapping.unicodeScalars
-            return mapping.count == 1 ? UInt16(mapping.first!.value) : UInt16(value)
+        func isOther(_ values: Range<Int>) -> Bool {
+            values.allSatisfy { kinds[Int(blocks[$0 >> 8]) << 8 | $0 & 0xFF] == .other }
+        }
+        // Two-byte leads cover 64 scalars; three-byte ones 4,096 (E0 and ED lead only some of theirs).
+        let leads = (0..<256).map { lead -> UInt8 in
+            switch lead {
+            case 0xC2...0xDF: return isOther((lead & 0x1F) << 6..<((lead & 0x1F) + 1) << 6) ? 2 : 0
+            case 0xE1...0xEC, 0xEE...0xEF: return isOther((lead & 0x0F) << 12..<((lead & 0x0F) + 1) << 12) ? 3 : 0
+            default: return 0
+            }
         }
         pageOfBlock = ScalarKindTable.immortal(blocks)
         self.pages = ScalarKindTable.immortal(kinds)
-        lowercases = ScalarKindTable.immortal((0..<0x800).map(lower) + (0x1E00..<0x1F00).map(lower))
+        otherLeads = ScalarKindTable.immortal(leads)
     }
 
     /// Every scalar of the table but unknown ones, by range.

@@ -351,8 +351,9 @@ private struct EscapedPreview {
     @inline(__always)
     private mutating func copyCharacters(_ text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         guard !pendingSpace else { return start }
+        // Held in locals: a store through `out` could otherwise be taken to change them.
         var (index, written, count) = (start, self.written, self.count)
-        let end = text.count
+        let (out, capacity, limit, kinds, end) = (self.out, self.capacity, self.limit, self.kinds, text.count)
         // Room for a space and a scalar; a scalar is stored as four bytes (`out` has room past `capacity`).
         while written + 5 <= capacity {
             var at = index
@@ -361,9 +362,15 @@ private struct EscapedPreview {
                 at += 1
                 guard count > 0, at < end else { break }
             }
-            guard text[at] >= 0xC2, let (value, length) = ScalarKind.decode(text, at: at), kinds.kind(of: value) == .other,
-                count + (space ? 2 : 1) < limit
-            else { break }
+            // Most scalars are told from their lead byte; the others are decoded and looked up.
+            var length = kinds.otherLeadLength(text[at])
+            if length == 0 || at + length > end || text[at + 1] & 0xC0 != 0x80 || (length == 3 && text[at + 2] & 0xC0 != 0x80) {
+                guard text[at] >= 0xC2, let (value, decoded) = ScalarKind.decode(text, at: at), kinds.kind(of: value) == .other else {
+                    break
+                }
+                length = decoded
+            }
+            guard count + (space ? 2 : 1) < limit else { break }
             if space {
                 out[written] = 0x20
                 written += 1

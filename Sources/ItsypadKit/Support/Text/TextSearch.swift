@@ -54,6 +54,13 @@ package struct TextQuery {
         }
     }
 
+    /// Whether bytes that hold a text that compares as bytes (its whole log line, say) show no
+    /// place where the query could stand: then the text does not match, without being read.
+    package func cannotMatch(anywhereIn bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let anchor, let needle, !needle.isEmpty else { return false }
+        return TextQuery.firstCandidate(anchor.ends, length: needle.count, in: bytes, from: 0) == nil
+    }
+
     /// The rule, on a whole string.
     func matches(_ text: String) -> Bool {
         folded.isEmpty || text.lowercased().contains(folded)
@@ -147,7 +154,7 @@ package struct TextQuery {
     /// Writes `text` lowercased at `out`, decoding a JSON body's escapes if `escaped`; returns
     /// its length, or nil at a scalar, escape or byte the byte search cannot answer for.
     private static func lowercase(_ text: UnsafeBufferPointer<UInt8>, escaped: Bool, into out: UnsafeMutablePointer<UInt8>) -> Int? {
-        let kinds = ScalarKindTable.shared
+        let kinds = ScalarKindTable.shared, lowercases = ScalarLowercases.shared
         let count = text.count
         var index = 0
         var written = 0
@@ -182,7 +189,7 @@ package struct TextQuery {
                 switch kinds.kind(of: value) {
                 case .mark, .unsearchable, .unknown: return nil
                 case .other where length == 2 || value & ~0xFF == 0x1E00 || value & ~0x1F == 0xFF20:
-                    written += ScalarKind.encode(kinds.lowercase(value), to: out + written)
+                    written += ScalarKind.encode(lowercases.lowercase(value), to: out + written)
                 default:
                     if index + 4 <= count {
                         UnsafeMutableRawPointer(out + written).storeBytes(
@@ -251,13 +258,15 @@ package struct TextQuery {
     /// match need more context than two scalars.
     private func anchoredSearch(_ text: UnsafeBufferPointer<UInt8>) -> Bool? {
         guard let anchor, let needle else { return nil }
-        let kinds = ScalarKindTable.shared
+        let kinds = ScalarKindTable.shared, lowercases = ScalarLowercases.shared
         return needle.withUnsafeBufferPointer { needle -> Bool? in
             var from = 0
             var undecided = false
             while let found = TextQuery.firstCandidate(anchor.ends, length: needle.count, in: text, from: from) {
                 from = found + 1
-                guard anchor.lowercases(text, at: found, to: needle, kinds), !TextQuery.isEscaped(text, at: found) else { continue }
+                guard anchor.lowercases(text, at: found, to: needle, kinds, lowercases), !TextQuery.isEscaped(text, at: found) else {
+                    continue
+                }
                 switch (TextQuery.isBoundary(text, at: found), TextQuery.isBoundary(text, at: found + needle.count)) {
                 case (true?, true?): return true
                 case (nil, _), (_, nil): undecided = true
@@ -285,7 +294,7 @@ package struct TextQuery {
         let ends: WindowEnds
 
         init?(_ needle: [UInt8]) {
-            let kinds = ScalarKindTable.shared
+            let kinds = ScalarKindTable.shared, lowercases = ScalarLowercases.shared
             var scalars: [UInt32] = []
             let valid = needle.withUnsafeBufferPointer { bytes -> Bool in
                 var index = 0
@@ -293,7 +302,7 @@ package struct TextQuery {
                     guard let (value, length) = ScalarKind.decode(bytes, at: index) else { return false }
                     switch kinds.kind(ofAny: value) {
                     case .other, .pictographic, .space:
-                        guard value >= 0x80 || (value != 0x22 && value != 0x5C), kinds.lowercase(value) == value else { return false }
+                        guard value >= 0x80 || (value != 0x22 && value != 0x5C), lowercases.lowercase(value) == value else { return false }
                     default: return false
                     }
                     scalars.append(value)
@@ -309,7 +318,7 @@ package struct TextQuery {
             for value in Array(0x41...0x5A) + Array(0x80..<0x800) + Array(0x1E00..<0x1F00) + Array(0xFF21...0xFF3A) {
                 let value = UInt32(value)
                 guard value < 0x80 || kinds.kind(of: value) == .other else { continue }
-                let lower = kinds.lowercase(value)
+                let lower = lowercases.lowercase(value)
                 if lower != value, wanted.contains(lower) { capitals[lower, default: []].append(value) }
             }
             func length(_ value: UInt32) -> Int { value < 0x80 ? 1 : value < 0x800 ? 2 : value < 0x1_0000 ? 3 : 4 }
@@ -329,14 +338,15 @@ package struct TextQuery {
 
         /// Whether the window of `text` at `index`, as long as `needle`, lowercases to it.
         func lowercases(
-            _ text: UnsafeBufferPointer<UInt8>, at index: Int, to needle: UnsafeBufferPointer<UInt8>, _ kinds: ScalarKindTable
+            _ text: UnsafeBufferPointer<UInt8>, at index: Int, to needle: UnsafeBufferPointer<UInt8>, _ kinds: ScalarKindTable,
+            _ lowercases: ScalarLowercases
         ) -> Bool {
             var offset = 0
             while offset < needle.count {
                 guard let (value, length) = ScalarKind.decode(text, at: index + offset),
                     let (wanted, _) = ScalarKind.decode(needle, at: offset)
                 else { return false }
-                let lower = value < 0x80 || kinds.kind(of: value) == .other ? kinds.lowercase(value) : value
+                let lower = value < 0x80 || kinds.kind(of: value) == .other ? lowercases.lowercase(value) : value
                 guard lower == wanted else { return false }
                 offset += length
             }
@@ -379,25 +389,25 @@ package struct TextQuery {
             }
             return nil
         }
-        let ones = SIMD16<UInt8>(repeating: 1), highs = SIMD16<UInt8>(repeating: 0x80)
-        // The high bit of each lane that is zero: a lane borrows from no other.
-        @inline(__always) func zeros(_ lanes: SIMD16<UInt8>) -> SIMD16<UInt8> { (lanes &- ones) & ~lanes & highs }
         let firsts = (SIMD16<UInt8>(repeating: first.0), SIMD16<UInt8>(repeating: first.1))
         let lasts = (SIMD16<UInt8>(repeating: last.0), SIMD16<UInt8>(repeating: last.1))
+        let highs = SIMD16<UInt8>(repeating: 0x80), none = SIMD16<UInt8>(repeating: 0)
         while index <= end {
             // The last sixteen places overlap those before them, whose candidates were checked already.
             let chunk = min(index, end - 15)
             let heads = UnsafeRawPointer(base + chunk + ends.firstOffset).loadUnaligned(as: SIMD16<UInt8>.self)
             let tails = UnsafeRawPointer(base + chunk + ends.lastOffset).loadUnaligned(as: SIMD16<UInt8>.self)
-            let marks = unsafeBitCast(
-                (zeros(heads ^ firsts.0) | zeros(heads ^ firsts.1)) & (zeros(tails ^ lasts.0) | zeros(tails ^ lasts.1)),
-                to: SIMD2<UInt64>.self)
-            for half in 0..<2 {
-                var candidates = UInt64(littleEndian: marks[half])
-                while candidates != 0 {
-                    let candidate = chunk + 8 * half + candidates.trailingZeroBitCount / 8
-                    candidates &= candidates &- 1
-                    if candidate >= index { return candidate }
+            let found = (heads .== firsts.0 .| heads .== firsts.1) .& (tails .== lasts.0 .| tails .== lasts.1)
+            if any(found) {
+                // The high bit of each lane where both bytes stand.
+                let marks = unsafeBitCast(none.replacing(with: highs, where: found), to: SIMD2<UInt64>.self)
+                for half in 0..<2 {
+                    var candidates = UInt64(littleEndian: marks[half])
+                    while candidates != 0 {
+                        let candidate = chunk + 8 * half + candidates.trailingZeroBitCount / 8
+                        candidates &= candidates &- 1
+                        if candidate >= index { return candidate }
+                    }
                 }
             }
             index = chunk + 16
