@@ -19,7 +19,8 @@ code, multi-line snippets, some non-ASCII. Script clips are
 the same kinds of text in Russian, Chinese and Japanese, with emoji (skin
 tones, ZWJ sequences, flags, keycaps), or all of them mixed with accented
 Latin and Greek. Tabs are notes of 1-25 lines,
-about 50-2,000 bytes, named "note I".
+about 50-2,000 bytes, named "note I", "заметка I" or "笔记 I" (I modulo 3), the
+others with a line of their name's script.
 """
 import base64
 import json
@@ -187,7 +188,11 @@ def tabs(n, out):
         tid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         ids.append(tid)
         content = "\n".join(line() for _ in range(rng.randint(1, 25))) + f"\n#{i}"
-        items.append({"id": tid, "name": f"note {i}", "content": content, "language": "plain",
+        # A third of the names and some lines in Cyrillic, a third in Chinese.
+        name = [f"note {i}", f"заметка {i}", f"笔记 {i}"][i % 3]
+        if i % 3:
+            content += "\n" + " ".join(rng.choice(CYRILLIC if i % 3 == 1 else CHINESE) for _ in range(8))
+        items.append({"id": tid, "name": name, "content": content, "language": "plain",
                       "languageLocked": False, "lastModified": "2026-01-01T00:00:00.000Z"})
     doc = {"format": "itsypad-export", "version": 1, "tabs": items, "clips": [], "settings": []}
     with open(f"{out}/tabs-{n}.json", "w", encoding="utf-8") as f:

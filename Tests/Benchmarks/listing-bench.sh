@@ -11,7 +11,7 @@
 #   clip ls --search WORD @100k       <=  3x  grep -ci WORD of that file (9999, merge)
 #   clip ls --json, export @100k      <= 15x  cat
 #   import of 100k clips              <= 10x  cp of the export file + one fsync (each round into a fresh target)
-#   tab show NAME|PREFIX, tab ls @10k <= 1.3x the same @100 tabs
+#   tab show NAME|PREFIX (names in ASCII, Cyrillic, Chinese), tab ls @10k <= 1.3x the same @100 tabs
 #   import of 10k tabs                <=  3x  cp -r of the 10k tab files (each round into a fresh target)
 #   clip add, clip ls -n 20, tab show <= 1.3x a static hello-world reading the same stdin
 #   every script (Cyrillic, CJK, emoji, mixed) @100k: clip ls <= 10x cat, --json and export <= 15x cat,
@@ -282,7 +282,11 @@ for n in $SIZES; do
 done
 for n in 100 10000; do
     prefix=$(sed -n "$((n / 2))p" "$work/tab-ids-$n.txt" | cut -c1-8)
-    small_commands+=(-n "tab show NAME @$n" "$(it "$work/tabs-$n") tab show 'note $((n / 3))'"
+    # Names in ASCII, Cyrillic and Chinese (generate.py names tab I by I modulo 3).
+    third=$((n / 3 - n / 3 % 3))
+    small_commands+=(-n "tab show NAME @$n" "$(it "$work/tabs-$n") tab show 'note $third'"
+        -n "tab show Cyrillic NAME @$n" "$(it "$work/tabs-$n") tab show 'заметка $((third + 1))'"
+        -n "tab show CJK NAME @$n" "$(it "$work/tabs-$n") tab show '笔记 $((third + 2))'"
         -n "tab show PREFIX @$n" "$(it "$work/tabs-$n") tab show $prefix"
         -n "tab ls @$n" "$(it "$work/tabs-$n") tab ls")
 done
@@ -411,7 +415,8 @@ if not scripts_only:
     for name in ["cat", "clip ls", "clip ls --json", "export", "grep -ci 9999", "clip ls --search 9999", "grep -ci merge",
                  "clip ls --search merge", f"import {large} clips", "cp + fsync", "import 10000 tabs", "cp -r 10000 tab files",
                  "hello (stdin)", "hello + 2 fdatasyncs (stdin)", "hello (no input)", "hello linked whole (no input)",
-                 "tab show NAME @100", "tab show NAME @10000", "tab show PREFIX @100", "tab show PREFIX @10000",
+                 "tab show NAME @100", "tab show NAME @10000", "tab show Cyrillic NAME @100", "tab show Cyrillic NAME @10000",
+                 "tab show CJK NAME @100", "tab show CJK NAME @10000", "tab show PREFIX @100", "tab show PREFIX @10000",
                  "tab ls @100", "tab ls @10000"]:
         print(f"{name:36}{ms(med[name]):>12}{ms(min(rounds[name])):>12}")
 
@@ -422,6 +427,8 @@ if not scripts_only:
     target(f"export {L} / cat", "export", "cat", 15.0)
     target(f"import {L} / (cp + fsync)", f"import {large} clips", "cp + fsync", 10.0)
     target("tab show NAME @10k / @100", "tab show NAME @10000", "tab show NAME @100", 1.3)
+    target("tab show Cyrillic NAME @10k / @100", "tab show Cyrillic NAME @10000", "tab show Cyrillic NAME @100", 1.3)
+    target("tab show CJK NAME @10k / @100", "tab show CJK NAME @10000", "tab show CJK NAME @100", 1.3)
     target("tab show PREFIX @10k / @100", "tab show PREFIX @10000", "tab show PREFIX @100", 1.3)
     target("tab ls @10k / @100", "tab ls @10000", "tab ls @100", 1.3)
     target("import 10k tabs / cp -r", "import 10000 tabs", "cp -r 10000 tab files", 3.0)

@@ -13,18 +13,18 @@ import Glibc
 /// Only whole-file replacements are noticed (itsypad never edits a tab file in
 /// place); a resolved tab is checked against its file all the same.
 ///
-/// Format: a 96-byte header (magic `ITSYTAB3`, directory inode, mtime seconds
+/// Format: a 96-byte header (magic `ITSYTAB4`, directory inode, mtime seconds
 /// and nanoseconds, record count, checksum of the records, records' length,
-/// bucket count, other-name count, rows' length, checksum of the rows, header
+/// bucket count, a zero word, rows' length, checksum of the rows, header
 /// checksum), then the rows: what `tab ls` prints, each row and a newline,
 /// newest first, so that a listing is one read and one write whatever the
 /// number of tabs. Then the records, in the same order: id (16 bytes),
 /// lastModified (8), name length and row length (4 bytes each, little endian),
 /// name. Then keyed sections, so that `tab show NAME|PREFIX` reads a few dozen
 /// bytes rather than the whole index (see `lookUp`): the ids in order with
-/// their record's offset among the records (24 bytes each), a hash table of
-/// ASCII names (open addressing; 8 bytes a bucket: record offset + 1, 0 when
-/// empty), and the offsets of the other names' records (8 bytes each).
+/// their record's offset among the records (24 bytes each), and a hash table of
+/// the names by their NFC bytes, in which names Swift holds equal fall together
+/// (open addressing; 8 bytes a bucket: record offset + 1, 0 when empty).
 /// Integers are little endian but the ids' bytes.
 package struct TabIndex {
     package struct Record: Equatable {
@@ -36,7 +36,7 @@ package struct TabIndex {
     }
 
     package static let fileName = DataDirectoryLayout.tabIndexName
-    private static let magic = Array("ITSYTAB3".utf8)
+    private static let magic = Array("ITSYTAB4".utf8)
     private static let headerSize = 96
     private static let idEntrySize = 24
     private static let recordHeaderSize = 32
@@ -285,7 +285,7 @@ package struct TabIndex {
         var header = TabIndex.magic
         let fields = [
             stamp.inode, stamp.seconds, stamp.nanoseconds, UInt64(count), records.withUnsafeBytes(TabIndex.checksum),
-            UInt64(records.count), UInt64(keyed.buckets), UInt64(keyed.others), UInt64(rows.count),
+            UInt64(records.count), UInt64(keyed.buckets), 0, UInt64(rows.count),
             listing.withUnsafeBytes(TabIndex.checksum),
         ]
         for value in fields { Binary.append(value, to: &header) }
@@ -294,41 +294,41 @@ package struct TabIndex {
         try FileSystem.writeAll(fd: fd, header + Array(bytes[rows.lowerBound...]) + keyed.bytes, at: 0, path: path)
     }
 
-    /// The sections after the records: ids in order with their record's offset,
-    /// the hash table of ASCII names, the offsets of the other names' records.
-    private func keyedSections() -> (bytes: [UInt8], buckets: Int, others: Int) {
+    /// The sections after the records: ids in order with their record's offset, and the hash table of names.
+    private func keyedSections() -> (bytes: [UInt8], buckets: Int) {
         var ids: [(id: PackedID, offset: Int)] = []
-        var asciiNames: [(hash: UInt64, offset: Int)] = []
-        var others: [Int] = []
+        var names: [(hash: UInt64, offset: Int)] = []
         var index = 0
         forEach { id, name, _ in
             let offset = starts[index] - recordsStart
             index += 1
             ids.append((id, offset))
-            if UTF8Check.isASCII(name) { asciiNames.append((TabIndex.nameHash(name), offset)) } else { others.append(offset) }
+            names.append((TabIndex.nameHash(name), offset))
         }
         ids.sort { ($0.id.high, $0.id.low) < ($1.id.high, $1.id.low) }
         var buckets = 8
-        while buckets < 2 * asciiNames.count { buckets *= 2 }
+        while buckets < 2 * names.count { buckets *= 2 }
         var table = [UInt64](repeating: 0, count: buckets)
-        for name in asciiNames {
+        for name in names {
             var bucket = Int(name.hash & UInt64(buckets - 1))
             while table[bucket] != 0 { bucket = (bucket + 1) & (buckets - 1) }
             table[bucket] = UInt64(name.offset + 1)
         }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(ids.count * TabIndex.idEntrySize + (buckets + others.count) * 8)
+        bytes.reserveCapacity(ids.count * TabIndex.idEntrySize + buckets * 8)
         for entry in ids {
             bytes += entry.id.bytes
             Binary.append(UInt64(entry.offset), to: &bytes)
         }
-        for value in table + others.map(UInt64.init) { Binary.append(value, to: &bytes) }
-        return (bytes, buckets, others.count)
+        for value in table { Binary.append(value, to: &bytes) }
+        return (bytes, buckets)
     }
 
-    /// FNV-1a of a name's bytes: stable across runs, unlike `Hasher`.
+    /// FNV-1a of a name's NFC bytes (its own bytes when ASCII): stable across runs, unlike `Hasher`,
+    /// and the same for names Swift's `String` holds equal.
     static func nameHash(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        name.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0100_0000_01b3 }
+        func fnv(_ bytes: some Sequence<UInt8>) -> UInt64 { bytes.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0100_0000_01b3 } }
+        return UTF8Check.isASCII(name) ? fnv(name) : fnv(String(decoding: name, as: UTF8.self)._nfcCodeUnits)
     }
 
     /// The header's fields, when its magic, checksum and sizes agree with a file of `fileSize` bytes.
@@ -338,14 +338,12 @@ package struct TabIndex {
         let checksum: UInt64
         let bodyLength: Int
         let buckets: Int
-        let others: Int
         let rowsLength: Int
         let rowsChecksum: UInt64
 
         var recordsStart: Int { TabIndex.headerSize + rowsLength }
         var idsStart: Int { recordsStart + bodyLength }
         var bucketsStart: Int { idsStart + count * TabIndex.idEntrySize }
-        var othersStart: Int { bucketsStart + buckets * 8 }
 
         init?(_ raw: UnsafeRawBufferPointer, fileSize: Int) {
             guard raw.count == TabIndex.headerSize, Array(raw[0..<8]) == TabIndex.magic else { return nil }
@@ -353,7 +351,7 @@ package struct TabIndex {
             guard word(88) == TabIndex.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<88])) else { return nil }
             // Sizes are range-checked before any arithmetic: a damaged header must not trap.
             let limit = UInt64(1 << 40)
-            guard word(32) <= 1 << 24, word(48) <= limit, word(56) <= 1 << 26, word(64) <= word(32), word(72) <= limit else {
+            guard word(32) <= 1 << 24, word(48) <= limit, word(56) <= 1 << 26, word(64) == 0, word(72) <= limit else {
                 return nil
             }
             stamp = DirectoryStamp(inode: word(8), seconds: word(16), nanoseconds: word(24))
@@ -361,21 +359,20 @@ package struct TabIndex {
             checksum = word(40)
             bodyLength = Int(word(48))
             buckets = Int(word(56))
-            others = Int(word(64))
             rowsLength = Int(word(72))
             rowsChecksum = word(80)
-            guard buckets >= 1, buckets & (buckets - 1) == 0, othersStart + others * 8 == fileSize else { return nil }
+            guard buckets >= 1, buckets & (buckets - 1) == 0, bucketsStart + buckets * 8 == fileSize else { return nil }
         }
     }
 
     /// The tabs a reference may name, by the rule of `matches`, from the keyed
     /// sections with a few small reads: what `tab show NAME|PREFIX` costs does not
     /// grow with the number of tabs. nil when the index is missing, stale or
-    /// damaged, or the reference is not ASCII (names then compare by Swift's
-    /// rule, not byte for byte): `matches` on the loaded index answers then.
+    /// damaged: `matches` on the tabs answers then.
     static func lookUp(_ reference: String, directory: String, in tree: FileTree) -> [PackedID]? {
         let wanted = Array(reference.utf8)
-        guard wanted.allSatisfy({ $0 < 0x80 }), let stamp = DirectoryStamp(directory, in: tree) else { return nil }
+        let wantedIsASCII = wanted.allSatisfy { $0 < 0x80 }
+        guard let stamp = DirectoryStamp(directory, in: tree) else { return nil }
         let path = directory + "/" + fileName
         guard let fd = try? tree.openFile(path, flags: O_RDONLY) else { return nil }
         defer { close(fd) }
@@ -416,7 +413,7 @@ package struct TabIndex {
         // Offsets and ids, sorted and made unique at the end (not a dictionary: see `FileTree.openDirectory` on run-time
         // conformance searches, which a dictionary keyed by Int would cost this lookup).
         var found: [(offset: Int, id: PackedID)] = []
-        // By name: the ASCII names' hash table, then the other names by Swift's equality.
+        // By name: the names' hash table; names Swift holds equal have the same NFC bytes.
         if header.count > 0 {
             var bucket = Int(wanted.withUnsafeBufferPointer(nameHash) & UInt64(header.buckets - 1))
             for _ in 0..<header.buckets {
@@ -424,16 +421,14 @@ package struct TabIndex {
                 let value = word(entry, 0)
                 if value == 0 { break }
                 guard value <= UInt64(header.bodyLength), let named = record(at: Int(value) - 1) else { return nil }
-                if named.name == wanted { found.append((Int(value) - 1, named.id)) }
+                // Two ASCII names are equal only byte for byte; anything else goes by Swift's rule.
+                let isEqual =
+                    named.name == wanted
+                    || (!(wantedIsASCII && named.name.allSatisfy { $0 < 0x80 }) && String(decoding: named.name, as: UTF8.self) == reference)
+                if isEqual {
+                    found.append((Int(value) - 1, named.id))
+                }
                 bucket = (bucket + 1) & (header.buckets - 1)
-            }
-        }
-        if header.others > 0 {
-            guard let offsets = read(header.othersStart, header.others * 8) else { return nil }
-            for position in 0..<header.others {
-                let offset = word(offsets, position * 8)
-                guard offset <= UInt64(header.bodyLength), let named = record(at: Int(offset)) else { return nil }
-                if String(decoding: named.name, as: UTF8.self) == reference { found.append((Int(offset), named.id)) }
             }
         }
         // By id or id prefix: a run of the ordered ids, found by bisection.
