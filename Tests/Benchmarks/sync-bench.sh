@@ -20,7 +20,7 @@
 #      tombstone record, both younger than the retention), zone.json, and
 #      PER_DEVICE files per device.
 #
-# The unencrypted backends are format 2 (checked), the encrypted ones format 3.
+# Every backend is in the one format (zone.json checked), the encrypted ones in its sealed form.
 #
 # Usage: Tests/Benchmarks/sync-bench.sh
 # Environment:
