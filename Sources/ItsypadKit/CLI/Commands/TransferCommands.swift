@@ -32,7 +32,8 @@ enum TransferCommands {
             return .object(members)
         }
         out.write(",\n  \"clips\": ")
-        try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
+        // A clip whose bytes cannot be had is named, not written: one damaged entry leaves the rest exportable.
+        let unreadable = try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
         out.write(",\n  \"settings\": ")
         // Device settings (the editor command, the backend, …) only when asked by name; import never applies them.
         let withDeviceSettings = invocation.flag(.deviceSettings)
@@ -41,7 +42,13 @@ enum TransferCommands {
             .object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])
         }
         out.write("\n}\n")
-        return ExitCode.success
+        guard !unreadable.isEmpty else { return ExitCode.success }
+        let errors = invocation.context.standardError
+        for clip in unreadable {
+            errors.line("Error: left out of the export: \(clip.message)")
+        }
+        errors.line("Error: everything else was exported (\(Text.counted(unreadable.count, "clip")) left out)")
+        return ExitCode.failure
     }
 
     static func importFile(_ invocation: Invocation) throws -> Int32 {
