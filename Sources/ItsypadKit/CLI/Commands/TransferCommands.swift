@@ -65,8 +65,16 @@ enum TransferCommands {
             } else {
                 // Whether this device syncs is decided by its own settings, not the export's (staged by the import).
                 let syncsAlready = try store.settings().bool(.syncEnabled)
-                summary = try store.importExport(try input(source, invocation), maxEntries: maxEntries) {
-                    try importSyncKey($0, into: store, deviceSyncs: syncsAlready, invocation)
+                func importing(_ bytes: UnsafeBufferPointer<UInt8>, consumed: (Int) -> Void) throws -> ImportSummary {
+                    try store.importExport(bytes, consumed: consumed, maxEntries: maxEntries) {
+                        try importSyncKey($0, into: store, deviceSyncs: syncsAlready, invocation)
+                    }
+                }
+                // A file is mapped, not copied into memory (an export with images is mostly their base64).
+                if source != "-", let mapped = try MappedFile.map(FileSystem.absolute(source)) {
+                    summary = try importing(mapped.bytes, consumed: mapped.release)
+                } else {
+                    summary = try input(source, invocation).withUnsafeBufferPointer { try importing($0) { _ in } }
                 }
             }
         } catch let error as JSONParseError {
