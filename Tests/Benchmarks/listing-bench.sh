@@ -441,7 +441,8 @@ if not scripts_only:
             target(f"clip add at the cap @{n:,} / below it", f"add at the cap @{n}", f"add below the cap @{n}", 1.3)
     # Scaling, each from one interleaved run: add and ls -n 20 flat (the largest ratio between two sizes,
     # each the median of its per-round ratios), the rest at most linear (each 10x step within 15x).
-    for row in rows:
+    # (With one size in SIZES there is no step to compare.)
+    for row in rows if len(sizes) > 1 else []:
         if row in ("add", "ls -n 20"):
             value, a, b = max((paired(f"{row} @{a}", f"{row} @{b}"), a, b) for a, b in itertools.permutations(sizes, 2))
             targets.append((f"scaling {row}: flat, max/min ({a:,}/{b:,})", value, 1.5, ratios(f"{row} @{a}", f"{row} @{b}")))
