@@ -9,7 +9,8 @@
 #
 #   clip ls @100k                     <= 10x  cat of the same entries as JSON lines
 #   clip ls --search WORD @100k       <=  3x  grep -ci WORD of that file (9999, merge)
-#   clip ls --json, export @100k      <= 15x  cat
+#   clip ls --json, export @100k      <= 15x  cat (export, with IMAGES=1: cat of the export file, which holds
+#                                             the images' base64 as the output does; the lines file does not)
 #   import of 100k clips              <= 10x  cp of the export file + one fsync (each round into a fresh target)
 #   tab show NAME|PREFIX (names in ASCII, Cyrillic, Chinese), tab ls @10k <= 1.3x the same @100 tabs
 #   import of 10k tabs                <=  3x  cp -r of the 10k tab files (each round into a fresh target)
@@ -55,6 +56,7 @@ BENCH_OUT=${BENCH_OUT:-}
 SCRIPTS=${SCRIPTS-"cyrillic cjk emoji mixed"}
 SCRIPT_RUNS=${SCRIPT_RUNS:-15}
 SCRIPTS_ONLY=${SCRIPTS_ONLY:-}
+IMAGES=${IMAGES:-}
 GNU_TIME=/usr/bin/time
 LARGE=100000
 BIG_CLIP_BYTES=$((16 << 20))
@@ -175,17 +177,17 @@ set -euo pipefail
 if [[ $# -eq 2 && -e $1 ]]; then mv "$1" "$(mktemp -d "$2/XXXXXX")/"; else rm -rf "$1"; fi
 sync
 SH
-# history.sh DIR: a new, empty history at DIR that takes every entry of the largest export (a few
-# files: removed, not moved).
+trash=$work/trash
+mkdir -p "$trash"
+# history.sh DIR: a new, empty history at DIR that takes every entry of the largest export. The last
+# one is moved into the trash, as reset.sh does, not removed: with images it holds 10,000 files.
 cat >"$work/history.sh" <<SH
 #!/usr/bin/env bash
 set -euo pipefail
-rm -rf "\$1"
+if [[ -e \$1 ]]; then mv "\$1" "\$(mktemp -d $(q "$trash")/XXXXXX)/"; fi
 $(q "$ITSYPAD") --data-dir "\$1" --quiet settings set clipboard.maxEntries 2000000
 sync
 SH
-trash=$work/trash
-mkdir -p "$trash"
 
 # --- Clips at every size ----------------------------------------------------------
 
@@ -212,9 +214,14 @@ cp -a "$work/clips-$LARGE" "$work/clips-$LARGE-pristine"
 # in separate hyperfine blocks minutes apart, their baselines moved by up to threefold between runs.
 large=$work/clips-$LARGE
 lines=$work/lines-$LARGE.jsonl
+export_file=$work/itsypad-$LARGE.json
+# With images, export's output is mostly their base64, which the lines file leaves out: export is
+# measured against cat of the export file it was imported from (the same entries, the same form).
+export_baseline=()
+if [[ $IMAGES == 1 ]]; then export_baseline=(-n "cat (export file)" "cat $(q "$export_file")"); fi
 step "Listing and search at $LARGE entries against cat and grep -ci: $RUNS interleaved rounds"
 bench targets "$RUNS" 2 \
-    -n "cat" "cat $(q "$lines")" \
+    -n "cat" "cat $(q "$lines")" "${export_baseline[@]}" \
     -n "clip ls" "$(it "$large") clip ls" \
     -n "clip ls --json" "$(it "$large") clip ls --json" \
     -n "export" "$(it "$large") export" \
@@ -224,7 +231,6 @@ bench targets "$RUNS" 2 \
     -n "clip ls --search merge" "$(it "$large") clip ls --search merge"
 
 step "Import of $LARGE clips against cp + fsync of the export: $RUNS interleaved rounds"
-export_file=$work/itsypad-$LARGE.json
 copy_file=$work/export-copy.json
 bench import-target "$RUNS" 1 \
     -n "import $LARGE clips" --prepare "bash $(q "$work/history.sh") $(q "$work/import-target")" \
@@ -378,10 +384,11 @@ fi
 step "Summary"
 machine="$(nproc) cores, $(uname -srm), load $(cut -d' ' -f1-3 /proc/loadavg); $("$ITSYPAD" --version)"
 status=0
-python3 - "$results" "$SIZES" "$LARGE" "$machine" "$((SECONDS - started))" "$SCRIPTS" "$SCRIPTS_ONLY" <<'PY' | tee "$results/summary.txt" || status=$?
+python3 - "$results" "$SIZES" "$LARGE" "$machine" "$((SECONDS - started))" "$SCRIPTS" "$SCRIPTS_ONLY" "$IMAGES" <<'PY' | tee "$results/summary.txt" || status=$?
 import itertools, json, statistics, sys
 res, sizes, large, machine, seconds = sys.argv[1], [int(s) for s in sys.argv[2].split()], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-scripts, scripts_only = sys.argv[6].split(), bool(sys.argv[7])
+scripts, scripts_only, images = sys.argv[6].split(), bool(sys.argv[7]), sys.argv[8] == "1"
+export_base = "cat (export file)" if images else "cat"
 med, rounds, run_of = {}, {}, {}
 for run in ([] if scripts_only else ["targets", "import-target", "scaling", "tab-import", "small", "at-cap"]) + [f"script-{s}" for s in scripts]:
     for r in json.load(open(f"{res}/{run}.json"))["results"]:
@@ -412,7 +419,7 @@ if not scripts_only:
     print("(add and ls -n 20: the few-millisecond rounds; the rest: the scaling rounds)")
     print()
     print(f"{'interleaved with baselines':36}{'median':>12}{'min':>12}")
-    for name in ["cat", "clip ls", "clip ls --json", "export", "grep -ci 9999", "clip ls --search 9999", "grep -ci merge",
+    for name in ["cat"] + [export_base] * images + ["clip ls", "clip ls --json", "export", "grep -ci 9999", "clip ls --search 9999", "grep -ci merge",
                  "clip ls --search merge", f"import {large} clips", "cp + fsync", "import 10000 tabs", "cp -r 10000 tab files",
                  "hello (stdin)", "hello + 2 fdatasyncs (stdin)", "hello (no input)", "hello linked whole (no input)",
                  "tab show NAME @100", "tab show NAME @10000", "tab show Cyrillic NAME @100", "tab show Cyrillic NAME @10000",
@@ -424,7 +431,7 @@ if not scripts_only:
     target(f"search 9999 {L} / grep -ci", "clip ls --search 9999", "grep -ci 9999", 3.0)
     target(f"search merge {L} / grep -ci", "clip ls --search merge", "grep -ci merge", 3.0)
     target(f"clip ls --json {L} / cat", "clip ls --json", "cat", 15.0)
-    target(f"export {L} / cat", "export", "cat", 15.0)
+    target(f"export {L} / {export_base}", "export", export_base, 15.0)
     target(f"import {L} / (cp + fsync)", f"import {large} clips", "cp + fsync", 10.0)
     target("tab show NAME @10k / @100", "tab show NAME @10000", "tab show NAME @100", 1.3)
     target("tab show Cyrillic NAME @10k / @100", "tab show Cyrillic NAME @10000", "tab show Cyrillic NAME @100", 1.3)
@@ -441,7 +448,8 @@ if not scripts_only:
             target(f"clip add at the cap @{n:,} / below it", f"add at the cap @{n}", f"add below the cap @{n}", 1.3)
     # Scaling, each from one interleaved run: add and ls -n 20 flat (the largest ratio between two sizes,
     # each the median of its per-round ratios), the rest at most linear (each 10x step within 15x).
-    for row in rows:
+    # (With one size in SIZES there is no step to compare.)
+    for row in rows if len(sizes) > 1 else []:
         if row in ("add", "ls -n 20"):
             value, a, b = max((paired(f"{row} @{a}", f"{row} @{b}"), a, b) for a, b in itertools.permutations(sizes, 2))
             targets.append((f"scaling {row}: flat, max/min ({a:,}/{b:,})", value, 1.5, ratios(f"{row} @{a}", f"{row} @{b}")))
@@ -461,6 +469,7 @@ if not scripts_only:
         ("clip ls -n 20 / hello linked whole", paired(f"ls -n 20 {L}", whole)),
         ("tab show NAME @10k / hello linked whole", paired("tab show NAME @10000", whole)),
         (f"ratio of medians: clip ls {L} / cat", med["clip ls"] / med["cat"]),
+    ] + [(f"export {L} / cat (texts only)", paired("export", "cat"))] * images + [
         (f"ratio of medians: search merge {L} / grep -ci", med["clip ls --search merge"] / med["grep -ci merge"]),
     ]:
         print(f"{name:48} {value:>7.2f}x")

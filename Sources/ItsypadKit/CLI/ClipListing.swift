@@ -94,16 +94,28 @@ struct ClipListing {
     /// A pretty JSON array of `JSONForms.clip` elements at `level`, with `localReason` and
     /// `data` (a binary entry's bytes in base64, null for text) appended for export. Each element
     /// is copied into a block of output, its text straight from the log when it is already in the
-    /// form JSON needs; a long text is streamed.
-    func printJSON(to out: OutputBuffer, level: Int = 0, withLocalReason: Bool = false) throws {
+    /// form JSON needs; a long text is streamed. For export, an entry whose bytes cannot be had is
+    /// left out, and returned: the others are all written.
+    @discardableResult
+    func printJSON(to out: OutputBuffer, level: Int = 0, withLocalReason: Bool = false) throws -> [UnreadableClipBytes] {
         let words = JSONWords(level: level, withLocalReason: withLocalReason)
         let states = try store.clipSyncStates()
         var scratch: [UInt8] = []
+        var bytes: [UInt8] = []
+        var unreadable: [UnreadableClipBytes] = []
         var first = true
         var block = OutputBlock(out)
         var dates = ISO8601Writer()
         defer { block.close() }
+        let blobs = withLocalReason ? clips.blobReader() : nil
         try forEachShown(textHead: ClipListing.jsonHead) { clip in
+            // Read (and checked) before anything of the element is written.
+            if let blobs, clip.binary != nil {
+                do { try blobs.read(clip, into: &bytes) } catch let error as UnreadableClipBytes {
+                    unreadable.append(error)
+                    return
+                }
+            }
             let opening = first ? words.opening : words.separator
             first = false
             let state = clip.localOnly != nil ? .localOnly : states(clip.slot.id)
@@ -135,7 +147,7 @@ struct ClipListing {
             words.write(words.ending(clip.localOnly), to: &block)
             guard withLocalReason else { return }
             if clip.binary != nil {
-                block.append(quoted: Base64.encode(try clips.bytes(of: clip)))
+                block.appendQuotedBase64(bytes)
             } else {
                 words.write(words.null, to: &block)
             }
@@ -143,6 +155,7 @@ struct ClipListing {
         }
         block.close()
         out.write(first ? "[]" : "\n" + String(repeating: "  ", count: level) + "]")
+        return unreadable
     }
 }
 
@@ -193,11 +206,20 @@ private struct OutputBlock {
         }
     }
 
-    /// Appends `text` between quotes (text that needs no escapes, such as base64).
-    mutating func append(quoted text: String) {
-        var text = text
+    /// Appends `bytes` in base64 between quotes, encoded straight into the block, 48 KiB of them
+    /// at a time (a multiple of 3: the pieces' texts join into the whole's).
+    mutating func appendQuotedBase64(_ bytes: [UInt8]) {
         appendWritten(count: 1) { $0.pointee = 0x22 }
-        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+        bytes.withUnsafeBytes { bytes in
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + 3 << 14)
+                appendWritten(count: Base64.encodedCount(end - start)) {
+                    Base64.encode(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), into: $0)
+                }
+                start = end
+            }
+        }
         appendWritten(count: 1) { $0.pointee = 0x22 }
     }
 

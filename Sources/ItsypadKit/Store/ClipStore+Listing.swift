@@ -31,6 +31,8 @@ package struct ListedBinary {
     package let size: Int
     package let width: Int?
     package let height: Int?
+    /// The SHA-256 of the bytes, as the line holds it (64 lowercase hex digits).
+    let digest: UnsafeBufferPointer<UInt8>
 }
 
 /// Listing: entries are read straight from the log's bytes, many lines per
@@ -156,7 +158,9 @@ extension ClipStore {
         {
             let textEnd = min(line.count, length - 2)
             let binary = header.binary.map {
-                ListedBinary(type: UnsafeBufferPointer(rebasing: line[$0.type]), size: $0.size, width: $0.width, height: $0.height)
+                ListedBinary(
+                    type: UnsafeBufferPointer(rebasing: line[$0.type]), size: $0.size, width: $0.width, height: $0.height,
+                    digest: UnsafeBufferPointer(rebasing: line[$0.digest]))
             }
             return try body(
                 ListedClip(
@@ -173,14 +177,19 @@ extension ClipStore {
         var idText: [UInt8] = []
         slot.id.appendText(to: &idText)
         let type = Array((entry.binary?.type ?? "").utf8)
+        let digest = Array((entry.binary?.sha256 ?? "").utf8)
         return try escaped.withUnsafeBufferPointer { head in
             try idText.withUnsafeBufferPointer { idText in
                 try type.withUnsafeBufferPointer { type in
-                    let binary = entry.binary.map { ListedBinary(type: type, size: $0.size, width: $0.width, height: $0.height) }
-                    return try body(
-                        ListedClip(
-                            slot: slot, localOnly: entry.localOnly, binary: binary, idText: idText, head: head, textLength: head.count,
-                            textOffset: 0))
+                    try digest.withUnsafeBufferPointer { digest in
+                        let binary = entry.binary.map {
+                            ListedBinary(type: type, size: $0.size, width: $0.width, height: $0.height, digest: digest)
+                        }
+                        return try body(
+                            ListedClip(
+                                slot: slot, localOnly: entry.localOnly, binary: binary, idText: idText, head: head,
+                                textLength: head.count, textOffset: 0))
+                    }
                 }
             }
         }

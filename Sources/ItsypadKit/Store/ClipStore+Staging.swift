@@ -10,6 +10,8 @@ extension ClipStore {
         private let store: ClipStore
         private let stage: StagedChanges
         private var log: StagedFile?
+        /// Where the files of binary entries are staged, opened with the first.
+        private var blobs: StagedDirectory?
         private var slots: [ClipSlot]
         private var known: Set<PackedID>
         private var removedCount = 0
@@ -44,7 +46,8 @@ extension ClipStore {
             guard known.insert(entry.id).inserted else { return false }
             if entry.binary != nil {
                 guard let bytes else { preconditionFailure("a binary entry is staged with its bytes") }
-                try stage.write([(name: entry.id.string, bytes: bytes)], in: Staging.blobDirectory)
+                if blobs == nil { blobs = try stage.directory(Staging.blobDirectory) }
+                try blobs!.write(entry.id.string, bytes)
             }
             let file = try stagedLog()
             let offset = file.size

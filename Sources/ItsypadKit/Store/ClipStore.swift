@@ -153,18 +153,56 @@ public final class ClipStore {
             height: line["height"]?.int64Value.map(Int.init))
     }
 
-    /// The bytes of a binary entry a listing holds (`bytes(of:)` of its entry).
-    package func bytes(of clip: ListedClip) throws -> [UInt8] { try checkingIndex { try bytes(of: entry(clip.slot)) } }
-
     /// The bytes of `entry`: a text's UTF-8, or a binary entry's file, checked against its line.
     public func bytes(of entry: ClipEntry) throws -> [UInt8] {
         guard let binary = entry.binary else { return Array(entry.text.utf8) }
-        let path = blobPath(entry.id)
-        guard let bytes = try storeOperation({ try tree.read(path, limit: binary.size) }) else {
-            throw ItsypadError.corrupt(logPath, "the bytes of entry \(Identifier.short(entry.id)) are missing from \(blobDirectory)")
+        var bytes: [UInt8] = []
+        do {
+            try blobReader().read(id: entry.id, size: binary.size, digest: binary.sha256.utf8, into: &bytes)
+        } catch let error as UnreadableClipBytes {
+            throw ItsypadError.failure(error.message)
         }
-        guard binary.describes(bytes) else { throw ItsypadError.corrupt(path, "not the bytes its entry describes") }
         return bytes
+    }
+
+    /// A reader of binary entries' bytes, `blobs/` opened once (an export reads every image's).
+    /// A directory that cannot be opened leaves each read to fail on its own.
+    package func blobReader() -> BlobReader {
+        do { return BlobReader(directory: try tree.directory(blobDirectory), failure: nil) } catch {
+            return BlobReader(directory: nil, failure: error)
+        }
+    }
+
+    /// Reads binary entries' files from `blobs/` (see `blobReader`).
+    package struct BlobReader {
+        fileprivate let directory: FileTree.OpenDirectory?
+        /// Why `blobs/` could not be opened.
+        fileprivate let failure: (any Error)?
+
+        /// Reads the bytes of the entry `id` into `buffer` (replacing what it held), checked against
+        /// the `size` and SHA-256 `digest` (lowercase hex) that its line gives; throws
+        /// `UnreadableClipBytes` when its file is missing, cannot be read or holds other bytes.
+        package func read(id: String, size: Int, digest: some Sequence<UInt8>, into buffer: inout [UInt8]) throws {
+            guard let directory else { throw UnreadableClipBytes(id: id, reason: "cannot be read: \(failure!)") }
+            let path = directory.path + "/" + id
+            do {
+                guard try directory.read(id, into: &buffer, limit: size) else {
+                    throw UnreadableClipBytes(id: id, reason: "are missing: there is no file \(path)")
+                }
+            } catch let error as FileSystemError {
+                if error.code == FileSystemError.tooLarge { throw UnreadableClipBytes.damaged(id: id, path: path, size: size) }
+                throw UnreadableClipBytes(id: id, reason: "cannot be read: \(error)")
+            }
+            guard buffer.count == size, SHA256.hexDigest(of: buffer).utf8.elementsEqual(digest) else {
+                throw UnreadableClipBytes.damaged(id: id, path: path, size: size)
+            }
+        }
+
+        /// `read` of the entry a listing holds.
+        package func read(_ clip: ListedClip, into buffer: inout [UInt8]) throws {
+            guard let binary = clip.binary else { preconditionFailure("only a binary entry has a file") }
+            try read(id: String(decoding: clip.idText, as: UTF8.self), size: binary.size, digest: binary.digest, into: &buffer)
+        }
     }
 
     /// Each live entry's id, time and pin, newest first, from the index alone:
@@ -745,5 +783,23 @@ public final class ClipStore {
             try flush(over: 0)
         }
         return slots
+    }
+}
+
+/// A binary entry whose bytes cannot be had: its file in `blobs/` is missing, cannot be read, or
+/// holds other bytes than its entry describes. The rest of the history is unharmed.
+package struct UnreadableClipBytes: Error {
+    package let id: String
+    /// What is wrong, naming the file.
+    let reason: String
+
+    /// What is wrong and what to do about it.
+    package var message: String {
+        "the bytes of entry \(Identifier.short(id)) \(reason); put the file back, or remove the entry with "
+            + "'itsypad clip rm \(Identifier.short(id))'"
+    }
+
+    static func damaged(id: String, path: String, size: Int) -> UnreadableClipBytes {
+        UnreadableClipBytes(id: id, reason: "are damaged: \(path) is not the \(Text.counted(size, "byte")) its entry describes")
     }
 }

@@ -19,13 +19,18 @@ package struct ImportSummary: CustomStringConvertible {
 extension DataStore {
     /// Imports an `itsypad export` document. `acceptSyncKey` is handed the sync key the export
     /// carries, if any, before anything is committed.
-    package func importExport(_ bytes: [UInt8], maxEntries: Int, acceptSyncKey: (SecretBytes) throws -> Void) throws -> ImportSummary {
+    /// `consumed` is told how far the reading of `bytes` got: nothing before that is read again
+    /// unless the import starts over (see `MappedFile.release(before:)`).
+    package func importExport(
+        _ bytes: UnsafeBufferPointer<UInt8>, consumed: (Int) -> Void = { _ in }, maxEntries: Int,
+        acceptSyncKey: (SecretBytes) throws -> Void
+    ) throws -> ImportSummary {
         var syncKey: SecretBytes?
-        var staging = try staged { syncKey = try ExportFormat.stage(bytes, into: $0) }
+        var staging = try staged { syncKey = try ExportFormat.stage(bytes, into: $0, consumed: consumed) }
         if let cap = try newestThatFit(staging.addedClips, maxEntries: maxEntries) {
             // Over the cap: start again with only the newest clips that fit.
             staging.discard()
-            staging = try staged(admitting: cap.admitted) { try ExportFormat.stage(bytes, into: $0) }
+            staging = try staged(admitting: cap.admitted) { try ExportFormat.stage(bytes, into: $0, consumed: consumed) }
             staging.summary.skippedClips = cap.skipped
         }
         if let syncKey {
@@ -126,11 +131,13 @@ package enum ExportFormat {
     /// Decodes and validates an export, handing each tab and clip over as it is
     /// parsed, so memory stays near one entry's size however large the file.
     static func read(
-        _ bytes: [UInt8], device: String, tab: (Tab) throws -> Void, clip: (EscapedClip, [UInt8]?) throws -> Void
+        _ bytes: UnsafeBufferPointer<UInt8>, device: String, tab: (Tab) throws -> Void,
+        clip: (EscapedClip, [UInt8]?) throws -> Void, consumed: (Int) -> Void = { _ in }
     ) throws -> Header {
         var header = Header()
         var tabCount = 0, clipCount = 0
         var text: [UInt8] = []
+        var data: [UInt8] = []
         try JSONValue.parseObject(
             bytes, streamedArrays: ["tabs", "clips"],
             member: { key, value in
@@ -152,18 +159,18 @@ package enum ExportFormat {
                 } else {
                     clipCount += 1
                     // A clip is usually a flat object, read from its bytes.
-                    let decoded: (clip: EscapedClip, bytes: [UInt8]?)?
+                    let decoded: EscapedClip?
                     if let flat = element.flat {
-                        decoded = decodeClip(flat, escapedText: &text)
+                        decoded = decodeClip(flat, escapedText: &text, data: &data)
                     } else {
-                        decoded = decodeClip(try element.value(), escapedText: &text)
+                        decoded = decodeClip(try element.value(), escapedText: &text, data: &data)
                     }
                     guard let decoded else {
                         throw ItsypadError.failure("clip \(clipCount) in the export is invalid; nothing was imported")
                     }
-                    try clip(decoded.clip, decoded.bytes)
+                    try clip(decoded, decoded.binary != nil ? data : nil)
                 }
-            })
+            }, consumed: consumed)
         guard header.format == name, let version = header.version else {
             throw ItsypadError.failure("not an itsypad export (use --kvs for Itsypad's key-value layout); nothing was imported")
         }
@@ -174,8 +181,8 @@ package enum ExportFormat {
     }
 
     /// Stages the export's tabs (merged one by one), clips and settings; returns the sync key it carries, if any.
-    static func stage(_ bytes: [UInt8], into staging: ImportStaging) throws -> SecretBytes? {
-        let header = try read(bytes, device: staging.store.deviceID, tab: staging.merge, clip: staging.add)
+    static func stage(_ bytes: UnsafeBufferPointer<UInt8>, into staging: ImportStaging, consumed: (Int) -> Void) throws -> SecretBytes? {
+        let header = try read(bytes, device: staging.store.deviceID, tab: staging.merge, clip: staging.add, consumed: consumed)
         for (key, entry) in header.settings { try staging.mergeSetting(key, entry) }
         return header.syncKey
     }
@@ -188,31 +195,32 @@ package enum ExportFormat {
         }
     }
 
-    /// A clip and, for a binary one, its bytes. `escapedText` is scratch space the caller may
-    /// reuse. An id is a UUID with hex digits in either case. A binary clip (a `type` other than
-    /// text) needs a valid type and its bytes as canonical base64 in `data`, as many as `size` says.
-    static func decodeClip(_ json: some JSONFields, escapedText text: inout [UInt8]) -> (clip: EscapedClip, bytes: [UInt8]?)? {
+    /// A clip, its text escaped into `escapedText` and, for a binary one, its bytes decoded into
+    /// `data` (both are scratch space the caller reuses). An id is a UUID with hex digits in either
+    /// case. A binary clip (a `type` other than text) needs a valid type and its bytes as canonical
+    /// base64 in `data`, as many as `size` says.
+    static func decodeClip(_ json: some JSONFields, escapedText text: inout [UInt8], data: inout [UInt8]) -> EscapedClip? {
         text.removeAll(keepingCapacity: true)
+        data.removeAll(keepingCapacity: true)
         let type = json.stringMember("type").map { $0.lowercased() }
         let isBinary = type.map { !MediaType.isText($0) } ?? false
         guard let id = json.withStringMember("id", PackedID.init(anyCaseUTF8:)) ?? nil,
             isBinary || json.appendEscapedMember("text", to: &text),
             let timestamp = Time.stored(json.withStringMember("timestamp", Time.parseISO8601(utf8:)) ?? nil)
         else { return nil }
-        var binary: (description: ClipBinary, bytes: [UInt8])?
+        var binary: ClipBinary?
         if isBinary, let type {
-            guard MediaType.isValid(type), let bytes = json.stringMember("data").flatMap(Base64.decode), !bytes.isEmpty,
-                json.integerMember("size").map({ $0 == bytes.count }) ?? true
+            guard MediaType.isValid(type), json.withStringMember("data", { Base64.decode($0, into: &data) }) == true, !data.isEmpty,
+                json.integerMember("size").map({ $0 == data.count }) ?? true
             else { return nil }
-            binary = (ClipBinary(describing: bytes, type: type), bytes)
+            binary = ClipBinary(describing: data, type: type)
         }
         let reason =
             json.stringMember("localReason").flatMap(LocalOnlyReason.init(rawValue:))
             ?? (json.boolMember("localOnly") == true ? .requested : nil)
-        let clip = EscapedClip(
-            id: id, timestamp: timestamp, pinned: json.boolMember("pinned") ?? false, localOnly: reason,
-            binary: binary?.description, escapedText: text)
-        return (clip, binary?.bytes)
+        return EscapedClip(
+            id: id, timestamp: timestamp, pinned: json.boolMember("pinned") ?? false, localOnly: reason, binary: binary,
+            escapedText: text)
     }
 
     static func decodeSetting(_ json: JSONValue) throws -> (String, SettingsStore.Entry) {

@@ -73,6 +73,15 @@ package final class StagedChanges {
         }
     }
 
+    /// Whole files written one at a time into `relativeDirectory`, which is opened once (an import
+    /// stages each of 10,000 images as it reads them, and holds none).
+    package func directory(_ relativeDirectory: String) throws -> StagedDirectory {
+        StagedDirectory(try storeOperation { try tree.directory(stage + "/" + relativeDirectory, creating: true) }) {
+            [unowned self] name in
+            if staged.insert(relativeDirectory + "/" + name).inserted { files.append(relativeDirectory + "/" + name) }
+        }
+    }
+
     /// `relativePath` will be removed.
     package func remove(_ relativePath: String) { removals.append(relativePath) }
 
@@ -144,6 +153,25 @@ package final class StagedChanges {
             try tree.remove(stage + "/" + marker)
             try tree.removeTree(stage)
         }
+    }
+}
+
+/// A directory of the stage (see `StagedChanges.directory`); its files are durable only once the
+/// stage is committed.
+package struct StagedDirectory {
+    fileprivate let directory: FileTree.OpenDirectory
+    /// Records a file written, for the commit.
+    fileprivate let record: (String) -> Void
+
+    fileprivate init(_ directory: FileTree.OpenDirectory, record: @escaping (String) -> Void) {
+        self.directory = directory
+        self.record = record
+    }
+
+    /// A whole file that will replace the one of the same name.
+    package func write(_ name: String, _ bytes: [UInt8]) throws {
+        try storeOperation { try directory.write(name, bytes) }
+        record(name)
     }
 }
 

@@ -2,27 +2,35 @@
 import Glibc
 #endif
 
-/// A connection to a local X server that reports every change of a selection's
+/// A connection to an X server that reports every change of a selection's
 /// owner (XFixes SelectSelectionInput, as clipnotify does): the socket becomes
 /// readable when the selection changes, and ends when the server goes away.
 /// It speaks just enough of the X11 protocol for that: setup (with an
 /// MIT-MAGIC-COOKIE-1 from the Xauthority file when it has one), InternAtom,
 /// QueryExtension and two XFixes requests. It never reads the selection itself.
+/// A local display (`:N`) is reached through its socket, any other (`HOST:N`, as
+/// ssh -X sets `localhost:10`) over TCP to port 6000 + N.
 package final class X11SelectionEvents {
     /// The connection; after setup, only the selection's events arrive on it.
     package let descriptor: Int32
 
-    /// Connects to `display` (":0", ":1.0", "unix:2") and asks for the events of `selection`
-    /// ("CLIPBOARD", "PRIMARY"). Fails for a display that is not on this machine.
+    /// Connects to `display` (":0", ":1.0", "unix:2", "localhost:10.0", "192.0.2.7:1", "[::1]:0")
+    /// and asks for the events of `selection` ("CLIPBOARD", "PRIMARY").
     package init(display: String, selection: String, xauthority: String?) throws {
-        guard let number = X11SelectionEvents.displayNumber(display) else {
-            throw ItsypadError.failure("DISPLAY \(display) is not a local X display (:N); clip watch needs one")
+        guard let (host, number) = X11SelectionEvents.parse(display) else {
+            throw ItsypadError.failure("DISPLAY \(display) is not an X display (HOST:N or :N); clip watch needs one")
         }
-        descriptor = try X11SelectionEvents.connect(number)
+        let peer: X11SelectionEvents.AuthorizationAddress
+        if let host {
+            (descriptor, peer) = try X11SelectionEvents.connect(host: host, number: number)
+        } else {
+            descriptor = try X11SelectionEvents.connect(number)
+            peer = .local
+        }
         do {
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let cookie = xauthority.flatMap { X11SelectionEvents.cookie(in: $0, display: number) }
+            let cookie = xauthority.flatMap { X11SelectionEvents.cookie(in: $0, display: number, for: peer) }
             let root = try setUp(cookie: cookie)
             let atom = try reply(to: X11SelectionEvents.request(16, [], name: selection)).word(at: 8)
             let fixes = try reply(to: X11SelectionEvents.request(98, [], name: "XFIXES"))
@@ -49,13 +57,86 @@ package final class X11SelectionEvents {
         }
     }
 
-    /// The display number of a local display: ":N", ":N.S" or "unix:N".
-    static func displayNumber(_ display: String) -> String? {
+    /// The host (nil for this machine's socket: "", "unix") and the display number of "HOST:N[.S]".
+    /// An IPv6 address may stand in brackets; DECnet's "HOST::N" is not X over TCP.
+    static func parse(_ display: String) -> (host: String?, number: String)? {
         guard let colon = display.lastIndex(of: ":") else { return nil }
-        let host = display[..<colon]
-        guard host.isEmpty || host == "unix" else { return nil }
+        var host = String(display[..<colon])
         let number = display[display.index(after: colon)...].prefix { $0 != "." }
-        return !number.isEmpty && number.allSatisfy(\.isASCII) && UInt16(number) != nil ? String(number) : nil
+        guard !number.isEmpty, number.allSatisfy(\.isASCII), let value = UInt16(number), value < 65535 - 6000 else { return nil }
+        if host.isEmpty || host == "unix" { return (nil, String(number)) }
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+        } else if host.hasSuffix(":") {
+            return nil
+        }
+        return host.isEmpty ? nil : (host, String(number))
+    }
+
+    /// What an Xauthority entry names the server by: this machine (FamilyLocal, its hostname), or an
+    /// address it was reached at over TCP (FamilyInternet, FamilyInternet6), as Xlib looks it up.
+    enum AuthorizationAddress: Equatable {
+        case local
+        case internet([UInt8])
+        case internet6([UInt8])
+    }
+
+    /// A TCP connection to display `number` of `host` (an IPv4 or IPv6 address, or "localhost"),
+    /// and the address an Xauthority entry names it by. Names are not looked up: that would load
+    /// the resolver's libraries, which this binary never does.
+    private static func connect(host: String, number: String) throws -> (Int32, AuthorizationAddress) {
+        let port = in_port_t(6000 + Int(number)!).bigEndian
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        let fd: Int32
+        let peer: AuthorizationAddress
+        if host == "localhost" || inet_pton(AF_INET, host, &v4) == 1 {
+            if host == "localhost" { v4.s_addr = in_addr_t(0x7F00_0001).bigEndian }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port
+            address.sin_addr = v4
+            fd = tcpConnection(AF_INET, to: address)
+            let bytes = withUnsafeBytes(of: v4.s_addr) { Array($0) }
+            // Xlib names the loopback address as this machine, the way ssh -X's xauth entry does.
+            peer = bytes == [127, 0, 0, 1] ? .local : .internet(bytes)
+        } else if inet_pton(AF_INET6, host, &v6) == 1 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port
+            address.sin6_addr = v6
+            fd = tcpConnection(AF_INET6, to: address)
+            let bytes = withUnsafeBytes(of: v6) { Array($0) }
+            // An IPv4 address mapped into IPv6 is named as IPv4.
+            peer = bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] ? .internet(Array(bytes.suffix(4))) : .internet6(bytes)
+        } else {
+            throw ItsypadError.failure(
+                "DISPLAY \(host):\(number) names its host by name; clip watch reaches an X server over TCP by its address "
+                    + "(for example 192.0.2.7:\(number)) or as localhost")
+        }
+        guard fd >= 0 else {
+            throw ItsypadError.temporary(
+                "cannot connect to the X server at \(host):\(number) (TCP port \(6000 + Int(number)!)): \(String(cString: strerror(errno)))"
+            )
+        }
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        return (fd, peer)
+    }
+
+    /// A TCP socket of `family` connected to `address` (a `sockaddr_in` or `sockaddr_in6`), or -1 with errno set.
+    private static func tcpConnection<Address>(_ family: Int32, to address: Address) -> Int32 {
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        var address = address
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
+        }
+        guard connected != 0 else { return fd }
+        let code = errno
+        close(fd)
+        errno = code
+        return -1
     }
 
     /// The server's socket: /tmp/.X11-unix/XN, else the abstract socket of that name.
@@ -140,13 +221,18 @@ package final class X11SelectionEvents {
     private static func half(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
     private static func padded(_ bytes: [UInt8]) -> [UInt8] { bytes + [UInt8](repeating: 0, count: (4 - bytes.count % 4) % 4) }
 
-    /// The MIT-MAGIC-COOKIE-1 for this machine's display `number` in an Xauthority file:
+    /// The MIT-MAGIC-COOKIE-1 for display `number` of the server at `peer` in an Xauthority file:
     /// entries of family, address, number, name and data, each but the first a length-prefixed string.
-    static func cookie(in path: String, display number: String) -> [UInt8]? {
+    static func cookie(in path: String, display number: String, for peer: AuthorizationAddress = .local) -> [UInt8]? {
         guard let file = try? FileSystem.read(path) else { return nil }
         var host = [CChar](repeating: 0, count: 256)
         gethostname(&host, host.count - 1)
-        let hostname = Array(String(cString: host).utf8)
+        let wanted: (family: Int, address: [UInt8])
+        switch peer {
+        case .local: wanted = (256, Array(String(cString: host).utf8))
+        case .internet(let address): wanted = (0, address)
+        case .internet6(let address): wanted = (6, address)
+        }
         var offset = 0
         func string() -> [UInt8]? {
             guard offset + 2 <= file.count else { return nil }
@@ -159,8 +245,8 @@ package final class X11SelectionEvents {
             let family = Int(file[offset]) << 8 | Int(file[offset + 1])
             offset += 2
             guard let address = string(), let entryNumber = string(), let name = string(), let data = string() else { return nil }
-            // FamilyLocal (256) for this host, or FamilyWild (65535).
-            let here = family == 65535 || (family == 256 && address == hostname)
+            // FamilyLocal (256) with this host's name or FamilyInternet (0, 6) with the address, or FamilyWild (65535).
+            let here = family == 65535 || (family == wanted.family && address == wanted.address)
             if here && (entryNumber.isEmpty || entryNumber == Array(number.utf8)) && name == Array("MIT-MAGIC-COOKIE-1".utf8) {
                 return data
             }

@@ -3,6 +3,10 @@ import Testing
 @testable import ItsypadModel
 @testable import ItsypadSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Images and other bytes through the built binary: added from a pipe, listed on one line,
 /// shown byte for byte, exported, imported, removed with their files, and synced as assets
 /// that an encrypted backend holds only sealed.
@@ -137,6 +141,48 @@ import Testing
         }
         let json = try JSONValue.parse(try other.run("clip", "ls", "--json").stdout)
         #expect(json.arrayValue?[1]["localOnly"] == .bool(true) && json.arrayValue?[2]["size"] == .integer(Int64(png.count)))
+    }
+
+    /// An entry whose file is gone, holds other bytes or is a link (never followed): export writes
+    /// every other entry, names that one and exits 1, and its document imports; the history still
+    /// lists the entry, `clip show` of it says what is wrong and what to do, and removing it ends that.
+    @Test(
+        arguments: [
+            ("missing", "are missing: there is no file"), ("damaged", "are damaged:"), ("a link", "cannot be read:"),
+        ])
+    func anEntryWithoutItsBytesIsNamedAndTheRestExported(_ damage: (kind: String, says: String)) throws {
+        _ = try addedID(Array("older text".utf8))
+        let keptImage = TestImages.png(width: 2, height: 2, payload: 64, seed: 2)
+        let kept = try addedID(keptImage)
+        let lost = try addedID(TestImages.png(width: 3, height: 3, payload: 64, seed: 3))
+        _ = try addedID(Array("newest text".utf8))
+        let file = blobs + "/" + lost
+        try FileSystem.remove(file)
+        switch damage.kind {
+        case "damaged": FileSystem.writeText(file, "not the image")
+        case "a link": #expect(symlink(blobs + "/" + kept, file) == 0)
+        default: break
+        }
+        let export = try device.run("export")
+        #expect(export.status == 1, "\(export.stderr)")
+        #expect(export.stderr.contains("left out of the export: the bytes of entry \(lost.prefix(8)) \(damage.says)"), "\(export.stderr)")
+        #expect(export.stderr.contains("everything else was exported (1 clip left out)"), "\(export.stderr)")
+        let exported = try JSONValue.parse(export.stdout)["clips"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        #expect(exported.count == 3 && !exported.contains(lost) && exported.contains(kept))
+
+        let other = Device()
+        let imported = try other.runArguments(["import", "-"], stdin: export.stdoutBytes)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try other.run("clip", "show", kept).stdoutBytes == keptImage)
+        #expect(try other.run("clip", "ls").stdout.split(separator: "\n").count == 3)
+
+        #expect(try listing().contains(String(lost.prefix(8))))
+        let show = try device.run("clip", "show", lost)
+        #expect(show.status == 1 && show.stdout.isEmpty, "\(show.stderr)")
+        #expect(show.stderr.contains(damage.says) && show.stderr.contains("'itsypad clip rm \(lost.prefix(8))'"), "\(show.stderr)")
+        #expect(try device.run("clip", "rm", lost).status == 0)
+        #expect(try device.run("export").status == 0)
+        #expect(try device.run("clip", "show", kept).stdoutBytes == keptImage)
     }
 
     @Test(

@@ -220,6 +220,32 @@ struct DesktopClipboardTests {
             eventually { try device.run("clip", "ls").stdout.contains("through wl-paste --watch") },
             "\(device.directory.read("wl-paste.log") ?? "")")
     }
+
+    /// A display reached over TCP (ssh -X sets `localhost:N`): its cookie is the Xauthority entry
+    /// xauth writes for that name, this machine's for the loopback address and the address's for
+    /// any other; without it, the server refuses the watcher (exit 1, with the server's reason).
+    @Test(arguments: ["localhost", "127.0.0.1", "127.0.0.2"])
+    func aDisplayOverTCPIsWatchedWithItsCookie(_ host: String) throws {
+        if let reason = DesktopSession.missing(.x11) ?? (ExternalTool.installed("xauth") ? nil : "not installed: xauth") {
+            return print("skipped: \(reason)")
+        }
+        let desktop = try DesktopSession(.x11, overTCP: true)
+        let number = desktop.environment["DISPLAY"]!.drop { $0 != ":" }.dropFirst()
+        let cookies = desktop.file("client.xauth")
+        let added = try Process.run("xauth", ["-f", cookies, "add", "\(host):\(number)", "MIT-MAGIC-COOKIE-1", desktop.cookie])
+        try #require(added.status == 0, "\(added.stderr)")
+        let tcp = ["DISPLAY": "\(host):\(number)", "XAUTHORITY": cookies]
+        let device = Device()
+        let watcher = try RunningWatcher(device, [], environment: tcp, command: ["clip", "watch"])
+        try #require(eventually { watcher.stderr.contains("watching ") }, "\(watcher.stderr)")
+        let copied = try Process.run("xclip", ["-i", "-selection", "clipboard"], stdin: Array("over tcp".utf8), environment: tcp)
+        try #require(copied.status == 0, "\(copied.stderr)")
+        #expect(eventually { try device.run("clip", "ls").stdout.contains("\tover tcp\n") }, "\(watcher.stderr)")
+        #expect(watcher.stop(SIGTERM) == 0, "\(watcher.stderr)")
+
+        let refused = try device.run("clip", "watch", environment: ["DISPLAY": "\(host):\(number)", "XAUTHORITY": "/nonexistent"])
+        #expect(refused.status == 1 && refused.stderr.contains("the X server refused the connection"), "\(refused.stderr)")
+    }
 }
 
 /// Without a desktop, and with bad options: no compositor or tool is needed.
@@ -249,14 +275,24 @@ struct DesktopClipboardTests {
         #expect(result.stderr.contains("cannot connect to the X server"), "\(result.stderr)")
     }
 
-    @Test(arguments: [":0", ":12.1", "unix:3"])
-    func localDisplaysAreNamedByTheirNumber(_ display: String) {
-        #expect(X11SelectionEvents.displayNumber(display) == String(display.drop { $0 != ":" }.dropFirst().prefix { $0 != "." }))
+    @Test(
+        arguments: [
+            (":0", nil, "0"), (":12.1", nil, "12"), ("unix:3", nil, "3"), ("localhost:10.0", "localhost", "10"),
+            ("127.0.0.2:5", "127.0.0.2", "5"), ("[::1]:2", "::1", "2"), ("::1:2", "::1", "2"), ("remote:0", "remote", "0"),
+        ] as [(String, String?, String)])
+    func displaysAreNamedByHostAndNumber(_ display: String, _ host: String?, _ number: String) {
+        let parsed = X11SelectionEvents.parse(display)
+        #expect(parsed?.host == host && parsed?.number == number)
     }
 
-    @Test(arguments: ["localhost:10.0", "remote:0", ":", ":x", ""])
-    func otherDisplaysAreNotLocal(_ display: String) {
-        #expect(X11SelectionEvents.displayNumber(display) == nil)
+    @Test(arguments: ["host::0", ":", ":x", "", "host:", ":70000", "[]:0"])
+    func otherNamesAreNotDisplays(_ display: String) {
+        #expect(X11SelectionEvents.parse(display) == nil)
+    }
+
+    @Test func aDisplayNamedByAHostNameSaysToUseItsAddress() throws {
+        let result = try Device().run("clip", "watch", environment: ["DISPLAY": "somewhere.example:0"])
+        #expect(result.status == 1 && result.stderr.contains("by its address"), "\(result.stderr)")
     }
 
     @Test(

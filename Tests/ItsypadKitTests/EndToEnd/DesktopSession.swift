@@ -30,6 +30,11 @@ final class DesktopSession {
     private let directory = TemporaryDirectory()
     /// The compositor's own XDG_RUNTIME_DIR, owned by nobody.
     private let runtime: String?
+    /// The MIT-MAGIC-COOKIE-1 (hex) an Xvfb listening on TCP requires of every client.
+    let cookie = (0..<16).map { _ in
+        let byte = UInt8.random(in: 0...255)
+        return (byte < 16 ? "0" : "") + String(byte, radix: 16)
+    }.joined()
 
     /// Why a session of `kind` cannot run here, or nil when it can.
     static func missing(_ kind: Kind) -> String? {
@@ -37,7 +42,8 @@ final class DesktopSession {
         return absent.isEmpty ? nil : "not installed: " + absent.joined(separator: ", ") + " (.ci/run installs them)"
     }
 
-    init(_ kind: Kind) throws {
+    /// With `overTCP`, an Xvfb also listens on TCP (port 6000 + its number) and requires `cookie`.
+    init(_ kind: Kind, overTCP: Bool = false) throws {
         self.kind = kind
         let directory = self.directory
         let log = directory.file("server.log")
@@ -68,8 +74,16 @@ final class DesktopSession {
         case .x11:
             runtime = nil
             let number = directory.file("display")
+            var listening = ["-nolisten", "tcp"]
+            if overTCP {
+                // The server takes every cookie of its file, whatever display the entry names.
+                let cookies = directory.file("server.xauth")
+                let added = try Process.run("xauth", ["-f", cookies, "add", ":0", "MIT-MAGIC-COOKIE-1", cookie])
+                try #require(added.status == 0, "\(added.stderr)")
+                listening = ["-listen", "tcp", "-auth", cookies]
+            }
             server = try Process.spawn(
-                "Xvfb", ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "640x480x24"], stdin: "/dev/null", stdout: number,
+                "Xvfb", ["-displayfd", "1"] + listening + ["-screen", "0", "640x480x24"], stdin: "/dev/null", stdout: number,
                 stderr: log, environment: nil)
             _ = eventually { directory.read("display")?.hasSuffix("\n") == true }
             let display = String((directory.read("display") ?? "").filter(\.isNumber))
@@ -77,6 +91,9 @@ final class DesktopSession {
             try #require(!display.isEmpty, "Xvfb did not start: \(directory.read("server.log") ?? "")")
         }
     }
+
+    /// A path in the session's own directory.
+    func file(_ name: String) -> String { directory.file(name) }
 
     /// The compositor or X server goes away, as when the session ends.
     func stop() {

@@ -32,7 +32,8 @@ enum TransferCommands {
             return .object(members)
         }
         out.write(",\n  \"clips\": ")
-        try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
+        // A clip whose bytes cannot be had is named, not written: one damaged entry leaves the rest exportable.
+        let unreadable = try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
         out.write(",\n  \"settings\": ")
         // Device settings (the editor command, the backend, …) only when asked by name; import never applies them.
         let withDeviceSettings = invocation.flag(.deviceSettings)
@@ -41,7 +42,13 @@ enum TransferCommands {
             .object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])
         }
         out.write("\n}\n")
-        return ExitCode.success
+        guard !unreadable.isEmpty else { return ExitCode.success }
+        let errors = invocation.context.standardError
+        for clip in unreadable {
+            errors.line("Error: left out of the export: \(clip.message)")
+        }
+        errors.line("Error: everything else was exported (\(Text.counted(unreadable.count, "clip")) left out)")
+        return ExitCode.failure
     }
 
     static func importFile(_ invocation: Invocation) throws -> Int32 {
@@ -58,8 +65,16 @@ enum TransferCommands {
             } else {
                 // Whether this device syncs is decided by its own settings, not the export's (staged by the import).
                 let syncsAlready = try store.settings().bool(.syncEnabled)
-                summary = try store.importExport(try input(source, invocation), maxEntries: maxEntries) {
-                    try importSyncKey($0, into: store, deviceSyncs: syncsAlready, invocation)
+                func importing(_ bytes: UnsafeBufferPointer<UInt8>, consumed: (Int) -> Void) throws -> ImportSummary {
+                    try store.importExport(bytes, consumed: consumed, maxEntries: maxEntries) {
+                        try importSyncKey($0, into: store, deviceSyncs: syncsAlready, invocation)
+                    }
+                }
+                // A file is mapped, not copied into memory (an export with images is mostly their base64).
+                if source != "-", let mapped = try MappedFile.map(FileSystem.absolute(source)) {
+                    summary = try importing(mapped.bytes, consumed: mapped.release)
+                } else {
+                    summary = try input(source, invocation).withUnsafeBufferPointer { try importing($0) { _ in } }
                 }
             }
         } catch let error as JSONParseError {

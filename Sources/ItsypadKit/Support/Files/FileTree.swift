@@ -203,23 +203,81 @@ public struct FileTree: Sendable {
     public func readFiles(
         _ names: [String], in directory: String, limit: Int? = nil, _ body: (String, Result<[UInt8]?, any Error>) throws -> Void
     ) throws {
-        try inDirectory(directory) { fd in
-            for name in names {
-                // The path is made only for a message: a first sync reads 10,000 files here.
-                let path = { directory + "/" + name }
-                let result = Result<[UInt8]?, any Error> {
-                    guard FileTree.isPlainName(name) else {
-                        throw FileSystemError(path: path(), code: FileSystemError.unsafeName, operation: "open")
-                    }
-                    guard let fd, let file = try FileTree.openRegular(fd, name, flags: O_RDONLY, mode: 0, path: path()) else {
-                        return nil
-                    }
-                    defer { close(file.fd) }
-                    return try FileTree.read(file, path: path(), from: 0, limit: limit)
-                }
-                try body(name, result)
+        let opened = try self.directory(directory)
+        for name in names {
+            let result = Result<[UInt8]?, any Error> {
+                var bytes: [UInt8] = []
+                return try opened.read(name, into: &bytes, limit: limit) ? bytes : nil
             }
+            try body(name, result)
         }
+    }
+
+    /// The directory `path`, opened once so that each of its files is then read or written with one
+    /// `openat`, not a walk from the root (a first sync reads 10,000 files, an export every image's,
+    /// an import writes them). With `creating`, it is made if missing; else a missing one holds no files.
+    public func directory(_ path: String, creating: Bool = false) throws -> OpenDirectory {
+        OpenDirectory(fd: try openDirectory(path == root ? [] : try components(of: path)[...], creating: creating), path: path)
+    }
+
+    /// A directory of the tree, open for its regular files (see `directory(_:creating:)`); closed when the
+    /// last reference goes.
+    public final class OpenDirectory {
+        private let fd: Int32?
+        public let path: String
+
+        fileprivate init(fd: Int32?, path: String) {
+            self.fd = fd
+            self.path = path
+        }
+
+        deinit { if let fd { close(fd) } }
+
+        /// Reads the regular file `name` whole into `buffer`, replacing what it held (its capacity
+        /// is reused); false when there is no such file. A file larger than `limit` is refused
+        /// before anything is read.
+        public func read(_ name: String, into buffer: inout [UInt8], limit: Int? = nil) throws -> Bool {
+            // The path is made only for a message.
+            let path = { self.path + "/" + name }
+            guard FileTree.isPlainName(name) else {
+                throw FileSystemError(path: path(), code: FileSystemError.unsafeName, operation: "open")
+            }
+            guard let fd, let file = try FileTree.openRegular(fd, name, flags: O_RDONLY, mode: 0, path: path()) else { return false }
+            defer { close(file.fd) }
+            try FileTree.check(file.size, limit: limit, path: path())
+            buffer.removeAll(keepingCapacity: true)
+            buffer.append(contentsOf: repeatElement(0, count: file.size))
+            let count = try buffer.withUnsafeMutableBytes { try FileSystem.read(fd: file.fd, offset: 0, into: $0, path: path()) }
+            buffer.removeLast(buffer.count - count)
+            return true
+        }
+
+        /// Writes the file `name` (replacing any), not made durable: the caller syncs it.
+        public func write(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws {
+            guard FileTree.isPlainName(name) else {
+                throw FileSystemError(path: path + "/" + name, code: FileSystemError.unsafeName, operation: "write")
+            }
+            guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
+            try FileTree.write(name, bytes, in: fd, mode: mode, syncing: false, path: path + "/" + name)
+        }
+    }
+
+    /// Writes the file `name` of the directory `fd` (replacing any), made durable when `syncing`.
+    private static func write(
+        _ name: String, _ bytes: [UInt8], in fd: Int32, mode: mode_t, syncing: Bool, path: @autoclosure () -> String
+    ) throws {
+        let fileFD = openat(fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
+        if fileFD < 0 { throw FileSystem.fail("write", path()) }
+        defer { close(fileFD) }
+        try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fileFD, $0, path: path()) }
+        if syncing, fsync(fileFD) != 0 { throw FileSystem.fail("sync", path()) }
+    }
+
+    /// Refuses a file of `size` bytes larger than `limit`.
+    private static func check(_ size: Int, limit: Int?, path: @autoclosure () -> String) throws {
+        guard let limit, size > limit else { return }
+        throw FileSystemError(
+            path: path(), code: FileSystemError.tooLarge, operation: "read", detail: "\(size) bytes; the limit is \(limit)")
     }
 
     /// The bytes of an open regular file from `offset` to its end, refused when larger than `limit`.
@@ -227,10 +285,7 @@ public struct FileTree: Sendable {
         _ file: (fd: Int32, size: Int), path: @autoclosure () -> String, from offset: Int, limit: Int?
     ) throws -> [UInt8] {
         let (fd, size) = file
-        if let limit, size > limit {
-            throw FileSystemError(
-                path: path(), code: FileSystemError.tooLarge, operation: "read", detail: "\(size) bytes; the limit is \(limit)")
-        }
+        try check(size, limit: limit, path: path())
         return size > offset ? try FileSystem.read(fd: fd, offset: offset, count: size - offset, path: path()) : []
     }
 
@@ -325,11 +380,7 @@ public struct FileTree: Sendable {
             let chunk = 512
             _ = try Parallel.map(parts: (files.count + chunk - 1) / chunk) { part in
                 for file in files[(part * chunk)..<min(files.count, (part + 1) * chunk)] {
-                    let fileFD = openat(fd, file.name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
-                    if fileFD < 0 { throw FileSystem.fail("write", directory + "/" + file.name) }
-                    defer { close(fileFD) }
-                    try file.bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fileFD, $0, path: directory + "/" + file.name) }
-                    if syncingEach, fsync(fileFD) != 0 { throw FileSystem.fail("sync", directory + "/" + file.name) }
+                    try FileTree.write(file.name, file.bytes, in: fd, mode: mode, syncing: syncingEach, path: directory + "/" + file.name)
                 }
             }
         }

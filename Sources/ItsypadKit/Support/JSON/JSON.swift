@@ -204,44 +204,53 @@ extension JSONValue {
         member: (String, JSONValue) throws -> Void,
         element: (String, JSONStreamedElement) throws -> Void
     ) throws {
-        try bytes.withUnsafeBufferPointer { buffer in
-            var parser = JSONParser(bytes: buffer)
-            parser.skipWhitespace()
-            guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "{") else {
-                throw parser.error("expected an object")
-            }
-            parser.position += 1
-            parser.skipWhitespace()
-            if parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "}") {
-                parser.position += 1
-            } else {
-                var keys = Set<String>()
-                while true {
-                    parser.skipWhitespace()
-                    let keyStart = parser.position
-                    let key = try parser.parseKey()
-                    guard keys.insert(key).inserted else { throw parser.duplicate(key, at: keyStart) }
-                    parser.skipWhitespace()
-                    guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: ":") else {
-                        throw parser.error("expected ':'")
-                    }
-                    parser.position += 1
-                    parser.skipWhitespace()
-                    if streamedArrays.contains(key), parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "[") {
-                        try parser.forEachElement { try element(key, $0) }
-                    } else {
-                        try member(key, try parser.parseValue(depth: 1))
-                    }
-                    parser.skipWhitespace()
-                    guard parser.position < buffer.count else { throw parser.error("unexpected end of input") }
-                    if buffer[parser.position] == UInt8(ascii: ",") { parser.position += 1; continue }
-                    if buffer[parser.position] == UInt8(ascii: "}") { parser.position += 1; break }
-                    throw parser.error("expected ',' or '}'")
-                }
-            }
-            parser.skipWhitespace()
-            guard parser.position == buffer.count else { throw parser.error("unexpected data after the JSON value") }
+        try bytes.withUnsafeBufferPointer { try parseObject($0, streamedArrays: streamedArrays, member: member, element: element) }
+    }
+
+    /// `parseObject` of bytes in memory that need not be an array (a mapped file). `consumed` is
+    /// told, after each streamed element, where the parse stands: nothing before it is read again.
+    package static func parseObject(
+        _ buffer: UnsafeBufferPointer<UInt8>, streamedArrays: Set<String>,
+        member: (String, JSONValue) throws -> Void,
+        element: (String, JSONStreamedElement) throws -> Void,
+        consumed: (Int) -> Void = { _ in }
+    ) throws {
+        var parser = JSONParser(bytes: buffer)
+        parser.skipWhitespace()
+        guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "{") else {
+            throw parser.error("expected an object")
         }
+        parser.position += 1
+        parser.skipWhitespace()
+        if parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "}") {
+            parser.position += 1
+        } else {
+            var keys = Set<String>()
+            while true {
+                parser.skipWhitespace()
+                let keyStart = parser.position
+                let key = try parser.parseKey()
+                guard keys.insert(key).inserted else { throw parser.duplicate(key, at: keyStart) }
+                parser.skipWhitespace()
+                guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: ":") else {
+                    throw parser.error("expected ':'")
+                }
+                parser.position += 1
+                parser.skipWhitespace()
+                if streamedArrays.contains(key), parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "[") {
+                    try parser.forEachElement({ try element(key, $0) }, consumed: consumed)
+                } else {
+                    try member(key, try parser.parseValue(depth: 1))
+                }
+                parser.skipWhitespace()
+                guard parser.position < buffer.count else { throw parser.error("unexpected end of input") }
+                if buffer[parser.position] == UInt8(ascii: ",") { parser.position += 1; continue }
+                if buffer[parser.position] == UInt8(ascii: "}") { parser.position += 1; break }
+                throw parser.error("expected ',' or '}'")
+            }
+        }
+        parser.skipWhitespace()
+        guard parser.position == buffer.count else { throw parser.error("unexpected data after the JSON value") }
     }
 }
 
@@ -435,7 +444,7 @@ struct JSONParser {
     }
 
     /// Parses an array, handing each element over instead of collecting them.
-    mutating func forEachElement(_ body: (JSONStreamedElement) throws -> Void) throws {
+    mutating func forEachElement(_ body: (JSONStreamedElement) throws -> Void, consumed: (Int) -> Void = { _ in }) throws {
         position += 1
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "]") { position += 1; return }
@@ -450,6 +459,7 @@ struct JSONParser {
                 position = start
                 try body(JSONStreamedElement(flat: nil, parsed: try parseValue(depth: 2), input: bytes, start: start))
             }
+            consumed(position)
             skipWhitespace()
             guard position < bytes.count else { throw error("unexpected end of input") }
             if bytes[position] == UInt8(ascii: ",") { position += 1; continue }

@@ -131,4 +131,26 @@ struct Base64Tests {
     func strict(text: String) {
         #expect(Base64.decode(text) == nil)
     }
+
+    @Test("decoding into a buffer replaces what it held, and leaves nothing of a text that is not canonical")
+    func intoBuffer() {
+        var bytes = Array("left over from before".utf8)
+        #expect(Array("Zm9vYmE=".utf8).withUnsafeBufferPointer { Base64.decode($0, into: &bytes) } && bytes == Array("fooba".utf8))
+        #expect(!Array("Zm9=".utf8).withUnsafeBufferPointer { Base64.decode($0, into: &bytes) } && bytes.isEmpty)
+    }
+
+    @Test("encoding in pieces of a multiple of three bytes joins into the whole's text")
+    func inPieces() {
+        let bytes = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+        var text = [UInt8](repeating: 0, count: Base64.encodedCount(bytes.count))
+        bytes.withUnsafeBytes { bytes in
+            text.withUnsafeMutableBufferPointer { text in
+                for start in stride(from: 0, to: bytes.count, by: 300) {
+                    let end = min(bytes.count, start + 300)
+                    Base64.encode(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), into: text.baseAddress! + start / 3 * 4)
+                }
+            }
+        }
+        #expect(String(decoding: text, as: UTF8.self) == Base64.encode(bytes))
+    }
 }

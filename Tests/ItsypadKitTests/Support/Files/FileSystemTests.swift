@@ -9,6 +9,23 @@ import Glibc
 @Suite struct FileSystemTests {
     let scratch = TemporaryDirectory()
 
+    /// A mapped file reads as its bytes, before and after pages are given back (read again from
+    /// the file); reading may start over. A missing or empty file, or a FIFO, is not mapped.
+    @Test func aMappedFileReadsAsItsBytesWhateverWasGivenBack() throws {
+        let path = scratch.path + "/big"
+        let bytes = (0..<(3 << 20) + 123).map { UInt8(truncatingIfNeeded: $0 &* 131 >> 3) }
+        try FileSystem.writeAtomically(path, bytes)
+        let mapped = try #require(try MappedFile.map(path))
+        #expect(mapped.bytes.elementsEqual(bytes))
+        for offset in [1 << 20, (2 << 20) + 5, 1 << 20, bytes.count, bytes.count + 9] {
+            mapped.release(before: offset)
+            #expect(mapped.bytes.elementsEqual(bytes), "after giving back the pages before \(offset)")
+        }
+        try FileSystem.writeAtomically(scratch.path + "/empty", [])
+        try #require(mkfifo(scratch.path + "/fifo", 0o600) == 0)
+        for other in ["/missing", "/empty", "/fifo"] { #expect(try MappedFile.map(scratch.path + other) == nil) }
+    }
+
     /// Lines of every length around the head limit and the 1 MiB read size, and a torn tail.
     @Test(arguments: [[0, 1, 15, 16, 17, 3], [(1 << 20) - 1, 5, 1 << 20, (1 << 20) + 1, 40], [3 << 20, 0, 2]])
     func linesComeWithTheirOffsetLengthAndOnlyTheirFirstBytes(_ lengths: [Int]) throws {

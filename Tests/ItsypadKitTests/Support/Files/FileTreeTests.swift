@@ -165,6 +165,24 @@ import Glibc
         expectMalformed { try tree.readFiles(["plain"], in: root + "/linked") { _, _ in } }
     }
 
+    @Test func anOpenDirectoryReadsAndWritesItsFilesWithoutFollowingLinks() throws {
+        let directory = try tree.directory(root + "/made/here", creating: true)
+        try directory.write("one", Array("first".utf8))
+        var buffer = [UInt8](repeating: 7, count: 100)
+        #expect(try directory.read("one", into: &buffer) && buffer == Array("first".utf8))
+        #expect(try !directory.read("missing", into: &buffer))
+        #expect(throws: (any Error).self) { try directory.read("one", into: &buffer, limit: 4) }
+        try symlink(outside + "/target", at: root + "/made/here/link")
+        expectMalformed { try directory.write("link", [1]) }
+        expectMalformed { _ = try directory.read("link", into: &buffer) }
+        #expect(throws: (any Error).self) { try directory.write("../escape", [1]) }
+        #expect(targetIntact && !FileSystem.exists(root + "/made/escape"))
+        // A directory that is not there holds no files, and takes none.
+        let missing = try tree.directory(root + "/nowhere")
+        #expect(try !missing.read("one", into: &buffer))
+        #expect(throws: (any Error).self) { try missing.write("one", [1]) }
+    }
+
     @Test(arguments: [
         ("a", true), ("...", true), (".hidden", true), ("..x", true), ("é", true), (String(repeating: "a", count: 255), true),
         (String(repeating: "é", count: 127), true), ("", false), (".", false), ("..", false), ("a/b", false), ("/", false),

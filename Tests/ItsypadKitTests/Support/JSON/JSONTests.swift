@@ -99,6 +99,14 @@ import Testing
             Array("{\"tabs\":[1,2],\"x\":true}".utf8), streamedArrays: ["tabs"],
             member: { _, _ in }, element: { elements.append(try $1.value()) })
         #expect(elements == [.integer(1), .integer(2)])
+        // After each element, where the parse stands: just past it.
+        let document = Array(#"{"clips": [{"a": 1}, [2] ,{"b": "two"}], "after": true}"#.utf8)
+        var positions: [Int] = []
+        try document.withUnsafeBufferPointer {
+            try JSONValue.parseObject(
+                $0, streamedArrays: ["clips"], member: { _, _ in }, element: { _, _ in }, consumed: { positions.append($0) })
+        }
+        #expect(positions.map { document[$0 - 1] } == Array("}]}".utf8) && positions == positions.sorted())
         for text in ["{\"tabs\":[1],\"tabs\":[2]}", "{\"x\":1,\"x\":2}", "{\"tabs\":[01]}", "{\"tabs\":[1]} x", "{\"tabs\":[1],}"] {
             #expect(throws: JSONParseError.self, "\(text)") {
                 try JSONValue.parseObject(Array(text.utf8), streamedArrays: ["tabs"], member: { _, _ in }, element: { _, _ in })

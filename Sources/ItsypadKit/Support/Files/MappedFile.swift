@@ -1,0 +1,50 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A regular file mapped read-only, to be read once from start to end (a document to import)
+/// without a copy of it in memory: the pages read so far are given back as the reading moves on
+/// (`release(before:)`), so that a 50 MB file costs a few MiB of memory, not 50. A file cut short
+/// while it is mapped ends the process (SIGBUS) when the reading reaches the lost part: use it
+/// only where that commits nothing (an import, which is staged).
+public final class MappedFile {
+    public let bytes: UnsafeBufferPointer<UInt8>
+    /// The pages before this offset have been given back.
+    private var released = 0
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    /// The file at `path` mapped; nil when it is missing, empty, not a regular file (a pipe) or on a
+    /// file system that cannot map it: the caller reads it instead.
+    public static func map(_ path: String) throws -> MappedFile? {
+        // Not blocking on a FIFO without a writer (which is then read instead).
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw FileSystem.fail("read", path)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { return nil }
+        let size = Int(info.st_size)
+        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != UnsafeMutableRawPointer(bitPattern: -1) else {
+            return nil
+        }
+        _ = madvise(base, size, MADV_SEQUENTIAL)
+        return MappedFile(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: size))
+    }
+
+    /// Gives back the memory of the pages wholly before `offset` (a MiB or more at a time: each is
+    /// a system call); read again, they come from the file again. Reading may start over.
+    public func release(before offset: Int) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let end = min(offset, bytes.count) / page * page
+        if end < released { released = 0 }
+        guard end - released >= 1 << 20 else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: bytes.baseAddress! + released), end - released, MADV_DONTNEED)
+        released = end
+    }
+
+    deinit { munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress!), bytes.count) }
+}
