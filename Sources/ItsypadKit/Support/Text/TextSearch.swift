@@ -97,6 +97,16 @@ package struct TextQuery {
     /// UTF-8 whose every scalar compares as its character does, and no control character but tab,
     /// LF and CR (its only escapes are then two bytes long, none a piece of a match).
     package static func comparesAsBytes(escaped text: UnsafeBufferPointer<UInt8>) -> Bool {
+        comparesAsBytes(text, escaped: true)
+    }
+
+    /// `comparesAsBytes(escaped:)` for a text as UTF-8 (its escaped form, without writing it).
+    package static func comparesAsBytes(text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { comparesAsBytes($0, escaped: false) }
+    }
+
+    private static func comparesAsBytes(_ text: UnsafeBufferPointer<UInt8>, escaped: Bool) -> Bool {
         let kinds = ScalarKindTable.shared
         var index = 0
         while index < text.count {
@@ -107,11 +117,12 @@ package struct TextQuery {
                 if plain == 8 { continue }
             }
             let byte = text[index]
-            if byte == 0x5C {
+            if byte == 0x5C && escaped {
                 guard index + 1 < text.count, [0x22, 0x5C, 0x2F, 0x6E, 0x72, 0x74].contains(text[index + 1]) else { return false }
                 index += 2
             } else if byte < 0x80 {
-                guard byte >= 0x20, byte != 0x22 else { return false }
+                // Unescaped, tab, LF and CR are the controls whose escapes are two bytes long.
+                guard escaped ? byte >= 0x20 && byte != 0x22 : byte >= 0x20 || [0x09, 0x0A, 0x0D].contains(byte) else { return false }
                 index += 1
             } else {
                 guard let (value, length) = ScalarKind.decode(text, at: index) else { return false }
@@ -122,16 +133,6 @@ package struct TextQuery {
             }
         }
         return true
-    }
-
-    /// `comparesAsBytes(escaped:)` for a text as UTF-8.
-    package static func comparesAsBytes(text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { utf8 in
-            var escaped: [UInt8] = []
-            JSONString.appendEscaped(utf8, to: &escaped)
-            return escaped.withUnsafeBufferPointer { comparesAsBytes(escaped: $0) }
-        }
     }
 
     /// Whether every scalar of `bytes` (valid UTF-8) compares as its character does.
