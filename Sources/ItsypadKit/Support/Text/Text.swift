@@ -356,6 +356,26 @@ private struct EscapedPreview {
         let (out, capacity, limit, kinds, end) = (self.out, self.capacity, self.limit, self.kinds, text.count)
         // Room for a space and a scalar; a scalar is stored as four bytes (`out` has room past `capacity`).
         while written + 5 <= capacity {
+            // Most runs are two- and three-byte scalars: four bytes read, checked and stored at once. The lead
+            // byte tells the kind of most; three bytes led by E1-EC or EE-EF always make a scalar to look up.
+            while index + 4 <= end && written + 4 <= capacity && count + 1 < limit {
+                let word = UInt32(littleEndian: UnsafeRawPointer(text.baseAddress! + index).loadUnaligned(as: UInt32.self))
+                let lead = UInt8(truncatingIfNeeded: word)
+                var length = kinds.otherLeadLength(lead)
+                if length == 0 {
+                    guard lead >= 0xE1, lead <= 0xEF, lead != 0xED, word & 0xC0_C000 == 0x80_8000 else { break }
+                    let value = UInt32(lead & 0x0F) << 12 | (word >> 2 & 0xFC0) | (word >> 16 & 0x3F)
+                    guard kinds.kind(of: value) == .other else { break }
+                    length = 3
+                }
+                let (mask, continuations): (UInt32, UInt32) = length == 3 ? (0xC0_C000, 0x80_8000) : (0xC000, 0x8000)
+                guard word & mask == continuations else { break }
+                UnsafeMutableRawPointer(out + written).storeBytes(of: word.littleEndian, as: UInt32.self)
+                written += length
+                count += 1
+                index += length
+            }
+            guard index < end, written + 5 <= capacity else { break }
             var at = index
             let space = text[at] == 0x20
             if space {
