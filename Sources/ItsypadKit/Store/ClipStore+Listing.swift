@@ -48,8 +48,9 @@ extension ClipStore {
 
     /// Streams live entries newest first, reading up to `textHead` bytes of
     /// each escaped text (nil: all of it), until `body` returns false. An entry
-    /// whose slot and whole line `skipping` rules out is passed over unread (a
-    /// search that can tell from the line's bytes that its text does not match).
+    /// that `skipping` rules out, given its slot and its line from where its text
+    /// may start, is passed over unread (a search that can tell from those bytes
+    /// that a text that compares as bytes does not match).
     package func forEachListed(
         pinnedOnly: Bool = false, textHead: Int?, skipping: ((ClipSlot, UnsafeBufferPointer<UInt8>) -> Bool)? = nil,
         _ body: (ListedClip) throws -> Bool
@@ -143,7 +144,12 @@ extension ClipStore {
                 let start = positions[member - slots.startIndex]
                 let count = ClipStore.need(slot, textHead: textHead)
                 let line = UnsafeBufferPointer(rebasing: bytes[start..<start + count])
-                if count == Int(slot.length), let skipping, skipping(slot, line) { continue }
+                // A text that compares as bytes is in a line of `addLine`'s form: it starts after the id.
+                if count == Int(slot.length), count > ClipLineHeader.earliestText, let skipping,
+                    skipping(slot, UnsafeBufferPointer(rebasing: line[ClipLineHeader.earliestText...]))
+                {
+                    continue
+                }
                 if try !listed(slot, line: line, body) { return false }
             }
             return true
@@ -309,6 +315,8 @@ struct ClipLineHeader {
 
     private static var opAndID: StaticString { #"{"op":"add","id":""# }
     private static var idStart: Int { opAndID.utf8CodeUnitCount }
+    /// Where a text may start at the earliest in a line of this form: after its id and `","ts":`.
+    static var earliestText: Int { idStart + 36 + 7 }
 
     /// nil when the line does not start in that form. (Read here rather than with
     /// `FixedFormReader`, whose calls into another module cost more than the
