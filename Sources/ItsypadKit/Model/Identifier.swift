@@ -293,11 +293,14 @@ package struct PackedIDSet {
         }
     }
 
-    package mutating func insert(_ id: PackedID) {
-        guard index(of: id) == nil else { return }
+    /// Whether `id` was not a member before.
+    @discardableResult
+    package mutating func insert(_ id: PackedID) -> Bool {
+        guard index(of: id) == nil else { return false }
         if 2 * (count + 1) > slots.count { grow(to: count + 1) }
         members.append(id)
         PackedIDSet.place(id, at: count - 1, seed: seed, in: &slots)
+        return true
     }
 
     package mutating func reserveCapacity(_ capacity: Int) {

@@ -13,7 +13,7 @@ extension ClipStore {
         /// Where the files of binary entries are staged, opened with the first.
         private var blobs: StagedDirectory?
         private var slots: [ClipSlot]
-        private var known: Set<PackedID>
+        private var known = PackedIDSet()
         private var removedCount = 0
         /// The slots of the entries added, in the order they came.
         package private(set) var added: [ClipSlot] = []
@@ -23,7 +23,7 @@ extension ClipStore {
             self.stage = stage
             slots = try storeOperation { try store.index.allSlots() }
             // A removed entry's id is not known: the entry can come back, as `insert` lets it.
-            known = Set(slots.lazy.filter(\.isLive).map(\.id))
+            for slot in slots where slot.isLive { known.insert(slot.id) }
         }
 
         /// How many live entries the history would hold.
@@ -43,7 +43,7 @@ extension ClipStore {
         /// A binary entry comes with its bytes (checked by the caller), staged as its file.
         @discardableResult
         package func add(_ entry: EscapedClip, bytes: [UInt8]? = nil) throws -> Bool {
-            guard known.insert(entry.id).inserted else { return false }
+            guard known.insert(entry.id) else { return false }
             if entry.binary != nil {
                 guard let bytes else { preconditionFailure("a binary entry is staged with its bytes") }
                 if blobs == nil { blobs = try stage.directory(Staging.blobDirectory) }

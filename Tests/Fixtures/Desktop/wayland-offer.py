@@ -79,12 +79,18 @@ send(DEVICE, 2 if primary else 0, struct.pack("<I", SOURCE))  # set_primary_sele
 send(1, 0, struct.pack("<I", SET))
 deadline = time.monotonic() + 60
 sock.settimeout(60)
+announced = False
 for obj, opcode, payload in events():
-    if obj == SET:
+    if obj == SET and not announced:
         print("ready", flush=True)
+        announced = True
     elif obj == 1 and opcode == 0:
         sys.exit("protocol error: %r" % payload)
     elif obj == SOURCE and opcode == 0:  # send(mime, fd)
+        # A reader can come before the sync's answer: the selection is set by then.
+        if not announced:
+            print("ready", flush=True)
+            announced = True
         mime, _ = read_string(payload)
         fd = received_fds.pop(0)
         content = offers.get(mime, "").encode()

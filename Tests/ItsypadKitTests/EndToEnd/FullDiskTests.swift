@@ -110,7 +110,8 @@ struct SmallDisk {
 
     /// Fills the disk up to `leaving` bytes.
     func fill(leaving: Int = 0) throws {
-        let fd = open(path + "/filler", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Close-on-exec: a process another test starts meanwhile must not keep the filler (and its space) alive.
+        let fd = open(path + "/filler", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         try #require(fd >= 0)
         defer { close(fd) }
         var info = statvfs()
