@@ -31,9 +31,6 @@ package enum ScalarKind: UInt8 {
     /// `ScalarKindTable.shared` once and asks it instead.
     package static func of(_ value: UInt32) -> ScalarKind { ScalarKindTable.shared.kind(of: value) }
 
-    /// The kind of a scalar of any value: of ASCII, tab to CR are `controlSpace`, other controls `control`.
-    package static func ofAny(_ value: UInt32) -> ScalarKind { ScalarKindTable.shared.kind(ofAny: value) }
-
     /// The scalar of `bytes` at `index` and its length; nil when the bytes there are not valid UTF-8
     /// (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut short).
     @inline(__always)
@@ -84,8 +81,6 @@ package enum ScalarKind: UInt8 {
         }
     }
 
-    /// The lowercase of an `other` scalar (Swift's `lowercaseMapping`, one scalar for every scalar of that kind).
-    package static func lowercase(_ value: UInt32) -> UInt32 { ScalarLowercases.shared.lowercase(value) }
 }
 
 /// The lowercases of `ScalarKind.other` scalars, made on first use from Swift's own mappings and

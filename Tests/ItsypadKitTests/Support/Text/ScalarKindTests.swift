@@ -33,8 +33,9 @@ import Testing
                 #expect(properties.canonicalCombiningClass.rawValue == 0 && properties.isWhitespace == (kind == .space), "\(name)")
                 #expect((Self.count([thumb, zwj, scalar]) == 1) == (kind == .pictographic), "\(name)")
                 let lower = Array(properties.lowercaseMapping.unicodeScalars)
-                #expect(lower.map(\.value) == [ScalarKind.lowercase(value)], "\(name)")
-                #expect(lower.count == 1 && ScalarKind.ofAny(lower[0].value) == kind, "\(name) lowercases to another kind")
+                #expect(lower.map(\.value) == [ScalarLowercases.shared.lowercase(value)], "\(name)")
+                #expect(
+                    lower.count == 1 && ScalarKindTable.shared.kind(ofAny: lower[0].value) == kind, "\(name) lowercases to another kind")
             case .control, .controlSpace:
                 #expect(Self.count([scalar, acute]) == 2 && Self.count([a, scalar]) == 2, "\(name)")
                 #expect(properties.isWhitespace == (kind == .controlSpace), "\(name)")
