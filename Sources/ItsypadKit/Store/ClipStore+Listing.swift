@@ -42,9 +42,6 @@ extension ClipStore {
     /// Bytes of a line before its text: `{"op":"add","id":…,"ts":…,"pinned":…,"local":…,"text":"`,
     /// with a binary entry's type (up to `MediaType.maxLength`), size, digest and pixels.
     static let headerAllowance = 448
-    /// Most bytes read at once for a batch of lines: small enough that a batch is still in the
-    /// processor's cache when its lines are listed, and that few pages are faulted in for it.
-    private static let batchBytes = 1 << 18
 
     /// Streams live entries newest first, reading up to `textHead` bytes of
     /// each escaped text (nil: all of it), until `body` returns false. An entry
@@ -56,32 +53,40 @@ extension ClipStore {
         _ body: (ListedClip) throws -> Bool
     ) throws {
         try checkingIndex {
-            var buffer: [UInt8] = []
+            var end = Int(index.header.slotCount)
+            guard end > 0 else { return }
+            // The log is read where it lies in the page cache, mapped: no copy of it, and of a
+            // preview's long text only the pages of its head are read.
+            let logSize = log.size
+            guard let mapped = MappedFile.map(fd: log.fd, count: logSize) else {
+                throw ItsypadError.corrupt(logPath, logSize == 0 ? "empty, though its index lists entries" : "cannot be mapped")
+            }
+            // The pages from here on have been given back (they are read again if a line there is).
+            var resident = logSize
             // The index is read in chunks, small first (`clip ls -n 20` reads 64 slots), into buffers
             // kept from one chunk to the next: their pages are faulted in once.
             var indexBytes: [UInt8] = []
             var chunkSlots: [ClipSlot] = []
-            var slots: [ClipSlot] = []
-            var end = Int(index.header.slotCount)
             var chunk = 64
             while end > 0 {
                 let start = max(0, end - chunk)
                 try index.slots(start..<end, into: &chunkSlots, reading: &indexBytes)
-                slots.removeAll(keepingCapacity: true)
-                slots.reserveCapacity(chunkSlots.count)
-                for slot in chunkSlots.reversed() where slot.isLive && (!pinnedOnly || slot.isPinned) { slots.append(slot) }
-                var batchStart = 0
-                while batchStart < slots.count {
-                    var batchEnd = batchStart
-                    var bytes = 0
-                    while batchEnd < slots.count, bytes < ClipStore.batchBytes {
-                        bytes += ClipStore.need(slots[batchEnd], textHead: textHead)
-                        batchEnd += 1
+                for slot in chunkSlots.reversed() where slot.isLive && (!pinnedOnly || slot.isPinned) {
+                    let offset = Int(slot.offset), count = ClipStore.need(slot, textHead: textHead)
+                    guard offset + count <= logSize else { throw ItsypadError.corrupt(logPath, "shorter than its index says") }
+                    // Newest first is mostly the log backwards: what lies well after this line is done with.
+                    if resident - offset > 4 << 20 {
+                        mapped.release(offset + (2 << 20)..<resident)
+                        resident = offset + (2 << 20)
                     }
-                    if try !readLines(slots[batchStart..<batchEnd], textHead: textHead, into: &buffer, skipping: skipping, body) {
-                        return
+                    let line = UnsafeBufferPointer(rebasing: mapped.bytes[offset..<offset + count])
+                    // A text that compares as bytes is in a line of `addLine`'s form: it starts after the id.
+                    if count == Int(slot.length), count > ClipLineHeader.earliestText, let skipping,
+                        skipping(slot, UnsafeBufferPointer(rebasing: line[ClipLineHeader.earliestText...]))
+                    {
+                        continue
                     }
-                    batchStart = batchEnd
+                    if try !listed(slot, line: line, body) { return }
                 }
                 end = start
                 chunk = min(chunk * 4, ClipStore.largestChunk)
@@ -96,64 +101,6 @@ extension ClipStore {
         let length = Int(slot.length)
         guard let textHead else { return length }
         return min(length, headerAllowance + textHead)
-    }
-
-    /// Reads the lines of `slots` with one pread per cluster of nearby lines, then hands them over in order.
-    private func readLines(
-        _ slots: ArraySlice<ClipSlot>, textHead: Int?, into buffer: inout [UInt8],
-        skipping: ((ClipSlot, UnsafeBufferPointer<UInt8>) -> Bool)?, _ body: (ListedClip) throws -> Bool
-    ) throws -> Bool {
-        // Newest first is usually the log backwards: then no sort is needed.
-        // (By index: see `FileTree.openDirectory` on `zip`.)
-        let backwards = slots.indices.dropLast().allSatisfy { slots[$0].offset > slots[$0 + 1].offset }
-        let order = backwards ? Array(slots.indices.reversed()) : slots.indices.sorted { slots[$0].offset < slots[$1].offset }
-        var positions = [Int](repeating: 0, count: slots.count)
-        var clusters: [(start: Int, end: Int, at: Int)] = []
-        var size = 0
-        for member in order {
-            let start = Int(slots[member].offset)
-            let end = start + ClipStore.need(slots[member], textHead: textHead)
-            // Lines closer than a page or two share a read; a long text's unread tail never joins one.
-            if let last = clusters.last, start <= last.end + 8192 {
-                size += max(0, end - last.end)
-                clusters[clusters.count - 1].end = max(last.end, end)
-            } else {
-                clusters.append((start, end, size))
-                size += end - start
-            }
-            let cluster = clusters[clusters.count - 1]
-            positions[member - slots.startIndex] = cluster.at + start - cluster.start
-        }
-        // One buffer serves every batch (only its first `size` bytes are read into, and only those are
-        // used, so it is not zeroed): at least twice as large each time it grows, as batches of about
-        // `batchBytes` differ by a line or two.
-        if buffer.count < size {
-            buffer = [UInt8](unsafeUninitializedCapacity: max(size, min(2 * buffer.count, 4 * ClipStore.batchBytes))) { $1 = $0.count }
-        }
-        try buffer.withUnsafeMutableBytes { bytes in
-            for cluster in clusters {
-                let target = UnsafeMutableRawBufferPointer(rebasing: bytes[cluster.at..<cluster.at + cluster.end - cluster.start])
-                guard try FileSystem.read(fd: log.fd, offset: cluster.start, into: target, path: logPath) == target.count else {
-                    throw ItsypadError.corrupt(logPath, "shorter than its index says")
-                }
-            }
-        }
-        return try buffer.withUnsafeBufferPointer { bytes in
-            for member in slots.indices {
-                let slot = slots[member]
-                let start = positions[member - slots.startIndex]
-                let count = ClipStore.need(slot, textHead: textHead)
-                let line = UnsafeBufferPointer(rebasing: bytes[start..<start + count])
-                // A text that compares as bytes is in a line of `addLine`'s form: it starts after the id.
-                if count == Int(slot.length), count > ClipLineHeader.earliestText, let skipping,
-                    skipping(slot, UnsafeBufferPointer(rebasing: line[ClipLineHeader.earliestText...]))
-                {
-                    continue
-                }
-                if try !listed(slot, line: line, body) { return false }
-            }
-            return true
-        }
     }
 
     /// Hands over one entry from its line (or the start of it).
