@@ -54,27 +54,27 @@ struct ClipListing {
     static let pinnedMarker = Array("[pinned] ".utf8)
 
     /// `SHORTID<TAB>preview` lines, made safe for a terminal when one shows them.
-    func printPreviews(to out: OutputBuffer, length: Int, terminalSafe: Bool = false) throws {
+    func printPreviews(to out: OutputBuffer, terminalSafe: Bool = false) throws {
         var line: [UInt8] = []
         var scratch: [UInt8] = []
         try forEachShown(textHead: ClipListing.previewHead) { clip in
             guard terminalSafe else {
                 // Off a terminal (fzf, scripts) each line is written straight into the output.
                 try out.append { output in
-                    try appendPreviewLine(clip, length: length, to: &output, scratch: &scratch)
+                    try appendPreviewLine(clip, to: &output, scratch: &scratch)
                     output.append(0x0A)
                 }
                 return
             }
             line.removeAll(keepingCapacity: true)
-            try appendPreviewLine(clip, length: length, to: &line, scratch: &scratch)
+            try appendPreviewLine(clip, to: &line, scratch: &scratch)
             Text.makeTerminalSafe(&line)
             line.append(0x0A)
             out.write(line)
         }
     }
 
-    private func appendPreviewLine(_ clip: ListedClip, length: Int, to line: inout [UInt8], scratch: inout [UInt8]) throws {
+    private func appendPreviewLine(_ clip: ListedClip, to line: inout [UInt8], scratch: inout [UInt8]) throws {
         // The short id is the id text's first eight digits (`Identifier.short`), as the line holds it.
         line.append(contentsOf: UnsafeBufferPointer(rebasing: clip.idText[..<8]))
         line.append(0x09)
@@ -83,9 +83,13 @@ struct ClipListing {
             ClipBinary.appendSummary(type: binary.type, size: binary.size, width: binary.width, height: binary.height, to: &line)
             return
         }
-        // Most previews come straight from the escaped text; the others from the decoded one.
-        if !PreviewBuilder.append(escaped: clip.head, isWhole: clip.isWhole, limit: length, to: &line) {
-            var preview = PreviewBuilder(limit: length)
+        // Most short texts are their own previews (as was worked out when they were added); most other
+        // previews come straight from the escaped text; the rest from the decoded one.
+        let limit = PreviewBuilder.listingLimit
+        if clip.slot.isOwnPreview && clip.isWhole {
+            line.append(contentsOf: clip.head)
+        } else if !PreviewBuilder.append(escaped: clip.head, isWhole: clip.isWhole, limit: limit, to: &line) {
+            var preview = PreviewBuilder(limit: limit)
             try clips.forEachDecodedPiece(of: clip, scratch: &scratch) { piece, last in !preview.feed(piece, isLast: last) }
             line += preview.output
         }

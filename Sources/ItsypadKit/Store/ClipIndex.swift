@@ -16,6 +16,8 @@ package struct ClipSlot: Equatable {
     static let binary: UInt8 = 8
     /// A text the anchored search answers for without lowercasing it (`TextQuery.comparesAsBytes`).
     static let comparesAsBytes: UInt8 = 16
+    /// A text whose listing preview is its escaped bytes as they are (`PreviewBuilder.isOwnPreview`).
+    static let ownPreview: UInt8 = 32
 
     package var id: PackedID  // 16 bytes
     package var timestamp: Int64
@@ -28,6 +30,7 @@ package struct ClipSlot: Equatable {
     var isLive: Bool { !isDeleted }
     package var isBinary: Bool { flags & ClipSlot.binary != 0 }
     package var comparesAsBytes: Bool { flags & ClipSlot.comparesAsBytes != 0 }
+    package var isOwnPreview: Bool { flags & ClipSlot.ownPreview != 0 }
     package var idString: String { id.string }
 
     /// The index order: by time, ties (entries added within one millisecond) by arrival.

@@ -59,7 +59,8 @@ extension ClipStore {
                     id: entry.id, timestamp: entry.timestamp, offset: UInt64(offset), length: UInt32(written - 1),
                     flags: ClipStore.flags(
                         pinned: entry.pinned, localOnly: entry.localOnly, binary: entry.binary != nil,
-                        comparesAsBytes: entry.binary == nil && entry.escapedText.withUnsafeBufferPointer(TextQuery.comparesAsBytes))))
+                        comparesAsBytes: entry.binary == nil && entry.escapedText.withUnsafeBufferPointer(TextQuery.comparesAsBytes),
+                        isOwnPreview: entry.binary == nil && entry.escapedText.withUnsafeBufferPointer(PreviewBuilder.isOwnPreview))))
             return true
         }
 

@@ -586,12 +586,13 @@ public final class ClipStore {
     static func flags(for entry: ClipEntry) -> UInt8 {
         flags(
             pinned: entry.pinned, localOnly: entry.localOnly, binary: entry.binary != nil,
-            comparesAsBytes: entry.binary == nil && TextQuery.comparesAsBytes(text: entry.text))
+            comparesAsBytes: entry.binary == nil && TextQuery.comparesAsBytes(text: entry.text),
+            isOwnPreview: entry.binary == nil && PreviewBuilder.isOwnPreview(text: entry.text))
     }
 
-    static func flags(pinned: Bool, localOnly: LocalOnlyReason?, binary: Bool, comparesAsBytes: Bool) -> UInt8 {
+    static func flags(pinned: Bool, localOnly: LocalOnlyReason?, binary: Bool, comparesAsBytes: Bool, isOwnPreview: Bool) -> UInt8 {
         (pinned ? ClipSlot.pinned : 0) | (localOnly != nil ? ClipSlot.localOnly : 0) | (binary ? ClipSlot.binary : 0)
-            | (comparesAsBytes ? ClipSlot.comparesAsBytes : 0)
+            | (comparesAsBytes ? ClipSlot.comparesAsBytes : 0) | (isOwnPreview ? ClipSlot.ownPreview : 0)
     }
 
     // MARK: Rebuild and compaction
@@ -638,14 +639,15 @@ public final class ClipStore {
                 let id = head.withUnsafeBufferPointer(ClipLineHeader.id)
             {
                 if let previous = positions[id], slots[previous].isLive { deadLines += 1; return }
-                // A text read whole is looked at for the search; a longer one is left to the general search.
-                let comparesAsBytes =
-                    isWhole && header.binary == nil && header.textStart <= count - 2
-                    && head.withUnsafeBufferPointer {
-                        TextQuery.comparesAsBytes(escaped: UnsafeBufferPointer(rebasing: $0[header.textStart..<count - 2]))
-                    }
+                // A text read whole is looked at for the search and the listing; a longer one is left to their general paths.
+                let isText = isWhole && header.binary == nil && header.textStart <= count - 2
+                let (comparesAsBytes, isOwnPreview) = head.withUnsafeBufferPointer { line in
+                    let text = UnsafeBufferPointer(rebasing: line[header.textStart..<(isText ? count - 2 : header.textStart)])
+                    return (isText && TextQuery.comparesAsBytes(escaped: text), isText && PreviewBuilder.isOwnPreview(escaped: text))
+                }
                 let flags = ClipStore.flags(
-                    pinned: header.pinned, localOnly: header.localOnly, binary: header.binary != nil, comparesAsBytes: comparesAsBytes)
+                    pinned: header.pinned, localOnly: header.localOnly, binary: header.binary != nil, comparesAsBytes: comparesAsBytes,
+                    isOwnPreview: isOwnPreview)
                 positions[id] = slots.count
                 slots.append(ClipSlot(id: id, timestamp: timestamp, offset: UInt64(offset), length: length, flags: flags))
                 return

@@ -7,7 +7,8 @@ import Testing
 /// `clip ls --search` lists exactly the clips whose text the rule matches
 /// (`text.lowercased().contains(query.lowercased())`), in every script: the
 /// anchored search, the lines it passes over unread and the lowercasing search
-/// must agree with it wherever each one answers.
+/// must agree with it wherever each one answers. And `clip ls` prints each
+/// clip's preview as the preview rule writes it, whichever path wrote it.
 @Suite struct SearchListingTests {
     static func rule(_ text: String, _ query: String) -> Bool {
         query.isEmpty || text.lowercased().contains(query.lowercased())
@@ -56,5 +57,46 @@ import Testing
             matched += expected.count
         }
         #expect(matched > 40, "the queries find clips")
+    }
+
+    /// Texts added one by one, imported, and read again after the index is rebuilt: each way the
+    /// listing knows which texts are their own previews, and copies them as they are.
+    @Test(arguments: ScriptSamples.scripts.indices.map(Optional.some) + [nil])
+    func listsThePreviewsTheRuleWrites(_ script: Int?) throws {
+        let device = Device()
+        var generator = SeededGenerator(seed: 90 + UInt64(script ?? 99))
+        var expected: [String] = []
+        var clips: [JSONValue] = []
+        for index in 0..<120 {
+            // Short texts (mostly their own previews), with now and then whitespace to fold, escapes and long ones.
+            var text = ScriptSamples.text(&generator, script: script, length: generator.chance(0.1) ? 150 : 12)
+            if generator.chance(0.2) { text += ["\n", "  ", "\t", "\"", "\\", " "].randomElement(using: &generator)! + "x" }
+            // (`clip add` refuses a text of only whitespace.)
+            guard text.contains(where: { !$0.isWhitespace }) else { continue }
+            let preview = PreviewTests.reference(text, limit: PreviewBuilder.listingLimit)
+            if index % 2 == 0 {
+                let added = device.inProcess(["clip", "add"], stdin: text, now: 1_767_225_600_000 + Int64(index) * 1000)
+                #expect(added.0 == 0, "\(added.2) \(Array(text.unicodeScalars))")
+                expected.append(String(added.1.prefix(8)) + "\t" + preview)
+                continue
+            }
+            let id = Identifier.make()
+            clips.append(
+                .object([
+                    ("id", .string(id)), ("text", .string(text)),
+                    ("timestamp", .string(Time.iso8601(1_767_225_600_000 + Int64(index) * 1000))),
+                    ("pinned", .bool(false)), ("localOnly", .bool(false)),
+                ]))
+            expected.append(String(id.prefix(8)) + "\t" + preview)
+        }
+        let document = JSONValue.object([
+            ("format", .string("itsypad-export")), ("version", .integer(1)), ("tabs", .array([])), ("clips", .array(clips)),
+            ("settings", .array([])),
+        ])
+        #expect(device.inProcess(["import", "-"], stdin: document.serialized()).0 == 0)
+        let listing = expected.reversed().map { $0 + "\n" }.joined()
+        #expect(device.inProcess(["clip", "ls"]).1 == listing)
+        try FileSystem.remove(device.dataDir + "/clips/index")
+        #expect(device.inProcess(["clip", "ls"]).1 == listing, "after the index is rebuilt")
     }
 }

@@ -77,18 +77,27 @@ import Glibc
         #expect(try rebuilt.entries(limit: 2).map(\.text) == ["written before the crash", "entry 17"])
     }
 
-    /// Whether a text compares as bytes (for the anchored search) is worked out when it is added,
-    /// inserted or imported, and again, the same, when the index is rebuilt from the log.
-    @Test func whetherATextComparesAsBytesSurvivesARebuild() throws {
-        let texts = ["plain ascii", "Привет мир", "合并分支", "tab\tand\nnewline", "e\u{301}", "bell\u{7}", "\u{212A}elvin", "👍🏽 ok"]
+    /// Whether a text compares as bytes (for the anchored search) and whether it is its own preview
+    /// (for the listing) are worked out when it is added, inserted or imported, and again, the same,
+    /// when the index is rebuilt from the log.
+    @Test func whatIsWorkedOutOfATextSurvivesARebuild() throws {
+        let texts = [
+            "plain ascii", "Привет мир", "合并分支", "tab\tand\nnewline", "e\u{301}", "bell\u{7}", "\u{212A}elvin", "👍🏽 ok", " lead",
+            "two  spaces", "\"quoted\"", String(repeating: "长", count: 120),
+        ]
         let store = try ClipStore(directory: path)
         for (time, text) in texts.enumerated() { _ = try store.add(entry(text, at: Int64(time)), maxEntries: 100) }
         _ = try store.insert([entry("Straße", at: 50), entry("\u{130}stanbul", at: 51)])
-        let expected = (texts + ["Straße", "\u{130}stanbul"]).map(TextQuery.comparesAsBytes(text:))
-        #expect(expected.contains(true) && expected.contains(false))
-        #expect(try store.index.allSlots().map(\.comparesAsBytes) == expected)
+        let all = texts + ["Straße", "\u{130}stanbul"]
+        let comparesAsBytes = all.map(TextQuery.comparesAsBytes(text:)), ownPreview = all.map(PreviewBuilder.isOwnPreview(text:))
+        #expect(comparesAsBytes.contains(true) && comparesAsBytes.contains(false))
+        #expect(ownPreview == [true, true, true, false, true, false, true, true, false, false, false, false, true, true])
+        #expect(try store.index.allSlots().map(\.comparesAsBytes) == comparesAsBytes)
+        #expect(try store.index.allSlots().map(\.isOwnPreview) == ownPreview)
         try FileSystem.remove(path + "/index")
-        #expect(try ClipStore(directory: path).index.allSlots().map(\.comparesAsBytes) == expected)
+        let rebuilt = try ClipStore(directory: path).index.allSlots()
+        #expect(rebuilt.map(\.comparesAsBytes) == comparesAsBytes)
+        #expect(rebuilt.map(\.isOwnPreview) == ownPreview)
     }
 
     @Test func aRemovalThatACrashLeftUnerasedIsErasedWhenTheLogIsOpened() throws {

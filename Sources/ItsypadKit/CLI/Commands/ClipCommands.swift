@@ -4,8 +4,6 @@ import ItsypadSupport
 
 /// `itsypad clip …`
 enum ClipCommands {
-    static let previewLength = 100
-
     /// What wl-clipboard (2.2 and later) sets `CLIPBOARD_STATE` to for a clip that is not to be kept:
     /// a password manager's, or none at all (the clipboard was cleared).
     static let unkeptClipboardStates: Set<String> = ["sensitive", "clear", "nil"]
@@ -68,7 +66,7 @@ enum ClipCommands {
             try listing.printJSON(to: invocation.out)
             invocation.out.write("\n")
         } else {
-            try listing.printPreviews(to: invocation.out, length: previewLength, terminalSafe: invocation.context.stdoutIsTerminal)
+            try listing.printPreviews(to: invocation.out, terminalSafe: invocation.context.stdoutIsTerminal)
         }
         return ExitCode.success
     }

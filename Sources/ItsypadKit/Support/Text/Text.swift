@@ -244,6 +244,28 @@ extension PreviewBuilder {
         append(escaped, isEscaped: true, isWhole: isWhole, limit: limit, to: &out)
     }
 
+    /// The limit of `clip ls`'s previews.
+    package static let listingLimit = 100
+
+    /// Whether the preview of a text (given as the log holds it) at `listingLimit` is those bytes as
+    /// they are, as it is for most short texts in any script: then a listing copies them. Worked out
+    /// by the byte path itself, once, when the text is added (`ClipSlot.isOwnPreview`).
+    package static func isOwnPreview(escaped: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Fewer characters than the limit take at most this many bytes of written preview.
+        guard escaped.count <= 16 * listingLimit else { return false }
+        var preview: [UInt8] = []
+        return append(escaped: escaped, isWhole: true, limit: listingLimit, to: &preview) && preview.elementsEqual(escaped)
+    }
+
+    /// `isOwnPreview(escaped:)` for a text, escaped only when it is short enough to be its own preview.
+    package static func isOwnPreview(text: String) -> Bool {
+        guard text.utf8.count <= 16 * listingLimit else { return false }
+        var escaped: [UInt8] = []
+        var text = text
+        text.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
+        return escaped.withUnsafeBufferPointer(isOwnPreview(escaped:))
+    }
+
     /// `append(escaped:…)` for a whole text given as UTF-8.
     static func append(utf8: UnsafeBufferPointer<UInt8>, limit: Int, to out: inout [UInt8]) -> Bool {
         append(utf8, isEscaped: false, isWhole: true, limit: limit, to: &out)
@@ -356,20 +378,23 @@ private struct EscapedPreview {
         let (out, capacity, limit, kinds, end) = (self.out, self.capacity, self.limit, self.kinds, text.count)
         // Room for a space and a scalar; a scalar is stored as four bytes (`out` has room past `capacity`).
         while written + 5 <= capacity {
-            // Most runs are two- and three-byte scalars: four bytes read, checked and stored at once. The lead
-            // byte tells the kind of most; three bytes led by E1-EC or EE-EF always make a scalar to look up.
+            // Most runs are two- and three-byte scalars: four bytes read, checked and stored at once, with
+            // one branch, taken only where the run ends: the length is told from the lead's bits and the
+            // scalar always looked up (a branch on the kind of text would be mispredicted in mixed text).
             while index + 4 <= end && written + 4 <= capacity && count + 1 < limit {
                 let word = UInt32(littleEndian: UnsafeRawPointer(text.baseAddress! + index).loadUnaligned(as: UInt32.self))
                 let lead = UInt8(truncatingIfNeeded: word)
-                var length = kinds.otherLeadLength(lead)
-                if length == 0 {
-                    guard lead >= 0xE1, lead <= 0xEF, lead != 0xED, word & 0xC0_C000 == 0x80_8000 else { break }
-                    let value = UInt32(lead & 0x0F) << 12 | (word >> 2 & 0xFC0) | (word >> 16 & 0x3F)
-                    guard kinds.kind(of: value) == .other else { break }
-                    length = 3
-                }
-                let (mask, continuations): (UInt32, UInt32) = length == 3 ? (0xC0_C000, 0x80_8000) : (0xC000, 0x8000)
-                guard word & mask == continuations else { break }
+                let isThree = lead >= 0xE0
+                let length = isThree ? 3 : 2
+                let (mask, continuations): (UInt32, UInt32) = isThree ? (0xC0_C000, 0x80_8000) : (0xC000, 0x8000)
+                let value =
+                    isThree
+                    ? UInt32(lead & 0x0F) << 12 | (word >> 2 & 0xFC0) | (word >> 16 & 0x3F)
+                    : UInt32(lead & 0x1F) << 6 | (word >> 8 & 0x3F)
+                // C2-EF leads; three bytes of a value below 0x800 are an overlong form, of D800-DFFF a surrogate.
+                let wellFormed =
+                    lead &- 0xC2 < 0x2E && word & mask == continuations && (value >= 0x800 || !isThree) && value & 0xF800 != 0xD800
+                guard wellFormed && kinds.kind(of: value) == .other else { break }
                 UnsafeMutableRawPointer(out + written).storeBytes(of: word.littleEndian, as: UInt32.self)
                 written += length
                 count += 1

@@ -205,6 +205,37 @@ import Testing
         #expect(answered > 1000, "the escaped path answered only \(answered) of 3000")
     }
 
+    /// A text is its own preview exactly where the byte path writes its escaped bytes as they are,
+    /// and then the reference's preview is the text itself; most short texts of every script are.
+    @Test(arguments: ScriptSamples.scripts.indices.map(Optional.some) + [nil])
+    func ownPreviewsAreTheReferencesPreviews(_ script: Int?) {
+        var generator = SeededGenerator(seed: 80 + UInt64(script ?? 99))
+        var own = 0
+        for round in 0..<1500 {
+            var text = ScriptSamples.text(&generator, script: script, length: round % 5 == 0 ? 120 : 20)
+            if generator.chance(0.2) {
+                text += PreviewTests.alphabet[Int(generator.next() % UInt64(PreviewTests.alphabet.count))]
+            }
+            var escaped: [UInt8] = []
+            var utf8 = text
+            utf8.withUTF8 { JSONString.appendEscaped($0, to: &escaped) }
+            let isOwn = escaped.withUnsafeBufferPointer(PreviewBuilder.isOwnPreview(escaped:))
+            var written: [UInt8] = []
+            let answered = escaped.withUnsafeBufferPointer {
+                PreviewBuilder.append(escaped: $0, isWhole: true, limit: PreviewBuilder.listingLimit, to: &written)
+            }
+            #expect(isOwn == (answered && written == escaped), "\(Array(text.unicodeScalars))")
+            #expect(PreviewBuilder.isOwnPreview(text: text) == isOwn, "\(Array(text.unicodeScalars))")
+            if isOwn {
+                #expect(PreviewTests.reference(text, limit: PreviewBuilder.listingLimit) == text, "\(Array(text.unicodeScalars))")
+                #expect(escaped == Array(text.utf8))
+                own += 1
+            }
+        }
+        let name = script.map { ScriptSamples.scripts[$0].name } ?? "mixed"
+        if !["other", "mixed"].contains(name) { #expect(own > 100, "\(name): \(own) of 1500 are their own previews") }
+    }
+
     /// In every script the preview is written from the escaped bytes for almost every text, and
     /// as the reference writes it; the few texts left are written by the general path.
     @Test(arguments: ScriptSamples.scripts.indices.map(Optional.some) + [nil])
