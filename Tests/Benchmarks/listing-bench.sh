@@ -385,7 +385,7 @@ step "Summary"
 machine="$(nproc) cores, $(uname -srm), load $(cut -d' ' -f1-3 /proc/loadavg); $("$ITSYPAD" --version)"
 status=0
 python3 - "$results" "$SIZES" "$LARGE" "$machine" "$((SECONDS - started))" "$SCRIPTS" "$SCRIPTS_ONLY" "$IMAGES" <<'PY' | tee "$results/summary.txt" || status=$?
-import itertools, json, statistics, sys
+import itertools, json, os, statistics, sys
 res, sizes, large, machine, seconds = sys.argv[1], [int(s) for s in sys.argv[2].split()], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 scripts, scripts_only, images = sys.argv[6].split(), bool(sys.argv[7]), sys.argv[8] == "1"
 export_base = "cat (export file)" if images else "cat"
@@ -493,7 +493,9 @@ for name, value, bound, series in targets:
     print(f"{name:54} {value:>7.2f}x {'<= ' + format(bound, 'g') + 'x':>8}  {'PASS' if ok else 'FAIL':6} {spread}")
 print()
 print(f"{'peak memory (max RSS)':54} {'MiB':>8} {'limit':>8}  result")
-for line in open(f"{res}/memory.tsv").read().splitlines()[1:] + open(f"{res}/at-cap-memory.tsv").read().splitlines()[1:]:
+# (SCRIPTS_ONLY measures no memory.)
+memory = [f"{res}/{name}" for name in ("memory.tsv", "at-cap-memory.tsv") if os.path.exists(f"{res}/{name}")]
+for line in [row for path in memory for row in open(path).read().splitlines()[1:]]:
     label, kib, code, limit = line.split("\t")
     kib, code, limit = int(kib), int(code), int(limit)
     ok = code == 0 and kib <= limit

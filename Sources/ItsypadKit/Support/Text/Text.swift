@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Small text utilities shared by the commands.
 public enum Text {
     /// Decodes bytes as UTF-8, refusing invalid sequences instead of repairing them.
@@ -253,8 +257,10 @@ extension PreviewBuilder {
     package static func isOwnPreview(escaped: UnsafeBufferPointer<UInt8>) -> Bool {
         // Fewer characters than the limit take at most this many bytes of written preview.
         guard escaped.count <= 16 * listingLimit else { return false }
-        var preview: [UInt8] = []
-        return append(escaped: escaped, isWhole: true, limit: listingLimit, to: &preview) && preview.elementsEqual(escaped)
+        return write(escaped, isEscaped: true, isWhole: true, limit: listingLimit) { preview in
+            guard let preview, preview.count == escaped.count else { return false }
+            return preview.isEmpty || memcmp(preview.baseAddress!, escaped.baseAddress!, preview.count) == 0
+        }
     }
 
     /// `isOwnPreview(escaped:)` for a text, escaped only when it is short enough to be its own preview.
@@ -274,14 +280,24 @@ extension PreviewBuilder {
     private static func append(
         _ escaped: UnsafeBufferPointer<UInt8>, isEscaped: Bool, isWhole: Bool, limit: Int, to out: inout [UInt8]
     ) -> Bool {
-        // Written on the stack, then appended: no more bytes than were read, a space and the ellipsis,
-        // up to a bound well above what `limit` characters take (past it, the general path writes).
+        write(escaped, isEscaped: isEscaped, isWhole: isWhole, limit: limit) { written in
+            guard let written else { return false }
+            out.append(contentsOf: written)
+            return true
+        }
+    }
+
+    /// Hands `body` the preview written on the stack, or nil where the byte path cannot answer.
+    private static func write<Result>(
+        _ escaped: UnsafeBufferPointer<UInt8>, isEscaped: Bool, isWhole: Bool, limit: Int,
+        _ body: (UnsafeBufferPointer<UInt8>?) -> Result
+    ) -> Result {
+        // No more bytes than were read, a space and the ellipsis, up to a bound well above what
+        // `limit` characters take (past it, the general path writes).
         let capacity = min(escaped.count, 16 * max(limit, 1) + 64) + 16
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
             var writer = EscapedPreview(out: buffer.baseAddress!, capacity: capacity - 8, limit: limit)
-            guard let written = writer.write(escaped, isEscaped: isEscaped, isWhole: isWhole) else { return false }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<written]))
-            return true
+            return body(writer.write(escaped, isEscaped: isEscaped, isWhole: isWhole).map { UnsafeBufferPointer(rebasing: buffer[..<$0]) })
         }
     }
 }
