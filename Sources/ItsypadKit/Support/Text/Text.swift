@@ -332,11 +332,26 @@ private struct EscapedPreview {
         let end = escaped.count
         while index < end {
             // Most text is words of printable ASCII between single spaces, each byte a character of the
-            // preview as it is: up to eight at once, unless the limit is near. The byte after them, if
-            // any, is one of the others.
-            if !pendingSpace && index + 8 <= end && count + 8 < limit && written + 8 <= capacity {
-                let word = UnsafeRawPointer(escaped.baseAddress! + index).loadUnaligned(as: UInt64.self)
-                let asIs = PreviewBuilder.asIsPrefix(UInt64(littleEndian: word), afterCharacter: count > 0)
+            // preview as it is: up to eight at once, as many as the limit leaves. Unless the limit came,
+            // the byte after them, if any, is one of the others.
+            if !pendingSpace && count + 1 < limit && written + 8 <= capacity {
+                // The last few bytes of the text are read with zeros after them (a control: the end of a run).
+                var word: UInt64 = 0
+                if index + 8 <= end {
+                    word = UnsafeRawPointer(escaped.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                } else {
+                    withUnsafeMutableBytes(of: &word) {
+                        $0.copyMemory(from: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: escaped[index...])))
+                    }
+                }
+                let bytes = UInt64(littleEndian: word)
+                // A space last among the eight is as it is when a word character follows it.
+                let following = index + 8 < end ? escaped[index + 8] : 0
+                let asIs = min(
+                    limit - 1 - count,
+                    PreviewBuilder.asIsPrefix(
+                        bytes, afterCharacter: count > 0,
+                        nextIsWord: following > 0x20 && following < 0x80 && following != 0x22 && following != 0x5C))
                 // All eight bytes are stored (the buffer has room): those after the prefix are written over.
                 UnsafeMutableRawPointer(out + written).storeBytes(of: word, as: UInt64.self)
                 if asIs > 0 {
@@ -344,8 +359,10 @@ private struct EscapedPreview {
                     count += asIs
                     index += asIs
                     // The last is a word character; DEL, the one control among them, joins nothing after it.
-                    (afterControl, afterCR, inWhitespace, openFlag, emoji) = (out[written - 1] == 0x7F, false, false, false, 0)
-                    if asIs == 8 { continue }
+                    // (Told from `bytes`: read back from `out`, it waited for the store.)
+                    let last = UInt8(truncatingIfNeeded: bytes &>> (8 * (asIs - 1)))
+                    (afterControl, afterCR, inWhitespace, openFlag, emoji) = (last == 0x7F, false, false, false, 0)
+                    if asIs == 8 || index == end { continue }
                 }
             }
             let byte = escaped[index]
@@ -528,10 +545,11 @@ private struct EscapedPreview {
 extension PreviewBuilder {
     /// How many of eight escaped bytes (the first in the lowest byte of `word`) are, from the first,
     /// characters of the preview as they are: printable ASCII but a quote or backslash (no escape),
-    /// and spaces followed by such a character (a space before other whitespace, or at the text's
-    /// end, is not written; a leading one is written only `afterCharacter`).
+    /// and spaces followed by such a character (the last byte's follower is one when `nextIsWord`; a
+    /// space before other whitespace, or at the text's end, is not written; a leading one is written
+    /// only `afterCharacter`).
     @inline(__always)
-    fileprivate static func asIsPrefix(_ word: UInt64, afterCharacter: Bool) -> Int {
+    fileprivate static func asIsPrefix(_ word: UInt64, afterCharacter: Bool, nextIsWord: Bool) -> Int {
         let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
         // High bits: `special` exact for its lowest byte (only bytes above one may be marked wrongly),
         // `isSpace` exact for every byte (no carries cross bytes).
@@ -539,8 +557,8 @@ extension PreviewBuilder {
         let spaces = word ^ 0x2020_2020_2020_2020
         let isSpace = ~((spaces & lows) &+ lows | spaces) & ~lows
         let isWord = ~(special | isSpace) & ~lows
-        // A space is as it is when a word character follows it in `word` (the last byte has none).
-        let lonelySpace = isSpace & ~(isWord >> 8)
+        // A space is as it is when a word character follows it (the last byte's is told by `nextIsWord`).
+        let lonelySpace = isSpace & ~(isWord >> 8 | (nextIsWord ? 1 << 63 : 0))
         let leadingSpace = afterCharacter ? 0 : isSpace & 0x80
         return (special | lonelySpace | leadingSpace).trailingZeroBitCount / 8
     }
