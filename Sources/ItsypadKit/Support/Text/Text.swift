@@ -253,7 +253,8 @@ extension PreviewBuilder {
 
     /// Whether the preview of a text (given as the log holds it) at `listingLimit` is those bytes as
     /// they are, as it is for most short texts in any script: then a listing copies them. Worked out
-    /// by the byte path itself, once, when the text is added (`ClipSlot.isOwnPreview`).
+    /// by the byte path itself, once, when the text is added (`ClipSlot.isOwnPreview`): a change to
+    /// the preview rule must change `ClipIndexHeader.magic`, so that every index is rebuilt with it.
     package static func isOwnPreview(escaped: UnsafeBufferPointer<UInt8>) -> Bool {
         // Fewer characters than the limit take at most this many bytes of written preview.
         guard escaped.count <= 16 * listingLimit else { return false }
