@@ -32,9 +32,22 @@ public enum MediaType {
 
     /// Whether entries of `type` are kept as text: `text/plain`, with or without a charset.
     public static func isText(_ type: String) -> Bool {
-        let lowered = type.lowercased().filter { $0 != " " }
-        return lowered == text || lowered == text + ";charset=utf-8"
+        var type = type
+        return type.withUTF8(isText(utf8:))
     }
+
+    /// `isText` of a type's bytes: in any case, spaces aside. (No string is made: an import asks for every clip.)
+    public static func isText(utf8 type: UnsafeBufferPointer<UInt8>) -> Bool {
+        var matched = 0
+        for byte in type where byte != 0x20 {
+            let lower = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+            guard matched < textWithCharset.count, textWithCharset[matched] == lower else { return false }
+            matched += 1
+        }
+        return matched == text.utf8.count || matched == textWithCharset.count
+    }
+
+    private static let textWithCharset = Array((text + ";charset=utf-8").utf8)
 
     /// The type `bytes` start like, or nil when they start like none of the formats known here.
     public static func sniff(_ bytes: [UInt8]) -> String? {

@@ -202,14 +202,13 @@ package enum ExportFormat {
     static func decodeClip(_ json: some JSONFields, escapedText text: inout [UInt8], data: inout [UInt8]) -> EscapedClip? {
         text.removeAll(keepingCapacity: true)
         data.removeAll(keepingCapacity: true)
-        let type = json.stringMember("type").map { $0.lowercased() }
-        let isBinary = type.map { !MediaType.isText($0) } ?? false
+        let isBinary = json.withStringMember("type", { !MediaType.isText(utf8: $0) }) ?? false
         guard let id = json.withStringMember("id", PackedID.init(anyCaseUTF8:)) ?? nil,
             isBinary || json.appendEscapedMember("text", to: &text),
             let timestamp = Time.stored(json.withStringMember("timestamp", Time.parseISO8601(utf8:)) ?? nil)
         else { return nil }
         var binary: ClipBinary?
-        if isBinary, let type {
+        if isBinary, let type = json.stringMember("type")?.lowercased() {
             guard MediaType.isValid(type), json.withStringMember("data", { Base64.decode($0, into: &data) }) == true, !data.isEmpty,
                 json.integerMember("size").map({ $0 == data.count }) ?? true
             else { return nil }

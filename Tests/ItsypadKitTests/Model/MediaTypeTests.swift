@@ -66,9 +66,16 @@ import Testing
         #expect(MediaType.isValid(example.type) == example.valid)
     }
 
-    @Test func textTypes() {
-        #expect(MediaType.isText("text/plain") && MediaType.isText("TEXT/PLAIN;charset=UTF-8"))
-        #expect(!MediaType.isText("text/html") && !MediaType.isText("image/png"))
+    /// `text/plain` with or without `;charset=utf-8`, in any case and with spaces anywhere; nothing else.
+    @Test(
+        arguments: [
+            ("text/plain", true), ("TEXT/PLAIN;charset=UTF-8", true), ("Text/Plain ; Charset = utf-8", true), (" text/plain ", true),
+            ("text/html", false), ("image/png", false), ("text/plai", false), ("text/plainx", false), ("text/plain;", false),
+            ("text/plain;charset=utf-8x", false), ("text/plain;charset=latin1", false), ("", false), ("\u{212A}ext/plain", false),
+            ("te\u{301}xt/plain", false), ("text/plaın", false),
+        ])
+    func textTypes(_ example: (type: String, isText: Bool)) {
+        #expect(MediaType.isText(example.type) == example.isText)
     }
 
     @Test(
