@@ -58,9 +58,8 @@ extension ClipStore {
             // The log is read where it lies in the page cache, mapped: no copy of it, and of a
             // preview's long text only the pages of its head are read.
             let logSize = log.size
-            guard let mapped = MappedFile.map(fd: log.fd, count: logSize) else {
-                throw ItsypadError.corrupt(logPath, logSize == 0 ? "empty, though its index lists entries" : "cannot be mapped")
-            }
+            guard logSize > 0 else { throw ItsypadError.corrupt(logPath, "empty, though its index lists entries") }
+            guard let mapped = MappedFile.map(fd: log.fd, count: logSize) else { throw FileSystem.fail("map", logPath) }
             // The pages from here on have been given back (they are read again if a line there is).
             var resident = logSize
             // The index is read in chunks, small first (`clip ls -n 20` reads 64 slots), into buffers
