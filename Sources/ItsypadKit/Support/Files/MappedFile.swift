@@ -28,7 +28,10 @@ public final class MappedFile {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
         guard info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { return nil }
-        return map(fd: fd, count: Int(info.st_size))
+        guard let mapped = map(fd: fd, count: Int(info.st_size)) else { return nil }
+        // Read once from start to end: read ahead, and the pages need not be kept.
+        _ = madvise(UnsafeMutableRawPointer(mutating: mapped.bytes.baseAddress!), mapped.bytes.count, MADV_SEQUENTIAL)
+        return mapped
     }
 
     /// The first `count` bytes of the open file `fd` mapped (the descriptor may be closed after); nil
@@ -36,7 +39,6 @@ public final class MappedFile {
     public static func map(fd: Int32, count: Int) -> MappedFile? {
         guard count > 0, let base = mmap(nil, count, PROT_READ, MAP_PRIVATE, fd, 0), base != UnsafeMutableRawPointer(bitPattern: -1)
         else { return nil }
-        _ = madvise(base, count, MADV_SEQUENTIAL)
         return MappedFile(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: count))
     }
 
