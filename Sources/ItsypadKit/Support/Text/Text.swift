@@ -412,9 +412,9 @@ private struct EscapedPreview {
         let (out, capacity, limit, kinds, end) = (self.out, self.capacity, self.limit, self.kinds, text.count)
         // Room for a space and a scalar; a scalar is stored as four bytes (`out` has room past `capacity`).
         while written + 5 <= capacity {
-            // Most runs are two- and three-byte scalars: four bytes read, checked and stored at once, with
-            // one branch, taken only where the run ends: the length is told from the lead's bits and the
-            // scalar always looked up (a branch on the kind of text would be mispredicted in mixed text).
+            // Most runs are two- and three-byte scalars: four bytes read, checked and stored at once. The
+            // length is told from the lead's bits and every scalar is looked up: no branch on whether the
+            // lead alone tells the kind (mispredicted in text that mixes blocks, as Japanese does).
             while index + 4 <= end && written + 4 <= capacity && count + 1 < limit {
                 let word = UInt32(littleEndian: UnsafeRawPointer(text.baseAddress! + index).loadUnaligned(as: UInt32.self))
                 let lead = UInt8(truncatingIfNeeded: word)
