@@ -14,8 +14,9 @@ public struct Tab: Equatable, Sendable {
     public var fileURL: String?
     /// Orders edits across devices without trusting their clocks.
     public var clock: HybridTimestamp
-    /// The clock of the edit that last set the name (or its lock), and the language (or its
-    /// lock): a merge takes each from the version that set it last, not from the newer version.
+    /// The clock of the edit that last chose the name (or its lock), and the language (or its
+    /// lock): a merge takes each from the version that chose it last, not from the newer version.
+    /// A name or language that follows the content is no choice and leaves its clock.
     public var nameClock: HybridTimestamp
     public var languageClock: HybridTimestamp
     /// What the sync engine last agreed with the backend: nil until first synced.
@@ -64,12 +65,22 @@ public struct Tab: Equatable, Sendable {
         Text.firstLineTitle(content, limit: titleLength) ?? untitled
     }
 
-    /// Stamps an edit made on top of `original` with `clock`, and the labels it changed with it.
-    public mutating func stamp(_ clock: HybridTimestamp, after original: Tab) {
+    /// The labels a person chooses for a tab, each with its lock; otherwise they follow the content.
+    public struct Labels: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// A rename (a new tab's given name).
+        public static let name = Labels(rawValue: 1)
+        /// A language chosen, or the choice to detect it again (`--language`, `--auto-language`).
+        public static let language = Labels(rawValue: 2)
+    }
+
+    /// Stamps an edit with `clock`, and the labels it `chose` with it.
+    public mutating func stamp(_ clock: HybridTimestamp, choosing chosen: Labels) {
         self.clock = clock
         history.record(clock)
-        if (name, nameLocked) != (original.name, original.nameLocked) { nameClock = clock }
-        if (language, languageLocked) != (original.language, original.languageLocked) { languageClock = clock }
+        if chosen.contains(.name) { nameClock = clock }
+        if chosen.contains(.language) { languageClock = clock }
     }
 
     /// Re-derives what follows the content: the name (unless explicit) and the language (unless locked).

@@ -136,14 +136,17 @@ extension DataStore {
         return tab
     }
 
-    /// Stores a changed tab with a new clock, unless nothing changed. Returns whether it changed.
+    /// Stores a changed tab with a new clock, unless nothing changed and no label was chosen.
+    /// `chosen`: the labels the person chose (a rename, a language), which take the edit's clock;
+    /// a name or language that follows the content keeps its own. Returns whether it stored one.
     @discardableResult
-    public func updateTab(_ original: Tab, now: Milliseconds, change: (inout Tab) -> Void) throws -> Bool {
+    public func updateTab(_ original: Tab, now: Milliseconds, choosing chosen: Tab.Labels = [], change: (inout Tab) -> Void) throws -> Bool
+    {
         var tab = original
         change(&tab)
-        guard tab != original else { return false }
+        guard tab != original || !chosen.isEmpty else { return false }
         tab.lastModified = now
-        tab.stamp(HybridTimestamp.next(after: original.clock, now: now, device: deviceID), after: original)
+        tab.stamp(HybridTimestamp.next(after: original.clock, now: now, device: deviceID), choosing: chosen)
         try saveTab(tab)
         return true
     }

@@ -37,6 +37,34 @@ import Glibc
         }
     }
 
+    /// A rename and a language choice made on one device stand against content edits made later on
+    /// another that had not seen them: the name and language those edits re-derive from the content
+    /// are no choice (the built binary, as `shared/repros/explicit-label-vs-derived.sh` runs it).
+    @Test func aChosenLabelBeatsOneThatFollowsTheContent() throws {
+        let a = Device(), b = Device()
+        let backend = a.directory.path + "/backend"
+        func id(_ result: RunResult) -> String { String(result.stdout.split(separator: "\n").first ?? "") }
+        let named = id(try b.run("tab", "new", "hotel line\ndelta line"))
+        let coded = id(try b.run("tab", "new", "hotel line\nSELECT 1 FROM t;"))
+        for device in [a, b, a] { #expect(try device.run("sync", "enable", backend).status == 0) }
+        #expect(try a.run("tab", "edit", named, "--name", "chosen-on-a").status == 0)
+        #expect(try a.run("tab", "edit", coded, "--language", "python").status == 0)
+        #expect(try b.run("tab", "edit", named, "delta line").status == 0)
+        #expect(try b.run("tab", "edit", coded, "def f():\n    return 1").status == 0)
+        for _ in 0..<2 {
+            for device in [a, b] { #expect(try device.run("sync").status == 0) }
+        }
+        for device in [a, b] {
+            let first = try JSONValue.parse(try device.run("tab", "show", named, "--json").stdout)
+            #expect(first["name"]?.stringValue == "chosen-on-a")
+            #expect(first["content"]?.stringValue == "delta line")
+            let second = try JSONValue.parse(try device.run("tab", "show", coded, "--json").stdout)
+            #expect(second["language"]?.stringValue == "python")
+            #expect(second["languageLocked"]?.boolValue == true)
+            #expect(second["content"]?.stringValue == "def f():\n    return 1")
+        }
+    }
+
     /// A merge takes the name and the language each from the version that set it last, whichever
     /// version is newer: a later edit that left the name alone does not undo a rename. Either
     /// side merging gets the same.

@@ -104,8 +104,10 @@ final class FaultInjectingBackend: SyncBackend, @unchecked Sendable {
 /// brought to quiescence and checked against what the operations allow:
 ///
 /// - every device holds the same tabs, clips and synced settings, with nothing pending or failed;
-/// - the last change of a tab's name decides its name, and the last change of its language its language;
-/// - a tab whose rename or language change no removal had seen is there;
+/// - the last choice of a tab's name (a rename, a new tab's given name) decides its name, and the last
+///   choice of its language its language; a name or language never chosen, or chosen to be detected,
+///   follows the tab's final content;
+/// - a tab whose rename or language choice no removal had seen is there;
 /// - every line typed that no later edit or removal could have seen is in some tab;
 /// - a tab removal by a device that had seen every change of the tab sticks, as does every clip removal;
 /// - clips never removed anywhere are everywhere;
@@ -147,32 +149,40 @@ final class RandomSyncSimulation {
         let step: Int
         let device: Int
         var committedAt: Int?
-        /// For a tab: the labels it left, and which it changed.
+        /// For a tab: the labels it left, and which it chose.
         var labels: TabLabels?
     }
 
-    /// A tab's name and language (each with its lock) after a change, and which the change set.
+    /// A tab's name and language (each with its lock) after a change, and which the change chose
+    /// (the others follow the content).
     struct TabLabels {
         let name: String
         let language: String
-        let changedName: Bool
-        let changedLanguage: Bool
+        let chosen: Tab.Labels
         let changedContent: Bool
 
-        init(_ tab: Tab, before: Tab?) {
+        init(_ tab: Tab, before: Tab?, chosen: Tab.Labels) {
             name = "\(tab.name)|\(tab.nameLocked)"
             language = "\(tab.language)|\(tab.languageLocked)"
-            changedName = before.map { ($0.name, $0.nameLocked) != (tab.name, tab.nameLocked) } ?? true
-            changedLanguage = before.map { ($0.language, $0.languageLocked) != (tab.language, tab.languageLocked) } ?? true
+            self.chosen = chosen
             changedContent = before.map { $0.content != tab.content } ?? true
         }
 
         /// The value of the label `name` says, as this change left it.
         func value(_ label: Label) -> String { label == .name ? name : language }
-        func changed(_ label: Label) -> Bool { label == .name ? changedName : changedLanguage }
+        func chose(_ label: Label) -> Bool { chosen.contains(label.option) }
+
+        /// What a label that follows the content is for `tab`'s content.
+        static func derived(_ label: Label, of tab: Tab) -> String {
+            label == .name ? "\(Tab.derivedName(for: tab.content))|false" : "\(LanguageDetector.detect(tab.content))|false"
+        }
     }
 
-    enum Label: String, CaseIterable { case name, language }
+    enum Label: String, CaseIterable {
+        case name, language
+
+        var option: Tab.Labels { self == .name ? .name : .language }
+    }
 
     struct SimulatedDevice {
         let dataDir: String
@@ -292,8 +302,8 @@ final class RandomSyncSimulation {
         return Int.random(in: 0..<3, using: &random) == 0 ? all.last : all.randomElement(using: &random)
     }
 
-    private func noteTabChange(_ tab: Tab, from before: Tab?, by index: Int) {
-        record(RecordKey(.tab, tab.id), by: index, labels: TabLabels(tab, before: before))
+    private func noteTabChange(_ tab: Tab, from before: Tab?, choosing chosen: Tab.Labels, by index: Int) {
+        record(RecordKey(.tab, tab.id), by: index, labels: TabLabels(tab, before: before, chosen: chosen))
     }
 
     private func newTab(_ index: Int) throws {
@@ -304,7 +314,7 @@ final class RandomSyncSimulation {
         let tab = try withStore(index) { try $0.createTab(content: line, name: name, language: language, fileURL: nil, now: time) }
         typed.insert(line)
         createdTabs.insert(tab.id)
-        noteTabChange(tab, from: nil, by: index)
+        noteTabChange(tab, from: nil, choosing: [name != nil ? .name : [], language != nil ? .language : []], by: index)
         log(index, "tab new \(tab.id.prefix(8)) \(line)")
     }
 
@@ -327,14 +337,14 @@ final class RandomSyncSimulation {
                 edited.content = lines.joined(separator: "\n")
                 edited.contentDidChange()
             }
-            noteTabChange(try store.tabs.tab(id: tab.id)!, from: tab, by: index)
+            noteTabChange(try store.tabs.tab(id: tab.id)!, from: tab, choosing: [], by: index)
             log(index, "tab edit \(tab.id.prefix(8)) +\(line)")
         }
     }
 
     private func renameTab(_ index: Int) throws {
         let name = token("name")
-        try changeTab(index, "rename \(name)") {
+        try changeTab(index, "rename \(name)", choosing: .name) {
             $0.name = name
             $0.nameLocked = true
         }
@@ -342,24 +352,24 @@ final class RandomSyncSimulation {
 
     private func setLanguage(_ index: Int) throws {
         let language = ["python", "rust", "swift", "markdown", "plain"].randomElement(using: &random)!
-        try changeTab(index, "language \(language)") {
+        try changeTab(index, "language \(language)", choosing: .language) {
             $0.language = language
             $0.languageLocked = true
         }
     }
 
     private func autoLanguage(_ index: Int) throws {
-        try changeTab(index, "auto-language") {
+        try changeTab(index, "auto-language", choosing: .language) {
             $0.languageLocked = false
             $0.language = LanguageDetector.detect($0.content)
         }
     }
 
-    /// Changes a tab's metadata as `tab edit` does; nothing is recorded when nothing changed.
-    private func changeTab(_ index: Int, _ description: String, _ change: (inout Tab) -> Void) throws {
+    /// Changes a tab's metadata as `tab edit` does, a choice of the labels `chosen`.
+    private func changeTab(_ index: Int, _ description: String, choosing chosen: Tab.Labels, _ change: (inout Tab) -> Void) throws {
         try withStore(index) { store in
-            guard let tab = try pickTab(store), try store.updateTab(tab, now: time, change: change) else { return }
-            noteTabChange(try store.tabs.tab(id: tab.id)!, from: tab, by: index)
+            guard let tab = try pickTab(store), try store.updateTab(tab, now: time, choosing: chosen, change: change) else { return }
+            noteTabChange(try store.tabs.tab(id: tab.id)!, from: tab, choosing: chosen, by: index)
             log(index, "tab \(description) \(tab.id.prefix(8))")
         }
     }
@@ -648,21 +658,30 @@ final class RandomSyncSimulation {
         for line in typed.sorted() where !mayVanish.contains(line) && !present.contains(line) {
             found.append("typed line \(line) is lost")
         }
-        for tab in finalTabs {
-            let now = TabLabels(tab, before: nil)
+        for tab in finalTabs where createdTabs.contains(tab.id) {
+            let now = TabLabels(tab, before: nil, chosen: [])
             for label in Label.allCases {
-                guard let last = lastSurvivingChange(of: tab.id, to: label), let labels = last.labels else { continue }
-                if now.value(label) != labels.value(label) {
-                    found.append(
-                        "tab \(tab.id.prefix(8))'s \(label) is \(now.value(label)), but its last change of it (step \(last.step), dev\(last.device)) made it \(labels.value(label))"
-                    )
+                let expected: String
+                let reason: String
+                switch lastSurvivingChoice(of: tab.id, of: label) {
+                case .undecided:
+                    continue
+                case .chosen(let last) where last.labels?.value(label).hasSuffix("|true") == true:
+                    expected = last.labels!.value(label)
+                    reason = "its last choice of it (step \(last.step), dev\(last.device)) made it"
+                case .chosen, .followsContent:
+                    expected = TabLabels.derived(label, of: tab)
+                    reason = "it follows the content, which makes it"
+                }
+                if now.value(label) != expected {
+                    found.append("tab \(tab.id.prefix(8))'s \(label) is \(now.value(label)), but \(reason) \(expected)")
                 }
             }
         }
         for id in createdTabs.sorted() where final.tabs[id] == nil {
             if let unseen = unseenLabelChange(of: id) {
                 found.append(
-                    "tab \(id.prefix(8)) is gone, but its \(unseen.labels!.changedName ? "rename" : "language change") at step \(unseen.step) by dev\(unseen.device) was seen by no removal"
+                    "tab \(id.prefix(8)) is gone, but its \(unseen.labels!.chose(.name) ? "rename" : "language choice") at step \(unseen.step) by dev\(unseen.device) was seen by no removal"
                 )
             }
         }
@@ -699,16 +718,24 @@ final class RandomSyncSimulation {
         return found
     }
 
-    /// The change that decides a tab's name and language: the last one, unless the device
-    /// that made it removed the tab before sending it (then the one before). nil when that is
-    /// not decided: a later removal may have seen a change already sent and, losing to
-    /// concurrent edits, carried it away or not depending on which device synced first.
-    /// (Commits are known exactly, from what the backend accepted, so this needs no guess
-    /// at what a device had fetched.)
-    private func lastSurvivingChange(of id: String, to label: Label) -> Change? {
+    /// What decides a tab's label.
+    enum LabelOutcome {
+        /// The choice that stands.
+        case chosen(Change)
+        /// No choice stands: the label follows the content.
+        case followsContent
+        /// Not decided: a later removal may have seen a choice already sent and, losing to
+        /// concurrent edits, carried it away or not depending on which device synced first.
+        case undecided
+    }
+
+    /// The choice that decides a tab's name or language: the last one, unless the device that made
+    /// it removed the tab before sending it (then the one before). (Commits are known exactly, from
+    /// what the backend accepted, so this needs no guess at what a device had fetched.)
+    private func lastSurvivingChoice(of id: String, of label: Label) -> LabelOutcome {
         let removals = tabRemovals.filter { $0.id == id }
-        let changesOfLabel = (changes[RecordKey(.tab, id)] ?? []).filter { $0.labels?.changed(label) ?? false }
-        for change in changesOfLabel.sorted(by: { $0.step > $1.step }) {
+        let choices = (changes[RecordKey(.tab, id)] ?? []).filter { $0.labels?.chose(label) ?? false }
+        for change in choices.sorted(by: { $0.step > $1.step }) {
             let removedUnsent = removals.contains { removal in
                 removal.device == change.device && removal.step > change.step && (change.committedAt.map { $0 > removal.step } ?? true)
             }
@@ -716,21 +743,21 @@ final class RandomSyncSimulation {
             let mayHaveBeenRemoved = removals.contains { removal in
                 removal.step > change.step && (change.committedAt.map { $0 < removal.step } ?? false)
             }
-            return mayHaveBeenRemoved ? nil : change
+            return mayHaveBeenRemoved ? .undecided : .chosen(change)
         }
-        return nil
+        return .followsContent
     }
 
-    /// A change of a tab's name or language that no removal of the tab can have seen and no later
-    /// change of the same labels replaced: it keeps the tab (a content change is checked by its
+    /// A choice of a tab's name or language that no removal of the tab can have seen and no later
+    /// choice of the same labels replaced: it keeps the tab (a content change is checked by its
     /// lines, which may survive in a conflict copy instead).
     private func unseenLabelChange(of id: String) -> Change? {
         let all = changes[RecordKey(.tab, id)] ?? []
         let removals = tabRemovals.filter { $0.id == id }
         return all.first { change in
-            guard let labels = change.labels, !labels.changedContent, labels.changedName || labels.changedLanguage else { return false }
-            let replaced = Label.allCases.filter(labels.changed).allSatisfy { label in
-                all.contains { $0.step > change.step && ($0.labels?.changed(label) ?? false) }
+            guard let labels = change.labels, !labels.changedContent, !labels.chosen.isEmpty else { return false }
+            let replaced = Label.allCases.filter(labels.chose).allSatisfy { label in
+                all.contains { $0.step > change.step && ($0.labels?.chose(label) ?? false) }
             }
             let mayHaveBeenSeen = removals.contains { removal in
                 removal.device == change.device

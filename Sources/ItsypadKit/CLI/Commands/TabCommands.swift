@@ -140,7 +140,10 @@ enum TabCommands {
             original = try store.loadContent(current)
             content = edited
         }
-        try store.updateTab(original, now: invocation.context.now()) { tab in
+        let chosen: Tab.Labels = [
+            invocation.value(.name) != nil ? .name : [], language != nil || invocation.flag(.autoLanguage) ? .language : [],
+        ]
+        try store.updateTab(original, now: invocation.context.now(), choosing: chosen) { tab in
             if let content, content != tab.content {
                 tab.content = content
                 tab.contentDidChange()

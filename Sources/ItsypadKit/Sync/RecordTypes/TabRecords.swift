@@ -185,8 +185,9 @@ final class TabRecords: SyncedRecordType {
     /// Two concurrent versions of a tab merged: the content three ways against `ancestor`; where
     /// both changed the same lines (or there is no ancestor) the newer version (by hybrid clock)
     /// wins the tab and the other is returned as the loser, to keep as a conflict copy. The name
-    /// and the language (each with its lock) come from the version that set them last, so a
-    /// rename is not undone by a later edit that left the name alone. The result depends only on
+    /// and the language (each with its lock) come from the version that chose them last, so a
+    /// rename is not undone by a later edit that left the name alone; one that follows the content
+    /// (no lock) follows the merged content. The result depends only on
     /// the two versions and the ancestor, so every device merging them agrees. Keeps `first`'s id.
     static func merged(_ first: Tab, _ second: Tab, ancestor: String?) -> (tab: Tab, loser: Tab?) {
         let firstWins = isNewer(first, than: second)
@@ -209,13 +210,14 @@ final class TabRecords: SyncedRecordType {
         (merged.language, merged.languageLocked, merged.languageClock) = (
             language.language, language.languageLocked, language.languageClock
         )
+        merged.contentDidChange()
         merged.clock = .merged(first.clock, second.clock)
         merged.history = first.history.union(second.history)
         merged.lastModified = max(first.lastModified, second.lastModified)
         return (merged, loser)
     }
 
-    /// Of two versions, the one that set a label last: by the label's clock, then (equal clocks) by
+    /// Of two versions, the one that chose a label last: by the label's clock, then (equal clocks) by
     /// its value, so every device picks the same.
     private static func lastSet(_ a: Tab, _ b: Tab, _ clock: (Tab) -> HybridTimestamp, _ value: (Tab) -> String) -> Tab {
         (clock(b), value(b)) > (clock(a), value(a)) ? b : a
