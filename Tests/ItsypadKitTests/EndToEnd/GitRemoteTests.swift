@@ -219,6 +219,58 @@ struct GitRemoteTests {
         #expect(result.stderr.contains("only over file, ssh, git, http, https"), "\(result.stderr)")
     }
 
+    /// Nothing the remote or the user's git configuration chooses runs in the clone: the remote's
+    /// `.gitattributes` names filters, a diff and a merge driver the user's configuration defines,
+    /// the bare repository has hooks (a push to a local path runs them here), and the user has hooks
+    /// of their own and a file system monitor. None of them runs, and the devices still sync.
+    @Test func nothingTheRemoteOrTheUsersConfigurationChoosesRuns() throws {
+        let scripts = TemporaryDirectory()
+        let marker = scripts.file("ran")
+        let record = { (what: String) in "#!/bin/sh\necho \(what) >> \(marker)\n" }
+        mkdir(scripts.file("hooks"), 0o700)
+        for hook in ["pre-push", "pre-commit", "post-commit", "post-checkout", "post-merge", "post-rewrite", "reference-transaction"] {
+            scripts.write("hooks/" + hook, record("user hook " + hook), mode: 0o755)
+        }
+        scripts.write("fsmonitor", record("fsmonitor") + "exit 1\n", mode: 0o755)
+        scripts.write(
+            "gitconfig",
+            """
+            [filter "evil"]
+            \tclean = echo clean >> \(marker); cat
+            \tsmudge = echo smudge >> \(marker); cat
+            [diff "evil"]
+            \ttextconv = echo textconv >> \(marker); cat
+            [merge "evil"]
+            \tdriver = echo merge >> \(marker); false
+            [core]
+            \thooksPath = \(scripts.path)/hooks
+            \tfsmonitor = \(scripts.path)/fsmonitor
+
+            """)
+        for hook in ["pre-receive", "update", "post-receive", "post-update", "reference-transaction"] {
+            try FileSystem.writeAtomically(remote.path + "/hooks/" + hook, Array(record("remote hook " + hook).utf8), mode: 0o755)
+        }
+        let work = remote.directory.path + "/work"
+        try BareRepository.git(["init", "-q", "-b", "itsypad", work])
+        try FileSystem.writeAtomically(work + "/.gitattributes", Array("* filter=evil diff=evil merge=evil\n".utf8))
+        try BareRepository.git(["add", ".gitattributes"], in: work)
+        try BareRepository.git(["-c", "user.name=someone", "-c", "user.email=someone@example.com", "commit", "-q", "-m", "attributes"], in: work)
+        try BareRepository.git(["push", "-q", "--no-verify", remote.path, "itsypad"], in: work)
+        try? FileSystem.remove(marker)
+
+        let environment = ["GIT_CONFIG_GLOBAL": scripts.file("gitconfig")]
+        let url = "git:" + remote.path
+        try succeed(laptop, "clip", "add", "copied on the laptop")
+        try succeed(laptop, "sync", "enable", url, "--no-encrypt", environment: environment)
+        try succeed(desktop, "sync", "enable", url, "--no-encrypt", environment: environment)
+        try succeed(desktop, "tab", "new", "written on the desktop")
+        try succeed(desktop, "sync", environment: environment)
+        try succeed(laptop, "sync", environment: environment)
+        #expect(try clips(desktop).contains("copied on the laptop"))
+        #expect(try succeed(laptop, "tab", "ls").contains("written on the desktop"))
+        #expect(!FileSystem.exists(marker), "ran: \(scripts.read("ran") ?? "")")
+    }
+
     /// The user's choice of ssh program is kept (core.sshCommand, GIT_SSH, GIT_SSH_COMMAND); with none,
     /// itsypad's ssh runs in batch mode.
     @Test(arguments: ["core.sshCommand", "GIT_SSH", "GIT_SSH_COMMAND", "none"])

@@ -79,6 +79,22 @@ public struct GitRemote {
         // The backend's lock and temporary files belong to this copy only.
         try FileSystem.makeDirectory(gitDirectory + "/info")
         try FileSystem.writeAtomically(gitDirectory + "/info/exclude", Array("/lock\n\(FileSystem.temporaryPrefix)*\n".utf8))
+        try neutraliseAttributes()
+    }
+
+    /// What `info/attributes` holds: above any `.gitattributes` a remote brings (and the user's own
+    /// attributes file), so that no file of the backend has git run a filter, a diff or merge driver
+    /// of the user's configuration, or convert its bytes. The bytes are the backend's, as written.
+    static let neutralAttributes = "* -filter -text -eol -working-tree-encoding -ident -diff -merge\n"
+
+    /// Writes `info/attributes` unless it already holds `neutralAttributes` (a clone made by an
+    /// earlier version gets it at its next sync): before anything is checked out or added.
+    private func neutraliseAttributes() throws {
+        let path = gitDirectory + "/info/attributes"
+        let wanted = Array(GitRemote.neutralAttributes.utf8)
+        if (try? FileTree.containing(path).read(path, limit: 4096)) == wanted { return }
+        try FileSystem.makeDirectory(gitDirectory + "/info")
+        try FileSystem.writeAtomically(path, wanted)
     }
 
     /// Recovers from a killed sync, commits what it left, fetches, and puts local commits on top of
@@ -99,6 +115,7 @@ public struct GitRemote {
         // `settings set sync.backend` may have named another URL since the clone was made.
         let configured = FileSystem.isDirectory(gitDirectory) ? try runGit(["config", "--get", "remote.origin.url"]) : nil
         if configured.map({ Text.trim($0.outputText) }) != url { try prepare() }
+        try neutraliseAttributes()
         try recover()
         if try !isCommitted() { try commitChanges(message: "itsypad: changes left by an interrupted sync") }
         try fetch()
@@ -147,7 +164,8 @@ public struct GitRemote {
     /// Pushes `commit` as the branch's tip: false when the remote moved meanwhile (nothing was
     /// pushed); throws for other failures, after which it may or may not have reached the remote.
     private func push(_ commit: String) throws -> Bool {
-        let pushed = try runGit(["push", "-q", "origin", "\(commit):refs/heads/\(GitRemote.branch)"], network: true)
+        let pushed = try runGit(
+            ["push", "-q"] + receivePackOption + ["origin", "\(commit):refs/heads/\(GitRemote.branch)"], network: true)
         if pushed.status != 0 {
             let text = String(decoding: pushed.standardError, as: UTF8.self)
             // "[remote rejected]" (a hook, a protected branch) is a refusal that retrying cannot change,
@@ -218,7 +236,8 @@ public struct GitRemote {
             tip = try gitOutput(["commit-tree", String(parts[0]), "-p", tip, "-m", parts.count > 1 ? String(parts[1]) : "itsypad"])
         }
         let lease = "--force-with-lease=refs/heads/\(GitRemote.branch):\(head)"
-        let pushed = try runGit(["push", "-q", lease, "origin", "\(tip):refs/heads/\(GitRemote.branch)"], network: true)
+        let pushed = try runGit(
+            ["push", "-q", lease] + receivePackOption + ["origin", "\(tip):refs/heads/\(GitRemote.branch)"], network: true)
         if pushed.status != 0 {
             if pushed.errorText.contains("stale info") || pushed.errorText.contains("[rejected]") { return false }
             throw record(failure: failure("push to", pushed))
@@ -282,7 +301,7 @@ public struct GitRemote {
     /// Commits whatever the working tree holds (nothing when it is unchanged).
     public func commitChanges(message: String, evenIfUnchanged: Bool = false) throws {
         try git(["add", "-A"])
-        if try evenIfUnchanged || runGit(["diff", "--cached", "--quiet"]).status != 0 {
+        if try evenIfUnchanged || runGit(["diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv"]).status != 0 {
             // Plumbing rather than `git commit`, which checks every file of the working tree again.
             let tree = try gitOutput(["write-tree"])
             let parent = try revision("HEAD").map { ["-p", $0] } ?? []
@@ -358,7 +377,9 @@ public struct GitRemote {
     private func zoneFileChanged(from local: String, to remote: String) throws -> Bool {
         let base = try runGit(["merge-base", local, remote])
         guard base.status == 0 else { return false }
-        return try runGit(["diff", "--quiet", Text.trim(base.outputText), remote, "--", "zone.json"]).status != 0
+        return try runGit(["diff", "--quiet", "--no-ext-diff", "--no-textconv", Text.trim(base.outputText), remote, "--", "zone.json"])
+            .status
+            != 0
     }
 
     private func isAncestor(_ ancestor: String, of descendant: String) throws -> Bool {
@@ -398,13 +419,25 @@ public struct GitRemote {
             environment["GIT_CONFIG_COUNT"] = String(count + 1)
         }
         let process = Subprocess(
-            executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
+            executable: executable,
+            arguments: GitRemote.neutralOptions + ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
             environment: environment)
         return try process.run(timeout: network ? timeout : max(timeout, 600))
     }
 
     /// The transports a remote may use.
     static let allowedProtocols = ["file", "ssh", "git", "http", "https"]
+
+    /// Above every configuration file: the clone is itsypad's, so no hook the user keeps for their
+    /// own repositories (`core.hooksPath`) and no file system monitor runs in it.
+    static let neutralOptions = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+
+    /// A push to a repository on a local path runs its receive-pack here, as this user, and that
+    /// would run the repository's hooks: the remote's owner's programs. It runs with them off. (git
+    /// itself runs this command through sh; a server reached over ssh runs its own.)
+    private var receivePackOption: [String] {
+        BackendLocation.isLocalPath(url) || url.hasPrefix("file://") ? ["--receive-pack=git -c core.hooksPath=/dev/null receive-pack"] : []
+    }
 
     /// Whether the user chose how git runs ssh (GIT_SSH_COMMAND, GIT_SSH, core.sshCommand): that
     /// choice is kept as it is; otherwise itsypad's ssh never prompts (BatchMode).
