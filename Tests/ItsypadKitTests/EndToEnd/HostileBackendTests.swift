@@ -155,6 +155,45 @@ import Glibc
         try world.expectVictimIntact()
     }
 
+    /// A peer's assets folder replaced by a file, a FIFO or a symbolic link stops only its assets:
+    /// named in `sync status`, never opened, and everything else syncs, both ways.
+    @Test(arguments: ["file", "FIFO", "symlink"])
+    func aStrayAssetsFolderStopsOnlyItsAssets(_ kind: String) throws {
+        let world = try HostileWorld()
+        try world.setUp(world.peer, "clip", "add", "peer text clip")
+        try world.setUp(world.peer, "tab", "new", "peer text tab")
+        try world.setUp(world.peer, "settings", "set", "clipboard.maxEntries", "4321")
+        try world.setUp(world.peer, "sync")
+        try world.setUp(world.peer, "tab", "new", stdin: String(repeating: "large ", count: 200_000))
+        try world.setUp(world.peer, "sync")
+        let assets = try world.peerFolder + "/assets"
+        switch kind {
+        case "file":
+            _ = try Process.run("/bin/rm", ["-rf", assets])
+            try FileSystem.writeAtomically(assets, Array("not a folder\n".utf8))
+        case "FIFO": try world.replaceWithFIFO(assets)
+        default: try world.replaceWithSymlink(assets, to: world.outside + "/dir")
+        }
+        try world.setUp(world.victim, "clip", "add", "victim clip")
+        let sync = try world.run(world.victim, "sync")
+        world.expectContained(sync)
+        world.expectExit(sync, 1, mentioning: ["/assets"])
+        #expect(try world.clips(world.victim).values.contains("peer text clip"), "\(kind)")
+        #expect(try world.tabs(world.victim).values.contains("peer text tab"), "\(kind)")
+        #expect(try !world.tabs(world.victim).values.contains { $0.hasPrefix("large ") }, "\(kind)")
+        #expect(try world.run(world.victim, "settings", "get", "clipboard.maxEntries").stdout == "4321\n", "\(kind)")
+        let status = try world.run(world.victim, "sync", "status", "--json")
+        let quarantined = try JSONValue.parse(status.stdout)["quarantined"]?.arrayValue ?? []
+        #expect(
+            quarantined.contains { $0["location"]?.stringValue?.hasSuffix("/assets") == true }, "\(kind): \(status.stdout)")
+        // The peer whose folder it is syncs everything but its assets too.
+        let peerSync = try world.run(world.peer, "sync")
+        world.expectContained(peerSync)
+        world.expectExit(peerSync, 1, mentioning: ["/assets"])
+        #expect(try world.clips(world.peer).values.contains("victim clip"), "\(kind)")
+        try world.expectVictimIntact()
+    }
+
     // MARK: A backend that is not there
 
     @Test(arguments: ["deleted", "emptied"])

@@ -232,7 +232,7 @@ extension FolderBackend {
             changes: changes, token: position.token, moreComing: moreComing,
             waiting: waiting.sorted { $0.key < $1.key }.map(\.value),
             quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value) + unreadable.sorted { $0.key < $1.key }.map(\.value)
-                + (collecting ? try strayRecordTypeFolders() : []))
+                + (collecting ? try strayRecordTypeFolders() + strayAssetFolders(of: devices) : []))
         return (page, position.positions)
     }
 

@@ -176,12 +176,11 @@ public final class FolderBackend: ReplicatedBackend {
         return true
     }
 
-    /// This device's folders and `device.json`; moves this device's data into `zone` if it wrote
-    /// into a zone that lost (see `existingZone`).
+    /// This device's folders (its assets folder is made by its first asset) and `device.json`;
+    /// moves this device's data into `zone` if it wrote into a zone that lost (see `existingZone`).
     private func prepareDeviceFolder(zone: ZoneInfo) throws {
         for directory in [
-            layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID),
-            layout.assetsDirectory(deviceID), layout.recordsDirectory,
+            layout.devicesDirectory, layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID), layout.recordsDirectory,
         ] {
             try files.makeDirectory(directory)
         }
@@ -585,7 +584,7 @@ public final class FolderBackend: ReplicatedBackend {
         guard reference.hasValidChecksum else { throw BackendError.assetNotFound(reference.fileChecksum) }
         for device in [deviceID] + (try layout.devices()) {
             let file = layout.assetFile(device, reference.fileChecksum)
-            guard (try files.status(file))?.size == reference.size,
+            guard try assetStatus(device, reference.fileChecksum)?.size == reference.size,
                 let bytes = try? files.readFileIfExists(file, limit: limits.maxAssetBytes), bytes.count == reference.size,
                 SHA256.hexDigest(of: bytes) == reference.fileChecksum
             else { continue }
@@ -603,11 +602,30 @@ public final class FolderBackend: ReplicatedBackend {
     func missingAsset(in record: BackendRecord, devices: [String]) throws -> AssetReference? {
         for value in record.fields.values {
             guard case .asset(let reference) = value else { continue }
-            let present = try devices.contains { device in
-                try files.status(layout.assetFile(device, reference.fileChecksum))?.size == reference.size
-            }
+            let present = try devices.contains { device in try assetStatus(device, reference.fileChecksum)?.size == reference.size }
             if !present { return reference }
         }
         return nil
+    }
+
+    /// The status of `device`'s copy of an asset; nil when it has none, or when its assets folder
+    /// is not a folder (a file, a FIFO, a link a peer planted: see `strayAssetFolders`), whose
+    /// assets are skipped as if they had not arrived.
+    private func assetStatus(_ device: String, _ checksum: String) throws -> FileStatus? {
+        do {
+            return try files.status(layout.assetFile(device, checksum))
+        } catch BackendError.corrupt {
+            return nil
+        }
+    }
+
+    /// The devices' assets folders that are not folders, named as quarantined: their assets are skipped.
+    func strayAssetFolders(of devices: [String]) -> [QuarantinedItem] {
+        devices.compactMap { device in
+            let folder = layout.assetsDirectory(device)
+            guard let status = try? files.status(folder), !status.isDirectory else { return nil }
+            return QuarantinedItem(
+                id: nil, location: relative(folder), reason: "not a folder (a symbolic link, a file or a FIFO): its assets are skipped")
+        }
     }
 }
