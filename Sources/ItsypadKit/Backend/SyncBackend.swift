@@ -363,10 +363,14 @@ public struct CompactionReport: Sendable, Equatable {
     public let journalBytesRemoved: Int
     /// Unreferenced assets deleted (only those older than an hour).
     public let assetsRemoved: Int
-    /// Abandoned temporary files deleted (only those older than an hour).
-    public let temporaryFilesRemoved: Int
+    /// Abandoned temporary files deleted (only those older than a day).
+    public internal(set) var temporaryFilesRemoved: Int
 
-    public init(compactedThrough: Int64, segmentsRemoved: Int, journalBytesRemoved: Int, assetsRemoved: Int, temporaryFilesRemoved: Int) {
+    /// Nothing removed, unless said.
+    public init(
+        compactedThrough: Int64 = 0, segmentsRemoved: Int = 0, journalBytesRemoved: Int = 0, assetsRemoved: Int = 0,
+        temporaryFilesRemoved: Int = 0
+    ) {
         self.compactedThrough = compactedThrough
         self.segmentsRemoved = segmentsRemoved
         self.journalBytesRemoved = journalBytesRemoved

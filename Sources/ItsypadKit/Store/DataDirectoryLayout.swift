@@ -52,6 +52,11 @@ public struct DataDirectoryLayout: Sendable, Equatable {
     /// A git remote's clone, which is git's to keep.
     public var gitClone: String { sync + "/git" }
 
+    /// The folders atomic writes leave temporary files in when a crash stops them.
+    var foldersWithTemporaryFiles: [String] {
+        [root, tabs, clips, Self.clipBlobs(in: clips), sync, keptSyncKeys, gitClone]
+    }
+
     /// What the privacy check does not look into, relative to the root: the git clone is git's,
     /// and tab files and binary clips' files are too many to check one by one (a private
     /// `tabs/` and `clips/blobs/` keep them).

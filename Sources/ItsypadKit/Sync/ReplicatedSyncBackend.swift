@@ -36,7 +36,6 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     /// compacts it whatever its size, so that what was removed leaves this device's files.
     func compact() throws -> CompactionReport {
         try replicated.compactJournal()
-            ?? CompactionReport(compactedThrough: 0, segmentsRemoved: 0, journalBytesRemoved: 0, assetsRemoved: 0, temporaryFilesRemoved: 0)
     }
 
     // MARK: Reading

@@ -106,9 +106,11 @@ public final class SyncEngine {
         if let token = state.token { try retrying { try backend.finishSync(acknowledging: ChangeToken(rawValue: token)) } }
     }
 
-    /// Checks the queue and the zone once per run, before anything relies on them.
+    /// Checks the queue and the zone once per run, before anything relies on them, and sweeps
+    /// the temporary files crashes left in the data directory.
     private func prepare() throws {
         guard !prepared else { return }
+        _ = try store.removeAbandonedTemporaryFiles()
         try checkQueue()
         try checkZone()
         try fetchAgainIfTypesLearned()
@@ -170,6 +172,7 @@ public final class SyncEngine {
         try recheckQuarantine()
         for type in types.all { try type.finishPull(engine: self) }
         state.lastPull = now()
+        try forgetSettledFailures()
         try state.save(to: store)
     }
 
@@ -213,6 +216,7 @@ public final class SyncEngine {
             try state.save(to: store)
         }
         if report.failed.isEmpty { state.lastPush = now() }
+        try forgetSettledFailures()
         try state.save(to: store)
         // Sent changes leave "done" lines behind: rewrite the log as what is still waiting.
         let pending = try store.pending()
@@ -611,6 +615,14 @@ public final class SyncEngine {
     private func applyServerVersion(_ server: BackendRecord) throws -> Bool {
         guard let type = types.handler(for: server.recordType) else { return false }
         return try type.applyServerVersion(server, engine: self)
+    }
+
+    /// An item is shown as failed only while its change waits: one settled any other way (a conflict
+    /// resolved it, it became obsolete, a run against another zone failed it) leaves the list.
+    private func forgetSettledFailures() throws {
+        guard !state.failures.isEmpty else { return }
+        let waiting = try store.pending().keys()
+        state.failures = state.failures.filter { waiting.contains($0.key) }
     }
 
     private func recordFailure(_ key: RecordKey, _ error: String, permanent: Bool) {

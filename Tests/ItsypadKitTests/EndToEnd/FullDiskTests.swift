@@ -87,6 +87,28 @@ struct FullDiskTests {
         #expect(try world.run(newcomer, "sync", "enable", backend).status == 0)
         #expect(try world.tabs(newcomer).count == 3)
     }
+
+    /// A key rotation that fills the disk while writing the new zone's journal rotates nothing, and
+    /// leaves no item failed once later syncs have settled everything.
+    @Test func aRotationStoppedByAFullBackendLeavesNothingFailed() throws {
+        let world = try HostileWorld()
+        let disk = try SmallDisk(in: world.input, megabytes: 2)
+        defer { disk.unmount() }
+        let device = world.input + "/device"
+        for index in 0..<3 { try world.setUp(device, "tab", "new", "tab \(index) " + String(repeating: "r", count: 40_000)) }
+        try world.setUp(device, "clip", "add", "a clip")
+        try world.setUp(device, "sync", "enable", disk.path + "/backend", "--encrypt")
+        try disk.fill(leaving: 64 * 1024)
+        let rotate = try world.run(device, "sync", "key", "rotate")
+        world.expectContained(rotate)
+        world.expectExit(rotate, 1, mentioning: ["nothing was rotated"])
+        disk.free()
+        for _ in 0..<2 { world.expectExit(try world.run(device, "sync"), 0) }
+        let status = try world.run(device, "sync", "status", "--json")
+        world.expectExit(status, 0)
+        let failed = try JSONValue.parse(status.stdout)["failed"]?.arrayValue
+        #expect(failed?.isEmpty == true, "still failed after syncs that succeeded: \(status.stdout)")
+    }
 }
 
 /// A tmpfs of a few megabytes, mounted for one test.

@@ -40,7 +40,7 @@ package final class EncryptedReplicatedBackend: ReplicatedBackend {
     package func putAsset(_ bytes: [UInt8]) throws -> AssetReference { try inner.putAsset(bytes) }
     package func readAsset(_ reference: AssetReference) throws -> [UInt8] { try inner.readAsset(reference) }
     package func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? { try inner.finishSync(acknowledging: token) }
-    package func compactJournal() throws -> CompactionReport? { try inner.compactJournal() }
+    package func compactJournal() throws -> CompactionReport { try inner.compactJournal() }
     package func location(of id: RecordID) -> String { inner.location(of: storedID(id)) }
 
     package func siblings(of id: RecordID) throws -> [RecordVersion] {

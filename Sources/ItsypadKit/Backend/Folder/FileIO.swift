@@ -130,6 +130,11 @@ struct FileIO: Sendable {
         try classified { try tree.remove(path) }
     }
 
+    /// Removes the temporary files a crash left in `directory` (see `FileTree.removeAbandonedTemporaryFiles`); returns how many.
+    func removeAbandonedTemporaryFiles(in directory: String) throws -> Int {
+        try classified { try tree.removeAbandonedTemporaryFiles(in: directory) }
+    }
+
     /// Removes an empty directory. Returns false if it did not exist.
     @discardableResult
     func removeDirectory(_ path: String) throws -> Bool {

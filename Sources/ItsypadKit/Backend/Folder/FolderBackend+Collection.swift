@@ -30,6 +30,7 @@ extension FolderBackend {
             let drops = superseded + (try acknowledgedTombstones(&document, zone: zone.zoneID))
             try commitDrops(drops, zone: zone.zoneID, document: &document)
             if document != acknowledged { try writeDeviceDocument(document) }
+            _ = try removeAbandonedTemporaryFiles(inSharedFolders: false)
             return try compactIfGrown(zone: zone.zoneID, document: &document)
         }
     }

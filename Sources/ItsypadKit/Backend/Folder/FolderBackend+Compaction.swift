@@ -4,9 +4,29 @@ import ItsypadSupport
 /// Compaction of this device's own journal, and reading another device from its record files
 /// when its journal no longer starts where a reader is.
 extension FolderBackend {
-    public func compactJournal() throws -> CompactionReport? {
+    public func compactJournal() throws -> CompactionReport {
         let zone = try readZone()
-        return try withOwnFolder(in: zone) { document, _ in try compactIfGrown(zone: zone.zoneID, document: &document, past: 0) }
+        return try withOwnFolder(in: zone) { document, _ in
+            var report = try compactIfGrown(zone: zone.zoneID, document: &document, past: 0) ?? CompactionReport()
+            report.temporaryFilesRemoved = try removeAbandonedTemporaryFiles(inSharedFolders: true)
+            return report
+        }
+    }
+
+    /// Removes the temporary files crashes left (see `FileTree.removeAbandonedTemporaryFiles`) in this
+    /// device's folders and, with `inSharedFolders`, in the backend's top folder and every record
+    /// folder, where any device writes: no name tells whose a temporary file is there, so age alone
+    /// decides. That walks every record folder, which `sync compact` does; a sync sweeps its own.
+    func removeAbandonedTemporaryFiles(inSharedFolders: Bool) throws -> Int {
+        var folders = [layout.deviceDirectory(deviceID), layout.journalDirectory(deviceID), layout.assetsDirectory(deviceID)]
+        if inSharedFolders {
+            folders.append(path)
+            for type in try files.listDirectory(layout.recordsDirectory) ?? []
+            where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
+                folders += try layout.recordFolders(ofType: type, files: files).map(\.path)
+            }
+        }
+        return try folders.reduce(0) { $0 + (try files.removeAbandonedTemporaryFiles(in: $1)) }
     }
 
     /// Starts a new segment with a checkpoint line and removes the older ones, once the journal

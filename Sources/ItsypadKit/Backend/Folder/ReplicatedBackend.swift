@@ -46,8 +46,8 @@ public protocol ReplicatedBackend: Sendable {
 
     /// Compacts this device's own journal now, whatever its size (`sync compact`): the lines of
     /// versions since replaced or removed go, and with them every copy of their contents this
-    /// device wrote. Nil when there was nothing to compact.
-    func compactJournal() throws -> CompactionReport?
+    /// device wrote; abandoned temporary files go too.
+    func compactJournal() throws -> CompactionReport
 
     /// The record's current siblings in this copy (none when it has no version here).
     func siblings(of id: RecordID) throws -> [RecordVersion]

@@ -118,7 +118,7 @@ enum SyncCommands {
                 }
             }
             invocation.note(
-                "compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes), \(report.assetsRemoved) assets and \(tombstones) tombstones over 90 days old"
+                "compacted through change \(report.compactedThrough): removed \(report.segmentsRemoved) journal segments (\(report.journalBytesRemoved) bytes), \(report.assetsRemoved) assets, \(report.temporaryFilesRemoved) temporary files over a day old and \(tombstones) tombstones over 90 days old"
             )
         } catch let error as BackendError {
             throw mapped(error, backend: configured.location)

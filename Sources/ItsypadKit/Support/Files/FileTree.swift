@@ -446,13 +446,59 @@ public struct FileTree: Sendable {
     public func list(_ path: String, includingHidden: Bool = false) throws -> [String]? {
         try inDirectory(path) { fd in
             guard let fd else { return nil }
-            let copy = dup(fd)
-            guard copy >= 0, let dir = fdopendir(copy) else {
-                if copy >= 0 { close(copy) }
-                throw FileSystem.fail("list", path)
+            return try Self.withListing(of: fd, path: path) { FileSystem.names(in: $0, includingHidden: includingHidden) }
+        }
+    }
+
+    /// Runs `body` with a listing of the open directory `fd` (read from a copy of it: `fd` stays open).
+    private static func withListing<T>(of fd: Int32, path: String, _ body: (OpaquePointer) throws -> T) throws -> T {
+        let copy = dup(fd)
+        guard copy >= 0, let listing = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            throw FileSystem.fail("list", path)
+        }
+        defer { closedir(listing) }
+        return try body(listing)
+    }
+
+    /// How old an abandoned temporary file is before it is removed: a write takes seconds, so one
+    /// this old was left by a crash, even one another device of a shared folder began.
+    public static let abandonedTemporaryFileAge: Int = 86_400
+
+    /// Removes the temporary files (`FileSystem.temporaryPrefix`) in the directory `path` last
+    /// modified more than `FileTree.abandonedTemporaryFileAge` seconds ago; returns how many. Only
+    /// regular files go (a link or a folder of that name stays, never followed); names are compared
+    /// as the directory lists them, so a large folder costs one read of its entries. A missing
+    /// directory, or one that is not a directory, has none.
+    public func removeAbandonedTemporaryFiles(in path: String) throws -> Int {
+        let cutoff = time(nil) - Self.abandonedTemporaryFileAge
+        let prefix = Array(FileSystem.temporaryPrefix.utf8CString.dropLast())
+        do {
+            return try inDirectory(path) { directory in
+                guard let directory else { return 0 }
+                return try Self.withListing(of: directory, path: path) { listing in
+                    var removed = 0
+                    while let entry = readdir(listing) {
+                        let name = withUnsafePointer(to: entry.pointee.d_name) {
+                            $0.withMemoryRebound(to: CChar.self, capacity: 256) {
+                                strncmp($0, prefix, prefix.count) == 0 ? String(cString: $0) : nil
+                            }
+                        }
+                        var info = stat()
+                        guard let name, fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
+                            info.st_mtim.tv_sec < cutoff
+                        else { continue }
+                        if unlinkat(directory, name, 0) == 0 {
+                            removed += 1
+                        } else if errno != ENOENT {
+                            throw FileSystem.fail("remove", path + "/" + name)
+                        }
+                    }
+                    return removed
+                }
             }
-            defer { closedir(dir) }
-            return FileSystem.names(in: dir, includingHidden: includingHidden)
+        } catch let failure as FileSystemError where failure.isMalformed {
+            return 0
         }
     }
 
