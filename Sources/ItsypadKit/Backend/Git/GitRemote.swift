@@ -377,9 +377,8 @@ public struct GitRemote {
     private func zoneFileChanged(from local: String, to remote: String) throws -> Bool {
         let base = try runGit(["merge-base", local, remote])
         guard base.status == 0 else { return false }
-        return try runGit(["diff", "--quiet", "--no-ext-diff", "--no-textconv", Text.trim(base.outputText), remote, "--", "zone.json"])
-            .status
-            != 0
+        let diff = ["diff", "--quiet", "--no-ext-diff", "--no-textconv", Text.trim(base.outputText), remote, "--", "zone.json"]
+        return try runGit(diff).status != 0
     }
 
     private func isAncestor(_ ancestor: String, of descendant: String) throws -> Bool {
