@@ -410,16 +410,17 @@ public struct GitRemote {
         environment["GIT_ALLOW_PROTOCOL"] = GitRemote.allowedProtocols.joined(separator: ":")
         environment["LC_ALL"] = "C"
         if let indexFile { environment["GIT_INDEX_FILE"] = indexFile }
-        if network, try !hasOwnSSHCommand(executable, environment) {
-            // As `-c core.sshCommand=…` would, after any configuration the environment already passes.
+        var configuration = GitRemote.neutralConfiguration
+        if network, try !hasOwnSSHCommand(executable, environment) { configuration.append(("core.sshCommand", "ssh -o BatchMode=yes")) }
+        // As `-c key=value` would, after any configuration the environment already passes.
+        for (key, value) in configuration {
             let count = environment["GIT_CONFIG_COUNT"].flatMap(Int.init) ?? 0
-            environment["GIT_CONFIG_KEY_\(count)"] = "core.sshCommand"
-            environment["GIT_CONFIG_VALUE_\(count)"] = "ssh -o BatchMode=yes"
+            environment["GIT_CONFIG_KEY_\(count)"] = key
+            environment["GIT_CONFIG_VALUE_\(count)"] = value
             environment["GIT_CONFIG_COUNT"] = String(count + 1)
         }
         let process = Subprocess(
-            executable: executable,
-            arguments: GitRemote.neutralOptions + ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
+            executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
             environment: environment)
         return try process.run(timeout: network ? timeout : max(timeout, 600))
     }
@@ -429,7 +430,7 @@ public struct GitRemote {
 
     /// Above every configuration file: the clone is itsypad's, so no hook the user keeps for their
     /// own repositories (`core.hooksPath`) and no file system monitor runs in it.
-    static let neutralOptions = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+    static let neutralConfiguration = [("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false")]
 
     /// A push to a repository on a local path runs its receive-pack here, as this user, and that
     /// would run the repository's hooks: the remote's owner's programs. It runs with them off. (git
