@@ -88,13 +88,17 @@ extension DataStore {
     }
 
     private func commit(_ staging: ImportStaging) throws -> ImportSummary {
-        do { try staging.commit() } catch {
+        do { try staging.commit() } catch let error as StagedChanges.Unfinished {
+            reopenFiles()
+            throw ItsypadError.failure(
+                "the import is committed but not all in place yet (\(error.reason)); the next itsypad command finishes it")
+        } catch {
             staging.discard()
             throw Self.nothingImported(error)
         }
-        // A bulk import is the moment to compact a long queue, not the next clip add.
-        let pending = try pending()
-        if pending.needsCompaction { try pending.compact { _ in true } }
+        // A bulk import is the moment to compact a long queue, not the next clip add; the import is
+        // done, so a compaction that fails is left to a later one.
+        if let pending = try? pending(), pending.needsCompaction { try? pending.compact { _ in true } }
         return staging.summary
     }
 
