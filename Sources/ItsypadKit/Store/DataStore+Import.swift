@@ -6,6 +6,8 @@ package struct ImportSummary: CustomStringConvertible {
     package var tabs = 0, clips = 0, settings = 0, deleted = 0, skippedClips = 0
     /// Clips of another tool's history whose text the history holds already.
     package var duplicateClips = 0
+    /// Tabs whose entry named a file (`fileURL`): imported as scratch tabs, never file-backed.
+    package var tabsNamingFiles = 0
     /// Device settings the document carried, which an import never applies.
     package var skippedDeviceSettings: [String] = []
     package var description: String {

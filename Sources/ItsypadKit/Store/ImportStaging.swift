@@ -96,10 +96,10 @@ final class ImportStaging {
     /// Keeps the newer of the local and the incoming tab (by lastModified, then clock).
     func merge(_ incoming: Tab) throws {
         var tab = incoming
-        if let fileURL = tab.fileURL, !FileSystem.exists(fileURL) {
-            // The file lives on another machine: keep the text as a scratch tab.
-            tab.fileURL = nil
-        }
+        // A file the document names is never adopted (an export naming ~/.bashrc would have the
+        // next edit overwrite it): its text, exported with the tab, is imported as a scratch tab.
+        let namedFile = tab.fileURL != nil
+        tab.fileURL = nil
         if let staged = stagedTabs[tab.id], (tab.lastModified, tab.clock) <= (staged.lastModified, staged.clock) { return }
         if stagedTabs[tab.id] == nil, hasTabs, let local = try store.tabs.tab(id: tab.id),
             (tab.lastModified, tab.clock) <= (local.lastModified, local.clock)
@@ -107,13 +107,15 @@ final class ImportStaging {
             if local.sync == nil, !local.isFileBacked { try queueUnlessWaiting(RecordKey(.tab, local.id)) }
             return
         }
-        // A file-backed tab adopts its file as it is: an import never overwrites a user's file.
         guard let name = TabStore.fileName(tab.id) else { return }
         unwrittenTabFiles[name] = try TabStore.fileContent(tab)
         if unwrittenTabFiles.count >= Self.tabFilesWrittenTogether { try writeTabFiles() }
         dropTabIndex()
-        if stagedTabs.updateValue(tab, forKey: tab.id) == nil { summary.tabs += 1 }
-        if !tab.isFileBacked { try enqueue(.save, [RecordKey(.tab, tab.id)]) }
+        if stagedTabs.updateValue(tab, forKey: tab.id) == nil {
+            summary.tabs += 1
+            if namedFile { summary.tabsNamingFiles += 1 }
+        }
+        try enqueue(.save, [RecordKey(.tab, tab.id)])
     }
 
     func add(_ clip: ClipEntry) throws {

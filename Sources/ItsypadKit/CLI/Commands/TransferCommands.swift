@@ -81,6 +81,11 @@ enum TransferCommands {
             throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
         }
         warnAboutCap(summary, maxEntries: maxEntries, invocation)
+        if summary.tabsNamingFiles > 0 {
+            invocation.warn(
+                "imported \(Text.counted(summary.tabsNamingFiles, "tab")) backed by a file as normal tabs, with the text the export holds: "
+                    + "an import never links a tab to a file")
+        }
         if !summary.skippedDeviceSettings.isEmpty {
             invocation.warn(
                 "skipped the export's device settings (\(summary.skippedDeviceSettings.joined(separator: ", "))): "
