@@ -255,7 +255,11 @@ package enum ExportFormat {
 }
 
 /// Itsypad's old iCloud key-value layout, read by `import --kvs` (see `KeyValueDumpFile`).
-enum KeyValueDump {
+package enum KeyValueDump {
+    /// The largest dump read (it is parsed whole): iCloud's key-value store held at most 1 MB for
+    /// the app, which its JSON form (data in base64, text escaped) never takes past this.
+    package static let maxBytes = 16 << 20
+
     /// Seconds since 2001-01-01 (JSONEncoder's default Date form) to Unix milliseconds; nil outside 1970–9999.
     static func legacyDate(_ seconds: Double) -> Milliseconds? {
         Time.stored(Time.fromReferenceDate(seconds: seconds))
