@@ -100,4 +100,159 @@ import Glibc
         #expect(repaired.filter { !$0.hasPrefix("pending") } == imported.filter { !$0.hasPrefix("pending") })
         #expect(repaired.contains("pending:    5 tabs, 3 clips, 0 settings"), "\(repaired)")
     }
+
+    /// Runs itsypad on `device` with a time-out: a hang is reported, not waited for.
+    static func run(_ device: Device, _ arguments: [String], timeout: Double = 60) throws -> RunResult {
+        var environment = Process.baseEnvironment
+        environment["ITSYPAD_DATA_DIR"] = device.dataDir
+        environment["TMPDIR"] = device.directory.path
+        return try Process.run(Process.itsypad, arguments, environment: environment, timeout: timeout)
+    }
+
+    @Test func anImportedTabNamingAFileIsANormalTabAndSaysSo() throws {
+        let device = Device()
+        device.directory.write("bashrc", "precious\n")
+        let victim = device.directory.file("bashrc")
+        let document = """
+            {"format":"itsypad-export","version":1,"tabs":[{"id":"00000000-0000-4000-8000-000000000001","name":"shopping",\
+            "content":"eggs","language":"plain","languageLocked":false,"lastModified":"2026-01-01T00:00:00.000Z",\
+            "fileURL":\(JSONValue.string(victim).serialized()),"syncState":"synced"}],"clips":[],"settings":[]}
+            """
+        device.directory.write("export.json", document)
+        let result = try device.run("import", device.directory.file("export.json"))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("imported 1 tab backed by a file as normal tabs"), "\(result.stderr)")
+        let listed = try JSONValue.parse(try device.run("tab", "ls", "--json").stdout)
+        #expect(listed.arrayValue?.first?["fileURL"] == .null)
+        #expect(listed.arrayValue?.first?["content"]?.stringValue == "eggs")
+        #expect(try device.run("tab", "edit", "shopping", "milk").status == 0)
+        #expect(device.directory.read("bashrc") == "precious\n")
+        #expect(try device.run("sync", "status").stdout.contains("pending:    1 tab"))
+    }
+
+    @Test func aFIFOWhereAFileBackedTabsFileWasHangsNothing() throws {
+        let device = Device()
+        let path = device.directory.file("notes.md")
+        device.directory.write("notes.md", "notes\n")
+        #expect(try device.run("tab", "new", "--file", path).status == 0)
+        unlink(path)
+        #expect(mkfifo(path, 0o600) == 0)
+        for arguments in [["tab", "ls", "--json"], ["export"], ["tab", "show", "notes.md"], ["tab", "ls"]] {
+            let result = try ImportSafetyTests.run(device, arguments)
+            #expect(!result.timedOut, "\(arguments) hangs on a FIFO")
+            #expect(result.signal == nil)
+        }
+        let show = try ImportSafetyTests.run(device, ["tab", "show", "notes.md"])
+        #expect(show.status == 1 && show.stderr.contains("not a regular file"), "\(show.stderr)")
+    }
+
+    /// The peak resident memory of a run (`/usr/bin/time`), in KiB, and the run.
+    static func peakMemory(_ device: Device, _ arguments: [String]) throws -> (kib: Int, result: RunResult) {
+        let report = device.directory.file("time-\(arguments.count)")
+        var environment = Process.baseEnvironment
+        environment["ITSYPAD_DATA_DIR"] = device.dataDir
+        environment["TMPDIR"] = device.directory.path
+        let result = try Process.run(
+            "/usr/bin/time", ["-f", "%M", "-o", report, Process.itsypad] + arguments, environment: environment, timeout: 300)
+        let kib = Int(String(decoding: try FileSystem.read(report) ?? [], as: UTF8.self).split(separator: "\n").last ?? "") ?? .max
+        return (kib, result)
+    }
+
+    @Test(.enabled(if: FileSystem.exists("/usr/bin/time"), "/usr/bin/time is not installed"))
+    func sparseFilesOfAnySizeAreRefusedInBoundedMemory() throws {
+        let device = try ImportSafetyTests.deviceWithData()
+        let before = try ImportSafetyTests.snapshot(device)
+        device.directory.write("sparse", "")
+        let sparse = device.directory.file("sparse")
+        for size in [1 << 30, 100 << 30] {
+            #expect(truncate(sparse, off_t(size)) == 0)
+            for mode in [["--kvs"], ["--from", "clipman"], []] {
+                let (kib, result) = try ImportSafetyTests.peakMemory(device, ["import"] + mode + [sparse])
+                #expect(result.status == 1 && result.signal == nil, "\(mode) \(size): \(result.status) \(result.stderr)")
+                #expect(result.stderr.contains("nothing was imported"), "\(result.stderr)")
+                #expect(kib < 100 << 10, "\(mode) of \(size >> 20) MiB: \(kib) KiB resident")
+            }
+        }
+        unlink(sparse)
+        #expect(try ImportSafetyTests.snapshot(device) == before)
+    }
+
+    @Test func pipesFIFOsAndStandardInputAreReadAsStreams() throws {
+        let source = Device()
+        let file = try ImportSafetyTests.export(from: source)
+        let reference = Device()
+        #expect(try reference.run("import", file).status == 0)
+        let imported = try ImportSafetyTests.snapshot(reference)
+        let quoted = { (text: String) in "'" + text + "'" }
+        for script in ["\"$ITSYPAD\" import <(cat \(quoted(file)))", "cat \(quoted(file)) | \"$ITSYPAD\" import -"] {
+            let device = Device()
+            var environment = Process.baseEnvironment
+            environment["ITSYPAD_DATA_DIR"] = device.dataDir
+            environment["ITSYPAD"] = Process.itsypad
+            let result = try Process.run("/bin/bash", ["-c", script], environment: environment, timeout: 60)
+            #expect(result.status == 0, "\(script): \(result.stderr)")
+            #expect(try ImportSafetyTests.snapshot(device) == imported, "\(script)")
+        }
+        // A FIFO whose writer comes after the import opened it, and the other formats through pipes.
+        let device = Device()
+        device.directory.write("kvs.json", #"{"clipboard":[{"id":"00000000-0000-4000-8000-000000000009","text":"from kvs","timestamp":790000000}]}"#)
+        device.directory.write("clipman.json", #"["from clipman"]"#)
+        let fifo = device.directory.file("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        var environment = Process.baseEnvironment
+        environment["ITSYPAD_DATA_DIR"] = device.dataDir
+        environment["ITSYPAD"] = Process.itsypad
+        let script = """
+            "$ITSYPAD" import \(quoted(fifo)) & importing=$!
+            cat \(quoted(file)) > \(quoted(fifo)); wait $importing || exit 1
+            "$ITSYPAD" import --kvs <(cat \(quoted(device.directory.file("kvs.json")))) || exit 2
+            "$ITSYPAD" import --from clipman <(cat \(quoted(device.directory.file("clipman.json")))) || exit 3
+            """
+        let result = try Process.run("/bin/bash", ["-c", script], environment: environment, timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let texts = try device.run("clip", "ls").stdout
+        for text in ["clip one", "from kvs", "from clipman"] { #expect(texts.contains(text), "\(texts)") }
+    }
+
+    @Test(.enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+    func aFileCutShortWhileItIsImportedFailsAndLeavesNothing() throws {
+        let device = try ImportSafetyTests.deviceWithData()
+        let before = try ImportSafetyTests.snapshot(device)
+        let clips = (1...3000).map {
+            "{\"id\":\"\(ImportTests.id($0))\",\"text\":\"\(String(repeating: "x", count: 1000))\",\"timestamp\":\"\(ImportTests.time($0 % 3600))\",\"pinned\":false}"
+        }
+        device.directory.write(
+            "big.json", "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[],\"clips\":[\(clips.joined(separator: ","))],\"settings\":[]}")
+        let path = device.directory.file("big.json")
+        let scratch = TemporaryScratch()
+        var environment = Process.baseEnvironment
+        environment["ITSYPAD_DATA_DIR"] = device.dataDir
+        environment["TMPDIR"] = device.directory.path
+        // The import pauses right after it maps the file (at its madvise), long enough to cut the file short.
+        let pid = try Process.spawn(
+            "strace",
+            ["-f", "-o", "/dev/null", "-e", "trace=madvise", "-e", "inject=madvise:delay_exit=5000000:when=1", Process.itsypad, "import", path],
+            stdin: "/dev/null", stdout: scratch.path + "/out", stderr: scratch.path + "/err", environment: environment)
+        // A file of /proc has no size: read to its end.
+        func proc(_ path: String) -> String {
+            let fd = open(path, O_RDONLY)
+            guard fd >= 0 else { return "" }
+            defer { close(fd) }
+            return String(decoding: (try? FileSystem.readAll(fd: fd)) ?? [], as: UTF8.self)
+        }
+        var mapped = false
+        for _ in 0..<6000 where !mapped {
+            mapped = proc("/proc/\(pid)/task/\(pid)/children").split(separator: " ").contains { proc("/proc/\($0)/maps").contains(path) }
+            if !mapped { usleep(10_000) }
+        }
+        #expect(mapped, "the import never mapped the file")
+        #expect(truncate(path, 5000) == 0)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let stderr = String(decoding: try FileSystem.read(scratch.path + "/err") ?? [], as: UTF8.self)
+        #expect(status & 0x7F == 0 && (status >> 8) & 0xFF == 1, "status \(status): \(stderr)")
+        #expect(stderr.contains("was cut short while it was read; nothing was imported"), "\(stderr)")
+        #expect(!FileSystem.exists(DataDirectoryLayout(root: device.dataDir).staged))
+        #expect(try ImportSafetyTests.snapshot(device) == before)
+    }
 }
