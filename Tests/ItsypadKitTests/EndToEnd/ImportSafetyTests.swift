@@ -144,6 +144,9 @@ import Glibc
         }
         let show = try ImportSafetyTests.run(device, ["tab", "show", "notes.md"])
         #expect(show.status == 1 && show.stderr.contains("not a regular file"), "\(show.stderr)")
+        let export = try ImportSafetyTests.run(device, ["export"])
+        #expect(export.status == 1 && export.stderr.contains("left out of the export: tab 'notes.md'"), "\(export.stderr)")
+        #expect(export.stderr.contains("everything else was exported (1 tab left out)"), "\(export.stderr)")
     }
 
     /// The peak resident memory of a run (`/usr/bin/time`), in KiB, and the run.

@@ -25,15 +25,23 @@ enum TransferCommands {
         out.write("{\n  \"format\": \"\(ExportFormat.name)\",\n  \"version\": \(ExportFormat.version),\n")
         if let syncKey { out.write("  \"\(ExportFormat.syncKeyMember)\": \(JSONValue.string(syncKey).serialized()),\n") }
         out.write("  \"exportedAt\": \"\(Time.iso8601(invocation.context.now()))\",\n  \"tabs\": ")
-        try JSONArrayWriter.write(try store.tabs.all(), level: 1, to: out.write) { tab in
-            let loaded = try store.loadContentLeniently(tab)
-            guard case .object(var members) = JSONForms.tab(loaded, syncState: JSONForms.tabState(tab, states)) else { return .null }
+        // A tab whose file cannot be read (missing, or a FIFO in its place) is named, not written, as a clip below.
+        var unreadableTabs: [String] = []
+        var tabs = JSONArrayWriter(level: 1, write: out.write)
+        for tab in try store.tabs.all() {
+            let loaded: Tab
+            do { loaded = try store.loadContent(tab) } catch {
+                unreadableTabs.append("tab \(Text.quoted(tab.name)): \(ItsypadError.wrapping(error).message)")
+                continue
+            }
+            guard case .object(var members) = JSONForms.tab(loaded, syncState: JSONForms.tabState(tab, states)) else { continue }
             members += [("nameLocked", .bool(tab.nameLocked)), ("clock", .string(tab.clock.description))]
-            return .object(members)
+            tabs.append(.object(members))
         }
+        tabs.finish()
         out.write(",\n  \"clips\": ")
         // A clip whose bytes cannot be had is named, not written: one damaged entry leaves the rest exportable.
-        let unreadable = try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
+        let unreadableClips = try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
         out.write(",\n  \"settings\": ")
         // Device settings (the editor command, the backend, …) only when asked by name; import never applies them.
         let withDeviceSettings = invocation.flag(.deviceSettings)
@@ -42,12 +50,13 @@ enum TransferCommands {
             .object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])
         }
         out.write("\n}\n")
-        guard !unreadable.isEmpty else { return ExitCode.success }
+        guard !unreadableTabs.isEmpty || !unreadableClips.isEmpty else { return ExitCode.success }
         let errors = invocation.context.standardError
-        for clip in unreadable {
-            errors.line("Error: left out of the export: \(clip.message)")
+        for message in unreadableTabs + unreadableClips.map(\.message) {
+            errors.line("Error: left out of the export: \(message)")
         }
-        errors.line("Error: everything else was exported (\(Text.counted(unreadable.count, "clip")) left out)")
+        let counts = [(unreadableTabs.count, "tab"), (unreadableClips.count, "clip")].filter { $0.0 > 0 }.map { Text.counted($0.0, $0.1) }
+        errors.line("Error: everything else was exported (\(counts.joined(separator: " and ")) left out)")
         return ExitCode.failure
     }
 

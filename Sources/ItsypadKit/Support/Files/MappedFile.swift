@@ -50,10 +50,13 @@ public final class MappedFile {
             close(fd)
             throw FileSystemError(path: path, code: EISDIR, operation: "read")
         default:
-            // A stream is read as a reader of it would: a FIFO waits for its writer.
-            close(fd)
+            // A stream is read as a reader of it would: a FIFO waits for its writer. The first
+            // descriptor stays open until then, so that a writer that came meanwhile is never left
+            // without a reader (SIGPIPE).
             let stream = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC)
-            if stream < 0 { throw FileSystem.fail("read", path) }
+            let failure = stream < 0 ? FileSystem.fail("read", path) : nil
+            close(fd)
+            if let failure { throw failure }
             defer { close(stream) }
             return try spooled(in: spool, path: path, limit: limit, from: stream)
         }
