@@ -34,11 +34,18 @@ import Glibc
         ]
     }
 
-    /// Runs itsypad on `device` under strace, `fault` (strace's `-e inject=` form) applied.
-    static func traced(_ device: Device, injecting fault: String, tracing calls: String, _ arguments: [String]) throws -> RunResult {
+    /// The environment `Device` runs itsypad in, with the binary's path as ITSYPAD for scripts.
+    static func environment(_ device: Device) -> [String: String] {
         var environment = Process.baseEnvironment
         environment["ITSYPAD_DATA_DIR"] = device.dataDir
         environment["TMPDIR"] = device.directory.path
+        environment["ITSYPAD"] = Process.itsypad
+        return environment
+    }
+
+    /// Runs itsypad on `device` under strace, `fault` (strace's `-e inject=` form) applied.
+    static func traced(_ device: Device, injecting fault: String, tracing calls: String, _ arguments: [String]) throws -> RunResult {
+        let environment = ImportSafetyTests.environment(device)
         return try Process.run(
             "strace", ["-f", "-o", "/dev/null", "-e", "trace=" + calls, "-e", "inject=" + fault, Process.itsypad] + arguments,
             environment: environment, timeout: 120)
@@ -103,9 +110,7 @@ import Glibc
 
     /// Runs itsypad on `device` with a time-out: a hang is reported, not waited for.
     static func run(_ device: Device, _ arguments: [String], timeout: Double = 60) throws -> RunResult {
-        var environment = Process.baseEnvironment
-        environment["ITSYPAD_DATA_DIR"] = device.dataDir
-        environment["TMPDIR"] = device.directory.path
+        let environment = ImportSafetyTests.environment(device)
         return try Process.run(Process.itsypad, arguments, environment: environment, timeout: timeout)
     }
 
@@ -152,9 +157,7 @@ import Glibc
     /// The peak resident memory of a run (`/usr/bin/time`), in KiB, and the run.
     static func peakMemory(_ device: Device, _ arguments: [String]) throws -> (kib: Int, result: RunResult) {
         let report = device.directory.file("time-\(arguments.count)")
-        var environment = Process.baseEnvironment
-        environment["ITSYPAD_DATA_DIR"] = device.dataDir
-        environment["TMPDIR"] = device.directory.path
+        let environment = ImportSafetyTests.environment(device)
         let result = try Process.run(
             "/usr/bin/time", ["-f", "%M", "-o", report, Process.itsypad] + arguments, environment: environment, timeout: 300)
         let kib = Int(String(decoding: try FileSystem.read(report) ?? [], as: UTF8.self).split(separator: "\n").last ?? "") ?? .max
@@ -189,9 +192,7 @@ import Glibc
         let quoted = { (text: String) in "'" + text + "'" }
         for script in ["\"$ITSYPAD\" import <(cat \(quoted(file)))", "cat \(quoted(file)) | \"$ITSYPAD\" import -"] {
             let device = Device()
-            var environment = Process.baseEnvironment
-            environment["ITSYPAD_DATA_DIR"] = device.dataDir
-            environment["ITSYPAD"] = Process.itsypad
+            let environment = ImportSafetyTests.environment(device)
             let result = try Process.run("/bin/bash", ["-c", script], environment: environment, timeout: 60)
             #expect(result.status == 0, "\(script): \(result.stderr)")
             #expect(try ImportSafetyTests.snapshot(device) == imported, "\(script)")
@@ -202,9 +203,7 @@ import Glibc
         device.directory.write("clipman.json", #"["from clipman"]"#)
         let fifo = device.directory.file("fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
-        var environment = Process.baseEnvironment
-        environment["ITSYPAD_DATA_DIR"] = device.dataDir
-        environment["ITSYPAD"] = Process.itsypad
+        let environment = ImportSafetyTests.environment(device)
         let script = """
             "$ITSYPAD" import \(quoted(fifo)) & importing=$!
             cat \(quoted(file)) > \(quoted(fifo)); wait $importing || exit 1
@@ -228,9 +227,7 @@ import Glibc
             "big.json", "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[],\"clips\":[\(clips.joined(separator: ","))],\"settings\":[]}")
         let path = device.directory.file("big.json")
         let scratch = TemporaryScratch()
-        var environment = Process.baseEnvironment
-        environment["ITSYPAD_DATA_DIR"] = device.dataDir
-        environment["TMPDIR"] = device.directory.path
+        let environment = ImportSafetyTests.environment(device)
         // The import pauses right after it maps the file (at its madvise), long enough to cut the file short.
         let pid = try Process.spawn(
             "strace",
