@@ -34,6 +34,14 @@ import Glibc
         ]
     }
 
+    /// A new device that imported `file`, and its `snapshot` then.
+    static func importing(_ file: String) throws -> (Device, [String]) {
+        let device = Device()
+        let result = try device.run("import", file)
+        #expect(result.status == 0, "\(result.stderr)")
+        return (device, try snapshot(device))
+    }
+
     /// The environment `Device` runs itsypad in, with the binary's path as ITSYPAD for scripts.
     static func environment(_ device: Device) -> [String: String] {
         var environment = Process.baseEnvironment
@@ -91,9 +99,7 @@ import Glibc
     @Test func importingAgainRestoresAnImagesMissingBytesAndQueuesWhatWasNeverSent() throws {
         let source = Device()
         let file = try ImportSafetyTests.export(from: source)
-        let device = Device()
-        #expect(try device.run("import", file).status == 0)
-        let imported = try ImportSafetyTests.snapshot(device)
+        let (device, imported) = try ImportSafetyTests.importing(file)
         // What an import cut short by an older version left: an image without its file, nothing queued.
         let layout = DataDirectoryLayout(root: device.dataDir)
         let blobs = layout.clips + "/blobs"
@@ -186,9 +192,7 @@ import Glibc
     @Test func pipesFIFOsAndStandardInputAreReadAsStreams() throws {
         let source = Device()
         let file = try ImportSafetyTests.export(from: source)
-        let reference = Device()
-        #expect(try reference.run("import", file).status == 0)
-        let imported = try ImportSafetyTests.snapshot(reference)
+        let (_, imported) = try ImportSafetyTests.importing(file)
         let quoted = { (text: String) in "'" + text + "'" }
         for script in ["\"$ITSYPAD\" import <(cat \(quoted(file)))", "cat \(quoted(file)) | \"$ITSYPAD\" import -"] {
             let device = Device()
