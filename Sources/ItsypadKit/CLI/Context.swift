@@ -92,6 +92,8 @@ public final class Context {
     public let standardError: OutputBuffer
     /// Reads standard input, stopping after the given number of bytes.
     private let readInput: (Int) throws -> [UInt8]
+    /// Standard input's descriptor, to read it as a stream (`import -`); nil in memory (tests).
+    public private(set) var inputDescriptor: Int32?
     public let now: () -> Milliseconds
 
     /// `readInput` returns all of standard input.
@@ -136,10 +138,12 @@ public final class Context {
 
     /// The process's real environment and streams.
     public static func process() -> Context {
-        Context(
+        let context = Context(
             variables: nil, stdinIsTerminal: isatty(0) == 1, stdoutIsTerminal: isatty(1) == 1,
             stderrIsTerminal: isatty(2) == 1, standardOutput: OutputBuffer(fd: 1),
             standardError: OutputBuffer(fd: 2), readUpTo: { try FileSystem.readAll(fd: 0, limit: $0) }, now: Time.now)
+        context.inputDescriptor = 0
+        return context
     }
 
     /// One variable of the environment; nil when it is not set.

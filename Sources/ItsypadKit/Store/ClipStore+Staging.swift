@@ -40,10 +40,14 @@ extension ClipStore {
         package func isFresh(_ entry: ClipEntry) -> Bool { PackedID(entry.id).map { !known.contains($0) } ?? false }
 
         /// Adds an entry unless its id is already in the history; returns whether it was added.
-        /// A binary entry comes with its bytes (checked by the caller), staged as its file.
+        /// A binary entry comes with its bytes (checked by the caller), staged as its file; when
+        /// the history has the entry but not its bytes (a missing or damaged file), they repair it.
         @discardableResult
         package func add(_ entry: EscapedClip, bytes: [UInt8]? = nil) throws -> Bool {
-            guard known.insert(entry.id) else { return false }
+            guard known.insert(entry.id) else {
+                if let binary = entry.binary, let bytes { try repairFile(of: entry.id, binary, with: bytes) }
+                return false
+            }
             if entry.binary != nil {
                 guard let bytes else { preconditionFailure("a binary entry is staged with its bytes") }
                 if blobs == nil { blobs = try stage.directory(Staging.blobDirectory) }
@@ -62,6 +66,25 @@ extension ClipStore {
                         comparesAsBytes: entry.binary == nil && entry.escapedText.withUnsafeBufferPointer(TextQuery.comparesAsBytes),
                         isOwnPreview: entry.binary == nil && entry.escapedText.withUnsafeBufferPointer(PreviewBuilder.isOwnPreview))))
             return true
+        }
+
+        /// Stages `bytes` as the file of the live binary entry `id` when its file does not hold
+        /// them and its line describes them.
+        private func repairFile(of id: PackedID, _ binary: ClipBinary, with bytes: [UInt8]) throws {
+            var stored: [UInt8] = []
+            if (try? store.blobReader().read(id: id.string, size: binary.size, digest: binary.sha256.utf8, into: &stored)) != nil {
+                return
+            }
+            guard let slot = slots.first(where: { $0.id == id && $0.isLive && $0.isBinary }),
+                try storeOperation({ try store.entry(slot) }).binary?.sha256 == binary.sha256
+            else { return }
+            if blobs == nil { blobs = try stage.directory(Staging.blobDirectory) }
+            try blobs!.write(id.string, bytes)
+        }
+
+        /// Those of `ids` that are live entries that sync (not kept on this device).
+        package func syncing(_ ids: Set<PackedID>) -> [PackedID] {
+            slots.filter { $0.isLive && $0.flags & ClipSlot.localOnly == 0 && ids.contains($0.id) }.map(\.id)
         }
 
         /// Where the stage puts the files of binary entries, relative to the data directory.

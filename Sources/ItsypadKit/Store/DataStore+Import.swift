@@ -6,6 +6,8 @@ package struct ImportSummary: CustomStringConvertible {
     package var tabs = 0, clips = 0, settings = 0, deleted = 0, skippedClips = 0
     /// Clips of another tool's history whose text the history holds already.
     package var duplicateClips = 0
+    /// Tabs whose entry named a file (`fileURL`): imported as scratch tabs, never file-backed.
+    package var tabsNamingFiles = 0
     /// Device settings the document carried, which an import never applies.
     package var skippedDeviceSettings: [String] = []
     package var description: String {
@@ -88,13 +90,17 @@ extension DataStore {
     }
 
     private func commit(_ staging: ImportStaging) throws -> ImportSummary {
-        do { try staging.commit() } catch {
+        do { try staging.commit() } catch let error as StagedChanges.Unfinished {
+            reopenFiles()
+            throw ItsypadError.failure(
+                "the import is committed but not all in place yet (\(error.reason)); the next itsypad command finishes it")
+        } catch {
             staging.discard()
             throw Self.nothingImported(error)
         }
-        // A bulk import is the moment to compact a long queue, not the next clip add.
-        let pending = try pending()
-        if pending.needsCompaction { try pending.compact { _ in true } }
+        // A bulk import is the moment to compact a long queue, not the next clip add; the import is
+        // done, so a compaction that fails is left to a later one.
+        if let pending = try? pending(), pending.needsCompaction { try? pending.compact { _ in true } }
         return staging.summary
     }
 
@@ -249,7 +255,11 @@ package enum ExportFormat {
 }
 
 /// Itsypad's old iCloud key-value layout, read by `import --kvs` (see `KeyValueDumpFile`).
-enum KeyValueDump {
+package enum KeyValueDump {
+    /// The largest dump read (it is parsed whole): iCloud's key-value store held at most 1 MB for
+    /// the app, which its JSON form (data in base64, text escaped) never takes past this.
+    package static let maxBytes = 16 << 20
+
     /// Seconds since 2001-01-01 (JSONEncoder's default Date form) to Unix milliseconds; nil outside 1970–9999.
     static func legacyDate(_ seconds: Double) -> Milliseconds? {
         Time.stored(Time.fromReferenceDate(seconds: seconds))

@@ -43,20 +43,33 @@ package enum ClipmanHistory {
     /// Where clipman keeps it unless `--histpath` says otherwise: under HOME, whatever XDG_DATA_HOME says.
     package static func defaultPath(home: String) -> String { home + "/.local/share/clipman.json" }
 
-    /// Entries are named by their place in the array, as jq does (`.[0]` is the oldest).
-    package static func parse(_ bytes: [UInt8], maxBytes: Int) throws -> ForeignHistory {
-        let document = try JSONValue.parse(bytes)
+    /// Entries are named by their place in the array, as jq does (`.[0]` is the oldest). The array
+    /// is read an element at a time (`consumed` is told how far), so memory holds the texts kept,
+    /// never a text over `maxBytes`. A document that is not an array is parsed whole only when small.
+    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxBytes: Int, consumed: (Int) -> Void = { _ in }) throws
+        -> ForeignHistory
+    {
+        let notHistory = ItsypadError.failure("not a clipman history (a JSON array of strings); nothing was imported")
+        guard bytes.first(where: { !$0.isASCIIWhitespace }) == UInt8(ascii: "[") else {
+            // null (how clipman leaves an empty history) or not a history at all.
+            guard bytes.count <= 1 << 20 else { throw notHistory }
+            guard try JSONValue.parse(bytes) == .null else { throw notHistory }
+            return ForeignHistory()
+        }
+        var oldestFirst = ForeignHistory()
+        var index = 0
+        try JSONValue.parseArray(
+            bytes,
+            element: { element in
+                guard let text = try element.value().stringValue else {
+                    throw ItsypadError.failure("not a clipman history: .[\(index)] is not a string; nothing was imported")
+                }
+                oldestFirst.add(text, item: ".[\(index)]", maxBytes: maxBytes)
+                index += 1
+            }, consumed: consumed)
         var history = ForeignHistory()
-        if document == .null { return history }
-        guard case .array(let elements) = document else {
-            throw ItsypadError.failure("not a clipman history (a JSON array of strings); nothing was imported")
-        }
-        for (index, element) in elements.enumerated().reversed() {
-            guard let text = element.stringValue else {
-                throw ItsypadError.failure("not a clipman history: .[\(index)] is not a string; nothing was imported")
-            }
-            history.add(text, item: ".[\(index)]", maxBytes: maxBytes)
-        }
+        history.entries = oldestFirst.entries.reversed()
+        history.omitted = oldestFirst.omitted.reversed()
         return history
     }
 }

@@ -20,6 +20,8 @@ final class ImportStaging {
     /// Whether the data directory has a tabs directory: when it has none, no tab is looked up.
     private let hasTabs: Bool
     private var settingsChanged = false
+    /// Clips of the document that the history holds already (see `queueUnsent`).
+    private var presentClips = Set<PackedID>()
     var summary = ImportSummary()
     /// The slots of the clips the document would add, for the cap.
     var addedClips: [ClipSlot] { clips.added }
@@ -62,6 +64,22 @@ final class ImportStaging {
         try storeOperation { try file.append(lines) }
     }
 
+    /// Queues the save of a record this device holds but never sent (an import cut short by an
+    /// older version queued nothing), unless a change of it waits already: importing the same
+    /// document again repairs the queue.
+    private func queueUnlessWaiting(_ key: RecordKey) throws {
+        if try store.pending().change(for: key) == nil { try enqueue(.save, [key]) }
+    }
+
+    /// `queueUnlessWaiting` for the clips of the document that the history holds already and
+    /// that no backend has (the ledger knows no version of them).
+    private func queueUnsent() throws {
+        let ids = clips.syncing(presentClips)
+        guard !ids.isEmpty else { return }
+        let synced = try store.clipLedger().entries(Set(ids.map(\.string)))
+        for id in ids where synced[id.string]?.tag == nil { try queueUnlessWaiting(RecordKey(.clip, id.string)) }
+    }
+
     /// Queues the deletion of records, as `DataStore` does: before this device's first sync there is
     /// nothing on a backend to delete, and what was waiting for those records is dropped instead.
     private func queueDeletion(_ keys: [RecordKey], tag: String? = nil) throws {
@@ -78,20 +96,26 @@ final class ImportStaging {
     /// Keeps the newer of the local and the incoming tab (by lastModified, then clock).
     func merge(_ incoming: Tab) throws {
         var tab = incoming
-        if let fileURL = tab.fileURL, !FileSystem.exists(fileURL) {
-            // The file lives on another machine: keep the text as a scratch tab.
-            tab.fileURL = nil
+        // A file the document names is never adopted (an export naming ~/.bashrc would have the
+        // next edit overwrite it): its text, exported with the tab, is imported as a scratch tab.
+        let namedFile = tab.fileURL != nil
+        tab.fileURL = nil
+        if let staged = stagedTabs[tab.id], (tab.lastModified, tab.clock) <= (staged.lastModified, staged.clock) { return }
+        if stagedTabs[tab.id] == nil, hasTabs, let local = try store.tabs.tab(id: tab.id),
+            (tab.lastModified, tab.clock) <= (local.lastModified, local.clock)
+        {
+            if local.sync == nil, !local.isFileBacked { try queueUnlessWaiting(RecordKey(.tab, local.id)) }
+            return
         }
-        if let local = try stagedTabs[tab.id] ?? (hasTabs ? store.tabs.tab(id: tab.id) : nil) {
-            guard (tab.lastModified, tab.clock) > (local.lastModified, local.clock) else { return }
-        }
-        // A file-backed tab adopts its file as it is: an import never overwrites a user's file.
         guard let name = TabStore.fileName(tab.id) else { return }
         unwrittenTabFiles[name] = try TabStore.fileContent(tab)
         if unwrittenTabFiles.count >= Self.tabFilesWrittenTogether { try writeTabFiles() }
         dropTabIndex()
-        if stagedTabs.updateValue(tab, forKey: tab.id) == nil { summary.tabs += 1 }
-        if !tab.isFileBacked { try enqueue(.save, [RecordKey(.tab, tab.id)]) }
+        if stagedTabs.updateValue(tab, forKey: tab.id) == nil {
+            summary.tabs += 1
+            if namedFile { summary.tabsNamingFiles += 1 }
+        }
+        try enqueue(.save, [RecordKey(.tab, tab.id)])
     }
 
     func add(_ clip: ClipEntry) throws {
@@ -106,7 +130,10 @@ final class ImportStaging {
         if let binary = clip.binary, clip.localOnly == nil {
             clip.localOnly = try store.localOnlyReason(forBinaryOf: binary.size, requested: false)
         }
-        guard try clips.add(clip, bytes: bytes) else { return }
+        guard try clips.add(clip, bytes: bytes) else {
+            if clip.localOnly == nil { presentClips.insert(clip.id) }
+            return
+        }
         summary.clips += 1
         guard clip.localOnly == nil else { return }
         let file = try stagedQueue()
@@ -181,6 +208,7 @@ final class ImportStaging {
 
     /// Puts everything in place at once; until then nothing has changed.
     func commit() throws {
+        try queueUnsent()
         try writeTabFiles()
         try clips.finish()
         if settingsChanged { try stage.write(relative(try store.settings().path), try store.settings().encoded()) }

@@ -21,10 +21,19 @@ private func linuxSyncFileRange(_ fd: Int32, _ offset: Int64, _ count: Int64, _ 
 /// and only after it are the files moved into place. A failure before the
 /// marker (a full disk, an invalid document, an interrupt) leaves the data
 /// directory as it was; a crash after it is finished by the next command that
-/// opens the data directory (`recover`). Every file is reached through the
+/// opens the data directory (`recover`), and so is an error after it (a full
+/// disk, EIO): the commit tries once more, then leaves the rest to that
+/// command (`Unfinished`). Every file is reached through the
 /// data directory's `FileTree`: a symlink planted in the stage is never followed.
 package final class StagedChanges {
     private static let marker = "commit"
+
+    /// A committed change that could not all be moved into place: the next command that opens the
+    /// data directory finishes it (`recover`), so it is neither dropped nor left half done.
+    package struct Unfinished: Error {
+        /// Why the files could not be moved, as the system said it.
+        package let reason: String
+    }
 
     let tree: FileTree
     private var root: String { tree.root }
@@ -33,6 +42,8 @@ package final class StagedChanges {
     private var files: [String] = []
     private var staged = Set<String>()
     private var removals: [String] = []
+    /// Set once the marker is written: from then on the change is only ever finished, never dropped.
+    private var committed = false
 
     /// Starts an empty stage (an uncommitted leftover of a crash is dropped first).
     package init(in tree: FileTree) throws {
@@ -102,11 +113,19 @@ package final class StagedChanges {
             let lines = files.map { "write " + $0 + "\n" } + removals.map { "remove " + $0 + "\n" }
             try tree.writeAtomically(stage + "/" + StagedChanges.marker, Array(lines.joined().utf8))
         }
-        try StagedChanges.apply(in: tree)
+        committed = true
+        // Moving is repeatable (see `apply`): an error that passes (one failed rename) costs a second try.
+        do { try StagedChanges.apply(in: tree) } catch {
+            do { try StagedChanges.apply(in: tree) } catch {
+                throw Unfinished(reason: "\(error)")
+            }
+        }
     }
 
-    /// Drops everything staged; the data directory is as it was.
+    /// Drops everything staged, so that the data directory is as it was; a committed stage is kept
+    /// for the next command to finish.
     package func discard() {
+        guard !committed else { return }
         try? tree.removeTree(stage)
     }
 
@@ -115,7 +134,7 @@ package final class StagedChanges {
         let stage = DataDirectoryLayout(root: tree.root).staged
         guard tree.exists(stage) else { return }
         if tree.exists(stage + "/" + marker) {
-            try apply(in: tree)
+            try storeOperation { try apply(in: tree) }
         } else {
             try storeOperation { try tree.removeTree(stage) }
         }
@@ -125,34 +144,32 @@ package final class StagedChanges {
     /// The marker is the data directory's own file, but its names are checked all the same: each must stay inside it.
     private static func apply(in tree: FileTree) throws {
         let stage = DataDirectoryLayout(root: tree.root).staged
-        try storeOperation {
-            guard let bytes = try tree.read(stage + "/" + marker, limit: 64 << 20) else { return }
-            var directories = Set<String>()
-            // Files are moved a directory at a time (10,000 tab files in one pair of directories).
-            var writes: [String: [String]] = [:]
-            var removals: [String] = []
-            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-                let parts = line.split(separator: " ", maxSplits: 1)
-                guard parts.count == 2 else { continue }
-                let target = tree.root + "/" + parts[1]
-                directories.insert(FileSystem.directoryName(target))
-                if parts[0] == "write" {
-                    writes[FileSystem.directoryName(String(parts[1])), default: []].append(FileSystem.baseName(target))
-                } else {
-                    removals.append(target)
-                }
+        guard let bytes = try tree.read(stage + "/" + marker, limit: 64 << 20) else { return }
+        var directories = Set<String>()
+        // Files are moved a directory at a time (10,000 tab files in one pair of directories).
+        var writes: [String: [String]] = [:]
+        var removals: [String] = []
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let target = tree.root + "/" + parts[1]
+            directories.insert(FileSystem.directoryName(target))
+            if parts[0] == "write" {
+                writes[FileSystem.directoryName(String(parts[1])), default: []].append(FileSystem.baseName(target))
+            } else {
+                removals.append(target)
             }
-            for (directory, names) in writes.sorted(by: { $0.key < $1.key }) {
-                let relative = directory == "." || directory.isEmpty ? "" : "/" + directory
-                // A directory of the stage holds staged files only: it takes the place of a missing or empty one whole.
-                if !relative.isEmpty, try tree.moveDirectory(stage + relative, to: tree.root + relative) { continue }
-                try tree.move(names, from: stage + relative, to: tree.root + relative)
-            }
-            for target in removals { try tree.remove(target) }
-            for directory in directories.sorted() { try tree.syncDirectory(directory) }
-            try tree.remove(stage + "/" + marker)
-            try tree.removeTree(stage)
         }
+        for (directory, names) in writes.sorted(by: { $0.key < $1.key }) {
+            let relative = directory == "." || directory.isEmpty ? "" : "/" + directory
+            // A directory of the stage holds staged files only: it takes the place of a missing or empty one whole.
+            if !relative.isEmpty, try tree.moveDirectory(stage + relative, to: tree.root + relative) { continue }
+            try tree.move(names, from: stage + relative, to: tree.root + relative)
+        }
+        for target in removals { try tree.remove(target) }
+        for directory in directories.sorted() { try tree.syncDirectory(directory) }
+        try tree.remove(stage + "/" + marker)
+        try tree.removeTree(stage)
     }
 }
 

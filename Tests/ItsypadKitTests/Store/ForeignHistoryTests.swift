@@ -29,7 +29,7 @@ struct ForeignHistoryTests {
 
     @Test("a clipman history imports its entries", arguments: clipmanAccepted)
     func clipman(_ example: (name: String, file: String, expected: ForeignHistory)) throws {
-        #expect(try ClipmanHistory.parse(Array(example.file.utf8), maxBytes: 12) == example.expected)
+        #expect(try Array(example.file.utf8).withUnsafeBufferPointer { try ClipmanHistory.parse($0, maxBytes: 12) } == example.expected)
     }
 
     static let clipmanRefused: [(String, [UInt8], String)] = [
@@ -47,7 +47,7 @@ struct ForeignHistoryTests {
     @Test("a document that is not a clipman history is refused whole", arguments: clipmanRefused)
     func clipmanRefusal(_ example: (name: String, file: [UInt8], message: String)) {
         do {
-            _ = try ClipmanHistory.parse(example.file, maxBytes: 100)
+            _ = try example.file.withUnsafeBufferPointer { try ClipmanHistory.parse($0, maxBytes: 100) }
             Issue.record("accepted \(example.name)")
         } catch {
             #expect("\(ItsypadError.wrapping(error).message)".contains(example.message), "\(error)")

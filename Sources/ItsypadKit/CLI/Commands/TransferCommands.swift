@@ -25,15 +25,23 @@ enum TransferCommands {
         out.write("{\n  \"format\": \"\(ExportFormat.name)\",\n  \"version\": \(ExportFormat.version),\n")
         if let syncKey { out.write("  \"\(ExportFormat.syncKeyMember)\": \(JSONValue.string(syncKey).serialized()),\n") }
         out.write("  \"exportedAt\": \"\(Time.iso8601(invocation.context.now()))\",\n  \"tabs\": ")
-        try JSONArrayWriter.write(try store.tabs.all(), level: 1, to: out.write) { tab in
-            let loaded = try store.loadContentLeniently(tab)
-            guard case .object(var members) = JSONForms.tab(loaded, syncState: JSONForms.tabState(tab, states)) else { return .null }
+        // A tab whose file cannot be read (missing, or a FIFO in its place) is named, not written, as a clip below.
+        var unreadableTabs: [String] = []
+        var tabs = JSONArrayWriter(level: 1, write: out.write)
+        for tab in try store.tabs.all() {
+            let loaded: Tab
+            do { loaded = try store.loadContent(tab) } catch {
+                unreadableTabs.append("tab \(Text.quoted(tab.name)): \(ItsypadError.wrapping(error).message)")
+                continue
+            }
+            guard case .object(var members) = JSONForms.tab(loaded, syncState: JSONForms.tabState(tab, states)) else { continue }
             members += [("nameLocked", .bool(tab.nameLocked)), ("clock", .string(tab.clock.description))]
-            return .object(members)
+            tabs.append(.object(members))
         }
+        tabs.finish()
         out.write(",\n  \"clips\": ")
         // A clip whose bytes cannot be had is named, not written: one damaged entry leaves the rest exportable.
-        let unreadable = try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
+        let unreadableClips = try ClipListing(store: store).printJSON(to: out, level: 1, withLocalReason: true)
         out.write(",\n  \"settings\": ")
         // Device settings (the editor command, the backend, …) only when asked by name; import never applies them.
         let withDeviceSettings = invocation.flag(.deviceSettings)
@@ -42,12 +50,13 @@ enum TransferCommands {
             .object([("key", .string(key)), ("value", entry.value ?? .null), ("clock", .string(entry.clock.description))])
         }
         out.write("\n}\n")
-        guard !unreadable.isEmpty else { return ExitCode.success }
+        guard !unreadableTabs.isEmpty || !unreadableClips.isEmpty else { return ExitCode.success }
         let errors = invocation.context.standardError
-        for clip in unreadable {
-            errors.line("Error: left out of the export: \(clip.message)")
+        for message in unreadableTabs + unreadableClips.map(\.message) {
+            errors.line("Error: left out of the export: \(message)")
         }
-        errors.line("Error: everything else was exported (\(Text.counted(unreadable.count, "clip")) left out)")
+        let counts = [(unreadableTabs.count, "tab"), (unreadableClips.count, "clip")].filter { $0.0 > 0 }.map { Text.counted($0.0, $0.1) }
+        errors.line("Error: everything else was exported (\(counts.joined(separator: " and ")) left out)")
         return ExitCode.failure
     }
 
@@ -58,29 +67,24 @@ enum TransferCommands {
         invocation.progress("importing…")
         defer { invocation.endProgress() }
         let maxEntries = try store.settings().maxClipEntries
-        let summary: ImportSummary
-        do {
-            if invocation.flag(.kvs) {
-                summary = try store.importKeyValueDump(try JSONValue.parse(try input(source, invocation)), maxEntries: maxEntries)
-            } else {
-                // Whether this device syncs is decided by its own settings, not the export's (staged by the import).
-                let syncsAlready = try store.settings().bool(.syncEnabled)
-                func importing(_ bytes: UnsafeBufferPointer<UInt8>, consumed: (Int) -> Void) throws -> ImportSummary {
-                    try store.importExport(bytes, consumed: consumed, maxEntries: maxEntries) {
-                        try importSyncKey($0, into: store, deviceSyncs: syncsAlready, invocation)
-                    }
-                }
-                // A file is mapped, not copied into memory (an export with images is mostly their base64).
-                if source != "-", let mapped = try MappedFile.map(FileSystem.absolute(source)) {
-                    summary = try importing(mapped.bytes, consumed: mapped.release)
-                } else {
-                    summary = try input(source, invocation).withUnsafeBufferPointer { try importing($0) { _ in } }
-                }
+        let kvs = invocation.flag(.kvs)
+        let document = try document(
+            source, spoolingIn: store.tree, limit: kvs ? KeyValueDump.maxBytes : .max,
+            tooLarge: " (iCloud's key-value store held at most 1 MB)", invocation)
+        let summary = try reading(document, of: source) {
+            if kvs { return try store.importKeyValueDump(try JSONValue.parse(document.bytes), maxEntries: maxEntries) }
+            // Whether this device syncs is decided by its own settings, not the export's (staged by the import).
+            let syncsAlready = try store.settings().bool(.syncEnabled)
+            return try store.importExport(document.bytes, consumed: document.release, maxEntries: maxEntries) {
+                try importSyncKey($0, into: store, deviceSyncs: syncsAlready, invocation)
             }
-        } catch let error as JSONParseError {
-            throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
         }
         warnAboutCap(summary, maxEntries: maxEntries, invocation)
+        if summary.tabsNamingFiles > 0 {
+            invocation.warn(
+                "imported \(Text.counted(summary.tabsNamingFiles, "tab")) backed by a file as normal tabs, with the text the export holds: "
+                    + "an import never links a tab to a file")
+        }
         if !summary.skippedDeviceSettings.isEmpty {
             invocation.warn(
                 "skipped the export's device settings (\(summary.skippedDeviceSettings.joined(separator: ", "))): "
@@ -90,19 +94,46 @@ enum TransferCommands {
         return ExitCode.success
     }
 
-    /// The bytes of FILE, or of standard input for "-"; an empty input is refused.
-    private static func input(_ source: String, _ invocation: Invocation, missing: String = "") throws -> [UInt8] {
-        let bytes: [UInt8]
-        if source == "-" {
-            bytes = try invocation.context.standardInput()
-        } else {
-            guard let read = try FileSystem.read(FileSystem.absolute(source)) else {
-                throw ItsypadError.failure("no such file: \(source)\(missing)")
+    /// The document FILE names, or standard input for "-", mapped (see `MappedFile.document`); a
+    /// missing or empty one, or one over `limit` bytes (`tooLarge` says why that is enough), is refused.
+    private static func document(
+        _ source: String, spoolingIn spool: FileTree, limit: Int = .max, tooLarge: String = "", missing: String = "",
+        _ invocation: Invocation
+    ) throws -> MappedFile {
+        let document: MappedFile?
+        do {
+            if source != "-" {
+                document = try MappedFile.document(FileSystem.absolute(source), spoolingIn: spool, limit: limit)
+            } else if let fd = invocation.context.inputDescriptor {
+                document = try MappedFile.spooled(in: spool, path: "standard input", limit: limit, from: fd)
+            } else {
+                // In memory (tests), standard input is held already.
+                var rest = try invocation.context.standardInput()[...]
+                document = try MappedFile.spooled(in: spool, path: "standard input", limit: limit) { buffer in
+                    let count = min(buffer.count, rest.count)
+                    buffer.copyBytes(from: rest.prefix(count))
+                    rest = rest.dropFirst(count)
+                    return count
+                }
             }
-            bytes = read
+        } catch let error as FileSystemError where error.code == FileSystemError.tooLarge {
+            throw ItsypadError.failure("\(source) is larger than \(limit >> 20) MiB\(tooLarge); nothing was imported")
         }
-        guard !bytes.isEmpty else { throw ItsypadError.failure("\(source) is empty; nothing was imported") }
-        return bytes
+        guard let document else { throw ItsypadError.failure("no such file: \(source)\(missing)") }
+        guard !document.bytes.isEmpty else { throw ItsypadError.failure("\(source) is empty; nothing was imported") }
+        return document
+    }
+
+    /// `body`, which reads `document`, with its failures told as they happened: a document cut
+    /// short while it was read (whatever the reading then met), or one that is not JSON.
+    private static func reading<Result>(_ document: MappedFile, of source: String, _ body: () throws -> Result) throws -> Result {
+        do { return try body() } catch {
+            if document.isCutShort { throw ItsypadError.failure("\(source) was cut short while it was read; nothing was imported") }
+            if let error = error as? JSONParseError {
+                throw ItsypadError.failure("\(source) is not valid JSON (\(error)); nothing was imported")
+            }
+            throw error
+        }
     }
 
     private static func warnAboutCap(_ summary: ImportSummary, maxEntries: Int, _ invocation: Invocation) {
@@ -114,8 +145,8 @@ enum TransferCommands {
         )
     }
 
-    /// `import --from TOOL`: another clipboard manager's history, read before the data directory is
-    /// locked (CopyQ may take a while), then imported all at once.
+    /// `import --from TOOL`: another clipboard manager's history, then imported all at once. CopyQ's
+    /// is read before the data directory is locked (it may take a while).
     static func importHistory(from tool: String, _ invocation: Invocation) throws -> Int32 {
         guard let source = HistorySource(rawValue: tool) else {
             throw invocation.usage("Unknown tool '\(tool)' for --from: clipman or copyq.")
@@ -126,6 +157,7 @@ enum TransferCommands {
         let maxBytes = try DataStore.settingsWithoutLock(path: invocation.dataDirectory()).maxClipBytes
         let history: ForeignHistory
         let origin: String
+        let store: DataStore
         switch source {
         case .clipman:
             let path: String
@@ -137,9 +169,11 @@ enum TransferCommands {
                 }
                 path = ClipmanHistory.defaultPath(home: home)
             }
-            let bytes = try input(path, invocation, missing: " (clipman's history: pass its path if clipman runs with --histpath)")
-            do { history = try ClipmanHistory.parse(bytes, maxBytes: maxBytes) } catch let error as JSONParseError {
-                throw ItsypadError.failure("\(path) is not valid JSON (\(error)); nothing was imported")
+            store = try invocation.store()
+            let document = try document(
+                path, spoolingIn: store.tree, missing: " (clipman's history: pass its path if clipman runs with --histpath)", invocation)
+            history = try reading(document, of: path) {
+                try ClipmanHistory.parse(document.bytes, maxBytes: maxBytes, consumed: document.release)
             }
             origin = "clipman"
         case .copyq:
@@ -149,8 +183,8 @@ enum TransferCommands {
             let items = try CopyQHistory.parse(try copyqItems(maxBytes: maxBytes, invocation), maxBytes: maxBytes)
             history = items.history
             origin = "CopyQ's tab \(items.tab)"
+            store = try invocation.store()
         }
-        let store = try invocation.store()
         let maxEntries = try store.settings().maxClipEntries
         let summary = try store.importHistory(history, maxEntries: maxEntries, now: invocation.context.now())
         warnAboutOmissions(history.omitted, maxBytes: maxBytes, invocation)

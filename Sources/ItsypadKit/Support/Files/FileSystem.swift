@@ -28,9 +28,10 @@ public enum FileSystem {
         if mkdir(path, mode) != 0 && errno != EEXIST { throw fail("create directory", path) }
     }
 
-    /// Reads a file the user named from `offset` to its end; nil when it does not exist.
+    /// Reads a file the user named from `offset` to its end; nil when it does not exist. Only a
+    /// regular file is read (a symlink followed to one): a FIFO put there must not hang the command.
     public static func read(_ path: String, from offset: Int = 0) throws -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw fail("read", path)
@@ -38,6 +39,9 @@ public enum FileSystem {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw fail("read", path) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw FileSystemError(path: path, code: FileSystemError.notRegularFile, operation: "read")
+        }
         let size = Int(info.st_size)
         return size > offset ? try read(fd: fd, offset: offset, count: size - offset, path: path) : []
     }

@@ -254,6 +254,24 @@ extension JSONValue {
     }
 }
 
+extension JSONValue {
+    /// Parses a top-level array, handing its elements to `element` one at a time as
+    /// `parseObject` hands those of its streamed arrays (another tool's history of any length
+    /// then holds one element). `consumed` is told where the parse stands after each.
+    package static func parseArray(
+        _ buffer: UnsafeBufferPointer<UInt8>, element: (JSONStreamedElement) throws -> Void, consumed: (Int) -> Void = { _ in }
+    ) throws {
+        var parser = JSONParser(bytes: buffer)
+        parser.skipWhitespace()
+        guard parser.position < buffer.count, buffer[parser.position] == UInt8(ascii: "[") else {
+            throw parser.error("expected an array")
+        }
+        try parser.forEachElement(element, consumed: consumed)
+        parser.skipWhitespace()
+        guard parser.position == buffer.count else { throw parser.error("unexpected data after the JSON value") }
+    }
+}
+
 /// An element of an array that `JSONValue.parseObject` streams. An object of
 /// strings, numbers, booleans and null only (a clip or a tab of an export) is
 /// read without building any value: `flat` holds its members as bytes of the

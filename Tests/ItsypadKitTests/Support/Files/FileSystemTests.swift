@@ -10,20 +10,22 @@ import Glibc
     let scratch = TemporaryDirectory()
 
     /// A mapped file reads as its bytes, before and after pages are given back (read again from
-    /// the file); reading may start over. A missing or empty file, or a FIFO, is not mapped.
+    /// the file); reading may start over. A missing file is none, an empty one has no bytes.
     @Test func aMappedFileReadsAsItsBytesWhateverWasGivenBack() throws {
         let path = scratch.path + "/big"
         let bytes = (0..<(3 << 20) + 123).map { UInt8(truncatingIfNeeded: $0 &* 131 >> 3) }
         try FileSystem.writeAtomically(path, bytes)
-        let mapped = try #require(try MappedFile.map(path))
+        let spool = FileTree(root: scratch.path)
+        let mapped = try #require(try MappedFile.document(path, spoolingIn: spool))
         #expect(mapped.bytes.elementsEqual(bytes))
         for offset in [1 << 20, (2 << 20) + 5, 1 << 20, bytes.count, bytes.count + 9] {
             mapped.release(before: offset)
             #expect(mapped.bytes.elementsEqual(bytes), "after giving back the pages before \(offset)")
         }
         try FileSystem.writeAtomically(scratch.path + "/empty", [])
-        try #require(mkfifo(scratch.path + "/fifo", 0o600) == 0)
-        for other in ["/missing", "/empty", "/fifo"] { #expect(try MappedFile.map(scratch.path + other) == nil) }
+        #expect(try MappedFile.document(scratch.path + "/missing", spoolingIn: spool) == nil)
+        #expect(try MappedFile.document(scratch.path + "/empty", spoolingIn: spool)?.bytes.isEmpty == true)
+        #expect(!mapped.isCutShort)
     }
 
     /// Lines of every length around the head limit and the 1 MiB read size, and a torn tail.
