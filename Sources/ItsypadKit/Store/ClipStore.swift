@@ -102,7 +102,9 @@ public final class ClipStore {
     private func finishCommitted(_ body: () throws -> Void) {
         do { try body() } catch {
             unfinished = true
-            warn("the change was made, but \(ItsypadError.wrapping(error).message); the next command finishes that")
+            // The error's own words: a full disk's "nothing was changed" does not hold here.
+            let reason = (error as? FileSystemError)?.description ?? ItsypadError.wrapping(error).message
+            warn("the change was made, but \(reason); the next command finishes that")
         }
     }
 

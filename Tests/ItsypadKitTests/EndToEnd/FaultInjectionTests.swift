@@ -1,0 +1,84 @@
+import Testing
+
+@testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A crash (SIGKILL just before a system call) or an I/O error (ENOSPC, EIO) injected with strace
+/// into the commands that change data (`FaultCommand.all`). After each, the data directory is
+/// readable, the command's exit status and message are true to what it left (exit 0: the change is
+/// there; "nothing was changed": it is not), and after syncing both devices agree: no change is
+/// kept on one and never sent.
+@Suite(.serialized) struct FaultInjectionTests {
+    static let hasStrace = ExternalTool.installed("strace")
+
+    /// A crash before each of its appends is made durable leaves a removal, a pin or a setting either not made or
+    /// made and queued: the other device ends as this one (the issue's `clip rm` killed at its
+    /// second fdatasync kept the clip on the other device for ever).
+    @Test(
+        .enabled(if: hasStrace, "strace is not installed"),
+        arguments: ["clip rm", "clip pin", "clip unpin", "clip clear", "clip prune", "tab rm", "settings set", "settings unset"])
+    func aCrashBeforeAnySyncOfAChangeLeavesItSentOrNotMade(name: String) throws {
+        let fixture = try FaultFixture()
+        let command = FaultCommand.all.first { $0.name == name }!
+        let (before, after) = try Self.snapshots(of: command, in: fixture)
+        let calls = try FaultCase.calls(of: command, in: fixture)
+        #expect(!(calls["fdatasync"] ?? []).isEmpty, "\(calls)")
+        // Each append (the queue's, the history's) is made durable by an fdatasync.
+        for call in calls["fdatasync"] ?? [] {
+            try FaultCase(command: command, syscall: "fdatasync", call: call, fault: .kill).check(in: fixture, before: before, after: after)
+        }
+    }
+
+    /// A full disk while the clipboard history's index (a cache) is written, after the removal
+    /// was committed: the removal is made, said so, and synced; no "nothing was changed".
+    @Test(.enabled(if: hasStrace, "strace is not installed"))
+    func aFailedCacheWriteAfterARemovalIsAWarning() throws {
+        let fixture = try FaultFixture()
+        let index = fixture.dataDir("a") + "/clips/index"
+        let removed = fixture.id("older")
+        let result = try fixture.run(
+            "a", ["clip", "rm", removed],
+            under: ["strace", "-f", "-qq", "-o", "/dev/null", "-P", index, "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("the change was made") && !result.stderr.contains("nothing was changed"), "\(result.stderr)")
+        #expect(!(try fixture.run("a", ["clip", "ls"])).stdout.contains("older"))
+        for device in ["a", "b"] { #expect(try fixture.run(device, ["sync"]).status == 0) }
+        #expect(!(try fixture.run("b", ["clip", "ls"])).stdout.contains("older"))
+    }
+
+    /// The sample `swift test` runs: every command, and cases drawn by a seed from every system call
+    /// and fault. `Tests/Soak/fault-sweep.sh` runs every case (ITSYPAD_FAULT_CASES=all) or another sample.
+    @Test(.enabled(if: hasStrace, "strace is not installed"))
+    func faultsAtSystemCallsOfEveryCommandThatChangesData() throws {
+        let fixture = try FaultFixture()
+        let wanted = Self.setting("ITSYPAD_FAULT_CASES") ?? "24"
+        var generator = SeededGenerator(seed: UInt64(Self.setting("ITSYPAD_FAULT_SEED") ?? "") ?? 39)
+        var cases: [(FaultCase, before: [String], after: [String])] = []
+        for command in FaultCommand.all {
+            let (before, after) = try Self.snapshots(of: command, in: fixture)
+            for (syscall, calls) in try FaultCase.calls(of: command, in: fixture) {
+                for call in calls {
+                    for fault in InjectedFault.allCases { cases.append((FaultCase(command: command, syscall: syscall, call: call, fault: fault), before, after)) }
+                }
+            }
+        }
+        cases.sort { $0.0.description < $1.0.description }
+        if let count = Int(wanted) { cases = Array(cases.shuffled(using: &generator).prefix(count)) }
+        print("fault injection: \(cases.count) cases")
+        for (faultCase, before, after) in cases { try faultCase.check(in: fixture, before: before, after: after) }
+    }
+
+    /// The data as a command finds it and as it leaves it without a fault.
+    static func snapshots(of command: FaultCommand, in fixture: FaultFixture) throws -> (before: [String], after: [String]) {
+        try fixture.restore()
+        let before = try fixture.snapshot(command.device)
+        let result = try fixture.run(command.device, command.arguments(fixture))
+        #expect(result.status == 0, "\(command): \(result.stderr)")
+        return (before, try fixture.snapshot(command.device))
+    }
+
+    static func setting(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+}
