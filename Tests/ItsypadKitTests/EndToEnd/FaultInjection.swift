@@ -161,10 +161,10 @@ struct FaultCase: CustomStringConvertible, Sendable {
         var counts: [String: Int] = [:]
         var calls: [String: [Int]] = [:]
         for line in (try FileSystem.read(trace)).map({ String(decoding: $0, as: UTF8.self) })?.split(separator: "\n") ?? [] {
-            // "PID name(args) = result"
-            guard let open = line.firstIndex(of: "("), let space = line.firstIndex(of: " ") else { continue }
-            let name = String(line[line.index(after: space)..<open])
-            guard InjectedFault.syscalls.contains(name) else { continue }
+            // "PID  name(args) = result"
+            guard let open = line.firstIndex(of: "("), let name = line[..<open].split(separator: " ").last.map(String.init),
+                InjectedFault.syscalls.contains(name)
+            else { continue }
             counts[name, default: 0] += 1
             if name == "openat" && !line.contains("O_CREAT") { continue }
             calls[name, default: []].append(counts[name]!)
