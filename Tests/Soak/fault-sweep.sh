@@ -6,7 +6,7 @@
 #
 # Usage: Tests/Soak/fault-sweep.sh
 # Environment:
-#   CASES  how many cases, or "all" (default all; `swift test` runs 20)
+#   CASES  how many cases, or "all" (default all; `swift test` runs 16)
 #   SEED   the seed that draws a sample (default 39, as `swift test`)
 # Exit status: 0 when every case holds, 1 when one does not (the case and what it left are printed).
 # Needs strace. Every case takes about two seconds on a debug build.
