@@ -49,6 +49,20 @@ import Glibc
         #expect(!(try fixture.run("b", ["clip", "ls"])).stdout.contains("older"))
     }
 
+    /// A removal that failed ("nothing was changed") after its deletion was queued sends no deletion:
+    /// the queued deletion of a clip still here goes as a save, and the clip stays on both devices.
+    @Test(.enabled(if: hasStrace, "strace is not installed"))
+    func aRemovalThatFailedSendsNoDeletion() throws {
+        let fixture = try FaultFixture()
+        let log = fixture.dataDir("a") + "/clips/log"
+        let result = try fixture.run(
+            "a", ["clip", "rm", fixture.id("older")],
+            under: ["strace", "-f", "-qq", "-o", "/dev/null", "-P", log, "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"])
+        #expect(result.status == 1 && result.stderr.contains("nothing was changed"), "\(result.stderr)")
+        for device in ["a", "b", "a"] { #expect(try fixture.run(device, ["sync"]).status == 0) }
+        for device in ["a", "b"] { #expect(try fixture.run(device, ["clip", "ls"]).stdout.contains("older"), "\(device)") }
+    }
+
     /// The sample `swift test` runs: every command, and cases drawn by a seed from every system call
     /// and fault. `Tests/Soak/fault-sweep.sh` runs every case (ITSYPAD_FAULT_CASES=all) or another sample.
     @Test(.enabled(if: hasStrace, "strace is not installed"))
