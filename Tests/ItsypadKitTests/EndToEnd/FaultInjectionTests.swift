@@ -63,6 +63,21 @@ import Glibc
         for device in ["a", "b"] { #expect(try fixture.run(device, ["clip", "ls"]).stdout.contains("older"), "\(device)") }
     }
 
+    /// A tab with an edit not sent yet whose removal failed after its deletion was queued: the deletion
+    /// goes as a save of the tab, edit included.
+    @Test(.enabled(if: hasStrace, "strace is not installed"))
+    func aTabRemovalThatFailedStillSendsItsEdit() throws {
+        let fixture = try FaultFixture()
+        #expect(try fixture.run("a", ["tab", "edit", "alpha", "alpha edited"]).status == 0)
+        // The first rename of `tab rm` puts the record of the deletion in the tab's place.
+        let result = try fixture.run(
+            "a", ["tab", "rm", "alpha"],
+            under: ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=renameat", "-e", "inject=renameat:error=ENOSPC:when=1"])
+        #expect(result.status == 1 && result.stderr.contains("nothing was changed"), "\(result.stderr)")
+        for device in ["a", "b", "a"] { #expect(try fixture.run(device, ["sync"]).status == 0) }
+        for device in ["a", "b"] { #expect(try fixture.run(device, ["tab", "show", "alpha"]).stdout.contains("alpha edited"), "\(device)") }
+    }
+
     /// The sample `swift test` runs: every command, and cases drawn by a seed from every system call
     /// and fault. `Tests/Soak/fault-sweep.sh` runs every case (ITSYPAD_FAULT_CASES=all) or another sample.
     @Test(.enabled(if: hasStrace, "strace is not installed"))
