@@ -78,6 +78,22 @@ import Glibc
         for device in ["a", "b"] { #expect(try fixture.run(device, ["tab", "show", "alpha"]).stdout.contains("alpha edited"), "\(device)") }
     }
 
+    /// A full disk when the directory is synced after settings.json was replaced: the setting is changed,
+    /// and the message says so rather than "nothing was changed".
+    @Test(.enabled(if: hasStrace, "strace is not installed"))
+    func aFailureAfterAFileIsReplacedSaysTheChangeWasMade() throws {
+        let fixture = try FaultFixture()
+        // fsync #1 is the new file's, #2 its directory's (the queue's append is an fdatasync).
+        let result = try fixture.run(
+            "a", ["settings", "set", "clipboard.maxEntries", "500"],
+            under: ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:error=ENOSPC:when=2"])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("the change was made") && !result.stderr.contains("nothing was changed"), "\(result.stderr)")
+        #expect(try fixture.run("a", ["settings", "get", "clipboard.maxEntries"]).stdout == "500\n")
+        for device in ["a", "b"] { #expect(try fixture.run(device, ["sync"]).status == 0) }
+        #expect(try fixture.run("b", ["settings", "get", "clipboard.maxEntries"]).stdout == "500\n")
+    }
+
     /// The sample `swift test` runs: every command, and cases drawn by a seed from every system call
     /// and fault. `Tests/Soak/fault-sweep.sh` runs every case (ITSYPAD_FAULT_CASES=all) or another sample.
     @Test(.enabled(if: hasStrace, "strace is not installed"))
