@@ -15,12 +15,15 @@ public enum Itsypad {
         // 0700 and 0600 (a umask such as 0277 would make it unusable), and a user's file what it would be.
         umask(umask(0) & 0o077)
         let context = Context.process()
+        let status: Int32
         if argv.count <= 1, let reason = unreadableCommandLine() {
-            report(.failure("cannot read the command's arguments (/proc/self/cmdline: \(reason)); nothing was done"), names: [], context: context)
-            context.standardError.flush()
-            return ExitCode.failure
+            report(
+                .failure("cannot read the command's arguments (/proc/self/cmdline: \(reason)); nothing was done"), names: [],
+                context: context)
+            status = ExitCode.failure
+        } else {
+            status = run(Array(argv.dropFirst()), context: context)
         }
-        let status = run(Array(argv.dropFirst()), context: context)
         context.standardOutput.flush()
         context.standardError.flush()
         return status

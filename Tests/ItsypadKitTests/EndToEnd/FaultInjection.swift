@@ -178,7 +178,9 @@ struct FaultCase: CustomStringConvertible, Sendable {
         let device = command.device
         let result = try fixture.run(
             device, command.arguments(fixture),
-            under: ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(syscall)", "-e", "inject=\(syscall):\(fault.action):when=\(call)"])
+            under: [
+                "strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(syscall)", "-e", "inject=\(syscall):\(fault.action):when=\(call)",
+            ])
         let outcome = "\(self): exit \(result.status), \(result.stderr)"
         #expect(!result.timedOut, "\(outcome)")
         // Retrying cannot help a full disk.

@@ -41,7 +41,9 @@ import Glibc
         let removed = fixture.id("older")
         let result = try fixture.run(
             "a", ["clip", "rm", removed],
-            under: ["strace", "-f", "-qq", "-o", "/dev/null", "-P", index, "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"])
+            under: [
+                "strace", "-f", "-qq", "-o", "/dev/null", "-P", index, "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1",
+            ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("the change was made") && !result.stderr.contains("nothing was changed"), "\(result.stderr)")
         #expect(!(try fixture.run("a", ["clip", "ls"])).stdout.contains("older"))
@@ -57,7 +59,9 @@ import Glibc
         let log = fixture.dataDir("a") + "/clips/log"
         let result = try fixture.run(
             "a", ["clip", "rm", fixture.id("older")],
-            under: ["strace", "-f", "-qq", "-o", "/dev/null", "-P", log, "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"])
+            under: [
+                "strace", "-f", "-qq", "-o", "/dev/null", "-P", log, "-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1",
+            ])
         #expect(result.status == 1 && result.stderr.contains("nothing was changed"), "\(result.stderr)")
         for device in ["a", "b", "a"] { #expect(try fixture.run(device, ["sync"]).status == 0) }
         for device in ["a", "b"] { #expect(try fixture.run(device, ["clip", "ls"]).stdout.contains("older"), "\(device)") }
@@ -75,7 +79,9 @@ import Glibc
             under: ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=renameat", "-e", "inject=renameat:error=ENOSPC:when=1"])
         #expect(result.status == 1 && result.stderr.contains("nothing was changed"), "\(result.stderr)")
         for device in ["a", "b", "a"] { #expect(try fixture.run(device, ["sync"]).status == 0) }
-        for device in ["a", "b"] { #expect(try fixture.run(device, ["tab", "show", "alpha"]).stdout.contains("alpha edited"), "\(device)") }
+        for device in ["a", "b"] {
+            #expect(try fixture.run(device, ["tab", "show", "alpha"]).stdout.contains("alpha edited"), "\(device)")
+        }
     }
 
     /// A full disk when the directory is synced after settings.json was replaced: the setting is changed,
@@ -115,12 +121,16 @@ import Glibc
             for _ in 0..<count {
                 let kind = kinds.randomElement(using: &generator)!
                 let fault = InjectedFault.allCases.randomElement(using: &generator)!
-                cases.append(FaultCase(command: kind.command, syscall: kind.syscall, call: kind.calls.randomElement(using: &generator)!, fault: fault))
+                cases.append(
+                    FaultCase(
+                        command: kind.command, syscall: kind.syscall, call: kind.calls.randomElement(using: &generator)!, fault: fault))
             }
         } else {
             for kind in kinds {
                 for call in kind.calls {
-                    for fault in InjectedFault.allCases { cases.append(FaultCase(command: kind.command, syscall: kind.syscall, call: call, fault: fault)) }
+                    for fault in InjectedFault.allCases {
+                        cases.append(FaultCase(command: kind.command, syscall: kind.syscall, call: call, fault: fault))
+                    }
                 }
             }
         }

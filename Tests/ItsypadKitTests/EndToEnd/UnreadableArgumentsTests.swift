@@ -15,7 +15,10 @@ import Testing
         let device = Device()
         let result = try Process.run(
             "/usr/bin/unshare",
-            ["-rm", "/bin/sh", "-c", "mount -t tmpfs none /proc && exec \"$0\" --data-dir \"$1\" clip add x", Process.itsypad, device.dataDir])
+            [
+                "-rm", "/bin/sh", "-c", "mount -t tmpfs none /proc && exec \"$0\" --data-dir \"$1\" clip add x", Process.itsypad,
+                device.dataDir,
+            ])
         #expect(result.status == 1, "\(result.stdout)")
         #expect(result.stderr.contains("cannot read the command's arguments (/proc/self/cmdline"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)

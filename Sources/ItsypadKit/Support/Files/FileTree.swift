@@ -336,7 +336,9 @@ public struct FileTree: Sendable {
                 throw failure
             }
             if syncingDirectory {
-                try FileSystemError.afterChange(if: isChange) { try FileSystem.sync(directory: directory, path: FileSystem.directoryName(path)) }
+                try FileSystemError.afterChange(if: isChange) {
+                    try FileSystem.sync(directory: directory, path: FileSystem.directoryName(path))
+                }
             }
         }
     }
