@@ -15,10 +15,30 @@ public enum Itsypad {
         // 0700 and 0600 (a umask such as 0277 would make it unusable), and a user's file what it would be.
         umask(umask(0) & 0o077)
         let context = Context.process()
-        let status = run(Array(argv.dropFirst()), context: context)
+        let status: Int32
+        if argv.count <= 1, let reason = unreadableCommandLine() {
+            report(
+                .failure("cannot read the command's arguments (/proc/self/cmdline: \(reason)); nothing was done"), names: [],
+                context: context)
+            status = ExitCode.failure
+        } else {
+            status = run(Array(argv.dropFirst()), context: context)
+        }
         context.standardOutput.flush()
         context.standardError.flush()
         return status
+    }
+
+    /// Why the Swift runtime saw no arguments when it may have been given some: on Linux it reads them
+    /// from /proc/self/cmdline, and sees none when that cannot be opened (every file descriptor in use
+    /// under `ulimit -n 3`, no /proc). nil when it can be: the runtime read the same.
+    private static func unreadableCommandLine() -> String? {
+        let fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)
+        guard fd < 0 else {
+            close(fd)
+            return nil
+        }
+        return String(cString: strerror(errno))
     }
 
     /// Runs one command line in `context` (in-process tests call this).

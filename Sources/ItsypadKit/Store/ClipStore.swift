@@ -10,6 +10,15 @@ public struct ClipSummary: Equatable, Sendable {
     public let id: String
     public let timestamp: Milliseconds
     public let pinned: Bool
+    /// Kept on this device: its removal is not sent either.
+    public let localOnly: Bool
+
+    init(_ slot: ClipSlot) {
+        id = slot.idString
+        timestamp = slot.timestamp
+        pinned = slot.isPinned
+        localOnly = slot.flags & ClipSlot.localOnly != 0
+    }
 }
 
 /// The clipboard history.
@@ -27,22 +36,31 @@ public struct ClipSummary: Equatable, Sendable {
 /// describes them (type, size, digest, an image's pixels), so that listing never opens it. A file
 /// there that no live entry owns (what a crash between the two left) is removed whenever the
 /// index is rebuilt or the log compacted.
+///
+/// A change is committed by its log line. What follows (erasing a removed text, the index, compaction)
+/// is redone from the log by the next open when it fails: such a failure is a warning, the change stands,
+/// and the store is `unfinished` (its owner opens it again).
 public final class ClipStore {
     public let directory: String
     /// The data directory the history lives in (see `FileTree`).
     let tree: FileTree
     private(set) var log: AppendFile
     private(set) var index: ClipIndexFile
+    /// Where a failure after a committed change is reported.
+    private let warn: (String) -> Void
+    /// Set when the work after a committed change failed: this instance must not be used again.
+    public private(set) var unfinished = false
 
     var logPath: String { DataDirectoryLayout.clipLog(in: directory) }
     var indexPath: String { DataDirectoryLayout.clipIndex(in: directory) }
     var blobDirectory: String { DataDirectoryLayout.clipBlobs(in: directory) }
     func blobPath(_ id: String) -> String { blobDirectory + "/" + id }
 
-    init(directory: String, tree: FileTree? = nil) throws {
+    init(directory: String, tree: FileTree? = nil, warn: @escaping (String) -> Void = { _ in }) throws {
         let tree = tree ?? FileTree(root: directory)
         self.directory = directory
         self.tree = tree
+        self.warn = warn
         try storeOperation { try tree.makeDirectory(directory) }
         let log = try storeOperation { try AppendFile(path: DataDirectoryLayout.clipLog(in: directory), in: tree) }
         self.log = log
@@ -78,6 +96,17 @@ public final class ClipStore {
     }
 
     private func logInode() -> UInt64 { ClipStore.inode(of: log) }
+
+    /// Runs the work that follows a change committed to the log. The next open redoes it (the index
+    /// no longer matches the log), so its failure is reported as a warning and the change stands.
+    private func finishCommitted(_ body: () throws -> Void) {
+        do { try body() } catch {
+            unfinished = true
+            // The error's own words: a full disk's "nothing was changed" does not hold here.
+            let reason = (error as? FileSystemError)?.description ?? ItsypadError.wrapping(error).message
+            warn("the change was made, but \(reason); the next command finishes that")
+        }
+    }
 
     // MARK: Reading
 
@@ -210,7 +239,7 @@ public final class ClipStore {
     public func summaries() throws -> [ClipSummary] {
         try checkingIndex {
             try index.allSlots().reversed().filter(\.isLive).map {
-                ClipSummary(id: $0.idString, timestamp: $0.timestamp, pinned: $0.isPinned)
+                ClipSummary($0)
             }
         }
     }
@@ -298,8 +327,10 @@ public final class ClipStore {
 
     /// Adds an entry (unless it repeats the newest one) and evicts the oldest
     /// unpinned entries beyond `maxEntries`: one log append covers both. A binary entry's
-    /// `bytes` are written first.
-    public func add(_ entry: ClipEntry, bytes: [UInt8]? = nil, maxEntries: Int) throws -> AddOutcome {
+    /// `bytes` are written first; `beforeCommit` is told what the append will evict.
+    public func add(
+        _ entry: ClipEntry, bytes: [UInt8]? = nil, maxEntries: Int, beforeCommit: ([ClipSummary]) throws -> Void = { _ in }
+    ) throws -> AddOutcome {
         try checkingIndex {
             var lines = ClipStore.addLine(entry)
             if let newest = try newestRepeat(of: entry, line: lines) {
@@ -311,38 +342,43 @@ public final class ClipStore {
             }
             let length = lines.count - 1
             let evictions = try evictionCandidates(keeping: maxEntries - 1)
+            try beforeCommit(evictions.slots.map { ClipSummary($0.slot) })
             for victim in evictions.slots { ClipStore.appendRemoveLine(victim.slot.id, to: &lines) }
             let offset = try log.append(lines)
             lines = []
-            let erased = try erase(evictions.slots.map(\.slot))
-
-            let slot = ClipSlot(
-                id: PackedID(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
-                length: UInt32(length), flags: ClipStore.flags(for: entry))
-            var header = index.header
-            try markEvicted(evictions, in: &header)
-            try insert([slot], header: header)
-            try erased ? compactIfNeeded() : compact()
+            finishCommitted {
+                let erased = try erase(evictions.slots.map(\.slot))
+                let slot = ClipSlot(
+                    id: PackedID(entry.id)!, timestamp: entry.timestamp, offset: UInt64(offset),
+                    length: UInt32(length), flags: ClipStore.flags(for: entry))
+                var header = index.header
+                try markEvicted(evictions, in: &header)
+                try insert([slot], header: header)
+                try erased ? compactIfNeeded() : compact()
+            }
             return AddOutcome(entry: entry, duplicate: false, evicted: evictions.slots.map(\.slot.idString))
         }
     }
 
     /// Removes the oldest unpinned entries beyond `maxEntries`, as `add` does
-    /// (for histories that grew by other means: a sync's merge); returns their ids.
-    public func evict(keeping maxEntries: Int) throws -> [String] {
+    /// (for histories that grew by other means: a sync's merge); returns their ids. `beforeCommit` is told what goes.
+    public func evict(keeping maxEntries: Int, beforeCommit: ([ClipSummary]) throws -> Void = { _ in }) throws -> [String] {
         try checkingIndex {
             let evictions = try evictionCandidates(keeping: maxEntries)
             guard !evictions.slots.isEmpty else { return [] }
+            try beforeCommit(evictions.slots.map { ClipSummary($0.slot) })
             var lines: [UInt8] = []
             for victim in evictions.slots { ClipStore.appendRemoveLine(victim.slot.id, to: &lines) }
             try log.append(lines)
-            let erased = try erase(evictions.slots.map(\.slot))
-            var header = index.header
-            try markEvicted(evictions, in: &header)
-            header.logSize = UInt64(log.size)
-            index.header = header
-            try index.writeHeader()
-            try erased ? compactIfNeeded() : compact()
+            finishCommitted {
+                let erased = try erase(evictions.slots.map(\.slot))
+                var header = index.header
+                try markEvicted(evictions, in: &header)
+                header.logSize = UInt64(log.size)
+                index.header = header
+                try index.writeHeader()
+                try erased ? compactIfNeeded() : compact()
+            }
             return evictions.slots.map(\.slot.idString)
         }
     }
@@ -387,7 +423,7 @@ public final class ClipStore {
                 lines += line
             }
             try log.append(lines)
-            try insert(slots, header: index.header)
+            finishCommitted { try insert(slots, header: index.header) }
             return fresh
         }
     }
@@ -418,46 +454,52 @@ public final class ClipStore {
         try index.writeHeader()
     }
 
-    /// Removes entries by id; returns the ids that were present.
+    /// Removes entries by id; returns the ids that were present. `beforeCommit` is told which they are.
     @discardableResult
-    public func remove(ids: [String]) throws -> [String] {
+    public func remove(ids: [String], beforeCommit: ([ClipSummary]) throws -> Void = { _ in }) throws -> [String] {
         try checkingIndex {
             var slots = try index.allSlots()
             let removal = ClipStore.markRemoved(ids, in: &slots)
             guard let changed = removal.changed else { return [] }
+            try beforeCommit(removal.slots.map(ClipSummary.init))
             try log.append(removal.lines)
-            let erased = try erase(removal.slots)
-            // The changed slots go back in one write (a clear changes 100,000 of them).
-            try index.write(slots[changed], at: changed.lowerBound)
-            var header = index.header
-            header.liveCount -= min(header.liveCount, UInt64(removal.removed.count))
-            header.deadLines += UInt64(removal.removed.count * 2)
-            header.logSize = UInt64(log.size)
-            index.header = header
-            try index.writeHeader()
-            try erased ? compactIfNeeded() : compact()
+            finishCommitted {
+                let erased = try erase(removal.slots)
+                // The changed slots go back in one write (a clear changes 100,000 of them).
+                try index.write(slots[changed], at: changed.lowerBound)
+                var header = index.header
+                header.liveCount -= min(header.liveCount, UInt64(removal.removed.count))
+                header.deadLines += UInt64(removal.removed.count * 2)
+                header.logSize = UInt64(log.size)
+                index.header = header
+                try index.writeHeader()
+                try erased ? compactIfNeeded() : compact()
+            }
             return removal.removed
         }
     }
 
-    /// Pins or unpins an entry; returns false when it already was.
+    /// Pins or unpins an entry; returns false when it already was (`beforeCommit` runs only when it changes).
     @discardableResult
-    public func setPinned(id: String, _ pinned: Bool) throws -> Bool {
+    public func setPinned(id: String, _ pinned: Bool, beforeCommit: () throws -> Void = {}) throws -> Bool {
         try checkingIndex {
             guard let packed = PackedID(id) else { return false }
             let slots = try index.allSlots()
             guard let position = slots.firstIndex(where: { $0.id == packed && $0.isLive }) else { return false }
             let slot = slots[position]
             if slot.isPinned == pinned { return false }
+            try beforeCommit()
             try log.append(try ClipStore.pinLine(id: id, pinned))
-            try index.writeFlags(pinned ? slot.flags | ClipSlot.pinned : slot.flags & ~ClipSlot.pinned, at: position)
-            var header = index.header
-            // An unpinned entry before the cursor must become evictable again.
-            if !pinned { header.evictCursor = min(header.evictCursor, UInt64(position)) }
-            header.deadLines += 1
-            header.logSize = UInt64(log.size)
-            index.header = header
-            try index.writeHeader()
+            finishCommitted {
+                try index.writeFlags(pinned ? slot.flags | ClipSlot.pinned : slot.flags & ~ClipSlot.pinned, at: position)
+                var header = index.header
+                // An unpinned entry before the cursor must become evictable again.
+                if !pinned { header.evictCursor = min(header.evictCursor, UInt64(position)) }
+                header.deadLines += 1
+                header.logSize = UInt64(log.size)
+                index.header = header
+                try index.writeHeader()
+            }
             return true
         }
     }

@@ -7,7 +7,10 @@ import Glibc
 
 /// The local mutations. Each one changes the store and records, in the same
 /// locked run, what the sync engine must send (deletions included, so that
-/// evictions, clears and prunes reach other devices).
+/// evictions, clears and prunes reach other devices). What to send is queued
+/// before the change is stored: a crash or an error in between leaves a queued
+/// change of something unchanged, which the engine sends as what it is (nothing,
+/// when the backend has it so), never a change that would not sync.
 extension DataStore {
     // MARK: Clips
 
@@ -49,35 +52,44 @@ extension DataStore {
         {
             return .init(entry: newest, duplicate: true, evicted: [])
         }
-        // Queued before it is stored: a full disk in between leaves a queued save of nothing (dropped
-        // when sent), never a stored clip that would not sync.
-        if entry.localOnly == nil { try pending.enqueue(.save, RecordKey(.clip, entry.id)) }
-        let outcome = try clips().add(entry, bytes: bytes, maxEntries: maxEntries)
-        guard !outcome.duplicate else { return outcome }
-        try queueDeletion(outcome.evicted.map { RecordKey(.clip, $0) }, hard: true)
+        // Compacted before the change, so that nothing after it can fail the command.
         if pending.needsCompaction {
             let everSynced = try hasEverSynced()
             try pending.compact { _ in everSynced }
         }
-        return outcome
+        if entry.localOnly == nil { try pending.enqueue(.save, RecordKey(.clip, entry.id)) }
+        return try removingClips(hard: true) { try clips().add(entry, bytes: bytes, maxEntries: maxEntries, beforeCommit: $0) }
     }
 
     /// Evicts beyond `clipboard.maxEntries` as `clip add` does (a sync's merge can take the history
     /// past it) and queues the deletions; returns the evicted ids.
     @discardableResult
     public func enforceClipLimit() throws -> [String] {
-        let evicted = try clips().evict(keeping: try settings().maxClipEntries)
-        try queueDeletion(evicted.map { RecordKey(.clip, $0) }, hard: true)
-        return evicted
+        let maxEntries = try settings().maxClipEntries
+        return try removingClips(hard: true) { try clips().evict(keeping: maxEntries, beforeCommit: $0) }
     }
 
     /// Removes clips by id and queues their deletion. `hard` is for removals a policy
     /// makes (limits, pruning): they leave no tombstone, as any device would make them again.
     @discardableResult
     public func removeClips(_ ids: [String], hard: Bool = false) throws -> [String] {
-        let removed = try clips().remove(ids: ids)
-        try queueDeletion(removed.map { RecordKey(.clip, $0) }, hard: hard)
-        return removed
+        try removingClips(hard: hard) { try clips().remove(ids: ids, beforeCommit: $0) }
+    }
+
+    /// Runs a change of the history that may remove clips; `change` passes on the removed ones before
+    /// it commits. A device that has synced queues their deletion then; one that never has has nothing
+    /// on a backend to delete, and forgets their queued saves once they are gone. A local-only clip's
+    /// removal stays here, as the clip did.
+    private func removingClips<T>(hard: Bool, _ change: (_ beforeCommit: ([ClipSummary]) throws -> Void) throws -> T) throws -> T {
+        let everSynced = try hasEverSynced()
+        var shared: [RecordKey] = []
+        let result = try change { removed in
+            shared = removed.filter { !$0.localOnly }.map { RecordKey(.clip, $0.id) }
+            if everSynced { try pending().enqueue(.delete, shared, hard: hard) }
+        }
+        // Only tidies the queue: a save left there of a clip that is gone sends nothing.
+        if !everSynced { try? pending().discard(shared) }
+        return result
     }
 
     /// Removes unpinned entries (every entry with `includingPinned`).
@@ -101,26 +113,14 @@ extension DataStore {
     /// A device that never synced has nothing on a backend to delete.
     package func hasEverSynced() throws -> Bool { try EngineState.load(from: self).zoneID != nil }
 
-    /// Queues the deletion of records from the backend; before this device's
-    /// first sync there is none to delete, so a record added and removed
-    /// meanwhile leaves nothing pending. `hard`: see ``PendingChange/hard``.
-    private func queueDeletion(_ keys: [RecordKey], tag: String? = nil, hard: Bool = false) throws {
-        guard !keys.isEmpty else { return }
-        if try hasEverSynced() {
-            try pending().enqueue(.delete, keys, tag: tag, hard: hard)
-        } else {
-            try pending().discard(keys)
-        }
-    }
-
     /// Pins or unpins; returns false when it already was. The change is stamped so that
     /// other devices can tell an unpin made after seeing a pin from a concurrent one.
     public func setClipPinned(_ entry: ClipEntry, _ pinned: Bool, now: Milliseconds) throws -> Bool {
-        guard try clips().setPinned(id: entry.id, pinned) else { return false }
-        guard entry.localOnly == nil else { return true }
-        try clipLedger().recordChange(ids: [entry.id], clock: HybridTimestamp(physical: now, device: deviceID))
-        try pending().enqueue(.save, RecordKey(.clip, entry.id))
-        return true
+        try clips().setPinned(id: entry.id, pinned) {
+            guard entry.localOnly == nil else { return }
+            try pending().enqueue(.save, RecordKey(.clip, entry.id))
+            try clipLedger().recordChange(ids: [entry.id], clock: HybridTimestamp(physical: now, device: deviceID))
+        }
     }
 
     // MARK: Tabs
@@ -168,14 +168,18 @@ extension DataStore {
             try? finishInterruptedWrite(fileURL, for: tab.id)
             try storeOperation { try tree.remove(userFileJournal(for: tab.id)) }
         }
+        let key = RecordKey(.tab, tab.id)
+        let sendsDeletion = try !tab.isFileBacked && hasEverSynced()
+        if sendsDeletion { try pending().enqueue(.delete, key, tag: tab.sync?.tag) }
         try tabs.updateIndex(id: tab.id, to: nil) {
-            if !tab.isFileBacked, try hasEverSynced() {
+            if sendsDeletion {
                 try tabs.markDeleted(TabDeletion(id: tab.id, tag: tab.sync?.tag, history: tab.history))
             } else {
                 try tabs.remove(id: tab.id)
             }
         }
-        if !tab.isFileBacked { try queueDeletion([RecordKey(.tab, tab.id)], tag: tab.sync?.tag) }
+        // As for clips (`removingClips`): a device that never synced only forgets the tab's queued save.
+        if !tab.isFileBacked, !sendsDeletion { try? pending().discard([key]) }
     }
 
     // MARK: A file-backed tab's file
@@ -260,8 +264,8 @@ extension DataStore {
     public func changeSetting(_ definition: SettingDefinition, to value: SettingValue?, now: Milliseconds) throws {
         let settings = try settings()
         let previous = settings.entries[definition.key]?.clock
-        try settings.set(definition.key, value, clock: HybridTimestamp.next(after: previous, now: now, device: deviceID))
         if definition.scope == .synced { try pending().enqueue(.save, RecordKey(.setting, definition.key)) }
+        try settings.set(definition.key, value, clock: HybridTimestamp.next(after: previous, now: now, device: deviceID))
     }
 
     // MARK: Sync state

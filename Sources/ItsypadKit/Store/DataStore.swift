@@ -206,8 +206,9 @@ public final class DataStore {
 
     public func clips() throws -> ClipStore {
         precondition(!isReadOnly, "the clipboard history is opened only under the lock")
-        if let openedClips { return openedClips }
-        let store = try ClipStore(directory: layout.clips, tree: tree)
+        // A store whose work after a change failed is opened again: opening finishes that work.
+        if let openedClips, !openedClips.unfinished { return openedClips }
+        let store = try ClipStore(directory: layout.clips, tree: tree, warn: warn)
         openedClips = store
         return store
     }

@@ -96,7 +96,7 @@ public final class SettingsStore {
     }
 
     func write() throws {
-        try storeOperation { try tree.writeAtomically(path, encoded()) }
+        try storeOperation { try tree.writeAtomically(path, encoded(), isChange: true) }
     }
 
     /// The file's content.

@@ -90,8 +90,9 @@ public struct TabStore {
         return index
     }
 
-    /// Every write drops the index (the directory's time may not change within
-    /// the clock's granularity); a reader rebuilds it, or `updateIndex` carries it over.
+    /// Every write drops the index first (the directory's time may not change within
+    /// the clock's granularity), so that no failure leaves it behind a change; a reader
+    /// rebuilds it, or `updateIndex` carries it over.
     private func invalidateIndex() throws {
         try tree.remove(directory + "/" + TabIndex.fileName)
     }
@@ -159,8 +160,8 @@ public struct TabStore {
     public func save(_ tab: Tab) throws {
         let path = try checkedPath(tab.id)
         try storeOperation {
-            try tree.writeAtomically(path, TabStore.fileContent(tab))
             try invalidateIndex()
+            try tree.writeAtomically(path, TabStore.fileContent(tab), isChange: true)
         }
     }
 
@@ -174,8 +175,8 @@ public struct TabStore {
         }
         let files = zip(names, contents.joined()).map { (name: $0, bytes: $1) }
         try storeOperation {
-            try tree.writeAtomically(files, in: directory)
             try invalidateIndex()
+            try tree.writeAtomically(files, in: directory)
         }
     }
 
@@ -184,8 +185,8 @@ public struct TabStore {
     public func markDeleted(_ deletion: TabDeletion) throws {
         let path = try checkedPath(deletion.id)
         try storeOperation {
-            try tree.writeAtomically(path, TabStore.fileContent(deletion))
             try invalidateIndex()
+            try tree.writeAtomically(path, TabStore.fileContent(deletion), isChange: true)
         }
     }
 
@@ -193,9 +194,9 @@ public struct TabStore {
     public func remove(id: String) throws {
         guard let path = filePath(id) else { return }
         try storeOperation {
-            try tree.remove(path)
-            try tree.syncDirectory(directory)
             try invalidateIndex()
+            try tree.remove(path)
+            try FileSystemError.afterChange { try tree.syncDirectory(directory) }
         }
     }
 

@@ -32,6 +32,7 @@ public enum ItsypadError: Error, Equatable {
 
     /// Wraps a file system error as the user should see it.
     package static func from(_ error: FileSystemError) -> ItsypadError {
+        if error.changeMade { return .failure("\(error) (the change was made, but may not survive a power failure)") }
         if error.isDiskFull { return .failure("\(error) (nothing was changed; free some space and retry)") }
         return .failure(error.description)
     }

@@ -139,6 +139,8 @@ final class RandomSyncSimulation {
     private var typed = Set<String>()
     private var mayVanish = Set<String>()
     private var addedClips = Set<String>()
+    /// Clips added with --local: no record of them, not even of their removal, may reach the backend.
+    private var localClips = Set<String>()
     private var removedClips = Set<String>()
     private var clipRemovalsThatStick = Set<String>()
     private var lastPinChange: [String: (change: Change, pinned: Bool)] = [:]
@@ -393,8 +395,10 @@ final class RandomSyncSimulation {
 
     private func addClip(_ index: Int) throws {
         let text = token("clip")
-        let outcome = try withStore(index) { try $0.addClip(text, local: false, now: time) }
-        addedClips.insert(outcome.entry.id)
+        // Every fifth step's clip stays on its device: decided without a random draw, so that seeds keep their other choices.
+        let local = step % 5 == 0
+        let outcome = try withStore(index) { try $0.addClip(text, local: local, now: time) }
+        if local { localClips.insert(outcome.entry.id) } else { addedClips.insert(outcome.entry.id) }
         removedClips.formUnion(outcome.evicted)
         log(index, "clip add \(outcome.entry.id.prefix(8)) \(text)")
     }
@@ -708,6 +712,21 @@ final class RandomSyncSimulation {
                     "clip \(id.prefix(8)): the \(last.pinned ? "pin" : "unpin") at step \(last.change.step), made after every other pin change, did not stick"
                 )
             }
+        }
+        let backendRecords = try withStore(0) { store in
+            var names: [String] = []
+            let backend = try openBackend(store)
+            var token: ChangeToken?
+            var moreComing = true
+            while moreComing {
+                let page = try backend.fetchChanges(since: token, limit: 2000)
+                for case .saved(let record) in page.changes { names.append(record.recordName) }
+                (token, moreComing) = (page.token, page.moreComing)
+            }
+            return names
+        }
+        for id in localClips.sorted() where backendRecords.contains(where: { $0.contains(id) }) {
+            found.append("local-only clip \(id.prefix(8)) has a record on the backend")
         }
         for (key, last) in lastSetting.sorted(by: { $0.key < $1.key }) {
             let expected = last.value?.json.serialized() ?? "unset"

@@ -10,6 +10,9 @@ public struct FileSystemError: Error, CustomStringConvertible, Equatable {
     public let operation: String
     /// Extra detail for the refusals (e.g. the sizes of a file that is too large).
     public var detail: String?
+    /// Set on a failure to make durable a change made already (a directory's fsync after a rename or
+    /// an unlink): whoever reports it must not say that nothing was changed.
+    public var changeMade = false
 
     public init(path: String, code: Int32, operation: String, detail: String? = nil) {
         self.path = path
@@ -35,6 +38,15 @@ public struct FileSystemError: Error, CustomStringConvertible, Equatable {
         default: reason = String(cString: strerror(code))
         }
         return "cannot \(operation) \(path): \(reason)" + (detail.map { " (\($0))" } ?? "")
+    }
+
+    /// Runs `body`, the step that makes durable a change made already, marking its failure `changeMade`
+    /// (unless `marking` is false: the step followed a preparation, not the change).
+    public static func afterChange<T>(if marking: Bool = true, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch var error as FileSystemError {
+            error.changeMade = marking
+            throw error
+        }
     }
 
     /// A full disk or quota: reported as such, never as corruption.

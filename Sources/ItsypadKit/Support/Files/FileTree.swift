@@ -299,13 +299,17 @@ public struct FileTree: Sendable {
     }
 
     /// Replaces `path` with `bytes` atomically (see `FileSystem.writeAtomically`), with exactly `mode`.
-    public func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600, syncingDirectory: Bool = true) throws {
-        try writeAtomically(path, mode: mode, syncingDirectory: syncingDirectory) { write in try write(bytes) }
+    /// `isChange`: the replacement is the change a command makes, so that a failure to make it durable
+    /// once it is made is marked `changeMade`.
+    public func writeAtomically(
+        _ path: String, _ bytes: [UInt8], mode: mode_t = 0o600, syncingDirectory: Bool = true, isChange: Bool = false
+    ) throws {
+        try writeAtomically(path, mode: mode, syncingDirectory: syncingDirectory, isChange: isChange) { write in try write(bytes) }
     }
 
     /// Like `writeAtomically(_:_:)`, with the content produced in pieces.
     public func writeAtomically(
-        _ path: String, mode: mode_t = 0o600, syncingDirectory: Bool = true,
+        _ path: String, mode: mode_t = 0o600, syncingDirectory: Bool = true, isChange: Bool = false,
         _ produce: ((_ bytes: [UInt8]) throws -> Void) throws -> Void
     ) throws {
         try inParent(of: path, creating: true) { directory, name in
@@ -331,7 +335,11 @@ public struct FileTree: Sendable {
                 unlinkat(directory, temp, 0)
                 throw failure
             }
-            if syncingDirectory { try FileSystem.sync(directory: directory, path: FileSystem.directoryName(path)) }
+            if syncingDirectory {
+                try FileSystemError.afterChange(if: isChange) {
+                    try FileSystem.sync(directory: directory, path: FileSystem.directoryName(path))
+                }
+            }
         }
     }
 

@@ -192,6 +192,10 @@ struct ClipRecords: SyncedRecordType {
         _ change: PendingChange, clips: [String: ClipEntry], ledger: [String: ClipSyncLedger.Entry],
         engine: SyncEngine
     ) throws -> SyncEngine.Outgoing? {
+        var change = change
+        // A deletion queued for a clip still here was queued before a removal that did not happen
+        // (a crash or an error in between): it is a save, which sends nothing when the backend has the clip so.
+        if clips[change.key.name] != nil { change.operation = .save }
         switch change.operation {
         case .save:
             guard let entry = clips[change.key.name], entry.localOnly == nil else { return nil }

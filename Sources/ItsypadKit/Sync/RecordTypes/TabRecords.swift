@@ -324,6 +324,12 @@ final class TabRecords: SyncedRecordType {
             let record = try RecordMapping.record(for: tab, deviceName: engine.deviceName, backend: engine.backend)
             sent[tab.id] = tab
             return SyncEngine.Outgoing(change: change, saves: [record])
+        case (.delete, .live(let tab)?) where !tab.isFileBacked && tab.hasUnsyncedChanges:
+            // A deletion queued before a removal that did not happen (a crash or an error in between):
+            // a save, of a tab with changes the backend lacks.
+            var save = change
+            save.operation = .save
+            return try outgoing(save, engine: engine)
         case (.delete, .deleted(let deletion)?):
             return engine.outgoingDeletion(change, ifTag: deletion.tag, history: deletion.history)
         case (.delete, nil):
