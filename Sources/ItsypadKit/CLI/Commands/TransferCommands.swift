@@ -45,7 +45,7 @@ enum TransferCommands {
         guard !unreadable.isEmpty else { return ExitCode.success }
         let errors = invocation.context.standardError
         for clip in unreadable {
-            errors.line("Error: left out of the export: \(clip.message)")
+            errors.line("Error: left out of the export: \(clip.message)", terminalSafe: true)
         }
         errors.line("Error: everything else was exported (\(Text.counted(unreadable.count, "clip")) left out)")
         return ExitCode.failure
@@ -172,6 +172,11 @@ enum TransferCommands {
         ).run(timeout: timeout, outputLimit: limit + 1)
         if output.timedOut {
             throw ItsypadError.temporary("copyq did not answer within \(Int(timeout)) s; nothing was imported; try again later")
+        }
+        if output.outlivedOutput {
+            throw ItsypadError.temporary(
+                "copyq ended its output but was still running \(Int(Subprocess.exitGrace)) s later, so it was stopped; "
+                    + "nothing was imported; try again later")
         }
         guard output.status == 0 else {
             if output.errorText.contains("Cannot connect to server") {
