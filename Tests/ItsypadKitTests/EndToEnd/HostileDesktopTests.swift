@@ -10,9 +10,8 @@ import Glibc
 /// The desktop and the tools itsypad runs are input too: an X server that answers wrongly,
 /// wl-paste, xclip and copyq stand-ins that flood their standard error, never exit or offer a
 /// type list too long to read. No real desktop is needed: the X server is a Python fake, the
-/// tools are scripts first on PATH.
-@Suite(.timeLimit(.minutes(2)))
-struct HostileDesktopTests {
+/// tools are scripts first on PATH. Every wait is bounded: a run's time-out, `eventually`.
+@Suite struct HostileDesktopTests {
     static let python = "/usr/bin/python3"
     static var pythonMissing: String? { access(python, X_OK) == 0 ? nil : "not installed: python3" }
 

@@ -41,12 +41,13 @@ import Glibc
         #expect(output.status == 128 + SIGKILL)
     }
 
-    /// 16 MiB of blank lines: only the tail is kept, and the message is its last lines, in linear time.
-    @Test(.timeLimit(.minutes(1))) func standardErrorKeepsItsEndAndTheMessageItsLastLines() throws {
+    /// 16 MiB of blank lines: only the tail is kept, and the message is its last lines (in linear time:
+    /// a message made from a megabyte of blank lines one removal at a time took hours).
+    @Test func standardErrorKeepsItsEndAndTheMessageItsLastLines() throws {
         let output = try shell(
             "head -c 16777216 /dev/zero | tr '\\0' '\\n' >&2; for i in $(seq 50); do echo \"line $i\" >&2; done; echo >&2"
         ).run(timeout: 60)
-        #expect(output.standardError.count <= Subprocess.errorTail)
+        try #require(output.standardError.count <= Subprocess.errorTail)
         #expect(output.errorText == (["…"] + (11...50).map { "line \($0)" }).joined(separator: "\n"))
     }
 
