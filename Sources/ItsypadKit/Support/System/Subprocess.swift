@@ -25,7 +25,7 @@ package struct Subprocess {
         /// The time-out ran out and the process group was killed.
         package let timedOut: Bool
         /// Its output ended but it did not exit within `exitGrace` seconds: the process group was killed.
-        package var outlivedOutput = false
+        package let outlivedOutput: Bool
 
         package var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
         /// The end of standard error as the program wrote it, for quoting in a message: its lines
@@ -123,11 +123,9 @@ package struct Subprocess {
             }
         }
         let exited = timedOut ? nil : try Subprocess.exitStatus(pid, by: min(deadline, Monotonic.seconds() + Subprocess.exitGrace))
-        var result = Output(
+        return Output(
             status: try exited ?? Subprocess.killGroup(pid), standardOutput: output,
-            standardError: Array(errors.suffix(Subprocess.errorTail)), timedOut: timedOut)
-        result.outlivedOutput = !timedOut && exited == nil
-        return result
+            standardError: Array(errors.suffix(Subprocess.errorTail)), timedOut: timedOut, outlivedOutput: !timedOut && exited == nil)
     }
 
     /// Runs a program that may leave a child of its own serving in the background, as wl-copy and
@@ -160,7 +158,7 @@ package struct Subprocess {
         let errorStart = -min(off_t(Subprocess.errorTail), lseek(files[2], 0, SEEK_END))
         return Output(
             status: status, standardOutput: try written(files[1], from: 0), standardError: try written(files[2], from: errorStart),
-            timedOut: exited == nil)
+            timedOut: exited == nil, outlivedOutput: false)
     }
 
     /// A program left running with its standard output on a pipe (a watcher whose lines report
