@@ -44,6 +44,17 @@ public final class OutputBuffer {
 
     public func line(_ string: String) { write(string + "\n") }
 
+    /// A line that may hold text from elsewhere (a tool's, a peer's, a file's): with `terminalSafe`,
+    /// its control characters are shown as U+FFFD (see `Text.makeTerminalSafe`), so that the text
+    /// can neither drive a terminal nor start a line of its own.
+    public func line(_ string: String, terminalSafe: Bool) {
+        guard terminalSafe else { return line(string) }
+        var bytes = Array(string.utf8)
+        Text.makeTerminalSafe(&bytes)
+        bytes.append(0x0A)
+        write(bytes)
+    }
+
     /// Appends in place, without an array of its own per call (a listing
     /// writes 100,000 lines); written out once a few hundred KiB are waiting.
     func append<Result>(_ body: (inout [UInt8]) throws -> Result) rethrows -> Result {

@@ -53,13 +53,19 @@ struct DesktopClipboard {
 
     private var x11Selection: [String] { ["-selection", primary ? "primary" : "clipboard"] }
 
-    /// The types on offer now; empty when nothing is (or the owner did not answer).
-    func offeredTypes() throws -> [String] {
+    /// The longest list of offered types read (a real one is a few hundred bytes).
+    static let typeListLimit = 1 << 20
+
+    /// The types on offer now; empty when nothing is (or the owner did not answer); nil when the
+    /// list is longer than `typeListLimit`: cut, it could not tell whether a password manager marked the offer.
+    func offeredTypes() throws -> [String]? {
+        let limit = DesktopClipboard.typeListLimit + 1
         let output =
             kind == .wayland
-            ? try run("wl-paste", (primary ? ["--primary"] : []) + ["--list-types"])
-            : try run("xclip", ["-o"] + x11Selection + ["-t", "TARGETS"])
+            ? try run("wl-paste", (primary ? ["--primary"] : []) + ["--list-types"], limit: limit)
+            : try run("xclip", ["-o"] + x11Selection + ["-t", "TARGETS"], limit: limit)
         guard output.status == 0, !output.timedOut else { return [] }
+        guard output.standardOutput.count < limit else { return nil }
         return output.outputText.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
     }
 

@@ -70,9 +70,10 @@ public enum Itsypad {
     static func report(_ error: ItsypadError, names: [String], context: Context) {
         let err = context.standardError
         let label = context.stderrUsesColor ? "\u{1B}[1;31mError:\u{1B}[0m" : "Error:"
-        // Messages quote names and paths that may come from elsewhere.
+        // Messages quote names and paths that may come from elsewhere: made safe wherever they go (a log
+        // read later on a terminal too); the lines of a tool's own message are kept.
         var message = Array(error.message.utf8)
-        if context.stderrIsTerminal { Text.makeTerminalSafe(&message, keepingNewlines: true) }
+        Text.makeTerminalSafe(&message, keepingNewlines: true)
         err.line("\(label) \(String(decoding: message, as: UTF8.self))")
         guard case .usage(_, let command) = error else { return }
         var path = [CommandTable.root]

@@ -188,12 +188,12 @@ public final class Invocation {
     public var out: OutputBuffer { context.standardOutput }
 
     /// A message for a person on stderr: only on a terminal and without -q,
-    /// so that cron mails only failures.
+    /// so that cron mails only failures. Like every message, made safe for a terminal.
     public func note(_ message: String) {
-        if !quiet && context.stderrIsTerminal { context.standardError.line(message) }
+        if !quiet && context.stderrIsTerminal { context.standardError.line(message, terminalSafe: true) }
     }
 
-    public func warn(_ message: String) { context.standardError.line("warning: " + message) }
+    public func warn(_ message: String) { context.standardError.line("warning: " + message, terminalSafe: true) }
 
     /// A progress line for long operations, redrawn in place: only when stderr is a terminal and without -q.
     public func progress(_ message: String) {

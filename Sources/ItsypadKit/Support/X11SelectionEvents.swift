@@ -20,6 +20,7 @@ package final class X11SelectionEvents {
         guard let (host, number) = X11SelectionEvents.parse(display) else {
             throw ItsypadError.failure("DISPLAY \(display) is not an X display (HOST:N or :N); clip watch needs one")
         }
+        self.display = display
         let peer: X11SelectionEvents.AuthorizationAddress
         if let host {
             (descriptor, peer) = try X11SelectionEvents.connect(host: host, number: number)
@@ -28,21 +29,30 @@ package final class X11SelectionEvents {
             peer = .local
         }
         do {
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let cookie = xauthority.flatMap { X11SelectionEvents.cookie(in: $0, display: number, for: peer) }
             let root = try setUp(cookie: cookie)
             let atom = try reply(to: X11SelectionEvents.request(16, [], name: selection)).word(at: 8)
             let fixes = try reply(to: X11SelectionEvents.request(98, [], name: "XFIXES"))
-            guard fixes[8] != 0 else { throw ItsypadError.failure("the X server at \(display) has no XFIXES extension") }
-            _ = try reply(to: X11SelectionEvents.request(fixes[9], minor: 0, [5, 0]))
+            guard try fixes.byte(at: 8) != 0 else {
+                throw ItsypadError.failure("the X server at DISPLAY \(display) has no XFIXES extension")
+            }
+            let opcode = try fixes.byte(at: 9)
+            _ = try reply(to: X11SelectionEvents.request(opcode, minor: 0, [5, 0]))
             // SetSelectionOwner, SelectionWindowDestroy and SelectionClientClose.
-            try send(X11SelectionEvents.request(fixes[9], minor: 2, [root, atom, 7]))
+            try send(X11SelectionEvents.request(opcode, minor: 2, [root, atom, 7]))
         } catch {
             close(descriptor)
             throw error
         }
     }
+
+    /// The DISPLAY it was reached at, as errors name it.
+    private let display: String
+    /// How long the server may take to answer the setup or a request.
+    private static let answerTimeout = 5.0
+    /// The most a reply may hold: those clip watch asks for are 32 bytes, a setup reply a few KiB
+    /// (at most 256 KiB by its length field). A length beyond it is a malformed reply, never allocated.
+    private static let replyLimit = 1 << 20
 
     deinit { close(descriptor) }
 
@@ -167,29 +177,35 @@ package final class X11SelectionEvents {
         setup += X11SelectionEvents.half(name.count) + X11SelectionEvents.half(data.count) + [0, 0]
         setup += X11SelectionEvents.padded(name) + X11SelectionEvents.padded(data)
         try send(setup)
-        let header = try receive(8)
-        let body = try receive(Int(header.half(at: 6)) * 4)
-        guard header[0] == 1 else {
-            let reason = String(decoding: body.prefix(Int(header[1])), as: UTF8.self)
-            throw ItsypadError.failure("the X server refused the connection: \(reason.isEmpty ? "no reason given" : reason)")
+        let deadline = Monotonic.seconds() + X11SelectionEvents.answerTimeout
+        let header = try receive(8, before: deadline, of: "setup reply")
+        let body = try receive(Int(header.half(at: 6)) * 4, before: deadline, of: "setup reply")
+        guard try header.byte(at: 0) == 1 else {
+            let reason = String(decoding: body.bytes.prefix(Int(try header.byte(at: 1))), as: UTF8.self)
+            let said = reason.isEmpty ? "no reason given" : Text.escapingControls(reason, limit: 200)
+            throw ItsypadError.failure("the X server refused the connection of DISPLAY \(display): \(said)")
         }
         // Fixed part (32 bytes), vendor, pixmap formats (8 bytes each), then the first screen, its root first.
-        let vendor = (Int(body.half(at: 16)) + 3) & ~3
-        let screen = 32 + vendor + Int(body[21]) * 8
-        guard body[20] > 0, body.count >= screen + 4 else { throw ItsypadError.failure("the X server sent a malformed setup") }
-        return body.word(at: screen)
+        guard try body.byte(at: 20) > 0 else { throw body.malformed }
+        let vendor = (Int(try body.half(at: 16)) + 3) & ~3
+        return try body.word(at: 32 + vendor + Int(try body.byte(at: 21)) * 8)
     }
 
     /// Sends a request and reads its reply (32 bytes and any more it announces); an X error fails.
-    private func reply(to request: [UInt8]) throws -> [UInt8] {
+    private func reply(to request: [UInt8]) throws -> Reply {
         try send(request)
+        let deadline = Monotonic.seconds() + X11SelectionEvents.answerTimeout
         while true {
-            var packet = try receive(32)
-            switch packet[0] {
-            case 0: throw ItsypadError.failure("the X server reported error \(packet[1]) for a request of clip watch")
+            let packet = try receive(32, before: deadline, of: "reply")
+            switch try packet.byte(at: 0) {
+            case 0:
+                throw ItsypadError.failure(
+                    "the X server at DISPLAY \(display) reported error \(try packet.byte(at: 1)) for a request of clip watch")
             case 1:
-                packet += try receive(Int(packet.word(at: 4)) * 4)
-                return packet
+                let more = Int(try packet.word(at: 4))
+                guard more <= X11SelectionEvents.replyLimit / 4 else { throw packet.malformed }
+                return Reply(
+                    bytes: packet.bytes + (try receive(more * 4, before: deadline, of: "reply")).bytes, malformed: packet.malformed)
             default: continue  // An event before the reply.
             }
         }
@@ -199,16 +215,42 @@ package final class X11SelectionEvents {
         try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: descriptor, $0, path: "the X server's socket") }
     }
 
-    private func receive(_ count: Int) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let got = bytes.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + filled, count - filled, 0) }
+    /// Reads `count` bytes of a reply (`what`, as a malformed one is named) as they arrive, never
+    /// allocated ahead of them, waiting until `deadline` at most.
+    private func receive(_ count: Int, before deadline: Double, of what: String) throws -> Reply {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: min(count, 1 << 16))
+        while bytes.count < count {
+            let remaining = deadline - Monotonic.seconds()
+            var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let polled = remaining > 0 ? poll(&ready, 1, Int32((remaining * 1000).rounded(.up))) : 0
+            if polled < 0 && errno == EINTR { continue }
+            guard polled > 0 else {
+                throw ItsypadError.temporary(
+                    "the X server at DISPLAY \(display) did not answer within \(Int(X11SelectionEvents.answerTimeout)) s")
+            }
+            let got = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, min($0.count, count - bytes.count), 0) }
             if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { throw ItsypadError.temporary("the X server closed the connection or did not answer") }
-            filled += got
+            guard got > 0 else { throw ItsypadError.temporary("the X server at DISPLAY \(display) closed the connection") }
+            bytes += chunk[0..<got]
         }
-        return bytes
+        return Reply(bytes: bytes, malformed: .failure("the X server at DISPLAY \(display) sent a malformed \(what)"))
+    }
+
+    /// Bytes the server sent, every field read checked against their end: a short reply fails with
+    /// `malformed`, never reads past it.
+    private struct Reply {
+        let bytes: [UInt8]
+        let malformed: ItsypadError
+
+        func byte(at offset: Int) throws -> UInt8 {
+            guard offset >= 0, offset < bytes.count else { throw malformed }
+            return bytes[offset]
+        }
+
+        func half(at offset: Int) throws -> UInt16 { UInt16(try byte(at: offset)) | UInt16(try byte(at: offset + 1)) << 8 }
+
+        func word(at offset: Int) throws -> UInt32 { UInt32(try half(at: offset)) | UInt32(try half(at: offset + 2)) << 16 }
     }
 
     /// A request: opcode, its data byte (or an extension's minor opcode), its length, the words.
@@ -252,12 +294,5 @@ package final class X11SelectionEvents {
             }
         }
         return nil
-    }
-}
-
-extension [UInt8] {
-    fileprivate func half(at offset: Int) -> UInt16 { UInt16(self[offset]) | UInt16(self[offset + 1]) << 8 }
-    fileprivate func word(at offset: Int) -> UInt32 {
-        (0..<4).reduce(0) { $0 | UInt32(self[offset + $1]) << (8 * $1) }
     }
 }

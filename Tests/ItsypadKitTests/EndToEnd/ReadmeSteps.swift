@@ -195,11 +195,20 @@ struct ReadmeSteps {
     }
 
     /// Needs a desktop: a headless sway, whose clipboard then holds the entry
-    /// picked (fzf picks the first line, as Enter does).
+    /// picked (fzf picks the first line, as Enter does). A loaded machine may take
+    /// longer than the block's `sleep 1` to record the copy: the watcher starts two
+    /// seconds late here, as it might there, and the stand-in for `sleep` waits until
+    /// the copy is recorded (a test waits for a condition, never a fixed time).
     func desktop(_ block: ReadmeBlock, _ at: String) throws {
         if let reason = DesktopSession.missing(.wayland) { return print("\(at) skipped: \(reason)") }
         let session = try DesktopSession(.wayland)
         try account.writeStandIn("fzf", "head -n 1\n")
+        try account.writeStandIn(
+            "itsypad", "[ \"$1 $2\" = 'clip watch' ] && /bin/sleep 2\nexec \"$HOME/.local/bin/itsypad\" \"$@\"\n")
+        try account.writeStandIn(
+            "sleep",
+            "for i in $(seq 1200); do itsypad clip ls -n 1 | grep -q 'copied on Wayland' && exit 0; /bin/sleep 0.1; done\nexit 1\n")
+        defer { for name in ["itsypad", "sleep"] { unlink(account.standIns + "/" + name) } }
         let exports = session.environment.map { "export \($0.key)='\($0.value)'\n" }.joined()
         let result = try account.run(exports + block.text, path: account.standIns)
         #expect(result.status == 0, "\(at): \(result.stdout)\(result.stderr)")

@@ -21,7 +21,7 @@ enum ClipWatchCommand {
         events.watchReadable(signal.descriptor)
         let errors = invocation.context.standardError
         if !invocation.quiet {
-            errors.line("watching \(clipboard.name); recording into \(try invocation.dataDirectory())")
+            errors.line("watching \(clipboard.name); recording into \(try invocation.dataDirectory())", terminalSafe: true)
             errors.flush()
         }
         // What is on offer at the start counts as a change.
@@ -59,7 +59,15 @@ enum ClipWatchCommand {
         let errors = invocation.context.standardError
         let time = Time.iso8601(invocation.context.now())
         do {
-            let types = try clipboard.offeredTypes()
+            // A list too long to read whole may hide the mark: such an offer is skipped like a marked one.
+            guard let types = try clipboard.offeredTypes() else {
+                if !invocation.quiet {
+                    errors.line(
+                        "\(time) skipped a clip: its list of types is longer than \(DesktopClipboard.typeListLimit >> 20) MiB, "
+                            + "so a password manager's mark cannot be ruled out")
+                }
+                return
+            }
             if types.contains(DesktopClipboard.passwordManagerHint) {
                 if !invocation.quiet { errors.line("\(time) skipped a clip marked by a password manager") }
                 return
@@ -71,13 +79,15 @@ enum ClipWatchCommand {
             // read may be another offer's, or cut short. The new offer's own signal reads it again.
             guard try clipboard.offeredTypes() == types else { return }
             guard let bytes = try read.get() else {
-                errors.line("\(time) skipped a clip (\(type)): larger than clipboard.maxBytes (\(maxBytes) bytes)")
+                errors.line("\(time) skipped a clip (\(type)): larger than clipboard.maxBytes (\(maxBytes) bytes)", terminalSafe: true)
                 return
             }
             guard let id = try add(bytes, type: type, invocation) else { return }
-            if !invocation.quiet { errors.line("\(time) recorded \(Identifier.short(id)) (\(type), \(Text.counted(bytes.count, "byte")))") }
+            if !invocation.quiet {
+                errors.line("\(time) recorded \(Identifier.short(id)) (\(type), \(Text.counted(bytes.count, "byte")))", terminalSafe: true)
+            }
         } catch {
-            errors.line("\(time) could not record a clip: \(ItsypadError.wrapping(error).message)")
+            errors.line("\(time) could not record a clip: \(ItsypadError.wrapping(error).message)", terminalSafe: true)
         }
     }
 

@@ -18,9 +18,10 @@ enum SettingsCommands {
                     }))
             return ExitCode.success
         }
+        // A synced value is another device's text: on a terminal it is shown safely, as listings are.
         for definition in Settings.all {
             let value = settings.value(definition.key).map(display) ?? ""
-            invocation.out.line("\(definition.key)=\(value)")
+            invocation.out.line("\(definition.key)=\(value)", terminalSafe: invocation.context.stdoutIsTerminal)
         }
         return ExitCode.success
     }
@@ -31,12 +32,14 @@ enum SettingsCommands {
         if SettingKey(rawValue: definition.key) == .editor {
             // Its default lives in the environment: show what tab edit would run, and why.
             let editor = Editor(invocation: invocation).resolved()
-            invocation.out.line(editor.command)
+            invocation.out.line(editor.command, terminalSafe: invocation.context.stdoutIsTerminal)
             invocation.note("(from \(editor.source))")
             return ExitCode.success
         }
         guard let value = settings.value(definition.key) else { return ExitCode.failure }
-        invocation.out.line(value.description)
+        // A list's items one a line; on a terminal each is made safe on its own, so a newline in one cannot pass for the next.
+        let lines = if case .list(let items) = value, !items.isEmpty { items } else { [value.description] }
+        for line in lines { invocation.out.line(line, terminalSafe: invocation.context.stdoutIsTerminal) }
         return ExitCode.success
     }
 

@@ -53,7 +53,7 @@ enum TransferCommands {
         guard !unreadableTabs.isEmpty || !unreadableClips.isEmpty else { return ExitCode.success }
         let errors = invocation.context.standardError
         for message in unreadableTabs + unreadableClips.map(\.message) {
-            errors.line("Error: left out of the export: \(message)")
+            errors.line("Error: left out of the export: \(message)", terminalSafe: true)
         }
         let counts = [(unreadableTabs.count, "tab"), (unreadableClips.count, "clip")].filter { $0.0 > 0 }.map { Text.counted($0.0, $0.1) }
         errors.line("Error: everything else was exported (\(counts.joined(separator: " and ")) left out)")
@@ -206,6 +206,11 @@ enum TransferCommands {
         ).run(timeout: timeout, outputLimit: limit + 1)
         if output.timedOut {
             throw ItsypadError.temporary("copyq did not answer within \(Int(timeout)) s; nothing was imported; try again later")
+        }
+        if output.outlivedOutput {
+            throw ItsypadError.temporary(
+                "copyq ended its output but was still running \(Int(Subprocess.exitGrace)) s later, so it was stopped; "
+                    + "nothing was imported; try again later")
         }
         guard output.status == 0 else {
             if output.errorText.contains("Cannot connect to server") {

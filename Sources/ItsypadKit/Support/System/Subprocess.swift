@@ -24,21 +24,33 @@ package struct Subprocess {
         package let standardError: [UInt8]
         /// The time-out ran out and the process group was killed.
         package let timedOut: Bool
+        /// Its output ended but it did not exit within `exitGrace` seconds: the process group was killed.
+        package let outlivedOutput: Bool
 
         package var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
-        /// Standard error as the program wrote it, for quoting in a message: its lines kept, blank
-        /// lines at either end dropped, other control characters escaped, at most 40 lines.
+        /// The end of standard error as the program wrote it, for quoting in a message: its lines
+        /// kept, blank lines at either end dropped, other control characters escaped, the last 40
+        /// lines at most (after "…" when there were more).
         package var errorText: String {
-            var lines = String(decoding: standardError, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map {
-                var line = Substring($0)
-                while let last = line.last, last.isWhitespace { line.removeLast() }
+            let lines = String(decoding: standardError, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            func isBlank(_ line: Substring) -> Bool { line.allSatisfy(\.isWhitespace) }
+            guard let last = lines.lastIndex(where: { !isBlank($0) }), let first = lines.firstIndex(where: { !isBlank($0) }) else {
+                return ""
+            }
+            let start = max(first, last - 39)
+            let shown = lines[start...last].map { line in
+                var line = line
+                while let end = line.last, end.isWhitespace { line.removeLast() }
                 return Text.escapingControls(String(line), limit: 500)
             }
-            while lines.first?.isEmpty == true { lines.removeFirst() }
-            while lines.last?.isEmpty == true { lines.removeLast() }
-            return (lines.count > 40 ? lines.prefix(40) + ["…"] : lines[...]).joined(separator: "\n")
+            return ((start > first ? ["…"] : []) + shown).joined(separator: "\n")
         }
     }
+
+    /// How much of a program's standard error is kept: its end, which says what went wrong.
+    package static let errorTail = 1 << 16
+    /// How long a program whose output has ended may take to exit before it is killed.
+    package static let exitGrace = 5.0
 
     /// The program `name` in the directories of `searchPath` (a `PATH` value), as a shell finds it.
     package static func find(_ name: String, searchPath: String?) -> String? {
@@ -51,9 +63,11 @@ package struct Subprocess {
     }
 
     /// Runs the program with no input and its output captured (at most `outputLimit` bytes of
-    /// each stream are kept; the rest is read and dropped, so the program never blocks on a full
-    /// pipe). It runs in a process group of its own, so that when `timeout` seconds pass the
-    /// whole group is killed: its helpers too (git's ssh), which would otherwise keep the pipes open.
+    /// standard output and the last `errorTail` bytes of standard error are kept; the rest is read
+    /// and dropped, so the program never blocks on a full pipe). It runs in a process group of its
+    /// own, so that when `timeout` seconds pass the whole group is killed: its helpers too (git's
+    /// ssh), which would otherwise keep the pipes open. So is one still running `exitGrace`
+    /// seconds after its output ended.
     package func run(timeout: Double, outputLimit: Int = 1 << 20) throws -> Output {
         let outputPipe = try makePipe()
         let errorPipe: [Int32]
@@ -70,7 +84,8 @@ package struct Subprocess {
         }
         let pid = try spawned.get()
 
-        var collected: [[UInt8]] = [[], []]
+        var output: [UInt8] = []
+        var errors: [UInt8] = []
         var open = [true, true]
         var timedOut = false
         let deadline = Monotonic.seconds() + timeout
@@ -79,7 +94,6 @@ package struct Subprocess {
             let remaining = deadline - Monotonic.seconds()
             if remaining <= 0 {
                 timedOut = true
-                kill(-pid, SIGKILL)
                 break
             }
             var fds = [outputPipe[0], errorPipe[0]].enumerated().map { index, fd in
@@ -88,8 +102,9 @@ package struct Subprocess {
             let ready = poll(&fds, 2, Int32(min(remaining * 1000, 60_000).rounded(.up)))
             if ready < 0 {
                 if errno == EINTR { continue }
-                kill(-pid, SIGKILL)
-                throw FileSystem.fail("wait for the output of", executable)
+                let failure = FileSystem.fail("wait for the output of", executable)
+                _ = try Subprocess.killGroup(pid)
+                throw failure
             }
             for index in 0..<2 where open[index] && fds[index].revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(fds[index].fd, $0.baseAddress, $0.count) }
@@ -98,12 +113,19 @@ package struct Subprocess {
                     open[index] = false
                     continue
                 }
-                let room = max(0, outputLimit - collected[index].count)
-                collected[index] += buffer[0..<min(count, room)]
+                if index == 0 {
+                    output += buffer[0..<min(count, max(0, outputLimit - output.count))]
+                } else {
+                    errors += buffer[0..<count]
+                    // Cut back to the tail once it has doubled: each byte is moved at most once.
+                    if errors.count >= 2 * Subprocess.errorTail { errors.removeFirst(errors.count - Subprocess.errorTail) }
+                }
             }
         }
-        let status = try Subprocess.waitForExit(pid)
-        return Output(status: status, standardOutput: collected[0], standardError: collected[1], timedOut: timedOut)
+        let exited = timedOut ? nil : try Subprocess.exitStatus(pid, by: min(deadline, Monotonic.seconds() + Subprocess.exitGrace))
+        return Output(
+            status: try exited ?? Subprocess.killGroup(pid), standardOutput: output,
+            standardError: Array(errors.suffix(Subprocess.errorTail)), timedOut: timedOut, outlivedOutput: !timedOut && exited == nil)
     }
 
     /// Runs a program that may leave a child of its own serving in the background, as wl-copy and
@@ -126,19 +148,17 @@ package struct Subprocess {
         lseek(files[0], 0, SEEK_SET)
         let pid = try spawnInOwnGroup(files.enumerated().map { ($0.element, Int32($0.offset)) }).get()
 
-        let deadline = Monotonic.seconds() + timeout
-        var status: Int32?
-        while status == nil {
-            if Monotonic.seconds() >= deadline { kill(-pid, SIGKILL) }
-            status = try Subprocess.exitStatus(pid, waiting: Monotonic.seconds() >= deadline)
-            if status == nil { usleep(2_000) }
-        }
-        let timedOut = Monotonic.seconds() >= deadline
-        func written(_ fd: Int32) throws -> [UInt8] {
-            lseek(fd, 0, SEEK_SET)
+        let exited = try Subprocess.exitStatus(pid, by: Monotonic.seconds() + timeout)
+        let status = try exited ?? Subprocess.killGroup(pid)
+        // What it wrote to `fd` from `offset`: its output's start, or its standard error's end.
+        func written(_ fd: Int32, from offset: off_t) throws -> [UInt8] {
+            lseek(fd, offset, offset < 0 ? SEEK_END : SEEK_SET)
             return try FileSystem.readAll(fd: fd, path: scratchDirectory, limit: 1 << 20)
         }
-        return Output(status: status!, standardOutput: try written(files[1]), standardError: try written(files[2]), timedOut: timedOut)
+        let errorStart = -min(off_t(Subprocess.errorTail), lseek(files[2], 0, SEEK_END))
+        return Output(
+            status: status, standardOutput: try written(files[1], from: 0), standardError: try written(files[2], from: errorStart),
+            timedOut: exited == nil, outlivedOutput: false)
     }
 
     /// A program left running with its standard output on a pipe (a watcher whose lines report
@@ -172,12 +192,7 @@ package struct Subprocess {
 
         /// Its exit status, waiting for it at most `timeout` seconds (nil while it runs).
         package func exitStatus(within timeout: Double) -> Int32? {
-            let deadline = Monotonic.seconds() + timeout
-            while status == nil {
-                status = try? Subprocess.exitStatus(pid, waiting: false)
-                if status != nil || Monotonic.seconds() >= deadline { break }
-                usleep(5_000)
-            }
+            if status == nil { status = try? Subprocess.exitStatus(pid, by: Monotonic.seconds() + timeout) }
             return status
         }
 
@@ -185,10 +200,7 @@ package struct Subprocess {
         package func stop() {
             guard exitStatus(within: 0) == nil else { return }
             kill(-pid, SIGTERM)
-            if exitStatus(within: 1) == nil {
-                kill(-pid, SIGKILL)
-                status = try? Subprocess.exitStatus(pid, waiting: true)
-            }
+            if exitStatus(within: 1) == nil { status = try? Subprocess.killGroup(pid) }
         }
 
         deinit {
@@ -277,13 +289,33 @@ package struct Subprocess {
         return .success(pid)
     }
 
-    /// The exit status (WIFEXITED / WEXITSTATUS by hand: Glibc's macros are not imported into Swift).
+    /// The exit status of a program the user runs (an editor), however long it takes.
     private static func waitForExit(_ pid: pid_t) throws -> Int32 {
         try exitStatus(pid, waiting: true)!
     }
 
-    /// The exit status of a child; nil when `waiting` is false and it still runs.
-    fileprivate static func exitStatus(_ pid: pid_t, waiting: Bool) throws -> Int32? {
+    /// The exit status of a child, waiting for it until `deadline` at most; nil while it still runs.
+    fileprivate static func exitStatus(_ pid: pid_t, by deadline: Double) throws -> Int32? {
+        while true {
+            if let status = try exitStatus(pid, waiting: false) { return status }
+            if Monotonic.seconds() >= deadline { return nil }
+            usleep(2_000)
+        }
+    }
+
+    /// Kills the child's process group and reaps the child: its status (128 + SIGKILL), or a
+    /// failure when it is still there seconds later (a process stuck in the kernel, never waited for).
+    fileprivate static func killGroup(_ pid: pid_t) throws -> Int32 {
+        kill(-pid, SIGKILL)
+        guard let status = try exitStatus(pid, by: Monotonic.seconds() + exitGrace) else {
+            throw ItsypadError.failure("process \(pid) did not end after SIGKILL")
+        }
+        return status
+    }
+
+    /// The exit status of a child; nil when `waiting` is false and it still runs
+    /// (WIFEXITED / WEXITSTATUS by hand: Glibc's macros are not imported into Swift).
+    private static func exitStatus(_ pid: pid_t, waiting: Bool) throws -> Int32? {
         var status: Int32 = 0
         while true {
             let reaped = waitpid(pid, &status, waiting ? 0 : WNOHANG)

@@ -41,6 +41,25 @@ import Glibc
         #expect(output.status == 128 + SIGKILL)
     }
 
+    /// 16 MiB of blank lines: only the tail is kept, and the message is its last lines (in linear time:
+    /// a message made from a megabyte of blank lines one removal at a time took hours).
+    @Test func standardErrorKeepsItsEndAndTheMessageItsLastLines() throws {
+        let output = try shell(
+            "head -c 16777216 /dev/zero | tr '\\0' '\\n' >&2; for i in $(seq 50); do echo \"line $i\" >&2; done; echo >&2"
+        ).run(timeout: 60)
+        try #require(output.standardError.count <= Subprocess.errorTail)
+        #expect(output.errorText == (["…"] + (11...50).map { "line \($0)" }).joined(separator: "\n"))
+    }
+
+    /// A program that closes its output and keeps running is killed `exitGrace` seconds later, well before its time-out.
+    @Test func aProgramThatOutlivesItsOutputIsKilled() throws {
+        let started = Monotonic.seconds()
+        let output = try shell("exec >/dev/null 2>&1; exec sleep 100").run(timeout: 120)
+        #expect(output.outlivedOutput && !output.timedOut)
+        #expect(output.status == 128 + SIGKILL)
+        #expect(Monotonic.seconds() - started < Subprocess.exitGrace + 20)
+    }
+
     @Test func findsProgramsOnTheGivenSearchPathOnly() {
         #expect(Subprocess.find("sh", searchPath: "/nonexistent:/bin") == "/bin/sh")
         #expect(Subprocess.find("sh", searchPath: "/nonexistent") == nil)
