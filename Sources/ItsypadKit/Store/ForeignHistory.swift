@@ -46,7 +46,9 @@ package enum ClipmanHistory {
     /// Entries are named by their place in the array, as jq does (`.[0]` is the oldest). The array
     /// is read an element at a time (`consumed` is told how far), so memory holds the texts kept,
     /// never a text over `maxBytes`. A document that is not an array is parsed whole only when small.
-    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxBytes: Int, consumed: (Int) -> Void = { _ in }) throws
+    package static func parse(
+        _ bytes: UnsafeBufferPointer<UInt8>, maxBytes: Int, consumed: (Int) -> Void = { _ in }
+    ) throws
         -> ForeignHistory
     {
         let notHistory = ItsypadError.failure("not a clipman history (a JSON array of strings); nothing was imported")

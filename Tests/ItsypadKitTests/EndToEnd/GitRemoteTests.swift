@@ -254,7 +254,8 @@ struct GitRemoteTests {
         try BareRepository.git(["init", "-q", "-b", "itsypad", work])
         try FileSystem.writeAtomically(work + "/.gitattributes", Array("* filter=evil diff=evil merge=evil\n".utf8))
         try BareRepository.git(["add", ".gitattributes"], in: work)
-        try BareRepository.git(["-c", "user.name=someone", "-c", "user.email=someone@example.com", "commit", "-q", "-m", "attributes"], in: work)
+        try BareRepository.git(
+            ["-c", "user.name=someone", "-c", "user.email=someone@example.com", "commit", "-q", "-m", "attributes"], in: work)
         try BareRepository.git(["push", "-q", "--no-verify", remote.path, "itsypad"], in: work)
         try? FileSystem.remove(marker)
 

@@ -203,7 +203,8 @@ import Glibc
         }
         // A FIFO whose writer comes after the import opened it, and the other formats through pipes.
         let device = Device()
-        device.directory.write("kvs.json", #"{"clipboard":[{"id":"00000000-0000-4000-8000-000000000009","text":"from kvs","timestamp":790000000}]}"#)
+        device.directory.write(
+            "kvs.json", #"{"clipboard":[{"id":"00000000-0000-4000-8000-000000000009","text":"from kvs","timestamp":790000000}]}"#)
         device.directory.write("clipman.json", #"["from clipman"]"#)
         let fifo = device.directory.file("fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
@@ -228,14 +229,18 @@ import Glibc
             "{\"id\":\"\(ImportTests.id($0))\",\"text\":\"\(String(repeating: "x", count: 1000))\",\"timestamp\":\"\(ImportTests.time($0 % 3600))\",\"pinned\":false}"
         }
         device.directory.write(
-            "big.json", "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[],\"clips\":[\(clips.joined(separator: ","))],\"settings\":[]}")
+            "big.json",
+            "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[],\"clips\":[\(clips.joined(separator: ","))],\"settings\":[]}")
         let path = device.directory.file("big.json")
         let scratch = TemporaryScratch()
         let environment = ImportSafetyTests.environment(device)
         // The import pauses right after it maps the file (at its madvise), long enough to cut the file short.
         let pid = try Process.spawn(
             "strace",
-            ["-f", "-o", "/dev/null", "-e", "trace=madvise", "-e", "inject=madvise:delay_exit=5000000:when=1", Process.itsypad, "import", path],
+            [
+                "-f", "-o", "/dev/null", "-e", "trace=madvise", "-e", "inject=madvise:delay_exit=5000000:when=1", Process.itsypad, "import",
+                path,
+            ],
             stdin: "/dev/null", stdout: scratch.path + "/out", stderr: scratch.path + "/err", environment: environment)
         // A file of /proc has no size: read to its end.
         func proc(_ path: String) -> String {

@@ -50,15 +50,22 @@ public final class MappedFile {
             close(fd)
             throw FileSystemError(path: path, code: EISDIR, operation: "read")
         default:
-            // A stream is read as a reader of it would: a FIFO waits for its writer. The first
-            // descriptor stays open until then, so that a writer that came meanwhile is never left
-            // without a reader (SIGPIPE).
-            let stream = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC)
-            let failure = stream < 0 ? FileSystem.fail("read", path) : nil
-            close(fd)
-            if let failure { throw failure }
-            defer { close(stream) }
-            return try spooled(in: spool, path: path, limit: limit, from: stream)
+            // A FIFO is read as a reader of it would: an import started before its writer waits for
+            // it. The descriptor stays non-blocking, as a blocking open would wait for a writer that
+            // may have come and gone already: its end is the hang-up poll reports, not a read of 0
+            // (a FIFO's read before any writer came gives 0 too).
+            defer { close(fd) }
+            var hungUp = false
+            return try spooled(in: spool, path: path, limit: limit) { buffer in
+                while true {
+                    let count = read(fd, buffer.baseAddress, buffer.count)
+                    if count > 0 || (count == 0 && hungUp) { return count }
+                    if count < 0 && errno != EAGAIN && errno != EINTR { throw FileSystem.fail("read", path) }
+                    var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    if poll(&waiting, 1, -1) < 0 && errno != EINTR { throw FileSystem.fail("read", path) }
+                    if waiting.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { hungUp = true }
+                }
+            }
         }
     }
 
@@ -92,7 +99,9 @@ public final class MappedFile {
                 if count == 0 { break }
                 size += count
                 guard size <= limit else { throw FileSystemError(path: path, code: FileSystemError.tooLarge, operation: "read") }
-                try chunk.withUnsafeBytes { try FileSystem.writeAll(fd: fd, UnsafeRawBufferPointer(rebasing: $0[..<count]), path: spoolPath) }
+                try chunk.withUnsafeBytes {
+                    try FileSystem.writeAll(fd: fd, UnsafeRawBufferPointer(rebasing: $0[..<count]), path: spoolPath)
+                }
             }
             return try mapped(fd, count: size, path: spoolPath)
         } catch {
