@@ -152,10 +152,13 @@ public final class PendingQueue {
     /// The queue in order.
     public func changes() throws -> [PendingChange] {
         if let loaded { return loaded }
-        let ordered = try replayLog().ordered
+        let ordered = try snapshot().all
         loaded = ordered
         return ordered
     }
+
+    /// The queue in order as one replay of the log finds it, kept compact (see `PendingSnapshot`).
+    public func snapshot() throws -> PendingSnapshot { try replayLog().snapshot }
 
     /// The records with a waiting change, without ordering them (cheaper for listings). A long
     /// queue is not replayed whole: its summary (`PendingSummary`) gives the keys as far as it
@@ -222,7 +225,20 @@ public final class PendingQueue {
     /// its slot in an ordered array, so replay is linear and compact. Clip ids
     /// are kept packed: a queue of 100,000 clips replays without a String each.
     struct Replay {
-        private var slots: [(key: ReplayKey, operation: PendingChange.Operation, version: Int, tag: String?, hard: Bool)?] = []
+        /// A waiting change as replay keeps it.
+        struct Slot {
+            let key: ReplayKey
+            let operation: PendingChange.Operation
+            let version: Int
+            let tag: String?
+            let hard: Bool
+
+            var change: PendingChange {
+                PendingChange(key: key.recordKey, operation: operation, version: version, tag: tag, hard: hard)
+            }
+        }
+
+        private var slots: [Slot?] = []
         private var index: [ReplayKey: Int] = [:]
         var version = 0
 
@@ -233,7 +249,7 @@ public final class PendingQueue {
         }
 
         /// The replay a summary describes. It knows which records wait and their versions, all that
-        /// `waiting` and the replay of later lines need; not the operations, so never `ordered`.
+        /// `waiting` and the replay of later lines need; not the operations, so never `snapshot`.
         init(summary: PendingSummary) {
             self.init(expectedLines: summary.clips.count + summary.others.count)
             version = summary.version
@@ -243,7 +259,7 @@ public final class PendingQueue {
 
         private mutating func restore(_ key: ReplayKey, version: Int) {
             index[key] = slots.count
-            slots.append((key, .save, version, nil, false))
+            slots.append(Slot(key: key, operation: .save, version: version, tag: nil, hard: false))
         }
 
         /// The summary of this replay, made from the log's first `covered` bytes.
@@ -283,12 +299,13 @@ public final class PendingQueue {
         /// Compaction writes each change's version so that numbering survives it.
         mutating func apply(_ operation: PendingChange.Operation, _ key: ReplayKey, version explicit: Int?, tag: String?, hard: Bool) {
             version = max(version + 1, explicit ?? 0)
+            let change = Slot(key: key, operation: operation, version: version, tag: tag, hard: hard)
             if let slot = index[key], slots[slot] != nil {
-                slots[slot] = (key, operation, version, tag, hard)
+                slots[slot] = change
             } else {
                 // A record confirmed earlier and changed again goes to the back of the queue.
                 index[key] = slots.count
-                slots.append((key, operation, version, tag, hard))
+                slots.append(change)
             }
         }
 
@@ -296,16 +313,11 @@ public final class PendingQueue {
             if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
         }
 
-        var ordered: [PendingChange] {
-            var result: [PendingChange] = []
-            result.reserveCapacity(index.count)
-            for case let change? in slots {
-                result.append(
-                    PendingChange(
-                        key: change.key.recordKey, operation: change.operation, version: change.version,
-                        tag: change.tag, hard: change.hard))
-            }
-            return result
+        var snapshot: PendingSnapshot {
+            var waiting: [Slot] = []
+            waiting.reserveCapacity(index.count)
+            for case let change? in slots { waiting.append(change) }
+            return PendingSnapshot(slots: waiting)
         }
 
         var waiting: RecordKeySet {
@@ -413,6 +425,19 @@ public final class PendingQueue {
         let base = (file.map { PendingQueue.baseLine(fd: $0.fd, path: path) } ?? header())?.bytes ?? 0
         return base < Int64(size) / 2
     }
+}
+
+/// The waiting changes in order, as one replay of the log found them, clip ids packed: a push of
+/// 100,000 changes reads the log once and makes the changes of one batch at a time.
+public struct PendingSnapshot {
+    fileprivate let slots: [PendingQueue.Replay.Slot]
+
+    public var count: Int { slots.count }
+
+    /// The changes at `positions` in the queue's order.
+    public func changes(_ positions: Range<Int>) -> [PendingChange] { slots[positions].map(\.change) }
+
+    var all: [PendingChange] { changes(0..<count) }
 }
 
 /// A record key as replay keeps it: clip ids packed.

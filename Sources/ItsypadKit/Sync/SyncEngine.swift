@@ -176,16 +176,28 @@ public final class SyncEngine {
         try state.save(to: store)
     }
 
-    /// Sends the pending queue.
+    /// Sends the whole pending queue, in batches as large as the backend takes. The queue is read
+    /// once, as it stands when the push starts, and turned into changes a batch at a time: a change
+    /// queued meanwhile waits for the next run, and one changed meanwhile is sent as it is now and
+    /// confirmed only as far as the version read, so it stays queued. A change leaves the queue only
+    /// once the backend has committed it (`accept`).
     public func push() throws {
         try prepare()
         var skip = Set<RecordKey>()
+        var conflicts: [RecordKey: Int] = [:]
         var batchLimit = backend.limits.maxRecordsPerRequest
-        for _ in 0..<50 {
-            // A change of a type this version does not sync stays queued for a version that does.
-            let changes = try store.pending().changes().filter { !skip.contains($0.key) && types[$0.key.type] != nil }
-            guard !changes.isEmpty else { break }
-            let batch = try buildBatch(changes, limit: batchLimit)
+        let queue = try store.pending().snapshot()
+        var read = 0
+        var waiting: [PendingChange] = []
+        while true {
+            if waiting.count < batchLimit, read < queue.count {
+                let end = min(read + max(batchLimit, SyncEngine.stepSize), queue.count)
+                waiting += queue.changes(read..<end)
+                read = end
+            }
+            guard !waiting.isEmpty else { break }
+            let batch = try buildBatch(waiting.prefix(batchLimit), limit: batchLimit, skipping: skip)
+            waiting.removeFirst(batch.consumed)
             try store.pending().confirm(batch.obsolete)
             guard !batch.items.isEmpty else { continue }
             let result: ModifyResult
@@ -193,6 +205,7 @@ public final class SyncEngine {
                 result = try retrying { try backend.modify(saves: batch.saves, deletes: batch.deletes, device: store.deviceID) }
             } catch BackendError.limitExceeded where batchLimit > 1 {
                 batchLimit = max(1, batch.recordCount / 2)
+                waiting.insert(contentsOf: batch.items.map(\.change), at: 0)
                 continue
             } catch let error as BackendError {
                 // Quota, permission, corruption — or a backend still busy after every retry: keep the
@@ -209,9 +222,20 @@ public final class SyncEngine {
                 for failure in result.failures {
                     let id = RecordID(recordType: failure.recordType, recordName: failure.recordName)
                     guard let item = batch.item(sending: id) else { continue }
-                    if try !resolve(failure.error, record: id, item: item) { skip.insert(item.change.key) }
+                    let key = item.change.key
+                    if failure.error != .batchRequestFailed { conflicts[key, default: 0] += 1 }
+                    // A record that conflicts again after every resolution waits for a later sync.
+                    if try !resolve(failure.error, record: id, item: item) || conflicts[key, default: 0] > SyncEngine.attempts {
+                        skip.insert(key)
+                    }
                 }
                 try writeStaged()
+                // Sent again as the queue now holds them: resolving may have merged and queued them again, or confirmed them.
+                let pending = try store.pending()
+                let again = try batch.items.compactMap { item in
+                    skip.contains(item.change.key) ? nil : try pending.change(for: item.change.key)
+                }
+                waiting.insert(contentsOf: again, at: 0)
             }
             try state.save(to: store)
         }
@@ -490,6 +514,8 @@ public final class SyncEngine {
         var items: [Outgoing] = []
         /// Queued changes with nothing left to send (item gone or now local-only).
         var obsolete: [PendingChange] = []
+        /// How many of the changes offered it took: sent, obsolete, or passed over in this run.
+        var consumed = 0
 
         var saves: [RecordSave] { items.flatMap { $0.saves.map(RecordSave.init(record:)) } }
         var deletes: [RecordDelete] { items.flatMap(\.deletes) }
@@ -500,19 +526,27 @@ public final class SyncEngine {
         }
     }
 
-    private func buildBatch(_ changes: [PendingChange], limit: Int) throws -> Batch {
+    /// The batch the first of `waiting` make, within `limit` records and the backend's request bytes.
+    /// A change in `skip`, or of a type this version does not sync, is passed over and stays queued
+    /// (for a later run, or a version that syncs the type).
+    private func buildBatch(_ waiting: ArraySlice<PendingChange>, limit: Int, skipping skip: Set<RecordKey>) throws -> Batch {
         var batch = Batch()
         var bytes = 0
-        let candidates = Array(changes.prefix(limit))
+        let candidates = waiting.filter { !skip.contains($0.key) }
         var senders: [RecordType: (PendingChange) throws -> Outgoing?] = [:]
         for type in types.all {
             let ofType = candidates.filter { $0.key.type == type.recordType }
             if !ofType.isEmpty { senders[type.recordType] = try type.sender(for: ofType, engine: self) }
         }
-        for change in candidates {
+        for change in waiting {
             if batch.recordCount >= limit { break }
-            guard let outgoing = try senders[change.key.type]?(change) else {
+            guard !skip.contains(change.key), let sender = senders[change.key.type] else {
+                batch.consumed += 1
+                continue
+            }
+            guard let outgoing = try sender(change) else {
                 batch.obsolete.append(change)
+                batch.consumed += 1
                 continue
             }
             let records = outgoing.saves.count + outgoing.deletes.count
@@ -521,6 +555,7 @@ public final class SyncEngine {
             if bytes + size > backend.limits.maxRequestBytes, !batch.items.isEmpty { break }
             bytes += size
             batch.items.append(outgoing)
+            batch.consumed += 1
         }
         return batch
     }

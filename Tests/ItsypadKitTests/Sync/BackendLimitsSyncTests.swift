@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 
 @testable import ItsypadBackend
+@testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
 @testable import ItsypadSync
@@ -25,6 +26,33 @@ struct BackendLimitsSyncTests {
         #expect(batches.reduce(0, +) == 12)
         #expect(backend.refusals.withLock { $0 } == 0, "the engine never sent a batch the backend refused")
         #expect(try backend.fetchAll(since: nil).changes.filter { $0.recordID.recordType == "ScratchTab" }.count == 12)
+    }
+
+    @Test("one sync sends the whole queue, however many batches it takes")
+    func wholeQueueInOneSync() throws {
+        let device = Device()
+        // 300 clips in batches of 5: 60 batches, past the 50 a sync once stopped at.
+        let clips = (0..<300).map { index in
+            JSONValue.object([
+                ("id", .string(Identifier.make())), ("text", .string("clip \(index)")),
+                ("timestamp", .string(Time.iso8601(1_767_400_000_000 + Int64(index)))),
+            ])
+        }
+        let document = JSONValue.object([("format", .string("itsypad-export")), ("version", .integer(1)), ("clips", .array(clips))])
+        #expect(device.inProcess(["import", "-"], stdin: document.serialized()).0 == 0)
+        let limits = BackendLimits(
+            maxRecordsPerRequest: 5, maxRequestBytes: 64 * 1024, maxRecordBytes: 16 * 1024, maxAssetBytes: 64 * 1024,
+            maxInlineValueBytes: 8 * 1024)
+        let backend = CountingBackend(InMemoryBackend(limits: limits))
+        _ = try backend.createZoneIfNeeded()
+        let store = try DataStore(path: device.dataDir, lockTimeout: 1)
+        let engine = try SyncEngine(store: store, backend: backend)
+        try engine.sync()
+
+        #expect(engine.report.pushed == 300)
+        #expect(try store.pending().changes().isEmpty)
+        #expect(try backend.fetchAll(since: nil).changes.filter { $0.recordID.recordType == "ClipboardEntry" }.count == 300)
+        #expect(backend.batchSizes.withLock { $0 }.allSatisfy { $0 <= 5 })
     }
 
     @Test("tab content that fits inline in the clear but not sealed travels as an asset to an encrypted backend")
