@@ -19,7 +19,7 @@ import Glibc
             CompletionScript.generate(for: shell, root: CommandTable.root))
     }
 
-    @Test(.enabled(if: ExternalTool.installed("shellcheck"), "shellcheck is not installed"))
+    @Test(.needs(["shellcheck"]))
     func bashScriptPassesShellcheck() throws {
         let scratch = TemporaryDirectory()
         scratch.write("itsypad.bash", CompletionScript.generate(for: .bash, root: CommandTable.root))
@@ -57,24 +57,25 @@ import Glibc
         CompletionCase("itsypad __", exactly: []),
     ]
 
-    @Test(.enabled(if: ExternalTool.installed("bash"), "bash is not installed"), arguments: cases)
+    @Test(.needs(["bash"]), arguments: cases)
     func bash(_ example: CompletionCase) throws {
         try example.check(try ShellCompletion.bash(example.line))
     }
 
-    @Test(.enabled(if: ExternalTool.installed("zsh"), "zsh is not installed"), arguments: cases)
+    @Test(.needs(["zsh"]), arguments: cases)
     func zsh(_ example: CompletionCase) throws {
         try example.check(try ShellCompletion.zsh(example.line))
     }
 
-    @Test(.enabled(if: ExternalTool.installed("fish"), "fish is not installed"), arguments: cases)
+    @Test(.needs(["fish"]), arguments: cases)
     func fish(_ example: CompletionCase) throws {
         try example.check(try ShellCompletion.fish(example.line))
     }
 
     /// Ids come from the data directory named on the command line, through `__complete`.
-    @Test(arguments: Shell.allCases.filter { ExternalTool.installed($0.rawValue) })
+    @Test(arguments: Shell.allCases)
     func dynamicIdsComeFromTheDataDirectoryTyped(_ shell: Shell) throws {
+        try ExternalTool.require([shell.rawValue])
         let device = Device()
         var clips: [String] = []
         for text in ["first", "second: with a colon"] {
@@ -104,8 +105,9 @@ import Glibc
         #expect(try complete("itsypad clip show ") == [])
     }
 
-    @Test(arguments: Shell.allCases.filter { ExternalTool.installed($0.rawValue) })
+    @Test(arguments: Shell.allCases)
     func optionValuesCompleteFilesAndDirectories(_ shell: Shell) throws {
+        try ExternalTool.require([shell.rawValue])
         let scratch = TemporaryDirectory()
         scratch.write("notes.txt", "x")
         _ = mkdir(scratch.file("subdir"), 0o755)
@@ -270,15 +272,16 @@ enum GeneratedFiles {
     static var regenerating: Bool { getenv("ITSYPAD_REGENERATE").map { String(cString: $0) == "1" } ?? false }
 
     /// Records an issue naming the first differing line when the committed file
-    /// at `relativePath` is not `expected`.
+    /// at `relativePath` is not `expected`; when regenerating, writes it and records that it did.
     static func check(_ relativePath: String, _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let path = root + "/" + relativePath
-        if regenerating {
-            try FileSystem.writeAtomically(path, Array(expected.utf8), mode: 0o644)
-            return
-        }
         let committed = try FileSystem.read(path).map { String(decoding: $0, as: UTF8.self) }
         guard committed != expected else { return }
+        if regenerating {
+            try FileSystem.writeAtomically(path, Array(expected.utf8), mode: 0o644)
+            Issue.record("\(relativePath) regenerated: re-run without ITSYPAD_REGENERATE to check it", sourceLocation: sourceLocation)
+            return
+        }
         let old = (committed ?? "").split(separator: "\n", omittingEmptySubsequences: false)
         let new = expected.split(separator: "\n", omittingEmptySubsequences: false)
         let common = min(old.count, new.count)
@@ -290,13 +293,5 @@ enum GeneratedFiles {
         Issue.record(
             "\(relativePath) is not what the code generates: \(detail)\nRegenerate it with: ITSYPAD_REGENERATE=1 swift test --filter 'CompletionsTests|ManPageTests'",
             sourceLocation: sourceLocation)
-    }
-}
-
-/// Programs the tests run when they are installed (.ci/run installs them).
-enum ExternalTool {
-    static func installed(_ name: String) -> Bool {
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
-        return path.split(separator: ":").contains { access("\($0)/\(name)", X_OK) == 0 }
     }
 }

@@ -93,7 +93,7 @@ import Glibc
 
     /// Each file's mode is set on the open file before it is renamed into place, never by path
     /// after (a symlink planted there in between would be followed).
-    @Test(.enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+    @Test(.needs(["strace"]))
     func installSetsEachModeOnTheOpenFileBeforeTheRename() throws {
         let prefix = scratch.path + "/p"
         let trace = scratch.path + "/trace"

@@ -77,14 +77,14 @@ import Glibc
         #expect(Roff.prose("cut with \"…\"") == #"cut with "\[u2026]""#)
     }
 
-    @Test(.enabled(if: ExternalTool.installed("groff"), "groff is not installed"), arguments: committed)
+    @Test(.needs(["groff"]), arguments: committed)
     func rendersWithGroffWithoutWarnings(_ page: String) throws {
         let result = try Process.run("groff", ["-man", "-ww", "-z", GeneratedFiles.root + "/man/" + page])
         #expect(result.status == 0)
         #expect(result.stderr.isEmpty, "\(result.stderr)")
     }
 
-    @Test(.enabled(if: ExternalTool.installed("mandoc"), "mandoc is not installed"), arguments: committed)
+    @Test(.needs(["mandoc"]), arguments: committed)
     func passesMandocLint(_ page: String) throws {
         let result = try Process.run("mandoc", ["-T", "lint", "-W", "warning", GeneratedFiles.root + "/man/" + page])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")

@@ -201,7 +201,7 @@ import Glibc
     }
 
     /// The same through a real pseudo-terminal, where stdout and stderr are separate descriptors.
-    @Test(.enabled(if: ExternalTool.installed("script"), "script (util-linux) is not installed"))
+    @Test(.needs(["script"]))
     func theProgressLineIsClearedOnARealTerminal() throws {
         _ = output("sync", "enable", backend.path + "/b")
         _ = output("clip", "add", "x")

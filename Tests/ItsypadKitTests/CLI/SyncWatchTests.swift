@@ -153,7 +153,7 @@ import Glibc
         let binary = SystemdUnit.quoted(prefix + "/bin/itsypad")
         #expect(text.contains("\nExecStart=\(binary) sync watch\n"), "\(text)")
         #expect(relativePrefix == ".local" ? binary == prefix + "/bin/itsypad" : binary.hasPrefix("\"") && binary.contains("100%%"))
-        guard ReadmeTests.hasTool("systemd-analyze") else { return }
+        try ExternalTool.require(["systemd-analyze"])
         let verified = try Process.run("systemd-analyze", ["verify", "--man=no", unit], environment: environment, timeout: 60)
         #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
         #expect(unlink(prefix + "/bin/itsypad") == 0)

@@ -15,15 +15,12 @@ extension Tag {
 /// items a real CopyQ server holds, imported by the built binary.
 @Suite(.tags(.clipboardPeers), .serialized, .timeLimit(.minutes(3)))
 struct ClipboardPeerTests {
-    static func installed(_ program: String) -> Bool { Subprocess.find(program, searchPath: "/usr/local/bin:/usr/bin:/bin") != nil }
-    static let hasCopyQ = installed("copyq") && installed("Xvfb") && installed("setsid")
-
     static func texts(_ device: Device) throws -> [String] {
         let listed = try JSONValue.parse(try device.run("clip", "ls", "--json").stdout).arrayValue ?? []
         return listed.map { $0["text"]?.stringValue ?? "" }
     }
 
-    @Test(.enabled(if: installed("clipman"), "clipman is not installed"))
+    @Test(.needs(["clipman"]))
     func whatClipmanRecordedIsImportedNewestFirst() throws {
         let device = Device()
         let home = device.directory.file("home")
@@ -55,7 +52,7 @@ struct ClipboardPeerTests {
         #expect(result.stderr.contains("copyq is not installed"), "\(result.stderr)")
     }
 
-    @Test(.enabled(if: hasCopyQ, "copyq, Xvfb or setsid is not installed"))
+    @Test(.needs(["copyq", "Xvfb", "setsid"]))
     func withoutACopyQServerTheImportFailsAndSaysWhy() throws {
         let device = Device()
         let home = device.directory.file("home")
@@ -65,7 +62,7 @@ struct ClipboardPeerTests {
         #expect(result.stderr.contains("CopyQ is not running (start it with 'copyq --start-server')"), "\(result.stderr)")
     }
 
-    @Test(.enabled(if: hasCopyQ, "copyq, Xvfb or setsid is not installed"))
+    @Test(.needs(["copyq", "Xvfb", "setsid"]))
     func theItemsOfCopyQsFirstTabAreImportedInTheirOrder() throws {
         let copyq = try CopyQServer.start()
         defer { copyq.stop() }
@@ -96,7 +93,7 @@ struct ClipboardPeerTests {
         #expect(try device.run("clip", "ls", "--json").stdout == before)
     }
 
-    @Test(.enabled(if: hasCopyQ, "copyq, Xvfb or setsid is not installed"))
+    @Test(.needs(["copyq", "Xvfb", "setsid"]))
     func aLongTabIsReadByOneCopyQProcessAndLimitsApply() throws {
         let copyq = try CopyQServer.start()
         defer { copyq.stop() }

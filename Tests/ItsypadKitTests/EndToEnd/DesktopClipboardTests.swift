@@ -33,11 +33,9 @@ struct DesktopClipboardTests {
         }
     }
 
-    static func skip(_ kind: DesktopSession.Kind) -> String? { DesktopSession.missing(kind) }
-
     @Test(arguments: DesktopSession.Kind.allCases)
     func copiedTextReachesTheHistory(_ kind: DesktopSession.Kind) throws {
-        if let reason = Self.skip(kind) { return print("skipped: \(reason)") }
+        try ExternalTool.require(kind.tools)
         let session = try Watched(kind)
         try session.desktop.copy(Array("copied on \(kind)".utf8))
         #expect(eventually { try session.listed().contains("\tcopied on \(kind)\n") }, "\(session.watcher.stderr)")
@@ -66,7 +64,7 @@ struct DesktopClipboardTests {
     /// An image copied is kept byte for byte with its type, and clip copy offers it back as that type.
     @Test(arguments: DesktopSession.Kind.allCases)
     func aCopiedImageIsKeptAndCopiedBackWithItsType(_ kind: DesktopSession.Kind) throws {
-        if let reason = Self.skip(kind) { return print("skipped: \(reason)") }
+        try ExternalTool.require(kind.tools)
         let session = try Watched(kind)
         try session.desktop.copy(Self.png, type: "image/png")
         #expect(eventually { try session.listed().contains("[[ image/png 1×1") }, "\(session.watcher.stderr)")
@@ -84,7 +82,7 @@ struct DesktopClipboardTests {
 
     @Test(arguments: DesktopSession.Kind.allCases)
     func thePrimarySelectionIsRecordedWithPrimaryOnly(_ kind: DesktopSession.Kind) throws {
-        if let reason = Self.skip(kind) { return print("skipped: \(reason)") }
+        try ExternalTool.require(kind.tools)
         let session = try Watched(kind, ["--primary"])
         try session.desktop.copy(Array("on the clipboard".utf8))
         try session.desktop.copy(Array("selected with the mouse".utf8), primary: true)
@@ -97,9 +95,9 @@ struct DesktopClipboardTests {
     /// (KeePassXC does); wl-clipboard 2.1 says nothing of it, so the watcher must look itself.
     @Test(arguments: DesktopSession.Kind.allCases)
     func aPasswordManagersClipIsNeverStored(_ kind: DesktopSession.Kind) throws {
-        if let reason = Self.skip(kind) { return print("skipped: \(reason)") }
+        try ExternalTool.require(kind.tools)
         let session = try Watched(kind)
-        if let reason = session.desktop.offerMissing { return print("skipped: \(reason)") }
+        if let reason = try session.desktop.offerMissing { try Test.cancel(Comment(rawValue: reason)) }
         let text = kind == .wayland ? "text/plain" : "UTF8_STRING"
         _ = try session.desktop.offer([(text, "hunter2-the-password"), (DesktopClipboard.passwordManagerHint, "secret")])
         #expect(session.logged("skipped a clip marked by a password manager"), "\(session.watcher.stderr)")
@@ -117,9 +115,9 @@ struct DesktopClipboardTests {
     /// the watcher goes on with the next copy.
     @Test(arguments: DesktopSession.Kind.allCases)
     func anEmptyOfferAndAnOwnerThatVanishesMidReadStoreNothing(_ kind: DesktopSession.Kind) throws {
-        if let reason = Self.skip(kind) { return print("skipped: \(reason)") }
+        try ExternalTool.require(kind.tools)
         let session = try Watched(kind)
-        if let reason = session.desktop.offerMissing { return print("skipped: \(reason)") }
+        if let reason = try session.desktop.offerMissing { try Test.cancel(Comment(rawValue: reason)) }
         let text = kind == .wayland ? "text/plain" : "UTF8_STRING"
         _ = try session.desktop.offer([(text, "")])
         _ = try session.desktop.offer([(text, "0123456789abcdefghij")], options: ["--die-on-send"])
@@ -133,7 +131,7 @@ struct DesktopClipboardTests {
 
     @Test(arguments: DesktopSession.Kind.allCases)
     func clipCopyOffersTheEntryWithItsType(_ kind: DesktopSession.Kind) throws {
-        if let reason = Self.skip(kind) { return print("skipped: \(reason)") }
+        try ExternalTool.require(kind.tools)
         let desktop = try DesktopSession(kind)
         let device = Device()
         let text = "to paste back: ünïcode\n"
@@ -155,7 +153,7 @@ struct DesktopClipboardTests {
     /// Copied back with `clip copy`, an entry is not recorded again: it is the newest already.
     @Test(arguments: DesktopSession.Kind.allCases)
     func copyingAnEntryBackAddsNothing(_ kind: DesktopSession.Kind) throws {
-        if let reason = Self.skip(kind) { return print("skipped: \(reason)") }
+        try ExternalTool.require(kind.tools)
         let session = try Watched(kind)
         try session.desktop.copy(Array("picked again".utf8))
         #expect(eventually { try session.listed().contains("picked again") }, "\(session.watcher.stderr)")
@@ -170,7 +168,7 @@ struct DesktopClipboardTests {
     /// The compositor or X server going away ends the watcher with 75 (try again later), at once: it never spins.
     @Test(arguments: DesktopSession.Kind.allCases)
     func aDesktopThatGoesAwayEndsTheWatcherWith75(_ kind: DesktopSession.Kind) throws {
-        if let reason = Self.skip(kind) { return print("skipped: \(reason)") }
+        try ExternalTool.require(kind.tools)
         let session = try Watched(kind)
         session.desktop.stop()
         #expect(session.watcher.exit() == 75, "\(session.watcher.stderr)")
@@ -181,10 +179,7 @@ struct DesktopClipboardTests {
     @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
     func aStopSignalEndsItWithExitZeroAndNoChildLeft(_ signal: Int32) throws {
         for kind in DesktopSession.Kind.allCases {
-            if let reason = Self.skip(kind) {
-                print("skipped: \(reason)")
-                continue
-            }
+            try ExternalTool.require(kind.tools)
             let session = try Watched(kind)
             let children = Self.children(of: session.watcher.pid)
             #expect(kind == .x11 || !children.isEmpty, "wl-paste --watch is its child")
@@ -201,7 +196,7 @@ struct DesktopClipboardTests {
 
     /// The README's recipe, with wl-paste calling `clip add` for each change, still works.
     @Test func wlPasteWatchWithClipAddStillWorks() throws {
-        if let reason = Self.skip(.wayland) { return print("skipped: \(reason)") }
+        try ExternalTool.require(DesktopSession.Kind.wayland.tools)
         let desktop = try DesktopSession(.wayland)
         let device = Device()
         var env = Process.baseEnvironment
@@ -226,9 +221,7 @@ struct DesktopClipboardTests {
     /// any other; without it, the server refuses the watcher (exit 1, with the server's reason).
     @Test(arguments: ["localhost", "127.0.0.1", "127.0.0.2"])
     func aDisplayOverTCPIsWatchedWithItsCookie(_ host: String) throws {
-        if let reason = DesktopSession.missing(.x11) ?? (ExternalTool.installed("xauth") ? nil : "not installed: xauth") {
-            return print("skipped: \(reason)")
-        }
+        try ExternalTool.require(DesktopSession.Kind.x11.tools + ["xauth"])
         let desktop = try DesktopSession(.x11, overTCP: true)
         let number = desktop.environment["DISPLAY"]!.drop { $0 != ":" }.dropFirst()
         let cookies = desktop.file("client.xauth")
@@ -268,7 +261,7 @@ struct DesktopClipboardTests {
 
     /// An X display no server answers: try again later (75), at once.
     @Test func anXDisplayNobodyAnswersIsRetryLater() throws {
-        guard ExternalTool.installed("xclip") else { return print("skipped: not installed: xclip") }
+        try ExternalTool.require(["xclip"])
         let device = Device()
         let result = try device.run("clip", "watch", environment: ["DISPLAY": ":4049"])
         #expect(result.status == 75, "\(result.stderr)")

@@ -36,12 +36,6 @@ final class DesktopSession {
         return (byte < 16 ? "0" : "") + String(byte, radix: 16)
     }.joined()
 
-    /// Why a session of `kind` cannot run here, or nil when it can.
-    static func missing(_ kind: Kind) -> String? {
-        let absent = kind.tools.filter { !ExternalTool.installed($0) }
-        return absent.isEmpty ? nil : "not installed: " + absent.joined(separator: ", ") + " (.ci/run installs them)"
-    }
-
     /// With `overTCP`, an Xvfb also listens on TCP (port 6000 + its number) and requires `cookie`.
     init(_ kind: Kind, overTCP: Bool = false) throws {
         self.kind = kind
@@ -175,10 +169,11 @@ final class DesktopSession {
 
     /// Whether the fixture can run: python3, and python3-xlib for X11.
     var offerMissing: String? {
-        guard access("/usr/bin/python3", X_OK) == 0 else { return "not installed: python3" }
-        guard kind == .x11 else { return nil }
-        let check = try? Process.run("/usr/bin/python3", ["-c", "import Xlib"])
-        return check?.status == 0 ? nil : "not installed: python3-xlib (.ci/run installs it)"
+        get throws {
+            if let reason = try ExternalTool.missing(["python3"]) { return reason }
+            guard kind == .x11, (try? Process.run("/usr/bin/python3", ["-c", "import Xlib"]))?.status != 0 else { return nil }
+            return try ExternalTool.unavailable("not installed: python3-xlib", packages: ["python3-xlib"])
+        }
     }
 }
 

@@ -10,7 +10,7 @@ import Glibc
 
 /// A git remote's backend is end-to-end encrypted unless asked otherwise: its history keeps
 /// every byte ever pushed, so none of what a user types may reach it in the clear.
-@Suite(.tags(.git), .enabled(if: ReadmeTests.hasTool("git"), "git is not installed"))
+@Suite(.tags(.git), .needs(["git"]))
 struct EncryptedGitRemoteTests {
     let remote: BareRepository
     let laptop = Device()

@@ -12,13 +12,11 @@ import Glibc
 /// there; "nothing was changed": it is not), and after syncing both devices agree: no change is
 /// kept on one and never sent.
 @Suite(.serialized) struct FaultInjectionTests {
-    static let hasStrace = ExternalTool.installed("strace")
-
     /// A crash before each of its appends is made durable leaves a removal, a pin or a setting either not made or
     /// made and queued: the other device ends as this one (the issue's `clip rm` killed at its
     /// second fdatasync kept the clip on the other device for ever).
     @Test(
-        .enabled(if: hasStrace, "strace is not installed"),
+        .needs(["strace"]),
         arguments: ["clip rm", "clip pin", "clip unpin", "clip clear", "clip prune", "tab rm", "settings set", "settings unset"])
     func aCrashBeforeAnySyncOfAChangeLeavesItSentOrNotMade(name: String) throws {
         let fixture = try FaultFixture()
@@ -34,7 +32,7 @@ import Glibc
 
     /// A full disk while the clipboard history's index (a cache) is written, after the removal
     /// was committed: the removal is made, said so, and synced; no "nothing was changed".
-    @Test(.enabled(if: hasStrace, "strace is not installed"))
+    @Test(.needs(["strace"]))
     func aFailedCacheWriteAfterARemovalIsAWarning() throws {
         let fixture = try FaultFixture()
         let index = fixture.dataDir("a") + "/clips/index"
@@ -53,7 +51,7 @@ import Glibc
 
     /// A removal that failed ("nothing was changed") after its deletion was queued sends no deletion:
     /// the queued deletion of a clip still here goes as a save, and the clip stays on both devices.
-    @Test(.enabled(if: hasStrace, "strace is not installed"))
+    @Test(.needs(["strace"]))
     func aRemovalThatFailedSendsNoDeletion() throws {
         let fixture = try FaultFixture()
         let log = fixture.dataDir("a") + "/clips/log"
@@ -69,7 +67,7 @@ import Glibc
 
     /// A tab with an edit not sent yet whose removal failed after its deletion was queued: the deletion
     /// goes as a save of the tab, edit included.
-    @Test(.enabled(if: hasStrace, "strace is not installed"))
+    @Test(.needs(["strace"]))
     func aTabRemovalThatFailedStillSendsItsEdit() throws {
         let fixture = try FaultFixture()
         #expect(try fixture.run("a", ["tab", "edit", "alpha", "alpha edited"]).status == 0)
@@ -86,7 +84,7 @@ import Glibc
 
     /// A full disk when the directory is synced after settings.json was replaced: the setting is changed,
     /// and the message says so rather than "nothing was changed".
-    @Test(.enabled(if: hasStrace, "strace is not installed"))
+    @Test(.needs(["strace"]))
     func aFailureAfterAFileIsReplacedSaysTheChangeWasMade() throws {
         let fixture = try FaultFixture()
         // fsync #1 is the new file's, #2 its directory's (the queue's append is an fdatasync).
@@ -102,7 +100,7 @@ import Glibc
 
     /// The sample `swift test` runs: every command, and cases drawn by a seed from every system call
     /// and fault. `Tests/Soak/fault-sweep.sh` runs every case (ITSYPAD_FAULT_CASES=all) or another sample.
-    @Test(.enabled(if: hasStrace, "strace is not installed"))
+    @Test(.needs(["strace"]))
     func faultsAtSystemCallsOfEveryCommandThatChangesData() throws {
         let fixture = try FaultFixture()
         let wanted = Self.setting("ITSYPAD_FAULT_CASES") ?? "16"

@@ -10,12 +10,6 @@ import Glibc
 /// own sshd_config in a temporary directory), serving the bare repositories of this user.
 final class LoopbackSSHServer {
     static let sshd = "/usr/sbin/sshd"
-    /// Why the tests cannot run here, if they cannot.
-    static let unavailable: String? = {
-        guard FileSystem.exists(sshd), FileSystem.exists("/usr/bin/ssh-keygen") else { return "sshd is not installed (openssh-server)" }
-        guard ReadmeTests.hasTool("git") else { return "git is not installed" }
-        return nil
-    }()
 
     let directory = TemporaryDirectory()
     let port: Int
@@ -102,7 +96,7 @@ final class LoopbackSSHServer {
 }
 
 /// `sync enable git:ssh://…` against a real sshd on the loopback address.
-@Suite(.tags(.git), .enabled(if: LoopbackSSHServer.unavailable == nil, "\(LoopbackSSHServer.unavailable ?? "")"))
+@Suite(.tags(.git), .needs(["sshd", "ssh-keygen", "git"]))
 struct GitOverSSHTests {
     @Test func twoDevicesSyncOverSSHAndAStrangersKeyIsRefusedWithExitOne() throws {
         let server = try LoopbackSSHServer()

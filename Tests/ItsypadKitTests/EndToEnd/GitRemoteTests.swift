@@ -68,7 +68,7 @@ final class GitWrapper {
 
 /// `sync enable git:URL` against a bare repository on the local disk, run with the built binary
 /// as a user runs it. Each device is a data directory with its own clone.
-@Suite(.tags(.git), .enabled(if: ReadmeTests.hasTool("git"), "git is not installed"))
+@Suite(.tags(.git), .needs(["git"]))
 struct GitRemoteTests {
     let remote: BareRepository
     let laptop = Device()

@@ -13,7 +13,6 @@ import Glibc
 /// tools are scripts first on PATH. Every wait is bounded: a run's time-out, `eventually`.
 @Suite struct HostileDesktopTests {
     static let python = "/usr/bin/python3"
-    static var pythonMissing: String? { access(python, X_OK) == 0 ? nil : "not installed: python3" }
 
     /// A fake X server (Tests/Fixtures/Desktop/x11-fake-server.py) serving one connection in `mode`.
     final class FakeXServer {
@@ -81,7 +80,7 @@ import Glibc
     /// the display, exit 1; never a trap (SIGILL).
     @Test(arguments: [0, 8, 20])
     func aShortSetupReplyIsAMalformedReply(_ bytes: Int) throws {
-        if let reason = Self.pythonMissing { return print("skipped: \(reason)") }
+        try ExternalTool.require(["python3"])
         let server = try FakeXServer("short-setup", String(bytes))
         let result = try Device().run("clip", "watch", environment: ["DISPLAY": server.display])
         #expect(result.signal == nil && result.status == 1, "\(result.status): \(result.stderr)")
@@ -92,7 +91,7 @@ import Glibc
     /// it (in 48 MiB of data), at once.
     @Test(arguments: ["0x08000000", "0xFFFFFFFF"])
     func aHugeReplyLengthIsRefusedUnallocated(_ words: String) throws {
-        if let reason = Self.pythonMissing { return print("skipped: \(reason)") }
+        try ExternalTool.require(["python3"])
         let server = try FakeXServer("huge-reply", words)
         let result = try Self.run(Device(), ["clip", "watch"], environment: ["DISPLAY": server.display], timeout: 20)
         #expect(!result.timedOut && result.signal == nil && result.status == 1, "\(result.status): \(result.stderr)")
@@ -101,7 +100,7 @@ import Glibc
 
     /// A reply that comes a byte a second is given up on at the deadline: try again later (75).
     @Test func aReplyThatDripsIsGivenUpOnAtItsDeadline() throws {
-        if let reason = Self.pythonMissing { return print("skipped: \(reason)") }
+        try ExternalTool.require(["python3"])
         let server = try FakeXServer("drip")
         let result = try Self.run(Device(), ["clip", "watch"], environment: ["DISPLAY": server.display], timeout: 20)
         #expect(!result.timedOut && result.status == 75, "\(result.status): \(result.stderr)")
@@ -156,7 +155,7 @@ import Glibc
     /// A password manager's mark last in a type list longer than 1 MiB: the offer is skipped, never stored.
     @Test(arguments: DesktopSession.Kind.allCases)
     func aMarkAfterAHugeTypeListStillKeepsTheClipOut(_ kind: DesktopSession.Kind) throws {
-        if kind == .x11, let reason = Self.pythonMissing { return print("skipped: \(reason)") }
+        if kind == .x11 { try ExternalTool.require(["python3"]) }
         let text = kind == .wayland ? "text/plain;charset=utf-8" : "UTF8_STRING"
         let types =
             "echo '\(text)'; awk 'BEGIN { for (i = 0; i < 40000; i++) printf \"application/x-padding-%020d\\n\", i }'; "

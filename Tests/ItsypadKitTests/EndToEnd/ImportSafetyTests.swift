@@ -66,7 +66,7 @@ import Glibc
         return device
     }
 
-    @Test(.enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+    @Test(.needs(["strace"]))
     func aDiskErrorAtAnyRenameOfTheCommitImportsAllOrNothingAndSaysWhich() throws {
         let source = Device()
         let file = try ImportSafetyTests.export(from: source)
@@ -221,7 +221,7 @@ import Glibc
         for text in ["clip one", "from kvs", "from clipman"] { #expect(texts.contains(text), "\(texts)") }
     }
 
-    @Test(.enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+    @Test(.needs(["strace"]))
     func aFileCutShortWhileItIsImportedFailsAndLeavesNothing() throws {
         let device = try ImportSafetyTests.deviceWithData()
         let before = try ImportSafetyTests.snapshot(device)

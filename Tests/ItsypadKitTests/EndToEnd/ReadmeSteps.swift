@@ -56,7 +56,6 @@ struct ReadmeSteps {
     }
 
     func zshFindsCompletion(_ block: ReadmeBlock, _ at: String) throws {
-        guard ReadmeTests.hasTool("zsh") else { return }
         let result = try account.run(
             block.text + #"autoload -Uz compinit && compinit -u -D && print -r -- $_comps[itsypad]"#, shell: "zsh")
         #expect(result.stdout == "_itsypad\n", "\(at): \(result.stdout)\(result.stderr)")
@@ -84,7 +83,6 @@ struct ReadmeSteps {
 
     /// Needs a Mac: a stand-in property list holds a tab and a clip as the app stored them.
     func keyValueImport(_ block: ReadmeBlock, _ at: String) throws {
-        guard ReadmeTests.hasTool("python3") else { return }
         let tab =
             #"[{"id":"9F0D3C1A-8D2B-4C4E-9A1F-2B7E6C5D4A3B","name":"from the mac","content":"typed on the Mac","language":"plain","lastModified":786000000}]"#
         let clip = #"[{"id":"1E2D3C4B-5A69-4788-9A0B-C1D2E3F4A5B6","text":"copied on the Mac","timestamp":786000000}]"#
@@ -139,7 +137,6 @@ struct ReadmeSteps {
     }
 
     func gitWalkthrough(_ block: ReadmeBlock, _ at: String) throws {
-        guard ReadmeTests.hasTool("git") else { return }
         let result = try account.run(block.text)
         #expect(result.status == 0, "\(at): \(result.stderr)")
         #expect(result.stdout.contains("copied on the laptop"), "\(at)")
@@ -200,7 +197,6 @@ struct ReadmeSteps {
     /// seconds late here, as it might there, and the stand-in for `sleep` waits until
     /// the copy is recorded (a test waits for a condition, never a fixed time).
     func desktop(_ block: ReadmeBlock, _ at: String) throws {
-        if let reason = DesktopSession.missing(.wayland) { return print("\(at) skipped: \(reason)") }
         let session = try DesktopSession(.wayland)
         try account.writeStandIn("fzf", "head -n 1\n")
         try account.writeStandIn(

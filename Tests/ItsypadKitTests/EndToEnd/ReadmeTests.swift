@@ -92,8 +92,6 @@ final class ReadmeAccount {
 
     static let blocks = ReadmeBlock.parse(readme)
 
-    static func hasTool(_ name: String) -> Bool { ExternalTool.installed(name) }
-
     /// The text of the block marked NAME.
     static func block(_ name: String) -> String? { blocks.first { $0.name == name }?.text }
 
@@ -108,7 +106,8 @@ final class ReadmeAccount {
 
     /// Each block as a new user pastes it, in the README's order, sharing one
     /// account; a block whose marker names no step here fails.
-    @Test func everyBlockRunsInOrderOnAFreshHome() throws {
+    @Test(.needs(["zsh", "python3", "git"] + DesktopSession.Kind.wayland.tools))
+    func everyBlockRunsInOrderOnAFreshHome() throws {
         let account = ReadmeAccount()
         let other = ReadmeAccount()
         var steps = ReadmeSteps(account: account, otherMachine: other)

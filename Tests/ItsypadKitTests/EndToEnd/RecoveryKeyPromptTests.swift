@@ -8,7 +8,7 @@ import Glibc
 
 /// `sync enable DIR --key -` with standard input on a terminal (a pseudo-terminal run by python3's
 /// pty support): a prompt, nothing echoed, and the terminal as it was afterwards, Ctrl-C included.
-@Suite(.enabled(if: ExternalTool.installed("python3"), "python3 is not installed"))
+@Suite(.needs(["python3"]))
 struct RecoveryKeyPromptTests {
     let owner = Device()
     let joiner = Device()

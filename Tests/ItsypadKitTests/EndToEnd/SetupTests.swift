@@ -71,7 +71,7 @@ extension Tag {
         #expect(try FileSystem.read(prefix + "/bin/itsypad") == FileSystem.read(Process.itsypad))
     }
 
-    @Test(.enabled(if: ExternalTool.installed("man"), "man (man-db) is not installed"))
+    @Test(.needs(["man"]))
     func manPagesAreFoundAfterSetup() throws {
         let (home, prefix) = try installedAccount()
         var account = SetupTests.freshAccount(home)
@@ -108,7 +108,7 @@ extension Tag {
     }
 
     /// zsh, with the README's fpath line.
-    @Test(.enabled(if: ExternalTool.installed("zsh"), "zsh is not installed"))
+    @Test(.needs(["zsh"]))
     func zshCompletionLoadsAfterSetup() throws {
         let (home, _) = try installedAccount()
         let fpath = try #require(ReadmeTests.block("zsh-fpath")).trimmingNewline
@@ -120,7 +120,7 @@ extension Tag {
 
     /// fish reads ~/.local/share/fish/vendor_completions.d by itself, for a
     /// command it finds on PATH (as it is once the user follows install's advice).
-    @Test(.enabled(if: ExternalTool.installed("fish"), "fish is not installed"))
+    @Test(.needs(["fish"]))
     func fishCompletionLoadsAfterSetup() throws {
         let (home, prefix) = try installedAccount()
         let result = try Process.run(

@@ -31,7 +31,7 @@ final class SyncthingPair {
 
     /// Starts both instances and waits until they are connected; cancels the test if that cannot be done.
     static func start(timeout: Double = 60) throws -> SyncthingPair {
-        guard ExternalTool.installed("syncthing") else { try Test.cancel("syncthing is not installed (Debian package syncthing)") }
+        try ExternalTool.require(["syncthing"])
         do {
             return try SyncthingPair(timeout: timeout)
         } catch let failure as SyncthingPair.Failure {
