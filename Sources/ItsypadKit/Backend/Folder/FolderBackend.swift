@@ -13,6 +13,9 @@ import Synchronization
 /// a version that does not open is not a version (skipped, and reported where a fetch meets it).
 /// Setting names are hashed above it, by `EncryptedReplicatedBackend`.
 public final class FolderBackend: ReplicatedBackend {
+    /// The format number of a plain zone, and of the files of an encrypted one.
+    package static let format = 4
+
     public let path: String
     public let deviceID: String
     /// This data directory's random identity: two with one device id are clones.
@@ -133,7 +136,7 @@ public final class FolderBackend: ReplicatedBackend {
         for device in try layout.devices() {
             guard let document = try? deviceDocument(of: device), let created = document.zoneCreated,
                 document.zoneKeyCheckValue == written.keyCheckValue, NameRules.isZoneID(document.zoneID),
-                document.zoneID < winner.zoneID, document.format == FolderLayout.format
+                document.zoneID < winner.zoneID, document.format == FolderBackend.format
             else { continue }
             winner = ZoneInfo(zoneID: document.zoneID, format: written.format, created: created, keyCheckValue: written.keyCheckValue)
         }
@@ -199,7 +202,7 @@ public final class FolderBackend: ReplicatedBackend {
         try withDeviceLock {
             guard try files.status(layout.deviceFile(deviceID)) != nil else {
                 var document = DeviceDocument(
-                    format: FolderLayout.format, deviceID: deviceID, instance: instance, name: deviceName,
+                    format: FolderBackend.format, deviceID: deviceID, instance: instance, name: deviceName,
                     zoneID: zone.zoneID, zoneCreated: zone.created, zoneKeyCheckValue: zone.keyCheckValue,
                     created: now(), lastSync: nil, appliedSeq: 0, seen: [:])
                 try restartAfterLosingFolder(&document, zone: zone.zoneID)
@@ -245,7 +248,7 @@ public final class FolderBackend: ReplicatedBackend {
         document.zoneID = zone.zoneID
         document.zoneCreated = zone.created
         document.zoneKeyCheckValue = zone.keyCheckValue
-        document.format = FolderLayout.format
+        document.format = FolderBackend.format
         document.appliedSeq = seq
         document.seen = [:]
         document.collectedThrough = nil

@@ -8,9 +8,6 @@ import ItsypadSupport
 /// name, so that a change rewrites one small folder, not one of every record: what a git remote
 /// stores and sends for each commit.
 package struct FolderLayout {
-    /// The format number of a plain zone, and of the files of an encrypted one.
-    package static let format = 4
-
     package let root: String
 
     /// `root` is the backend directory (a trailing slash is dropped).
@@ -92,7 +89,7 @@ package struct FolderLayout {
 
 /// Contents of `devices/<device>/device.json`: what a device says about itself.
 struct DeviceDocument: Codable, Equatable {
-    /// The format whose files the device writes (`FolderLayout.format`).
+    /// The format whose files the device writes (`FolderBackend.format`).
     var format: Int
     var deviceID: String
     var instance: String

@@ -6,7 +6,7 @@ import ItsypadSupport
 /// so that an itsypad that does not know encryption takes it for a newer format and writes nothing.
 package struct ZoneDocument: Codable {
     /// A plain zone.
-    static let plainFormat = FolderLayout.format
+    static let plainFormat = FolderBackend.format
     /// An end-to-end encrypted zone.
     static let encryptedFormat = 3
     /// The one encryption this format knows (RecordCipher's sealed records).
@@ -33,7 +33,7 @@ package struct ZoneDocument: Codable {
         zoneID = zone.zoneID
         created = zone.created
         if zone.isEncrypted {
-            layout = FolderLayout.format
+            layout = FolderBackend.format
             encryption = Self.encryptionName
             keyCheckValue = zone.keyCheckValue
             mac = cipher?.zoneAuthenticationCode(of: authenticatedParts)
@@ -70,7 +70,7 @@ package struct ZoneDocument: Codable {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
         switch (found.format, found.layout) {
-        case (plainFormat, _), (encryptedFormat, FolderLayout.format?): break
+        case (plainFormat, _), (encryptedFormat, FolderBackend.format?): break
         case (encryptedFormat, let layout?): throw BackendError.unsupportedFormat(path: backend, format: found.format, layout: layout)
         default: throw BackendError.unsupportedFormat(path: backend, format: found.format, layout: nil)
         }
