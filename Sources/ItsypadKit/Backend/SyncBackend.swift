@@ -313,8 +313,8 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The token points before the last compaction (or cannot be used). Fetch from nil.
     case tokenExpired
     /// The backend directory at `path` holds a backend of another format (an older itsypad's, or a
-    /// newer one's), or an encrypted one in another format's layout; nothing is written to it.
-    case unsupportedFormat(path: String, format: Int, layout: Int?)
+    /// newer one's), or an encrypted one whose files are of another format; nothing is written to it.
+    case unsupportedFormat(path: String, format: Int, filesFormat: Int?)
     /// A file does not follow the format (does not parse, a bad name, number or size, a symlink or
     /// FIFO where a file belongs). It is left untouched; retrying cannot help.
     case corrupt(path: String, reason: String)
@@ -338,10 +338,10 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "write the backend but is not one of your devices may have changed it. Nothing was synced; local data is kept. "
                 + "To start afresh, move the backend aside and run 'itsypad sync enable DIR' (every device then sends all its data again)"
         case .tokenExpired: "change token expired; a full fetch is needed"
-        case .unsupportedFormat(let path, let format, let layout):
+        case .unsupportedFormat(let path, let format, let filesFormat):
             "\(path) holds an itsypad backend "
-                + (layout.map { "encrypted in format \($0)'s layout" } ?? "in format \(format)")
-                + ((layout ?? format) > ZoneDocument.plainFormat
+                + (filesFormat.map { "encrypted in format \($0)'s layout" } ?? "in format \(format)")
+                + ((filesFormat ?? format) > ZoneDocument.plainFormat
                     ? ", newer than this version understands" : ", from an earlier version, which this version does not open")
                 + "; nothing was written to it"
         case .corrupt(let path, let reason): "corrupt file \(path): \(reason)"

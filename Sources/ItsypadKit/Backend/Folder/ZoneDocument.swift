@@ -1,9 +1,10 @@
 import ItsypadModel
 import ItsypadSupport
 
-/// Contents of zone.json. A plain zone is format 4. An encrypted zone is format 3, with `layout` 4
-/// (its files are format 4's), the cipher's name and the key check value: its own format number,
-/// so that an itsypad that does not know encryption takes it for a newer format and writes nothing.
+/// Contents of zone.json. A plain zone's format is `FolderBackend.format`. An encrypted zone has a
+/// format number of its own (`encryptedFormat`), so that an itsypad that does not know encryption
+/// takes it for a newer format and writes nothing; it names the format of its files in the key
+/// `layout` (`filesFormat`), with the cipher's name and the key check value.
 package struct ZoneDocument: Codable {
     /// A plain zone.
     static let plainFormat = FolderBackend.format
@@ -18,14 +19,18 @@ package struct ZoneDocument: Codable {
     let format: Int
     let zoneID: String
     let created: Int64
-    /// Present only in an encrypted zone: the format whose files it uses, the cipher's name and
-    /// the key check value.
-    var layout: Int? = nil
+    /// Present only in an encrypted zone: the format whose files it uses (key `layout`), the
+    /// cipher's name and the key check value.
+    var filesFormat: Int? = nil
     var encryption: String? = nil
     var keyCheckValue: String? = nil
     /// In an encrypted zone: the zone key's authentication code of every member above, so that
     /// someone who can write the backend but has no key cannot change them.
     var mac: String? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case format, zoneID, created, filesFormat = "layout", encryption, keyCheckValue, mac
+    }
 
     /// The document of `zone`; an encrypted one is authenticated with `cipher`, its key.
     init(_ zone: ZoneInfo, cipher: RecordCipher?) {
@@ -33,7 +38,7 @@ package struct ZoneDocument: Codable {
         zoneID = zone.zoneID
         created = zone.created
         if zone.isEncrypted {
-            layout = FolderBackend.format
+            filesFormat = FolderBackend.format
             encryption = Self.encryptionName
             keyCheckValue = zone.keyCheckValue
             mac = cipher?.zoneAuthenticationCode(of: authenticatedParts)
@@ -41,7 +46,7 @@ package struct ZoneDocument: Codable {
     }
 
     private var authenticatedParts: [String] {
-        [zoneID, String(format), String(created), layout.map(String.init) ?? "", encryption ?? "", keyCheckValue ?? ""]
+        [zoneID, String(format), String(created), filesFormat.map(String.init) ?? "", encryption ?? "", keyCheckValue ?? ""]
     }
 
     /// Throws `.corrupt` unless the encrypted zone.json in `bytes` carries `cipher`'s authentication
@@ -55,12 +60,13 @@ package struct ZoneDocument: Codable {
         }
     }
 
-    /// The zone zone.json at `path` describes. Any other format or layout (an older itsypad's, or
-    /// a newer one) is refused with `.unsupportedFormat` before anything else is read.
+    /// The zone zone.json at `path` describes. Any other format, or format of an encrypted zone's
+    /// files (an older itsypad's, or a newer one), is refused with `.unsupportedFormat` before anything else is read.
     package static func read(_ bytes: [UInt8], path: String) throws -> ZoneInfo {
         struct FormatOnly: Decodable {
             let format: Int
-            let layout: Int?
+            let filesFormat: Int?
+            enum CodingKeys: String, CodingKey { case format, filesFormat = "layout" }
         }
         let backend = FileSystem.directoryName(path)
         let found: FormatOnly
@@ -69,10 +75,11 @@ package struct ZoneDocument: Codable {
         } catch {
             throw BackendError.corrupt(path: path, reason: JSONCoding.describe(error))
         }
-        switch (found.format, found.layout) {
+        switch (found.format, found.filesFormat) {
         case (plainFormat, _), (encryptedFormat, FolderBackend.format?): break
-        case (encryptedFormat, let layout?): throw BackendError.unsupportedFormat(path: backend, format: found.format, layout: layout)
-        default: throw BackendError.unsupportedFormat(path: backend, format: found.format, layout: nil)
+        case (encryptedFormat, let filesFormat?):
+            throw BackendError.unsupportedFormat(path: backend, format: found.format, filesFormat: filesFormat)
+        default: throw BackendError.unsupportedFormat(path: backend, format: found.format, filesFormat: nil)
         }
         let document: ZoneDocument
         do {
@@ -83,7 +90,7 @@ package struct ZoneDocument: Codable {
         guard NameRules.isZoneID(document.zoneID) else {
             throw BackendError.corrupt(path: path, reason: "zoneID must be 1–\(NameRules.maxZoneIDLength) characters of A-Z a-z 0-9 _ -")
         }
-        switch (document.format == encryptedFormat, document.layout, document.encryption, document.keyCheckValue) {
+        switch (document.format == encryptedFormat, document.filesFormat, document.encryption, document.keyCheckValue) {
         case (false, nil, nil, nil):
             return ZoneInfo(zoneID: document.zoneID, format: document.format, created: document.created)
         case (true, _?, encryptionName?, let check?) where isKeyCheckValue(check):

@@ -80,14 +80,14 @@ struct ZoneTests {
                 3, 5, "encrypted in format 5's layout, newer than this version understands"
             ),
         ] as [(String, Int, Int?, String)])
-    func otherFormat(zone: String, format: Int, layout: Int?, described: String) throws {
+    func otherFormat(zone: String, format: Int, filesFormat: Int?, described: String) throws {
         let fixture = try TemporaryBackend(createZone: false)
         defer { fixture.remove() }
         try FileIO.makeDirectory(fixture.path)
         try writeText(zone, to: fixture.layout.zoneFile)
         let before = try treeListing(fixture.path)
         let backend = fixture.backend
-        let refusal = BackendError.unsupportedFormat(path: fixture.path, format: format, layout: layout)
+        let refusal = BackendError.unsupportedFormat(path: fixture.path, format: format, filesFormat: filesFormat)
         #expect(throws: refusal) { try backend.createZoneIfNeeded() }
         #expect(throws: refusal) { try backend.zone() }
         #expect(throws: refusal) { try backend.fetchChanges(since: nil, limit: 10) }
