@@ -413,8 +413,9 @@ public final class FolderBackend: ReplicatedBackend {
         return []
     }
 
+    /// Every device's version of the record, as a pattern a shell expands (`<name>.*.json`).
     public func location(of id: RecordID) -> String {
-        layout.recordFolder(id) + "/" + id.recordName + ".<device>.json"
+        layout.recordFolder(id) + "/" + id.recordName + ".*.json"
     }
 
     /// This device's own current version of the record, from its record file.
