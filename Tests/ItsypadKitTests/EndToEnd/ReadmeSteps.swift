@@ -100,9 +100,15 @@ struct ReadmeSteps {
         #expect(result.stdout.contains("\tcopied on the Mac\n"), "\(at): \(result.stdout)")
     }
 
-    func walkthrough(_ block: ReadmeBlock, _ at: String) throws {
+    /// Runs `block` as pasted, expecting it to succeed.
+    func ranWell(_ block: ReadmeBlock, _ at: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
         let result = try account.run(block.text)
-        #expect(result.status == 0, "\(at): \(result.stderr)")
+        #expect(result.status == 0, "\(at): \(result.stderr)", sourceLocation: sourceLocation)
+        return result
+    }
+
+    func walkthrough(_ block: ReadmeBlock, _ at: String) throws {
+        let result = try ranWell(block, at)
         #expect(result.stdout.contains("WRITE THE REPORT\ncall mum\nbook the 9:00 train"), "\(at)")
         #expect(result.stdout.contains("todo (conflict laptop "), "\(at): \(result.stdout)")
         #expect(result.stdout.contains("pending:    0 tabs, 0 clips, 0 settings"), "\(at)")
@@ -111,8 +117,7 @@ struct ReadmeSteps {
     /// Syncthing would have made ~/Sync, the folder it shares.
     mutating func encrypt(_ block: ReadmeBlock, _ at: String) throws {
         try FileSystem.makeDirectory(account.home.path + "/Sync")
-        let result = try account.run(block.text)
-        #expect(result.status == 0, "\(at): \(result.stderr)")
+        let result = try ranWell(block, at)
         recoveryKey = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
         #expect(recoveryKey.split(separator: "-").count == 13, "\(at): no recovery key in \(result.stdout)")
     }
@@ -130,15 +135,13 @@ struct ReadmeSteps {
     }
 
     func rotate(_ block: ReadmeBlock, _ at: String) throws {
-        let result = try account.run(block.text)
-        #expect(result.status == 0, "\(at): \(result.stderr)")
+        let result = try ranWell(block, at)
         let key = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
         #expect(key.split(separator: "-").count == 13 && key != recoveryKey, "\(at): \(result.stdout)")
     }
 
     func gitWalkthrough(_ block: ReadmeBlock, _ at: String) throws {
-        let result = try account.run(block.text)
-        #expect(result.status == 0, "\(at): \(result.stderr)")
+        let result = try ranWell(block, at)
         #expect(result.stdout.contains("copied on the laptop"), "\(at)")
         #expect(result.stdout.contains("buy milk"), "\(at)")
         #expect(result.stdout.contains("remote:     fetched 20"), "\(at)")
@@ -154,8 +157,7 @@ struct ReadmeSteps {
 
     /// The watcher is the background job itself, so `kill $!` stops it and `wait` gives its status.
     func watch(_ block: ReadmeBlock, _ at: String) throws {
-        let result = try account.run(block.text)
-        #expect(result.status == 0, "\(at): \(result.stderr)")
+        let result = try ranWell(block, at)
         #expect(result.stderr.contains("watching "), "\(at): \(result.stderr)")
     }
 
