@@ -9,11 +9,11 @@ extension SyncSession {
     /// nothing written) until they enter the new key; they then send their data again, so
     /// nothing a device held is lost. The new key stays beside the old one (`sync-key.next`)
     /// until the new zone is in place: a crash at any point leaves a rotation that the next
-    /// sync finishes or undoes (`resumeRotation`).
+    /// sync finishes or undoes (`SyncKeys.resumeRotation`).
     ///
-    /// A git remote's new zone is built beside the clone's working tree and pushed as one commit
-    /// on top of the remote's tip, so the remote holds the old zone or the new one; a remote that
-    /// moved meanwhile refuses the push and nothing is rotated.
+    /// A remote's new zone is built beside its mirror and sent as a whole (`sendReplacement`), so
+    /// the remote holds the old zone or the new one; a remote that moved meanwhile refuses it and
+    /// nothing is rotated.
     ///
     /// `sync` runs one sync as `itsypad sync` does, printing what it prints, and returns its exit
     /// status: of the configured backend (nil), or of the new zone. Returns the rotated backend.

@@ -125,6 +125,7 @@ struct RemoteConformanceTests {
             try succeed(device, "clip", "add", "clip of \(index)")
             try succeed(device, "sync", environment: fixture.environment)
         }
+        try succeed(devices[0], "sync", environment: fixture.environment)
         try fixture.editBackend { backend in
             let path = backend + "/zone.json"
             guard case .object(var members) = try JSONValue.parse(#require(try FileSystem.read(path))) else {
