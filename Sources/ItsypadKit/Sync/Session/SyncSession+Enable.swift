@@ -11,12 +11,12 @@ public enum EnableEncryption: Equatable, Sendable {
     case join
     /// `--no-encrypt`: a new backend is created unencrypted.
     case plain
-    /// None of them: a git remote's new backend is encrypted, a directory's is not
+    /// None of them: a remote's new backend is encrypted, a directory's is not
     /// (unless the device has a key), and an existing backend is joined as it is.
     case byDefault
 
-    /// Creates or joins the backend in `path` (the directory `location` is, or its clone's
-    /// working tree) as asked, `.join` with `joinKey`. Keys are checked before anything is
+    /// Creates or joins the backend in `path` (the directory `location` is, or its remote's
+    /// mirror) as asked, `.join` with `joinKey`. Keys are checked before anything is
     /// written: a wrong or missing one leaves the data directory and the backend as they were.
     func prepareZone(
         at path: String, of location: BackendLocation, store: DataStore, joinKey: SecretBytes?, lockTimeout: Double
@@ -42,7 +42,7 @@ public enum EnableEncryption: Equatable, Sendable {
                         + "run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here and type that recovery key"
                 )
             }
-            // A git remote's history keeps every byte ever pushed, on a host the user may not control.
+            // A remote keeps what it was sent (git: every byte ever pushed), on a host the user may not control.
             if location.scheme != nil, self == .byDefault, !hasKey, zone == nil {
                 try SyncKeys.createEncryptedZone(at: path, of: location, store: store, lockTimeout: lockTimeout)
             } else {
