@@ -27,8 +27,8 @@ enum RemoteFixtures {
         "git": { try GitFixture() }
     ]
 
-    /// Why the fixtures cannot run here, if one cannot (a tool that is not installed).
-    static let unavailable: String? = GitFixture.unavailable
+    /// The programs the fixtures run (see `ExternalTool`).
+    static let tools: [String] = GitFixture.tools
 
     static var schemes: [String] { all.keys.sorted() }
 
@@ -40,7 +40,7 @@ enum RemoteFixtures {
 
 /// A bare repository on the local disk; refused credentials are a stranger's key to an `sshd` on 127.0.0.1.
 final class GitFixture: RemoteFixture {
-    static let unavailable: String? = ReadmeTests.hasTool("git") ? LoopbackSSHServer.unavailable : "git is not installed"
+    static let tools = ["git", "sshd", "ssh-keygen"]
     let repository: BareRepository
     /// Kept as long as the fixture: the test uses them after they were handed out.
     private var servers: [LoopbackSSHServer] = []

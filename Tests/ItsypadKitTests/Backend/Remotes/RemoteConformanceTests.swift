@@ -11,7 +11,7 @@ import Glibc
 /// (`RemoteFixtures`): devices that sync at the same time converge, a transfer killed midway is
 /// resumed, an unreachable remote is retryable (75) and refused credentials are not (1), both
 /// keeping the queue, and a keyless writer's change on the remote is handled as in a folder.
-@Suite(.enabled(if: RemoteFixtures.unavailable == nil, "\(RemoteFixtures.unavailable ?? "")"))
+@Suite(.needs(RemoteFixtures.tools))
 struct RemoteConformanceTests {
     @discardableResult
     func succeed(_ device: Device, _ arguments: String..., environment: [String: String] = [:]) throws -> String {
