@@ -1,3 +1,4 @@
+import ItsypadDesktop
 import ItsypadModel
 import ItsypadStore
 import ItsypadSupport
@@ -12,8 +13,8 @@ enum ClipWatchCommand {
     static let settle = 0.05
 
     static func run(_ invocation: Invocation) throws -> Int32 {
-        let clipboard = try DesktopClipboard(environment: invocation.context.environment, primary: invocation.flag(.primary))
-        for program in clipboard.kind == .wayland ? ["wl-paste"] : ["xclip"] { _ = try clipboard.tool(program) }
+        let clipboard = try DesktopClipboard.source(environment: invocation.context.environment, primary: invocation.flag(.primary))
+        try clipboard.checkTools()
         _ = try invocation.dataDirectory()
         let events = FileEvents()
         let signal = try clipboard.changeSignal()
@@ -49,13 +50,13 @@ enum ClipWatchCommand {
     }
 
     /// The change signal ended: the compositor or X server is gone (a new one may come: try again later).
-    static func ended(_ clipboard: DesktopClipboard) throws -> Int32 {
+    static func ended(_ clipboard: any ClipboardSource) throws -> Int32 {
         throw ItsypadError.temporary("\(clipboard.name) went away (the compositor or X server stopped); nothing is watched")
     }
 
     /// Reads the current offer and adds it to the history, unless it is marked by a password
     /// manager, empty, or changed while it was read (the newest entry again adds nothing).
-    static func record(_ clipboard: DesktopClipboard, _ invocation: Invocation) {
+    static func record(_ clipboard: any ClipboardSource, _ invocation: Invocation) {
         let errors = invocation.context.standardError
         let time = Time.iso8601(invocation.context.now())
         do {
