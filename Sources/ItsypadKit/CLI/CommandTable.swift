@@ -140,14 +140,17 @@ public enum CommandTable {
             CommandSpec(
                 "copy", abstract: "Put an entry back on the desktop's clipboard, with its type.",
                 discussion:
-                    "Through wl-copy (with --type) on Wayland, when WAYLAND_DISPLAY is set, else through xclip on X11, when DISPLAY is; with neither it fails (exit 1). Without ID the id is read from standard input when it is not a terminal; empty input (fzf left with Esc) copies nothing and exits 0. wl-copy and xclip leave a process serving the entry until something else is copied. Exit status 75 when the tool fails (the compositor or X server did not answer).",
+                    "Through wl-copy (with --type) on Wayland, when WAYLAND_DISPLAY is set, else through xclip on X11, when DISPLAY is. With neither (on a host reached by ssh), or with --osc52, a text entry is written to the controlling terminal as the OSC 52 escape, which the terminal puts on its own clipboard; inside tmux it needs 'set -g set-clipboard on', inside GNU screen it is passed on in screen's DCS strings. OSC 52 carries text of at most 74994 bytes (100000 bytes of escape, the limit hterm documents); an image, a larger entry or no controlling terminal fails (exit 1). Without ID the id is read from standard input when it is not a terminal; empty input (fzf left with Esc) copies nothing and exits 0. wl-copy and xclip leave a process serving the entry until something else is copied. Exit status 75 when the tool fails (the compositor or X server did not answer).",
                 arguments: [
                     ArgumentSpec("id", .optional, help: "The entry's id or unique prefix (4+ characters).", completion: .dynamic(.clips))
                 ],
-                options: [primary(help: "Put it on the primary selection (middle-click paste) instead.")],
+                options: [
+                    primary(help: "Put it on the primary selection (middle-click paste) instead."),
+                    OptionSpec("osc52", help: "Write it to the terminal as OSC 52, even when there is a desktop."),
+                ],
                 examples: [
                     Example("itsypad clip copy 3f2a", "Copy an entry back."),
-                    Example("itsypad clip ls | fzf | cut -f1 | itsypad clip copy", "Pick one with fzf and copy it back."),
+                    Example("itsypad clip ls | fzf | cut -f1 | itsypad clip copy", "Pick one with fzf and copy it back (over ssh too)."),
                 ],
                 action: ClipCommands.copy),
             CommandSpec(

@@ -26,6 +26,7 @@ public enum OptionName: String, CaseIterable, Sendable {
     case name
     case noEncrypt = "no-encrypt"
     case olderThan = "older-than"
+    case osc52
     case pinned
     case prefix
     case primary
