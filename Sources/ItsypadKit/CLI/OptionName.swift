@@ -12,6 +12,7 @@ public enum OptionName: String, CaseIterable, Sendable {
     case deviceSettings = "device-settings"
     case encrypt
     case file
+    case follow
     case from
     case help
     case includeSyncKey = "include-sync-key"

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 import ItsypadSupport
 
 /// Somewhere a clip can be put: a desktop's clipboard, or a terminal's by OSC 52.
@@ -32,6 +36,14 @@ package protocol ClipboardChangeSignal {
     /// Takes what came; false once the source has ended.
     func consume() -> Bool
     func stop()
+}
+
+extension ClipboardChangeSignal {
+    /// Whether a change (or the end) is waiting to be consumed.
+    package var isPending: Bool {
+        var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+        return poll(&fds, 1, 0) > 0
+    }
 }
 
 /// The programs a desktop's clipboard is used through, found on the environment's PATH and run
