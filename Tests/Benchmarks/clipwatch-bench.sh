@@ -43,15 +43,8 @@ make_work
 # shellcheck source=desktops.sh
 source "$repo_root/Tests/Benchmarks/desktops.sh"
 
-status=0
-verdict() { if "$@"; then echo pass; else status=1; echo FAIL; fi; }
-: >"$results/summary.txt"
 for desktop in $DESKTOPS; do
-    desktop_tools "$desktop"
-    if ! have "${tools[@]}"; then
-        echo "$desktop: skipped (needs ${tools[*]})" | tee -a "$results/summary.txt"
-        continue
-    fi
+    desktop_available "$desktop" || continue
     step "$desktop: starting the desktop and clip watch"
     start_desktop "$desktop" "$desktop"
     # shellcheck disable=SC2086,SC2163 # the words are KEY=VALUE pairs

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154 # work and results come from common.sh's make_work
-# shellcheck disable=SC2034 # tools and desktop_env are set for the sourcing script
+# shellcheck disable=SC2034 # desktop_env is set for the sourcing script
 # Shared by the desktop benchmarks (clipwatch-bench.sh, follow-bench.sh): desktops started
 # and stopped, the tools each kind needs, time and CPU readings. Source after make_work.
 
@@ -28,14 +28,24 @@ ticks() {
     echo "$total"
 }
 
-# The programs a desktop of kind $1 and its clients need, in $tools.
-desktop_tools() {
+# Whether a desktop of kind $1 can run here (its programs and its clients'); when not, the summary says so.
+desktop_available() {
+    local tools
     case $1 in
     wayland) tools=(sway setpriv wl-copy wl-paste) ;;
     x11) tools=(Xvfb xclip) ;;
     *) die "unknown desktop $1 (wayland or x11)" ;;
     esac
+    have "${tools[@]}" && return
+    echo "$1: skipped (needs ${tools[*]})" | tee -a "$results/summary.txt"
+    return 1
 }
+
+# The exit status: 1 once a target failed.
+status=0
+# "pass" when the command given succeeds, else "FAIL" (and the status becomes 1).
+verdict() { if "$@"; then echo pass; else status=1; echo FAIL; fi; }
+: >"$results/summary.txt"
 
 # Starts a desktop of kind $1 (a headless sway run as nobody, or an Xvfb) named $2; sets
 # desktop_env to what its clients need, as KEY=VALUE words (the other kind's variable empty).

@@ -45,15 +45,8 @@ make_work
 # shellcheck source=desktops.sh
 source "$repo_root/Tests/Benchmarks/desktops.sh"
 
-status=0
-verdict() { if "$@"; then echo pass; else status=1; echo FAIL; fi; }
-: >"$results/summary.txt"
 for desktop in $DESKTOPS; do
-    desktop_tools "$desktop"
-    if ! have "${tools[@]}"; then
-        echo "$desktop: skipped (needs ${tools[*]})" | tee -a "$results/summary.txt"
-        continue
-    fi
+    desktop_available "$desktop" || continue
     step "$desktop: two desktops, sync watch and clip watch --follow on each"
     backend=$work/backend-$desktop
     declare -A env_of=() follower_of=()
