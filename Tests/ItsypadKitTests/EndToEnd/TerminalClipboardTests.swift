@@ -10,7 +10,7 @@ import Glibc
 /// `clip copy` without a desktop (or with --osc52): the entry goes to the controlling terminal as
 /// OSC 52. Under a pseudo-terminal (python3's pty) the exact bytes are checked; inside a real tmux
 /// with set-clipboard on, tmux's paste buffer must hold the text.
-@Suite(.timeLimit(.minutes(1)))
+@Suite
 struct TerminalClipboardTests {
     static let ptyRun = GeneratedFiles.root + "/Tests/Fixtures/Terminal/pty-run.py"
     static let hasPython = ExternalTool.installed("python3")

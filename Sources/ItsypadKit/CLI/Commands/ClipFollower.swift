@@ -14,6 +14,8 @@ struct ClipFollower {
     let window: Milliseconds
     /// The newest entry already looked at: only a newer one is followed.
     private var seen: String?
+    /// The SHA-256 of what it last put on the clipboard.
+    private var followed: String?
 
     /// Starts from the history as it is: what is already there is not followed.
     init(_ invocation: Invocation) throws {
@@ -27,9 +29,6 @@ struct ClipFollower {
     static func watched(_ invocation: Invocation) throws -> FileEvents.Watched {
         FileEvents.Watched(DataDirectoryLayout(root: try invocation.dataDirectory()).clips, names: ["log"])
     }
-
-    /// The SHA-256 of what it last put on the clipboard.
-    private var followed: String?
 
     /// An entry recorded here is never followed; after it, what it put there last is a copy like any other.
     mutating func recorded(_ id: String) {
