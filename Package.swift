@@ -2,7 +2,7 @@
 import PackageDescription
 
 // One target per layer, each allowed to import only the layers listed before it:
-// Support, Model, Backend, Store, Sync, CLI. A back-reference fails the build.
+// Support, Model, Backend, Store, Sync, Desktop, CLI. A back-reference fails the build.
 let package = Package(
     name: "itsypad",
     products: [
@@ -17,8 +17,13 @@ let package = Package(
         .target(
             name: "ItsypadSync", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore"],
             path: "Sources/ItsypadKit/Sync"),
+        // Clipboard sources (Wayland, X11, a terminal by OSC 52) behind one protocol.
         .target(
-            name: "ItsypadCLI", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync"],
+            name: "ItsypadDesktop", dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync"],
+            path: "Sources/ItsypadKit/Desktop"),
+        .target(
+            name: "ItsypadCLI",
+            dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync", "ItsypadDesktop"],
             path: "Sources/ItsypadKit/CLI",
             // itsypad-backend(5), written by hand: compiled in as bytes (no bundle, no Foundation) for `itsypad install`.
             resources: [.embedInCode("itsypad-backend.5")]),
@@ -31,7 +36,7 @@ let package = Package(
         .executableTarget(name: "crypto-bench", dependencies: ["ItsypadSupport", "ItsypadBackend"], path: "Tests/Benchmarks/CryptoBench"),
         .testTarget(
             name: "ItsypadKitTests",
-            dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync", "ItsypadCLI", "itsypad"]),
+            dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync", "ItsypadDesktop", "ItsypadCLI", "itsypad"]),
     ],
     swiftLanguageModes: [.v6]
 )

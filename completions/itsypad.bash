@@ -29,8 +29,8 @@ _itsypad_options() {
         'clip add') REPLY='--local --type --data-dir -q --quiet -h --help' ;;
         'clip ls') REPLY='-n --limit -s --search --pinned --json --data-dir -q --quiet -h --help' ;;
         'clip show') REPLY='--data-dir -q --quiet -h --help' ;;
-        'clip copy') REPLY='--primary --data-dir -q --quiet -h --help' ;;
-        'clip watch') REPLY='--primary --data-dir -q --quiet -h --help' ;;
+        'clip copy') REPLY='--primary --osc52 --data-dir -q --quiet -h --help' ;;
+        'clip watch') REPLY='--primary --follow --data-dir -q --quiet -h --help' ;;
         'clip rm') REPLY='--data-dir -q --quiet -h --help' ;;
         'clip pin') REPLY='--data-dir -q --quiet -h --help' ;;
         'clip unpin') REPLY='--data-dir -q --quiet -h --help' ;;
@@ -91,7 +91,7 @@ _itsypad_option_value() {
 # The kind of a value for setting $1.
 _itsypad_setting_value() {
     case $1 in
-        'clipboard.ignoreSecrets' | 'sync.enabled') REPLY='words true false' ;;
+        'clipboard.follow' | 'clipboard.ignoreSecrets' | 'sync.enabled') REPLY='words true false' ;;
         'clipboard.retention') REPLY='words never 90s 30m 12h 1d 7d 2w' ;;
         'sync.backend') REPLY='directory' ;;
         *) return 1 ;;

@@ -113,7 +113,7 @@ end
 # The values to offer for setting $argv[1].
 function __itsypad_setting_value
     switch $argv[1]
-        case clipboard.ignoreSecrets sync.enabled
+        case clipboard.follow clipboard.ignoreSecrets sync.enabled
             printf '%s\n' true false
         case clipboard.retention
             printf '%s\n' never 90s 30m 12h 1d 7d 2w
@@ -267,10 +267,12 @@ complete -c itsypad -n '__itsypad_at "clip show" 0' -a '(__itsypad_complete clip
 
 # itsypad clip copy
 complete -c itsypad -n '__itsypad_at "clip copy"' -l primary -d 'Put it on the primary selection (middle-click paste) instead.'
+complete -c itsypad -n '__itsypad_at "clip copy"' -l osc52 -d 'Write it to the terminal as OSC 52, even when there is a desktop.'
 complete -c itsypad -n '__itsypad_at "clip copy" 0' -a '(__itsypad_complete clips)'
 
 # itsypad clip watch
 complete -c itsypad -n '__itsypad_at "clip watch"' -l primary -d 'Record the primary selection (what is selected, for middle-click paste) instead.'
+complete -c itsypad -n '__itsypad_at "clip watch"' -l follow -d 'Also put on this clipboard the clips that sync brings from other devices.'
 
 # itsypad clip rm
 complete -c itsypad -n '__itsypad_at "clip rm" 0+' -a '(__itsypad_complete clips)'

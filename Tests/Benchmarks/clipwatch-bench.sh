@@ -40,77 +40,16 @@ require_itsypad
 [[ -r /proc/self/stat ]] || die "/proc is not mounted: idle CPU cannot be read"
 make_work
 
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    pids=()
-    [[ -z ${runtime:-} ]] || rm -rf "$runtime"
-}
-# shellcheck disable=SC2064 # expand $work now, as make_work's trap does
-trap "cleanup; rm -rf '$work'" EXIT
+# shellcheck source=desktops.sh
+source "$repo_root/Tests/Benchmarks/desktops.sh"
 
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
-have() { for tool in "$@"; do command -v "$tool" >/dev/null || return 1; done; }
-# utime + stime of a process and its children, in clock ticks.
-ticks() {
-    local total=0 pid
-    for pid in "$1" $(pgrep -P "$1" || true); do
-        total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
-    done
-    echo "$total"
-}
-
-# Starts the desktop named $1 and exports what its clients need.
-start_desktop() {
-    case $1 in
-    wayland)
-        runtime=$(mktemp -d /tmp/clipwatch-sway.XXXXXX)
-        echo 'xwayland disable' >"$runtime/config"
-        chown 65534:65534 "$runtime" && chmod 700 "$runtime"
-        env -i PATH=/usr/bin:/bin HOME="$runtime" XDG_RUNTIME_DIR="$runtime" WLR_BACKENDS=headless \
-            WLR_RENDERER=pixman WLR_LIBINPUT_NO_DEVICES=1 \
-            setpriv --reuid=65534 --regid=65534 --clear-groups sway -c "$runtime/config" >"$results/sway.log" 2>&1 &
-        pids+=($!)
-        for _ in $(seq 100); do
-            socket=$(find "$runtime" -maxdepth 1 -name 'wayland-*' ! -name '*.lock' | head -1)
-            [[ -n $socket ]] && break
-            sleep 0.1
-        done
-        [[ -n $socket ]] || die "sway did not start; see $results/sway.log"
-        mkdir -p "$work/runtime" && chmod 700 "$work/runtime"
-        export WAYLAND_DISPLAY=$socket XDG_RUNTIME_DIR=$work/runtime
-        unset DISPLAY
-        copy() { printf %s "$1" | wl-copy; }
-        ;;
-    x11)
-        Xvfb -displayfd 1 -nolisten tcp >"$work/display" 2>"$results/xvfb.log" &
-        pids+=($!)
-        for _ in $(seq 100); do [[ -s $work/display ]] && break; sleep 0.1; done
-        [[ -s $work/display ]] || die "Xvfb did not start; see $results/xvfb.log"
-        DISPLAY=:$(tr -dc 0-9 <"$work/display")
-        export DISPLAY
-        unset WAYLAND_DISPLAY
-        copy() { printf %s "$1" | xclip -selection clipboard; }
-        ;;
-    esac
-}
-
-status=0
-verdict() { if "$@"; then echo pass; else status=1; echo FAIL; fi; }
-: >"$results/summary.txt"
 for desktop in $DESKTOPS; do
-    case $desktop in
-    wayland) tools=(sway setpriv wl-copy wl-paste) ;;
-    x11) tools=(Xvfb xclip) ;;
-    *) die "unknown desktop $desktop (wayland or x11)" ;;
-    esac
-    if ! have "${tools[@]}"; then
-        echo "$desktop: skipped (needs ${tools[*]})" | tee -a "$results/summary.txt"
-        continue
-    fi
+    desktop_available "$desktop" || continue
     step "$desktop: starting the desktop and clip watch"
-    start_desktop "$desktop"
+    start_desktop "$desktop" "$desktop"
+    # shellcheck disable=SC2086,SC2163 # the words are KEY=VALUE pairs
+    export $desktop_env
+    copy() { copy_on "$desktop" "$1" ""; }
     data=$work/data-$desktop
     # Started directly: $! must be the watcher itself (for /proc).
     "$ITSYPAD" --data-dir "$data" clip watch 2>"$results/watch-$desktop.log" &

@@ -140,24 +140,31 @@ public enum CommandTable {
             CommandSpec(
                 "copy", abstract: "Put an entry back on the desktop's clipboard, with its type.",
                 discussion:
-                    "Through wl-copy (with --type) on Wayland, when WAYLAND_DISPLAY is set, else through xclip on X11, when DISPLAY is; with neither it fails (exit 1). Without ID the id is read from standard input when it is not a terminal; empty input (fzf left with Esc) copies nothing and exits 0. wl-copy and xclip leave a process serving the entry until something else is copied. Exit status 75 when the tool fails (the compositor or X server did not answer).",
+                    "Through wl-copy (with --type) on Wayland, when WAYLAND_DISPLAY is set, else through xclip on X11, when DISPLAY is. With neither (on a host reached by ssh), or with --osc52, a text entry is written to the controlling terminal as the OSC 52 escape, which the terminal puts on its own clipboard; inside tmux it needs 'set -g set-clipboard on', inside GNU screen it is passed on in screen's DCS strings. OSC 52 carries text of at most 74994 bytes (100000 bytes of escape, the limit hterm documents); an image, a larger entry or no controlling terminal fails (exit 1). Without ID the id is read from standard input when it is not a terminal; empty input (fzf left with Esc) copies nothing and exits 0. wl-copy and xclip leave a process serving the entry until something else is copied. Exit status 75 when the tool fails (the compositor or X server did not answer).",
                 arguments: [
                     ArgumentSpec("id", .optional, help: "The entry's id or unique prefix (4+ characters).", completion: .dynamic(.clips))
                 ],
-                options: [primary(help: "Put it on the primary selection (middle-click paste) instead.")],
+                options: [
+                    primary(help: "Put it on the primary selection (middle-click paste) instead."),
+                    OptionSpec("osc52", help: "Write it to the terminal as OSC 52, even when there is a desktop."),
+                ],
                 examples: [
                     Example("itsypad clip copy 3f2a", "Copy an entry back."),
-                    Example("itsypad clip ls | fzf | cut -f1 | itsypad clip copy", "Pick one with fzf and copy it back."),
+                    Example("itsypad clip ls | fzf | cut -f1 | itsypad clip copy", "Pick one with fzf and copy it back (over ssh too)."),
                 ],
                 action: ClipCommands.copy),
             CommandSpec(
                 "watch", abstract: "Record every clipboard change until stopped.",
                 discussion:
-                    "Runs in the foreground (for a terminal or a systemd user service) until SIGINT, SIGTERM or SIGHUP, then exits 0. On Wayland (WAYLAND_DISPLAY set) it follows the clipboard through wl-paste --watch; on X11 (DISPLAY set: a local display, or one over TCP by address or as localhost, as ssh -X sets it, with its MIT-MAGIC-COOKIE-1 from XAUTHORITY or ~/.Xauthority) through the XFixes extension, reading with xclip; with neither it fails (exit 1). What is on offer at the start is recorded too. Each change is read in the best type offered (text first, then an image) and added as 'clip add' adds it: the newest entry again adds nothing, clipboard.maxBytes, clipboard.ignore and the secret detectors apply. An offer that includes x-kde-passwordManagerHint (KeePassXC and other password managers mark their clips so) is never read, stored or synced, nor is one whose list of types is longer than 1 MiB (the mark could be cut off). Each tool (wl-paste, xclip) is given 3 s; only the end of its stderr is kept for a message. An X server that does not answer within 5 s is given up on (exit 75); one whose reply is malformed fails (exit 1). An offer that changes while it is read is read again from the new one. Between changes it uses no CPU and holds no lock. One line on stderr per recorded or skipped clip (its id and type, never its content); with -q only errors. Exit status 75 when the compositor or X server goes away (a new session may bring one: try again later).",
-                options: [primary(help: "Record the primary selection (what is selected, for middle-click paste) instead.")],
+                    "Runs in the foreground (for a terminal or a systemd user service) until SIGINT, SIGTERM or SIGHUP, then exits 0. On Wayland (WAYLAND_DISPLAY set) it follows the clipboard through wl-paste --watch; on X11 (DISPLAY set: a local display, or one over TCP by address or as localhost, as ssh -X sets it, with its MIT-MAGIC-COOKIE-1 from XAUTHORITY or ~/.Xauthority) through the XFixes extension, reading with xclip; with neither it fails (exit 1). What is on offer at the start is recorded too. Each change is read in the best type offered (text first, then an image) and added as 'clip add' adds it: the newest entry again adds nothing, clipboard.maxBytes, clipboard.ignore and the secret detectors apply. An offer that includes x-kde-passwordManagerHint (KeePassXC and other password managers mark their clips so) is never read, stored or synced, nor is one whose list of types is longer than 1 MiB (the mark could be cut off). Each tool (wl-paste, xclip) is given 3 s; only the end of its stderr is kept for a message. An X server that does not answer within 5 s is given up on (exit 75); one whose reply is malformed fails (exit 1). An offer that changes while it is read is read again from the new one. Between changes it uses no CPU and holds no lock. One line on stderr per recorded or skipped clip (its id and type, never its content); with -q only errors. Exit status 75 when the compositor or X server goes away (a new session may bring one: try again later). With --follow (or the setting clipboard.follow) it also follows the other devices: when sync (sync watch, say) brings a clip copied on another device less than clipboard.followWindow seconds ago (default 120) and newer than anything in this history, it is put on this clipboard with its type; older ones never overwrite it. A clip added here, a local-only one and one that clipboard.ignore or the secret detectors would keep here are never followed. The copy it then sees is the newest entry again: nothing is added or sent back, so devices that all follow never echo. One line on stderr per clip followed or not followed.",
+                options: [
+                    primary(help: "Record the primary selection (what is selected, for middle-click paste) instead."),
+                    OptionSpec("follow", help: "Also put on this clipboard the clips that sync brings from other devices."),
+                ],
                 examples: [
                     Example("itsypad clip watch", "Record the clipboard in a terminal; Ctrl-C stops."),
                     Example("itsypad clip watch --primary", "Record the primary selection."),
+                    Example("itsypad clip watch --follow", "Record, and paste here what is copied on your other devices."),
                     Example(
                         "systemctl --user enable --now itsypad-clip-watch.service",
                         "Run it as a systemd user service with the graphical session (the unit itsypad install puts in PREFIX/share/systemd/user)."

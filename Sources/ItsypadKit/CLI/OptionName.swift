@@ -12,6 +12,7 @@ public enum OptionName: String, CaseIterable, Sendable {
     case deviceSettings = "device-settings"
     case encrypt
     case file
+    case follow
     case from
     case help
     case includeSyncKey = "include-sync-key"
@@ -26,6 +27,7 @@ public enum OptionName: String, CaseIterable, Sendable {
     case name
     case noEncrypt = "no-encrypt"
     case olderThan = "older-than"
+    case osc52
     case pinned
     case prefix
     case primary

@@ -142,6 +142,8 @@ public struct SettingDefinition: Sendable {
 /// does not compile. Keys typed by a user or read from a backend stay strings
 /// (``Settings/definition(_:)-(String)``).
 public enum SettingKey: String, CaseIterable, Sendable {
+    case clipboardFollow = "clipboard.follow"
+    case clipboardFollowWindow = "clipboard.followWindow"
     case clipboardIgnore = "clipboard.ignore"
     case clipboardIgnoreSecrets = "clipboard.ignoreSecrets"
     case clipboardMaxBytes = "clipboard.maxBytes"
@@ -165,6 +167,18 @@ public enum Settings {
     /// The row of a known setting.
     public static func definition(_ key: SettingKey) -> SettingDefinition {
         switch key {
+        case .clipboardFollow:
+            SettingDefinition(
+                key: key.rawValue, kind: .bool, scope: .device,
+                help:
+                    "Whether clip watch puts on this desktop's clipboard a clip that sync brings from another device (as clip watch --follow does).",
+                defaultValue: .bool(false))
+        case .clipboardFollowWindow:
+            SettingDefinition(
+                key: key.rawValue, kind: .integer(1...86_400), scope: .device,
+                help:
+                    "How recent, in seconds, a clip from another device must be to be followed (default 120): an older one never overwrites the clipboard.",
+                defaultValue: .int(120))
         case .clipboardIgnore:
             SettingDefinition(
                 key: key.rawValue, kind: .patternList, scope: .synced,

@@ -133,7 +133,7 @@ import Testing
     /// Every setting whose scope is this device, with a value a crafted file would use against it.
     static let deviceSettingValues: [(key: SettingKey, value: String)] = [
         (.editor, "touch /tmp/pwned #"), (.syncBackend, "/tmp/attacker"), (.syncEnabled, "true"), (.deviceName, "attacker"),
-        (.clipboardMaxBytes, "1"),
+        (.clipboardMaxBytes, "1"), (.clipboardFollow, "true"), (.clipboardFollowWindow, "86400"),
     ]
 
     @Test func importNeverAppliesDeviceSettingsAndNamesThem() throws {

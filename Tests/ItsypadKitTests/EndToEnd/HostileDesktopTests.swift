@@ -1,6 +1,7 @@
 import Testing
 
 @testable import ItsypadCLI
+@testable import ItsypadDesktop
 @testable import ItsypadSupport
 
 #if canImport(Glibc)

@@ -36,6 +36,8 @@ struct ReadmeSteps {
         case "systemd": try systemd(block, at, unit: SystemdUnit.syncWatchName)
         case "clip-systemd": try systemd(block, at, unit: SystemdUnit.clipWatchName)
         case "desktop": try desktop(block, at)
+        case "follow": try follow(block, at)
+        case "osc52": try osc52(block, at)
         case "cron": try cron(block, at)
         case "recipes": try recipes(block, at)
         case "peers": try peers(block, at)
@@ -212,6 +214,32 @@ struct ReadmeSteps {
         #expect(result.status == 0, "\(at): \(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("\tcopied on Wayland\n"), "\(at): \(result.stdout)\(result.stderr)")
         #expect(try session.paste().content == Array("copied on Wayland".utf8), "\(at): clip copy did not put it back")
+    }
+
+    /// Needs a systemd user session: systemctl records its arguments; the setting must be on.
+    func follow(_ block: ReadmeBlock, _ at: String) throws {
+        try account.writeStandIn("systemctl", "echo \"systemctl $*\" >> \"$HOME/stand-ins.log\"\n")
+        let result = try account.run(block.text, path: account.standIns)
+        #expect(result.status == 0, "\(at): \(result.stderr)")
+        let started = "systemctl --user enable --now \(SystemdUnit.syncWatchName) \(SystemdUnit.clipWatchName)"
+        #expect(account.read("stand-ins.log")?.contains(started) == true, "\(at)")
+        #expect(try account.run("itsypad settings get clipboard.follow").stdout == "true\n", "\(at)")
+    }
+
+    /// As on a host reached by ssh: no desktop, a pseudo-terminal (python3's pty) as the controlling
+    /// terminal, fzf a stand-in that picks the first line. The terminal must get the newest entry by OSC 52.
+    func osc52(_ block: ReadmeBlock, _ at: String) throws {
+        guard ExternalTool.installed("python3") else { return print("\(at) skipped: not installed: python3") }
+        try account.writeStandIn("fzf", "head -n 1\n")
+        defer { unlink(account.standIns + "/fzf") }
+        try account.run("itsypad clip add 'copied over ssh'")
+        let script = account.home.path + "/osc52.sh", terminal = account.home.path + "/terminal"
+        try FileSystem.writeAtomically(script, Array(block.text.utf8))
+        let result = try account.run(
+            "/usr/bin/python3 '\(TerminalClipboardTests.ptyRun)' '\(terminal)' /bin/bash --norc --noprofile -e '\(script)'",
+            path: account.standIns)
+        #expect(result.status == 0, "\(at): \(result.stderr)")
+        #expect(try FileSystem.read(terminal) == TerminalClipboardTests.osc52("copied over ssh"), "\(at)")
     }
 
     /// Needs a desktop: wl-paste reports two copies, clipnotify two changes,

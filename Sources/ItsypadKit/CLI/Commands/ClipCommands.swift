@@ -1,3 +1,4 @@
+import ItsypadDesktop
 import ItsypadModel
 import ItsypadStore
 import ItsypadSupport
@@ -78,9 +79,10 @@ enum ClipCommands {
         return ExitCode.success
     }
 
-    /// Puts an entry back on the desktop's clipboard with its type.
+    /// Puts an entry back on the desktop's clipboard with its type, or on the terminal's by OSC 52.
     static func copy(_ invocation: Invocation) throws -> Int32 {
-        let clipboard = try DesktopClipboard(environment: invocation.context.environment, primary: invocation.flag(.primary))
+        let clipboard = try DesktopClipboard.writer(
+            environment: invocation.context.environment, primary: invocation.flag(.primary), osc52: invocation.flag(.osc52))
         guard let reference = try invocation.arguments.first ?? idFromStandardInput(invocation) else { return ExitCode.success }
         let store = try invocation.store()
         let entry = try resolve(reference, store, invocation)

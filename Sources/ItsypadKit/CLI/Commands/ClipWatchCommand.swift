@@ -1,3 +1,4 @@
+import ItsypadDesktop
 import ItsypadModel
 import ItsypadStore
 import ItsypadSupport
@@ -12,16 +13,20 @@ enum ClipWatchCommand {
     static let settle = 0.05
 
     static func run(_ invocation: Invocation) throws -> Int32 {
-        let clipboard = try DesktopClipboard(environment: invocation.context.environment, primary: invocation.flag(.primary))
-        for program in clipboard.kind == .wayland ? ["wl-paste"] : ["xclip"] { _ = try clipboard.tool(program) }
-        _ = try invocation.dataDirectory()
+        let clipboard = try DesktopClipboard.source(environment: invocation.context.environment, primary: invocation.flag(.primary))
+        try clipboard.checkTools()
+        let directory = try invocation.dataDirectory()
+        let follows = try invocation.flag(.follow) || DataStore.settingsWithoutLock(path: directory).bool(.clipboardFollow)
+        var follower = follows ? try ClipFollower(invocation) : nil
         let events = FileEvents()
+        if follows { events.watch([try ClipFollower.watched(invocation)]) }
         let signal = try clipboard.changeSignal()
         defer { signal.stop() }
         events.watchReadable(signal.descriptor)
         let errors = invocation.context.standardError
         if !invocation.quiet {
-            errors.line("watching \(clipboard.name); recording into \(try invocation.dataDirectory())", terminalSafe: true)
+            let following = follows ? "; following clips from other devices" : ""
+            errors.line("watching \(clipboard.name); recording into \(directory)\(following)", terminalSafe: true)
             errors.flush()
         }
         // What is on offer at the start counts as a change.
@@ -35,27 +40,33 @@ enum ClipWatchCommand {
                     if wake == .timedOut { break }
                     guard signal.consume() else { return try ended(clipboard) }
                 }
-                record(clipboard, invocation)
+                if let id = record(clipboard, invocation, follower: follower) { follower?.recorded(id) }
+                // A clip that arrived is followed only once this clipboard's own copy is in the history (newest wins).
+                follower?.follow(onto: clipboard, unlessChanged: signal, invocation)
                 errors.flush()
             }
             switch events.wait(timeout: 3600) {
             case .stopRequested: return ExitCode.success
             case .timedOut: changed = false
             case .changed:
-                guard signal.consume() else { return try ended(clipboard) }
-                changed = true
+                // With a follower the history's changes wake it too; the clipboard is read only when it signalled
+                // (read again, an older entry on it would be added anew and echo).
+                changed = follower == nil || signal.isPending
+                if !changed { follower?.follow(onto: clipboard, unlessChanged: signal, invocation) }
+                guard !changed || signal.consume() else { return try ended(clipboard) }
             }
         }
     }
 
     /// The change signal ended: the compositor or X server is gone (a new one may come: try again later).
-    static func ended(_ clipboard: DesktopClipboard) throws -> Int32 {
+    static func ended(_ clipboard: any ClipboardSource) throws -> Int32 {
         throw ItsypadError.temporary("\(clipboard.name) went away (the compositor or X server stopped); nothing is watched")
     }
 
     /// Reads the current offer and adds it to the history, unless it is marked by a password
     /// manager, empty, or changed while it was read (the newest entry again adds nothing).
-    static func record(_ clipboard: DesktopClipboard, _ invocation: Invocation) {
+    /// Nor is what `follower` put there itself. The id added, if any.
+    static func record(_ clipboard: any ClipboardSource, _ invocation: Invocation, follower: ClipFollower?) -> String? {
         let errors = invocation.context.standardError
         let time = Time.iso8601(invocation.context.now())
         do {
@@ -66,28 +77,30 @@ enum ClipWatchCommand {
                         "\(time) skipped a clip: its list of types is longer than \(DesktopClipboard.typeListLimit >> 20) MiB, "
                             + "so a password manager's mark cannot be ruled out")
                 }
-                return
+                return nil
             }
             if types.contains(DesktopClipboard.passwordManagerHint) {
                 if !invocation.quiet { errors.line("\(time) skipped a clip marked by a password manager") }
-                return
+                return nil
             }
-            guard let type = DesktopClipboard.bestType(types) else { return }
+            guard let type = DesktopClipboard.bestType(types) else { return nil }
             let maxBytes = try DataStore.settingsWithoutLock(path: invocation.dataDirectory()).maxClipBytes
             let read = Result { try clipboard.content(type, limit: maxBytes) }
             // A new offer meanwhile (a password manager's among them), or an owner gone mid-read: this
             // read may be another offer's, or cut short. The new offer's own signal reads it again.
-            guard try clipboard.offeredTypes() == types else { return }
+            guard try clipboard.offeredTypes() == types else { return nil }
             guard let bytes = try read.get() else {
                 errors.line("\(time) skipped a clip (\(type)): larger than clipboard.maxBytes (\(maxBytes) bytes)", terminalSafe: true)
-                return
+                return nil
             }
-            guard let id = try add(bytes, type: type, invocation) else { return }
+            guard follower?.put(bytes) != true, let id = try add(bytes, type: type, invocation) else { return nil }
             if !invocation.quiet {
                 errors.line("\(time) recorded \(Identifier.short(id)) (\(type), \(Text.counted(bytes.count, "byte")))", terminalSafe: true)
             }
+            return id
         } catch {
             errors.line("\(time) could not record a clip: \(ItsypadError.wrapping(error).message)", terminalSafe: true)
+            return nil
         }
     }
 

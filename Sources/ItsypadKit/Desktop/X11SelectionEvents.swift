@@ -2,6 +2,8 @@
 import Glibc
 #endif
 
+import ItsypadSupport
+
 /// A connection to an X server that reports every change of a selection's
 /// owner (XFixes SelectSelectionInput, as clipnotify does): the socket becomes
 /// readable when the selection changes, and ends when the server goes away.
