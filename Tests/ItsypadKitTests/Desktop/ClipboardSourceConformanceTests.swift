@@ -28,7 +28,7 @@ struct ClipboardSourceConformanceTests {
 
     @Test(arguments: DesktopSession.Kind.allCases)
     func textAndAnImageGoOnAndComeBackWithTheirTypes(_ kind: DesktopSession.Kind) throws {
-        if let reason = DesktopSession.missing(kind) { return withKnownIssue("skipped: \(reason)") { throw Skipped() } }
+        try ExternalTool.require(kind.tools)
         let session = try DesktopSession(kind)
         let source = try Self.chosen(session)
         try source.checkTools()
@@ -46,7 +46,7 @@ struct ClipboardSourceConformanceTests {
 
     @Test(arguments: DesktopSession.Kind.allCases)
     func aCopyByAnotherClientIsSignalled(_ kind: DesktopSession.Kind) throws {
-        if let reason = DesktopSession.missing(kind) { return withKnownIssue("skipped: \(reason)") { throw Skipped() } }
+        try ExternalTool.require(kind.tools)
         let session = try DesktopSession(kind)
         let signal = try Self.chosen(session).changeSignal()
         defer { signal.stop() }

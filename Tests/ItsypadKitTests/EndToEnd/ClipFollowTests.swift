@@ -53,7 +53,7 @@ struct ClipFollowTests {
 
     @Test(arguments: DesktopSession.Kind.allCases)
     func aCopyOnOneIsOnTheOthersClipboard(_ kind: DesktopSession.Kind) throws {
-        if let reason = DesktopSession.missing(kind) { return withKnownIssue("skipped: \(reason)") { throw Skipped() } }
+        try ExternalTool.require(kind.tools)
         let (a, b) = (try Machine(kind, backend: backend), try Machine(kind, backend: backend))
         try a.desktop.copy(Array("copied on A".utf8))
         #expect(eventually { try b.pasted() == "copied on A" }, "\(a.log)\n\(b.log)")
@@ -69,7 +69,7 @@ struct ClipFollowTests {
     /// A secret copied on A stays on A (local-only: never synced); the next copy arrives alone.
     @Test(arguments: DesktopSession.Kind.allCases)
     func aSecretOrLocalOnlyClipNeverArrives(_ kind: DesktopSession.Kind) throws {
-        if let reason = DesktopSession.missing(kind) { return withKnownIssue("skipped: \(reason)") { throw Skipped() } }
+        try ExternalTool.require(kind.tools)
         let (a, b) = (try Machine(kind, backend: backend), try Machine(kind, backend: backend))
         let secret = "ghp_" + String(repeating: "a1B2", count: 9)
         try a.desktop.copy(Array(secret.utf8))
@@ -84,7 +84,7 @@ struct ClipFollowTests {
     /// history holds exactly the copies made (no echo), and both clipboards end on the newest.
     @Test(arguments: DesktopSession.Kind.allCases)
     func copiesOnBothSidesLeaveExactlyTheCopiesMade(_ kind: DesktopSession.Kind) throws {
-        if let reason = DesktopSession.missing(kind) { return withKnownIssue("skipped: \(reason)") { throw Skipped() } }
+        try ExternalTool.require(kind.tools)
         let (a, b) = (try Machine(kind, backend: backend), try Machine(kind, backend: backend))
         var made: [String] = []
         let start = Monotonic.seconds()
@@ -115,7 +115,7 @@ struct ClipFollowTests {
     /// B was away: a clip A copied longer than B's window ago does not overwrite B's clipboard.
     @Test(arguments: DesktopSession.Kind.allCases)
     func aClipOlderThanTheWindowDoesNotOverwrite(_ kind: DesktopSession.Kind) throws {
-        if let reason = DesktopSession.missing(kind) { return withKnownIssue("skipped: \(reason)") { throw Skipped() } }
+        try ExternalTool.require(kind.tools)
         let a = try Machine(kind, backend: backend)
         let b = try Machine(kind, backend: backend, window: 1, syncing: false)
         try b.desktop.copy(Array("B's own".utf8))

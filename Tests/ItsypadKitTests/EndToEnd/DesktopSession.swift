@@ -177,9 +177,6 @@ final class DesktopSession {
     }
 }
 
-/// Thrown inside `withKnownIssue` so that a test whose desktop tools are missing is recorded as skipped, not passed.
-struct Skipped: Error {}
-
 extension FileSystem {
     /// A test's small text file.
     static func writeText(_ path: String, _ text: String) {

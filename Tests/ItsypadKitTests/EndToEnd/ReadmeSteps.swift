@@ -229,7 +229,6 @@ struct ReadmeSteps {
     /// As on a host reached by ssh: no desktop, a pseudo-terminal (python3's pty) as the controlling
     /// terminal, fzf a stand-in that picks the first line. The terminal must get the newest entry by OSC 52.
     func osc52(_ block: ReadmeBlock, _ at: String) throws {
-        guard ExternalTool.installed("python3") else { return print("\(at) skipped: not installed: python3") }
         try account.writeStandIn("fzf", "head -n 1\n")
         defer { unlink(account.standIns + "/fzf") }
         try account.run("itsypad clip add 'copied over ssh'")
