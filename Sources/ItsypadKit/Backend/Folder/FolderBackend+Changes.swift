@@ -15,12 +15,19 @@ extension FolderBackend {
             var plan = WritePlan(firstSeq: (last?.lastSeq ?? 0) + 1, sealed: sealer != nil) {
                 try self.storedDocument($0, zone: zone.zoneID)
             }
+            // The devices with a file of each record, from one listing for a large batch, else each device's file is probed.
             let devices = try layout.devices()
+            let writers = try writers(of: saves.count + deletes.count)
+            func holders(_ id: RecordID) -> [String] { writers.map { $0[id, default: []] } ?? devices }
             for save in saves {
-                try plan.add(save.record.id) { seq in try version(for: save, seq: seq, zone: zone.zoneID, time: time, devices: devices) }
+                try plan.add(save.record.id) { seq in
+                    try version(for: save, seq: seq, zone: zone.zoneID, time: time, devices: holders(save.record.id))
+                }
             }
             for delete in deletes {
-                try plan.add(delete.id) { seq in try tombstone(for: delete, seq: seq, zone: zone.zoneID, time: time) }
+                try plan.add(delete.id) { seq in
+                    try tombstone(for: delete, seq: seq, zone: zone.zoneID, time: time, devices: holders(delete.id))
+                }
             }
             if !plan.failures.isEmpty { return plan.failedResult }
             guard !plan.changes.isEmpty else { return ReplicatedModifyResult(written: plan.written, failures: []) }
@@ -63,11 +70,12 @@ extension FolderBackend {
         return .write(RecordVersion(record: record, version: vector, writer: deviceID, isDerived: save.isDerived, base: save.base))
     }
 
-    private func tombstone(for delete: ReplicatedDelete, seq: Int64, zone: String, time: Int64) throws -> PlannedVersion {
+    private func tombstone(for delete: ReplicatedDelete, seq: Int64, zone: String, time: Int64, devices: [String]) throws -> PlannedVersion
+    {
         if let problem = NameRules.problem(with: delete.id) ?? NameRules.folderProblem(with: delete.id) {
             return .failed(.invalid(problem))
         }
-        let siblings = VersionHistory.siblings(try versions(of: delete.id, zone: zone))
+        let siblings = VersionHistory.siblings(try versions(of: delete.id, zone: zone, devices: devices))
         if siblings.contains(where: { !delete.basedOn.covers($0.version) }) { return .failed(.concurrentVersions(siblings)) }
         guard let vector = delete.basedOn.advanced(by: deviceID, to: seq) else {
             return .failed(.invalid("version \(delete.basedOn) cannot be advanced by \(deviceID)"))
@@ -220,14 +228,17 @@ extension FolderBackend {
         // The record files of the restarted devices were read above: only the others' are read again.
         let unread = devices.filter { restarting[$0] == nil }
         let writers = collecting ? try self.writers(of: order.count) : nil
-        let changes: [ReplicatedChange] =
-            try !collecting
-            ? []
-            : order.map { id in
-                let files = writers.map { writers in (writers[id]).map { holders in unread.filter(holders.contains) } ?? [] } ?? unread
-                return ReplicatedChange(
-                    id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone, devices: files) + read[id, default: []]))
-            }
+        // A device whose journal gave a version of the record on this page is not read: its file holds
+        // that version or a later one, which its journal brings later (a push reads back none of its own files).
+        func holders(_ id: RecordID) -> [String] {
+            let files = writers.map { writers in (writers[id]).map { holders in unread.filter(holders.contains) } ?? [] } ?? unread
+            let journaled = Set(read[id, default: []].map(\.writer))
+            return files.filter { !journaled.contains($0) }
+        }
+        let stored = collecting ? try storedVersions(of: order, zone: zone, holders: holders) : [:]
+        let changes = order.map { id in
+            ReplicatedChange(id: id, siblings: VersionHistory.siblings(stored[id, default: []] + read[id, default: []]))
+        }
         let page = ReplicatedChangesPage(
             changes: changes, token: position.token, moreComing: moreComing,
             waiting: waiting.sorted { $0.key < $1.key }.map(\.value),

@@ -73,9 +73,8 @@ public final class FolderBackend: ReplicatedBackend {
         files = FileIO(root: trimmed)
     }
 
-    /// One file per record version: nothing here is bound by a request, but a device sends the
-    /// batches it would send to CloudKit, so that its batches do not depend on the backend.
-    public var limits: BackendLimits { .cloudKit }
+    /// One file per record version, and a batch is one journal line (see `BackendLimits.folder`).
+    public var limits: BackendLimits { .folder }
 
     public func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? {
         try sealer.map { _ in try VersionSealer.sealedFieldByteCount(of: fields) }
@@ -452,6 +451,19 @@ public final class FolderBackend: ReplicatedBackend {
         return parts.reduce(into: [RecordID: RecordVersion]()) { versions, part in versions.merge(part) { first, _ in first } }
     }
 
+    /// The versions in the record files of each record's `holders`, in their order, as `versions(of:zone:devices:)`
+    /// reads them, read a folder at a time (see `versions(inFiles:writer:zone:)`): a page of 2,000
+    /// changes opens each record folder once rather than walking to every file.
+    func storedVersions(of ids: [RecordID], zone: String, holders: (RecordID) -> [String]) throws -> [RecordID: [RecordVersion]] {
+        var paths: [String: [RecordID: String]] = [:]
+        for id in ids { for device in holders(id) { paths[device, default: [:]][id] = layout.recordFile(id, device: device) } }
+        var byDevice: [String: [RecordID: RecordVersion]] = [:]
+        for (device, files) in paths { byDevice[device] = try versions(inFiles: files, writer: device, zone: zone) }
+        var result: [RecordID: [RecordVersion]] = [:]
+        for id in ids { result[id] = holders(id).compactMap { byDevice[$0]?[id] } }
+        return result
+    }
+
     /// Fewer record files than this are read on one thread: starting others would cost more.
     static let filesReadInParallel = 256
 
@@ -491,7 +503,8 @@ public final class FolderBackend: ReplicatedBackend {
     }
 
     /// Writes this device's record files for a committed batch (the last change of each record
-    /// counts); a drop removes the file if it still holds the dropped version.
+    /// counts), all made durable together before it returns; a drop removes the file if it still
+    /// holds the dropped version.
     func writeRecordFiles(_ batch: DeviceBatch) throws {
         // Taken out while the files change, put back when all are written: after a failure no
         // listing is trusted.
@@ -503,6 +516,7 @@ public final class FolderBackend: ReplicatedBackend {
         defer { if written { listedRecordFiles.withLock { $0 = listed } } }
         var last: [RecordID: DeviceChange] = [:]
         for change in batch.changes where change.op != .checkpoint { last[change.id] = change }
+        var replacements: [(path: String, bytes: [UInt8])] = []
         for (id, change) in last.sorted(by: { $0.key < $1.key }) {
             guard let version = change.version else {
                 guard let drop = change.drop else { continue }
@@ -513,10 +527,10 @@ public final class FolderBackend: ReplicatedBackend {
                 continue
             }
             let file = layout.recordFile(id, device: deviceID)
-            try files.makeDirectory(layout.recordFolder(id))
-            try files.writeAtomically(try JSONCoding.encode(version), to: file)
+            replacements.append((file, try JSONCoding.encode(version)))
             listed?[deviceID, default: [:]][id] = file
         }
+        try files.replaceFiles(replacements)
         written = true
     }
 
@@ -529,8 +543,12 @@ public final class FolderBackend: ReplicatedBackend {
         var digest = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
         var changed: [RecordID: DeviceChange] = [:]
         for change in changes where change.op != .checkpoint { changed[change.id] = change }
+        // With a listing of this sync, only the files it names are read (a first push reads none).
+        let ownFiles = listedRecordFiles.withLock { listed in listed.map { $0[deviceID] ?? [:] } }
         for (id, change) in changed {
-            if let own = try ownVersion(of: id, zone: zone) { digest.toggle(id, version: own.version.tag) }
+            if ownFiles?[id] != nil || ownFiles == nil, let own = try ownVersion(of: id, zone: zone) {
+                digest.toggle(id, version: own.version.tag)
+            }
             if let version = change.version { digest.toggle(id, version: version.version) }
         }
         let batch = DeviceBatch(

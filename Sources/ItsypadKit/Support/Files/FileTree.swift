@@ -260,6 +260,79 @@ public struct FileTree: Sendable {
             guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
             try FileTree.write(name, bytes, in: fd, mode: mode, syncing: false, path: path + "/" + name)
         }
+
+        /// Writes `bytes` to a new temporary file here, with exactly `mode`, made durable when
+        /// `syncing`; returns its name, for `rename` (see `FileTree.replaceFiles`).
+        fileprivate func writeTemporary(_ bytes: [UInt8], mode: mode_t, syncing: Bool) throws -> String {
+            guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
+            let name = FileSystem.temporaryName()
+            let file = openat(fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            if file < 0 { throw FileSystem.fail("write", path + "/" + name) }
+            defer { close(file) }
+            do {
+                // The exact mode whatever the umask, set on the open file.
+                if fchmod(file, mode) != 0 { throw FileSystem.fail("set the mode of", path + "/" + name) }
+                try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: file, $0, path: path + "/" + name) }
+                if syncing, fsync(file) != 0 { throw FileSystem.fail("sync", path + "/" + name) }
+            } catch {
+                unlinkat(fd, name, 0)
+                throw error
+            }
+            return name
+        }
+
+        /// Renames `source` to `target` here, replacing whatever is there (a symlink included, never followed).
+        fileprivate func rename(_ source: String, to target: String) throws {
+            guard let fd, renameat(fd, source, fd, target) == 0 else { throw FileSystem.fail("rename", path + "/" + target) }
+        }
+
+        fileprivate func remove(_ name: String) {
+            if let fd { unlinkat(fd, name, 0) }
+        }
+
+        /// Makes the renames made here durable.
+        fileprivate func sync() throws {
+            if let fd { try FileSystem.sync(directory: fd, path: path) }
+        }
+    }
+
+    /// Replaces many files, each atomically, made durable together rather than one by one: each is
+    /// written to a temporary name in its directory (made if missing, and opened once however many
+    /// files it takes); then all are made durable (one `syncfs` for many, else an `fsync` each),
+    /// renamed into place, and the renames made durable (one more `syncfs`, else an `fsync` of each
+    /// directory). Once it returns every file is durable; a crash leaves each old or new, and
+    /// perhaps temporary files, which readers skip and sweeps remove.
+    public func replaceFiles(_ files: [(path: String, bytes: [UInt8])], mode: mode_t = 0o600) throws {
+        guard !files.isEmpty else { return }
+        var directories: [String: OpenDirectory] = [:]
+        var written: [(directory: OpenDirectory, temporary: String, name: String)] = []
+        var renamed = 0
+        let syncEach = files.count <= Self.filesSyncedOneByOne
+        do {
+            for file in files {
+                let name = FileSystem.baseName(file.path)
+                guard FileTree.isPlainName(name) else {
+                    throw FileSystemError(path: file.path, code: FileSystemError.unsafeName, operation: "write")
+                }
+                let folder = FileSystem.directoryName(file.path)
+                let directory = try directories[folder] ?? directory(folder, creating: true)
+                directories[folder] = directory
+                written.append((directory, try directory.writeTemporary(file.bytes, mode: mode, syncing: syncEach), name))
+            }
+            if !syncEach { try syncFileSystem(of: root) }
+            for file in written {
+                try file.directory.rename(file.temporary, to: file.name)
+                renamed += 1
+            }
+        } catch {
+            for file in written[renamed...] { file.directory.remove(file.temporary) }
+            throw error
+        }
+        if syncEach {
+            for directory in directories.values { try directory.sync() }
+        } else {
+            try syncFileSystem(of: root)
+        }
     }
 
     /// Writes the file `name` of the directory `fd` (replacing any), made durable when `syncing`.
