@@ -11,16 +11,13 @@ import Glibc
 /// The sending side of a first sync of a large history, through the binary and a backend directory.
 @Suite("End to end: a first push")
 struct FirstPushTests {
-    /// A device with a backend enabled while its history was empty, then `count` clips imported: its next sync is a first push.
-    static func sender(in fleet: Fleet, clips count: Int) {
-        fleet.enable(0)
-        _ = fleet[0].output("settings", "set", "clipboard.maxEntries", "100000")
-        importClips(into: fleet[0], from: 0, count: count)
-    }
-
-    /// Imports clips `clip <first>` … `clip <first + count - 1>`.
-    static func importClips(into device: Device, from first: Int, count: Int) {
-        let clips = (first..<first + count).map { index in
+    /// A device that enabled a new backend while its history was empty, then imported `count`
+    /// clips (`clip 0` …): its next sync is a first push of them all. Its backend is `backend(of:)`.
+    static func sender(clips count: Int) -> Device {
+        let device = Device()
+        #expect(device.inProcess(["sync", "enable", backend(of: device)]).0 == 0)
+        #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "100000"]).0 == 0)
+        let clips = (0..<count).map { index in
             JSONValue.object([
                 ("id", .string(Identifier.make())), ("text", .string("clip \(index)")),
                 ("timestamp", .string(Time.iso8601(1_767_400_000_000 + Int64(index)))),
@@ -28,6 +25,20 @@ struct FirstPushTests {
         }
         let document = JSONValue.object([("format", .string("itsypad-export")), ("version", .integer(1)), ("clips", .array(clips))])
         #expect(device.inProcess(["import", "-"], stdin: document.serialized()).0 == 0)
+        return device
+    }
+
+    static func backend(of device: Device) -> String { device.directory.path + "/backend" }
+
+    /// A copy of a sender's data directory and backend, its settings naming the copied backend.
+    static func copy(dataDir: String, backend sent: String) throws -> Device {
+        let copy = Device()
+        for (from, to) in [(dataDir, copy.dataDir), (sent, backend(of: copy))] {
+            let copied = try Process.run("/bin/cp", ["-a", from, to])
+            #expect(copied.status == 0, "\(copied.stderr)")
+        }
+        #expect(copy.inProcess(["settings", "set", "sync.backend", backend(of: copy)]).0 == 0)
+        return copy
     }
 
     /// Calls of each system call a run of `arguments` made, counted by `strace -c -f`.
@@ -50,10 +61,10 @@ struct FirstPushTests {
         "a first push makes its record files durable a batch at a time, with a few opens a record",
         .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
     func systemCallsPerRecord() throws {
-        let fleet = Fleet(1)
-        let records = 3000
-        Self.sender(in: fleet, clips: records)
-        let calls = try Self.systemCalls(fleet[0], ["sync"])
+        // Two batches: one of the backend's 2,000, and a smaller one.
+        let records = 2500
+        let sender = Self.sender(clips: records)
+        let calls = try Self.systemCalls(sender, ["sync"])
         let syncs = ["fsync", "fdatasync", "syncfs"].reduce(0) { $0 + calls[$1, default: 0] }
         // Per batch a journal line, device.json and the engine's own files: a few dozen in all, not two a record.
         #expect(syncs < records / 20, "\(syncs) syncs for \(records) records: \(calls)")
@@ -61,52 +72,77 @@ struct FirstPushTests {
         #expect(calls["openat", default: 0] < records * 4, "\(calls["openat", default: 0]) opens for \(records) records: \(calls)")
     }
 
-    /// The push killed again and again, each run at a random point, then let finish: a second device
-    /// joining gets every clip exactly once, and the sender has nothing left to send. Each run dies at
-    /// the N-th call of one system call (strace's fault injection), the call and N drawn at random:
-    /// writes, renames, opens, syncs and the random draws of temporary names, so that the kills land in
-    /// every step of a batch (its record files, their syncs, its journal line, its acceptance). Runs
-    /// go on until 50 have died with changes still queued; whenever a run finishes the push, more clips
-    /// are imported for the next.
+    /// Where a run is killed: at the `nth` call of `call`.
+    struct KillPoint: CustomStringConvertible, Sendable {
+        let call: String
+        let nth: Int
+        var description: String { "\(call)#\(nth)" }
+    }
+
+    /// The system calls a kill lands on: those that write, rename, open, sync, and the random
+    /// draws of temporary names, so that kills land in every step of a batch (its record files,
+    /// their syncs, its journal line, its acceptance in the data directory).
+    static let killedCalls = [
+        "openat", "write", "pwrite64", "renameat", "fsync", "fdatasync", "syncfs", "unlinkat", "mkdirat", "ftruncate", "getrandom",
+    ]
+
+    /// A copy of a sender (see `sender`) whose first push is killed at `point`, then run again: the
+    /// run after it exits 0 with nothing left to send, and a device joining gets every clip exactly
+    /// once. Returns whether the kill landed (the push may end before the `nth` call).
+    static func killedPush(dataDir: String, backend sent: String, clips: Int, at point: KillPoint) throws -> Bool {
+        let device = try copy(dataDir: dataDir, backend: sent)
+        let killed = try device.runArguments(
+            [
+                "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=\(point.call)", "-e",
+                "inject=\(point.call):signal=KILL:when=\(point.nth)", Process.itsypad, "sync",
+            ], program: "/usr/bin/strace")
+        let (status, _, err) = device.inProcess(["sync"])
+        #expect(status == 0, "killed at \(point) (exit \(killed.status)), the next sync failed: \(err)")
+        #expect(try DataStore(path: device.dataDir, lockTimeout: 1).pending().changes().isEmpty, "killed at \(point): changes left unsent")
+        let joining = Device()
+        let (joined, _, joinErr) = joining.inProcess(["sync", "enable", backend(of: device)])
+        #expect(joined == 0, "killed at \(point): joining failed: \(joinErr)")
+        let listed = try JSONValue.parse(joining.inProcess(["clip", "ls", "--json"]).1).arrayValue ?? []
+        let texts = listed.compactMap { $0["text"]?.stringValue }.sorted()
+        #expect(texts == (0..<clips).map { "clip \($0)" }.sorted(), "killed at \(point): the joining device has \(texts.count) of \(clips) clips")
+        return killed.status == 128 + SIGKILL
+    }
+
+    /// A first push killed at random points, each on its own copy of one sender, two at a time:
+    /// each kill lands at the N-th call of one system call (strace's fault injection), the call
+    /// drawn at random and N at random up to the calls a whole push makes of it, counted once.
+    /// `Tests/Soak/first-push-sweep.sh` runs more kills of a larger push (ITSYPAD_FIRST_PUSH_KILLS,
+    /// ITSYPAD_FIRST_PUSH_CLIPS, ITSYPAD_FIRST_PUSH_SEED).
     @Test(
         "a first push killed at 50 random points finishes with nothing lost or doubled",
         .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
-    func killedAtRandomPoints() throws {
-        let fleet = Fleet(2)
-        let round = 1000
-        var imported = round
-        Self.sender(in: fleet, clips: round)
-        let sender = fleet[0]
-        // The calls a run may die at, and how far into them: about as many as a batch makes.
-        let points: [(call: String, calls: Int)] = [
-            ("write", 1000), ("renameat", 1000), ("openat", 1500), ("fsync", 12), ("syncfs", 3), ("getrandom", 2000),
-        ]
-        var runs: [String] = []
-        var killedWhilePending = 0
-        while killedWhilePending < 50 && runs.count < 200 {
-            if try DataStore(path: sender.dataDir, lockTimeout: 1).pending().changes().isEmpty {
-                Self.importClips(into: sender, from: imported, count: round)
-                imported += round
-            }
-            let point = points.randomElement()!
-            let nth = Int.random(in: 1...point.calls)
-            let result = try sender.runArguments(
-                [
-                    "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=\(point.call)", "-e",
-                    "inject=\(point.call):signal=KILL:when=\(nth)",
-                    Process.itsypad, "sync",
-                ], program: "/usr/bin/strace")
-            runs.append("\(point.call)#\(nth): \(result.status)")
-            if result.status == 128 + SIGKILL { killedWhilePending += 1 }
+    func killedAtRandomPoints() async throws {
+        let kills = Int(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_KILLS") ?? "") ?? 50
+        let clips = Int(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_CLIPS") ?? "") ?? 300
+        var generator = SeededGenerator(seed: UInt64(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_SEED") ?? "") ?? 36)
+        let sender = Self.sender(clips: clips)
+        let (dataDir, backend) = (sender.dataDir, Self.backend(of: sender))
+        let counted = try Self.systemCalls(try Self.copy(dataDir: dataDir, backend: backend), ["sync"])
+        let calls = Self.killedCalls.filter { counted[$0, default: 0] > 0 }
+        // More points than kills: a kill past the calls of one thread does not land.
+        let points = (0..<kills * 3 / 2).map { _ in
+            let call = calls.randomElement(using: &generator)!
+            return KillPoint(call: call, nth: Int.random(in: 1...counted[call]!, using: &generator))
         }
-        #expect(killedWhilePending >= 50, "runs: \(runs)")
-
-        #expect(fleet.sync(0) == 0)
-        #expect(try DataStore(path: sender.dataDir, lockTimeout: 1).pending().changes().isEmpty, "changes left unsent")
-        fleet.enable(1)
-        let received = try fleet.clips(1)
-        #expect(received.count == imported, "the joining device has \(received.count) of \(imported) clips; runs: \(runs)")
-        #expect(Set(received.values) == Set((0..<imported).map { "clip \($0)|false" }), "clips lost or changed")
-        try fleet.expectConverged()
+        var landed: [KillPoint] = []
+        try await withThrowingTaskGroup(of: (KillPoint, Bool).self) { group in
+            var next = points.makeIterator()
+            for _ in 0..<2 {
+                guard let point = next.next() else { break }
+                group.addTask { (point, try Self.killedPush(dataDir: dataDir, backend: backend, clips: clips, at: point)) }
+            }
+            while let (point, killed) = try await group.next() {
+                if killed { landed.append(point) }
+                if landed.count < kills, let point = next.next() {
+                    group.addTask { (point, try Self.killedPush(dataDir: dataDir, backend: backend, clips: clips, at: point)) }
+                }
+            }
+        }
+        #expect(landed.count >= kills, "only \(landed.count) of \(points.count) kills landed; counted \(counted)")
     }
 }
