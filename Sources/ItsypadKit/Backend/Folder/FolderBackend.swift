@@ -537,18 +537,18 @@ public final class FolderBackend: ReplicatedBackend {
     /// Commits changes numbered from `after + 1` as one line of this device's journal (with the
     /// digest of its record files once applied), then writes the record files and `appliedSeq`.
     /// Once the line is appended the batch is committed: if the files cannot be written now, the
-    /// next write rolls them forward.
+    /// next write rolls them forward. `own` holds this device's versions of the changed records
+    /// when the caller has read their files; else they are read here.
     @discardableResult
-    func commit(_ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument) throws -> DeviceBatch {
+    func commit(
+        _ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument,
+        own: [RecordID: RecordVersion]? = nil
+    ) throws -> DeviceBatch {
         var digest = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
         var changed: [RecordID: DeviceChange] = [:]
         for change in changes where change.op != .checkpoint { changed[change.id] = change }
-        // With a listing of this sync, only the files it names are read (a first push reads none).
-        let ownFiles = listedRecordFiles.withLock { listed in listed.map { $0[deviceID] ?? [:] } }
         for (id, change) in changed {
-            if ownFiles?[id] != nil || ownFiles == nil, let own = try ownVersion(of: id, zone: zone) {
-                digest.toggle(id, version: own.version.tag)
-            }
+            if let current = try own.map({ $0[id] }) ?? ownVersion(of: id, zone: zone) { digest.toggle(id, version: current.version.tag) }
             if let version = change.version { digest.toggle(id, version: version.version) }
         }
         let batch = DeviceBatch(
