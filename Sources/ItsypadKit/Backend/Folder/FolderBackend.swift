@@ -27,9 +27,10 @@ public final class FolderBackend: ReplicatedBackend {
     let files: FileIO
     /// The walk of `records/` made in this sync, reused by its fetch (pages, the records read
     /// with each change), its sends and its clean-up: a first sync of many records walks the
-    /// folders once. Made afresh by each fetch, kept up to date as this device writes and removes
-    /// its own record files, and dropped when the sync finishes. Files that replication brings meanwhile are read by
-    /// the next sync, as if they had arrived a moment later.
+    /// folders once. Made afresh by each fetch, and dropped when this device writes or removes its
+    /// own record files (a long push holds no walk of the files it writes) and when the sync
+    /// finishes. Files that replication brings meanwhile are read by the next sync, as if they had
+    /// arrived a moment later.
     let listedRecordFiles = Mutex<[String: [RecordID: String]]?>(nil)
     /// The latest full fetch (a fetch from no token) this backend served: when it began, and the
     /// tokens of its pages. A device whose token expired pages through one: its tokens count from
@@ -506,14 +507,7 @@ public final class FolderBackend: ReplicatedBackend {
     /// counts), all made durable together before it returns; a drop removes the file if it still
     /// holds the dropped version.
     func writeRecordFiles(_ batch: DeviceBatch) throws {
-        // Taken out while the files change, put back when all are written: after a failure no
-        // listing is trusted.
-        var listed = listedRecordFiles.withLock { listed in
-            defer { listed = nil }
-            return listed
-        }
-        var written = false
-        defer { if written { listedRecordFiles.withLock { $0 = listed } } }
+        listedRecordFiles.withLock { $0 = nil }
         var last: [RecordID: DeviceChange] = [:]
         for change in batch.changes where change.op != .checkpoint { last[change.id] = change }
         var replacements: [(path: String, bytes: [UInt8])] = []
@@ -522,16 +516,12 @@ public final class FolderBackend: ReplicatedBackend {
                 guard let drop = change.drop else { continue }
                 if try ownVersion(of: id, zone: batch.zone)?.version.tag == drop.version {
                     try files.removeFile(layout.recordFile(id, device: deviceID))
-                    listed?[deviceID]?[id] = nil
                 }
                 continue
             }
-            let file = layout.recordFile(id, device: deviceID)
-            replacements.append((file, try JSONCoding.encode(version)))
-            listed?[deviceID, default: [:]][id] = file
+            replacements.append((layout.recordFile(id, device: deviceID), try JSONCoding.encode(version)))
         }
         try files.replaceFiles(replacements)
-        written = true
     }
 
     /// Commits changes numbered from `after + 1` as one line of this device's journal (with the
