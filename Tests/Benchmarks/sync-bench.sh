@@ -138,7 +138,7 @@ sending_git() {
         sync
         t_sync=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$base/run" --quiet sync enable "git:$base/remote.git")
         peak=$(tail -n 1 "$base/peak")
-        git clone -q "$base/remote.git" "$base/files" 2>/dev/null
+        git clone -q -b itsypad "$base/remote.git" "$base/files"
         got=$(find "$base/files/records/ScratchTab" -name '*.json' | wc -l)
         [[ $got -eq $n ]] || die "the first push of $n tabs left $got records in the git remote"
         rm -rf "$base/files/.git"

@@ -93,7 +93,8 @@ struct FirstPushTests {
         let device = try copy(dataDir: dataDir, backend: sent)
         let killed = try device.runArguments(
             [
-                "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=\(point.call)", "-e",
+                // Not --seccomp-bpf: strace 6.1 then never injects at the N-th call.
+                "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(point.call)", "-e",
                 "inject=\(point.call):signal=KILL:when=\(point.nth)", Process.itsypad, "sync",
             ], program: "/usr/bin/strace")
         let (status, _, err) = device.inProcess(["sync"])

@@ -245,7 +245,7 @@ import Glibc
 
     /// Files in folders made on the way (each opened from its parent) replace what was there, with
     /// mode 0600 and no temporary file left; a symlinked folder on the way is refused, never followed.
-    @Test(arguments: [2, FileTree.filesSyncedOneByOne + 1])
+    @Test(arguments: [3, FileTree.filesSyncedOneByOne + 1])
     func replacedFilesLandInTheirFoldersAndNeverThroughALink(count: Int) throws {
         try tree.writeAtomically(root + "/records/t/00/old", Array("old".utf8))
         let files = (0..<count).map { (path: root + "/records/t/0\($0 % 3)/f\($0)", bytes: Array("file \($0)".utf8)) }
