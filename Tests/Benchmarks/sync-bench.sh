@@ -14,6 +14,13 @@
 #      backend (`sync enable DIR --key -`) within 1.3x of the same unencrypted;
 #      incremental sync at 10,000 encrypted tabs within noise of unencrypted
 #      (reported, with the bound 1.1x).
+#   6. Sending side: the first sync of 10,000 tabs, and of 10,000 clips, from
+#      the device that holds them (`itsypad sync enable DIR` on a new backend)
+#      within 3x of `cp -r` of the same record files followed by `sync -f` of
+#      the copy; the first sync of 100,000 clips in one run, within 12x of the
+#      10,000 one (linear), with its peak memory reported; the first push of
+#      10,000 tabs to a git remote within 3x of `git add -A && git commit -q &&
+#      git push -q` of the same files.
 #   5. Files: once three devices that removed and concurrently edited tabs of
 #      the 10,000 have synced until nothing moves, the backend holds at most
 #      one file per live record, two per removal (its deleted version and its
@@ -32,6 +39,8 @@
 #   WARMUP       hyperfine warmup runs per incremental command (default 3)
 #   BULK_RUNS    interleaved rounds of the bulk commands (default 5)
 #   BULK_WARMUP  warm-up rounds of the bulk commands (default 1)
+#   SEND_LARGE   clips of the linear sending-side run (default 100000)
+#   SENDING_ONLY set to 1 to measure the sending side (target 6) only
 #   BENCH_OUT    directory to keep the hyperfine JSON and the summary in
 #                (default: none; everything lives in a temporary directory that
 #                is removed on exit)
@@ -54,15 +63,126 @@ BENCH_NAME=sync-bench
 # shellcheck source=common.sh
 source "$repo_root/Tests/Benchmarks/common.sh"
 
+SEND_LARGE=${SEND_LARGE:-100000}
+SENDING_ONLY=${SENDING_ONLY:-}
+
 # --- Prerequisites -----------------------------------------------------------
 
 require_itsypad
 
-command -v hyperfine >/dev/null || die "hyperfine not found (apt-get install -y hyperfine)"
-UNISON_BIN=$(command -v "$UNISON_BIN") || die "unison not found (apt-get install -y unison)"
 command -v python3 >/dev/null || die "python3 not found"
+command -v git >/dev/null || die "git not found (apt-get install -y git)"
+if [[ -z $SENDING_ONLY ]]; then
+    command -v hyperfine >/dev/null || die "hyperfine not found (apt-get install -y hyperfine)"
+    UNISON_BIN=$(command -v "$UNISON_BIN") || die "unison not found (apt-get install -y unison)"
+fi
 
 make_work
+
+# --- Sending side of a first sync --------------------------------------------
+
+# seconds CMD...: runs CMD, prints its wall time in seconds.
+seconds() {
+    local start=$EPOCHREALTIME
+    "$@"
+    python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.3f}")' "$start" "$EPOCHREALTIME"
+}
+
+# sending KIND N ROUNDS: device A holds N tabs or clips (imported, never synced); each round
+# copies it, times `sync enable` of the copy on a new backend, checks that the backend holds N
+# records of the kind, and times `cp -r` of those record files followed by `sync -f` of the copy.
+# Appends "KIND N ITSYPAD_SECONDS CP_SECONDS PEAK_KB" per round to $results/sending.txt.
+sending() {
+    local kind=$1 n=$2 rounds=$3 base=$work/send-$1-$2 type=ScratchTab export round got t_sync t_cp peak
+    mkdir -p "$base"
+    python3 "$repo_root/Tests/Benchmarks/generate.py" "$kind" "$n" "$base" >/dev/null
+    export=$base/tabs-$n.json
+    if [[ $kind == clips ]]; then
+        type=ClipboardEntry export=$base/itsypad-$n.json
+        "$ITSYPAD" --data-dir "$base/a" --quiet settings set clipboard.maxEntries "$n"
+    fi
+    "$ITSYPAD" --data-dir "$base/a" --quiet import "$export"
+    for ((round = 1; round <= rounds; round++)); do
+        rm -rf "$base/run" "$base/backend" "$base/copy"
+        cp -a "$base/a" "$base/run"
+        sync
+        t_sync=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$base/run" --quiet sync enable "$base/backend")
+        peak=$(tail -n 1 "$base/peak")
+        got=$(find "$base/backend/records/$type" -name '*.json' | wc -l)
+        [[ $got -eq $n ]] || die "the first sync of $n $kind left $got records in the backend"
+        sync
+        t_cp=$(seconds bash -c 'cp -r "$1" "$2" && sync -f "$2"' - "$base/backend/records" "$base/copy")
+        printf '%s %s %s %s %s\n' "$kind" "$n" "$t_sync" "$t_cp" "$peak" | tee -a "$results/sending.txt" >&2
+    done
+    rm -rf "$base"
+}
+
+# sending_git N ROUNDS: device A holds N tabs (imported, never synced); each round copies it,
+# times `sync enable` of the copy on a new bare git repository (end-to-end encrypted, a git
+# remote's default), checks that the remote holds N tab records, and times `git add -A &&
+# git commit -q && git push -q` of the same files from a new repository to another new bare one.
+# Appends "git N ITSYPAD_SECONDS GIT_SECONDS PEAK_KB" per round to $results/sending.txt.
+sending_git() {
+    local n=$1 rounds=$2 base=$work/send-git-$1 round got t_sync t_git peak
+    # git's own configuration stays out of the measurement: no global or system files.
+    export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+    export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
+    mkdir -p "$base"
+    python3 "$repo_root/Tests/Benchmarks/generate.py" tabs "$n" "$base" >/dev/null
+    "$ITSYPAD" --data-dir "$base/a" --quiet import "$base/tabs-$n.json"
+    for ((round = 1; round <= rounds; round++)); do
+        rm -rf "$base/run" "$base/remote.git" "$base/files" "$base/plain.git"
+        cp -a "$base/a" "$base/run"
+        git init -q --bare "$base/remote.git"
+        git init -q --bare "$base/plain.git"
+        sync
+        t_sync=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$base/run" --quiet sync enable "git:$base/remote.git")
+        peak=$(tail -n 1 "$base/peak")
+        git clone -q -b itsypad "$base/remote.git" "$base/files"
+        got=$(find "$base/files/records/ScratchTab" -name '*.json' | wc -l)
+        [[ $got -eq $n ]] || die "the first push of $n tabs left $got records in the git remote"
+        rm -rf "$base/files/.git"
+        git -C "$base/files" init -q
+        git -C "$base/files" remote add origin "$base/plain.git"
+        sync
+        t_git=$(seconds bash -c 'cd "$1" && git add -A && git commit -qm first && git push -q origin HEAD' - "$base/files")
+        printf 'git %s %s %s %s\n' "$n" "$t_sync" "$t_git" "$peak" | tee -a "$results/sending.txt" >&2
+    done
+    rm -rf "$base"
+}
+
+step "Sending side: first sync of $LARGE tabs, $LARGE clips and $SEND_LARGE clips vs cp -r + sync -f; git remote vs git"
+sending tabs "$LARGE" "$BULK_RUNS"
+sending clips "$LARGE" "$BULK_RUNS"
+sending clips "$SEND_LARGE" 1
+sending_git "$LARGE" "$BULK_RUNS"
+sending_status=0
+python3 - "$results/sending.txt" "$LARGE" "$SEND_LARGE" <<'PY' | tee "$results/sending-summary.txt" || sending_status=$?
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+large, send_large = sys.argv[2], sys.argv[3]
+def runs(kind, n): return [(float(r[2]), float(r[3]), int(r[4])) for r in rows if r[0] == kind and r[1] == n]
+failed = 0
+def check(name, value, bound):
+    global failed
+    ok = value <= bound
+    failed += not ok
+    print(f"{name:52} {value:>7.2f}x {'<= ' + format(bound, '.1f') + 'x':>9}  {'PASS' if ok else 'FAIL'}")
+print(f"{'sending side (median of rounds)':52} {'itsypad':>9} {'cp+sync':>9} {'peak':>9}")
+for kind, n in (("tabs", large), ("clips", large), ("clips", send_large), ("git", large)):
+    r = runs(kind, n)
+    what = f"first push of {n} tabs to a git remote (git: add, commit, push)" if kind == "git" else f"first sync of {n} {kind}"
+    print(f"{what:52} {statistics.median(x[0] for x in r):>8.2f}s "
+          f"{statistics.median(x[1] for x in r):>8.2f}s {max(x[2] for x in r) // 1024:>6} MiB")
+for kind in ("tabs", "clips"):
+    check(f"first sync of {large} {kind}: itsypad / cp -r + sync -f", statistics.median(x[0] / x[1] for x in runs(kind, large)), 3.0)
+check(f"git remote, first push of {large} tabs / git", statistics.median(x[0] / x[1] for x in runs("git", large)), 3.0)
+check(f"first sync of {send_large} clips / of {large} clips",
+      statistics.median(x[0] for x in runs("clips", send_large)) / statistics.median(x[0] for x in runs("clips", large)),
+      12.0 * int(send_large) / int(large) / 10)
+sys.exit(1 if failed else 0)
+PY
+if [[ -n $SENDING_ONLY ]]; then exit "$sending_status"; fi
 # unison keeps its archives and log under $UNISON: keep them out of ~/.unison.
 export UNISON=$work/unison-home
 mkdir -p "$UNISON"
@@ -339,6 +459,7 @@ print()
 print("all targets met" if failed == 0 else f"{failed} target(s) not met")
 sys.exit(1 if failed else 0)
 PY
+((sending_status == 0)) || status=1
 printf '\nsync-bench: finished in %ss\n' "$((SECONDS - started))" >&2
 if [[ -n $BENCH_OUT ]]; then printf 'results kept in %s\n' "$BENCH_OUT" >&2; fi
 exit "$status"

@@ -86,11 +86,17 @@ public struct BackendLimits: Sendable, Equatable {
         self.maxInlineValueBytes = maxInlineValueBytes
     }
 
-    /// CloudKit's practical request limits, which every backend of this project states: a device
-    /// then sends the same batches whichever backend it syncs with.
+    /// CloudKit's practical request limits.
     public static let cloudKit = BackendLimits(
         maxRecordsPerRequest: 400, maxRequestBytes: 2 * 1024 * 1024, maxRecordBytes: 1024 * 1024, maxAssetBytes: 50 * 1024 * 1024,
         maxInlineValueBytes: 900_000)
+
+    /// A backend directory's: CloudKit's sizes, so that a record fits wherever it is sent, but a
+    /// batch is one journal line whose record files are made durable together, bound by its bytes
+    /// rather than by a count of 400.
+    public static let folder = BackendLimits(
+        maxRecordsPerRequest: 2000, maxRequestBytes: cloudKit.maxRequestBytes, maxRecordBytes: cloudKit.maxRecordBytes,
+        maxAssetBytes: cloudKit.maxAssetBytes, maxInlineValueBytes: cloudKit.maxInlineValueBytes)
 
     /// Request-wide limits, checked before anything is read or written so the engine can split and retry.
     public func checkRequest(saves: [RecordSave], deletes: [RecordDelete]) throws {

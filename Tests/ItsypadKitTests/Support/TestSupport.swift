@@ -159,13 +159,16 @@ struct Device {
         try runArguments(arguments, stdin: stdin.map { Array($0.utf8) }, environment: environment)
     }
 
+    /// `program` (itsypad unless another is given, e.g. a tracer that runs it) in this device's environment.
     @discardableResult
-    func runArguments(_ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> RunResult {
+    func runArguments(
+        _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:], program: String = Process.itsypad
+    ) throws -> RunResult {
         var env = Process.baseEnvironment
         env["ITSYPAD_DATA_DIR"] = dataDir
         env["TMPDIR"] = directory.path
         for (key, value) in environment { env[key] = value }
-        return try Process.run(Process.itsypad, arguments, stdin: stdin, environment: env)
+        return try Process.run(program, arguments, stdin: stdin, environment: env)
     }
 
     /// Runs in-process (fast), returning status, stdout and stderr.

@@ -97,6 +97,11 @@ struct FileIO: Sendable {
         try classified { try tree.writeAtomically(path, bytes, syncingDirectory: syncingDirectory) }
     }
 
+    /// Replaces many files, each atomically, all made durable together (see `FileTree.replaceFiles`).
+    func replaceFiles(_ files: [(path: String, bytes: [UInt8])]) throws {
+        try classified { try tree.replaceFiles(files) }
+    }
+
     func syncDirectory(_ directory: String) throws {
         try classified { try tree.syncDirectory(directory) }
     }

@@ -15,29 +15,40 @@ extension FolderBackend {
             var plan = WritePlan(firstSeq: (last?.lastSeq ?? 0) + 1, sealed: sealer != nil) {
                 try self.storedDocument($0, zone: zone.zoneID)
             }
+            // Every device's file of each record of the batch, read a folder at a time: one open a
+            // file, and nothing held of the records outside the batch.
             let devices = try layout.devices()
+            let stored = try storedVersions(of: saves.map(\.record.id) + deletes.map(\.id), zone: zone.zoneID) { _ in devices }
             for save in saves {
-                try plan.add(save.record.id) { seq in try version(for: save, seq: seq, zone: zone.zoneID, time: time, devices: devices) }
+                try plan.add(save.record.id) { seq in
+                    try version(for: save, seq: seq, zone: zone.zoneID, time: time, stored: stored[save.record.id, default: []])
+                }
             }
             for delete in deletes {
-                try plan.add(delete.id) { seq in try tombstone(for: delete, seq: seq, zone: zone.zoneID, time: time) }
+                try plan.add(delete.id) { seq in
+                    try tombstone(for: delete, seq: seq, zone: zone.zoneID, time: time, stored: stored[delete.id, default: []])
+                }
             }
             if !plan.failures.isEmpty { return plan.failedResult }
             guard !plan.changes.isEmpty else { return ReplicatedModifyResult(written: plan.written, failures: []) }
-            try commit(plan.changes, after: last, zone: zone.zoneID, document: &document)
+            let own = stored.compactMapValues { versions in versions.first { $0.writer == deviceID } }
+            try commit(plan.changes, after: last, zone: zone.zoneID, document: &document, own: own)
             return ReplicatedModifyResult(written: plan.written, failures: [])
         }
     }
 
-    /// The version a save writes (nil: a derived merge someone already wrote), or why it cannot.
-    private func version(for save: ReplicatedSave, seq: Int64, zone: String, time: Int64, devices: [String]) throws -> PlannedVersion {
+    /// The version a save writes (nil: a derived merge someone already wrote), or why it cannot,
+    /// given the `stored` versions of the record.
+    private func version(for save: ReplicatedSave, seq: Int64, zone: String, time: Int64, stored: [RecordVersion]) throws
+        -> PlannedVersion
+    {
         if let problem = NameRules.problem(with: save.record) ?? NameRules.folderProblem(with: save.record.id) {
             return .failed(.invalid(problem))
         }
         if let asset = try missingAsset(in: save.record, devices: [deviceID]) {
             return .failed(.invalid("asset \(asset.fileChecksum) has not been stored by this device"))
         }
-        let siblings = VersionHistory.siblings(try versions(of: save.record.id, zone: zone, devices: devices))
+        let siblings = VersionHistory.siblings(stored)
         let unseen = siblings.filter { !save.basedOn.covers($0.version) }
         if !unseen.isEmpty { return .failed(.concurrentVersions(siblings)) }
         let vector: VersionVector
@@ -63,11 +74,13 @@ extension FolderBackend {
         return .write(RecordVersion(record: record, version: vector, writer: deviceID, isDerived: save.isDerived, base: save.base))
     }
 
-    private func tombstone(for delete: ReplicatedDelete, seq: Int64, zone: String, time: Int64) throws -> PlannedVersion {
+    private func tombstone(for delete: ReplicatedDelete, seq: Int64, zone: String, time: Int64, stored: [RecordVersion]) throws
+        -> PlannedVersion
+    {
         if let problem = NameRules.problem(with: delete.id) ?? NameRules.folderProblem(with: delete.id) {
             return .failed(.invalid(problem))
         }
-        let siblings = VersionHistory.siblings(try versions(of: delete.id, zone: zone))
+        let siblings = VersionHistory.siblings(stored)
         if siblings.contains(where: { !delete.basedOn.covers($0.version) }) { return .failed(.concurrentVersions(siblings)) }
         guard let vector = delete.basedOn.advanced(by: deviceID, to: seq) else {
             return .failed(.invalid("version \(delete.basedOn) cannot be advanced by \(deviceID)"))
@@ -220,14 +233,17 @@ extension FolderBackend {
         // The record files of the restarted devices were read above: only the others' are read again.
         let unread = devices.filter { restarting[$0] == nil }
         let writers = collecting ? try self.writers(of: order.count) : nil
-        let changes: [ReplicatedChange] =
-            try !collecting
-            ? []
-            : order.map { id in
-                let files = writers.map { writers in (writers[id]).map { holders in unread.filter(holders.contains) } ?? [] } ?? unread
-                return ReplicatedChange(
-                    id: id, siblings: VersionHistory.siblings(try versions(of: id, zone: zone, devices: files) + read[id, default: []]))
-            }
+        // A device whose journal gave a version of the record on this page is not read: its file holds
+        // that version or a later one, which its journal brings later (a push reads back none of its own files).
+        func holders(_ id: RecordID) -> [String] {
+            let files = writers.map { writers in (writers[id]).map { holders in unread.filter(holders.contains) } ?? [] } ?? unread
+            let journaled = Set(read[id, default: []].map(\.writer))
+            return files.filter { !journaled.contains($0) }
+        }
+        let stored = collecting ? try storedVersions(of: order, zone: zone, holders: holders) : [:]
+        let changes = order.map { id in
+            ReplicatedChange(id: id, siblings: VersionHistory.siblings(stored[id, default: []] + read[id, default: []]))
+        }
         let page = ReplicatedChangesPage(
             changes: changes, token: position.token, moreComing: moreComing,
             waiting: waiting.sorted { $0.key < $1.key }.map(\.value),

@@ -30,9 +30,10 @@ public final class FolderBackend: ReplicatedBackend {
     let files: FileIO
     /// The walk of `records/` made in this sync, reused by its fetch (pages, the records read
     /// with each change), its sends and its clean-up: a first sync of many records walks the
-    /// folders once. Made afresh by each fetch, kept up to date as this device writes and removes
-    /// its own record files, and dropped when the sync finishes. Files that replication brings meanwhile are read by
-    /// the next sync, as if they had arrived a moment later.
+    /// folders once. Made afresh by each fetch, and dropped when this device writes or removes its
+    /// own record files (a long push holds no walk of the files it writes) and when the sync
+    /// finishes. Files that replication brings meanwhile are read by the next sync, as if they had
+    /// arrived a moment later.
     let listedRecordFiles = Mutex<[String: [RecordID: String]]?>(nil)
     /// The latest full fetch (a fetch from no token) this backend served: when it began, and the
     /// tokens of its pages. A device whose token expired pages through one: its tokens count from
@@ -76,9 +77,8 @@ public final class FolderBackend: ReplicatedBackend {
         files = FileIO(root: trimmed)
     }
 
-    /// One file per record version: nothing here is bound by a request, but a device sends the
-    /// batches it would send to CloudKit, so that its batches do not depend on the backend.
-    public var limits: BackendLimits { .cloudKit }
+    /// One file per record version, and a batch is one journal line (see `BackendLimits.folder`).
+    public var limits: BackendLimits { .folder }
 
     public func sealedByteCount(of fields: [String: FieldValue]) throws -> Int? {
         try sealer.map { _ in try VersionSealer.sealedFieldByteCount(of: fields) }
@@ -456,6 +456,19 @@ public final class FolderBackend: ReplicatedBackend {
         return parts.reduce(into: [RecordID: RecordVersion]()) { versions, part in versions.merge(part) { first, _ in first } }
     }
 
+    /// The versions in the record files of each record's `holders`, in their order, as `versions(of:zone:devices:)`
+    /// reads them, read a folder at a time (see `versions(inFiles:writer:zone:)`): a page of 2,000
+    /// changes opens each record folder once rather than walking to every file.
+    func storedVersions(of ids: [RecordID], zone: String, holders: (RecordID) -> [String]) throws -> [RecordID: [RecordVersion]] {
+        var paths: [String: [RecordID: String]] = [:]
+        for id in ids { for device in holders(id) { paths[device, default: [:]][id] = layout.recordFile(id, device: device) } }
+        var byDevice: [String: [RecordID: RecordVersion]] = [:]
+        for (device, files) in paths { byDevice[device] = try versions(inFiles: files, writer: device, zone: zone) }
+        var result: [RecordID: [RecordVersion]] = [:]
+        for id in ids { result[id] = holders(id).compactMap { byDevice[$0]?[id] } }
+        return result
+    }
+
     /// Fewer record files than this are read on one thread: starting others would cost more.
     static let filesReadInParallel = 256
 
@@ -495,46 +508,41 @@ public final class FolderBackend: ReplicatedBackend {
     }
 
     /// Writes this device's record files for a committed batch (the last change of each record
-    /// counts); a drop removes the file if it still holds the dropped version.
+    /// counts), all made durable together before it returns; a drop removes the file if it still
+    /// holds the dropped version.
     func writeRecordFiles(_ batch: DeviceBatch) throws {
-        // Taken out while the files change, put back when all are written: after a failure no
-        // listing is trusted.
-        var listed = listedRecordFiles.withLock { listed in
-            defer { listed = nil }
-            return listed
-        }
-        var written = false
-        defer { if written { listedRecordFiles.withLock { $0 = listed } } }
+        listedRecordFiles.withLock { $0 = nil }
         var last: [RecordID: DeviceChange] = [:]
         for change in batch.changes where change.op != .checkpoint { last[change.id] = change }
+        var replacements: [(path: String, bytes: [UInt8])] = []
         for (id, change) in last.sorted(by: { $0.key < $1.key }) {
             guard let version = change.version else {
                 guard let drop = change.drop else { continue }
                 if try ownVersion(of: id, zone: batch.zone)?.version.tag == drop.version {
                     try files.removeFile(layout.recordFile(id, device: deviceID))
-                    listed?[deviceID]?[id] = nil
                 }
                 continue
             }
-            let file = layout.recordFile(id, device: deviceID)
-            try files.makeDirectory(layout.recordFolder(id))
-            try files.writeAtomically(try JSONCoding.encode(version), to: file)
-            listed?[deviceID, default: [:]][id] = file
+            replacements.append((layout.recordFile(id, device: deviceID), try JSONCoding.encode(version)))
         }
-        written = true
+        try files.replaceFiles(replacements)
     }
 
     /// Commits changes numbered from `after + 1` as one line of this device's journal (with the
     /// digest of its record files once applied), then writes the record files and `appliedSeq`.
     /// Once the line is appended the batch is committed: if the files cannot be written now, the
-    /// next write rolls them forward.
+    /// next write rolls them forward. `own` holds this device's versions of the changed records
+    /// when the caller has read their files; else they are read here.
     @discardableResult
-    func commit(_ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument) throws -> DeviceBatch {
+    func commit(
+        _ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument,
+        own: [RecordID: RecordVersion]? = nil
+    ) throws -> DeviceBatch {
         var digest = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
         var changed: [RecordID: DeviceChange] = [:]
         for change in changes where change.op != .checkpoint { changed[change.id] = change }
         for (id, change) in changed {
-            if let own = try ownVersion(of: id, zone: zone) { digest.toggle(id, version: own.version.tag) }
+            if let current = try own.map({ $0[id] }) ?? ownVersion(of: id, zone: zone) { digest.toggle(id, version: current.version.tag) }
             if let version = change.version { digest.toggle(id, version: version.version) }
         }
         let batch = DeviceBatch(

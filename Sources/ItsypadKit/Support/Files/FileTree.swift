@@ -260,6 +260,108 @@ public struct FileTree: Sendable {
             guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
             try FileTree.write(name, bytes, in: fd, mode: mode, syncing: false, path: path + "/" + name)
         }
+
+        /// The directory `name` here, made if missing: one `openat`, not a walk from the root.
+        fileprivate func subdirectory(_ name: String) throws -> OpenDirectory {
+            let child = path + "/" + name
+            guard FileTree.isPlainName(name) else { throw FileSystemError(path: child, code: FileSystemError.unsafeName, operation: "open") }
+            guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "open") }
+            var opened = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if opened < 0 && errno == ENOENT {
+                if mkdirat(fd, name, 0o700) != 0 && errno != EEXIST { throw FileSystem.fail("create directory", child) }
+                opened = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            if opened < 0 {
+                // A symlink gives ELOOP, a file where a directory belongs ENOTDIR.
+                let code = errno
+                throw FileSystemError(
+                    path: child, code: code == ENOTDIR ? FileSystemError.notRegularFile : code, operation: "open",
+                    detail: code == ENOTDIR ? "a directory was expected" : nil)
+            }
+            return OpenDirectory(fd: opened, path: child)
+        }
+
+        /// Writes `bytes` to the new temporary file `name` here, with exactly `mode`, made durable
+        /// when `syncing`, for `rename` (see `FileTree.replaceFiles`).
+        fileprivate func writeTemporary(_ name: String, _ bytes: [UInt8], mode: mode_t, syncing: Bool) throws {
+            guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
+            let file = openat(fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            if file < 0 { throw FileSystem.fail("write", path + "/" + name) }
+            defer { close(file) }
+            do {
+                // The exact mode whatever the umask, set on the open file.
+                if fchmod(file, mode) != 0 { throw FileSystem.fail("set the mode of", path + "/" + name) }
+                try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: file, $0, path: path + "/" + name) }
+                if syncing, fsync(file) != 0 { throw FileSystem.fail("sync", path + "/" + name) }
+            } catch {
+                unlinkat(fd, name, 0)
+                throw error
+            }
+        }
+
+        /// Renames `source` to `target` here, replacing whatever is there (a symlink included, never followed).
+        fileprivate func rename(_ source: String, to target: String) throws {
+            guard let fd, renameat(fd, source, fd, target) == 0 else { throw FileSystem.fail("rename", path + "/" + target) }
+        }
+
+        fileprivate func remove(_ name: String) {
+            if let fd { unlinkat(fd, name, 0) }
+        }
+
+        /// Makes the renames made here durable.
+        fileprivate func sync() throws {
+            if let fd { try FileSystem.sync(directory: fd, path: path) }
+        }
+    }
+
+    /// Replaces many files, each atomically, made durable together rather than one by one: each is
+    /// written to a temporary name in its directory (made if missing, and opened once however many
+    /// files it takes, from its parent opened once too); then all are made durable (one `syncfs`
+    /// for many, else an `fsync` each), renamed into place, and the renames made durable (one more
+    /// `syncfs`, else an `fsync` of each directory). Once it returns every file is durable; a crash
+    /// leaves each old or new, and perhaps temporary files, which readers skip and sweeps remove.
+    public func replaceFiles(_ files: [(path: String, bytes: [UInt8])], mode: mode_t = 0o600) throws {
+        guard !files.isEmpty else { return }
+        var directories: [String: OpenDirectory] = [:]
+        func opened(_ folder: String) throws -> OpenDirectory {
+            if let directory = directories[folder] { return directory }
+            // The root, or a folder of it (a walk that checks every name), else a folder of a folder.
+            let parent = FileSystem.directoryName(folder)
+            let directory =
+                try parent == root || folder == root || (try? components(of: parent)) == nil
+                ? self.directory(folder, creating: true) : opened(parent).subdirectory(FileSystem.baseName(folder))
+            directories[folder] = directory
+            return directory
+        }
+        var written: [(directory: OpenDirectory, temporary: String, name: String)] = []
+        var renamed = 0
+        let syncEach = files.count <= Self.filesSyncedOneByOne
+        // One random name for the batch, numbered for each file: the names are drawn once, not once a file.
+        let temporary = FileSystem.temporaryName()
+        do {
+            for (index, file) in files.enumerated() {
+                let name = FileSystem.baseName(file.path)
+                guard FileTree.isPlainName(name) else {
+                    throw FileSystemError(path: file.path, code: FileSystemError.unsafeName, operation: "write")
+                }
+                let directory = try opened(FileSystem.directoryName(file.path))
+                try directory.writeTemporary(temporary + "-\(index)", file.bytes, mode: mode, syncing: syncEach)
+                written.append((directory, temporary + "-\(index)", name))
+            }
+            if !syncEach { try syncFileSystem(of: root) }
+            for file in written {
+                try file.directory.rename(file.temporary, to: file.name)
+                renamed += 1
+            }
+        } catch {
+            for file in written[renamed...] { file.directory.remove(file.temporary) }
+            throw error
+        }
+        if syncEach {
+            for directory in directories.values { try directory.sync() }
+        } else {
+            try syncFileSystem(of: root)
+        }
     }
 
     /// Writes the file `name` of the directory `fd` (replacing any), made durable when `syncing`.

@@ -48,21 +48,25 @@ struct BatchConformanceTests {
         #expect(try fixture.backend.fetchAll(since: nil).changes.map(\.recordName) == ["fits"])
     }
 
-    @Test("requests over 400 records or 2 MiB throw limitExceeded and commit nothing", arguments: SyncBackendFactory.all)
+    @Test("requests over the backend's record count or 2 MiB throw limitExceeded and commit nothing", arguments: SyncBackendFactory.all)
     func requestLimits(_ factory: SyncBackendFactory) throws {
         let fixture = try factory.make()
         defer { fixture.remove() }
         let backend = fixture.backend
         let start = try backend.currentToken()
-        let tooMany = (0...400).map { RecordSave(record: tab("r\($0)")) }
+        // 400 for CloudKit's shape, 2,000 for a backend directory (a batch is one journal line).
+        let limit = backend.limits.maxRecordsPerRequest
+        let tooMany = (0...limit).map { RecordSave(record: tab("r\($0)")) }
         #expect(throws: BackendError.limitExceeded) { try backend.modify(saves: tooMany, deletes: [], device: "A") }
         let deletes = (0..<101).map { RecordDelete(recordType: "ScratchTab", recordName: "d\($0)") }
-        #expect(throws: BackendError.limitExceeded) { try backend.modify(saves: Array(tooMany.prefix(300)), deletes: deletes, device: "A") }
+        #expect(throws: BackendError.limitExceeded) {
+            try backend.modify(saves: Array(tooMany.prefix(limit - 100)), deletes: deletes, device: "A")
+        }
         let large = (0..<3).map { RecordSave(record: tab("l\($0)", text: String(repeating: "y", count: 800_000))) }
         #expect(throws: BackendError.limitExceeded) { try backend.modify(saves: large, deletes: [], device: "A") }
         #expect(try backend.fetchChanges(since: start, limit: 10).changes == [])
-        // Exactly 400 is allowed.
-        #expect(try backend.modify(saves: Array(tooMany.prefix(400)), deletes: [], device: "A").saved.count == 400)
+        // Exactly the limit is allowed.
+        #expect(try backend.modify(saves: Array(tooMany.prefix(limit)), deletes: [], device: "A").saved.count == limit)
     }
 
     static let invalidSaves: [(BackendRecord, String)] = [

@@ -243,6 +243,26 @@ import Glibc
         #expect(targetIntact)
     }
 
+    /// Files in folders made on the way (each opened from its parent) replace what was there, with
+    /// mode 0600 and no temporary file left; a symlinked folder on the way is refused, never followed.
+    @Test(arguments: [3, FileTree.filesSyncedOneByOne + 1])
+    func replacedFilesLandInTheirFoldersAndNeverThroughALink(count: Int) throws {
+        try tree.writeAtomically(root + "/records/t/00/old", Array("old".utf8))
+        let files = (0..<count).map { (path: root + "/records/t/0\($0 % 3)/f\($0)", bytes: Array("file \($0)".utf8)) }
+        try tree.replaceFiles(files + [(root + "/records/t/00/old", Array("new".utf8))])
+        for file in files { #expect(try tree.read(file.path) == file.bytes) }
+        #expect(try tree.read(root + "/records/t/00/old") == Array("new".utf8))
+        #expect(try tree.status(root + "/records/t/01/f1")?.permissions == 0o600)
+        #expect(try tree.status(root + "/records/t/02")?.permissions == 0o700)
+        for folder in ["00", "01", "02"] {
+            #expect(try tree.list(root + "/records/t/" + folder, includingHidden: true)?.contains { $0.hasPrefix(FileSystem.temporaryPrefix) } == false)
+        }
+        try symlink(outside, at: root + "/records/t/03")
+        expectMalformed { try tree.replaceFiles([(root + "/records/t/03/planted", [1])]) }
+        expectMalformed { try tree.replaceFiles([(root + "/records/t/03/deeper/planted", [1])]) }
+        #expect(try FileSystem.list(outside) == ["target"])
+    }
+
     @Test func aMoveOfSomeNamesLeavesTheRestOfTheSource() throws {
         try tree.writeAtomically(Self.batch(3, tag: "x"), in: root + "/source")
         try tree.move(["f0.json", "f1.json", "absent"], from: root + "/source", to: root + "/target")

@@ -1,0 +1,149 @@
+import Testing
+
+@testable import ItsypadModel
+@testable import ItsypadStore
+@testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The sending side of a first sync of a large history, through the binary and a backend directory.
+@Suite("End to end: a first push")
+struct FirstPushTests {
+    /// A device that enabled a new backend while its history was empty, then imported `count`
+    /// clips (`clip 0` …): its next sync is a first push of them all. Its backend is `backend(of:)`.
+    static func sender(clips count: Int) -> Device {
+        let device = Device()
+        #expect(device.inProcess(["sync", "enable", backend(of: device)]).0 == 0)
+        #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "100000"]).0 == 0)
+        let clips = (0..<count).map { index in
+            JSONValue.object([
+                ("id", .string(Identifier.make())), ("text", .string("clip \(index)")),
+                ("timestamp", .string(Time.iso8601(1_767_400_000_000 + Int64(index)))),
+            ])
+        }
+        let document = JSONValue.object([("format", .string("itsypad-export")), ("version", .integer(1)), ("clips", .array(clips))])
+        #expect(device.inProcess(["import", "-"], stdin: document.serialized()).0 == 0)
+        return device
+    }
+
+    static func backend(of device: Device) -> String { device.directory.path + "/backend" }
+
+    /// A copy of a sender's data directory and backend, its settings naming the copied backend.
+    static func copy(dataDir: String, backend sent: String) throws -> Device {
+        let copy = Device()
+        for (from, to) in [(dataDir, copy.dataDir), (sent, backend(of: copy))] {
+            let copied = try Process.run("/bin/cp", ["-a", from, to])
+            #expect(copied.status == 0, "\(copied.stderr)")
+        }
+        #expect(copy.inProcess(["settings", "set", "sync.backend", backend(of: copy)]).0 == 0)
+        return copy
+    }
+
+    /// Calls of each system call a run of `arguments` made, counted by `strace -c -f`.
+    static func systemCalls(_ device: Device, _ arguments: [String]) throws -> [String: Int] {
+        let scratch = TemporaryDirectory()
+        let summary = scratch.path + "/calls"
+        let result = try device.runArguments(["-f", "-c", "-o", summary, Process.itsypad] + arguments, program: "/usr/bin/strace")
+        #expect(result.status == 0, "\(arguments) failed: \(result.stderr)")
+        var calls: [String: Int] = [:]
+        for line in String(decoding: try FileSystem.read(summary) ?? [], as: UTF8.self).split(separator: "\n") {
+            let columns = line.split(separator: " ")
+            // % time, seconds, usecs/call, calls, [errors,] syscall.
+            guard columns.count >= 5, let name = columns.last, let count = Int(columns[3]) else { continue }
+            calls[String(name)] = count
+        }
+        return calls
+    }
+
+    @Test(
+        "a first push makes its record files durable a batch at a time, with a few opens a record",
+        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+    func systemCallsPerRecord() throws {
+        // Two batches: one of the backend's 2,000, and a smaller one.
+        let records = 2500
+        let sender = Self.sender(clips: records)
+        let calls = try Self.systemCalls(sender, ["sync"])
+        let syncs = ["fsync", "fdatasync", "syncfs"].reduce(0) { $0 + calls[$1, default: 0] }
+        // Per batch a journal line, device.json and the engine's own files: a few dozen in all, not two a record.
+        #expect(syncs < records / 20, "\(syncs) syncs for \(records) records: \(calls)")
+        // Each record file: its temporary file, created once, and a few opens of the engine's own files per batch.
+        #expect(calls["openat", default: 0] < records * 4, "\(calls["openat", default: 0]) opens for \(records) records: \(calls)")
+    }
+
+    /// Where a run is killed: at the `nth` call of `call`.
+    struct KillPoint: CustomStringConvertible, Sendable {
+        let call: String
+        let nth: Int
+        var description: String { "\(call)#\(nth)" }
+    }
+
+    /// The system calls a kill lands on: those that write, rename, open, sync, and the random
+    /// draws of temporary names, so that kills land in every step of a batch (its record files,
+    /// their syncs, its journal line, its acceptance in the data directory).
+    static let killedCalls = [
+        "openat", "write", "pwrite64", "renameat", "fsync", "fdatasync", "syncfs", "unlinkat", "mkdirat", "ftruncate", "getrandom",
+    ]
+
+    /// A copy of a sender (see `sender`) whose first push is killed at `point`, then run again: the
+    /// run after it exits 0 with nothing left to send, and a device joining gets every clip exactly
+    /// once. Returns whether the kill landed (the push may end before the `nth` call).
+    static func killedPush(dataDir: String, backend sent: String, clips: Int, at point: KillPoint) throws -> Bool {
+        let device = try copy(dataDir: dataDir, backend: sent)
+        let killed = try device.runArguments(
+            [
+                // Not --seccomp-bpf: strace 6.1 then never injects at the N-th call.
+                "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(point.call)", "-e",
+                "inject=\(point.call):signal=KILL:when=\(point.nth)", Process.itsypad, "sync",
+            ], program: "/usr/bin/strace")
+        let (status, _, err) = device.inProcess(["sync"])
+        #expect(status == 0, "killed at \(point) (exit \(killed.status)), the next sync failed: \(err)")
+        #expect(try DataStore(path: device.dataDir, lockTimeout: 1).pending().changes().isEmpty, "killed at \(point): changes left unsent")
+        let joining = Device()
+        let (joined, _, joinErr) = joining.inProcess(["sync", "enable", backend(of: device)])
+        #expect(joined == 0, "killed at \(point): joining failed: \(joinErr)")
+        let listed = try JSONValue.parse(joining.inProcess(["clip", "ls", "--json"]).1).arrayValue ?? []
+        let texts = listed.compactMap { $0["text"]?.stringValue }.sorted()
+        #expect(texts == (0..<clips).map { "clip \($0)" }.sorted(), "killed at \(point): the joining device has \(texts.count) of \(clips) clips")
+        return killed.status == 128 + SIGKILL
+    }
+
+    /// A first push killed at random points, each on its own copy of one sender, two at a time:
+    /// each kill lands at the N-th call of one system call (strace's fault injection), the call
+    /// drawn at random and N at random up to the calls a whole push makes of it, counted once.
+    /// `Tests/Soak/first-push-sweep.sh` runs more kills of a larger push (ITSYPAD_FIRST_PUSH_KILLS,
+    /// ITSYPAD_FIRST_PUSH_CLIPS, ITSYPAD_FIRST_PUSH_SEED).
+    @Test(
+        "a first push killed at 50 random points finishes with nothing lost or doubled",
+        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+    func killedAtRandomPoints() async throws {
+        let kills = Int(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_KILLS") ?? "") ?? 50
+        let clips = Int(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_CLIPS") ?? "") ?? 300
+        var generator = SeededGenerator(seed: UInt64(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_SEED") ?? "") ?? 36)
+        let sender = Self.sender(clips: clips)
+        let (dataDir, backend) = (sender.dataDir, Self.backend(of: sender))
+        let counted = try Self.systemCalls(try Self.copy(dataDir: dataDir, backend: backend), ["sync"])
+        let calls = Self.killedCalls.filter { counted[$0, default: 0] > 0 }
+        // More points than kills: a kill past the calls of one thread does not land.
+        let points = (0..<kills * 3 / 2).map { _ in
+            let call = calls.randomElement(using: &generator)!
+            return KillPoint(call: call, nth: Int.random(in: 1...counted[call]!, using: &generator))
+        }
+        var landed: [KillPoint] = []
+        try await withThrowingTaskGroup(of: (KillPoint, Bool).self) { group in
+            var next = points.makeIterator()
+            for _ in 0..<2 {
+                guard let point = next.next() else { break }
+                group.addTask { (point, try Self.killedPush(dataDir: dataDir, backend: backend, clips: clips, at: point)) }
+            }
+            while let (point, killed) = try await group.next() {
+                if killed { landed.append(point) }
+                if landed.count < kills, let point = next.next() {
+                    group.addTask { (point, try Self.killedPush(dataDir: dataDir, backend: backend, clips: clips, at: point)) }
+                }
+            }
+        }
+        #expect(landed.count >= kills, "only \(landed.count) of \(points.count) kills landed; counted \(counted)")
+    }
+}
