@@ -272,24 +272,17 @@ extension DataStore {
 
     /// syncState for listings (local-only items are decided by the caller):
     /// failed after repeated failures, pending while a change waits, else synced.
+    /// Each record is looked up as it is asked for: a listing of 20 entries reads no more of the queue.
     public func syncStates() throws -> (RecordKey) -> SyncState {
-        let waiting = try pending().keys()
+        let waiting = try pending().waitingRecords()
         let failed = try EngineState.load(from: self).failedKeys
         return { SyncState(failed: failed.contains($0), pending: waiting.contains($0)) }
     }
 
-    /// `syncStates` for clips by packed id: a listing of 100,000 entries looks each one up.
-    /// Asked newest first, as the log is listed, the clips are usually the waiting
-    /// keys backwards (changes are queued in the order clips are added): the key
-    /// before the last one found is compared first.
+    /// `syncStates` for clips by packed id.
     package func clipSyncStates() throws -> (PackedID) -> SyncState {
-        let waiting = try pending().keys()
+        let waiting = try pending().waitingRecords()
         let failed = RecordKeySet(Array(try EngineState.load(from: self).failedKeys))
-        var hint = 0
-        return { id in
-            let found = waiting.clipIndex(id, hint: hint)
-            if let found { hint = found - 1 }
-            return SyncState(failed: failed.contains(clip: id), pending: found != nil)
-        }
+        return { id in SyncState(failed: failed.contains(clip: id), pending: waiting.contains(clip: id)) }
     }
 }
