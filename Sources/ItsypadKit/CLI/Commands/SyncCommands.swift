@@ -343,6 +343,17 @@ enum SyncCommands {
     /// 0 (conflicts resolved count as success), 1 (items failed), 75 (backend busy or unreachable).
     /// The engine syncs with the configured backend, or with `backend` (and the directory its
     /// errors name) when given.
+    /// A sync's progress: the records sent of those read from the queue, or else the records received.
+    private static func showProgress(_ invocation: Invocation) -> (SyncReport) -> Void {
+        { report in
+            if report.toPush > 0 {
+                invocation.progress("sending", done: report.pushed, of: report.toPush)
+            } else {
+                invocation.progress("receiving", done: report.pulled, of: nil)
+            }
+        }
+    }
+
     static func withEngine(
         _ invocation: Invocation, direction: String, backend given: (backend: SyncBackend, path: String)? = nil,
         _ body: (SyncEngine) throws -> Void
@@ -364,7 +375,7 @@ enum SyncCommands {
             throw error
         }
         var engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
-        engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
+        engine.progress = showProgress(invocation)
         defer { invocation.endProgress() }
         let running = try RunningSync.begin(in: store, now: invocation.context.now())
         defer { running.end(in: store) }
@@ -391,7 +402,7 @@ enum SyncCommands {
                     try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
                     ?? configuredBackend(invocation)
                 engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
-                engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
+                engine.progress = showProgress(invocation)
                 try engine.startOver()
                 try run(engine)
             }
