@@ -348,7 +348,7 @@ enum SyncCommands {
         { report in
             if report.toPush > 0 {
                 invocation.progress("sending", done: report.pushed, of: report.toPush)
-            } else {
+            } else if report.pulled > 0 {
                 invocation.progress("receiving", done: report.pulled, of: nil)
             }
         }
