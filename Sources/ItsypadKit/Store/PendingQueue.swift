@@ -273,6 +273,9 @@ public final class PendingQueue {
             slots.append(Slot(key: key, operation: .save, version: waiting, tag: nil, hard: false))
         }
 
+        /// Whether any line names a record.
+        var namesAny: Bool { !index.isEmpty }
+
         /// Whether the record waits, as these lines leave it; nil when none of them names it.
         func waits(_ key: ReplayKey) -> Bool? { index[key].map { slots[$0] != nil } }
 

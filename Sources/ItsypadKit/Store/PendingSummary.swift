@@ -163,21 +163,20 @@ final class PendingSummary {
         return nil
     }
 
-    /// Every waiting clip in the order of their ids; false (after some calls, perhaps) when the clips'
-    /// bytes fail their checksum, or are not in order: the summary is then not to be used.
+    /// Every waiting clip in the order of their ids; false when the clips' bytes fail their checksum
+    /// (before any call) or are not in order (after some): the summary is then not to be used.
     func forEachClip(_ body: (PackedID, Int) throws -> Void) rethrows -> Bool {
-        var checksum = Binary.checksumSeed
+        guard let clips, Binary.checksum(UnsafeRawBufferPointer(clips.bytes)) == clipChecksum else { return clipCount == 0 }
         var previous: PackedID?
         for index in 0..<clipCount {
             let (id, version) = entry(index)
             guard PendingLine.versions.contains(Int(clamping: version)), previous.map({ ($0.high, $0.low) < (id.high, id.low) }) ?? true
             else { return false }
             previous = id
-            checksum = Binary.checksum(entryBytes(index), continuing: checksum)
             try body(id, Int(version))
-            clips?.release(before: index * PendingSummary.entrySize)
+            clips.release(before: index * PendingSummary.entrySize)
         }
-        return checksum == clipChecksum
+        return true
     }
 
     // MARK: Writing

@@ -24,8 +24,9 @@ package struct WaitingRecords {
         guard let summary else { return recent.waiting }
         var keys = recent.waiting
         keys.clips.reserveCapacity(summary.clipCount)
+        let named = recent.namesAny
         let whole = summary.forEachClip { id, _ in
-            if recent.waits(.clip(id)) == nil { keys.insert(.clip(id)) }
+            if !named || recent.waits(.clip(id)) == nil { keys.clips.insert(id) }
         }
         guard whole else { return nil }
         for key in summary.others.keys where recent.waits(.other(key)) == nil { keys.insert(.other(key)) }
