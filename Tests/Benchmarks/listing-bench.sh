@@ -19,9 +19,11 @@
 #   --search <= 3x grep -ci (LC_ALL=C.UTF-8) for a query in the corpus's script, in lower and in upper case
 #   (informational, not targets: clip add against the hello-world plus two fdatasyncs, what durability costs;
 #   clip ls -n 20 and tab show against the hello-world linked whole, as itsypad's release build is)
-#   scaling 1k..1M, every size in each round: add and ls -n 20 flat (the largest ratio between two
+#   clip ls -n 20 and clip ls --json -n 20 @1M <= 1.3x the same @1k (a listing reads only what it prints)
+#   scaling 1k..1M, every size in each round: add, ls -n 20 and --json -n 20 flat (the largest ratio between two
 #   sizes <= 1.5), the rest at most linear (each 10x step <= 15x)
 #   peak memory @100k with a 16 MiB clip: ls, ls --json, export, prune, clear < 64 MiB;
+#   peak memory @1M: clip ls --json, export, import, clip prune --keep 900000 <= 64 MiB;
 #   clip add of the 16 MiB clip <= 3x its size
 #   clip add at the cap (evicting) <= 1.3x clip add below it, @1k and @100k; its peak memory @100k <= 16 MiB
 #
@@ -284,7 +286,8 @@ text_file=$work/text
 small_commands=()
 for n in $SIZES; do
     small_commands+=(-n "add @$n" --stdin "$text_file" "$(it "$work/clips-$n") clip add"
-        -n "ls -n 20 @$n" "$(it "$work/clips-$n") clip ls -n 20")
+        -n "ls -n 20 @$n" "$(it "$work/clips-$n") clip ls -n 20"
+        -n "json -n 20 @$n" "$(it "$work/clips-$n") clip ls --json -n 20")
 done
 for n in 100 10000; do
     prefix=$(sed -n "$((n / 2))p" "$work/tab-ids-$n.txt" | cut -c1-8)
@@ -334,8 +337,10 @@ fi
 for n in "${cap_sizes[@]}"; do rm -rf "$work/below-cap-$n" "$work/at-cap-$n"; done
 # --- End of the at-the-cap block ---------------------------------------------------------------------
 
+# The largest history stays for its peak memory, measured after the one at 100,000.
+HUGE=1000000
 for n in $SIZES; do
-    if [[ $n -ne $LARGE ]]; then rm -rf "$work/clips-$n" "$work/itsypad-$n.json"; fi
+    if [[ $n -ne $LARGE && $n -ne $HUGE ]]; then rm -rf "$work/clips-$n" "$work/itsypad-$n.json"; fi
 done
 
 # --- Peak memory ------------------------------------------------------------------
@@ -377,6 +382,20 @@ measure "import (100,000 clips)" 65536 /dev/null "$ITSYPAD" --data-dir "$work/im
 left=$("$ITSYPAD" --data-dir "$work/prune" clip ls | wc -l)
 [[ $left -eq 10 ]] || die "prune left $left entries, expected 10"
 
+# Peak memory at 1,000,000 entries (when SIZES has it): what walks the whole history streams it.
+if [[ -d $work/clips-$HUGE ]]; then
+    step "Peak memory at $HUGE entries"
+    huge=$work/clips-$HUGE
+    measure "clip ls --json @1M" 65536 /dev/null "$ITSYPAD" --data-dir "$huge" clip ls --json
+    measure "export @1M" 65536 /dev/null "$ITSYPAD" --data-dir "$huge" export
+    rm -rf "$work/import-huge"
+    "$ITSYPAD" --data-dir "$work/import-huge" --quiet settings set clipboard.maxEntries 2000000
+    measure "import @1M" 65536 /dev/null "$ITSYPAD" --data-dir "$work/import-huge" --quiet import "$work/itsypad-$HUGE.json"
+    rm -rf "$work/import-huge" "$work/itsypad-$HUGE.json"
+    measure "clip prune --keep 900000 @1M" 65536 /dev/null "$ITSYPAD" --data-dir "$huge" clip prune --keep 900000
+    rm -rf "$huge"
+fi
+
 fi
 
 # --- Summary ----------------------------------------------------------------------
@@ -413,10 +432,10 @@ print(f"listing-bench: {machine}; {seconds} s")
 if not scripts_only:
     print()
     print(f"{'median wall time':28}" + "".join(f"{n:>14,}" for n in sizes))
-    rows = ["add", "ls", "ls -n 20", "search 9999", "search merge", "json", "export", "import"]
+    rows = ["add", "ls", "ls -n 20", "json -n 20", "search 9999", "search merge", "json", "export", "import"]
     for row in rows:
         print(f"{row:28}" + "".join(f"{ms(med[f'{row} @{n}']):>14}" for n in sizes))
-    print("(add and ls -n 20: the few-millisecond rounds; the rest: the scaling rounds)")
+    print("(add, ls -n 20 and json -n 20: the few-millisecond rounds; the rest: the scaling rounds)")
     print()
     print(f"{'interleaved with baselines':36}{'median':>12}{'min':>12}")
     for name in ["cat"] + [export_base] * images + ["clip ls", "clip ls --json", "export", "grep -ci 9999", "clip ls --search 9999", "grep -ci merge",
@@ -441,6 +460,10 @@ if not scripts_only:
     target("import 10k tabs / cp -r", "import 10000 tabs", "cp -r 10000 tab files", 3.0)
     target(f"clip add {L} / hello (stdin)", f"add {L}", "hello (stdin)", 1.3)
     target(f"clip ls -n 20 {L} / hello", f"ls -n 20 {L}", "hello (no input)", 1.3)
+    # A listing reads only what it prints: 20 entries of 1,000,000 cost what 20 of 1,000 do.
+    if 1000 in sizes and 1000000 in sizes:
+        for row in ("ls -n 20", "json -n 20"):
+            target(f"clip {row.replace('json', 'ls --json')} @1M / @1k", f"{row} @1000000", f"{row} @1000", 1.3)
     target("tab show NAME @10k / hello", "tab show NAME @10000", "hello (no input)", 1.3)
     # At the cap (see its block above): an add that evicts costs what one below the cap does.
     for n in sizes:
@@ -450,7 +473,7 @@ if not scripts_only:
     # each the median of its per-round ratios), the rest at most linear (each 10x step within 15x).
     # (With one size in SIZES there is no step to compare.)
     for row in rows if len(sizes) > 1 else []:
-        if row in ("add", "ls -n 20"):
+        if row in ("add", "ls -n 20", "json -n 20"):
             value, a, b = max((paired(f"{row} @{a}", f"{row} @{b}"), a, b) for a, b in itertools.permutations(sizes, 2))
             targets.append((f"scaling {row}: flat, max/min ({a:,}/{b:,})", value, 1.5, ratios(f"{row} @{a}", f"{row} @{b}")))
         else:

@@ -52,24 +52,21 @@ public final class Invocation {
 
     public func warn(_ message: String) { context.standardError.line("warning: " + message, terminalSafe: true) }
 
-    /// A progress line for long operations, redrawn in place: only when stderr is a terminal and without -q.
-    public func progress(_ message: String) {
+    /// Long work's progress on stderr, one line redrawn in place (`ProgressLine`): only when stderr
+    /// is a terminal and without -q, so that nothing of it goes through a pipe or into cron's mail.
+    package func progress(_ label: String, done: Int, of total: Int?, unit: ProgressLine.Unit = .records) {
         guard !quiet, context.stderrIsTerminal else { return }
-        context.standardError.write("\r\u{1B}[K" + message)
-        context.standardError.flush()
-        showsProgress = true
+        progressLine.update(label, done: done, of: total, unit: unit)
     }
 
-    /// Clears the progress line, at once: standard output, written later, must
+    /// Erases the progress line, at once: standard output, written later, must
     /// not land on the line the progress used.
-    public func endProgress() {
-        guard showsProgress else { return }
-        context.standardError.write("\r\u{1B}[K")
-        context.standardError.flush()
-        showsProgress = false
-    }
+    public func endProgress() { progressLine.finish() }
 
-    private var showsProgress = false
+    private lazy var progressLine = ProgressLine(draw: { [context] text in
+        context.standardError.write(text)
+        context.standardError.flush()
+    })
 
     /// The data directory's path, as given or by default.
     public func dataDirectory() throws -> String {

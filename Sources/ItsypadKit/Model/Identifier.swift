@@ -254,10 +254,8 @@ public enum Resolution<Item> {
 }
 
 /// A set of packed ids, kept in the order they were inserted, with a table of
-/// their indices probed in place: a listing of 100,000 clips asks one whether
-/// each is pending. Asked in (or against) the order of insertion, as a
-/// listing asks for the clips its log holds, a hint answers without the table;
-/// otherwise random UUIDs need no hashing: their bits, mixed with a seed of
+/// their indices probed in place: a sync of 100,000 clips asks one whether
+/// each is waiting. Random UUIDs need no hashing: their bits, mixed with a seed of
 /// this set's own, pick the slot (a `Set` would hash each id, and its table
 /// of separate parts would cost more than the listing's own work).
 package struct PackedIDSet {
@@ -276,9 +274,8 @@ package struct PackedIDSet {
 
     package func contains(_ id: PackedID) -> Bool { index(of: id) != nil }
 
-    /// Where `id` stands in the order of insertion; the member at `hint` is compared first.
-    package func index(of id: PackedID, hint: Int? = nil) -> Int? {
-        if let hint, members.indices.contains(hint), members[hint] == id { return hint }
+    /// Where `id` stands in the order of insertion.
+    package func index(of id: PackedID) -> Int? {
         guard !isEmpty else { return nil }
         return slots.withUnsafeBufferPointer { slots in
             members.withUnsafeBufferPointer { members in

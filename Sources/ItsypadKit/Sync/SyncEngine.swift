@@ -11,6 +11,8 @@ import Glibc
 public struct SyncReport: Equatable, Sendable {
     public var pulled = 0
     public var pushed = 0
+    /// The changes the push under way read from the queue: what `pushed` counts towards.
+    public var toPush = 0
     public var conflicts = 0
     /// Items that failed in this run, with their errors.
     public var failed: [RecordKey: String] = [:]
@@ -187,6 +189,7 @@ public final class SyncEngine {
         var conflicts: [RecordKey: Int] = [:]
         var batchLimit = backend.limits.maxRecordsPerRequest
         let queue = try store.pending().snapshot()
+        report.toPush = report.pushed + queue.count
         var read = 0
         var waiting: [PendingChange] = []
         while true {

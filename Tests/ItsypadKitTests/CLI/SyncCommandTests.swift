@@ -196,7 +196,7 @@ import Glibc
             environment: ["ITSYPAD_DATA_DIR": device.dataDir], stdinIsTerminal: true, stdoutIsTerminal: true,
             stderrIsTerminal: true, standardOutput: terminal, standardError: terminal, readInput: { [] })
         #expect(Itsypad.run(["sync"], context: context) == 0)
-        #expect(terminal.text.contains("syncing: pulled 0, pushed 1"), "\(terminal.text)")
+        #expect(terminal.text.contains("\r\u{1B}[Ksending: 1 of 1 records"), "\(terminal.text)")
         #expect(TerminalScreen.render(terminal.text) == ["pulled 0, pushed 1, resolved 0 conflicts", ""])
     }
 

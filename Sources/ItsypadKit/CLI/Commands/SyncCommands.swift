@@ -258,6 +258,13 @@ extension Invocation {
                 endProgress()
                 warn($0)
             },
-            progress: { [self] report in progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") })
+            progress: { [self] report in
+                // The records sent of those read from the queue, or else the records received.
+                if report.toPush > 0 {
+                    progress("sending", done: report.pushed, of: report.toPush)
+                } else if report.pulled > 0 {
+                    progress("receiving", done: report.pulled, of: nil)
+                }
+            })
     }
 }

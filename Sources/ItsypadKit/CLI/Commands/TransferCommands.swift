@@ -65,7 +65,6 @@ enum TransferCommands {
         if let tool = invocation.value(.from) { return try importHistory(from: tool, invocation) }
         guard let source = invocation.arguments.first else { throw invocation.usage("Missing expected argument '<file>'.") }
         let store = try invocation.store()
-        invocation.progress("importing…")
         defer { invocation.endProgress() }
         let maxEntries = try store.settings().maxClipEntries
         let kvs = invocation.flag(.kvs)
@@ -76,10 +75,15 @@ enum TransferCommands {
             if kvs { return try store.importKeyValueDump(try JSONValue.parse(document.bytes), maxEntries: maxEntries) }
             // Whether this device syncs is decided by its own settings, not the export's (staged by the import).
             let syncsAlready = try store.settings().bool(.syncEnabled)
-            return try store.importExport(document.bytes, consumed: document.release, maxEntries: maxEntries) {
+            let read = { (offset: Int) in
+                document.release(before: offset)
+                invocation.progress("importing", done: offset, of: document.bytes.count, unit: .bytes)
+            }
+            return try store.importExport(document.bytes, consumed: read, maxEntries: maxEntries) {
                 try importSyncKey($0, into: store, deviceSyncs: syncsAlready, invocation)
             }
         }
+        invocation.endProgress()
         warnAboutCap(summary, maxEntries: maxEntries, invocation)
         if summary.tabsNamingFiles > 0 {
             invocation.warn(
@@ -153,7 +157,6 @@ enum TransferCommands {
             throw invocation.usage("Unknown tool '\(tool)' for --from: clipman or copyq.")
         }
         if invocation.flag(.kvs) { throw invocation.usage("--from and --kvs cannot be combined.") }
-        invocation.progress("importing…")
         defer { invocation.endProgress() }
         let maxBytes = try DataStore.settingsWithoutLock(path: invocation.dataDirectory()).maxClipBytes
         let history: ForeignHistory
@@ -187,7 +190,10 @@ enum TransferCommands {
             store = try invocation.store()
         }
         let maxEntries = try store.settings().maxClipEntries
-        let summary = try store.importHistory(history, maxEntries: maxEntries, now: invocation.context.now())
+        let summary = try store.importHistory(history, maxEntries: maxEntries, now: invocation.context.now()) { done, total in
+            invocation.progress("importing", done: done, of: total)
+        }
+        invocation.endProgress()
         warnAboutOmissions(history.omitted, maxBytes: maxBytes, invocation)
         warnAboutCap(summary, maxEntries: maxEntries, invocation)
         let duplicates = summary.duplicateClips > 0 ? " (\(summary.duplicateClips) more were in the history already)" : ""

@@ -84,10 +84,17 @@ enum Binary {
 
     /// FNV-1a, 64 bit: enough to detect a torn or stale header.
     static func checksum<C: Collection>(_ bytes: C) -> UInt64 where C.Element == UInt8 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        checksum(bytes, continuing: checksumSeed)
+    }
+
+    /// The checksum of bytes given in pieces: `checksumSeed`, then each piece in turn.
+    static func checksum<C: Collection>(_ bytes: C, continuing hash: UInt64) -> UInt64 where C.Element == UInt8 {
+        var hash = hash
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01b3 }
         return hash
     }
+
+    static let checksumSeed: UInt64 = 0xcbf2_9ce4_8422_2325
 }
 
 /// The index header: what part of the log the index covers, and counts that

@@ -160,35 +160,36 @@ public final class PendingQueue {
     /// The queue in order as one replay of the log finds it, kept compact (see `PendingSnapshot`).
     public func snapshot() throws -> PendingSnapshot { try replayLog().snapshot }
 
-    /// The records with a waiting change, without ordering them (cheaper for listings). A long
-    /// queue is not replayed whole: its summary (`PendingSummary`) gives the keys as far as it
-    /// covers the log, and only the lines after that are replayed.
+    /// The records with a waiting change, without ordering them (cheaper than `changes()`).
     public func keys() throws -> RecordKeySet {
         if let waiting { return waiting }
-        let keys = try loaded.map { RecordKeySet($0.map(\.key)) } ?? summarizedKeys()
+        let keys = try loaded.map { RecordKeySet($0.map(\.key)) } ?? waitingRecords().all() ?? waitingRecords(summarized: false).all()!
         waiting = keys
         return keys
     }
 
     private var summaryPath: String { PendingSummary.path(forLog: path) }
 
-    private func summarizedKeys() throws -> RecordKeySet {
+    /// The records with a waiting change, asked for one at a time (a listing of 20 entries asks for
+    /// 20). A long queue is not replayed whole: its summary (`PendingSummary`) answers as far as it
+    /// covers the log, and only the lines after that are replayed. Whoever replays many lines writes
+    /// the summary again (without the lock: a failure, in a read-only directory, only costs speed).
+    package func waitingRecords(summarized: Bool = true) throws -> WaitingRecords {
         try storeOperation {
-            guard let fd = try tree.openFile(path, flags: O_RDONLY) else { return RecordKeySet() }
+            guard let fd = try tree.openFile(path, flags: O_RDONLY) else { return WaitingRecords(summary: nil, recent: Replay()) }
             defer { close(fd) }
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
             let (size, inode) = (Int(info.st_size), UInt64(info.st_ino))
-            let summary = PendingSummary.load(summaryPath, in: tree, log: fd, inode: inode, size: size, logPath: path)
-            if let summary, summary.coveredBytes == size { return summary.waiting }
-            var replay = summary.map(Replay.init(summary:)) ?? Replay(expectedLines: size / 80)
+            let summary = summarized ? PendingSummary.load(summaryPath, in: tree, log: fd, inode: inode, size: size, logPath: path) : nil
+            var recent = Replay(after: summary)
             let start = summary?.coveredBytes ?? 0
-            let end = try replay.read(fd: fd, from: start, size: size, path: path).end
-            // Written without the lock by whoever replayed many lines; a failure (a read-only directory) only costs speed.
+            let end = try recent.read(fd: fd, from: start, size: size, path: path).end
+            let records = WaitingRecords(summary: summary, recent: recent)
             if end - start >= PendingSummary.rewriteAfter {
-                try? replay.summary(covering: end).write(to: summaryPath, in: tree, log: fd, inode: inode, logPath: path)
+                try? records.writeSummary(to: summaryPath, in: tree, log: fd, inode: inode, logPath: path, covering: end)
             }
-            return replay.waiting
+            return records
         }
     }
 
@@ -241,38 +242,54 @@ public final class PendingQueue {
         private var slots: [Slot?] = []
         private var index: [ReplayKey: Int] = [:]
         var version = 0
+        /// The summary of the lines before these: a record's waiting version is taken from it when a
+        /// line first names the record. Its records are known, and their versions, not their
+        /// operations: a replay after a summary is never a `snapshot`.
+        private let summary: PendingSummary?
 
         init(expectedLines: Int = 0) {
+            summary = nil
             // About 80 bytes a line: reserving avoids doubling a large queue's storage while it grows.
             slots.reserveCapacity(expectedLines)
             index.reserveCapacity(expectedLines)
         }
 
-        /// The replay a summary describes. It knows which records wait and their versions, all that
-        /// `waiting` and the replay of later lines need; not the operations, so never `snapshot`.
-        init(summary: PendingSummary) {
-            self.init(expectedLines: summary.clips.count + summary.others.count)
-            version = summary.version
-            for (id, version) in summary.clips { restore(.clip(id), version: version) }
-            for (key, version) in summary.others { restore(.other(key), version: version) }
+        /// The replay of the lines that `summary` does not cover.
+        init(after summary: PendingSummary?) {
+            self.summary = summary
+            version = summary?.version ?? 0
         }
 
-        private mutating func restore(_ key: ReplayKey, version: Int) {
+        /// The record's state from the summary, the first time a line names it.
+        private mutating func restore(_ key: ReplayKey) {
+            guard index[key] == nil, let summary else { return }
+            let waiting: Int?
+            switch key {
+            case .clip(let id): waiting = summary.clipVersion(id)
+            case .other(let key): waiting = summary.others[key]
+            }
+            guard let waiting else { return }
             index[key] = slots.count
-            slots.append(Slot(key: key, operation: .save, version: version, tag: nil, hard: false))
+            slots.append(Slot(key: key, operation: .save, version: waiting, tag: nil, hard: false))
         }
 
-        /// The summary of this replay, made from the log's first `covered` bytes.
-        func summary(covering covered: Int) -> PendingSummary {
-            var summary = PendingSummary(coveredBytes: covered, version: version, clips: [], others: [])
-            summary.clips.reserveCapacity(index.count)
-            for case let change? in slots {
-                switch change.key {
-                case .clip(let id): summary.clips.append((id, change.version))
-                case .other(let key): summary.others.append((key, change.version))
+        /// Whether any line names a record.
+        var namesAny: Bool { !index.isEmpty }
+
+        /// Whether the record waits, as these lines leave it; nil when none of them names it.
+        func waits(_ key: ReplayKey) -> Bool? { index[key].map { slots[$0] != nil } }
+
+        /// Every record these lines name: its waiting version, or nil when it no longer waits.
+        func named() -> (clips: [(id: PackedID, version: Int?)], others: [(key: RecordKey, version: Int?)]) {
+            var named: (clips: [(id: PackedID, version: Int?)], others: [(key: RecordKey, version: Int?)]) = ([], [])
+            named.clips.reserveCapacity(index.count)
+            for (key, slot) in index {
+                switch key {
+                case .clip(let id): named.clips.append((id, slots[slot]?.version))
+                case .other(let key): named.others.append((key, slots[slot]?.version))
                 }
             }
-            return summary
+            return named
         }
 
         /// Replays the complete lines of the open log from `start` (a line boundary) to `size`; returns
@@ -298,6 +315,7 @@ public final class PendingQueue {
 
         /// Compaction writes each change's version so that numbering survives it.
         mutating func apply(_ operation: PendingChange.Operation, _ key: ReplayKey, version explicit: Int?, tag: String?, hard: Bool) {
+            restore(key)
             version = max(version + 1, explicit ?? 0)
             let change = Slot(key: key, operation: operation, version: version, tag: tag, hard: hard)
             if let slot = index[key], slots[slot] != nil {
@@ -310,6 +328,7 @@ public final class PendingQueue {
         }
 
         mutating func confirm(_ key: ReplayKey, version sent: Int) {
+            restore(key)
             if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
         }
 
@@ -483,9 +502,6 @@ public struct RecordKeySet {
     }
 
     func contains(clip id: PackedID) -> Bool { clips.contains(id) }
-
-    /// Where the clip `id` stands in the order the keys were added, if it is one; see `PackedIDSet.index(of:hint:)`.
-    func clipIndex(_ id: PackedID, hint: Int) -> Int? { clips.index(of: id, hint: hint) }
 }
 
 /// One line of the pending log. The form itsypad writes,

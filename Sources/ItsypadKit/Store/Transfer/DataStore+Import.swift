@@ -52,8 +52,11 @@ extension DataStore {
     /// Imports another clipboard tool's history (`ForeignHistory`), whose entries have no ids or
     /// times of their own. A text already in the history is not added again. The others get new
     /// ids and times that keep the tool's order: the newest is `now`, each older one a millisecond
-    /// before the one above it, and below any newer entry the history already has.
-    package func importHistory(_ history: ForeignHistory, maxEntries: Int, now: Milliseconds) throws -> ImportSummary {
+    /// before the one above it, and below any newer entry the history already has. `progress` is told
+    /// how many of the clips to add are staged.
+    package func importHistory(
+        _ history: ForeignHistory, maxEntries: Int, now: Milliseconds, progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
+    ) throws -> ImportSummary {
         var times: [String: Milliseconds] = [:]
         try clips().forEachEntry { times[$0.text] = max(times[$0.text] ?? $0.timestamp, $0.timestamp) }
         var next = now
@@ -72,7 +75,7 @@ extension DataStore {
                     localOnly: try localOnlyReason(for: entry.text, requested: false)))
             next -= 1
         }
-        let staging = try staged { try $0.addNewest(clips, maxEntries: maxEntries) }
+        let staging = try staged { try $0.addNewest(clips, maxEntries: maxEntries, progress: progress) }
         staging.summary.duplicateClips = duplicates
         return try commit(staging)
     }

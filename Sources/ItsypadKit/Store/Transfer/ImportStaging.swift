@@ -196,14 +196,19 @@ final class ImportStaging {
 
     /// Adds the newest of `entries` that fit under `maxEntries` (the history holding `removed`
     /// fewer than it did), those whose ids are new to it: an import never evicts.
-    func addNewest(_ entries: [ClipEntry], maxEntries: Int, removed: Int = 0) throws {
+    func addNewest(
+        _ entries: [ClipEntry], maxEntries: Int, removed: Int = 0, progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
+    ) throws {
         var fresh = entries.filter(clips.isFresh)
         let room = max(0, maxEntries - (try store.clips().count - removed))
         if fresh.count > room {
             summary.skippedClips = fresh.count - room
             fresh = Array(fresh.sorted { ($0.timestamp, $0.id) > ($1.timestamp, $1.id) }.prefix(room))
         }
-        for clip in fresh { try add(clip) }
+        for (index, clip) in fresh.enumerated() {
+            try add(clip)
+            progress(index + 1, fresh.count)
+        }
     }
 
     /// Puts everything in place at once; until then nothing has changed.

@@ -22,10 +22,18 @@ import Glibc
     }
     static let tabs = (0..<5).map { RecordKey(.tab, "tab \($0) ✓") }
 
-    /// The waiting keys by a fresh queue through the summary, and by a full replay.
-    func keys() throws -> (summarized: [String], replayed: [String]) {
+    /// Every key the tests name, and one they never queue.
+    static let everyKey = clips + tabs + [RecordKey(.clip, PackedID(high: 0x7777_0000_0000_4000, low: 0x8000_0000_0000_0001).string)]
+
+    /// The waiting keys by a fresh queue through the summary, and by a full replay; each key looked up
+    /// one at a time (as a listing does) must agree with the replay.
+    func keys(sourceLocation: SourceLocation = #_sourceLocation) throws -> (summarized: [String], replayed: [String]) {
         let summarized = try PendingQueue(path: path).keys()
         let replayed = try PendingQueue(path: path).changes().map(\.key)
+        let records = try PendingQueue(path: path).waitingRecords()
+        let waiting = Set(replayed)
+        let disagreeing = PendingSummaryTests.everyKey.filter { records.contains($0) != waiting.contains($0) }
+        #expect(disagreeing.isEmpty, "looked up one at a time: \(disagreeing.prefix(3))", sourceLocation: sourceLocation)
         func names(_ set: RecordKeySet) -> [String] {
             (set.clips.map(\.string) + set.others.map { "\($0.type) \($0.name)" }).sorted()
         }
@@ -33,7 +41,7 @@ import Glibc
     }
 
     func expectAgreement(_ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let (summarized, replayed) = try keys()
+        let (summarized, replayed) = try keys(sourceLocation: sourceLocation)
         #expect(summarized == replayed, comment, sourceLocation: sourceLocation)
     }
 
@@ -83,8 +91,8 @@ import Glibc
         try expectAgreement("a summary of other bytes")
     }
 
-    /// Damage in every byte of the header and a sample of the body, truncation and foreign files:
-    /// never a crash, never a wrong answer.
+    /// Damage in every byte of the trailer and a sample of the body, truncation and foreign files:
+    /// never a crash, never a wrong answer from `keys()` (a lookup reads one entry, unchecked).
     @Test func aDamagedSummaryIsIgnoredAndRewritten() throws {
         let queue = try PendingQueue(path: path)
         try queue.enqueue(.save, PendingSummaryTests.clips + PendingSummaryTests.tabs)
@@ -92,9 +100,11 @@ import Glibc
         try expectAgreement("first")
         let good = try #require(try FileSystem.read(summaryPath))
         var damaged: [[UInt8]] = [
-            [], Array(good.prefix(79)), Array(good.dropLast()), good + [0], Array(repeating: 0xFF, count: good.count),
+            [], Array(good.suffix(PendingSummary.trailerSize - 1)), Array(good.dropFirst()), [0] + good,
+            Array(repeating: 0xFF, count: good.count),
         ]
-        for position in Array(0..<PendingSummary.headerSize) + Array(stride(from: PendingSummary.headerSize, to: good.count, by: 997)) {
+        let trailer = good.count - PendingSummary.trailerSize
+        for position in Array(trailer..<good.count) + Array(stride(from: 0, to: trailer, by: 997)) {
             var bytes = good
             bytes[position] ^= 0x40
             damaged.append(bytes)
