@@ -26,20 +26,7 @@ public enum Identifier {
     public static func isValid(_ text: String) -> Bool { bytes(text) != nil }
 
     /// The 16 bytes of a UUID string (hex digits in either case), nil when it is not one.
-    public static func bytes(_ text: String) -> [UInt8]? {
-        var text = text
-        return text.withUTF8 { utf8 -> [UInt8]? in
-            guard utf8.count == 36, utf8[8] == 0x2D, utf8[13] == 0x2D, utf8[18] == 0x2D, utf8[23] == 0x2D else { return nil }
-            var result = [UInt8](repeating: 0, count: 16)
-            var digit = 0
-            for index in 0..<36 where index != 8 && index != 13 && index != 18 && index != 23 {
-                guard let value = Hex.value(utf8[index]) else { return nil }
-                result[digit >> 1] |= digit & 1 == 0 ? value << 4 : value
-                digit += 1
-            }
-            return result
-        }
-    }
+    public static func bytes(_ text: String) -> [UInt8]? { PackedID(text)?.bytes }
 
     /// Short form shown in listings: enough to be a unique 4+ character prefix.
     public static func short(_ id: String) -> String { String(id.prefix(8)) }
@@ -67,8 +54,9 @@ package struct PackedID: Hashable {
     }
 
     package init?(_ text: String) {
-        guard let bytes = Identifier.bytes(text) else { return nil }
-        self.init(bytes)
+        var text = text
+        guard let packed = text.withUTF8(PackedID.init(anyCaseUTF8:)) else { return nil }
+        self = packed
     }
 
     /// Only the lowercase form `string` gives back: a key that must round-trip exactly.

@@ -34,7 +34,10 @@ enum RecordMapping {
 
     /// Why a tab record cannot become a local tab, or nil when it can.
     static func tabProblem(with record: BackendRecord) -> String? {
-        problem(with: TabRecordFields(reading: record.fields), record)
+        switch decode(TabRecordFields.self, record) {
+        case .success(let fields): problem(with: fields, record)
+        case .failure(let error): JSONCoding.describe(error)
+        }
     }
 
     private static func problem(with fields: TabRecordFields, _ record: BackendRecord) -> String? {
@@ -61,8 +64,7 @@ enum RecordMapping {
     /// A remote tab as a local one (sync metadata set to the record's tag and content); nil when
     /// `tabProblem(with:)` finds one. Throws when its content asset cannot be read.
     static func tab(from record: BackendRecord, backend: SyncBackend) throws -> Tab? {
-        let fields = TabRecordFields(reading: record.fields)
-        guard problem(with: fields, record) == nil else { return nil }
+        guard case .success(let fields) = decode(TabRecordFields.self, record), problem(with: fields, record) == nil else { return nil }
         if let inline = fields.content { return tab(fields, record, content: inline) }
         guard let reference = fields.contentAsset else { return nil }
         guard let text = String(validating: try backend.readAsset(reference), as: UTF8.self) else {
@@ -74,8 +76,8 @@ enum RecordMapping {
     /// `tab(from:backend:)` and `deviceName(of:)` of a record whose content is inline; nil for
     /// any other, and for one with a problem. It reads no asset, so any thread may run it.
     static func inlineTab(from record: BackendRecord) -> (tab: Tab, deviceName: String)? {
-        let fields = TabRecordFields(reading: record.fields)
-        guard problem(with: fields, record) == nil, let content = fields.content, let tab = tab(fields, record, content: content)
+        guard case .success(let fields) = decode(TabRecordFields.self, record), problem(with: fields, record) == nil,
+            let content = fields.content, let tab = tab(fields, record, content: content)
         else { return nil }
         return (tab, deviceName(fields, record))
     }
@@ -85,10 +87,10 @@ enum RecordMapping {
         return fields.tab(id: record.recordName, content: content, tag: tag, writer: record.modified?.deviceID)
     }
 
-    static func deviceName(of record: BackendRecord) -> String { deviceName(TabRecordFields(reading: record.fields), record) }
+    static func deviceName(of record: BackendRecord) -> String { deviceName(try? decode(TabRecordFields.self, record).get(), record) }
 
-    private static func deviceName(_ fields: TabRecordFields, _ record: BackendRecord) -> String {
-        fields.deviceName ?? record.modified?.deviceID ?? "unknown device"
+    private static func deviceName(_ fields: TabRecordFields?, _ record: BackendRecord) -> String {
+        fields?.deviceName ?? record.modified?.deviceID ?? "unknown device"
     }
 
     /// A clip; `history` holds the pin changes the version includes, `content` a binary clip's bytes.

@@ -245,7 +245,7 @@ struct RecordFieldsTests {
         }
     }
 
-    /// Every value of every field type a record may hold, for the hand reader's test.
+    /// Every value of every field type a record may hold, for the decoder's test.
     static let everyFieldValue: [FieldValue] = [
         .string("1700000000000.0.deva"), .string(""), .int64(0), .int64(1), .int64(2), .double(1), .timestamp(1_700_000_000_000),
         .timestamp(-1), .stringList(["1700000000000.0.deva"]), .stringList(["x"]), .asset(longContentAsset),
@@ -261,10 +261,10 @@ struct RecordFieldsTests {
         return forms
     }
 
-    @Test("the first sync's hand reader of tab fields reads every form as the decoder does")
-    func handReaderAgreesWithTheDecoder() throws {
+    @Test("the decoder reads every form of tab fields: a field of another type reads as absent")
+    func decoderReadsEveryTabForm() throws {
         for fields in Self.tabForms {
-            #expect(TabRecordFields(reading: fields) == (try FieldCoding.decode(TabRecordFields.self, from: fields)), "\(fields)")
+            #expect(throws: Never.self, "\(fields)") { try FieldCoding.decode(TabRecordFields.self, from: fields) }
         }
     }
 

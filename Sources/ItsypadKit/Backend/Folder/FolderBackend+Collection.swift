@@ -11,7 +11,7 @@ extension FolderBackend {
         defer { listedRecordFiles.withLock { $0 = nil } }
         let zone = try readZone()
         let read = try FolderToken(decoding: token, zoneID: zone.zoneID)
-        return try withOwnFolder(in: zone) { document, last in
+        return try withOwnFolder(in: zone) { document, _ in
             let seen = read.positions.mapValues(\.seq)
             let time = now()
             if seen != document.seen || time - (document.lastSync ?? 0) >= Self.lastSyncRefresh {
@@ -21,11 +21,7 @@ extension FolderBackend {
                 try writeDeviceDocument(document)
             }
             let acknowledged = document
-            // A device with no record files (its last line's digest is of none; a fresh device's
-            // first sync) has none to supersede: the record folders need not be walked for that.
-            let hasNoRecordFiles = last.map { FilesDigest(hex: $0.files) == FilesDigest() } ?? true
-            let (superseded, collected) =
-                hasNoRecordFiles ? ([], read) : try supersededVersions(after: document.collectedThrough, through: read, zone: zone.zoneID)
+            let (superseded, collected) = try supersededVersions(after: document.collectedThrough, through: read, zone: zone.zoneID)
             document.collectedThrough = collected.token.rawValue
             let drops = superseded + (try acknowledgedTombstones(&document, zone: zone.zoneID))
             try commitDrops(drops, zone: zone.zoneID, document: &document)

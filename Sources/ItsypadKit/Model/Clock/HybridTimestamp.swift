@@ -54,51 +54,16 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, CustomStringConve
 
     /// Parses the stored form; nil when malformed, a time outside `Time.validRange` or a counter
     /// outside 0…`maxCounter` included. The numbers read as `Int64(_:)` reads them (a sign, then
-    /// digits); the device is everything after the second dot.
+    /// digits); the device is everything after the second dot. The text is split at Characters, so
+    /// that a dot a combining mark follows splits nothing.
     public init?(_ text: String) {
-        var text = text
-        // ASCII text is read as bytes (every tab's and clip's clock is parsed in a first sync);
-        // other text is split at Characters, so that a dot a combining mark follows splits nothing.
-        if let parsed = text.withUTF8({ UTF8Check.isASCII($0) ? HybridTimestamp(ascii: $0) : nil }) {
-            self = parsed
-            return
-        }
-        guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, let physical = Milliseconds(parts[0]), let counter = Int(parts[1]) else { return nil }
         self.init(checking: physical, counter, String(parts[2]))
     }
 
-    private init?(ascii bytes: UnsafeBufferPointer<UInt8>) {
-        guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
-            let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
-            let physical = Self.integer(UnsafeBufferPointer(rebasing: bytes[..<firstDot])),
-            let counter = Self.integer(UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot]))
-        else { return nil }
-        self.init(
-            checking: physical, Int(counter), String(decoding: UnsafeBufferPointer(rebasing: bytes[(secondDot + 1)...]), as: UTF8.self))
-    }
-
     private init?(checking physical: Milliseconds, _ counter: Int, _ device: String) {
         guard Time.validRange.contains(physical), (0...HybridTimestamp.maxCounter).contains(counter) else { return nil }
         self.init(physical: physical, counter: counter, device: device)
-    }
-
-    /// `Int64(_:)` of ASCII digits with an optional sign; nil when that is nil.
-    private static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
-        var digits = bytes[...]
-        let negative = digits.first == UInt8(ascii: "-")
-        if negative || digits.first == UInt8(ascii: "+") { digits = digits.dropFirst() }
-        guard !digits.isEmpty else { return nil }
-        var value: Int64 = 0
-        for byte in digits {
-            guard (0x30...0x39).contains(byte) else { return nil }
-            let digit = Int64(byte - 0x30)
-            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (next, overflowAdding) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
-            guard !overflow, !overflowAdding else { return nil }
-            value = next
-        }
-        return value
     }
 }

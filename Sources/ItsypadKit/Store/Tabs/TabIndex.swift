@@ -324,11 +324,10 @@ package struct TabIndex {
         return (bytes, buckets)
     }
 
-    /// FNV-1a of a name's NFC bytes (its own bytes when ASCII): stable across runs, unlike `Hasher`,
-    /// and the same for names Swift's `String` holds equal.
+    /// FNV-1a of a name's NFC bytes: stable across runs, unlike `Hasher`, and the same for names
+    /// Swift's `String` holds equal.
     static func nameHash(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        func fnv(_ bytes: some Sequence<UInt8>) -> UInt64 { bytes.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0100_0000_01b3 } }
-        return UTF8Check.isASCII(name) ? fnv(name) : fnv(String(decoding: name, as: UTF8.self)._nfcCodeUnits)
+        String(decoding: name, as: UTF8.self)._nfcCodeUnits.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0100_0000_01b3 }
     }
 
     /// The header's fields, when its magic, checksum and sizes agree with a file of `fileSize` bytes.

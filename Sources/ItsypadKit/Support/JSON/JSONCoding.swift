@@ -377,23 +377,19 @@ private struct ValueDecoder: Decoder {
 }
 
 private struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    /// Most objects are a record's few fields, searched in order faster than hashed; a larger one
-    /// (a map decoded as a dictionary) is indexed. Parsed objects have no repeated keys; for built
-    /// ones the first wins, as in `JSONValue`'s subscript.
+    /// The members, indexed by key. Parsed objects have no repeated keys; for built ones the first
+    /// wins, as in `JSONValue`'s subscript.
     private let members: [(String, JSONValue)]
-    private let index: [String: JSONValue]?
+    private let index: [String: JSONValue]
     let codingPath: [any CodingKey]
 
     init(members: [(String, JSONValue)], codingPath: [any CodingKey]) {
         self.members = members
         self.codingPath = codingPath
-        index = members.count > 16 ? Dictionary(members, uniquingKeysWith: { first, _ in first }) : nil
+        index = Dictionary(members, uniquingKeysWith: { first, _ in first })
     }
 
-    private func member(_ name: String) -> JSONValue? {
-        if let index { return index[name] }
-        return members.first { $0.0 == name }?.1
-    }
+    private func member(_ name: String) -> JSONValue? { index[name] }
 
     var allKeys: [Key] {
         var seen = Set<String>()

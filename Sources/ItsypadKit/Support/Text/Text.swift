@@ -9,11 +9,9 @@ public enum Text {
         bytes.withUnsafeBufferPointer(decodeUTF8)
     }
 
-    /// `decodeUTF8` of bytes in place. Checked by `UTF8Check`, then decoded without repairs: the
-    /// standard library's generic `String(validating:as:)` costs far more a string, and a JSON
-    /// document of a long clipboard history holds hundreds of thousands of strings.
+    /// `decodeUTF8` of bytes in place.
     package static func decodeUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        UTF8Check.isValid(bytes) ? String(decoding: bytes, as: UTF8.self) : nil
+        String(validating: bytes, as: UTF8.self)
     }
 
     /// "1 tab", "2 tabs", "0 tabs": a count with its noun (regular plurals only).

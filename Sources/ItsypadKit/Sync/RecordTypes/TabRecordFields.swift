@@ -56,28 +56,6 @@ struct TabRecordFields: Codable, Equatable {
         }
     }
 
-    /// `FieldCoding.decode(TabRecordFields.self, from: fields)` by hand, for the first sync, which
-    /// checks and reads every tab record, and through the decoder each record costs several times
-    /// more. `RecordFieldsTests` checks that both read every
-    /// record form the same.
-    init(reading fields: [String: FieldValue]) {
-        func field(_ key: CodingKeys) -> FieldValue? { fields[key.stringValue] }
-        func string(_ key: CodingKeys) -> String? { if case .string(let value)? = field(key) { value } else { nil } }
-        func flag(_ key: CodingKeys) -> Bool? { if case .int64(let value)? = field(key) { value == 1 } else { nil } }
-        name = string(.name)
-        nameLocked = flag(.nameLocked)
-        language = string(.language)
-        languageLocked = flag(.languageLocked)
-        lastModified = if case .timestamp(let value)? = field(.lastModified) { RecordTimestamp(value) } else { nil }
-        clock = string(.clock)
-        nameClock = string(.nameClock)
-        languageClock = string(.languageClock)
-        deviceName = string(.deviceName)
-        history = if case .stringList(let value)? = field(.history) { value } else { nil }
-        content = string(.content)
-        contentAsset = if case .asset(let value)? = field(.contentAsset) { value } else { nil }
-    }
-
     /// Why these fields cannot become a tab, or nil when they can. `mistypedContent`: the record
     /// holds inline content that is not a string, which no asset beside it makes good.
     func problem(recordName: String, mistypedContent: Bool) -> String? {
