@@ -22,16 +22,13 @@ public struct RcloneRemote {
     public let remote: String
     /// This remote's files in the data directory.
     public let directory: String
-    /// The device whose files this mirror sends.
-    let device: String
     let environment: [String: String]
     /// Seconds one rclone call may take before it is killed.
     let timeout: Double
 
-    public init(remote: String, directory: String, device: String, environment: [String: String], timeout: Double = 300) {
+    public init(remote: String, directory: String, environment: [String: String], timeout: Double = 300) {
         self.remote = remote
         self.directory = directory
-        self.device = device
         self.environment = environment
         self.timeout = timeout
     }
@@ -45,7 +42,7 @@ public struct RcloneRemote {
     /// The names an rclone call transfers, one a line.
     var transferList: String { directory + "/transfer-list" }
 
-    public var location: BackendLocation { .remote(scheme: "rclone", address: remote) }
+    public var location: BackendLocation { BackendLocation("rclone:" + remote)! }
     private var files: FileTree { FileTree(root: directory) }
 
     /// Creates the mirror if needed.
@@ -78,7 +75,7 @@ public struct RcloneRemote {
         for (path, entry) in manifest.entries where listed[path] == nil {
             if entry.sent {
                 manifest[path]?.local = ""
-            } else if !entry.remote.isEmpty, try !isChangedHere(path, manifest) {
+            } else if try !isChangedHere(path, manifest) {
                 // Removed by its writer (a version superseded, a journal compacted): as a folder would see it.
                 _ = try files.remove(mirror + "/" + path)
                 manifest[path] = nil
