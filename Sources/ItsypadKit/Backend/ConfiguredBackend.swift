@@ -1,28 +1,32 @@
 import ItsypadModel
+import ItsypadSupport
 
 /// The backend a `sync.backend` value names, made ready for one command: the one place that
 /// turns the setting into a backend. The engine always works on a backend directory: the
-/// backend itself, or the working tree of the git remote's clone.
+/// backend itself, or the mirror of a remote.
 public struct ConfiguredBackend {
     public let location: BackendLocation
     /// The backend directory the engine reads and writes.
     public let path: String
-    /// The git remote behind `path`, when the location is one.
-    public let remote: GitRemote?
+    /// The remote behind `path`, when the location is one.
+    public let remote: (any SyncRemote)?
 
+    /// Fails (exit 1) for a remote of a kind this version does not know (a newer one's setting, say).
     /// - Parameters:
-    ///   - gitClone: Where a git remote's clone is kept (in the data directory).
-    ///   - environment: For git (its PATH, ssh agent, credentials); `ITSYPAD_GIT_TIMEOUT` sets its time-out in seconds.
-    public init(_ location: BackendLocation, gitClone: String, environment: [String: String]) {
+    ///   - mirrors: Where remotes keep their mirrors (in the data directory), each kind in a folder named by its scheme.
+    ///   - environment: For the remote's programs (PATH, ssh agent, credentials, their time-outs).
+    public init(_ location: BackendLocation, mirrors: String, environment: [String: String]) throws {
         self.location = location
         switch location {
         case .directory(let path):
             self.path = path
             remote = nil
-        case .git(let url):
-            let timeout = environment["ITSYPAD_GIT_TIMEOUT"].flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil } ?? 120
-            let remote = GitRemote(url: url, clone: gitClone, environment: environment, timeout: timeout)
-            path = remote.workingTree
+        case .remote(let scheme, let address):
+            guard let kind = RemoteKinds.kind(scheme) else {
+                throw ItsypadError.failure(RemoteKinds.problem(with: location) ?? "")
+            }
+            let remote = kind.make(address, mirrors + "/" + scheme, environment)
+            path = remote.mirror
             self.remote = remote
         }
     }

@@ -36,11 +36,11 @@ import Testing
         #expect(err.contains("a directory path or git:URL"), "\(err)")
     }
 
-    @Test func theFactoryWorksOnTheCloneOfAGitRemote() {
-        let git = ConfiguredBackend(.git(url: "me@host:notes.git"), gitClone: DataDirectoryLayout(root: "/data").gitClone, environment: [:])
-        #expect(git.remote?.url == "me@host:notes.git")
+    @Test func theFactoryWorksOnTheCloneOfAGitRemote() throws {
+        let git = try ConfiguredBackend(.git(url: "me@host:notes.git"), mirrors: DataDirectoryLayout(root: "/data").sync, environment: [:])
+        #expect(git.remote?.location == .git(url: "me@host:notes.git"))
         #expect(git.path == "/data/sync/git/backend")
-        let directory = ConfiguredBackend(.directory("/srv/b"), gitClone: DataDirectoryLayout(root: "/data").gitClone, environment: [:])
+        let directory = try ConfiguredBackend(.directory("/srv/b"), mirrors: DataDirectoryLayout(root: "/data").sync, environment: [:])
         #expect(directory.remote == nil && directory.path == "/srv/b")
     }
 }

@@ -1,3 +1,4 @@
+import ItsypadBackend
 import ItsypadModel
 import ItsypadSupport
 
@@ -53,6 +54,11 @@ enum SettingsCommands {
             throw invocation.usage(message)
         }
         if definition.kind == .path, case .string(let path) = value { value = .string(FileSystem.absolute(path)) }
+        if definition.kind == .backendLocation, case .string(let text) = value, let location = BackendLocation(text),
+            let problem = RemoteKinds.problem(with: location)
+        {
+            throw invocation.usage(problem)
+        }
         let store = try invocation.store()
         if SettingKey(rawValue: definition.key) == .syncEnabled, value == .bool(true), try store.settings().string(.syncBackend) == nil {
             throw ItsypadError.failure("sync needs a backend directory: run 'itsypad sync enable DIR' (or set sync.backend first)")

@@ -31,13 +31,14 @@ enum SyncCommands {
         guard let location = BackendLocation(value) else {
             throw invocation.usage("Invalid backend '\(value)': expected a directory path or git:URL.")
         }
+        if let problem = RemoteKinds.problem(with: location) { throw invocation.usage(problem) }
         let timeout = lockTimeout(invocation)
-        let configured = configuredBackend(location, store: store, invocation)
+        let configured = try configuredBackend(location, store: store, invocation)
         let path = configured.path
         if let remote = configured.remote {
             try remote.prepare()
             // A rewritten remote is remembered by the clone: the sync below then sends everything.
-            _ = try store.withLockReleased { try remote.update() }
+            _ = try store.withLockReleased { try remote.fetch() }
         } else {
             let parent = FileSystem.directoryName(path)
             guard FileSystem.isDirectory(parent) else {
@@ -57,7 +58,7 @@ enum SyncCommands {
         let device = GitRemote.commitName(
             encrypted: FileSystem.exists(store.layout.syncKey), deviceID: store.deviceID,
             deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
-        try configured.remote?.commitChanges(message: "itsypad sync enable on \(device)")
+        try configured.remote?.checkpoint(message: "itsypad sync enable on \(device)")
         if invocation.arguments.first != nil {
             try store.changeSetting(Settings.definition(.syncBackend), to: .string(location.description), now: now)
         }
@@ -99,18 +100,14 @@ enum SyncCommands {
         // Compaction works on the backend alone: the data directory is not kept locked meanwhile.
         invocation.close()
         do {
-            _ = try configured.remote?.update()
+            _ = try configured.remote?.fetch()
             let tombstones = try SyncEngine.purgeTombstones(
                 in: backend, olderThan: SyncEngine.tombstoneLifetime, now: invocation.context.now(),
                 device: device)
             let report = try backend.compact()
             if let remote = configured.remote {
                 // Always a commit, changed files or not (each device compacts as it syncs): it marks the compaction point.
-                guard
-                    try remote.publish(
-                        message: GitRemote.compactionSubject + "\(device): through change \(report.compactedThrough)",
-                        evenIfUnchanged: true),
-                    try remote.squashHistoryBeforePreviousCompaction()
+                guard try remote.sendCompaction(message: GitRemote.compactionSubject + "\(device): through change \(report.compactedThrough)")
                 else {
                     throw ItsypadError.temporary(
                         "the git remote \(configured.location) changed while compacting; what was compacted is committed in the clone and goes with the next sync; the old history is squashed by the next compaction"
@@ -140,15 +137,15 @@ enum SyncCommands {
         let quarantined = JSONValue.array(state.quarantine.map(\.json))
         let waiting = JSONValue.array(state.waiting.map(\.json))
         let remoteStatus = settings.string(.syncBackend).flatMap(BackendLocation.init).flatMap {
-            configuredBackend($0, store: store, invocation).remote
-        }.map { (status: $0.status, unpushed: $0.unpushedCommits()) }
+            try? configuredBackend($0, store: store, invocation).remote
+        }.map { (scheme: $0.location.scheme ?? "", status: $0.status) }
         if invocation.flag(.json) {
             var remoteJSON = JSONValue.null
             if let remote = remoteStatus {
-                let unpushed: JSONValue = remote.unpushed.map { .integer(Int64($0)) } ?? .null
+                let unpushed: JSONValue = remote.status.unsent.map { .integer(Int64($0)) } ?? .null
                 let error: JSONValue = remote.status.lastError.map { .string($0) } ?? .null
                 remoteJSON = .object([
-                    ("lastFetch", time(remote.status.lastFetch)), ("lastPush", time(remote.status.lastPush)),
+                    ("lastFetch", time(remote.status.lastFetch)), ("lastPush", time(remote.status.lastSend)),
                     ("unpushedCommits", unpushed), ("lastError", error),
                 ])
             }
@@ -190,10 +187,10 @@ enum SyncCommands {
         out.line("backend:    \(settings.string(.syncBackend) ?? "(none)")")
         if let remote = remoteStatus {
             var line =
-                "remote:     fetched \(remote.status.lastFetch.map(Time.iso8601) ?? "never"), pushed \(remote.status.lastPush.map(Time.iso8601) ?? "never")"
-            if let unpushed = remote.unpushed, unpushed > 0 { line += ", \(Text.counted(unpushed, "commit")) not pushed yet" }
+                "remote:     fetched \(remote.status.lastFetch.map(Time.iso8601) ?? "never"), pushed \(remote.status.lastSend.map(Time.iso8601) ?? "never")"
+            if let unpushed = remote.status.unsent, unpushed > 0 { line += ", \(Text.counted(unpushed, "commit")) not pushed yet" }
             out.line(line)
-            if let error = remote.status.lastError { out.line("git error:  " + error.replacing("\n", with: "\n            ")) }
+            if let error = remote.status.lastError { out.line("\(remote.scheme) error:  " + error.replacing("\n", with: "\n            ")) }
         }
         out.line("device:     \(settings.string(.deviceName) ?? "") (\(store.deviceID))")
         out.line("activity:   \(running?.description ?? "idle")")
@@ -291,7 +288,7 @@ enum SyncCommands {
         guard let value = try store.settings().string(.syncBackend), let location = BackendLocation(value) else {
             throw ItsypadError.failure("no sync backend: run 'itsypad sync enable DIR' or 'itsypad sync enable git:URL'")
         }
-        let configured = configuredBackend(location, store: store, invocation)
+        let configured = try configuredBackend(location, store: store, invocation)
         // Each of the engine's attempts waits a fifth of the lock time-out.
         let backend = try SyncKeyCommands.backend(
             at: configured.path, remote: configured.remote, store: store, lockTimeout: lockTimeout(invocation) / Double(SyncEngine.attempts)
@@ -300,8 +297,8 @@ enum SyncCommands {
         return (backend, configured)
     }
 
-    static func configuredBackend(_ location: BackendLocation, store: DataStore, _ invocation: Invocation) -> ConfiguredBackend {
-        ConfiguredBackend(location, gitClone: store.layout.gitClone, environment: invocation.context.environment)
+    static func configuredBackend(_ location: BackendLocation, store: DataStore, _ invocation: Invocation) throws -> ConfiguredBackend {
+        try ConfiguredBackend(location, mirrors: store.layout.sync, environment: invocation.context.environment)
     }
 
     /// Warns when other users may read or write the backend directory (a git remote's clone is in the data directory).
@@ -320,11 +317,11 @@ enum SyncCommands {
     /// push; again while the remote moves meanwhile. Git's network I/O runs without the data
     /// directory's lock, like every backend call.
     static func syncThrough(
-        _ remote: GitRemote, location: BackendLocation, store: DataStore, engine: SyncEngine,
+        _ remote: any SyncRemote, location: BackendLocation, store: DataStore, engine: SyncEngine,
         _ body: (SyncEngine) throws -> Void
     ) throws {
         for _ in 1...publishRounds {
-            if try store.withLockReleased({ try remote.update() }) == .replaced {
+            if try store.withLockReleased({ try remote.fetch() }) == .replaced {
                 try engine.startOverOnReplacedBackend()
                 remote.acknowledgeReplacement()
             }
@@ -332,7 +329,7 @@ enum SyncCommands {
             let report = engine.report
             let message =
                 "itsypad sync on \(GitRemote.commitName(encrypted: FileSystem.exists(store.layout.syncKey), deviceID: store.deviceID, deviceName: engine.deviceName)): pulled \(report.pulled), pushed \(report.pushed), resolved \(report.conflicts) conflicts"
-            if try store.withLockReleased({ try remote.publish(message: message) }) { return }
+            if try store.withLockReleased({ try remote.send(message: message) }) { return }
         }
         throw ItsypadError.temporary(
             "the git remote \(location) kept changing: \(publishRounds) pushes were refused; "
@@ -354,7 +351,7 @@ enum SyncCommands {
         var (backend, configured): (SyncBackend, ConfiguredBackend)
         do {
             (backend, configured) =
-                try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
+                try given.map { ($0.backend, try configuredBackend(.directory($0.path), store: store, invocation)) }
                 ?? configuredBackend(invocation)
         } catch {
             // Refused before the engine runs (a backend in another format): `sync status` says why too.
@@ -388,7 +385,7 @@ enum SyncCommands {
                     "this data directory is a copy of another that syncs as device \(previous) (\(evidence)); "
                         + "it now syncs as the new device \(store.deviceID) and sends all its data again")
                 (backend, configured) =
-                    try given.map { ($0.backend, configuredBackend(.directory($0.path), store: store, invocation)) }
+                    try given.map { ($0.backend, try configuredBackend(.directory($0.path), store: store, invocation)) }
                     ?? configuredBackend(invocation)
                 engine = try SyncEngine(store: store, backend: backend, now: invocation.context.now)
                 engine.progress = { report in invocation.progress("syncing: pulled \(report.pulled), pushed \(report.pushed)") }
@@ -447,7 +444,7 @@ enum SyncCommands {
                     "the sync backend \(path) is missing or empty (no zone.json): is a disk or share unmounted? "
                         + "Nothing was synced; local changes stay queued. To start a new backend there on purpose, run 'itsypad sync enable \(path)'"
                 )
-            case .git:
+            case .remote:
                 return .failure(
                     "the git remote \(location) holds no itsypad backend (no zone.json on its branch '\(GitRemote.branch)'). "
                         + "Nothing was synced; local changes stay queued. To start one there, run 'itsypad sync enable \(location)'")

@@ -43,7 +43,7 @@ enum SyncKeyCommands {
         }
         return try withExtendedLifetime(rotation) {
             let timeout = SyncCommands.lockTimeout(invocation)
-            let configured = SyncCommands.configuredBackend(location, store: store, invocation)
+            let configured = try SyncCommands.configuredBackend(location, store: store, invocation)
             let path = configured.path
             let old = BackendReplacement(path: path, lockTimeout: timeout)
             let notRotated = "; nothing was rotated"
@@ -82,19 +82,19 @@ enum SyncKeyCommands {
             }
             if let remote = configured.remote {
                 let message = "itsypad sync key rotate on \(store.deviceID): a new zone, encrypted with a new key"
-                let pushed: String?
+                let pushed: Bool
                 do {
-                    pushed = try store.withLockReleased { try remote.pushReplacement(from: old.replacementPath, message: message) }
+                    pushed = try store.withLockReleased { try remote.sendReplacement(from: old.replacementPath, message: message) }
                 } catch let error as ItsypadError {
                     // A push that failed midway may still have reached the remote: what it holds decides.
                     throw appending("; the next sync finishes the rotation or undoes it", to: error)
                 }
-                guard let pushed else {
+                guard pushed else {
                     discardRotation(of: old, store: store)
                     throw ItsypadError.failure("another device synced through \(location) meanwhile" + notRotated + "; try again")
                 }
                 try KeyFile.promote(store.layout.nextSyncKey, to: store.layout.syncKey)
-                try remote.checkOut(pushed)
+                try remote.adoptReplacement(from: old.replacementPath)
                 try? old.removeReplacementLeftovers()
             } else {
                 try KeyFile.promote(store.layout.nextSyncKey, to: store.layout.syncKey)
@@ -146,7 +146,7 @@ enum SyncKeyCommands {
     /// with the current one, the rotation never reached the backend and its leftovers go. When the
     /// backend cannot be read now, a later run decides. With a git remote, the zone that decides
     /// is the one on the remote's tip (fetched now): the rotation's push either reached it or not.
-    private static func resumeRotation(backendPath: String, remote: GitRemote?, store: DataStore, lockTimeout: Double) throws {
+    private static func resumeRotation(backendPath: String, remote: (any SyncRemote)?, store: DataStore, lockTimeout: Double) throws {
         guard FileSystem.exists(store.layout.nextSyncKey), let rotation = try rotationLock(store) else { return }
         try withExtendedLifetime(rotation) {
             guard let next = try KeyFile.read(store.layout.nextSyncKey) else { return }
@@ -222,7 +222,7 @@ enum SyncKeyCommands {
                     )
                 }
                 // A git remote's history keeps every byte ever pushed, on a host the user may not control.
-                if location.isGit, self == .byDefault, !hasKey, zone == nil {
+                if location.scheme != nil, self == .byDefault, !hasKey, zone == nil {
                     try createEncryptedZone(at: path, of: location, store: store, lockTimeout: lockTimeout)
                 } else {
                     _ = try backend(at: path, store: store, lockTimeout: lockTimeout).createZoneIfNeeded()
@@ -238,7 +238,7 @@ enum SyncKeyCommands {
                 "\(location) already holds "
                     + (zone.isEncrypted
                         ? "an encrypted backend: to join it, run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here"
-                        : "an unencrypted backend; nothing was changed: choose an empty " + (location.isGit ? "repository" : "directory")
+                        : "an unencrypted backend; nothing was changed: choose an empty " + (location.scheme == "git" ? "repository" : "directory")
                             + " for an encrypted one"))
         }
         let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)
@@ -325,7 +325,7 @@ enum SyncKeyCommands {
 
     /// The backend in `path`: encrypted with this device's key when it has one (a zone it
     /// creates is then encrypted too); a device without a key is refused an encrypted zone.
-    static func backend(at path: String, remote: GitRemote? = nil, store: DataStore, lockTimeout: Double) throws -> SyncBackend {
+    static func backend(at path: String, remote: (any SyncRemote)? = nil, store: DataStore, lockTimeout: Double) throws -> SyncBackend {
         try resumeRotation(backendPath: path, remote: remote, store: store, lockTimeout: lockTimeout)
         try takeKeptKey(forZoneAt: path, store: store)
         let cipher = try deviceKey(store).map { try RecordCipher(masterKey: $0) }

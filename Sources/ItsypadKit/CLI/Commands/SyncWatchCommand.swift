@@ -61,8 +61,8 @@ enum SyncWatchCommand {
         guard settings.bool(.syncEnabled), let value = settings.string(.syncBackend), let location = BackendLocation(value) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
-        return ConfiguredBackend(
-            location, gitClone: DataDirectoryLayout(root: directory).gitClone, environment: invocation.context.environment)
+        return try ConfiguredBackend(
+            location, mirrors: DataDirectoryLayout(root: directory).sync, environment: invocation.context.environment)
     }
 
     /// Every local change appends to the pending queue; a peer's shows in a backend directory

@@ -118,7 +118,7 @@ public struct GitRemote {
         try neutraliseAttributes()
         try recover()
         if try !isCommitted() { try commitChanges(message: "itsypad: changes left by an interrupted sync") }
-        try fetch()
+        try fetchBranch()
         guard let remote = try revision(GitRemote.remoteBranch) else { return .current }
         defer { try? git(["update-ref", GitRemote.syncedRef, remote]) }
         guard var local = try revision("HEAD") else {
@@ -257,7 +257,7 @@ public struct GitRemote {
     /// Nil when the remote holds none (or no clone was made yet).
     public func fetchedZone() throws -> [UInt8]? {
         guard FileSystem.isDirectory(gitDirectory) else { return nil }
-        try fetch()
+        try fetchBranch()
         let object = GitRemote.remoteBranch + ":zone.json"
         // The remote is untrusted: its zone.json is read only when its size is one a zone can have.
         let size = try runGit(["cat-file", "-s", object])
@@ -267,7 +267,7 @@ public struct GitRemote {
     }
 
     /// When the clone last fetched and pushed, and git's last error, for `sync status`.
-    package var status: GitStatus { GitStatus.read(statusFile) }
+    package var gitStatus: GitStatus { GitStatus.read(statusFile) }
 
     /// Commits unpublished, for `sync status`.
     public func unpushedCommits() -> Int? {
@@ -320,7 +320,7 @@ public struct GitRemote {
         return String(decoding: marker, as: UTF8.self) == head
     }
 
-    private func fetch() throws {
+    private func fetchBranch() throws {
         let fetched = try runGit(["fetch", "-q", "--no-tags", "origin"], network: true)
         var status = GitStatus.read(statusFile)
         if fetched.status != 0 {

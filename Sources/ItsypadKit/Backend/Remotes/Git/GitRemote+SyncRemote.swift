@@ -1,0 +1,47 @@
+import ItsypadModel
+import ItsypadSupport
+
+/// Git as a `SyncRemote`: the clone's working tree is the mirror, a commit and a push send, and
+/// compaction and key rotation rewrite the branch's history (see `GitRemote`).
+extension GitRemote: SyncRemote {
+    /// `git:URL`; `ITSYPAD_GIT_TIMEOUT` sets the seconds one git command may take (120).
+    static let kind = RemoteKind(scheme: "git", syntax: "git:URL") { url, directory, environment in
+        let timeout = environment["ITSYPAD_GIT_TIMEOUT"].flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil } ?? 120
+        return GitRemote(url: url, clone: directory, environment: environment, timeout: timeout)
+    }
+
+    public var location: BackendLocation { .git(url: url) }
+
+    public var mirror: String { workingTree }
+
+    /// Git does not tell whether the fetch brought anything: `.changed` unless replaced.
+    public func fetch() throws -> RemoteFetch {
+        try update() == .replaced ? .replaced : .changed
+    }
+
+    public func checkpoint(message: String) throws {
+        try commitChanges(message: message)
+    }
+
+    public func send(message: String) throws -> Bool {
+        try publish(message: message)
+    }
+
+    public func sendCompaction(message: String) throws -> Bool {
+        try publish(message: message, evenIfUnchanged: true) && squashHistoryBeforePreviousCompaction()
+    }
+
+    public func sendReplacement(from replacement: String, message: String) throws -> Bool {
+        try pushReplacement(from: replacement, message: message) != nil
+    }
+
+    /// The pushed replacement is the remote branch's tip as the push left it.
+    public func adoptReplacement(from replacement: String) throws {
+        try checkOut(GitRemote.remoteBranch)
+    }
+
+    public var status: RemoteStatus {
+        let status = gitStatus
+        return RemoteStatus(lastFetch: status.lastFetch, lastSend: status.lastPush, lastError: status.lastError, unsent: unpushedCommits())
+    }
+}
