@@ -17,7 +17,7 @@ import Glibc
 ///
 /// Uses the system `rclone` with the user's own configuration (`RCLONE_CONFIG` is honoured) or
 /// a connection string, without a shell, never prompting, every call bounded in time.
-public struct RcloneRemote {
+public struct RcloneRemote: SyncRemote {
     /// The remote as rclone takes it: `REMOTE:PATH`, or a connection string `:BACKEND,OPTION=…:PATH`.
     public let remote: String
     /// This remote's files in the data directory.
@@ -25,6 +25,12 @@ public struct RcloneRemote {
     let environment: [String: String]
     /// Seconds one rclone call may take before it is killed.
     let timeout: Double
+
+    /// `rclone:REMOTE:PATH`; `ITSYPAD_RCLONE_TIMEOUT` sets the seconds one rclone call may take (300).
+    static let kind = RemoteKind(scheme: "rclone", syntax: "rclone:REMOTE:PATH") { remote, directory, environment in
+        let timeout = environment["ITSYPAD_RCLONE_TIMEOUT"].flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil } ?? 300
+        return RcloneRemote(remote: remote, directory: directory, environment: environment, timeout: timeout)
+    }
 
     public init(remote: String, directory: String, environment: [String: String], timeout: Double = 300) {
         self.remote = remote
@@ -42,7 +48,7 @@ public struct RcloneRemote {
     /// The names an rclone call transfers, one a line.
     var transferList: String { directory + "/transfer-list" }
 
-    public var location: BackendLocation { BackendLocation("rclone:" + remote)! }
+    public var location: BackendLocation { .remote(scheme: "rclone", address: remote) }
     private var files: FileTree { FileTree(root: directory) }
 
     /// Creates the mirror if needed.

@@ -118,18 +118,22 @@ enum RcloneScenarios {
     static func aTransferKilledMidwayResumes(_ kind: RcloneServer.Kind) throws {
         let fleet = try RcloneFleet(kind, devices: 1)
         let a = fleet.devices[0]
-        let tabs = (0..<300).map { "{\"id\":\"\(Identifier.make())\",\"content\":\"tab \($0) \(String(repeating: "x", count: 2000))\"}" }
-        _ = try a.run("import", "-", stdin: "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tabs.joined(separator: ","))]}")
+        let tabs = (0..<300).map {
+            "{\"id\":\"\(Identifier.make())\",\"content\":\"tab \($0) \(String(repeating: "x", count: 2000))\",\"lastModified\":\"2026-01-01T00:00:00.000Z\"}"
+        }
+        let imported = try a.run("import", "-", stdin: "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tabs.joined(separator: ","))]}")
+        try #require(imported.status == 0, "\(imported.stderr)")
         var env = Process.baseEnvironment.merging(fleet.environment) { $1 }
         env["ITSYPAD_DATA_DIR"] = a.dataDir
         let scratch = TemporaryScratch()
         let sync = try Process.spawn(
             Process.itsypad, ["sync"], stdin: "/dev/null", stdout: scratch.path + "/out", stderr: scratch.path + "/err", environment: env)
-        let uploader = RcloneFleet.waitForChild(of: sync, running: "copy")
+        // Only an upload passes --no-check-dest.
+        let uploader = RcloneFleet.waitForChild(of: sync, running: "--no-check-dest")
         if let uploader { kill(uploader, SIGKILL) }
         var status: Int32 = 0
         while waitpid(sync, &status, 0) < 0 && errno == EINTR {}
-        try #require(uploader != nil, "no rclone copy was seen running")
+        try #require(uploader != nil, "no rclone upload was seen running")
         #expect((status >> 8) & 0xFF != 0, "the sync whose upload was killed fails")
         #expect(try fleet.run(a, "sync").status == 0)
         let newcomer = Device()
