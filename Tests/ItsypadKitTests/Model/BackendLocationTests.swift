@@ -16,6 +16,9 @@ import Testing
         ("git:./a:b", .git(url: FileSystem.absolute("./a:b"))),
         ("git:notes.git", .git(url: FileSystem.absolute("notes.git"))),
         ("relative/dir", .directory(FileSystem.absolute("relative/dir"))),
+        ("rclone:dav:itsypad", .remote(scheme: "rclone", address: "dav:itsypad")),
+        ("./a:b", .directory(FileSystem.absolute("./a:b"))),
+        ("Notes:2024", .directory(FileSystem.absolute("Notes:2024"))),
     ])
     func parsesPathsAndGitURLs(_ value: String, _ expected: BackendLocation) {
         #expect(BackendLocation(value) == expected)
@@ -42,5 +45,25 @@ import Testing
         #expect(git.path == "/data/sync/git/backend")
         let directory = try ConfiguredBackend(.directory("/srv/b"), mirrors: DataDirectoryLayout(root: "/data").sync, environment: [:])
         #expect(directory.remote == nil && directory.path == "/srv/b")
+    }
+
+    /// A location of a kind this version does not know is refused before anything is made, naming
+    /// the kinds it knows and how a directory with ':' in its path is written.
+    @Test func anUnknownSchemeIsRefusedWithExitSixtyFourNamingTheKnownOnes() throws {
+        let device = Device()
+        let scratch = TemporaryDirectory()
+        func enable(_ value: String) throws -> RunResult {
+            try Process.shell(
+                "cd '\(scratch.path)' && ITSYPAD_DATA_DIR='\(device.dataDir)' '\(Process.itsypad)' sync enable \(value) --no-encrypt")
+        }
+        let refused = try enable("rclone:dav:itsypad")
+        #expect(refused.status == 64, "\(refused.stderr)")
+        #expect(refused.stderr.contains("git:URL") && refused.stderr.contains("./rclone:dav:itsypad"), "\(refused.stderr)")
+        #expect(!FileSystem.exists(scratch.path + "/rclone:dav:itsypad"))
+        let (status, _, err) = device.inProcess(["settings", "set", "sync.backend", "rclone:dav:itsypad"])
+        #expect(status == 64 && err.contains("git:URL"), "\(err)")
+        let directory = try enable("./rclone:dav:itsypad")
+        #expect(directory.status == 0, "\(directory.stderr)")
+        #expect(FileSystem.exists(scratch.path + "/rclone:dav:itsypad/zone.json"))
     }
 }

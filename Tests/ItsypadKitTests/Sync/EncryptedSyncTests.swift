@@ -293,7 +293,7 @@ import Testing
         case .beforeReplacing: break
         case .betweenRenames: try FileTree(root: fleet.backend.path).rename(fleet.backendPath, to: directory.retiredPath)
         case .beforeTheKeyIsReplaced:
-            try directory.replace(expecting: try #require(try SyncKeyCommands.existingZone(at: fleet.backendPath)))
+            try directory.replace(expecting: try #require(try SyncKeys.existingZone(at: fleet.backendPath)))
         }
         let (status, _, err) = a.inProcess(["sync"])
         #expect(status == 0, "\(err)")

@@ -1,6 +1,7 @@
 import ItsypadModel
 import ItsypadStore
 import ItsypadSupport
+import ItsypadSync
 
 /// The clipboard managers whose history `import --from` reads.
 enum HistorySource: String, CaseIterable {
@@ -16,7 +17,7 @@ enum TransferCommands {
         // Only when asked by name: whoever holds the export can then read the encrypted backend.
         var syncKey: String?
         if invocation.flag(.includeSyncKey) {
-            guard let key = try SyncKeyCommands.deviceKey(store) else {
+            guard let key = try SyncKeys.deviceKey(store) else {
                 throw ItsypadError.failure("this device has no sync key to export (its backend is not encrypted); nothing was exported")
             }
             syncKey = RecoveryKey.format(key)
@@ -256,7 +257,7 @@ enum TransferCommands {
     /// Keeps an exported sync key as this device's, unless that could break its sync: a device
     /// with another key keeps its own, and one that syncs unencrypted gets none.
     static func importSyncKey(_ key: SecretBytes, into store: DataStore, deviceSyncs: Bool, _ invocation: Invocation) throws {
-        if let current = try SyncKeyCommands.deviceKey(store) {
+        if let current = try SyncKeys.deviceKey(store) {
             if !current.isEqual(to: key) {
                 invocation.warn("the export's sync key was not imported: this device has another one, which it keeps")
             }

@@ -9,7 +9,7 @@ import Glibc
 /// time), so that `sync status` can say a sync is under way instead of
 /// waiting for the lock it holds. Advisory only: written without fsync,
 /// removed when the sync ends, and ignored once its process is gone (kill -9).
-struct RunningSync: Equatable {
+package struct RunningSync: Equatable {
     let pid: Int32
     let since: Milliseconds
 
@@ -32,7 +32,7 @@ struct RunningSync: Equatable {
     }
 
     /// The sync under way in the data directory, if its note is there and its process is alive.
-    static func current(in layout: DataDirectoryLayout) -> RunningSync? {
+    package static func current(in layout: DataDirectoryLayout) -> RunningSync? {
         guard let bytes = (try? FileTree(root: layout.root).read(layout.runningSync, limit: 256)) ?? nil,
             let json = try? JSONValue.parse(bytes),
             let pid = json["pid"]?.int64Value, pid > 0, pid <= Int64(Int32.max),
@@ -43,7 +43,7 @@ struct RunningSync: Equatable {
         return RunningSync(pid: pid_t(pid), since: since)
     }
 
-    var json: JSONValue { .object([("pid", .integer(Int64(pid))), ("since", .string(Time.iso8601(since)))]) }
+    package var json: JSONValue { .object([("pid", .integer(Int64(pid))), ("since", .string(Time.iso8601(since)))]) }
 
-    var description: String { "syncing (pid \(pid), since \(Time.iso8601(since)))" }
+    package var description: String { "syncing (pid \(pid), since \(Time.iso8601(since)))" }
 }

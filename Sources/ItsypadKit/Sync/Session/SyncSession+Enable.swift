@@ -1,0 +1,101 @@
+import ItsypadBackend
+import ItsypadModel
+import ItsypadStore
+import ItsypadSupport
+
+/// What `sync enable` is asked about encryption.
+public enum EnableEncryption: Equatable, Sendable {
+    /// `--encrypt`: a new encrypted backend with a new key.
+    case encrypt
+    /// `--key -`: the existing encrypted backend, with the recovery key from standard input.
+    case join
+    /// `--no-encrypt`: a new backend is created unencrypted.
+    case plain
+    /// None of them: a git remote's new backend is encrypted, a directory's is not
+    /// (unless the device has a key), and an existing backend is joined as it is.
+    case byDefault
+
+    /// Creates or joins the backend in `path` (the directory `location` is, or its clone's
+    /// working tree) as asked, `.join` with `joinKey`. Keys are checked before anything is
+    /// written: a wrong or missing one leaves the data directory and the backend as they were.
+    func prepareZone(
+        at path: String, of location: BackendLocation, store: DataStore, joinKey: SecretBytes?, lockTimeout: Double
+    ) throws {
+        switch self {
+        case .encrypt:
+            try SyncKeys.createEncryptedZone(at: path, of: location, store: store, lockTimeout: lockTimeout)
+        case .join:
+            guard let joinKey else { throw ItsypadError.failure("no recovery key was given; nothing was changed") }
+            try SyncKeys.joinEncryptedZone(at: path, of: location, key: joinKey, store: store, lockTimeout: lockTimeout)
+        case .plain, .byDefault:
+            if self == .byDefault { try SyncKeys.takeKeptKey(forZoneAt: path, store: store) }
+            let hasKey = try SyncKeys.deviceKey(store) != nil
+            if self == .plain && hasKey {
+                throw ItsypadError.failure(
+                    "this device has a sync key, so the backends it creates are encrypted; nothing was changed: run it without --no-encrypt"
+                )
+            }
+            let zone = try SyncKeys.existingZone(at: path)
+            if !hasKey && zone?.isEncrypted == true {
+                throw ItsypadError.failure(
+                    "\(location) holds an encrypted backend and this device has no sync key; nothing was changed: "
+                        + "run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here and type that recovery key"
+                )
+            }
+            // A git remote's history keeps every byte ever pushed, on a host the user may not control.
+            if location.scheme != nil, self == .byDefault, !hasKey, zone == nil {
+                try SyncKeys.createEncryptedZone(at: path, of: location, store: store, lockTimeout: lockTimeout)
+            } else {
+                _ = try SyncKeys.backend(at: path, store: store, lockTimeout: lockTimeout).createZoneIfNeeded()
+            }
+        }
+    }
+}
+
+extension SyncSession {
+    /// `sync enable`'s part before the setting changes: the remote's mirror made and brought up
+    /// to date, or the directory checked (a missing parent is taken for a typo), then the zone
+    /// created or joined as `encryption` asks (`.join` with `joinKey`). Keys are checked before
+    /// anything is written: a wrong one leaves the data directory as it was.
+    public func enable(_ location: BackendLocation, encryption: EnableEncryption, joinKey: SecretBytes?) throws {
+        let configured = try self.configured(location)
+        let path = configured.path
+        if let remote = configured.remote {
+            try remote.prepare()
+            // A rewritten remote is remembered by the mirror: the sync that follows then sends everything.
+            _ = try store.withLockReleased { try remote.fetch() }
+        } else {
+            let parent = FileSystem.directoryName(path)
+            guard FileSystem.isDirectory(parent) else {
+                throw ItsypadError.failure(
+                    "cannot create the sync backend \(location): \(parent) does not exist (a typo?); nothing was changed")
+            }
+            try SyncSession.refuseForeignFolder(path)
+        }
+        do {
+            try encryption.prepareZone(at: path, of: location, store: store, joinKey: joinKey, lockTimeout: lockTimeout)
+        } catch let error as BackendError {
+            throw mapped(error, backend: location)
+        } catch let error as EncryptionError {
+            throw ItsypadError.failure(error.message(naming: location.description))
+        }
+        let device = commitName(deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
+        try configured.remote?.checkpoint(message: "itsypad sync enable on \(device)")
+    }
+
+    /// Refuses a folder that holds files of something else (`sync enable ~` by a slip): a backend
+    /// is made in a missing or empty folder, or one holding only a backend's entries (a backend,
+    /// or one whose creation was cut short) and those Syncthing keeps in a folder it shares.
+    static func refuseForeignFolder(_ path: String) throws {
+        guard FileSystem.isDirectory(path), !FileSystem.exists(path + "/zone.json") else { return }
+        let backendEntries: Set = ["zone.json", "lock", "records", "assets", "journal", "devices", ".stfolder", ".stignore", ".stversions"]
+        let foreign = try FileSystem.list(path, includingHidden: true).filter {
+            !backendEntries.contains($0) && !$0.hasPrefix(FileSystem.temporaryPrefix) && !$0.hasPrefix(".syncthing.")
+        }.sorted()
+        guard let first = foreign.first else { return }
+        throw ItsypadError.failure(
+            "\(path) is not empty and holds no sync backend (it has \(Text.quoted(first))"
+                + (foreign.count > 1 ? " and \(foreign.count - 1) more" : "") + "); nothing was changed: "
+                + "name an empty or new folder, for example \(path)/itsypad")
+    }
+}

@@ -1,0 +1,77 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
+/// A remote of one registered kind, on this machine, as the conformance suite drives it.
+protocol RemoteFixture: AnyObject {
+    /// How `sync enable` names the remote.
+    var location: String { get }
+    /// What a device needs in its environment to reach `location` (credentials, a time-out).
+    var environment: [String: String] { get }
+    /// A location of this kind on 127.0.0.1 where nothing answers.
+    var unreachable: String { get }
+    /// The same remote reached with credentials it refuses: the location and the environment.
+    func refusingCredentials() throws -> (location: String, environment: [String: String])
+    /// An environment in which the sync is killed with -9 in the middle of sending to the remote.
+    func killedMidSend() throws -> [String: String]
+    /// Changes the backend on the remote directly, as a writer without itsypad or the key would:
+    /// `edit` gets a directory holding the backend's files and changes them there.
+    func editBackend(_ edit: (String) throws -> Void) throws
+}
+
+/// Each registered remote kind's fixture: adding a remote is one entry here (and the suite then
+/// requires it, see `everyRegisteredRemoteHasAFixture`).
+enum RemoteFixtures {
+    static let all: [String: @Sendable () throws -> any RemoteFixture] = [
+        "git": { try GitFixture() }
+    ]
+
+    /// Why the fixtures cannot run here, if one cannot (a tool that is not installed).
+    static let unavailable: String? = GitFixture.unavailable
+
+    static var schemes: [String] { all.keys.sorted() }
+
+    static func make(_ scheme: String) throws -> any RemoteFixture {
+        let make = try #require(all[scheme], "no fixture for \(scheme)")
+        return try make()
+    }
+}
+
+/// A bare repository on the local disk; refused credentials are a stranger's key to an `sshd` on 127.0.0.1.
+final class GitFixture: RemoteFixture {
+    static let unavailable: String? = ReadmeTests.hasTool("git") ? LoopbackSSHServer.unavailable : "git is not installed"
+    let repository: BareRepository
+    /// Kept as long as the fixture: the test uses them after they were handed out.
+    private var servers: [LoopbackSSHServer] = []
+    private var wrappers: [GitWrapper] = []
+
+    init() throws {
+        repository = try BareRepository()
+    }
+
+    var location: String { "git:" + repository.path }
+    var environment: [String: String] { [:] }
+    var unreachable: String { "git:ssh://git@127.0.0.1:1/nothing.git" }
+
+    func refusingCredentials() throws -> (location: String, environment: [String: String]) {
+        let server = try LoopbackSSHServer()
+        servers.append(server)
+        return (server.url(repository.path), server.environment(key: server.strangerKey))
+    }
+
+    func killedMidSend() throws -> [String: String] {
+        // git's pack reaches the remote, then itsypad dies before it hears.
+        let wrapper = try GitWrapper(#"[ "$cmd" = push ] && { /usr/bin/git "$@"; kill -9 $PPID; exit 137; }"#)
+        wrappers.append(wrapper)
+        return wrapper.environment
+    }
+
+    func editBackend(_ edit: (String) throws -> Void) throws {
+        let clone = try repository.clone()
+        try edit(clone)
+        try BareRepository.git(["add", "-A"], in: clone)
+        try BareRepository.git(["commit", "-q", "-m", "a keyless writer"], in: clone)
+        try BareRepository.git(["push", "-q", "origin", "itsypad"], in: clone)
+    }
+}
