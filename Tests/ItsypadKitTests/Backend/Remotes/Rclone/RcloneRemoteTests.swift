@@ -149,8 +149,7 @@ extension RcloneFleet {
     static func waitForChild(of parent: pid_t, running word: String) -> pid_t? {
         while kill(parent, 0) == 0 {
             for name in (try? FileSystem.list("/proc")) ?? [] {
-                guard let pid = pid_t(name), let stat = try? FileSystem.read("/proc/\(name)/stat"),
-                    let cmdline = try? FileSystem.read("/proc/\(name)/cmdline")
+                guard let pid = pid_t(name), let stat = readProcFile("/proc/\(name)/stat"), let cmdline = readProcFile("/proc/\(name)/cmdline")
                 else { continue }
                 let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " ")
                 let arguments = cmdline.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
@@ -161,6 +160,14 @@ extension RcloneFleet {
             usleep(2_000)
         }
         return nil
+    }
+
+    /// A file of /proc, whose size stat reports as 0: read to its end.
+    static func readProcFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return try? FileSystem.readAll(fd: fd, path: path, limit: 1 << 16)
     }
 }
 
