@@ -129,7 +129,8 @@ final class RcloneServer {
     }
 
     private func command(port: Int) -> (String, [String]) {
-        let credentials = ["--user", RcloneServer.user, "--pass", RcloneServer.password]
+        // No directory cache: a keyless writer changes the served files behind the server's back.
+        let credentials = ["--user", RcloneServer.user, "--pass", RcloneServer.password, "--dir-cache-time", "0s"]
         switch kind {
         case .rcloneWebDAV: return ("/usr/bin/rclone", ["serve", "webdav", served, "--addr", "127.0.0.1:\(port)"] + credentials)
         case .rcloneSFTP:
