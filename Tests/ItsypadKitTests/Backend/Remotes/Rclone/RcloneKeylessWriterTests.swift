@@ -2,10 +2,6 @@ import Testing
 
 @testable import ItsypadSupport
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Someone without the key who writes the remote's files directly on the server (here behind
 /// `rclone serve webdav`) gets what a keyless writer of a folder gets (`KeylessWriterTests`, whose
 /// cases these are): whatever each sync reports (0, 1 or 75, with a reason), no synced item is
@@ -40,8 +36,7 @@ struct RcloneKeylessWriterTests {
         return results
     }
 
-    /// Known to fail: not every sync after the edit exits 1 as it does with a folder (to be looked into).
-    @Test(.enabled(if: getenv("ITSYPAD_RCLONE_OPEN_CASES") != nil, "known to fail; set ITSYPAD_RCLONE_OPEN_CASES=1"), arguments: KeylessWriterTests.zoneEdits.indices)
+    @Test(arguments: KeylessWriterTests.zoneEdits.indices)
     func aChangedZoneFileLosesNothing(_ index: Int) throws {
         let (label, key, value) = KeylessWriterTests.zoneEdits[index]
         let fleet = try Self.fleet()
@@ -57,8 +52,7 @@ struct RcloneKeylessWriterTests {
         _ = try Self.syncBothLosingNothing(fleet, how)
     }
 
-    /// Known to fail: a device that joins afterwards gets no clips (to be looked into).
-    @Test(.enabled(if: getenv("ITSYPAD_RCLONE_OPEN_CASES") != nil, "known to fail; set ITSYPAD_RCLONE_OPEN_CASES=1"), arguments: KeylessWriterTests.removals.indices)
+    @Test(arguments: KeylessWriterTests.removals.indices)
     func removedFoldersLoseNothingAndAreSentAgain(_ index: Int) throws {
         let (label, folders) = KeylessWriterTests.removals[index]
         let fleet = try Self.fleet()
