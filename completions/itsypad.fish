@@ -328,7 +328,7 @@ complete -c itsypad -n '__itsypad_at "sync" 0' -a watch -d 'Sync continuously: a
 # itsypad sync enable
 complete -c itsypad -n '__itsypad_at "sync enable"' -l encrypt -d 'Create DIR as an end-to-end encrypted backend with a new key.'
 complete -c itsypad -n '__itsypad_at "sync enable"' -l key -x -d 'Join the encrypted backend in DIR with the recovery key read from standard input.'
-complete -c itsypad -n '__itsypad_at "sync enable"' -l no-encrypt -d 'Create an unencrypted backend (the default for a directory; a git remote\'s is encrypted otherwise).'
+complete -c itsypad -n '__itsypad_at "sync enable"' -l no-encrypt -d 'Create an unencrypted backend (the default for a directory; a git or rclone remote\'s is encrypted otherwise).'
 complete -c itsypad -n '__itsypad_at "sync enable" 0' -a '(__fish_complete_directories)'
 
 # itsypad sync key

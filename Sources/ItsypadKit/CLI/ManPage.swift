@@ -293,7 +293,7 @@ private enum Prose {
             "Without a subcommand, settings lists every setting, as settings list does. The settings and their values are listed under SETTINGS."
         ],
         "sync": [
-            "Every device names the same backend: a directory (see itsypad-backend(5)) or a git remote (git:URL, see sync enable); sync enable records it in the sync.backend setting and turns sync.enabled on. Changes made while sync is off are still queued and go with the next sync.",
+            "Every device names the same backend: a directory (see itsypad-backend(5)), a git remote (git:URL) or an rclone remote (rclone:REMOTE:PATH; see sync enable); sync enable records it in the sync.backend setting and turns sync.enabled on. Changes made while sync is off are still queued and go with the next sync.",
             "A tab edited on two devices is merged three ways against the last synced version. Where both changed the same lines, the newer edit wins the tab and the other is kept as a new tab named \"NAME (conflict DEVICE TIME)\". The name and the language each follow the edit that set them last. An edit (of the content, name, language or a lock) beats a deletion made elsewhere by a device that had not seen it. While a local pin or unpin waits to be sent, an entry pinned on either side stays pinned. A setting keeps its newest value.",
         ],
         "export": [
@@ -389,6 +389,10 @@ private enum Prose {
         (
             "sync/git/",
             "With a git remote as backend: its clone (repository/, the git directory; backend/, the working tree the engine syncs with, a backend directory as itsypad-backend(5) describes) and status.json (the last fetch and push and git's last error). Commits that could not be put on top of a rewritten remote are kept under refs/itsypad/kept. Removing the whole directory is safe once sync status shows nothing waiting: the next sync clones again."
+        ),
+        (
+            "sync/rclone/",
+            "With an rclone remote as backend: its mirror (backend/, the backend directory the engine syncs with), manifest (what the mirror and the remote held of each file when they were last in step), status.json (the last fetch and send and rclone's last error), and incoming/ and transfer-list while a transfer runs. Removing the whole directory is safe once sync status shows nothing waiting: the next sync downloads the backend again."
         ),
     ]
 }

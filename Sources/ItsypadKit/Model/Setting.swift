@@ -38,7 +38,7 @@ public enum SettingKind: Sendable, Equatable {
     case integer(ClosedRange<Int>)
     case duration
     case path
-    /// A directory path or `git:` and a URL (see `BackendLocation`).
+    /// A directory path, `git:` and a URL, or `rclone:` and an rclone remote (see `BackendLocation`).
     case backendLocation
     case text
     case patternList
@@ -49,7 +49,7 @@ public enum SettingKind: Sendable, Equatable {
         case .integer(let range): return "a whole number from \(range.lowerBound) to \(range.upperBound)"
         case .duration: return "a duration such as 90s, 30m, 12h, 7d, 2w or never"
         case .path: return "a directory path"
-        case .backendLocation: return "a directory path or git:URL"
+        case .backendLocation: return "a directory path, git:URL or rclone:REMOTE:PATH"
         case .text: return "text"
         case .patternList: return "one or more regular expressions"
         }
@@ -220,7 +220,8 @@ public enum Settings {
         case .syncBackend:
             SettingDefinition(
                 key: key.rawValue, kind: .backendLocation, scope: .device,
-                help: "The sync backend shared by your devices: a directory, or git: and a git remote's URL.", defaultValue: nil)
+                help: "The sync backend shared by your devices: a directory, git: and a git remote's URL, or rclone: and an rclone remote.",
+                defaultValue: nil)
         case .syncEnabled:
             SettingDefinition(
                 key: key.rawValue, kind: .bool, scope: .device,

@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// An `sshd` of its own on 127.0.0.1 (a random port, a throwaway host key and client key, its
-/// own sshd_config in a temporary directory), serving the bare repositories of this user.
+/// own sshd_config in a temporary directory), serving the bare repositories of this user, and
+/// its files over sftp (for rclone).
 final class LoopbackSSHServer {
     static let sshd = "/usr/sbin/sshd"
 
@@ -42,6 +43,7 @@ final class LoopbackSSHServer {
                 PubkeyAuthentication yes
                 PermitRootLogin prohibit-password
                 AllowUsers \(user)
+                Subsystem sftp internal-sftp
                 """)
             let pid = try Process.spawn(
                 LoopbackSSHServer.sshd, ["-D", "-e", "-f", directory.file("sshd_config")], stdin: "/dev/null",

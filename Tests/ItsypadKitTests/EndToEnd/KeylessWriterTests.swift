@@ -67,7 +67,7 @@ import Glibc
 
         func devices() throws -> [String] { try FileSystem.list(backend + "/devices").sorted() }
 
-        func editJSON(_ path: String, _ edit: (inout [(String, JSONValue)]) -> Void) throws {
+        static func editJSON(_ path: String, _ edit: (inout [(String, JSONValue)]) -> Void) throws {
             guard case .object(var members) = try JSONValue.parse(#require(try FileSystem.read(path))) else {
                 Issue.record("\(path) is not a JSON object")
                 return
@@ -108,7 +108,7 @@ import Glibc
     func aChangedZoneFileLosesNothing(_ index: Int) throws {
         let (label, key, value) = Self.zoneEdits[index]
         let fleet = try Fleet()
-        try fleet.editJSON(fleet.backend + "/zone.json", Self.set(key, value))
+        try Fleet.editJSON(fleet.backend + "/zone.json", Self.set(key, value))
         let results = try fleet.syncBoth(label)
         try fleet.expectEverythingKept(label)
         // Under the same zone id nothing of the zone's identity may change: refused, with the reason named.
@@ -138,7 +138,7 @@ import Glibc
         let (label, key, value) = Self.deviceEdits[index]
         let fleet = try Fleet()
         for device in try fleet.devices() {
-            try fleet.editJSON(fleet.backend + "/devices/\(device)/device.json", Self.set(key, value))
+            try Fleet.editJSON(fleet.backend + "/devices/\(device)/device.json", Self.set(key, value))
         }
         _ = try fleet.syncBoth(label)
         try fleet.expectEverythingKept(label)
@@ -204,8 +204,15 @@ import Glibc
     @Test(arguments: journalEdits)
     func damagedJournalsLoseNothing(_ how: String) throws {
         let fleet = try Fleet()
-        for device in try fleet.devices() {
-            let journal = fleet.backend + "/devices/\(device)/journal"
+        try Self.damageJournals(in: fleet.backend, how)
+        _ = try fleet.syncBoth(how)
+        try fleet.expectEverythingKept(how)
+    }
+
+    /// Damages every device's journal in `backend` as `how` (one of `journalEdits`) says.
+    static func damageJournals(in backend: String, _ how: String) throws {
+        for device in try FileSystem.list(backend + "/devices") {
+            let journal = backend + "/devices/\(device)/journal"
             if how == "removed" {
                 _ = try Process.run("/bin/rm", ["-rf", journal])
                 continue
@@ -222,7 +229,5 @@ import Glibc
                 try FileSystem.writeAtomically(path, Array(lines.joined(separator: [10])) + [10])
             }
         }
-        _ = try fleet.syncBoth(how)
-        try fleet.expectEverythingKept(how)
     }
 }

@@ -32,6 +32,7 @@ struct ReadmeSteps {
         case "join": try join(block, at)
         case "rotate": try rotate(block, at)
         case "git-walkthrough": try gitWalkthrough(block, at)
+        case "rclone-walkthrough": try rcloneWalkthrough(block, at)
         case "watch": try watch(block, at)
         case "systemd": try systemd(block, at, unit: SystemdUnit.syncWatchName)
         case "clip-systemd": try systemd(block, at, unit: SystemdUnit.clipWatchName)
@@ -155,6 +156,15 @@ struct ReadmeSteps {
             #expect(Identifier.isValid(String(device)), "\(at): a commit names no device id: \(subject)")
         }
         #expect(subjects.contains { $0.contains("pulled 1, pushed 0") }, "\(at): no commit of a sync that only pulled: \(subjects)")
+    }
+
+    /// Runs as pasted: the block starts its own WebDAV server on 127.0.0.1 and stops it.
+    func rcloneWalkthrough(_ block: ReadmeBlock, _ at: String) throws {
+        guard ReadmeTests.hasTool("rclone") else { return }
+        let result = try account.run(block.text)
+        #expect(result.status == 0, "\(at): \(result.stderr)")
+        #expect(result.stdout.contains("copied on the laptop"), "\(at)")
+        #expect(result.stdout.contains("remote:     fetched 20"), "\(at): \(result.stdout)")
     }
 
     /// The watcher is the background job itself, so `kill $!` stops it and `wait` gives its status.

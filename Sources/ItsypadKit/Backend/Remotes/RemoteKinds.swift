@@ -25,7 +25,8 @@ public struct RemoteKind: Sendable {
 /// The one registration of remote kinds: a new remote is its folder under `Remotes/` and one line here.
 public enum RemoteKinds {
     public static let all: [RemoteKind] = [
-        GitRemote.kind
+        GitRemote.kind,
+        RcloneRemote.kind,
     ]
 
     public static func kind(_ scheme: String) -> RemoteKind? {

@@ -1,0 +1,81 @@
+import ItsypadSupport
+
+/// What the mirror and the remote held of each backend file when they were last in step:
+/// `sync/rclone/manifest`, a first line naming the mirror, then a line per file,
+/// `path TAB remote-stamp TAB local-stamp TAB sent` (`s` when this device sent the file, `-` when
+/// it was downloaded).
+///
+/// A fetch downloads the files whose remote stamp (size and time, as rclone lists them) differs
+/// from the one recorded; a send uploads the files whose local stamp (size and exact time of the
+/// mirror's file) differs, which only this device's writes change. An empty stamp is unknown: the
+/// file is looked at again. A lost manifest (or a mirror made anew) costs one full transfer.
+struct RcloneManifest: Equatable {
+    struct Entry: Equatable {
+        /// The remote's copy as last listed or downloaded.
+        var remote = ""
+        /// The mirror's copy as last downloaded or uploaded.
+        var local = ""
+        /// This device uploaded it: it is this device's to replace and to remove there.
+        var sent = false
+    }
+
+    var entries: [String: Entry] = [:]
+
+    subscript(path: String) -> Entry? {
+        get { entries[path] }
+        set { entries[path] = newValue }
+    }
+
+    /// The manifest of the mirror `mirror` (its inode), empty when it is missing, unreadable or
+    /// describes another mirror (one removed and made again holds none of the files it lists).
+    static func read(_ path: String, mirror: FileStatus) -> RcloneManifest {
+        var manifest = RcloneManifest()
+        var isOfMirror = false
+        try? FileTree.containing(path).forEachLine(path) { number, line in
+            let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            if number == 0 {
+                isOfMirror = fields == ["mirror", String(mirror.inode)]
+            } else if isOfMirror, fields.count == 4 {
+                manifest.entries[fields[0]] = Entry(remote: fields[1], local: fields[2], sent: fields[3] == "s")
+            }
+        }
+        return isOfMirror ? manifest : RcloneManifest()
+    }
+
+    func write(_ path: String, mirror: FileStatus) throws {
+        var bytes = Array("mirror\t\(mirror.inode)\n".utf8)
+        for (name, entry) in entries.sorted(by: { $0.key < $1.key }) {
+            bytes += Array("\(name)\t\(entry.remote)\t\(entry.local)\t\(entry.sent ? "s" : "-")\n".utf8)
+        }
+        try FileTree.containing(path).writeAtomically(path, bytes)
+    }
+
+    /// The stamp of a file of the mirror: its size and exact modification time.
+    static func localStamp(_ status: FileStatus) -> String {
+        "\(status.size):\(status.modifiedSeconds).\(status.modifiedNanoseconds)"
+    }
+
+    /// The size a stamp of either kind starts with.
+    static func size(of stamp: String) -> Substring {
+        stamp.prefix { $0 != ":" && $0 != " " }
+    }
+}
+
+extension RcloneManifest {
+    /// Whether `path`, relative to the backend, names a file of the backend's data that devices
+    /// exchange (see FolderLayout): zone.json, a file of a device's folder, a record file. Never a
+    /// lock (each machine's own), a temporary file or any name of a service's: not transferred.
+    static func isTransferred(_ path: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.allSatisfy({ FileTree.isPlainName(String($0)) && !$0.hasPrefix(".") }) else { return false }
+        switch (parts.first, parts.count) {
+        case ("zone.json", 1): return true
+        case ("devices", 3): return VersionVector.isDeviceID(parts[1]) && parts[2] == "device.json"
+        case ("devices", 4): return VersionVector.isDeviceID(parts[1]) && (parts[2] == "journal" || parts[2] == "assets")
+        case ("records", 4): return FolderLayout.recordFile(named: String(parts[3])) != nil
+        default: return false
+        }
+    }
+}

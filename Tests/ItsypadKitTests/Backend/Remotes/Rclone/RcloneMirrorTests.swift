@@ -1,0 +1,135 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `RcloneRemote`'s transfers, between mirrors of two devices and a remote that is a local folder
+/// (rclone's `:local:` backend): what each fetch and send moves, and what they never touch.
+@Suite(.enabled(if: ExternalTool.installed("rclone"), "rclone is not installed"))
+struct RcloneMirrorTests {
+    let scratch = TemporaryDirectory()
+    var remoteFolder: String { scratch.file("remote") }
+
+    func remote(_ device: String) -> RcloneRemote {
+        RcloneRemote(
+            remote: ":local:" + remoteFolder, directory: scratch.file(device), environment: Process.baseEnvironment, timeout: 60)
+    }
+
+    func write(_ remote: RcloneRemote, _ path: String, _ text: String) throws {
+        try FileSystem.makeDirectory(FileSystem.directoryName(remote.mirror + "/" + path))
+        try FileSystem.writeAtomically(remote.mirror + "/" + path, Array(text.utf8))
+    }
+
+    func read(_ root: String, _ path: String) -> String? {
+        (try? FileSystem.read(root + "/" + path))?.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test func eachDeviceSendsItsOwnFilesAndFetchesTheOthers() throws {
+        let a = remote("a"), b = remote("b")
+        try a.prepare()
+        try write(a, "zone.json", "zone")
+        try write(a, "devices/A/device.json", "a device")
+        try write(a, "devices/A/journal/0000000000000001.log", "a journal\n")
+        try write(a, "records/T/ab/r.A.json", "a record")
+        #expect(try a.send(message: ""))
+        #expect(read(remoteFolder, "records/T/ab/r.A.json") == "a record")
+
+        #expect(try b.fetch() == .changed)
+        #expect(read(b.mirror, "devices/A/journal/0000000000000001.log") == "a journal\n")
+        #expect(try b.fetch() == .unchanged || read(b.mirror, "zone.json") == "zone")
+        try write(b, "devices/B/device.json", "b device")
+        try write(b, "records/T/ab/r.B.json", "b record")
+        #expect(try b.send(message: ""))
+
+        #expect(try a.fetch() == .changed)
+        #expect(read(a.mirror, "records/T/ab/r.B.json") == "b record")
+        // B removes its record file (superseded): the remote and A's mirror lose it too; A's stays.
+        #expect(unlink(b.mirror + "/records/T/ab/r.B.json") == 0)
+        #expect(try b.send(message: ""))
+        #expect(!FileSystem.exists(remoteFolder + "/records/T/ab/r.B.json"))
+        _ = try a.fetch()
+        #expect(!FileSystem.exists(a.mirror + "/records/T/ab/r.B.json"))
+        #expect(read(remoteFolder, "records/T/ab/r.A.json") == "a record")
+        #expect(read(b.mirror, "records/T/ab/r.A.json") == "a record")
+    }
+
+    @Test func anUploadCutShortIsSentAgain() throws {
+        let a = remote("a")
+        try a.prepare()
+        try write(a, "devices/A/journal/0000000000000001.log", "line one\nline two\n")
+        #expect(try a.send(message: ""))
+        // What a killed upload leaves on the remote: the first bytes of the file.
+        try FileSystem.writeAtomically(remoteFolder + "/devices/A/journal/0000000000000001.log", Array("line o".utf8))
+        _ = try a.fetch()
+        #expect(try a.send(message: ""))
+        #expect(read(remoteFolder, "devices/A/journal/0000000000000001.log") == "line one\nline two\n")
+    }
+
+    @Test func aChangeNotSentYetIsNeverReplacedByADownload() throws {
+        let a = remote("a")
+        try a.prepare()
+        try write(a, "devices/A/device.json", "written here, not sent")
+        try FileSystem.makeDirectory(remoteFolder + "/devices/A")
+        try FileSystem.writeAtomically(remoteFolder + "/devices/A/device.json", Array("planted there".utf8))
+        _ = try a.fetch()
+        #expect(read(a.mirror, "devices/A/device.json") == "written here, not sent")
+        #expect(try a.send(message: ""))
+        #expect(read(remoteFolder, "devices/A/device.json") == "written here, not sent")
+    }
+
+    @Test func aFileRewrittenWithinTheSameSecondIsFetchedAgain() throws {
+        let a = remote("a"), b = remote("b")
+        try a.prepare()
+        try write(a, "devices/A/device.json", "version 1")
+        #expect(try a.send(message: ""))
+        #expect(try b.fetch() == .changed)
+        try write(a, "devices/A/device.json", "version 2")
+        #expect(try a.send(message: ""))
+        // Same size, and (listed to the second) most likely the same time: fetched again all the same.
+        _ = try b.fetch()
+        #expect(read(b.mirror, "devices/A/device.json") == "version 2")
+    }
+
+    @Test func namesThatAreNoPartOfTheBackendAreNeverTransferred() throws {
+        let a = remote("a"), b = remote("b")
+        try a.prepare()
+        let foreign = ["devices/A/lock", ".tmp-00ff", "notes.txt", "records/T/ab/.tmp-1", "devices/A/x.sync-conflict.json"]
+        for path in foreign + ["devices/A/device.json"] { try write(a, path, "x") }
+        #expect(try a.send(message: ""))
+        for path in foreign { #expect(!FileSystem.exists(remoteFolder + "/" + path), "\(path) was sent") }
+        for path in foreign {
+            try FileSystem.makeDirectory(FileSystem.directoryName(remoteFolder + "/" + path))
+            try FileSystem.writeAtomically(remoteFolder + "/" + path, Array("planted".utf8))
+        }
+        _ = try b.fetch()
+        for path in foreign { #expect(!FileSystem.exists(b.mirror + "/" + path), "\(path) was fetched") }
+        #expect(read(b.mirror, "devices/A/device.json") == "x")
+    }
+
+    @Test func aMirrorMadeAnewIsFilledAgain() throws {
+        let a = remote("a"), b = remote("b")
+        try a.prepare()
+        try write(a, "devices/A/device.json", "a device")
+        #expect(try a.send(message: ""))
+        _ = try b.fetch()
+        _ = try Process.run("/bin/rm", ["-rf", b.mirror])
+        _ = try b.fetch()
+        #expect(read(b.mirror, "devices/A/device.json") == "a device")
+    }
+
+    @Test(arguments: [
+        ("Failed to create file system: read metadata failed: Unauthorized: 401 Unauthorized", false),
+        ("Failed to create file system for \"nosuch:x\": didn't find section in config file", false),
+        ("ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey]", false),
+        ("Propfind \"http://127.0.0.1:1/x\": dial tcp 127.0.0.1:1: connect: connection refused", true),
+        ("couldn't connect SSH: dial tcp 127.0.0.1:22: i/o timeout", true),
+        ("Failed to copy: 503 Service Unavailable", true),
+    ])
+    func failuresAreRetryableOnlyWhenRetryingCanFixThem(_ message: String, _ retryable: Bool) {
+        #expect(RcloneRemote.isTransient(message) == retryable)
+    }
+}
