@@ -36,7 +36,10 @@ let package = Package(
         .executableTarget(name: "crypto-bench", dependencies: ["ItsypadSupport", "ItsypadBackend"], path: "Tests/Benchmarks/CryptoBench"),
         .testTarget(
             name: "ItsypadKitTests",
-            dependencies: ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync", "ItsypadDesktop", "ItsypadCLI", "itsypad"]),
+            dependencies: [
+                "ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync", "ItsypadDesktop", "ItsypadCLI",
+                "itsypad",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -260,7 +260,8 @@ public enum CommandTable {
                 arguments: [
                     ArgumentSpec(
                         "backend", .optional,
-                        help: "DIR, the backend directory (./a:b for one whose path starts like KIND:), git:URL or rclone:REMOTE:PATH (default: the sync.backend setting).",
+                        help:
+                            "DIR, the backend directory (./a:b for one whose path starts like KIND:), git:URL or rclone:REMOTE:PATH (default: the sync.backend setting).",
                         completion: .directory)
                 ],
                 options: [
@@ -269,7 +270,8 @@ public enum CommandTable {
                         "key", value: "-", help: "Join the encrypted backend in DIR with the recovery key read from standard input."),
                     OptionSpec(
                         "no-encrypt",
-                        help: "Create an unencrypted backend (the default for a directory; a git or rclone remote's is encrypted otherwise)."),
+                        help:
+                            "Create an unencrypted backend (the default for a directory; a git or rclone remote's is encrypted otherwise)."),
                 ],
                 examples: [
                     Example("itsypad sync enable /mnt/usb/itsypad", "Sync through a USB disk."),

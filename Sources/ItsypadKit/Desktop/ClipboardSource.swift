@@ -1,8 +1,8 @@
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-import ItsypadSupport
 
 /// Somewhere a clip can be put: a desktop's clipboard, or a terminal's by OSC 52.
 package protocol ClipboardWriter {

@@ -1,8 +1,8 @@
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-import ItsypadSupport
 
 /// The clipboard of the terminal itsypad runs in, reached by the OSC 52 escape written to the
 /// controlling terminal (/dev/tty): on a host reached by ssh, where there is no desktop, the

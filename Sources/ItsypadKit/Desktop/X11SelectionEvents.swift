@@ -1,8 +1,8 @@
+import ItsypadSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-import ItsypadSupport
 
 /// A connection to an X server that reports every change of a selection's
 /// owner (XFixes SelectSelectionInput, as clipnotify does): the socket becomes

@@ -33,7 +33,9 @@ public enum BackendLocation: Equatable, Sendable, CustomStringConvertible {
     /// a scheme: such a directory is written `./name:…`.
     private static func schemeEnd(_ value: String) -> String.Index? {
         guard let colon = value.firstIndex(of: ":"), let first = value.unicodeScalars.first, ("a"..."z").contains(first) else { return nil }
-        let allowed = value[..<colon].unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0) }
+        let allowed = value[..<colon].unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)
+        }
         return allowed ? colon : nil
     }
 

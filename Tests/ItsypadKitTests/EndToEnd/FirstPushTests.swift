@@ -105,7 +105,9 @@ struct FirstPushTests {
         #expect(joined == 0, "killed at \(point): joining failed: \(joinErr)")
         let listed = try JSONValue.parse(joining.inProcess(["clip", "ls", "--json"]).1).arrayValue ?? []
         let texts = listed.compactMap { $0["text"]?.stringValue }.sorted()
-        #expect(texts == (0..<clips).map { "clip \($0)" }.sorted(), "killed at \(point): the joining device has \(texts.count) of \(clips) clips")
+        #expect(
+            texts == (0..<clips).map { "clip \($0)" }.sorted(),
+            "killed at \(point): the joining device has \(texts.count) of \(clips) clips")
         return killed.status == 128 + SIGKILL
     }
 

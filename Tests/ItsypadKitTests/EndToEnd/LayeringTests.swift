@@ -43,7 +43,10 @@ import Testing
 
     @Test func everyLayerIsATargetInOrder() throws {
         let targets = try Self.targets()
-        #expect(targets.map(\.name) == ["ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync", "ItsypadDesktop", "ItsypadCLI"])
+        #expect(
+            targets.map(\.name) == [
+                "ItsypadSupport", "ItsypadModel", "ItsypadBackend", "ItsypadStore", "ItsypadSync", "ItsypadDesktop", "ItsypadCLI",
+            ])
         for (index, target) in targets.enumerated() {
             #expect(target.dependencies == targets.prefix(index).map(\.name), "\(target.name) depends on exactly the layers below it")
         }

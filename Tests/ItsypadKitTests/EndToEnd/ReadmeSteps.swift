@@ -160,7 +160,6 @@ struct ReadmeSteps {
 
     /// Runs as pasted: the block starts its own WebDAV server on 127.0.0.1 and stops it.
     func rcloneWalkthrough(_ block: ReadmeBlock, _ at: String) throws {
-        guard ReadmeTests.hasTool("rclone") else { return }
         let result = try account.run(block.text)
         #expect(result.status == 0, "\(at): \(result.stderr)")
         #expect(result.stdout.contains("copied on the laptop"), "\(at)")

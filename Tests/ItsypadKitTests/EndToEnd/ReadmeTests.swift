@@ -106,7 +106,7 @@ final class ReadmeAccount {
 
     /// Each block as a new user pastes it, in the README's order, sharing one
     /// account; a block whose marker names no step here fails.
-    @Test(.needs(["zsh", "python3", "git"] + DesktopSession.Kind.wayland.tools))
+    @Test(.needs(["zsh", "python3", "git", "rclone"] + DesktopSession.Kind.wayland.tools))
     func everyBlockRunsInOrderOnAFreshHome() throws {
         let account = ReadmeAccount()
         let other = ReadmeAccount()

@@ -23,14 +23,17 @@ struct TerminalClipboardTests {
     }
 
     /// Runs itsypad on `device` with a pty as its controlling terminal: its result, and what reached the terminal.
-    static func underPTY(_ device: Device, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = noDesktop)
+    static func underPTY(
+        _ device: Device, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = noDesktop
+    )
         throws -> (result: RunResult, terminal: [UInt8])
     {
         let output = device.directory.file("terminal-\(UInt32.random(in: 0...UInt32.max))")
         var env = Process.baseEnvironment
         env["ITSYPAD_DATA_DIR"] = device.dataDir
         for (key, value) in environment { env[key] = value }
-        let result = try Process.run("/usr/bin/python3", [ptyRun, output, Process.itsypad] + arguments, stdin: stdin, environment: env, timeout: 20)
+        let result = try Process.run(
+            "/usr/bin/python3", [ptyRun, output, Process.itsypad] + arguments, stdin: stdin, environment: env, timeout: 20)
         return (result, try FileSystem.read(output) ?? [])
     }
 
@@ -77,7 +80,8 @@ struct TerminalClipboardTests {
         let device = Device()
         let text = String(repeating: "screen ", count: 200)
         let id = try Self.added(device, text)
-        let (result, terminal) = try Self.underPTY(device, ["clip", "copy", id], environment: Self.noDesktop.merging(["STY": "1.pts-0"]) { $1 })
+        let (result, terminal) = try Self.underPTY(
+            device, ["clip", "copy", id], environment: Self.noDesktop.merging(["STY": "1.pts-0"]) { $1 })
         #expect(result.status == 0, "\(result.stderr)")
         #expect(terminal == TerminalClipboard.sequence(Array(text.utf8), primary: false, form: .screen))
         #expect(terminal != Self.osc52(text))
@@ -127,7 +131,8 @@ struct TerminalClipboardTests {
         let large = try Self.added(device, String(repeating: "b", count: 74_995))
         let (refused, nothing) = try Self.underPTY(device, ["clip", "copy", large])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("the entry is 74995 bytes, more than the 74994 bytes terminals accept by OSC 52"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("the entry is 74995 bytes, more than the 74994 bytes terminals accept by OSC 52"), "\(refused.stderr)")
         #expect(nothing.isEmpty)
     }
 
@@ -139,7 +144,10 @@ struct TerminalClipboardTests {
         var env = Process.baseEnvironment.merging(Self.noDesktop) { $1 }
         env["ITSYPAD_DATA_DIR"] = device.dataDir
         for (arguments, message) in [
-            (["clip", "copy", id], "neither WAYLAND_DISPLAY nor DISPLAY is set, and there is no controlling terminal to copy to by OSC 52"),
+            (
+                ["clip", "copy", id],
+                "neither WAYLAND_DISPLAY nor DISPLAY is set, and there is no controlling terminal to copy to by OSC 52"
+            ),
             (["clip", "copy", "--osc52", id], "there is no controlling terminal to copy to by OSC 52"),
         ] {
             let result = try Process.run("setsid", ["-w", Process.itsypad] + arguments, environment: env, timeout: 20)

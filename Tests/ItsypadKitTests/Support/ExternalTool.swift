@@ -14,7 +14,7 @@ enum ExternalTool {
     /// The Debian package of each program whose package has another name (the others are their own).
     static let packages = [
         "Xvfb": "xvfb", "wl-copy": "wl-clipboard", "wl-paste": "wl-clipboard", "man": "man-db", "ssh": "openssh-client",
-        "ssh-keygen": "openssh-client", "sshd": "openssh-server",
+        "ssh-keygen": "openssh-client", "sshd": "openssh-server", "htpasswd": "apache2-utils",
     ]
 
     /// Whether `name` is an executable on PATH or in the sbin folders a user's PATH may lack.

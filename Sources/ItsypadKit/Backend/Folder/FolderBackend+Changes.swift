@@ -39,7 +39,9 @@ extension FolderBackend {
 
     /// The version a save writes (nil: a derived merge someone already wrote), or why it cannot,
     /// given the `stored` versions of the record.
-    private func version(for save: ReplicatedSave, seq: Int64, zone: String, time: Int64, stored: [RecordVersion]) throws
+    private func version(
+        for save: ReplicatedSave, seq: Int64, zone: String, time: Int64, stored: [RecordVersion]
+    ) throws
         -> PlannedVersion
     {
         if let problem = NameRules.problem(with: save.record) ?? NameRules.folderProblem(with: save.record.id) {
@@ -74,7 +76,9 @@ extension FolderBackend {
         return .write(RecordVersion(record: record, version: vector, writer: deviceID, isDerived: save.isDerived, base: save.base))
     }
 
-    private func tombstone(for delete: ReplicatedDelete, seq: Int64, zone: String, time: Int64, stored: [RecordVersion]) throws
+    private func tombstone(
+        for delete: ReplicatedDelete, seq: Int64, zone: String, time: Int64, stored: [RecordVersion]
+    ) throws
         -> PlannedVersion
     {
         if let problem = NameRules.problem(with: delete.id) ?? NameRules.folderProblem(with: delete.id) {

@@ -81,7 +81,8 @@ struct ClipFollower {
         guard entry.localOnly == nil, let id = PackedID(entry.id), try store.clipSyncStates()(id) != .pending else { return nil }
         let short = Identifier.short(entry.id)
         guard now - entry.timestamp < window else {
-            throw Skip(id: short, reason: "copied \((now - entry.timestamp) / 1000) s ago, more than clipboard.followWindow (\(window / 1000) s)")
+            throw Skip(
+                id: short, reason: "copied \((now - entry.timestamp) / 1000) s ago, more than clipboard.followWindow (\(window / 1000) s)")
         }
         let reason =
             entry.binary == nil

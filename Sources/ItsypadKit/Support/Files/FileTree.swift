@@ -264,7 +264,9 @@ public struct FileTree: Sendable {
         /// The directory `name` here, made if missing: one `openat`, not a walk from the root.
         fileprivate func subdirectory(_ name: String) throws -> OpenDirectory {
             let child = path + "/" + name
-            guard FileTree.isPlainName(name) else { throw FileSystemError(path: child, code: FileSystemError.unsafeName, operation: "open") }
+            guard FileTree.isPlainName(name) else {
+                throw FileSystemError(path: child, code: FileSystemError.unsafeName, operation: "open")
+            }
             guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "open") }
             var opened = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if opened < 0 && errno == ENOENT {

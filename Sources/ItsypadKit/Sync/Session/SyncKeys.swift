@@ -55,7 +55,8 @@ package enum SyncKeys {
                 "\(location) already holds "
                     + (zone.isEncrypted
                         ? "an encrypted backend: to join it, run 'itsypad sync key show' on a device that syncs, then 'itsypad sync enable \(location) --key -' here"
-                        : "an unencrypted backend; nothing was changed: choose an empty " + (location.scheme == "git" ? "repository" : "directory")
+                        : "an unencrypted backend; nothing was changed: choose an empty "
+                            + (location.scheme == "git" ? "repository" : "directory")
                             + " for an encrypted one"))
         }
         let key = try SecretBytes.random(count: RecordCipher.masterKeyByteCount)

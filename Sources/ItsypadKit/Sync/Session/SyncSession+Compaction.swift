@@ -21,7 +21,8 @@ extension SyncSession {
                 in: backend, olderThan: SyncEngine.tombstoneLifetime, now: now(), device: device)
             let report = try backend.compact()
             if let remote = configured.remote {
-                guard try remote.sendCompaction(message: GitRemote.compactionSubject + "\(device): through change \(report.compactedThrough)")
+                guard
+                    try remote.sendCompaction(message: GitRemote.compactionSubject + "\(device): through change \(report.compactedThrough)")
                 else {
                     throw ItsypadError.temporary(
                         "the \(configured.location.scheme ?? "") remote \(configured.location) changed while compacting; what was compacted is committed in the clone and goes with the next sync; the old history is squashed by the next compaction"

@@ -255,7 +255,9 @@ import Glibc
         #expect(try tree.status(root + "/records/t/01/f1")?.permissions == 0o600)
         #expect(try tree.status(root + "/records/t/02")?.permissions == 0o700)
         for folder in ["00", "01", "02"] {
-            #expect(try tree.list(root + "/records/t/" + folder, includingHidden: true)?.contains { $0.hasPrefix(FileSystem.temporaryPrefix) } == false)
+            #expect(
+                try tree.list(root + "/records/t/" + folder, includingHidden: true)?.contains { $0.hasPrefix(FileSystem.temporaryPrefix) }
+                    == false)
         }
         try symlink(outside, at: root + "/records/t/03")
         expectMalformed { try tree.replaceFiles([(root + "/records/t/03/planted", [1])]) }

@@ -331,7 +331,8 @@ public struct RcloneRemote: SyncRemote {
             "--ask-password=false", "--contimeout", seconds(15), "--timeout", seconds(30), "--retries", "1",
             "--low-level-retries", "3", "--stats", "0",
         ]
-        let process = Subprocess(executable: executable, arguments: [arguments[0]] + options + arguments.dropFirst(), environment: environment)
+        let process = Subprocess(
+            executable: executable, arguments: [arguments[0]] + options + arguments.dropFirst(), environment: environment)
         return try process.run(timeout: timeout)
     }
 

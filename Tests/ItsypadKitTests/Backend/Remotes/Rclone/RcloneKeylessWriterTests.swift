@@ -6,7 +6,7 @@ import Testing
 /// `rclone serve webdav`) gets what a keyless writer of a folder gets (`KeylessWriterTests`, whose
 /// cases these are): whatever each sync reports (0, 1 or 75, with a reason), no synced item is
 /// lost on either device, and a zone.json changed under the same zone id is refused (exit 1).
-@Suite(.enabled(if: RcloneServer.unavailable(.rcloneWebDAV) == nil, "\(RcloneServer.unavailable(.rcloneWebDAV) ?? "")"))
+@Suite(.needs(RcloneServer.Kind.rcloneWebDAV.tools))
 struct RcloneKeylessWriterTests {
     /// Two devices, each with a clip of its own, synced through the server.
     static func fleet() throws -> RcloneFleet {

@@ -9,7 +9,7 @@ import Glibc
 
 /// `RcloneRemote`'s transfers, between mirrors of two devices and a remote that is a local folder
 /// (rclone's `:local:` backend): what each fetch and send moves, and what they never touch.
-@Suite(.enabled(if: ExternalTool.installed("rclone"), "rclone is not installed"))
+@Suite(.needs(["rclone"]))
 struct RcloneMirrorTests {
     let scratch = TemporaryDirectory()
     var remoteFolder: String { scratch.file("remote") }

@@ -31,7 +31,8 @@ struct RcloneFleet {
     }
 
     @discardableResult
-    func run(_ device: Device, _ arguments: String..., stdin: String? = nil, environment extra: [String: String] = [:]) throws -> RunResult {
+    func run(_ device: Device, _ arguments: String..., stdin: String? = nil, environment extra: [String: String] = [:]) throws -> RunResult
+    {
         try device.runArguments(arguments, stdin: stdin.map { Array($0.utf8) }, environment: environment.merging(extra) { $1 })
     }
 
@@ -43,7 +44,8 @@ struct RcloneFleet {
             env["ITSYPAD_DATA_DIR"] = device.dataDir
             env["TMPDIR"] = device.directory.path
             let pid = try Process.spawn(
-                Process.itsypad, ["sync"], stdin: "/dev/null", stdout: scratch.path + "/out", stderr: scratch.path + "/err", environment: env)
+                Process.itsypad, ["sync"], stdin: "/dev/null", stdout: scratch.path + "/out", stderr: scratch.path + "/err",
+                environment: env)
             return (pid, scratch)
         }
         return runs.map { pid, scratch in
@@ -121,7 +123,8 @@ enum RcloneScenarios {
         let tabs = (0..<300).map {
             "{\"id\":\"\(Identifier.make())\",\"content\":\"tab \($0) \(String(repeating: "x", count: 2000))\",\"lastModified\":\"2026-01-01T00:00:00.000Z\"}"
         }
-        let imported = try a.run("import", "-", stdin: "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tabs.joined(separator: ","))]}")
+        let imported = try a.run(
+            "import", "-", stdin: "{\"format\":\"itsypad-export\",\"version\":1,\"tabs\":[\(tabs.joined(separator: ","))]}")
         try #require(imported.status == 0, "\(imported.stderr)")
         var env = Process.baseEnvironment.merging(fleet.environment) { $1 }
         env["ITSYPAD_DATA_DIR"] = a.dataDir
@@ -149,7 +152,8 @@ extension RcloneFleet {
     static func waitForChild(of parent: pid_t, running word: String) -> pid_t? {
         while kill(parent, 0) == 0 {
             for name in (try? FileSystem.list("/proc")) ?? [] {
-                guard let pid = pid_t(name), let stat = readProcFile("/proc/\(name)/stat"), let cmdline = readProcFile("/proc/\(name)/cmdline")
+                guard let pid = pid_t(name), let stat = readProcFile("/proc/\(name)/stat"),
+                    let cmdline = readProcFile("/proc/\(name)/cmdline")
                 else { continue }
                 let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " ")
                 let arguments = cmdline.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
@@ -171,15 +175,17 @@ extension RcloneFleet {
     }
 }
 
-@Suite(.enabled(if: RcloneServer.unavailable(.rcloneWebDAV) == nil, "\(RcloneServer.unavailable(.rcloneWebDAV) ?? "")"))
+@Suite(.needs(RcloneServer.Kind.rcloneWebDAV.tools))
 struct RcloneWebDAVTests {
-    @Test func threeDevicesSyncingConcurrentlyConverge() throws { try RcloneScenarios.threeDevicesSyncingConcurrentlyConverge(.rcloneWebDAV) }
+    @Test func threeDevicesSyncingConcurrentlyConverge() throws {
+        try RcloneScenarios.threeDevicesSyncingConcurrentlyConverge(.rcloneWebDAV)
+    }
     @Test func aStoppedServerExits75AndCatchesUp() throws { try RcloneScenarios.aStoppedServerExits75AndCatchesUp(.rcloneWebDAV) }
     @Test func refusedCredentialsExit1() throws { try RcloneScenarios.refusedCredentialsExit1AndKeepTheQueue(.rcloneWebDAV) }
     @Test func aTransferKilledMidwayResumes() throws { try RcloneScenarios.aTransferKilledMidwayResumes(.rcloneWebDAV) }
 }
 
-@Suite(.enabled(if: RcloneServer.unavailable(.rcloneSFTP) == nil, "\(RcloneServer.unavailable(.rcloneSFTP) ?? "")"))
+@Suite(.needs(RcloneServer.Kind.rcloneSFTP.tools))
 struct RcloneSFTPTests {
     @Test func threeDevicesSyncingConcurrentlyConverge() throws { try RcloneScenarios.threeDevicesSyncingConcurrentlyConverge(.rcloneSFTP) }
     @Test func aStoppedServerExits75AndCatchesUp() throws { try RcloneScenarios.aStoppedServerExits75AndCatchesUp(.rcloneSFTP) }
@@ -187,7 +193,7 @@ struct RcloneSFTPTests {
     @Test func aTransferKilledMidwayResumes() throws { try RcloneScenarios.aTransferKilledMidwayResumes(.rcloneSFTP) }
 }
 
-@Suite(.enabled(if: RcloneServer.unavailable(.sshd) == nil, "\(RcloneServer.unavailable(.sshd) ?? "")"))
+@Suite(.needs(RcloneServer.Kind.sshd.tools))
 struct RcloneOverSSHDTests {
     @Test func threeDevicesSyncingConcurrentlyConverge() throws { try RcloneScenarios.threeDevicesSyncingConcurrentlyConverge(.sshd) }
     @Test func aStrangersKeyExits1() throws { try RcloneScenarios.refusedCredentialsExit1AndKeepTheQueue(.sshd) }
@@ -197,10 +203,12 @@ struct RcloneOverSSHDTests {
 /// Disabled: against mod_dav a test did not finish (rclone's folder creation meets "409 intermediate
 /// collection does not exist"); to be looked into before it runs in CI.
 @Suite(
-    .enabled(if: RcloneServer.unavailable(.apacheWebDAV) == nil, "\(RcloneServer.unavailable(.apacheWebDAV) ?? "")"),
+    .needs(RcloneServer.Kind.apacheWebDAV.tools),
     .enabled(if: getenv("ITSYPAD_APACHE_TESTS") != nil, "a test hung against mod_dav; set ITSYPAD_APACHE_TESTS=1 to run them"))
 struct RcloneApacheWebDAVTests {
-    @Test func threeDevicesSyncingConcurrentlyConverge() throws { try RcloneScenarios.threeDevicesSyncingConcurrentlyConverge(.apacheWebDAV) }
+    @Test func threeDevicesSyncingConcurrentlyConverge() throws {
+        try RcloneScenarios.threeDevicesSyncingConcurrentlyConverge(.apacheWebDAV)
+    }
     @Test func aStoppedServerExits75AndCatchesUp() throws { try RcloneScenarios.aStoppedServerExits75AndCatchesUp(.apacheWebDAV) }
     @Test func refusedCredentialsExit1() throws { try RcloneScenarios.refusedCredentialsExit1AndKeepTheQueue(.apacheWebDAV) }
     @Test func aTransferKilledMidwayResumes() throws { try RcloneScenarios.aTransferKilledMidwayResumes(.apacheWebDAV) }

@@ -17,17 +17,14 @@ final class RcloneServer {
         case sshd
         /// Apache's mod_dav, which is not rclone, with basic authentication.
         case apacheWebDAV
-    }
 
-    /// Why `kind` cannot run here, if it cannot.
-    static func unavailable(_ kind: Kind) -> String? {
-        guard ExternalTool.installed("rclone") else { return "rclone is not installed" }
-        switch kind {
-        case .rcloneWebDAV, .rcloneSFTP: return nil
-        case .sshd: return LoopbackSSHServer.unavailable
-        case .apacheWebDAV:
-            guard FileSystem.exists(apache), FileSystem.exists("/usr/bin/htpasswd") else { return "apache2 is not installed (apache2, apache2-utils)" }
-            return nil
+        /// The programs a server of this kind and its devices run (see `ExternalTool`).
+        var tools: [String] {
+            switch self {
+            case .rcloneWebDAV, .rcloneSFTP: ["rclone"]
+            case .sshd: ["rclone", "sshd", "ssh-keygen"]
+            case .apacheWebDAV: ["rclone", "apache2", "htpasswd"]
+            }
         }
     }
 
