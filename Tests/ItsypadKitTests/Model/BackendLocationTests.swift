@@ -36,7 +36,7 @@ import Testing
         #expect(device.inProcess(["settings", "get", "sync.backend"]).1 == "git:me@host:notes.git\n")
         let (status, _, err) = device.inProcess(["settings", "set", "sync.backend", "git:"])
         #expect(status == 64)
-        #expect(err.contains("a directory path or git:URL"), "\(err)")
+        #expect(err.contains("a directory path, git:URL"), "\(err)")
     }
 
     @Test func theFactoryWorksOnTheCloneOfAGitRemote() throws {
@@ -56,14 +56,14 @@ import Testing
             try Process.shell(
                 "cd '\(scratch.path)' && ITSYPAD_DATA_DIR='\(device.dataDir)' '\(Process.itsypad)' sync enable \(value) --no-encrypt")
         }
-        let refused = try enable("rclone:dav:itsypad")
+        let refused = try enable("dropbox:itsypad")
         #expect(refused.status == 64, "\(refused.stderr)")
-        #expect(refused.stderr.contains("git:URL") && refused.stderr.contains("./rclone:dav:itsypad"), "\(refused.stderr)")
-        #expect(!FileSystem.exists(scratch.path + "/rclone:dav:itsypad"))
-        let (status, _, err) = device.inProcess(["settings", "set", "sync.backend", "rclone:dav:itsypad"])
+        #expect(refused.stderr.contains("git:URL") && refused.stderr.contains("./dropbox:itsypad"), "\(refused.stderr)")
+        #expect(!FileSystem.exists(scratch.path + "/dropbox:itsypad"))
+        let (status, _, err) = device.inProcess(["settings", "set", "sync.backend", "dropbox:itsypad"])
         #expect(status == 64 && err.contains("git:URL"), "\(err)")
-        let directory = try enable("./rclone:dav:itsypad")
+        let directory = try enable("./dropbox:itsypad")
         #expect(directory.status == 0, "\(directory.stderr)")
-        #expect(FileSystem.exists(scratch.path + "/rclone:dav:itsypad/zone.json"))
+        #expect(FileSystem.exists(scratch.path + "/dropbox:itsypad/zone.json"))
     }
 }

@@ -35,11 +35,13 @@ public enum RemoteKinds {
 
     /// Why `location` names no backend this version can sync with (its scheme is no known
     /// kind's), naming the kinds known and how a directory with ':' in its path is written; nil
-    /// when it names one.
-    public static func problem(with location: BackendLocation) -> String? {
+    /// when it names one. `written` is the value as given, before relative paths were made absolute.
+    public static func problem(with location: BackendLocation, as written: String? = nil) -> String? {
         guard let scheme = location.scheme, kind(scheme) == nil else { return nil }
-        return "'\(scheme):' in '\(location)' is no kind of backend itsypad knows: it syncs with a directory path or "
-            + all.map(\.syntax).joined(separator: ", ")
-            + ". A directory whose path holds ':' is written with a slash before it, as ./\(location)"
+        let value = written ?? location.description
+        let known = ["a directory path"] + all.map(\.syntax)
+        return "'\(scheme):' in '\(value)' is no kind of backend itsypad knows: it syncs with "
+            + known.dropLast().joined(separator: ", ") + " or " + known.last!
+            + ". A directory whose path holds ':' is written with a slash before it, as ./\(value)"
     }
 }

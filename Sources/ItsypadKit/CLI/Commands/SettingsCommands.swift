@@ -55,7 +55,7 @@ enum SettingsCommands {
         }
         if definition.kind == .path, case .string(let path) = value { value = .string(FileSystem.absolute(path)) }
         if definition.kind == .backendLocation, case .string(let text) = value, let location = BackendLocation(text),
-            let problem = RemoteKinds.problem(with: location)
+            let problem = RemoteKinds.problem(with: location, as: text)
         {
             throw invocation.usage(problem)
         }

@@ -26,12 +26,12 @@ enum SyncCommands {
         let store = try invocation.store()
         let now = invocation.context.now()
         guard let value = try invocation.arguments.first ?? store.settings().string(.syncBackend) else {
-            throw invocation.usage("No backend: pass DIR or git:URL, or set sync.backend.")
+            throw invocation.usage("No backend: pass DIR, git:URL or rclone:REMOTE:PATH, or set sync.backend.")
         }
         guard let location = BackendLocation(value) else {
-            throw invocation.usage("Invalid backend '\(value)': expected a directory path or git:URL.")
+            throw invocation.usage("Invalid backend '\(value)': expected a directory path, git:URL or rclone:REMOTE:PATH.")
         }
-        if let problem = RemoteKinds.problem(with: location) { throw invocation.usage(problem) }
+        if let problem = RemoteKinds.problem(with: location, as: value) { throw invocation.usage(problem) }
         try invocation.syncSession().enable(location, encryption: encryption, joinKey: joinKey)
         if invocation.arguments.first != nil {
             try store.changeSetting(Settings.definition(.syncBackend), to: .string(location.description), now: now)

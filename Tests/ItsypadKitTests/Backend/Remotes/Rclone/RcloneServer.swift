@@ -91,7 +91,9 @@ final class RcloneServer {
         }
         var lastError = ""
         for _ in 0..<5 {
-            let port = self.port != 0 ? self.port : Int.random(in: 20_000..<60_000)
+            // Below Linux's ephemeral ports (32768 and up): a client's connection elsewhere never holds the
+            // port while the server is stopped, so it can start again on it.
+            let port = self.port != 0 ? self.port : Int.random(in: 10_000..<32_768)
             let (program, arguments) = command(port: port)
             let pid = try Process.spawn(
                 program, arguments, stdin: "/dev/null", stdout: directory.file("server.out"), stderr: directory.file("server.log"),
