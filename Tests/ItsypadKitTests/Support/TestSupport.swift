@@ -116,11 +116,24 @@ enum Process {
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
+        // The child starts with no signal blocked and every signal at its default: a test runs on a
+        // dispatch thread that blocks them all, and a server that inherits that mask (Apache) never
+        // sees the SIGTERM that stops it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid = pid_t()
         let spawned =
             program.hasPrefix("/") || program.hasPrefix(".")
-            ? posix_spawn(&pid, program, &actions, nil, argv, envp)
-            : posix_spawnp(&pid, program, &actions, nil, argv, envp)
+            ? posix_spawn(&pid, program, &actions, &attributes, argv, envp)
+            : posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
         guard spawned == 0 else { throw FileSystemError(path: program, code: spawned, operation: "run") }
         return pid
     }

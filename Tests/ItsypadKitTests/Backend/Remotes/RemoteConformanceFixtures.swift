@@ -24,11 +24,12 @@ protocol RemoteFixture: AnyObject {
 /// requires it, see `everyRegisteredRemoteHasAFixture`).
 enum RemoteFixtures {
     static let all: [String: @Sendable () throws -> any RemoteFixture] = [
-        "git": { try GitFixture() }
+        "git": { try GitFixture() },
+        "rclone": { try RcloneFixture() },
     ]
 
     /// The programs the fixtures run (see `ExternalTool`).
-    static let tools: [String] = GitFixture.tools
+    static let tools: [String] = GitFixture.tools + RcloneFixture.tools
 
     static var schemes: [String] { all.keys.sorted() }
 
@@ -73,5 +74,51 @@ final class GitFixture: RemoteFixture {
         try BareRepository.git(["add", "-A"], in: clone)
         try BareRepository.git(["commit", "-q", "-m", "a keyless writer"], in: clone)
         try BareRepository.git(["push", "-q", "origin", "itsypad"], in: clone)
+    }
+}
+
+/// `rclone serve webdav` on 127.0.0.1 with a password (see `RcloneServer`); refused credentials
+/// are a wrong password, and the unreachable remote a second section of the same rclone.conf
+/// whose URL is a port where nothing listens.
+final class RcloneFixture: RemoteFixture {
+    static let tools = RcloneServer.Kind.rcloneWebDAV.tools
+    let server: RcloneServer
+    let environment: [String: String]
+    /// Kept as long as the fixture: the test uses its rclone after it was handed out.
+    private let wrapper = TemporaryDirectory()
+
+    init() throws {
+        server = try RcloneServer(.rcloneWebDAV)
+        var environment = try server.environment()
+        let configuration = try #require(environment["RCLONE_CONFIG"])
+        let server = try #require(try FileSystem.read(configuration))
+        let down = "[down]\ntype = webdav\nurl = http://127.0.0.1:1/\n"
+        wrapper.write("rclone.conf", String(decoding: server, as: UTF8.self) + down, mode: 0o600)
+        environment["RCLONE_CONFIG"] = wrapper.file("rclone.conf")
+        self.environment = environment
+    }
+
+    var location: String { server.location }
+    var unreachable: String { "rclone:down:itsypad" }
+
+    func refusingCredentials() throws -> (location: String, environment: [String: String]) {
+        (server.location, try server.environment(rightCredentials: false))
+    }
+
+    func killedMidSend() throws -> [String: String] {
+        // The upload (the only call passing --no-check-dest) reaches the server, then itsypad dies before it hears.
+        wrapper.write(
+            "rclone",
+            """
+            #!/bin/sh
+            for a in "$@"; do [ "$a" = --no-check-dest ] && { /usr/bin/rclone "$@"; kill -9 $PPID; exit 137; }; done
+            exec /usr/bin/rclone "$@"
+            """, mode: 0o755)
+        return ["PATH": wrapper.path + ":/usr/bin:/bin"]
+    }
+
+    func editBackend(_ edit: (String) throws -> Void) throws {
+        // The server keeps no directory cache: what changes on its disk is what it serves.
+        try edit(server.backend)
     }
 }

@@ -200,11 +200,7 @@ struct RcloneOverSSHDTests {
     @Test func aTransferKilledMidwayResumes() throws { try RcloneScenarios.aTransferKilledMidwayResumes(.sshd) }
 }
 
-/// Disabled: against mod_dav a test did not finish (rclone's folder creation meets "409 intermediate
-/// collection does not exist"); to be looked into before it runs in CI.
-@Suite(
-    .needs(RcloneServer.Kind.apacheWebDAV.tools),
-    .enabled(if: getenv("ITSYPAD_APACHE_TESTS") != nil, "a test hung against mod_dav; set ITSYPAD_APACHE_TESTS=1 to run them"))
+@Suite(.needs(RcloneServer.Kind.apacheWebDAV.tools))
 struct RcloneApacheWebDAVTests {
     @Test func threeDevicesSyncingConcurrentlyConverge() throws {
         try RcloneScenarios.threeDevicesSyncingConcurrentlyConverge(.apacheWebDAV)

@@ -116,12 +116,24 @@ final class RcloneServer {
         throw ItsypadError.failure("the \(kind) server did not start: \(lastError)")
     }
 
-    /// Stops the server and waits until it is gone (its port refuses connections).
+    /// Stops the server and waits until it is gone (its port refuses connections): SIGTERM, then
+    /// SIGKILL when it is still there after 10 s, so that a stop never hangs.
     func stop() {
         guard pid != 0 else { return }
         kill(pid, SIGTERM)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        var exited = false
+        for _ in 0..<200 {
+            if waitpid(pid, &status, WNOHANG) == pid {
+                exited = true
+                break
+            }
+            usleep(50_000)
+        }
+        if !exited {
+            kill(pid, SIGKILL)
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
         pid = 0
         // Apache's workers are its children: they leave with it, the port closing when the last does.
         for _ in 0..<200 where LoopbackSSHServer.isListening(port) { usleep(50_000) }
