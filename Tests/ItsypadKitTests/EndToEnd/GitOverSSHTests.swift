@@ -48,19 +48,11 @@ final class LoopbackSSHServer {
             let pid = try Process.spawn(
                 LoopbackSSHServer.sshd, ["-D", "-e", "-f", directory.file("sshd_config")], stdin: "/dev/null",
                 stdout: directory.file("sshd.out"), stderr: directory.file("sshd.log"), environment: nil)
-            for _ in 0..<100 {
-                if LoopbackSSHServer.isListening(port) {
-                    self.port = port
-                    self.pid = pid
-                    return
-                }
-                var status: Int32 = 0
-                if waitpid(pid, &status, WNOHANG) == pid { break }
-                usleep(50_000)
+            if LoopbackSSHServer.listens(pid, on: port, tries: 100) {
+                self.port = port
+                self.pid = pid
+                return
             }
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             lastError = directory.read("sshd.log") ?? ""
         }
         throw ItsypadError.failure("sshd did not start: \(lastError)")
@@ -70,6 +62,21 @@ final class LoopbackSSHServer {
         kill(pid, SIGTERM)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+
+    /// Whether the server `pid` listens on `port` within `tries` checks 50 ms apart; when it
+    /// does not (it exited, or never answered), it is killed and reaped.
+    static func listens(_ pid: pid_t, on port: Int, tries: Int) -> Bool {
+        for _ in 0..<tries {
+            if isListening(port) { return true }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { return false }
+            usleep(50_000)
+        }
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return false
     }
 
     static func isListening(_ port: Int) -> Bool {

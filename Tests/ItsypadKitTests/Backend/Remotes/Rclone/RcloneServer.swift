@@ -98,19 +98,11 @@ final class RcloneServer {
             let pid = try Process.spawn(
                 program, arguments, stdin: "/dev/null", stdout: directory.file("server.out"), stderr: directory.file("server.log"),
                 environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path])
-            for _ in 0..<200 {
-                if LoopbackSSHServer.isListening(port) {
-                    self.port = port
-                    self.pid = pid
-                    return
-                }
-                var status: Int32 = 0
-                if waitpid(pid, &status, WNOHANG) == pid { break }
-                usleep(50_000)
+            if LoopbackSSHServer.listens(pid, on: port, tries: 200) {
+                self.port = port
+                self.pid = pid
+                return
             }
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             lastError = (directory.read("server.log") ?? "") + (directory.read("error.log") ?? "")
         }
         throw ItsypadError.failure("the \(kind) server did not start: \(lastError)")
