@@ -304,7 +304,7 @@ public enum RecordError: Sendable, Equatable {
 
 /// Errors that fail a whole call.
 public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The backend directory cannot be reached (unmounted disk, broken share, no permission). Retry later.
+    /// The backend directory cannot be reached (unmounted disk, broken share, a host down). Retry later.
     case unavailable(String)
     /// Another writer held the lock for longer than the lock time-out. Retry later.
     case locked
@@ -330,8 +330,18 @@ public enum BackendError: Error, Equatable, Sendable, CustomStringConvertible {
     case quotaExceeded(String)
     /// An asset with this checksum is not stored.
     case assetNotFound(String)
-    /// Any other I/O failure.
+    /// Any other I/O failure (EIO, EACCES, EROFS): the backend is there but cannot be used until someone acts.
     case io(String)
+
+    /// Whether a later sync may succeed unchanged (exit 75): the backend was busy, or not there or
+    /// not reachable now. An I/O error, a refused permission, a full disk or a damaged file wait for
+    /// someone to act (exit 1), even when a sync retries them a few times first.
+    public var passesWithTime: Bool {
+        switch self {
+        case .locked, .unavailable: true
+        default: false
+        }
+    }
 
     public var description: String {
         switch self {

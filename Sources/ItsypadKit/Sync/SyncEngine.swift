@@ -732,7 +732,8 @@ public final class SyncEngine {
 }
 
 extension BackendError {
-    /// Worth retrying later: the backend is busy or unreachable, not wrong.
+    /// Worth retrying within a sync: the backend is busy or unreachable, or an I/O error that may be a
+    /// glitch. Whether the sync then ends with exit 75 is `passesWithTime`'s to say.
     package var isTransient: Bool {
         switch self {
         case .locked, .unavailable, .io: return true

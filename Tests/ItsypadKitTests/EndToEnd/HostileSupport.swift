@@ -71,13 +71,15 @@ final class HostileWorld {
         try runArguments(dataDir, arguments, stdin: stdin)
     }
 
-    func runArguments(_ dataDir: String, _ arguments: [String], stdin: String? = nil) throws -> RunResult {
+    /// Runs the binary on `dataDir`, under `prefix` (strace and its options) when given.
+    func runArguments(_ dataDir: String, _ arguments: [String], stdin: String? = nil, under prefix: [String] = []) throws -> RunResult {
         var environment = Process.baseEnvironment
         environment["ITSYPAD_DATA_DIR"] = dataDir
         environment["ITSYPAD_LOCK_TIMEOUT"] = "1"
         environment["TMPDIR"] = scratch.path
+        let command = prefix + [Process.itsypad] + arguments
         return try Process.run(
-            Process.itsypad, arguments, stdin: stdin.map { Array($0.utf8) }, environment: environment, timeout: Self.timeout)
+            command[0], Array(command.dropFirst()), stdin: stdin.map { Array($0.utf8) }, environment: environment, timeout: Self.timeout)
     }
 
     /// Runs a command in this process, for setting up; it must succeed.

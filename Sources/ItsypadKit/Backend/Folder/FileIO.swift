@@ -6,7 +6,8 @@ import Glibc
 
 /// The backend's file operations: those of its `FileTree` (no symlink followed, no FIFO opened,
 /// nothing reached outside the backend directory), with failures classified as the `BackendError`s
-/// the engine acts on (full → quota, unreachable → retry later, malformed → corrupt).
+/// the engine acts on (full → quota, unreachable → retry later, malformed → corrupt, the rest
+/// (EIO, EACCES, EROFS) → an I/O error that needs someone to act).
 struct FileIO: Sendable {
     let tree: FileTree
 
@@ -26,7 +27,8 @@ struct FileIO: Sendable {
         switch failure.code {
         case ENOSPC, EDQUOT, EFBIG:
             return .quotaExceeded(message)
-        case EACCES, EPERM, EROFS, ENOTCONN, ESTALE, ENODEV, ENXIO, EHOSTDOWN, EHOSTUNREACH, ETIMEDOUT, ENOMEDIUM:
+        // A backend that vanished meanwhile (ENOENT of what was there) or a share that is gone or unreachable.
+        case ENOENT, ENOTCONN, ESTALE, ENODEV, ENXIO, EHOSTDOWN, EHOSTUNREACH, ETIMEDOUT, ENOMEDIUM:
             return .unavailable(message)
         default:
             return .io(message)

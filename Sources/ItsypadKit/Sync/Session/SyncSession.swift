@@ -180,7 +180,7 @@ public struct SyncSession {
         GitRemote.commitName(encrypted: FileSystem.exists(store.layout.syncKey), deviceID: store.deviceID, deviceName: deviceName)
     }
 
-    /// Exit 75 for what retrying can fix (busy, unreachable, a backend that is not there now), 1 for the rest.
+    /// Exit 75 for what a later sync can get past (busy, unreachable, a backend that is not there now), 1 for the rest.
     public static func mapped(_ error: BackendError, backend location: BackendLocation) -> ItsypadError {
         if case .zoneNotFound = error {
             switch location {
@@ -196,7 +196,7 @@ public struct SyncSession {
                         + "Nothing was synced; local changes stay queued. To start one there, run 'itsypad sync enable \(location)'")
             }
         }
-        return error.isTransient ? .temporary(error.description + "; try again later") : .failure(error.description)
+        return error.passesWithTime ? .temporary(error.description + "; try again later") : .failure(error.description)
     }
 
     func mapped(_ error: BackendError, backend location: BackendLocation) -> ItsypadError {
