@@ -36,6 +36,8 @@ package protocol ClipboardChangeSignal {
     /// Takes what came; false once the source has ended.
     func consume() -> Bool
     func stop()
+    /// Once it has ended, what its tool said (the end of its standard error, escaped), or "".
+    var errorText: String { get }
 }
 
 extension ClipboardChangeSignal {

@@ -37,7 +37,8 @@ struct X11Clipboard: ClipboardSource {
     }
 }
 
-/// Its connection closes when the value goes away: nothing to stop.
+/// Its connection closes when the value goes away: nothing to stop; no tool to quote.
 extension X11SelectionEvents: ClipboardChangeSignal {
     package func stop() {}
+    package var errorText: String { "" }
 }

@@ -127,28 +127,44 @@ package final class X11SelectionEvents {
                     + "(for example 192.0.2.7:\(number)) or as localhost")
         }
         guard fd >= 0 else {
-            throw ItsypadError.temporary(
-                "cannot connect to the X server at \(host):\(number) (TCP port \(6000 + Int(number)!)): \(String(cString: strerror(errno)))"
-            )
+            let reason = errno == ETIMEDOUT ? "it did not accept within \(Int(answerTimeout)) s" : String(cString: strerror(errno))
+            throw ItsypadError.temporary("cannot connect to the X server at \(host):\(number) (TCP port \(6000 + Int(number)!)): \(reason)")
         }
         var on: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         return (fd, peer)
     }
 
-    /// A TCP socket of `family` connected to `address` (a `sockaddr_in` or `sockaddr_in6`), or -1 with errno set.
+    /// A TCP socket of `family` connected to `address` (a `sockaddr_in` or `sockaddr_in6`), or -1 with
+    /// errno set (ETIMEDOUT when the host did not accept within `answerTimeout`: one that drops the
+    /// connection attempts would otherwise hold clip watch for minutes).
     private static func tcpConnection<Address>(_ family: Int32, to address: Address) -> Int32 {
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return -1 }
         var address = address
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
         }
-        guard connected != 0 else { return fd }
-        let code = errno
-        close(fd)
-        errno = code
-        return -1
+        var code = connected == 0 ? 0 : errno
+        if code == EINPROGRESS {
+            let deadline = Monotonic.seconds() + answerTimeout
+            var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            var polled: Int32
+            repeat {
+                let remaining = deadline - Monotonic.seconds()
+                polled = remaining > 0 ? poll(&ready, 1, Int32((remaining * 1000).rounded(.up))) : 0
+            } while polled < 0 && errno == EINTR
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            code = polled > 0 ? 0 : ETIMEDOUT
+            if polled > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = errno }
+        }
+        // The replies are waited for with their own deadline: the socket blocks again.
+        guard code == 0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0 else {
+            close(fd)
+            errno = code == 0 ? EIO : code
+            return -1
+        }
+        return fd
     }
 
     /// The server's socket: /tmp/.X11-unix/XN, else the abstract socket of that name.

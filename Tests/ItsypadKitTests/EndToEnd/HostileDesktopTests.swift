@@ -108,6 +108,64 @@ import Glibc
         #expect(result.stderr.contains("the X server at DISPLAY \(server.display) did not answer within 5 s"), "\(result.stderr)")
     }
 
+    /// An X server over TCP that never accepts (its listener's queue is full) or accepts and never
+    /// answers: clip watch gives up at its deadline with exit 75, as for a server gone, and so does
+    /// clip copy (through xclip, killed at its time-out).
+    @Test(arguments: [true, false])
+    func aSilentXServerOverTCPIsGivenUpOnAtItsDeadline(neverAccepts: Bool) throws {
+        let listener = try SilentListener(fillingItsQueue: neverAccepts)
+        let display = "127.0.0.1:\(listener.displayNumber)"
+        let device = Device()
+        let started = Monotonic.seconds()
+        let watch = try Self.run(device, ["clip", "watch"], environment: ["DISPLAY": display], timeout: 30)
+        #expect(!watch.timedOut && watch.status == 75, "\(watch.status): \(watch.stderr)")
+        #expect(Monotonic.seconds() - started < 15, "gave up after \(Monotonic.seconds() - started) s")
+        #expect(watch.stderr.contains("127.0.0.1:\(listener.displayNumber)"), "\(watch.stderr)")
+        let id = try #require(try device.run("clip", "add", "to copy").stdout.split(separator: "\n").last.map(String.init))
+        let copy = try Self.run(device, ["clip", "copy", id], environment: ["DISPLAY": display], timeout: 30)
+        #expect(!copy.timedOut && copy.status == 75, "\(copy.status): \(copy.stderr)")
+    }
+
+    /// A TCP listener on 127.0.0.1 at an X display's port (6000 + N) that never calls accept; with
+    /// `fillingItsQueue`, its one-place queue is taken, so the kernel drops every further connection attempt.
+    final class SilentListener {
+        let displayNumber: Int
+        private var descriptors: [Int32] = []
+
+        init(fillingItsQueue: Bool) throws {
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            try #require(listener >= 0)
+            descriptors.append(listener)
+            var number: Int?
+            for candidate in 60..<100 where number == nil {
+                if Self.atDisplayPort(candidate, { bind(listener, $0, $1) }) == 0 { number = candidate }
+            }
+            displayNumber = try #require(number, "no free port in 6060..<6100")
+            try #require(listen(listener, 0) == 0)
+            guard fillingItsQueue else { return }
+            // A backlog of 0 holds one connection the listener never accepts; a second makes sure it is taken.
+            for _ in 0..<2 {
+                let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+                try #require(client >= 0)
+                descriptors.append(client)
+                _ = Self.atDisplayPort(displayNumber) { connect(client, $0, $1) }
+            }
+        }
+
+        /// `body` (a bind or a connect) with the address of display `number` on 127.0.0.1.
+        private static func atDisplayPort(_ number: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(6000 + number).bigEndian
+            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+
+        deinit { descriptors.forEach { close($0) } }
+    }
+
     // MARK: - B3, B4: a tool's standard error, and a tool that never exits
 
     /// 16 MiB of blank lines on a tool's stderr: the watcher keeps only its end, says its last
@@ -127,6 +185,26 @@ import Glibc
         let stopping = Monotonic.seconds()
         #expect(watcher.stop(SIGTERM) == 0, "\(watcher.stderr.suffix(2000))")
         #expect(Monotonic.seconds() - stopping < 10, "SIGTERM answered after \(Monotonic.seconds() - stopping) s")
+    }
+
+    /// wl-paste --watch ending with escape sequences on its stderr (a title, a screen clear, a bell):
+    /// the watcher quotes its words in its own message, exit 75, and no escape reaches the terminal.
+    @Test func aWatchToolsEscapeSequencesReachNoTerminal() throws {
+        let device = Device()
+        let script = #"""
+            #!/bin/sh
+            case " $* " in
+            *" --watch "*) printf 'wl-paste: \033]0;owned\007\033[2Jthe compositor is gone\n' >&2; exit 1 ;;
+            esac
+            exit 1
+            """#
+        device.directory.write("wl-paste", script + "\n", mode: 0o755)
+        let result = try Self.run(
+            device, ["clip", "watch"], environment: ["WAYLAND_DISPLAY": "wayland-fake", "PATH": device.directory.path + ":/usr/bin:/bin"],
+            timeout: 20)
+        #expect(!result.timedOut && result.status == 75, "\(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("went away") && result.stderr.contains("the compositor is gone"), "\(result.stderr)")
+        #expect(!result.stderr.utf8.contains(0x1B) && !result.stderr.utf8.contains(0x07), "\(Array(result.stderr.utf8))")
     }
 
     /// 64 MiB of blank lines from copyq: the import fails with its last line, in bounded memory (48 MiB of data) and time.

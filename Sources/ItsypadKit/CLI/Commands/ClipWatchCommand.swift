@@ -38,7 +38,7 @@ enum ClipWatchCommand {
                     let wake = events.wait(timeout: settle)
                     if wake == .stopRequested { return ExitCode.success }
                     if wake == .timedOut { break }
-                    guard signal.consume() else { return try ended(clipboard) }
+                    guard signal.consume() else { return try ended(clipboard, signal) }
                 }
                 if let id = record(clipboard, invocation, follower: follower) { follower?.recorded(id) }
                 // A clip that arrived is followed only once this clipboard's own copy is in the history (newest wins).
@@ -53,14 +53,16 @@ enum ClipWatchCommand {
                 // (read again, an older entry on it would be added anew and echo).
                 changed = follower == nil || signal.isPending
                 if !changed { follower?.follow(onto: clipboard, unlessChanged: signal, invocation) }
-                guard !changed || signal.consume() else { return try ended(clipboard) }
+                guard !changed || signal.consume() else { return try ended(clipboard, signal) }
             }
         }
     }
 
     /// The change signal ended: the compositor or X server is gone (a new one may come: try again later).
-    static func ended(_ clipboard: any ClipboardSource) throws -> Int32 {
-        throw ItsypadError.temporary("\(clipboard.name) went away (the compositor or X server stopped); nothing is watched")
+    static func ended(_ clipboard: any ClipboardSource, _ signal: any ClipboardChangeSignal) throws -> Int32 {
+        let said = signal.errorText
+        throw ItsypadError.temporary(
+            "\(clipboard.name) went away (the compositor or X server stopped); nothing is watched" + (said.isEmpty ? "" : ":\n" + said))
     }
 
     /// Reads the current offer and adds it to the history, unless it is marked by a password

@@ -31,24 +31,34 @@ package struct Subprocess {
         /// The end of standard error as the program wrote it, for quoting in a message: its lines
         /// kept, blank lines at either end dropped, other control characters escaped, the last 40
         /// lines at most (after "…" when there were more).
-        package var errorText: String {
-            let lines = String(decoding: standardError, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            func isBlank(_ line: Substring) -> Bool { line.allSatisfy(\.isWhitespace) }
-            guard let last = lines.lastIndex(where: { !isBlank($0) }), let first = lines.firstIndex(where: { !isBlank($0) }) else {
-                return ""
-            }
-            let start = max(first, last - 39)
-            let shown = lines[start...last].map { line in
-                var line = line
-                while let end = line.last, end.isWhitespace { line.removeLast() }
-                return Text.escapingControls(String(line), limit: 500)
-            }
-            return ((start > first ? ["…"] : []) + shown).joined(separator: "\n")
+        package var errorText: String { Subprocess.quoted(standardError) }
+    }
+
+    /// A program's standard error as a message quotes it (see `Output.errorText`).
+    static func quoted(_ standardError: [UInt8]) -> String {
+        let lines = String(decoding: standardError, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        func isBlank(_ line: Substring) -> Bool { line.allSatisfy(\.isWhitespace) }
+        guard let last = lines.lastIndex(where: { !isBlank($0) }), let first = lines.firstIndex(where: { !isBlank($0) }) else {
+            return ""
         }
+        let start = max(first, last - 39)
+        let shown = lines[start...last].map { line in
+            var line = line
+            while let end = line.last, end.isWhitespace { line.removeLast() }
+            return Text.escapingControls(String(line), limit: 500)
+        }
+        return ((start > first ? ["…"] : []) + shown).joined(separator: "\n")
     }
 
     /// How much of a program's standard error is kept: its end, which says what went wrong.
     package static let errorTail = 1 << 16
+
+    /// Appends `bytes` to a standard error's `tail`, cut back to `errorTail` bytes once it has
+    /// doubled (each byte is moved at most once); its last `errorTail` bytes are the ones kept.
+    private static func keepTail(_ tail: inout [UInt8], adding bytes: ArraySlice<UInt8>) {
+        tail += bytes
+        if tail.count >= 2 * errorTail { tail.removeFirst(tail.count - errorTail) }
+    }
     /// How long a program whose output has ended may take to exit before it is killed.
     package static let exitGrace = 5.0
 
@@ -116,9 +126,7 @@ package struct Subprocess {
                 if index == 0 {
                     output += buffer[0..<min(count, max(0, outputLimit - output.count))]
                 } else {
-                    errors += buffer[0..<count]
-                    // Cut back to the tail once it has doubled: each byte is moved at most once.
-                    if errors.count >= 2 * Subprocess.errorTail { errors.removeFirst(errors.count - Subprocess.errorTail) }
+                    Subprocess.keepTail(&errors, adding: buffer[0..<count])
                 }
             }
         }
@@ -162,30 +170,49 @@ package struct Subprocess {
     }
 
     /// A program left running with its standard output on a pipe (a watcher whose lines report
-    /// events): started in a process group of its own, stopped with the whole group.
+    /// events): started in a process group of its own, stopped with the whole group. Its standard
+    /// error goes to a pipe too, never to the terminal: its end is kept for a message to quote.
     package final class Running {
         package let pid: pid_t
         /// The read end of its standard output, non-blocking.
         package let output: Int32
+        /// The read end of its standard error, non-blocking.
+        private let errors: Int32
+        private var errorTail: [UInt8] = []
         private var status: Int32?
 
-        fileprivate init(pid: pid_t, output: Int32) {
+        fileprivate init(pid: pid_t, output: Int32, errors: Int32) {
             self.pid = pid
             self.output = output
+            self.errors = errors
         }
 
-        /// Reads what it wrote so far; nil once its output has ended (it exited).
+        /// Reads what it wrote so far (and keeps the end of its standard error); nil once its output has ended (it exited).
         package func readAvailable() -> [UInt8]? {
+            _ = Running.drain(errors) { Subprocess.keepTail(&errorTail, adding: $0) }
             var collected: [UInt8] = []
+            return Running.drain(output) { collected += $0 } ? nil : collected
+        }
+
+        /// The end of its standard error as a message quotes it (see `Output.errorText`), once it has
+        /// exited (waiting a second at most).
+        package var errorText: String {
+            _ = exitStatus(within: 1)
+            _ = readAvailable()
+            return Subprocess.quoted(Array(errorTail.suffix(Subprocess.errorTail)))
+        }
+
+        /// Hands `body` what the non-blocking `fd` holds; true once it has ended.
+        private static func drain(_ fd: Int32, _ body: (ArraySlice<UInt8>) -> Void) -> Bool {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
-                let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if count > 0 {
-                    collected += buffer[0..<count]
+                    body(buffer[0..<count])
                 } else if count < 0 && errno == EINTR {
                     continue
                 } else {
-                    return count == 0 ? nil : collected
+                    return count == 0
                 }
             }
         }
@@ -206,21 +233,29 @@ package struct Subprocess {
         deinit {
             stop()
             close(output)
+            close(errors)
         }
     }
 
-    /// Starts the program with no input, its standard output on a pipe and its standard error this process's.
+    /// Starts the program with no input, its standard output and standard error on pipes.
     package func start() throws -> Running {
-        let ends = try makePipe()
-        let spawned = spawnInOwnGroup([(ends[1], 1)])
-        close(ends[1])
-        let pid: pid_t
-        do { pid = try spawned.get() } catch {
-            close(ends[0])
+        let outputPipe = try makePipe()
+        let errorPipe: [Int32]
+        do { errorPipe = try makePipe() } catch {
+            outputPipe.forEach { close($0) }
             throw error
         }
-        _ = fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK)
-        return Running(pid: pid, output: ends[0])
+        let spawned = spawnInOwnGroup([(outputPipe[1], 1), (errorPipe[1], 2)])
+        close(outputPipe[1])
+        close(errorPipe[1])
+        let pid: pid_t
+        do { pid = try spawned.get() } catch {
+            close(outputPipe[0])
+            close(errorPipe[0])
+            throw error
+        }
+        for end in [outputPipe[0], errorPipe[0]] { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+        return Running(pid: pid, output: outputPipe[0], errors: errorPipe[0])
     }
 
     /// A pipe whose ends the program does not inherit (only the copies made for it).
