@@ -108,10 +108,36 @@ import Glibc
         #expect(try device.run("export").status == 1)
         let again = try device.run("import", file)
         #expect(again.status == 0, "\(again.stderr)")
-        // Every clip and tab is queued again (settings are not: they carry no sign of having been sent).
+        // Every clip, tab and synced setting is queued again.
         let repaired = try ImportSafetyTests.snapshot(device)
         #expect(repaired.filter { !$0.hasPrefix("pending") } == imported.filter { !$0.hasPrefix("pending") })
-        #expect(repaired.contains("pending:    5 tabs, 3 clips, 0 settings"), "\(repaired)")
+        #expect(repaired.contains("pending:    5 tabs, 3 clips, 1 setting"), "\(repaired)")
+    }
+
+    /// A device that syncs imported a setting without queueing it (as an older version did: the same
+    /// queue, without the setting's line): importing the same document again queues it, and the other
+    /// device gets it.
+    @Test func importingAgainIntoASyncedDeviceSendsTheSettingsItHolds() throws {
+        let source = Device()
+        let file = try ImportSafetyTests.export(from: source)
+        let backend = TemporaryDirectory()
+        let (device, peer) = (Device(), Device())
+        for each in [device, peer] { #expect(try each.run("sync", "enable", backend.path + "/backend").status == 0) }
+        let first = try device.run("import", file)
+        #expect(first.status == 0, "\(first.stderr)")
+        let queue = DataDirectoryLayout(root: device.dataDir).pendingQueue
+        let lines = String(decoding: try #require(try FileSystem.read(queue)), as: UTF8.self).split(separator: "\n")
+        let withoutSettings = lines.filter { !$0.contains(#""type":"Setting""#) }.map { $0 + "\n" }.joined()
+        #expect(withoutSettings.count < lines.map { $0.count + 1 }.reduce(0, +), "no setting was queued")
+        // Written in place: the queue keeps its identity, as it would have.
+        let fd = open(queue, O_WRONLY | O_TRUNC)
+        try #require(fd >= 0)
+        try Array(withoutSettings.utf8).withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: queue) }
+        close(fd)
+        let again = try device.run("import", file)
+        #expect(again.status == 0, "\(again.stderr)")
+        for each in [device, peer] { #expect(try each.run("sync").status == 0) }
+        #expect(try peer.run("settings", "get", "clipboard.maxEntries").stdout == "500\n")
     }
 
     /// Runs itsypad on `device` with a time-out: a hang is reported, not waited for.

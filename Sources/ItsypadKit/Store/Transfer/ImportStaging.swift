@@ -149,10 +149,15 @@ final class ImportStaging {
             summary.skippedDeviceSettings.append(key)
             return
         }
-        guard try store.settings().mergeWithoutWriting(key, entry) else { return }
+        let synced = Settings.definition(key)?.scope == .synced
+        guard try store.settings().mergeWithoutWriting(key, entry) else {
+            // Held already, but never sent in this version: importing the same document again repairs the queue.
+            if synced, try store.settings().entries[key]?.hasUnsyncedChanges == true { try queueUnlessWaiting(RecordKey(.setting, key)) }
+            return
+        }
         settingsChanged = true
         summary.settings += 1
-        if Settings.definition(key)?.scope == .synced { try enqueue(.save, [RecordKey(.setting, key)]) }
+        if synced { try enqueue(.save, [RecordKey(.setting, key)]) }
     }
 
     /// Writes the tab files gathered so far to the stage.
