@@ -109,10 +109,10 @@ public final class SyncEngine {
     }
 
     /// Checks the queue and the zone once per run, before anything relies on them, and sweeps
-    /// the temporary files crashes left in the data directory.
+    /// the temporary files crashes left in the data directory (once a day; saved with the state).
     private func prepare() throws {
         guard !prepared else { return }
-        _ = try store.removeAbandonedTemporaryFiles()
+        _ = try store.removeAbandonedTemporaryFiles(lastSweep: &state.lastTemporaryFileSweep, now: now())
         try checkQueue()
         try checkZone()
         try fetchAgainIfTypesLearned()

@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// Temporary files a crash left (`.tmp-*`): those over a day old go, from the data directory on a
-/// sync and from the backend on a sync (this device's folders) and on `sync compact` (everywhere);
+/// sync (once a day) and from the backend on a sync (this device's folders) and on `sync compact` (everywhere);
 /// younger ones may still be being written, by this device or another, and stay.
 @Suite struct TemporaryFileTests {
     /// A temporary file named as itsypad names them in `folder`, last modified `age` seconds ago.
@@ -44,6 +44,8 @@ import Glibc
         let link = ownFolder + "/" + FileSystem.temporaryName()
         try #require(symlink(world.target, link) == 0)
         try setAge(link, Self.twoDays)
+        // The last sweep (by the set-up's sync) a day ago: this sync sweeps.
+        try setLastSweep(of: world.victim, to: (Int64(time(nil)) - Int64(Self.twoDays)) * 1000)
 
         let sync = try world.run(world.victim, "sync")
         world.expectContained(sync)
@@ -60,6 +62,38 @@ import Glibc
         #expect(lstat(link, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "the link was removed")
         #expect(FileSystem.exists(world.target))
         try world.expectVictimIntact()
+    }
+
+    /// A sync sweeps the data directory at most once a day (the time kept in `sync/state.json`): one
+    /// right after a sweep leaves a day-old file for later; once a day has passed, or the time kept
+    /// is in the future (a clock set back), the next sync removes it.
+    @Test(arguments: [-Self.twoDays, 10 * 86_400])
+    func theDataDirectoryIsSweptAtMostOnceADay(lastSweepFromNow: Int) throws {
+        let world = try HostileWorld()
+        world.expectExit(try world.run(world.victim, "sync"), 0)
+        let old = try plant(in: world.victim + "/sync", age: Self.twoDays)
+        world.expectExit(try world.run(world.victim, "sync"), 0)
+        #expect(FileSystem.exists(old), "a sync swept again within a day of the last sweep")
+        try setLastSweep(of: world.victim, to: (Int64(time(nil)) + Int64(lastSweepFromNow)) * 1000)
+        world.expectExit(try world.run(world.victim, "sync"), 0)
+        #expect(!FileSystem.exists(old), "\(old) survived a sync due to sweep")
+        world.expectExit(try world.run(world.victim, "sync"), 0)
+        #expect(try lastSweep(of: world.victim).map { abs($0 / 1000 - Int64(time(nil))) < 600 } == true, "the sweep's time was not kept")
+    }
+
+    func lastSweep(of dataDir: String) throws -> Int64? {
+        try JSONValue.parse(try #require(try FileSystem.read(dataDir + "/sync/state.json")))["lastTemporaryFileSweep"]?.int64Value
+    }
+
+    func setLastSweep(of dataDir: String, to time: Int64) throws {
+        let path = dataDir + "/sync/state.json"
+        guard case .object(var pairs) = try JSONValue.parse(try #require(try FileSystem.read(path))) else {
+            Issue.record("\(path) holds no object")
+            return
+        }
+        pairs.removeAll { $0.0 == "lastTemporaryFileSweep" }
+        pairs.append(("lastTemporaryFileSweep", .integer(time)))
+        try FileSystem.writeAtomically(path, JSONValue.object(pairs).serializedBytes())
     }
 
     @Test func compactionCountsTheTemporaryFilesItRemoves() throws {

@@ -76,6 +76,9 @@ public struct EngineState: Equatable, Sendable {
     /// Record types met on the backend that this version does not sync (written by a newer one):
     /// their records were skipped, so a version that syncs one of them fetches everything again.
     public var unknownTypes = Set<String>()
+    /// When a sync last swept the data directory of the temporary files crashes left (see
+    /// `DataStore.removeAbandonedTemporaryFiles(lastSweep:now:)`).
+    public var lastTemporaryFileSweep: Milliseconds?
     /// Why `sync/state.json` could not be read, when it could not: the engine then starts over
     /// as for a replaced backend (fetch everything, send everything again). Never saved.
     public var damage: String?

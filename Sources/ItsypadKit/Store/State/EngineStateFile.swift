@@ -22,6 +22,8 @@ struct EngineStateFile: Codable {
     var waiting: [Waiting]?
     /// Sorted.
     var unknownTypes: [String]?
+    /// Absent until the first sweep.
+    var lastTemporaryFileSweep: Int64?
 
     struct Failure: Codable {
         var type: String
@@ -77,6 +79,7 @@ struct EngineStateFile: Codable {
         try container.encode(quarantine ?? [], forKey: .quarantine)
         try container.encode(waiting ?? [], forKey: .waiting)
         try container.encode(unknownTypes ?? [], forKey: .unknownTypes)
+        try container.encodeIfPresent(lastTemporaryFileSweep, forKey: .lastTemporaryFileSweep)
     }
 
     init(_ state: EngineState) {
@@ -96,6 +99,7 @@ struct EngineStateFile: Codable {
         }
         waiting = state.waiting.map { Waiting(path: $0.path, reason: $0.reason, since: $0.since) }
         unknownTypes = state.unknownTypes.sorted()
+        lastTemporaryFileSweep = state.lastTemporaryFileSweep
     }
 
     /// The state, or nil when the zone ID is not one. Times out of range, record types that are not
@@ -110,6 +114,7 @@ struct EngineStateFile: Codable {
         state.token = token
         state.lastPush = inRange(lastPush)
         state.lastPull = inRange(lastPull)
+        state.lastTemporaryFileSweep = inRange(lastTemporaryFileSweep)
         state.lastError = lastError
         state.queueID = queueID
         state.fullFetch = fullFetch.flatMap(EngineState.FullFetch.init(rawValue:))
