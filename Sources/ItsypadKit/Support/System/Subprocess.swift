@@ -79,20 +79,11 @@ package struct Subprocess {
     /// ssh), which would otherwise keep the pipes open. So is one still running `exitGrace`
     /// seconds after its output ended.
     package func run(timeout: Double, outputLimit: Int = 1 << 20) throws -> Output {
-        let outputPipe = try makePipe()
-        let errorPipe: [Int32]
-        do { errorPipe = try makePipe() } catch {
-            outputPipe.forEach { close($0) }
-            throw error
-        }
-        let spawned = spawnInOwnGroup([(outputPipe[1], 1), (errorPipe[1], 2)])
-        close(outputPipe[1])
-        close(errorPipe[1])
+        let (pid, outputEnd, errorEnd) = try spawnWithPipes()
         defer {
-            close(outputPipe[0])
-            close(errorPipe[0])
+            close(outputEnd)
+            close(errorEnd)
         }
-        let pid = try spawned.get()
 
         var output: [UInt8] = []
         var errors: [UInt8] = []
@@ -106,7 +97,7 @@ package struct Subprocess {
                 timedOut = true
                 break
             }
-            var fds = [outputPipe[0], errorPipe[0]].enumerated().map { index, fd in
+            var fds = [outputEnd, errorEnd].enumerated().map { index, fd in
                 pollfd(fd: open[index] ? fd : -1, events: Int16(POLLIN), revents: 0)
             }
             let ready = poll(&fds, 2, Int32(min(remaining * 1000, 60_000).rounded(.up)))
@@ -239,6 +230,14 @@ package struct Subprocess {
 
     /// Starts the program with no input, its standard output and standard error on pipes.
     package func start() throws -> Running {
+        let (pid, output, errors) = try spawnWithPipes()
+        for end in [output, errors] { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+        return Running(pid: pid, output: output, errors: errors)
+    }
+
+    /// Starts the program in a process group of its own with no input, its standard output and
+    /// standard error on pipes; returns it and the pipes' read ends, which the caller closes.
+    private func spawnWithPipes() throws -> (pid: pid_t, output: Int32, errors: Int32) {
         let outputPipe = try makePipe()
         let errorPipe: [Int32]
         do { errorPipe = try makePipe() } catch {
@@ -248,14 +247,11 @@ package struct Subprocess {
         let spawned = spawnInOwnGroup([(outputPipe[1], 1), (errorPipe[1], 2)])
         close(outputPipe[1])
         close(errorPipe[1])
-        let pid: pid_t
-        do { pid = try spawned.get() } catch {
+        do { return (try spawned.get(), outputPipe[0], errorPipe[0]) } catch {
             close(outputPipe[0])
             close(errorPipe[0])
             throw error
         }
-        for end in [outputPipe[0], errorPipe[0]] { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
-        return Running(pid: pid, output: outputPipe[0], errors: errorPipe[0])
     }
 
     /// A pipe whose ends the program does not inherit (only the copies made for it).
