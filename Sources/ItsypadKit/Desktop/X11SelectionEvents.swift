@@ -159,9 +159,10 @@ package final class X11SelectionEvents {
             if polled > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = errno }
         }
         // The replies are waited for with their own deadline: the socket blocks again.
-        guard code == 0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0 else {
+        if code == 0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 { code = errno }
+        guard code == 0 else {
             close(fd)
-            errno = code == 0 ? EIO : code
+            errno = code
             return -1
         }
         return fd

@@ -59,6 +59,7 @@ package struct Subprocess {
         tail += bytes
         if tail.count >= 2 * errorTail { tail.removeFirst(tail.count - errorTail) }
     }
+
     /// How long a program whose output has ended may take to exit before it is killed.
     package static let exitGrace = 5.0
 
