@@ -23,11 +23,8 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
 RUNS=${RUNS:-20}
 IDLE_SECONDS=${IDLE_SECONDS:-60}
-DESKTOPS=${DESKTOPS:-wayland x11}
-BENCH_OUT=${BENCH_OUT:-}
 
 LATENCY_TARGET_MS=500
 IDLE_TARGET_PERCENT=0.5
@@ -35,10 +32,6 @@ IDLE_TARGET_PERCENT=0.5
 BENCH_NAME=clipwatch-bench
 # shellcheck source=common.sh
 source "$repo_root/Tests/Benchmarks/common.sh"
-
-require_itsypad
-[[ -r /proc/self/stat ]] || die "/proc is not mounted: idle CPU cannot be read"
-make_work
 
 # shellcheck source=desktops.sh
 source "$repo_root/Tests/Benchmarks/desktops.sh"
@@ -75,18 +68,14 @@ for desktop in $DESKTOPS; do
 
     step "$desktop: idle CPU of the watcher over $IDLE_SECONDS s"
     sleep 2
-    before=$(ticks "$watcher")
-    sleep "$IDLE_SECONDS"
-    after=$(ticks "$watcher")
-    hertz=$(getconf CLK_TCK)
-    idle_percent=$(awk -v t=$((after - before)) -v hz="$hertz" -v s="$IDLE_SECONDS" 'BEGIN { printf "%.3f", t / hz / s * 100 }')
+    idle_cpu "$watcher"
     cleanup
 
     latency_verdict=$(verdict awk -v m="$median" -v t="$LATENCY_TARGET_MS" 'BEGIN { exit !(m <= t) }')
     idle_verdict=$(verdict awk -v p="$idle_percent" -v t="$IDLE_TARGET_PERCENT" 'BEGIN { exit !(p < t) }')
     {
         echo "$desktop: latency copy -> recorded: median ${median} ms, worst ${worst} ms of $RUNS (target <= ${LATENCY_TARGET_MS} ms): $latency_verdict"
-        echo "$desktop: idle CPU of clip watch and its children over ${IDLE_SECONDS} s: ${idle_percent}% of one core, $((after - before)) ticks at ${hertz}/s (target < ${IDLE_TARGET_PERCENT}%): $idle_verdict"
+        echo "$desktop: idle CPU of clip watch and its children over ${IDLE_SECONDS} s: ${idle_percent}% of one core, ${idle_ticks} ticks at ${hertz}/s (target < ${IDLE_TARGET_PERCENT}%): $idle_verdict"
     } | tee -a "$results/summary.txt"
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$results/summary.txt"

@@ -1,7 +1,11 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154 # repo_root and BENCH_NAME come from the sourcing script
 # Shared by the benchmark scripts: messages, the itsypad binary check and the
-# scratch directory. Set BENCH_NAME before sourcing; sets $work and $results.
+# scratch directory. Set repo_root and BENCH_NAME before sourcing; sets $work and $results.
+
+# The binary measured, never built here, and where results are kept (none: a temporary directory).
+ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
+BENCH_OUT=${BENCH_OUT:-}
 
 die() { printf '%s: %s\n' "$BENCH_NAME" "$*" >&2; exit 2; }
 step() { printf '\n==> %s\n' "$*" >&2; }

@@ -20,7 +20,6 @@ set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CRYPTO_BENCH=${CRYPTO_BENCH:-$repo_root/.build/release/crypto-bench}
 SECONDS_PER=${SECONDS_PER:-2}
-BENCH_OUT=${BENCH_OUT:-}
 TARGET_MIBS=200
 
 BENCH_NAME=crypto-bench

@@ -1,8 +1,14 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154 # work and results come from common.sh's make_work
-# shellcheck disable=SC2034 # desktop_env is set for the sourcing script
+# shellcheck disable=SC2034 # desktop_env and the idle_ readings are set for the sourcing script
 # Shared by the desktop benchmarks (clipwatch-bench.sh, follow-bench.sh): desktops started
-# and stopped, the tools each kind needs, time and CPU readings. Source after make_work.
+# and stopped, the tools each kind needs, time and CPU readings. Source after common.sh: it checks
+# the binary and /proc, and makes the scratch directory.
+
+require_itsypad
+[[ -r /proc/self/stat ]] || die "/proc is not mounted: idle CPU cannot be read"
+make_work
+DESKTOPS=${DESKTOPS:-wayland x11}
 
 pids=()
 runtimes=()
@@ -26,6 +32,16 @@ ticks() {
         total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
     done
     echo "$total"
+}
+# idle_cpu PID: the CPU a process and its children use over IDLE_SECONDS, in clock ticks (idle_ticks,
+# hertz a second) and in percent of one core (idle_percent).
+idle_cpu() {
+    local before
+    before=$(ticks "$1")
+    sleep "$IDLE_SECONDS"
+    idle_ticks=$(($(ticks "$1") - before))
+    hertz=$(getconf CLK_TCK)
+    idle_percent=$(awk -v t="$idle_ticks" -v hz="$hertz" -v s="$IDLE_SECONDS" 'BEGIN { printf "%.3f", 100 * t / hz / s }')
 }
 
 # Whether a desktop of kind $1 can run here (its programs and its clients'); when not, the summary says so.

@@ -24,11 +24,8 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
 RUNS=${RUNS:-20}
 IDLE_SECONDS=${IDLE_SECONDS:-30}
-DESKTOPS=${DESKTOPS:-wayland x11}
-BENCH_OUT=${BENCH_OUT:-}
 
 MEDIAN_TARGET_MS=1000
 WORST_TARGET_MS=2000
@@ -37,10 +34,6 @@ IDLE_TARGET_PERCENT=0.5
 BENCH_NAME=follow-bench
 # shellcheck source=common.sh
 source "$repo_root/Tests/Benchmarks/common.sh"
-
-require_itsypad
-[[ -r /proc/self/stat ]] || die "/proc is not mounted: idle CPU cannot be read"
-make_work
 
 # shellcheck source=desktops.sh
 source "$repo_root/Tests/Benchmarks/desktops.sh"
@@ -86,11 +79,8 @@ for desktop in $DESKTOPS; do
     echo "$desktop: worst $worst ms (target <= $WORST_TARGET_MS): $(verdict test "$worst" -le "$WORST_TARGET_MS")" | tee -a "$results/summary.txt"
 
     step "$desktop: idle CPU of B's follower over $IDLE_SECONDS s"
-    before=$(ticks "${follower_of[b]}")
-    sleep "$IDLE_SECONDS"
-    after=$(ticks "${follower_of[b]}")
-    percent=$(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v s="$IDLE_SECONDS" 'BEGIN { printf "%.2f", 100 * t / hz / s }')
-    echo "$desktop: idle CPU of the follower ${percent}% (target < $IDLE_TARGET_PERCENT%): $(verdict awk -v p="$percent" -v t="$IDLE_TARGET_PERCENT" 'BEGIN { exit !(p < t) }')" | tee -a "$results/summary.txt"
+    idle_cpu "${follower_of[b]}"
+    echo "$desktop: idle CPU of the follower ${idle_percent}% (target < $IDLE_TARGET_PERCENT%): $(verdict awk -v p="$idle_percent" -v t="$IDLE_TARGET_PERCENT" 'BEGIN { exit !(p < t) }')" | tee -a "$results/summary.txt"
     cleanup
 done
 exit "$status"

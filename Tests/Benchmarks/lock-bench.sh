@@ -19,10 +19,8 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
 TABS=${TABS:-10000}
 IDLE_RUNS=${IDLE_RUNS:-40}
-BENCH_OUT=${BENCH_OUT:-}
 
 BENCH_NAME=lock-bench
 # shellcheck source=common.sh

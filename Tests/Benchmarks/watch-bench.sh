@@ -21,10 +21,8 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
 RUNS=${RUNS:-20}
 IDLE_SECONDS=${IDLE_SECONDS:-60}
-BENCH_OUT=${BENCH_OUT:-}
 
 LATENCY_TARGET_MS=1000
 IDLE_TARGET_PERCENT=1

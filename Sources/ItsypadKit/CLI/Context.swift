@@ -29,18 +29,9 @@ public final class OutputBuffer {
 
     public func write(_ bytes: UnsafeRawBufferPointer) {
         guard fd != nil else { captured += bytes; return }
-        if bytes.count >= OutputBuffer.pieceSize / 2 {
-            // A piece this large goes out as it is, after what waits: it is not copied into `pending`.
-            flush()
-            writeOut(bytes)
-            return
-        }
         pending += bytes
         if pending.count >= OutputBuffer.writeSize { flush() }
     }
-
-    /// Output in pieces of about this size (a listing hands them over) is written without gathering.
-    static let pieceSize = 1 << 16
 
     public func line(_ string: String) { write(string + "\n") }
 

@@ -48,20 +48,11 @@ import Testing
         #expect(status == 0, "\(err)")
     }
 
-    static var recording: Bool { Context.process().environment["ITSYPAD_RECORD_GOLDEN"] != nil }
+    static var recording: Bool { RecordingMode.recordGolden.isOn }
 
-    /// Compares `output` with the recorded one; when recording, writes it and records that it did.
+    /// Compares `output` with the recorded one (see `RecordingMode.check`).
     func check(_ name: String, _ output: [UInt8]) throws {
-        let path = ListingGoldenTests.fixtures + "/" + name + ".out"
-        let expected = try FileSystem.read(path)
-        guard output != expected else { return }
-        if ListingGoldenTests.recording {
-            try FileSystem.writeAtomically(path, output, mode: 0o644)
-            Issue.record("\(path) recorded: re-run without ITSYPAD_RECORD_GOLDEN to check it")
-            return
-        }
-        try #require(expected != nil, "missing fixture \(path)")
-        Issue.record("\(name) differs from \(path):\n\(String(decoding: output, as: UTF8.self))")
+        try RecordingMode.recordGolden.check(ListingGoldenTests.fixtures + "/" + name + ".out", output, name: name + ".out")
     }
 
     func run(_ arguments: [String]) -> [UInt8] {

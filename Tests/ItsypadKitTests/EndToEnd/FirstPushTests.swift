@@ -59,7 +59,7 @@ struct FirstPushTests {
 
     @Test(
         "a first push makes its record files durable a batch at a time, with a few opens a record",
-        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+        .needs(["strace"]))
     func systemCallsPerRecord() throws {
         // Two batches: one of the backend's 2,000, and a smaller one.
         let records = 2500
@@ -118,7 +118,7 @@ struct FirstPushTests {
     /// ITSYPAD_FIRST_PUSH_CLIPS, ITSYPAD_FIRST_PUSH_SEED).
     @Test(
         "a first push killed at 50 random points finishes with nothing lost or doubled",
-        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+        .needs(["strace"]))
     func killedAtRandomPoints() async throws {
         let kills = Int(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_KILLS") ?? "") ?? 50
         let clips = Int(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_CLIPS") ?? "") ?? 300

@@ -9,7 +9,7 @@ import Glibc
 /// Progress of long work (an import, a first sync) on standard error: redrawn in place on a
 /// terminal (a pseudo-terminal run by python3's pty support) and erased when done; nothing of it
 /// through a pipe or with --quiet.
-@Suite(.enabled(if: ExternalTool.installed("python3"), "python3 is not installed"))
+@Suite(.needs(["python3"]))
 struct ProgressTests {
     let device = Device()
     let backend = TemporaryDirectory()

@@ -13,7 +13,6 @@ import Glibc
 @Suite
 struct TerminalClipboardTests {
     static let ptyRun = GeneratedFiles.root + "/Tests/Fixtures/Terminal/pty-run.py"
-    static let hasPython = ExternalTool.installed("python3")
     /// No desktop: clip copy falls back to the terminal.
     static let noDesktop = ["WAYLAND_DISPLAY": "", "DISPLAY": ""]
 
@@ -42,7 +41,7 @@ struct TerminalClipboardTests {
         return String(try device.run("clip", "ls").stdout.prefix(8))
     }
 
-    @Test(.enabled(if: hasPython, "not installed: python3"))
+    @Test(.needs(["python3"]))
     func withoutADesktopTheTerminalGetsTheExactBytes() throws {
         let device = Device()
         let id = try Self.added(device, "héllo, wörld\n\tindented")
@@ -54,7 +53,7 @@ struct TerminalClipboardTests {
     }
 
     /// The ssh use: `itsypad clip ls | fzf | cut -f1 | itsypad clip copy`, the id on standard input.
-    @Test(.enabled(if: hasPython, "not installed: python3"))
+    @Test(.needs(["python3"]))
     func anIdPipedInIsCopiedToTheTerminal() throws {
         let device = Device()
         let id = try Self.added(device, "from the server")
@@ -64,7 +63,7 @@ struct TerminalClipboardTests {
     }
 
     /// --osc52 writes to the terminal even with a display (here one nobody serves: no tool is run).
-    @Test(.enabled(if: hasPython, "not installed: python3"))
+    @Test(.needs(["python3"]))
     func osc52IsForcedEvenWithADisplay() throws {
         let device = Device()
         let id = try Self.added(device, "forced")
@@ -75,7 +74,7 @@ struct TerminalClipboardTests {
     }
 
     /// Inside GNU screen (STY, or TERM=screen… outside tmux) the sequence goes in DCS strings screen passes on.
-    @Test(.enabled(if: hasPython, "not installed: python3"))
+    @Test(.needs(["python3"]))
     func insideScreenItIsWrappedInPieces() throws {
         let device = Device()
         let text = String(repeating: "screen ", count: 200)
@@ -110,7 +109,7 @@ struct TerminalClipboardTests {
         #expect(pieces.flatMap { $0 } == TerminalClipboard.sequence(text, primary: false, form: .plain))
     }
 
-    @Test(.enabled(if: hasPython, "not installed: python3"))
+    @Test(.needs(["python3"]))
     func anImageIsRefusedAndNothingIsWritten() throws {
         let device = Device()
         try device.runArguments(["clip", "add", "--type", "image/png"], stdin: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3])
@@ -122,7 +121,7 @@ struct TerminalClipboardTests {
     }
 
     /// 74,994 bytes (100,000 bytes of escape) is copied; one more is refused, naming the limit.
-    @Test(.enabled(if: hasPython, "not installed: python3"))
+    @Test(.needs(["python3"]))
     func aTextAboveTheLimitIsRefused() throws {
         let device = Device()
         let fits = try Self.added(device, String(repeating: "a", count: 74_994))
@@ -137,7 +136,7 @@ struct TerminalClipboardTests {
     }
 
     /// No desktop and no controlling terminal (a service, setsid): a clear failure.
-    @Test(.enabled(if: ExternalTool.installed("setsid"), "not installed: setsid"))
+    @Test(.needs(["setsid"]))
     func withoutATerminalEitherItFails() throws {
         let device = Device()
         let id = try Self.added(device, "nowhere to go")
@@ -157,7 +156,7 @@ struct TerminalClipboardTests {
 
     /// Inside a real tmux with set-clipboard on, the plain sequence becomes tmux's paste buffer
     /// (which tmux also passes on to the terminal it runs in).
-    @Test(.enabled(if: ExternalTool.installed("tmux"), "not installed: tmux (.ci/run installs it)"))
+    @Test(.needs(["tmux"]))
     func insideTmuxTheBufferHoldsIt() throws {
         let device = Device()
         let id = try Self.added(device, "through tmux")

@@ -14,7 +14,7 @@ enum ExternalTool {
     /// The Debian package of each program whose package has another name (the others are their own).
     static let packages = [
         "Xvfb": "xvfb", "wl-copy": "wl-clipboard", "wl-paste": "wl-clipboard", "man": "man-db", "ssh": "openssh-client",
-        "ssh-keygen": "openssh-client", "sshd": "openssh-server", "htpasswd": "apache2-utils",
+        "ssh-keygen": "openssh-client", "sshd": "openssh-server", "htpasswd": "apache2-utils", "systemd-analyze": "systemd",
     ]
 
     /// Whether `name` is an executable on PATH or in the sbin folders a user's PATH may lack.
@@ -25,7 +25,7 @@ enum ExternalTool {
 
     /// The packages `.ci/run` installs, from its `apt-get install` line.
     static let installedByCI: Set<String> = {
-        let script = (try? FileSystem.read(GeneratedFiles.root + "/.ci/run")).map { String(decoding: $0 ?? [], as: UTF8.self) } ?? ""
+        let script = (try? FileSystem.read(GeneratedFiles.root + "/.ci/run")).map { String(decoding: $0, as: UTF8.self) } ?? ""
         let line = script.split(separator: "\n").first { $0.contains("apt-get install") } ?? ""
         return Set(line.split(separator: " ").map(String.init).filter { !$0.hasPrefix("-") && $0 != ">/dev/null" })
     }()

@@ -96,7 +96,7 @@ extension FolderBackend {
     {
         let read = try self.versions(inFiles: files, writer: device, zone: zone).sorted(by: { $0.key < $1.key })
         let versions = read.map(\.value)
-        let digest = try FilesDigest(files: read.map { ($0.key, $0.value.version.tag) })
+        let digest = FilesDigest(files: read.map { ($0.key, $0.value.version.tag) })
         let lines = try journal(of: device).read(after: checkpoint.firstSeq - 1, hint: nil, maxChanges: .max).batches
         guard let match = lines.lastIndex(where: { $0.batch.files == digest.hex }) else {
             return .failure(

@@ -144,15 +144,10 @@ package struct TabIndex {
     func matches(_ reference: String) -> [PackedID] {
         let lowered = reference.lowercased()
         let asID = PackedID(canonical: lowered)
-        let wanted = Array(reference.utf8)
-        let wantedIsASCII = wanted.allSatisfy { $0 < 0x80 }
         let prefix = Identifier.isPrefixCandidate(reference) ? PackedIDPrefix(lowered) : nil
         var matched: [PackedID] = []
         forEach { id, name, _ in
-            // Two ASCII strings are equal only byte for byte; anything else goes by Swift's rule.
-            let named =
-                wantedIsASCII && UTF8Check.isASCII(name)
-                ? name.elementsEqual(wanted) : String(decoding: name, as: UTF8.self) == reference
+            let named = String(decoding: name, as: UTF8.self) == reference
             if id == asID || named || prefix?.matches(id) == true { matched.append(id) }
         }
         return matched
@@ -370,7 +365,6 @@ package struct TabIndex {
     /// damaged: `matches` on the tabs answers then.
     static func lookUp(_ reference: String, directory: String, in tree: FileTree) -> [PackedID]? {
         let wanted = Array(reference.utf8)
-        let wantedIsASCII = wanted.allSatisfy { $0 < 0x80 }
         guard let stamp = DirectoryStamp(directory, in: tree) else { return nil }
         let path = directory + "/" + fileName
         guard let fd = try? tree.openFile(path, flags: O_RDONLY) else { return nil }
@@ -420,11 +414,7 @@ package struct TabIndex {
                 let value = word(entry, 0)
                 if value == 0 { break }
                 guard value <= UInt64(header.bodyLength), let named = record(at: Int(value) - 1) else { return nil }
-                // Two ASCII names are equal only byte for byte; anything else goes by Swift's rule.
-                let isEqual =
-                    named.name == wanted
-                    || (!(wantedIsASCII && named.name.allSatisfy { $0 < 0x80 }) && String(decoding: named.name, as: UTF8.self) == reference)
-                if isEqual {
+                if String(decoding: named.name, as: UTF8.self) == reference {
                     found.append((Int(value) - 1, named.id))
                 }
                 bucket = (bucket + 1) & (header.buckets - 1)

@@ -166,14 +166,9 @@ public struct TabStore {
     }
 
     /// Saves many tabs with one sync for all of them (see `FileTree.writeAtomically(_:in:)`).
-    /// Their files are made on every processor when there are many (a first sync saves them all).
     public func save(_ tabs: [Tab]) throws {
         let names = try tabs.map { try TabStore.checkedName($0.id) }
-        let chunk = 256
-        let contents = try Parallel.map(parts: (tabs.count + chunk - 1) / chunk) { part in
-            try tabs[(part * chunk)..<min(tabs.count, (part + 1) * chunk)].map(TabStore.fileContent)
-        }
-        let files = zip(names, contents.joined()).map { (name: $0, bytes: $1) }
+        let files = try zip(names, tabs.map(TabStore.fileContent)).map { (name: $0, bytes: $1) }
         try storeOperation {
             try invalidateIndex()
             try tree.writeAtomically(files, in: directory)

@@ -428,7 +428,8 @@ struct JSONParser {
             skipWhitespace()
             let keyStart = position
             let key = try parseKey()
-            if JSONParser.repeats(key, in: members, seen: &seen) { throw duplicate(key, at: keyStart) }
+            // Keys compare as Swift compares strings, like the subscript and the decoder.
+            if !seen.insert(key).inserted { throw duplicate(key, at: keyStart) }
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
             position += 1
@@ -445,16 +446,6 @@ struct JSONParser {
     mutating func parseKey() throws -> String {
         guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a string key") }
         return try parseString()
-    }
-
-    /// Whether `key` repeats one of `members`' keys (as Swift compares
-    /// strings, like the subscript and the decoder). Small objects, the
-    /// common case, are scanned; beyond 16 members `seen` holds the keys in a
-    /// hash set, so that a huge object costs linear time.
-    static func repeats(_ key: String, in members: [(String, JSONValue)], seen: inout Set<String>) -> Bool {
-        guard members.count >= 16 else { return members.contains { $0.0 == key } }
-        if seen.isEmpty { seen = Set(members.lazy.map(\.0)) }
-        return !seen.insert(key).inserted
     }
 
     func duplicate(_ key: String, at offset: Int) -> JSONParseError {
