@@ -14,16 +14,26 @@ struct FirstPushTests {
     /// A device that enabled a new backend while its history was empty, then imported `count`
     /// clips (`clip 0` …): its next sync is a first push of them all. Its backend is `backend(of:)`.
     static func sender(clips count: Int) -> Device {
+        sender(importing: "clips", count: count) { index in
+            [("text", .string("clip \(index)")), ("timestamp", .string(Time.iso8601(1_767_400_000_000 + Int64(index))))]
+        }
+    }
+
+    /// The same with `count` tabs (`tab 0` …).
+    static func sender(tabs count: Int) -> Device {
+        sender(importing: "tabs", count: count) { index in
+            [("content", .string("tab \(index)")), ("lastModified", .string(Time.iso8601(1_767_400_000_000 + Int64(index))))]
+        }
+    }
+
+    /// A sender (see `sender(clips:)`) that imported `count` items of an export's `section`, each
+    /// with a new id and the `fields` of its index.
+    private static func sender(importing section: String, count: Int, fields: (Int) -> [(String, JSONValue)]) -> Device {
         let device = Device()
         #expect(device.inProcess(["sync", "enable", backend(of: device)]).0 == 0)
         #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "100000"]).0 == 0)
-        let clips = (0..<count).map { index in
-            JSONValue.object([
-                ("id", .string(Identifier.make())), ("text", .string("clip \(index)")),
-                ("timestamp", .string(Time.iso8601(1_767_400_000_000 + Int64(index)))),
-            ])
-        }
-        let document = JSONValue.object([("format", .string("itsypad-export")), ("version", .integer(1)), ("clips", .array(clips))])
+        let items = (0..<count).map { index in JSONValue.object([("id", .string(Identifier.make()))] + fields(index)) }
+        let document = JSONValue.object([("format", .string("itsypad-export")), ("version", .integer(1)), (section, .array(items))])
         #expect(device.inProcess(["import", "-"], stdin: document.serialized()).0 == 0)
         return device
     }
@@ -70,6 +80,22 @@ struct FirstPushTests {
         #expect(syncs < records / 20, "\(syncs) syncs for \(records) records: \(calls)")
         // Each record file: its temporary file, created once, and a few opens of the engine's own files per batch.
         #expect(calls["openat", default: 0] < records * 4, "\(calls["openat", default: 0]) opens for \(records) records: \(calls)")
+    }
+
+    @Test(
+        "a first push of tabs reads the tabs of a batch together, and sets no file's mode twice",
+        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+    func tabSystemCallsPerRecord() throws {
+        let records = 2500
+        let sender = Self.sender(tabs: records)
+        let calls = try Self.systemCalls(sender, ["sync"])
+        // Each tab: its file read to send it, read again and rewritten with its tag when the backend
+        // has it, read by the fetch after the push; its record file's temporary file; and a few opens
+        // a batch. Each lookup walking from the data directory made it twelve.
+        #expect(calls["openat", default: 0] < records * 10, "\(calls["openat", default: 0]) opens for \(records) tabs: \(calls)")
+        #expect(calls["renameat", default: 0] < records * 2 + 100, "\(calls["renameat", default: 0]) renames for \(records) tabs: \(calls)")
+        // Files made with their mode already right (the umask leaves the owner's bits alone) are not changed again.
+        #expect(calls["fchmod", default: 0] < 50, "\(calls["fchmod", default: 0]) changes of mode for \(records) tabs: \(calls)")
     }
 
     /// Where a run is killed: at the `nth` call of `call`.

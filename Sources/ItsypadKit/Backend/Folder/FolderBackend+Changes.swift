@@ -289,6 +289,8 @@ private struct WritePlan {
     var changes: [DeviceChange] = []
     var written: [RecordVersion] = []
     var outcomes: [(id: RecordID, error: ReplicatedRecordError?)] = []
+    /// The records `outcomes` names, to find one given twice without walking them all.
+    private var planned = Set<RecordID>()
     var failures: [ReplicatedFailure] {
         outcomes.compactMap { outcome in outcome.error.map { ReplicatedFailure(id: outcome.id, error: $0) } }
     }
@@ -301,7 +303,7 @@ private struct WritePlan {
 
     /// Adds one record's new version, numbered with the next sequence number; a record may appear once.
     mutating func add(_ id: RecordID, _ plan: (Int64) throws -> PlannedVersion) throws {
-        guard !outcomes.contains(where: { $0.id == id }) else {
+        guard planned.insert(id).inserted else {
             outcomes.append((id, .invalid("\(id) appears more than once in the request")))
             return
         }

@@ -141,6 +141,16 @@ public struct TabStore {
         return entries
     }
 
+    /// Looks up entries from one read of the files of `ids` (see `entries(ids:)`): an id that read
+    /// could not use, or did not name, is read alone, where `entry(id:)` says why it fails.
+    package func lookUp(reading ids: [String]) throws -> (String) throws -> Entry? {
+        let read = try entries(ids: ids)
+        return { id in
+            if let entry = read[id] { return entry }
+            return try entry(id: id)
+        }
+    }
+
     private func decode(_ bytes: [UInt8], path: String) throws -> Entry {
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }

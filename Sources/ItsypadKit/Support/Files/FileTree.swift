@@ -291,8 +291,7 @@ public struct FileTree: Sendable {
             if file < 0 { throw FileSystem.fail("write", path + "/" + name) }
             defer { close(file) }
             do {
-                // The exact mode whatever the umask, set on the open file.
-                if fchmod(file, mode) != 0 { throw FileSystem.fail("set the mode of", path + "/" + name) }
+                try FileTree.setMode(of: file, to: mode, path: path + "/" + name)
                 try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: file, $0, path: path + "/" + name) }
                 if syncing, fsync(file) != 0 { throw FileSystem.fail("sync", path + "/" + name) }
             } catch {
@@ -377,6 +376,15 @@ public struct FileTree: Sendable {
         if syncing, fsync(fileFD) != 0 { throw FileSystem.fail("sync", path()) }
     }
 
+    /// Gives a file just created exactly `mode`, whatever the umask: set on the open file (nothing at
+    /// the path is followed), and only when the umask changed it, as a change of mode is one more
+    /// write to the file system's journal (a first sync creates thousands of files).
+    private static func setMode(of fd: Int32, to mode: mode_t, path: @autoclosure () -> String) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read the mode of", path()) }
+        if info.st_mode & 0o7777 != mode, fchmod(fd, mode) != 0 { throw FileSystem.fail("set the mode of", path()) }
+    }
+
     /// Refuses a file of `size` bytes larger than `limit`.
     private static func check(_ size: Int, limit: Int?, path: @autoclosure () -> String) throws {
         guard let limit, size > limit else { return }
@@ -423,8 +431,7 @@ public struct FileTree: Sendable {
             let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd < 0 { throw FileSystem.fail("write", tempPath) }
             do {
-                // The exact mode whatever the umask, set on the open file: nothing at the path is followed.
-                if fchmod(fd, mode) != 0 { throw FileSystem.fail("set the mode of", tempPath) }
+                try FileTree.setMode(of: fd, to: mode, path: tempPath)
                 try produce { bytes in try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: fd, $0, path: tempPath) } }
                 if fsync(fd) != 0 { throw FileSystem.fail("sync", tempPath) }
                 close(fd)

@@ -313,12 +313,13 @@ final class TabRecords: SyncedRecordType {
 
     // MARK: Sending
 
-    func sender(for _: [PendingChange], engine: SyncEngine) throws -> (PendingChange) throws -> SyncEngine.Outgoing? {
-        { [self] change in try outgoing(change, engine: engine) }
+    /// The tabs of `changes` are read together, their directory opened once.
+    func sender(for changes: [PendingChange], engine: SyncEngine) throws -> (PendingChange) throws -> SyncEngine.Outgoing? {
+        let entry = try engine.store.tabs.lookUp(reading: changes.map(\.key.name))
+        return { [self] change in try outgoing(change, entry: entry(change.key.name), engine: engine) }
     }
 
-    private func outgoing(_ change: PendingChange, engine: SyncEngine) throws -> SyncEngine.Outgoing? {
-        let entry = try engine.store.tabs.entry(id: change.key.name)
+    private func outgoing(_ change: PendingChange, entry: TabStore.Entry?, engine: SyncEngine) throws -> SyncEngine.Outgoing? {
         switch (change.operation, entry) {
         case (.save, .live(let tab)?) where !tab.isFileBacked:
             let record = try RecordMapping.record(for: tab, deviceName: engine.deviceName, backend: engine.backend)
@@ -329,7 +330,7 @@ final class TabRecords: SyncedRecordType {
             // a save, of a tab with changes the backend lacks.
             var save = change
             save.operation = .save
-            return try outgoing(save, engine: engine)
+            return try outgoing(save, entry: entry, engine: engine)
         case (.delete, .deleted(let deletion)?):
             return engine.outgoingDeletion(change, ifTag: deletion.tag, history: deletion.history)
         case (.delete, nil):
@@ -344,9 +345,10 @@ final class TabRecords: SyncedRecordType {
     /// (a tab edited since it was sent keeps its edit, still pending, on top of that ancestor).
     func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine: SyncEngine) throws {
         var updated: [Tab] = []
+        let entry = try engine.store.tabs.lookUp(reading: items.map(\.change.key.name))
         for item in items {
             let id = item.change.key.name
-            switch try engine.store.tabs.entry(id: id) {
+            switch try entry(id) {
             case .live(var tab)? where item.change.operation == .save:
                 guard let sent = sent[id], let record = item.saves.first.flatMap({ saved[$0.id] }),
                     let tag = record.recordChangeTag
