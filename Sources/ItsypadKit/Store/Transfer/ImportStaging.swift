@@ -9,7 +9,7 @@ final class ImportStaging {
     private let stage: StagedChanges
     private let clips: ClipStore.Staging
     /// Only these clips are added (the newest ones, when `clipboard.maxEntries` leaves room for fewer).
-    private let admitted: ((PackedID) -> Bool)?
+    private let admitted: ((EscapedClip) -> Bool)?
     private var pending: StagedFile?
     /// Tabs staged so far, so that a document naming a tab twice keeps the newer.
     private var stagedTabs: [String: Tab] = [:]
@@ -23,10 +23,10 @@ final class ImportStaging {
     /// Clips of the document that the history holds already (see `queueUnsent`).
     private var presentClips = Set<PackedID>()
     var summary = ImportSummary()
-    /// The slots of the clips the document would add, for the cap.
-    var addedClips: [ClipSlot] { clips.added }
+    /// The clips staged, for the cap.
+    var clipStaging: ClipStore.Staging { clips }
 
-    init(store: DataStore, admitting admitted: ((PackedID) -> Bool)? = nil) throws {
+    init(store: DataStore, admitting admitted: ((EscapedClip) -> Bool)? = nil) throws {
         self.store = store
         self.admitted = admitted
         hasTabs = try storeOperation { try store.tree.status(store.tabs.directory) != nil }
@@ -74,7 +74,7 @@ final class ImportStaging {
     /// `queueUnlessWaiting` for the clips of the document that the history holds already and
     /// that no backend has (the ledger knows no version of them).
     private func queueUnsent() throws {
-        let ids = clips.syncing(presentClips)
+        let ids = try clips.syncing(presentClips)
         guard !ids.isEmpty else { return }
         let synced = try store.clipLedger().entries(Set(ids.map(\.string)))
         for id in ids where synced[id.string]?.tag == nil { try queueUnlessWaiting(RecordKey(.clip, id.string)) }
@@ -125,7 +125,7 @@ final class ImportStaging {
 
     /// A binary clip comes with its bytes; it stays here when too large to sync, whatever the document says.
     func add(_ clip: EscapedClip, bytes: [UInt8]?) throws {
-        if let admitted, !admitted(clip.id) { return }
+        if let admitted, !admitted(clip) { return }
         var clip = clip
         if let binary = clip.binary, clip.localOnly == nil {
             clip.localOnly = try store.localOnlyReason(forBinaryOf: binary.size, requested: false)
