@@ -16,14 +16,14 @@ extension ClipStore {
         /// The index positions of the entries removed: `finish` marks their slots deleted.
         private var removedPositions = Set<Int>()
         /// The slots of the entries added, handed back in the index's order.
-        private let added: ClipSlotRuns
+        private let added: SortedRuns<ClipSlot>
         /// How many entries were added.
         package var addedCount: Int { added.count }
 
         package init(_ store: ClipStore, in stage: StagedChanges) throws {
             self.store = store
             self.stage = stage
-            added = try ClipSlotRuns(directory: stage.scratchDirectory, in: stage.tree)
+            added = try SortedRuns(directory: stage.scratchDirectory, in: stage.tree)
             // A removed entry's id is not known: the entry can come back, as `insert` lets it.
             try storeOperation { try store.forEachSlot { _, slot in if slot.isLive { known.insert(slot.id) } } }
         }

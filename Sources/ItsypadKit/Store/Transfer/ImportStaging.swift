@@ -11,6 +11,8 @@ final class ImportStaging {
     /// Only these clips are added (the newest ones, when `clipboard.maxEntries` leaves room for fewer).
     private let admitted: ((EscapedClip) -> Bool)?
     private var pending: StagedFile?
+    /// The staged queue's summary, written with the import; nil when a replay alone can tell it.
+    private var queueSummary: StagedQueueSummary?
     /// Tabs staged so far, so that a document naming a tab twice keeps the newer.
     private var stagedTabs: [String: Tab] = [:]
     private var removedTabs: [PackedID] = []
@@ -47,6 +49,7 @@ final class ImportStaging {
         if let pending { return pending }
         let queue = try store.pending()
         try queue.cutTornTail()
+        queueSummary = try StagedQueueSummary(try queue.waitingRecords(), scratchDirectory: stage.scratchDirectory, in: store.tree)
         let file = try stage.file(relative(queue.path))
         try storeOperation {
             try file.append(PendingQueue.baseLine(bytes: 0, identity: queue.identity))
@@ -62,6 +65,7 @@ final class ImportStaging {
         for key in keys { PendingQueue.appendLine(operation.rawValue, key, tag: tag, to: &lines) }
         let file = try stagedQueue()
         try storeOperation { try file.append(lines) }
+        for key in keys { try queueSummary?.queued(ReplayKey(key)) }
     }
 
     /// Queues the save of a record this device holds but never sent (an import cut short by an
@@ -91,6 +95,7 @@ final class ImportStaging {
         for change in waiting { PendingQueue.appendLine("done", change.key, version: change.version, to: &lines) }
         let file = try stagedQueue()
         try storeOperation { try file.append(lines) }
+        queueSummary = nil
     }
 
     /// Keeps the newer of the local and the incoming tab (by lastModified, then clock).
@@ -140,6 +145,7 @@ final class ImportStaging {
         try storeOperation {
             try file.append(reserving: 128) { PendingQueue.appendLine(PendingChange.Operation.save.rawValue, clip: clip.id, to: &$0) }
         }
+        try queueSummary?.queued(.clip(clip.id))
     }
 
     /// A device setting (the editor command, the backend, …) is this device's own: an import file
@@ -226,6 +232,9 @@ final class ImportStaging {
         var index = TabIndex.load(directory: store.tabs.directory, in: store.tree)
         try withInterruptsDeferred { try stage.commit() }
         store.reopenFiles()
+        // Only a cache: without it, the next listing replays the queue.
+        try? queueSummary?.write(forQueue: try store.pending().path, in: store.tree)
+        queueSummary = nil
         // A current tab index stays current: the staged tabs replace their records.
         guard index != nil else { return }
         for tab in stagedTabs.values { index!.update(id: PackedID(tab.id)!, with: TabIndex.record(for: tab)) }
