@@ -94,20 +94,12 @@ extension DataStore {
 
     /// Removes unpinned entries (every entry with `includingPinned`).
     public func clearClips(includingPinned: Bool) throws -> [String] {
-        try removeClips(try clips().summaries().filter { includingPinned || !$0.pinned }.map(\.id))
+        try removingClips(hard: false) { try clips().clear(includingPinned: includingPinned, beforeCommit: $0) }
     }
 
     /// Removes unpinned entries older than `age` and the oldest beyond `keep`; pinned entries never go.
     public func pruneClips(olderThan age: Milliseconds?, keep: Int, now: Milliseconds) throws -> [String] {
-        // Only the index is read. Oldest first: the entries past the age come first, then those beyond `keep`.
-        var remaining = try clips().count
-        var victims: [String] = []
-        for entry in try clips().summaries().reversed() where !entry.pinned {
-            guard age.map({ entry.timestamp < now - $0 }) ?? false || remaining > keep else { continue }
-            victims.append(entry.id)
-            remaining -= 1
-        }
-        return try removeClips(victims, hard: true)
+        try removingClips(hard: true) { try clips().prune(before: age.map { now - $0 }, keep: keep, beforeCommit: $0) }
     }
 
     /// A device that never synced has nothing on a backend to delete.

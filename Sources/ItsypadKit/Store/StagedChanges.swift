@@ -38,6 +38,8 @@ package final class StagedChanges {
     let tree: FileTree
     private var root: String { tree.root }
     private var stage: String { DataDirectoryLayout(root: root).staged }
+    /// Where scratch files go that are not staged (see `SortedRuns`): the stage's own directory.
+    var scratchDirectory: String { stage }
     /// The files staged, in the order they came, and as a set (an import stages 10,000 tab files).
     private var files: [String] = []
     private var staged = Set<String>()

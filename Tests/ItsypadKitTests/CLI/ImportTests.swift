@@ -170,6 +170,46 @@ import Glibc
         #expect(device.inProcess(["clip", "ls"]).1.split(separator: "\n").count == 11)
     }
 
+    /// An import writes the queue's summary with it (`StagedQueueSummary`), so that the listing after
+    /// it replays nothing; the summary says what a full replay of the queue says, version for version,
+    /// over a queue that had a summary, confirmations and other records already.
+    @Test func anImportLeavesTheQueueSummarizedAsAReplayWould() throws {
+        #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "10000"]).0 == 0)
+        let first = ImportTests.export(
+            clips: (1...1200).map { (ImportTests.id($0), "clip \($0)", ImportTests.time($0 % 3600)) },
+            tabs: [(ImportTests.id(5000), "a tab")])
+        #expect(device.inProcess(["import", "-"], stdin: first).0 == 0)
+        #expect(device.inProcess(["clip", "ls", "--json"]).0 == 0)
+        #expect(device.inProcess(["clip", "add", "mine"]).0 == 0)
+        #expect(device.inProcess(["clip", "rm", ImportTests.id(7)]).0 == 0)
+        let second = ImportTests.export(
+            clips: ([7] + Array(1100...2400)).map { (ImportTests.id($0), "clip \($0)", ImportTests.time($0 % 3600)) },
+            tabs: [(ImportTests.id(5000), "a tab"), (ImportTests.id(5001), "another tab")])
+        #expect(device.inProcess(["import", "-"], stdin: second).0 == 0)
+
+        let layout = DataDirectoryLayout(root: device.dataDir)
+        let log = layout.pendingQueue
+        let fd = open(log, O_RDONLY)
+        defer { close(fd) }
+        var info = stat()
+        #expect(fstat(fd, &info) == 0)
+        let summary = try #require(
+            PendingSummary.load(
+                PendingSummary.path(forLog: log), in: FileTree(root: device.dataDir), log: fd, inode: UInt64(info.st_ino),
+                size: Int(info.st_size), logPath: log),
+            "the import left no summary of its queue")
+        #expect(summary.coveredBytes == Int(info.st_size))
+        let replayed = try PendingQueue(path: log).waitingRecords(summarized: false)
+        #expect(summary.version == replayed.recent.version)
+        let changes = try PendingQueue(path: log).changes()
+        let clips = changes.filter { $0.key.type == .clip }
+        #expect(clips.count == 2401 && summary.clipCount == clips.count)
+        let wrong = clips.filter { summary.clipVersion(PackedID($0.key.name)!) != $0.version }
+        #expect(wrong.isEmpty, "\(wrong.prefix(3))")
+        let others = changes.filter { $0.key.type != .clip }
+        #expect(Dictionary(uniqueKeysWithValues: others.map { ($0.key, $0.version) }) == summary.others)
+    }
+
     /// Clips are read from the export's bytes, their text copied into the log when it is escaped
     /// as the log escapes it: whatever the JSON's form, the log must hold exactly what decoding
     /// each clip and adding it writes.

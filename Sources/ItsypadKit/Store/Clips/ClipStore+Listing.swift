@@ -88,13 +88,10 @@ extension ClipStore {
                     if try !listed(slot, line: line, body) { return }
                 }
                 end = start
-                chunk = min(chunk * 4, ClipStore.largestChunk)
+                chunk = min(chunk * 4, ClipStore.slotChunk)
             }
         }
     }
-
-    /// Most slots read from the index at once: 192 KiB of it, and as many slots decoded and listed.
-    private static let largestChunk = 4096
 
     private static func need(_ slot: ClipSlot, textHead: Int?) -> Int {
         let length = Int(slot.length)

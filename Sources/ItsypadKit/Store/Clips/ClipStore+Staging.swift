@@ -12,22 +12,21 @@ extension ClipStore {
         private var log: StagedFile?
         /// Where the files of binary entries are staged, opened with the first.
         private var blobs: StagedDirectory?
-        private var slots: [ClipSlot]
         private var known = PackedIDSet()
-        private var removedCount = 0
-        /// The slots of the entries added, in the order they came.
-        package private(set) var added: [ClipSlot] = []
+        /// The index positions of the entries removed: `finish` marks their slots deleted.
+        private var removedPositions = Set<Int>()
+        /// The slots of the entries added, handed back in the index's order.
+        private let added: SortedRuns<ClipSlot>
+        /// How many entries were added.
+        package var addedCount: Int { added.count }
 
         package init(_ store: ClipStore, in stage: StagedChanges) throws {
             self.store = store
             self.stage = stage
-            slots = try storeOperation { try store.index.allSlots() }
+            added = try SortedRuns(directory: stage.scratchDirectory, in: stage.tree)
             // A removed entry's id is not known: the entry can come back, as `insert` lets it.
-            for slot in slots where slot.isLive { known.insert(slot.id) }
+            try storeOperation { try store.forEachSlot { _, slot in if slot.isLive { known.insert(slot.id) } } }
         }
-
-        /// How many live entries the history would hold.
-        var liveCount: Int { Int(store.index.header.liveCount) + added.count - removedCount }
 
         private func stagedLog() throws -> StagedFile {
             if let log { return log }
@@ -58,7 +57,7 @@ extension ClipStore {
             let written = try storeOperation {
                 try file.append(reserving: entry.escapedText.count + ClipStore.headerAllowance) { ClipStore.appendAddLine(entry, to: &$0) }
             }
-            added.append(
+            try added.append(
                 ClipSlot(
                     id: entry.id, timestamp: entry.timestamp, offset: UInt64(offset), length: UInt32(written - 1),
                     flags: ClipStore.flags(
@@ -75,16 +74,24 @@ extension ClipStore {
             if (try? store.blobReader().read(id: id.string, size: binary.size, digest: binary.sha256.utf8, into: &stored)) != nil {
                 return
             }
-            guard let slot = slots.first(where: { $0.id == id && $0.isLive && $0.isBinary }),
-                try storeOperation({ try store.entry(slot) }).binary?.sha256 == binary.sha256
-            else { return }
+            var slot: ClipSlot?
+            try storeOperation { try store.forEachSlot { _, candidate in if candidate.id == id && candidate.isLive { slot = candidate } } }
+            guard let slot, slot.isBinary, try storeOperation({ try store.entry(slot) }).binary?.sha256 == binary.sha256 else { return }
             if blobs == nil { blobs = try stage.directory(Staging.blobDirectory) }
             try blobs!.write(id.string, bytes)
         }
 
         /// Those of `ids` that are live entries that sync (not kept on this device).
-        package func syncing(_ ids: Set<PackedID>) -> [PackedID] {
-            slots.filter { $0.isLive && $0.flags & ClipSlot.localOnly == 0 && ids.contains($0.id) }.map(\.id)
+        package func syncing(_ ids: Set<PackedID>) throws -> [PackedID] {
+            var syncing: [PackedID] = []
+            try storeOperation {
+                try store.forEachSlot { position, slot in
+                    if slot.isLive, slot.flags & ClipSlot.localOnly == 0, !removedPositions.contains(position), ids.contains(slot.id) {
+                        syncing.append(slot.id)
+                    }
+                }
+            }
+            return syncing
         }
 
         /// Where the stage puts the files of binary entries, relative to the data directory.
@@ -92,16 +99,19 @@ extension ClipStore {
 
         /// Removes live entries by id; returns the ids that were present.
         package func remove(ids: [String]) throws -> [String] {
-            let removal = ClipStore.markRemoved(ids, in: &slots)
-            guard !removal.removed.isEmpty else { return [] }
+            let wanted = Set(ids.compactMap { PackedID($0) })
+            let removal = try storeOperation {
+                try store.removal { position, slot in !removedPositions.contains(position) && wanted.contains(slot.id) }
+            }
+            guard !removal.slots.isEmpty else { return [] }
+            removedPositions.formUnion(removal.positions)
             let file = try stagedLog()
             try storeOperation {
                 try file.append(removal.lines)
                 try erase(removal.slots, in: file)
             }
             for slot in removal.slots where slot.isBinary { stage.remove(Staging.blobDirectory + "/" + slot.idString) }
-            removedCount += removal.removed.count
-            return removal.removed
+            return removal.slots.map(\.idString)
         }
 
         /// Erases the removed entries' texts in the staged copy of the log (see `ClipStore+Erasure`).
@@ -127,23 +137,65 @@ extension ClipStore {
             log = nil
         }
 
-        /// Writes the staged index for the staged log.
+        /// Writes the staged index for the staged log: the history's slots (a chunk of its index at a
+        /// time) and the added ones merged in the index's order, the header written last.
         package func finish() throws {
             guard let log else { return }
-            let combined = (slots + added).sorted { $0.sortsBefore($1) }
+            let index = try stage.file(stage.relative(store.indexPath))
             var header = store.index.header
+            let total = Int(header.slotCount)
+            var (next, indexBytes) = (0, [UInt8]())
+            let current = { [store, removedPositions] (chunk: inout [ClipSlot]) in
+                let end = min(total, next + ClipStore.slotChunk)
+                try store.index.slots(next..<end, into: &chunk, reading: &indexBytes)
+                for position in chunk.indices where removedPositions.contains(next + position) { chunk[position].flags |= ClipSlot.deleted }
+                next = end
+            }
+            var (bytes, slotCount, liveCount) = ([UInt8](), 0, 0)
+            try storeOperation {
+                try index.append(header.encoded())
+                try added.forEachSorted(mergedWith: current) { slot in
+                    slot.encoded(into: &bytes)
+                    slotCount += 1
+                    if slot.isLive { liveCount += 1 }
+                    if bytes.count >= ClipStore.slotChunk * ClipSlot.size {
+                        try index.append(bytes)
+                        bytes.removeAll(keepingCapacity: true)
+                    }
+                    return true
+                }
+                try index.append(bytes)
+            }
             header.logSize = UInt64(log.size)
             header.logInode = log.inode
-            header.slotCount = UInt64(combined.count)
-            header.liveCount = UInt64(combined.lazy.filter(\.isLive).count)
+            header.slotCount = UInt64(slotCount)
+            header.liveCount = UInt64(liveCount)
             header.evictCursor = 0
-            header.deadLines += UInt64(removedCount * 2)
-            try storeOperation { try log.close() }
-            let index = try stage.file(stage.relative(store.indexPath))
+            header.deadLines += UInt64(removedPositions.count * 2)
             try storeOperation {
-                try ClipIndexFile.encode(header: header, slots: combined) { try index.append($0) }
+                try log.close()
+                try index.overwrite(header.encoded(), at: 0)
                 try index.close()
             }
+        }
+
+        /// The added entry at `position` in the order of their times, then ids (the oldest an import
+        /// admits when only the newest fit: see `DataStore.importExport`).
+        package func addedEntry(at position: Int) throws -> (timestamp: Milliseconds, id: PackedID) {
+            // The runs are in the order of time, then place in the log: entries of one millisecond are gathered and sorted by id.
+            var (before, group): (Int, [PackedID]) = (0, [])
+            var groupTime: Milliseconds?
+            try added.forEachSorted { slot in
+                if slot.timestamp != groupTime {
+                    if before + group.count > position { return false }
+                    before += group.count
+                    (group, groupTime) = ([], slot.timestamp)
+                }
+                group.append(slot.id)
+                return true
+            }
+            group.sort { ($0.high, $0.low) < ($1.high, $1.low) }
+            return (groupTime!, group[position - before])
         }
     }
 }

@@ -234,16 +234,6 @@ public final class ClipStore {
         }
     }
 
-    /// Each live entry's id, time and pin, newest first, from the index alone:
-    /// what prune and clear decide on, without reading any text.
-    public func summaries() throws -> [ClipSummary] {
-        try checkingIndex {
-            try index.allSlots().reversed().filter(\.isLive).map {
-                ClipSummary($0)
-            }
-        }
-    }
-
     /// The newest live entry when it holds what `entry` holds (its add line is `line`): the same
     /// text, byte for byte, or bytes of the same type and digest. Only a text of the same length
     /// is read: a big clip added after another is not read back.
@@ -457,27 +447,109 @@ public final class ClipStore {
     /// Removes entries by id; returns the ids that were present. `beforeCommit` is told which they are.
     @discardableResult
     public func remove(ids: [String], beforeCommit: ([ClipSummary]) throws -> Void = { _ in }) throws -> [String] {
+        let wanted = Set(ids.compactMap { PackedID($0) })
+        return try removeSelected({ { wanted.contains($0.id) } }, beforeCommit: beforeCommit)
+    }
+
+    /// Removes every unpinned entry (every entry, `includingPinned`); returns their ids.
+    @discardableResult
+    public func clear(includingPinned: Bool, beforeCommit: ([ClipSummary]) throws -> Void = { _ in }) throws -> [String] {
+        try removeSelected({ { includingPinned || !$0.isPinned } }, beforeCommit: beforeCommit)
+    }
+
+    /// Removes the unpinned entries older than `cutoff` and the oldest beyond `keep`; pinned entries never go.
+    @discardableResult
+    public func prune(before cutoff: Milliseconds?, keep: Int, beforeCommit: ([ClipSummary]) throws -> Void = { _ in }) throws -> [String] {
+        try removeSelected(
+            {
+                // Oldest first: the entries past the age come first, then those beyond `keep`.
+                var remaining = self.count
+                return { slot in
+                    guard !slot.isPinned, cutoff.map({ slot.timestamp < $0 }) ?? false || remaining > keep else { return false }
+                    remaining -= 1
+                    return true
+                }
+            }, beforeCommit: beforeCommit)
+    }
+
+    /// Removes the live entries that a selection made by `makeSelection` picks (asked once for each,
+    /// oldest first; made again when the index is rebuilt), reading the index a chunk at a time:
+    /// only what is removed is held. Returns their ids.
+    private func removeSelected(
+        _ makeSelection: () -> (ClipSlot) -> Bool, beforeCommit: ([ClipSummary]) throws -> Void
+    ) throws -> [String] {
         try checkingIndex {
-            var slots = try index.allSlots()
-            let removal = ClipStore.markRemoved(ids, in: &slots)
-            guard let changed = removal.changed else { return [] }
+            let selecting = makeSelection()
+            let removal = try self.removal { selecting($1) }
+            guard !removal.slots.isEmpty else { return [] }
             try beforeCommit(removal.slots.map(ClipSummary.init))
             try log.append(removal.lines)
             finishCommitted {
                 let erased = try erase(removal.slots)
-                // The changed slots go back in one write (a clear changes 100,000 of them).
-                try index.write(slots[changed], at: changed.lowerBound)
+                try markDeleted(at: removal.positions)
                 var header = index.header
-                header.liveCount -= min(header.liveCount, UInt64(removal.removed.count))
-                header.deadLines += UInt64(removal.removed.count * 2)
+                header.liveCount -= min(header.liveCount, UInt64(removal.slots.count))
+                header.deadLines += UInt64(removal.slots.count * 2)
                 header.logSize = UInt64(log.size)
                 index.header = header
                 try index.writeHeader()
                 try erased ? compactIfNeeded() : compact()
             }
-            return removal.removed
+            return removal.slots.map(\.idString)
         }
     }
+
+    /// Live entries a removal takes away, oldest first: their positions in the index, their slots,
+    /// and the log lines that record it.
+    struct Removal {
+        var positions: [Int] = []
+        var slots: [ClipSlot] = []
+        var lines: [UInt8] = []
+    }
+
+    /// The live slots `selecting` picks, asked once for each, oldest first, with its position.
+    func removal(selecting: (Int, ClipSlot) throws -> Bool) throws -> Removal {
+        var removal = Removal()
+        try forEachSlot { position, slot in
+            guard slot.isLive, try selecting(position, slot) else { return }
+            removal.positions.append(position)
+            removal.slots.append(slot)
+            ClipStore.appendRemoveLine(slot.id, to: &removal.lines)
+        }
+        return removal
+    }
+
+    /// Marks the slots at `positions` (ascending) deleted, a chunk of the index at a time.
+    private func markDeleted(at positions: [Int]) throws {
+        var (slots, bytes) = ([ClipSlot](), [UInt8]())
+        var next = 0
+        while next < positions.count {
+            let start = positions[next]
+            let end = min(Int(index.header.slotCount), start + ClipStore.slotChunk)
+            try index.slots(start..<end, into: &slots, reading: &bytes)
+            while next < positions.count, positions[next] < end {
+                slots[positions[next] - start].flags |= ClipSlot.deleted
+                next += 1
+            }
+            try index.write(slots[...], at: start)
+        }
+    }
+
+    /// Walks the slots oldest first, reading the index a chunk at a time (a history of 1,000,000 is never held).
+    func forEachSlot(_ body: (Int, ClipSlot) throws -> Void) throws {
+        var (slots, bytes) = ([ClipSlot](), [UInt8]())
+        var start = 0
+        let total = Int(index.header.slotCount)
+        while start < total {
+            let end = min(total, start + ClipStore.slotChunk)
+            try index.slots(start..<end, into: &slots, reading: &bytes)
+            for (offset, slot) in slots.enumerated() { try body(start + offset, slot) }
+            start = end
+        }
+    }
+
+    /// Slots read from the index at once by a walk over all of them: 192 KiB.
+    static let slotChunk = 4096
 
     /// Pins or unpins an entry; returns false when it already was (`beforeCommit` runs only when it changes).
     @discardableResult
@@ -589,26 +661,6 @@ public final class ClipStore {
         line.append(literal: #","text":""#)
         escapedText(&line)
         line.append(literal: "\"}\n")
-    }
-
-    /// Marks the live slots of `ids` deleted; returns their ids and slots, the log lines that record it
-    /// and the range of positions that changed (nil when none did).
-    static func markRemoved(
-        _ ids: [String], in slots: inout [ClipSlot]
-    ) -> (removed: [String], slots: [ClipSlot], lines: [UInt8], changed: ClosedRange<Int>?) {
-        let wanted = Set(ids.compactMap { PackedID($0) })
-        var removed: [String] = []
-        var removedSlots: [ClipSlot] = []
-        var lines: [UInt8] = []
-        var changed: ClosedRange<Int>?
-        for position in slots.indices where slots[position].isLive && wanted.contains(slots[position].id) {
-            slots[position].flags |= ClipSlot.deleted
-            removed.append(slots[position].idString)
-            removedSlots.append(slots[position])
-            ClipStore.appendRemoveLine(slots[position].id, to: &lines)
-            changed = (changed?.lowerBound ?? position)...position
-        }
-        return (removed, removedSlots, lines, changed)
     }
 
     /// `{"op":"pin","id":…,"pinned":…}` and a newline.

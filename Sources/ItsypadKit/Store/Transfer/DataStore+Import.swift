@@ -29,7 +29,7 @@ extension DataStore {
     ) throws -> ImportSummary {
         var syncKey: SecretBytes?
         var staging = try staged { syncKey = try ExportFormat.stage(bytes, into: $0, consumed: consumed) }
-        if let cap = try newestThatFit(staging.addedClips, maxEntries: maxEntries) {
+        if let cap = try newestThatFit(staging.clipStaging, maxEntries: maxEntries) {
             // Over the cap: start again with only the newest clips that fit.
             staging.discard()
             staging = try staged(admitting: cap.admitted) { try ExportFormat.stage(bytes, into: $0, consumed: consumed) }
@@ -81,7 +81,7 @@ extension DataStore {
     }
 
     /// Stages an import; on any failure drops the stage ("nothing was imported") and rethrows.
-    private func staged(admitting: ((PackedID) -> Bool)? = nil, _ body: (ImportStaging) throws -> Void) throws -> ImportStaging {
+    private func staged(admitting: ((EscapedClip) -> Bool)? = nil, _ body: (ImportStaging) throws -> Void) throws -> ImportStaging {
         let staging = try ImportStaging(store: self, admitting: admitting)
         do {
             try body(staging)
@@ -109,11 +109,14 @@ extension DataStore {
 
     /// When the clips an import adds would take the history past `maxEntries`,
     /// the newest ones that fit (an import never evicts what is there) and how many are left out.
-    private func newestThatFit(_ added: [ClipSlot], maxEntries: Int) throws -> (admitted: (PackedID) -> Bool, skipped: Int)? {
+    private func newestThatFit(_ staged: ClipStore.Staging, maxEntries: Int) throws -> (admitted: (EscapedClip) -> Bool, skipped: Int)? {
         let room = max(0, maxEntries - (try clips().count))
-        guard added.count > room else { return nil }
-        let kept = Set(added.sorted { ($0.timestamp, $0.idString) > ($1.timestamp, $1.idString) }.prefix(room).map(\.id))
-        return ({ kept.contains($0) }, added.count - room)
+        let skipped = staged.addedCount - room
+        guard skipped > 0 else { return nil }
+        guard room > 0 else { return ({ _ in false }, skipped) }
+        // By time, then id: the oldest admitted, and every entry after it.
+        let oldest = try staged.addedEntry(at: skipped)
+        return ({ ($0.timestamp, $0.id.high, $0.id.low) >= (oldest.timestamp, oldest.id.high, oldest.id.low) }, skipped)
     }
 
     private static func nothingImported(_ error: Error) -> Error {

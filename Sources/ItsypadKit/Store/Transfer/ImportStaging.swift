@@ -9,8 +9,10 @@ final class ImportStaging {
     private let stage: StagedChanges
     private let clips: ClipStore.Staging
     /// Only these clips are added (the newest ones, when `clipboard.maxEntries` leaves room for fewer).
-    private let admitted: ((PackedID) -> Bool)?
+    private let admitted: ((EscapedClip) -> Bool)?
     private var pending: StagedFile?
+    /// The staged queue's summary, written with the import; nil when a replay alone can tell it.
+    private var queueSummary: StagedQueueSummary?
     /// Tabs staged so far, so that a document naming a tab twice keeps the newer.
     private var stagedTabs: [String: Tab] = [:]
     private var removedTabs: [PackedID] = []
@@ -23,10 +25,10 @@ final class ImportStaging {
     /// Clips of the document that the history holds already (see `queueUnsent`).
     private var presentClips = Set<PackedID>()
     var summary = ImportSummary()
-    /// The slots of the clips the document would add, for the cap.
-    var addedClips: [ClipSlot] { clips.added }
+    /// The clips staged, for the cap.
+    var clipStaging: ClipStore.Staging { clips }
 
-    init(store: DataStore, admitting admitted: ((PackedID) -> Bool)? = nil) throws {
+    init(store: DataStore, admitting admitted: ((EscapedClip) -> Bool)? = nil) throws {
         self.store = store
         self.admitted = admitted
         hasTabs = try storeOperation { try store.tree.status(store.tabs.directory) != nil }
@@ -47,6 +49,7 @@ final class ImportStaging {
         if let pending { return pending }
         let queue = try store.pending()
         try queue.cutTornTail()
+        queueSummary = try StagedQueueSummary(try queue.waitingRecords(), scratchDirectory: stage.scratchDirectory, in: store.tree)
         let file = try stage.file(relative(queue.path))
         try storeOperation {
             try file.append(PendingQueue.baseLine(bytes: 0, identity: queue.identity))
@@ -62,6 +65,7 @@ final class ImportStaging {
         for key in keys { PendingQueue.appendLine(operation.rawValue, key, tag: tag, to: &lines) }
         let file = try stagedQueue()
         try storeOperation { try file.append(lines) }
+        for key in keys { try queueSummary?.queued(ReplayKey(key)) }
     }
 
     /// Queues the save of a record this device holds but never sent (an import cut short by an
@@ -74,7 +78,7 @@ final class ImportStaging {
     /// `queueUnlessWaiting` for the clips of the document that the history holds already and
     /// that no backend has (the ledger knows no version of them).
     private func queueUnsent() throws {
-        let ids = clips.syncing(presentClips)
+        let ids = try clips.syncing(presentClips)
         guard !ids.isEmpty else { return }
         let synced = try store.clipLedger().entries(Set(ids.map(\.string)))
         for id in ids where synced[id.string]?.tag == nil { try queueUnlessWaiting(RecordKey(.clip, id.string)) }
@@ -91,6 +95,7 @@ final class ImportStaging {
         for change in waiting { PendingQueue.appendLine("done", change.key, version: change.version, to: &lines) }
         let file = try stagedQueue()
         try storeOperation { try file.append(lines) }
+        queueSummary = nil
     }
 
     /// Keeps the newer of the local and the incoming tab (by lastModified, then clock).
@@ -125,7 +130,7 @@ final class ImportStaging {
 
     /// A binary clip comes with its bytes; it stays here when too large to sync, whatever the document says.
     func add(_ clip: EscapedClip, bytes: [UInt8]?) throws {
-        if let admitted, !admitted(clip.id) { return }
+        if let admitted, !admitted(clip) { return }
         var clip = clip
         if let binary = clip.binary, clip.localOnly == nil {
             clip.localOnly = try store.localOnlyReason(forBinaryOf: binary.size, requested: false)
@@ -140,6 +145,7 @@ final class ImportStaging {
         try storeOperation {
             try file.append(reserving: 128) { PendingQueue.appendLine(PendingChange.Operation.save.rawValue, clip: clip.id, to: &$0) }
         }
+        try queueSummary?.queued(.clip(clip.id))
     }
 
     /// A device setting (the editor command, the backend, …) is this device's own: an import file
@@ -231,6 +237,9 @@ final class ImportStaging {
         var index = TabIndex.load(directory: store.tabs.directory, in: store.tree)
         try withInterruptsDeferred { try stage.commit() }
         store.reopenFiles()
+        // Only a cache: without it, the next listing replays the queue.
+        try? queueSummary?.write(forQueue: try store.pending().path, in: store.tree)
+        queueSummary = nil
         // A current tab index stays current: the staged tabs replace their records.
         guard index != nil else { return }
         for tab in stagedTabs.values { index!.update(id: PackedID(tab.id)!, with: TabIndex.record(for: tab)) }

@@ -66,7 +66,7 @@ import Glibc
         #expect(try blobNames().sorted() == images.suffix(2).map(\.entry.id).sorted())
         _ = try store.evict(keeping: 1)
         #expect(try blobNames() == [images[3].entry.id])
-        try store.remove(ids: try store.summaries().map(\.id))
+        try store.clear(includingPinned: true)
         #expect(try blobNames().isEmpty)
     }
 
