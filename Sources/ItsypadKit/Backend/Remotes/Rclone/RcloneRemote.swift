@@ -124,10 +124,16 @@ public struct RcloneRemote: SyncRemote {
     /// The backend's files on the remote, each with its stamp (`size YYYY-MM-DD HH:MM:SS`); none
     /// when the remote path does not exist yet.
     private func list() throws -> [String: String] {
-        let output = try rclone(["lsf", "-R", "--files-only", "--fast-list", "--format", "pst", "--separator", "\t", remote])
+        let output = try rclone(
+            ["lsf", "-R", "--files-only", "--fast-list", "--format", "pst", "--separator", "\t", remote], outputLimit: RcloneRemote.listingLimit)
         // 3: the directory is not there (a new remote), which holds nothing yet.
         if output.status == 3 { return [:] }
         guard output.status == 0 else { throw record(failure: failure("list", output)) }
+        // A listing cut short would take the files left out for removed.
+        guard output.standardOutput.count < RcloneRemote.listingLimit else {
+            throw record(
+                failure: .failure("the listing of \(location) is larger than \(RcloneRemote.listingLimit >> 20) MiB: more files than a backend holds"))
+        }
         var listed: [String: String] = [:]
         for line in output.outputText.split(separator: "\n") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
@@ -312,6 +318,9 @@ public struct RcloneRemote: SyncRemote {
         return output.standardOutput.count <= RcloneRemote.zoneLimit ? output.standardOutput : nil
     }
 
+    /// The largest listing read: about 500,000 files (a line is a path, a size and a time).
+    static let listingLimit = 64 << 20
+
     /// The largest zone.json read (see the backend's limits).
     static let zoneLimit = 64 * 1024
 
@@ -349,7 +358,7 @@ public struct RcloneRemote: SyncRemote {
     /// Runs rclone without a shell: never asking for a password or a configuration, its
     /// connections bounded in time and the whole run killed once it goes `timeout` seconds without
     /// progress (each file it transfers is a line of its log), in UTC (listed times are compared).
-    func rclone(_ arguments: [String]) throws -> Subprocess.Output {
+    func rclone(_ arguments: [String], outputLimit: Int = 1 << 20) throws -> Subprocess.Output {
         guard let executable = Subprocess.find("rclone", searchPath: environment["PATH"]) else {
             throw ItsypadError.failure(
                 "rclone is not installed (no 'rclone' in PATH): the sync backend \(location) needs it; local changes stay queued")
@@ -364,7 +373,7 @@ public struct RcloneRemote: SyncRemote {
         ]
         let process = Subprocess(
             executable: executable, arguments: [arguments[0]] + options + arguments.dropFirst(), environment: environment)
-        return try process.run(timeout: timeout, restartedByOutput: true)
+        return try process.run(timeout: timeout, restartedByOutput: true, outputLimit: outputLimit)
     }
 
     /// Exit 75 for what retrying can fix (no network, an unreachable host, a time-out, a server
