@@ -44,12 +44,89 @@ public enum BackendLocation: Equatable, Sendable, CustomStringConvertible {
         if case .remote(let scheme, _) = self { scheme } else { nil }
     }
 
-    /// The setting's value.
-    public var description: String {
+    /// The setting's value, secrets included: only ever stored or handed to the remote's tool.
+    public var value: String {
         switch self {
         case .directory(let path): path
         case .remote(let scheme, let address): scheme + ":" + address
         }
+    }
+
+    /// The location as messages, `sync status` and logs show it: `value` with each secret the
+    /// address holds (see `secrets`) replaced with `***`.
+    public var description: String { redacting(value) }
+
+    /// `text` (a message, a tool's output) with every secret of the address replaced with `***`.
+    public func redacting(_ text: String) -> String {
+        secrets.reduce(text) { text, secret in text.replacing(secret, with: "***") }
+    }
+
+    /// The secrets written in a remote's address, longest first: a URL's password
+    /// (`https://user:SECRET@host/`), and the values of the options of an rclone connection string
+    /// whose names say they are secret (`:webdav,url=…,pass=SECRET:path`, `remote,token='SECRET':`),
+    /// quoted and unquoted.
+    var secrets: [String] {
+        guard case .remote(_, let address) = self else { return [] }
+        var found: [String] = []
+        for scheme in address.ranges(of: "://") {
+            let authority = address[scheme.upperBound...].prefix { $0 != "/" }
+            guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { continue }
+            found.append(String(authority[authority.index(after: colon)..<at]))
+        }
+        for option in BackendLocation.options(in: address) where BackendLocation.isSecretName(option.name) {
+            found += [option.value, BackendLocation.unquoted(option.value)]
+        }
+        return Set(found.filter { !$0.isEmpty }).sorted { ($0.count, $0) > ($1.count, $1) }
+    }
+
+    /// The `name=value` options of an rclone connection string, each after a comma; a value ends
+    /// at a comma or colon unless quoted (`'…'` or `"…"`, the quote doubled inside).
+    private static func options(in address: String) -> [(name: Substring, value: String)] {
+        var found: [(name: Substring, value: String)] = []
+        var index = address.startIndex
+        while let comma = address[index...].firstIndex(of: ",") {
+            let nameStart = address.index(after: comma)
+            guard let equals = address[nameStart...].firstIndex(where: { !($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }),
+                address[equals] == "=", equals > nameStart
+            else {
+                index = nameStart
+                continue
+            }
+            var end = address.index(after: equals)
+            if end < address.endIndex, let quote = address[end] == "'" || address[end] == "\"" ? address[end] : nil {
+                end = address.index(after: end)
+                while end < address.endIndex {
+                    if address[end] == quote {
+                        let next = address.index(after: end)
+                        guard next < address.endIndex, address[next] == quote else {
+                            end = next
+                            break
+                        }
+                        end = address.index(after: next)
+                    } else {
+                        end = address.index(after: end)
+                    }
+                }
+            } else {
+                end = address[end...].firstIndex { $0 == "," || $0 == ":" } ?? address.endIndex
+            }
+            found.append((address[nameStart..<equals], String(address[address.index(after: equals)..<end])))
+            index = end
+        }
+        return found
+    }
+
+    /// An option value without its quotes (a doubled quote inside stands for one).
+    private static func unquoted(_ value: String) -> String {
+        guard let quote = value.first, quote == "'" || quote == "\"", value.count >= 2, value.last == quote else { return value }
+        return String(value.dropFirst().dropLast()).replacing(String([quote, quote]), with: String(quote))
+    }
+
+    /// Whether an option's name says its value is a secret: a password, a token, a key, a
+    /// signed URL, credentials.
+    private static func isSecretName(_ name: Substring) -> Bool {
+        let lowered = name.lowercased()
+        return ["pass", "secret", "token", "key", "credential", "auth", "sas", "session", "signature"].contains { lowered.contains($0) }
     }
 
     /// How git itself tells a local path from a URL: `scheme://…` is a URL, and `host:path` is

@@ -92,7 +92,7 @@ public enum SettingKind: Sendable, Equatable {
         case .path:
             return word.isEmpty ? nil : .string(word)
         case .backendLocation:
-            return BackendLocation(word).map { .string($0.description) }
+            return BackendLocation(word).map { .string($0.value) }
         case .text:
             return word.isEmpty ? nil : .string(word)
         case .patternList:

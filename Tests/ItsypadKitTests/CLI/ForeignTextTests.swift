@@ -58,6 +58,20 @@ import Testing
         #expect(!Self.hasControls(err), "\(Array(err.utf8))")
     }
 
+    /// A remote's last error (a tool's words, quoting what a server sent) in `sync status`: one
+    /// line each, made safe on a terminal, as it is through a pipe.
+    @Test func aRemotesLastErrorIsShownSafely() throws {
+        #expect(run(["settings", "set", "sync.backend", "rclone:dav:itsypad"], terminal: false).0 == 0)
+        let status = JSONValue.object([("lastError", .string("rclone could not list rclone:dav:itsypad:\n  " + Self.hostile))])
+        try FileSystem.makeDirectory(device.dataDir + "/sync/rclone")
+        device.directory.write("data/sync/rclone/status.json", status.serialized())
+        let (code, shown, _) = run(["sync", "status"], terminal: true)
+        #expect(code == 0)
+        #expect(shown.contains("rclone error:  rclone could not list rclone:dav:itsypad:\n              " + Self.shown + "\n"), "\(shown)")
+        #expect(!Self.hasControls(shown), "\(Array(shown.utf8))")
+        #expect(run(["sync", "status"], terminal: false).1.contains("  " + Self.hostile + "\n"), "exact bytes through a pipe")
+    }
+
     /// CopyQ's tab name and an item's types, in import's note and warning.
     @Test func copyqsTabNameAndTypesAreShownSafely() throws {
         let items: JSONValue = .array([

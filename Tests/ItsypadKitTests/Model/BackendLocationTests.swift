@@ -25,6 +25,23 @@ import Testing
         #expect(BackendLocation(expected.description) == expected, "the setting's value reads back")
     }
 
+    /// A location as shown (messages, status, logs) leaves out the secrets its address holds: the
+    /// values of an rclone connection string's secret options, quoted or not, and a URL's
+    /// password; the setting's value keeps them.
+    @Test func secretsInAnAddressAreLeftOutOfWhatIsShown() throws {
+        let written = "rclone::webdav,url='http://me:URLPASS@127.0.0.1:8/',user=me,pass=OBSCURED1,bearer_token='to''ken':itsypad"
+        let location = try #require(BackendLocation(written))
+        #expect(location.value == written)
+        #expect(location.description == "rclone::webdav,url='http://me:***@127.0.0.1:8/',user=me,pass=***,bearer_token=***:itsypad")
+        let echoed = "Failed to create file system for \":webdav,…,pass=OBSCURED1:itsypad\": token to'ken refused"
+        #expect(location.redacting(echoed) == "Failed to create file system for \":webdav,…,pass=***:itsypad\": token *** refused")
+        #expect(BackendLocation("rclone:dav,pass=S3CRET:")?.description == "rclone:dav,pass=***:")
+        #expect(BackendLocation("git:https://me:T0KEN@example.com/n.git")?.description == "git:https://me:***@example.com/n.git")
+        for plain in ["rclone:dav:itsypad", "git:ssh://me@host/srv/notes.git", "git:me@host:notes.git", "rclone::sftp,host=h,user=me:x"] {
+            #expect(BackendLocation(plain)?.description == plain)
+        }
+    }
+
     @Test(arguments: ["", "git:"])
     func refusesValuesThatNameNothing(_ value: String) {
         #expect(BackendLocation(value) == nil)

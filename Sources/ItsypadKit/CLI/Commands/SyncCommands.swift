@@ -34,7 +34,7 @@ enum SyncCommands {
         if let problem = RemoteKinds.problem(with: location, as: value) { throw invocation.usage(problem) }
         try invocation.syncSession().enable(location, encryption: encryption, joinKey: joinKey)
         if invocation.arguments.first != nil {
-            try store.changeSetting(Settings.definition(.syncBackend), to: .string(location.description), now: now)
+            try store.changeSetting(Settings.definition(.syncBackend), to: .string(location.value), now: now)
         }
         try store.changeSetting(Settings.definition(.syncEnabled), to: .bool(true), now: now)
         return try run(invocation)
@@ -70,6 +70,8 @@ enum SyncCommands {
         let quarantined = JSONValue.array(state.quarantine.map(\.json))
         let waiting = JSONValue.array(state.waiting.map(\.json))
         let remoteStatus = try invocation.syncSession(store).remoteStatus()
+        // The backend as shown: without the secrets a remote's address may hold.
+        let backend = settings.string(.syncBackend).map { BackendLocation($0)?.description ?? $0 }
         if invocation.flag(.json) {
             var remoteJSON = JSONValue.null
             if let remote = remoteStatus {
@@ -84,7 +86,7 @@ enum SyncCommands {
             invocation.printJSON(
                 .object([
                     ("enabled", .bool(settings.bool(.syncEnabled))),
-                    ("backend", settings.string(.syncBackend).map { .string($0) } ?? .null),
+                    ("backend", backend.map { .string($0) } ?? .null),
                     ("deviceID", .string(store.deviceID)),
                     ("deviceName", .string(settings.string(.deviceName) ?? "")),
                     ("lastPush", time(state.lastPush)),
@@ -114,14 +116,22 @@ enum SyncCommands {
             return ExitCode.success
         }
         let out = invocation.out
+        // Lines that hold text from elsewhere (a peer's, a tool's) go through the listings' escaping.
+        let terminalSafe = invocation.context.stdoutIsTerminal
+        /// A message of several lines, the lines after the first indented under it.
+        func message(_ label: String, _ text: String) {
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                out.line((index == 0 ? label : "            ") + line, terminalSafe: terminalSafe)
+            }
+        }
         out.line("enabled:    \(settings.bool(.syncEnabled) ? "yes" : "no")")
-        out.line("backend:    \(settings.string(.syncBackend) ?? "(none)")")
+        out.line("backend:    \(backend ?? "(none)")", terminalSafe: terminalSafe)
         if let remote = remoteStatus {
             var line =
                 "remote:     fetched \(remote.status.lastFetch.map(Time.iso8601) ?? "never"), pushed \(remote.status.lastSend.map(Time.iso8601) ?? "never")"
             if let unpushed = remote.status.unsent, unpushed > 0 { line += ", \(Text.counted(unpushed, "commit")) not pushed yet" }
             out.line(line)
-            if let error = remote.status.lastError { out.line("\(remote.scheme) error:  " + error.replacing("\n", with: "\n            ")) }
+            if let error = remote.status.lastError { message("\(remote.scheme) error:  ", error) }
         }
         out.line("device:     \(settings.string(.deviceName) ?? "") (\(store.deviceID))")
         out.line("activity:   \(running?.description ?? "idle")")
@@ -131,8 +141,8 @@ enum SyncCommands {
         out.line("failed:     \(failed.count)")
         for (key, failure) in failed {
             out.line(
-                "  \(SyncedTypes.nouns.first { $0.type == key.type }?.noun ?? key.type.rawValue) \(key.name): \(failure.error) (\(Text.counted(failure.attempts, "attempt")))"
-            )
+                "  \(SyncedTypes.nouns.first { $0.type == key.type }?.noun ?? key.type.rawValue) \(key.name): \(failure.error) (\(Text.counted(failure.attempts, "attempt")))",
+                terminalSafe: terminalSafe)
         }
         if let localOnly {
             let reasons = localOnly.reasons.filter { $0.count > 0 }.map { Text.counted($0.count, $0.noun) + " " + $0.explanation }
@@ -151,7 +161,7 @@ enum SyncCommands {
         if let damage = state.damage {
             out.line("state:      damaged (\(damage)); the next sync starts over and sends everything again")
         }
-        out.line("last error: \(state.lastError ?? "none")")
+        message("last error: ", state.lastError ?? "none")
         return ExitCode.success
     }
 

@@ -78,8 +78,10 @@ package struct Subprocess {
     /// and dropped, so the program never blocks on a full pipe). It runs in a process group of its
     /// own, so that when `timeout` seconds pass the whole group is killed: its helpers too (git's
     /// ssh), which would otherwise keep the pipes open. So is one still running `exitGrace`
-    /// seconds after its output ended.
-    package func run(timeout: Double, outputLimit: Int = 1 << 20) throws -> Output {
+    /// seconds after its output ended. With `restartedByOutput` the time-out counts from the
+    /// program's last output instead, so that one reporting its progress (rclone -v) runs as long
+    /// as it makes some.
+    package func run(timeout: Double, restartedByOutput: Bool = false, outputLimit: Int = 1 << 20) throws -> Output {
         let (pid, outputEnd, errorEnd) = try spawnWithPipes()
         defer {
             close(outputEnd)
@@ -90,7 +92,7 @@ package struct Subprocess {
         var errors: [UInt8] = []
         var open = [true, true]
         var timedOut = false
-        let deadline = Monotonic.seconds() + timeout
+        var deadline = Monotonic.seconds() + timeout
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while open.contains(true) {
             let remaining = deadline - Monotonic.seconds()
@@ -115,6 +117,7 @@ package struct Subprocess {
                     open[index] = false
                     continue
                 }
+                if restartedByOutput { deadline = Monotonic.seconds() + timeout }
                 if index == 0 {
                     output += buffer[0..<min(count, max(0, outputLimit - output.count))]
                 } else {

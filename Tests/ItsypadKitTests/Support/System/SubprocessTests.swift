@@ -41,6 +41,17 @@ import Glibc
         #expect(output.status == 128 + SIGKILL)
     }
 
+    /// With `restartedByOutput` a program that keeps reporting progress runs past the time-out, and
+    /// one that falls silent is killed a time-out after its last output.
+    @Test func aTimeOutRestartedByOutputFollowsProgress() throws {
+        let progressing = try shell("for i in $(seq 12); do echo $i >&2; sleep 0.25; done").run(timeout: 1.5, restartedByOutput: true)
+        #expect(progressing.status == 0 && !progressing.timedOut, "3 s of progress, never 1.5 s without")
+        let started = Monotonic.seconds()
+        let stalled = try shell("echo started >&2; sleep 60").run(timeout: 1, restartedByOutput: true)
+        #expect(stalled.timedOut && stalled.errorText == "started")
+        #expect(Monotonic.seconds() - started < 30)
+    }
+
     /// 16 MiB of blank lines: only the tail is kept, and the message is its last lines (in linear time:
     /// a message made from a megabyte of blank lines one removal at a time took hours).
     @Test func standardErrorKeepsItsEndAndTheMessageItsLastLines() throws {

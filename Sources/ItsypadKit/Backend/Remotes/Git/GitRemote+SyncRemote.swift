@@ -41,7 +41,8 @@ extension GitRemote: SyncRemote {
     }
 
     public var status: RemoteStatus {
-        let status = gitStatus
-        return RemoteStatus(lastFetch: status.lastFetch, lastSend: status.lastPush, lastError: status.lastError, unsent: unpushedCommits())
+        var status = RemoteStatusFile.read(statusFile).status
+        status.unsent = unpushedCommits()
+        return status
     }
 }

@@ -103,7 +103,7 @@ public struct GitRemote {
     /// `.replaced` is remembered until `acknowledgeReplacement` (a sync killed right after must
     /// still send everything again).
     public func update() throws -> Update {
-        let unacknowledged = GitStatus.read(statusFile).mustSendEverything == true
+        let unacknowledged = RemoteStatusFile.read(statusFile).mustSendEverything == true
         let update = try integrate()
         // The engine writes next: until the next commit, the working tree may hold changes.
         try FileSystem.remove(committedFile)
@@ -179,10 +179,10 @@ public struct GitRemote {
         }
         try? git(["update-ref", GitRemote.syncedRef, commit])
         try? git(["update-ref", GitRemote.remoteBranch, commit])
-        var status = GitStatus.read(statusFile)
-        status.lastPush = Time.now()
-        status.lastError = nil
-        try? status.write(statusFile)
+        RemoteStatusFile.update(statusFile) {
+            $0.lastSend = Time.now()
+            $0.lastError = nil
+        }
         return true
     }
 
@@ -266,9 +266,6 @@ public struct GitRemote {
         return shown.status == 0 ? shown.standardOutput : nil
     }
 
-    /// When the clone last fetched and pushed, and git's last error, for `sync status`.
-    package var gitStatus: GitStatus { GitStatus.read(statusFile) }
-
     /// Commits unpublished, for `sync status`.
     public func unpushedCommits() -> Int? {
         let range = (try? revision(GitRemote.remoteBranch)) ?? nil
@@ -322,7 +319,6 @@ public struct GitRemote {
 
     private func fetchBranch() throws {
         let fetched = try runGit(["fetch", "-q", "--no-tags", "origin"], network: true)
-        var status = GitStatus.read(statusFile)
         if fetched.status != 0 {
             // A remote without itsypad's branch yet (a new, empty repository) is not a failure.
             guard fetched.errorText.contains("couldn't find remote ref") else {
@@ -330,20 +326,19 @@ public struct GitRemote {
             }
             _ = try runGit(["update-ref", "-d", GitRemote.remoteBranch])
         }
-        status.lastFetch = Time.now()
-        status.lastError = nil
-        try? status.write(statusFile)
+        RemoteStatusFile.update(statusFile) {
+            $0.lastFetch = Time.now()
+            $0.lastError = nil
+        }
     }
 
     /// Called once the engine has started over after `.replaced`.
     public func acknowledgeReplacement() {
-        var status = GitStatus.read(statusFile)
-        status.mustSendEverything = nil
-        try? status.write(statusFile)
+        RemoteStatusFile.update(statusFile) { $0.mustSendEverything = nil }
     }
 
     private func replaceLocal(_ local: String, with remote: String) throws -> Update {
-        var status = GitStatus.read(statusFile)
+        var status = RemoteStatusFile.read(statusFile)
         status.mustSendEverything = true
         try status.write(statusFile)
         try git(["update-ref", "refs/itsypad/kept/\(Time.now())", local])
@@ -352,10 +347,7 @@ public struct GitRemote {
     }
 
     private func record(failure: ItsypadError) -> ItsypadError {
-        var status = GitStatus.read(statusFile)
-        status.lastError = failure.message
-        try? status.write(statusFile)
-        return failure
+        RemoteStatusFile.record(failure: failure, at: statusFile)
     }
 
     // MARK: Running git
@@ -523,26 +515,5 @@ extension GitRemote {
     /// encrypted (its name is a setting value, which encryption hides from the remote).
     package static func commitName(encrypted: Bool, deviceID: String, deviceName: String) -> String {
         encrypted ? deviceID : "\(deviceName) (\(deviceID))"
-    }
-}
-
-/// `sync/git/status.json`: when the clone last fetched and pushed, and git's last error.
-package struct GitStatus: Codable, Equatable {
-    package var lastFetch: Int64?
-    package var lastPush: Int64?
-    package var lastError: String?
-    /// The clone was reset to a rewritten remote; the engine has not yet started over.
-    var mustSendEverything: Bool?
-
-    /// Missing or unreadable: nothing known (it is only shown by `sync status`).
-    static func read(_ path: String) -> GitStatus {
-        guard let bytes = try? FileTree.containing(path).read(path, limit: 64 * 1024),
-            let status = try? JSONCoding.decode(GitStatus.self, from: bytes)
-        else { return GitStatus() }
-        return status
-    }
-
-    func write(_ path: String) throws {
-        try FileTree.containing(path).writeAtomically(path, try JSONCoding.encode(self))
     }
 }

@@ -23,20 +23,28 @@ public struct RcloneRemote: SyncRemote {
     /// This remote's files in the data directory.
     public let directory: String
     let environment: [String: String]
-    /// Seconds one rclone call may take before it is killed.
+    /// Seconds an rclone call may go without progress (a file transferred, a line listed) before
+    /// it is killed.
     let timeout: Double
+    /// Files one rclone call transfers at most: each chunk is recorded in the manifest once it has
+    /// landed, so that a sync cut short resumes with the files not transferred yet.
+    let chunkSize: Int
 
-    /// `rclone:REMOTE:PATH`; `ITSYPAD_RCLONE_TIMEOUT` sets the seconds one rclone call may take (300).
+    /// `rclone:REMOTE:PATH`; `ITSYPAD_RCLONE_TIMEOUT` sets the seconds an rclone call may go
+    /// without progress (300), `ITSYPAD_RCLONE_CHUNK` the files one call transfers (1000).
     static let kind = RemoteKind(scheme: "rclone", syntax: "rclone:REMOTE:PATH") { remote, directory, environment in
-        let timeout = environment["ITSYPAD_RCLONE_TIMEOUT"].flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil } ?? 300
-        return RcloneRemote(remote: remote, directory: directory, environment: environment, timeout: timeout)
+        func positive(_ name: String) -> Double? { environment[name].flatMap(Double.init).flatMap { $0 >= 1 ? $0 : nil } }
+        return RcloneRemote(
+            remote: remote, directory: directory, environment: environment, timeout: positive("ITSYPAD_RCLONE_TIMEOUT") ?? 300,
+            chunkSize: positive("ITSYPAD_RCLONE_CHUNK").map { Int($0) } ?? 1000)
     }
 
-    public init(remote: String, directory: String, environment: [String: String], timeout: Double = 300) {
+    public init(remote: String, directory: String, environment: [String: String], timeout: Double = 300, chunkSize: Int = 1000) {
         self.remote = remote
         self.directory = directory
         self.environment = environment
         self.timeout = timeout
+        self.chunkSize = chunkSize
     }
 
     /// The backend directory the engine works on.
@@ -66,7 +74,8 @@ public struct RcloneRemote: SyncRemote {
         let started = Time.now()
         let listed = try list()
         let mirrorStatus = try mirrorStatus()
-        var manifest = RcloneManifest.read(manifestFile, mirror: mirrorStatus)
+        let recorded = RcloneManifest.read(manifestFile, mirror: mirrorStatus)
+        var manifest = recorded
         var downloads: [(path: String, stamp: String)] = []
         for (path, stamp) in listed {
             if let entry = manifest[path], entry.sent, path != "zone.json" {
@@ -88,9 +97,11 @@ public struct RcloneRemote: SyncRemote {
                 removed = true
             }
         }
-        if !downloads.isEmpty { try download(downloads, into: &manifest) }
-        try manifest.write(manifestFile, mirror: mirrorStatus)
-        try recordSuccess { $0.lastFetch = Time.now() }
+        // Each chunk downloaded writes the manifest with every change above; without a download it is
+        // written only when it changed (it holds a line per file of the backend).
+        try download(downloads, into: &manifest, mirror: mirrorStatus)
+        if downloads.isEmpty, manifest != recorded { try manifest.write(manifestFile, mirror: mirrorStatus) }
+        recordSuccess { $0.lastFetch = Time.now() }
         return downloads.isEmpty && !removed ? .unchanged : .changed
     }
 
@@ -113,10 +124,16 @@ public struct RcloneRemote: SyncRemote {
     /// The backend's files on the remote, each with its stamp (`size YYYY-MM-DD HH:MM:SS`); none
     /// when the remote path does not exist yet.
     private func list() throws -> [String: String] {
-        let output = try rclone(["lsf", "-R", "--files-only", "--fast-list", "--format", "pst", "--separator", "\t", remote])
+        let output = try rclone(
+            ["lsf", "-R", "--files-only", "--fast-list", "--format", "pst", "--separator", "\t", remote], outputLimit: RcloneRemote.listingLimit)
         // 3: the directory is not there (a new remote), which holds nothing yet.
         if output.status == 3 { return [:] }
         guard output.status == 0 else { throw record(failure: failure("list", output)) }
+        // A listing cut short would take the files left out for removed.
+        guard output.standardOutput.count < RcloneRemote.listingLimit else {
+            throw record(
+                failure: .failure("the listing of \(location) is larger than \(RcloneRemote.listingLimit >> 20) MiB: more files than a backend holds"))
+        }
         var listed: [String: String] = [:]
         for line in output.outputText.split(separator: "\n") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
@@ -126,29 +143,31 @@ public struct RcloneRemote: SyncRemote {
         return listed
     }
 
-    /// Downloads `files` into `incoming`, then moves each into the mirror (so that the mirror never
-    /// holds a file cut short), made durable before the manifest records it.
-    private func download(_ downloads: [(path: String, stamp: String)], into manifest: inout RcloneManifest) throws {
-        try files.removeTree(incoming)
-        try FileSystem.makeDirectory(incoming)
-        try writeTransferList(downloads.map(\.path))
-        let output = try rclone(["copy", "--files-from-raw", transferList, "--no-traverse", remote, incoming])
-        guard output.status == 0 else { throw record(failure: failure("download from", output)) }
-        var moved: [(path: String, stamp: String)] = []
-        for (path, stamp) in downloads {
-            let source = incoming + "/" + path
-            // Gone meanwhile (its writer removed it): the next listing says what became of it.
-            guard let status = try files.status(source), status.isRegular else { continue }
-            guard chmod(source, 0o600) == 0 else { throw FileSystem.fail("chmod", source) }
-            try files.rename(source, to: mirror + "/" + path)
-            moved.append((path, stamp))
+    /// Downloads `downloads` chunk by chunk into `incoming`, then moves each file into the mirror
+    /// (so that the mirror never holds a file cut short), made durable before the manifest
+    /// records the chunk.
+    private func download(
+        _ downloads: [(path: String, stamp: String)], into manifest: inout RcloneManifest, mirror mirrorStatus: FileStatus
+    ) throws {
+        let stamps = Dictionary(downloads, uniquingKeysWith: { first, _ in first })
+        try transfer(.download, downloads.map(\.path)) { chunk in
+            var moved: [String] = []
+            for path in chunk {
+                let source = incoming + "/" + path
+                // Gone meanwhile (its writer removed it): the next listing says what became of it.
+                guard let status = try files.status(source), status.isRegular else { continue }
+                guard chmod(source, 0o600) == 0 else { throw FileSystem.fail("chmod", source) }
+                try files.rename(source, to: mirror + "/" + path)
+                moved.append(path)
+            }
+            try files.syncFileSystem(of: mirror)
+            for path in moved {
+                guard let status = try files.status(mirror + "/" + path) else { continue }
+                manifest[path] = .init(remote: stamps[path] ?? "", local: RcloneManifest.localStamp(status))
+            }
+            try manifest.write(manifestFile, mirror: mirrorStatus)
         }
-        try files.syncFileSystem(of: mirror)
-        for (path, stamp) in moved {
-            guard let status = try files.status(mirror + "/" + path) else { continue }
-            manifest[path] = .init(remote: stamp, local: RcloneManifest.localStamp(status))
-        }
-        try files.removeTree(incoming)
+        if !downloads.isEmpty { try files.removeTree(incoming) }
     }
 
     // MARK: Sending
@@ -168,21 +187,20 @@ public struct RcloneRemote: SyncRemote {
             let stamp = RcloneManifest.localStamp(status)
             if manifest[path]?.local != stamp { uploads.append((path, stamp)) }
         }
-        if !uploads.isEmpty {
-            try transfer("copy", uploads.map(\.path), "upload to")
-            for (path, stamp) in uploads {
+        let stamps = Dictionary(uploads, uniquingKeysWith: { first, _ in first })
+        try transfer(.upload, uploads.map(\.path)) { chunk in
+            for path in chunk {
                 // zone.json is listed again by the next fetch: another device's may replace this one.
-                manifest[path] = .init(remote: path == "zone.json" ? "" : manifest[path]?.remote ?? "", local: stamp, sent: true)
+                manifest[path] = .init(remote: path == "zone.json" ? "" : manifest[path]?.remote ?? "", local: stamps[path] ?? "", sent: true)
             }
             try manifest.write(manifestFile, mirror: mirrorStatus)
         }
         let removals = manifest.entries.filter { $0.value.sent && !present.contains($0.key) }.map(\.key).sorted()
-        if !removals.isEmpty {
-            try transfer("delete", removals, "remove old files from")
-            for path in removals { manifest[path] = nil }
+        try transfer(.removal, removals) { chunk in
+            for path in chunk { manifest[path] = nil }
             try manifest.write(manifestFile, mirror: mirrorStatus)
         }
-        try recordSuccess { $0.lastSend = Time.now() }
+        recordSuccess { $0.lastSend = Time.now() }
         return true
     }
 
@@ -191,16 +209,39 @@ public struct RcloneRemote: SyncRemote {
         try send(message: message)
     }
 
-    /// Uploads (`copy`) the files `paths` of `source` (the mirror unless given) to the remote, or
-    /// removes (`delete`) them there.
-    private func transfer(_ command: String, _ paths: [String], from source: String? = nil, _ what: String) throws {
-        try writeTransferList(paths)
-        let arguments =
-            command == "copy"
-            ? ["copy", "--files-from-raw", transferList, "--no-traverse", "--no-check-dest", source ?? mirror, remote]
-            : ["delete", "--files-from-raw", transferList, remote]
-        let output = try rclone(arguments)
-        guard output.status == 0 else { throw record(failure: failure(what, output)) }
+    /// What `transfer` does with the files it is given.
+    enum Transfer {
+        /// Copies them from a backend directory here (the mirror unless given) to the remote.
+        case upload
+        /// Copies them from the remote into `incoming`.
+        case download
+        /// Removes them from the remote.
+        case removal
+    }
+
+    /// Runs `transfer` on `paths` in chunks of `chunkSize` files, one rclone call each, calling
+    /// `landed` with each chunk once rclone has done it; nothing when `paths` is empty.
+    private func transfer(
+        _ transfer: Transfer, _ paths: [String], from source: String? = nil, landed: ([String]) throws -> Void = { _ in }
+    ) throws {
+        if transfer == .download, !paths.isEmpty {
+            try files.removeTree(incoming)
+            try FileSystem.makeDirectory(incoming)
+        }
+        for start in stride(from: 0, to: paths.count, by: chunkSize) {
+            let chunk = Array(paths[start..<min(start + chunkSize, paths.count)])
+            try writeTransferList(chunk)
+            let list = ["--files-from-raw", transferList]
+            let (arguments, what) =
+                switch transfer {
+                case .upload: (["copy"] + list + ["--no-traverse", "--no-check-dest", source ?? mirror, remote], "upload to")
+                case .download: (["copy"] + list + ["--no-traverse", remote, incoming], "download from")
+                case .removal: (["delete"] + list + [remote], "remove old files from")
+                }
+            let output = try rclone(arguments)
+            guard output.status == 0 else { throw record(failure: failure(what, output)) }
+            try landed(chunk)
+        }
     }
 
     /// The files that devices exchange (see `RcloneManifest.isTransferred`) in the backend
@@ -242,13 +283,13 @@ public struct RcloneRemote: SyncRemote {
         guard try fetchedZone() == mirrorZone else { return false }
         let replacementFiles = try RcloneRemote.transferredFiles(in: replacement).map(\.path)
         let others = replacementFiles.filter { $0 != "zone.json" }
-        try transfer("copy", others, from: replacement, "upload to")
-        try transfer("copy", ["zone.json"], from: replacement, "upload to")
+        try transfer(.upload, others, from: replacement)
+        try transfer(.upload, ["zone.json"], from: replacement)
         let kept = Set(replacementFiles)
         let manifest = RcloneManifest.read(manifestFile, mirror: try mirrorStatus())
         let removals = manifest.entries.filter { $0.value.sent && !kept.contains($0.key) }.map(\.key).sorted()
-        if !removals.isEmpty { try transfer("delete", removals, "remove old files from") }
-        try recordSuccess { $0.lastSend = Time.now() }
+        try transfer(.removal, removals)
+        recordSuccess { $0.lastSend = Time.now() }
         return true
     }
 
@@ -277,6 +318,9 @@ public struct RcloneRemote: SyncRemote {
         return output.standardOutput.count <= RcloneRemote.zoneLimit ? output.standardOutput : nil
     }
 
+    /// The largest listing read: about 500,000 files (a line is a path, a size and a time).
+    static let listingLimit = 64 << 20
+
     /// The largest zone.json read (see the backend's limits).
     static let zoneLimit = 64 * 1024
 
@@ -296,30 +340,25 @@ public struct RcloneRemote: SyncRemote {
     // MARK: Status
 
     /// When the mirror last fetched and sent, and rclone's last error, for `sync status`.
-    public var status: RemoteStatus {
-        let status = RcloneStatus.read(statusFile)
-        return RemoteStatus(lastFetch: status.lastFetch, lastSend: status.lastSend, lastError: status.lastError)
-    }
+    public var status: RemoteStatus { RemoteStatusFile.read(statusFile).status }
 
-    private func recordSuccess(_ change: (inout RcloneStatus) -> Void) throws {
-        var status = RcloneStatus.read(statusFile)
-        change(&status)
-        status.lastError = nil
-        try? status.write(statusFile)
+    private func recordSuccess(_ change: (inout RemoteStatusFile) -> Void) {
+        RemoteStatusFile.update(statusFile) {
+            change(&$0)
+            $0.lastError = nil
+        }
     }
 
     private func record(failure: ItsypadError) -> ItsypadError {
-        var status = RcloneStatus.read(statusFile)
-        status.lastError = failure.message
-        try? status.write(statusFile)
-        return failure
+        RemoteStatusFile.record(failure: failure, at: statusFile)
     }
 
     // MARK: Running rclone
 
     /// Runs rclone without a shell: never asking for a password or a configuration, its
-    /// connections and its whole run bounded in time, in UTC (listed times are compared).
-    func rclone(_ arguments: [String]) throws -> Subprocess.Output {
+    /// connections bounded in time and the whole run killed once it goes `timeout` seconds without
+    /// progress (each file it transfers is a line of its log), in UTC (listed times are compared).
+    func rclone(_ arguments: [String], outputLimit: Int = 1 << 20) throws -> Subprocess.Output {
         guard let executable = Subprocess.find("rclone", searchPath: environment["PATH"]) else {
             throw ItsypadError.failure(
                 "rclone is not installed (no 'rclone' in PATH): the sync backend \(location) needs it; local changes stay queued")
@@ -329,26 +368,30 @@ public struct RcloneRemote: SyncRemote {
         let seconds = { (limit: Double) in "\(Int(min(timeout, limit).rounded(.up)))s" }
         let options = [
             "--ask-password=false", "--contimeout", seconds(15), "--timeout", seconds(30), "--retries", "1",
-            "--low-level-retries", "3", "--stats", "0",
+            "--low-level-retries", "3", "--log-level", "INFO", "--stats", "0", "--stats-log-level", "DEBUG",
+            "--transfers", "8", "--checkers", "16",
         ]
         let process = Subprocess(
             executable: executable, arguments: [arguments[0]] + options + arguments.dropFirst(), environment: environment)
-        return try process.run(timeout: timeout)
+        return try process.run(timeout: timeout, restartedByOutput: true, outputLimit: outputLimit)
     }
 
     /// Exit 75 for what retrying can fix (no network, an unreachable host, a time-out, a server
     /// busy), 1 for the rest (refused credentials, a remote missing from the configuration),
-    /// rclone's last lines in both, quoted as it wrote them.
+    /// rclone's last lines in both, quoted as it wrote them but for the secrets of a connection
+    /// string (rclone echoes it), which are left out.
     func failure(_ what: String, _ output: Subprocess.Output) -> ItsypadError {
         let place = "\(what) \(location)"
         let retry = "local changes stay queued; try again later"
         if output.timedOut {
-            return .temporary("rclone could not \(place) within \(Int(timeout)) s; \(retry)")
+            return .temporary("rclone could not \(place): no progress for \(Int(timeout)) s; \(retry)")
         }
-        // rclone's notice that no configuration file exists says nothing about the failure.
-        let lines = output.errorText.split(separator: "\n").filter { !$0.contains("NOTICE: Config file") }.suffix(8)
+        // Neither the files it did transfer nor its notice that no configuration file exists say
+        // anything about the failure.
+        let lines = output.errorText.split(separator: "\n").filter { !$0.contains(" INFO  : ") && !$0.contains("NOTICE: Config file") }
+            .suffix(8)
         let text = lines.isEmpty ? "rclone exited with status \(output.status)" : lines.map { "  " + $0 }.joined(separator: "\n")
-        let quoted = "rclone could not \(place):\n" + text
+        let quoted = "rclone could not \(place):\n" + location.redacting(text)
         return RcloneRemote.isTransient(lines.joined(separator: "\n")) ? .temporary(quoted + "\n" + retry) : .failure(quoted)
     }
 
@@ -367,24 +410,5 @@ public struct RcloneRemote: SyncRemote {
         ]
         if refused.contains(where: lowered.contains) { return false }
         return unreachable.contains(where: lowered.contains)
-    }
-}
-
-/// `sync/rclone/status.json`: when the mirror last fetched and sent, and rclone's last error.
-struct RcloneStatus: Codable, Equatable {
-    package var lastFetch: Int64?
-    package var lastSend: Int64?
-    package var lastError: String?
-
-    /// Missing or unreadable: nothing known (it is only shown by `sync status`).
-    static func read(_ path: String) -> RcloneStatus {
-        guard let bytes = try? FileTree.containing(path).read(path, limit: 64 * 1024),
-            let status = try? JSONCoding.decode(RcloneStatus.self, from: bytes)
-        else { return RcloneStatus() }
-        return status
-    }
-
-    func write(_ path: String) throws {
-        try FileTree.containing(path).writeAtomically(path, try JSONCoding.encode(self))
     }
 }

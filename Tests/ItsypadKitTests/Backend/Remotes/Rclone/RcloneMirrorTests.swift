@@ -28,6 +28,21 @@ struct RcloneMirrorTests {
         (try? FileSystem.read(root + "/" + path))?.map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// A listing larger than a subprocess's usual output (1 MiB: 4,500 files of long names) is
+    /// read whole: a listing cut short took the files left out for removed, and a device joining
+    /// a backend of 10,000 records missed some.
+    @Test func aListingOfMoreThanAMebibyteIsReadWhole() throws {
+        let b = remote("b")
+        try b.prepare()
+        let names = (0..<4500).map { "records/T/\(String($0 % 256, radix: 16))/r\($0)\(String(repeating: "x", count: 220)).B.json" }
+        for name in names { try write(b, name, "b") }
+        #expect(try b.send(message: ""))
+        let a = remote("a")
+        #expect(try a.fetch() == .changed)
+        let missing = names.filter { read(a.mirror, $0) != "b" }
+        #expect(missing.isEmpty, "\(missing.count) of \(names.count) files did not arrive")
+    }
+
     @Test func eachDeviceSendsItsOwnFilesAndFetchesTheOthers() throws {
         let a = remote("a"), b = remote("b")
         try a.prepare()
