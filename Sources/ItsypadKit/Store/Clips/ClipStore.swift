@@ -411,11 +411,16 @@ public final class ClipStore {
     /// comes with its bytes in `bytes` (by id), which must be the ones it describes; one
     /// without them is skipped.
     public func insert(_ entries: [ClipEntry], bytes: [String: [UInt8]] = [:]) throws -> [ClipEntry] {
-        try checkingIndex {
-            var known = Set(try index.allSlots().lazy.filter(\.isLive).map(\.id))
+        guard !entries.isEmpty else { return [] }
+        return try checkingIndex {
+            // Only the offered ids are looked for: a pull inserts a page at a time into a long history.
+            var offered = PackedIDSet(minimumCapacity: entries.count)
+            for entry in entries { if let id = PackedID(entry.id) { offered.insert(id) } }
+            var known = PackedIDSet()
+            try forEachSlot { slot in if slot.isLive, offered.contains(slot.id) { known.insert(slot.id) } }
             var fresh = entries.filter { entry in
                 guard entry.binary.map({ bytes[entry.id].map($0.describes) ?? false }) ?? true else { return false }
-                return PackedID(entry.id).map { known.insert($0).inserted } ?? false
+                return PackedID(entry.id).map { known.insert($0) } ?? false
             }
             guard !fresh.isEmpty else { return [] }
             let blobs = fresh.filter { $0.binary != nil }.map { (name: $0.id, bytes: bytes[$0.id]!) }
