@@ -158,7 +158,7 @@ public final class PendingQueue {
     }
 
     /// The queue in order as one replay of the log finds it, kept compact (see `PendingSnapshot`).
-    public func snapshot() throws -> PendingSnapshot { try replayLog().snapshot }
+    public func snapshot() throws -> PendingSnapshot { try replayLog().snapshot() }
 
     /// The records with a waiting change, without ordering them (cheaper than `changes()`).
     public func keys() throws -> RecordKeySet {
@@ -332,11 +332,12 @@ public final class PendingQueue {
             if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
         }
 
-        var snapshot: PendingSnapshot {
-            var waiting: [Slot] = []
-            waiting.reserveCapacity(index.count)
-            for case let change? in slots { waiting.append(change) }
-            return PendingSnapshot(slots: waiting)
+        /// The waiting changes in order, in the replay's own storage: its index is dropped first, so
+        /// that a long queue is never held twice.
+        consuming func snapshot() -> PendingSnapshot {
+            index = [:]
+            slots.removeAll { $0 == nil }
+            return PendingSnapshot(slots: slots)
         }
 
         var waiting: RecordKeySet {
@@ -449,12 +450,13 @@ public final class PendingQueue {
 /// The waiting changes in order, as one replay of the log found them, clip ids packed: a push of
 /// 100,000 changes reads the log once and makes the changes of one batch at a time.
 public struct PendingSnapshot {
-    fileprivate let slots: [PendingQueue.Replay.Slot]
+    /// Every one of them waits (none is nil).
+    fileprivate let slots: [PendingQueue.Replay.Slot?]
 
     public var count: Int { slots.count }
 
     /// The changes at `positions` in the queue's order.
-    public func changes(_ positions: Range<Int>) -> [PendingChange] { slots[positions].map(\.change) }
+    public func changes(_ positions: Range<Int>) -> [PendingChange] { slots[positions].compactMap { $0?.change } }
 
     var all: [PendingChange] { changes(0..<count) }
 }
