@@ -14,7 +14,8 @@ import Glibc
 ///
 /// An append-only log of JSON lines, each starting with the clip's id so that
 /// looking up a few clips reads the file without decoding every line; the last
-/// line for an id wins. Rewritten once it has doubled since the last rewrite.
+/// line for an id wins. Rewritten once it has doubled since the last rewrite, if at least half
+/// its lines are superseded.
 public final class ClipSyncLedger {
     public struct Entry: Equatable, Sendable {
         /// The synced version's change tag; nil when never synced.
