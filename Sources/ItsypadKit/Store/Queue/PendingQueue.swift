@@ -388,21 +388,28 @@ public final class PendingQueue {
     /// backend never had (nothing to delete there). The queue keeps its identity
     /// unless a new one is given.
     public func compact(identity newIdentity: String? = nil, knownToBackend: (RecordKey) -> Bool) throws {
-        var changes = try changes()
+        let queue = try snapshot()
         let identity = newIdentity ?? self.identity
-        changes.removeAll { $0.operation == .delete && !knownToBackend($0.key) }
-        // Lines are serialized twice (to size the header, then to write) rather than held in memory.
-        let size = changes.reduce(0) { $0 + $1.line.count }
+        // The lines a piece at a time, serialized twice (to size the header, then to write) rather
+        // than held in memory: a first sync compacts a queue of every clip.
+        func forEachPiece(_ body: ([UInt8]) throws -> Void) rethrows {
+            for start in stride(from: 0, to: queue.count, by: 4096) {
+                var piece: [UInt8] = []
+                for change in queue.changes(start..<min(start + 4096, queue.count))
+                where change.operation != .delete || knownToBackend(change.key) {
+                    piece += change.line
+                }
+                try body(piece)
+            }
+        }
+        var size = 0
+        forEachPiece { size += $0.count }
         // The first line records the compacted size, so the log is compacted again only once it has doubled.
         let header = PendingQueue.baseLine(bytes: size, identity: identity)
         try storeOperation {
             try tree.writeAtomically(path) { write in
-                var chunk = header
-                for change in changes {
-                    chunk += change.line
-                    if chunk.count >= 1 << 16 { try write(chunk); chunk.removeAll(keepingCapacity: true) }
-                }
-                try write(chunk)
+                try write(header)
+                try forEachPiece(write)
             }
         }
         file = nil
@@ -410,7 +417,6 @@ public final class PendingQueue {
         byKey = nil
         damage = nil
         waiting = nil
-        _ = try self.changes()
     }
 
     /// The name compaction gave this log (its first line), nil when it has none:
