@@ -21,6 +21,10 @@
 #      10,000 one (linear), with its peak memory reported; the first push of
 #      10,000 tabs to a git remote within 3x of `git add -A && git commit -q &&
 #      git push -q` of the same files.
+#   7. Scale: JOIN_LARGE and PENDING_HUGE clips pending, each sent in one
+#      `sync enable` (PENDING_HUGE within 12x per tenfold of JOIN_LARGE: linear,
+#      peak at most 64 MiB); a new device joining the JOIN_LARGE backend within 3x
+#      of `cp -r` of that backend followed by `sync -f`, peak at most 64 MiB.
 #   5. Files: once three devices that removed and concurrently edited tabs of
 #      the 10,000 have synced until nothing moves, the backend holds at most
 #      one file per live record, two per removal (its deleted version and its
@@ -41,6 +45,9 @@
 #   BULK_WARMUP  warm-up rounds of the bulk commands (default 1)
 #   SEND_LARGE   clips of the linear sending-side run (default 100000)
 #   SENDING_ONLY set to 1 to measure the sending side (target 6) only
+#   JOIN_LARGE   clips of the scale run a new device joins (default 100000; 0 skips the scale runs)
+#   PENDING_HUGE clips of the longest pending queue, sent in one run (default 1000000; 0 skips it)
+#   SCALE_ONLY   set to 1 to measure the scale runs (target 7) only
 #   BENCH_OUT    directory to keep the hyperfine JSON and the summary in
 #                (default: none; everything lives in a temporary directory that
 #                is removed on exit)
@@ -65,6 +72,9 @@ source "$repo_root/Tests/Benchmarks/common.sh"
 
 SEND_LARGE=${SEND_LARGE:-100000}
 SENDING_ONLY=${SENDING_ONLY:-}
+JOIN_LARGE=${JOIN_LARGE:-100000}
+PENDING_HUGE=${PENDING_HUGE:-1000000}
+SCALE_ONLY=${SCALE_ONLY:-}
 
 # --- Prerequisites -----------------------------------------------------------
 
@@ -72,7 +82,7 @@ require_itsypad
 
 command -v python3 >/dev/null || die "python3 not found"
 command -v git >/dev/null || die "git not found (apt-get install -y git)"
-if [[ -z $SENDING_ONLY ]]; then
+if [[ -z $SENDING_ONLY && -z $SCALE_ONLY ]]; then
     command -v hyperfine >/dev/null || die "hyperfine not found (apt-get install -y hyperfine)"
     UNISON_BIN=$(command -v "$UNISON_BIN") || die "unison not found (apt-get install -y unison)"
 fi
@@ -150,6 +160,70 @@ sending_git() {
     done
     rm -rf "$base"
 }
+
+# --- Scale: long pending queues, a device joining ------------------------------
+
+# scale N JOIN: device A holds N clips (imported, never synced); times one `sync enable` of A on
+# a new backend with its peak memory, and checks that the backend holds all N; with JOIN=join, a
+# new device joins that backend (timed, peak), checked to hold N clips, against `cp -r` of the
+# backend followed by `sync -f`. Appends "send N SECONDS PEAK_KB" and "join N SECONDS PEAK_KB
+# CP_SECONDS" to $results/scale.txt.
+scale() {
+    local n=$1 join=$2 base=$work/scale-$1 got t_send t_join t_cp peak
+    mkdir -p "$base"
+    python3 "$repo_root/Tests/Benchmarks/generate.py" clips "$n" "$base" >/dev/null
+    "$ITSYPAD" --data-dir "$base/a" --quiet settings set clipboard.maxEntries "$n"
+    "$ITSYPAD" --data-dir "$base/a" --quiet import "$base/itsypad-$n.json"
+    sync
+    t_send=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$base/a" --quiet sync enable "$base/backend")
+    peak=$(tail -n 1 "$base/peak")
+    got=$(find "$base/backend/records/ClipboardEntry" -name '*.json' | wc -l)
+    [[ $got -eq $n ]] || die "one sync of $n pending clips left $got records in the backend"
+    printf 'send %s %s %s\n' "$n" "$t_send" "$peak" | tee -a "$results/scale.txt" >&2
+    if [[ $join == join ]]; then
+        "$ITSYPAD" --data-dir "$base/b" --quiet settings set clipboard.maxEntries "$n"
+        sync
+        t_join=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$base/b" --quiet sync enable "$base/backend")
+        peak=$(tail -n 1 "$base/peak")
+        got=$("$ITSYPAD" --data-dir "$base/b" clip ls | wc -l)
+        [[ $got -eq $n ]] || die "a device joining $n clips holds $got"
+        sync
+        t_cp=$(seconds bash -c 'cp -r "$1" "$2" && sync -f "$2"' - "$base/backend" "$base/copy")
+        printf 'join %s %s %s %s\n' "$n" "$t_join" "$peak" "$t_cp" | tee -a "$results/scale.txt" >&2
+    fi
+    rm -rf "$base"
+}
+
+scale_status=0
+if ((JOIN_LARGE > 0)); then
+    step "Scale: $JOIN_LARGE clips sent in one sync, a device joining them vs cp -r + sync -f; $PENDING_HUGE pending (0: none)"
+    scale "$JOIN_LARGE" join
+    if ((PENDING_HUGE > 0)); then scale "$PENDING_HUGE" send-only; fi
+    python3 - "$results/scale.txt" "$JOIN_LARGE" "$PENDING_HUGE" <<'PY' | tee "$results/scale-summary.txt" || scale_status=$?
+import sys
+rows = [line.split() for line in open(sys.argv[1])]
+join_large, huge = sys.argv[2], sys.argv[3]
+def row(kind, n): return next(r for r in rows if r[0] == kind and r[1] == n)
+failed = 0
+def check(name, value, bound, unit="x"):
+    global failed
+    ok = value <= bound
+    failed += not ok
+    print(f"{name:56} {value:>8.2f}{unit} {'<= ' + format(bound, '.1f') + unit:>10}  {'PASS' if ok else 'FAIL'}")
+send, join = row("send", join_large), row("join", join_large)
+print(f"one sync of {join_large} pending clips: {float(send[2]):.2f}s, peak {int(send[3]) // 1024} MiB")
+print(f"a device joining {join_large} clips: {float(join[2]):.2f}s, peak {int(join[3]) // 1024} MiB; cp -r + sync -f {float(join[4]):.2f}s")
+check(f"joining {join_large} clips / cp -r + sync -f of the backend", float(join[2]) / float(join[4]), 3.0)
+check(f"peak memory joining {join_large} clips", int(join[3]) / 1024, 64.0, " MiB")
+if int(huge) > 0:
+    big = row("send", huge)
+    print(f"one sync of {huge} pending clips: {float(big[2]):.2f}s, peak {int(big[3]) // 1024} MiB")
+    check(f"one sync of {huge} pending / of {join_large}", float(big[2]) / float(send[2]), 12.0 * int(huge) / int(join_large) / 10)
+    check(f"peak memory sending {huge} pending clips", int(big[3]) / 1024, 64.0, " MiB")
+sys.exit(1 if failed else 0)
+PY
+fi
+if [[ -n $SCALE_ONLY ]]; then exit "$scale_status"; fi
 
 step "Sending side: first sync of $LARGE tabs, $LARGE clips and $SEND_LARGE clips vs cp -r + sync -f; git remote vs git"
 sending tabs "$LARGE" "$BULK_RUNS"
@@ -460,6 +534,7 @@ print("all targets met" if failed == 0 else f"{failed} target(s) not met")
 sys.exit(1 if failed else 0)
 PY
 ((sending_status == 0)) || status=1
+((scale_status == 0)) || status=1
 printf '\nsync-bench: finished in %ss\n' "$((SECONDS - started))" >&2
 if [[ -n $BENCH_OUT ]]; then printf 'results kept in %s\n' "$BENCH_OUT" >&2; fi
 exit "$status"

@@ -10,7 +10,8 @@ extension SyncEngine {
     /// Makes sure the queue can be trusted before anything relies on it, and names it so a later loss shows.
     func checkQueue() throws {
         let pending = try store.pending()
-        _ = try pending.changes()
+        // Read once for its damage, in the compact form: a first sync's queue holds every clip.
+        _ = try pending.snapshot()
         let identity = pending.identity
         var problem: String?
         if let damage = pending.damage {

@@ -183,6 +183,32 @@ final class ClipIndexFile {
         return file
     }
 
+    /// A new index of this one's slots and `added` (in index order, newer than nothing in particular)
+    /// merged in index order, under `header`: written by atomic replacement a chunk at a time, so that
+    /// clips a first sync brings, of any age, join a long history without replaying its log.
+    func merging(_ added: [ClipSlot], header: ClipIndexHeader, in tree: FileTree) throws -> ClipIndexFile {
+        let count = Int(self.header.slotCount)
+        try tree.writeAtomically(path) { write in
+            try write(header.encoded())
+            var (chunk, bytes, merged, next) = ([ClipSlot](), [UInt8](), [ClipSlot](), 0)
+            for start in stride(from: 0, to: count, by: 16384) {
+                try slots(start..<min(start + 16384, count), into: &chunk, reading: &bytes)
+                for slot in chunk {
+                    while next < added.count, added[next].sortsBefore(slot) {
+                        merged.append(added[next])
+                        next += 1
+                    }
+                    merged.append(slot)
+                }
+                try ClipIndexFile.encode(merged[...], write)
+                merged.removeAll(keepingCapacity: true)
+            }
+            try ClipIndexFile.encode(added[next...], write)
+        }
+        guard let file = try ClipIndexFile.open(path: path, in: tree) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
+        return file
+    }
+
     /// A complete index file's bytes, handed to `write` a piece at a time.
     static func encode(header: ClipIndexHeader, slots: [ClipSlot], _ write: ([UInt8]) throws -> Void) throws {
         try write(header.encoded())

@@ -289,19 +289,32 @@ public final class ClipStore {
         }
     }
 
-    /// The live entries among `ids`, read with one pass over the index (bulk sync work).
+    /// The live entries among `ids`, read with one pass over the index in chunks (a push asks for
+    /// each batch: the index is never held whole).
     public func live(ids: Set<String>) throws -> [String: ClipEntry] {
-        let wanted = Set(ids.compactMap { PackedID($0) })
+        var wanted = PackedIDSet(minimumCapacity: ids.count)
+        for id in ids { if let packed = PackedID(id) { wanted.insert(packed) } }
         guard !wanted.isEmpty else { return [:] }
         var result: [String: ClipEntry] = [:]
         try checkingIndex {
             result = [:]
-            for slot in try index.allSlots() where slot.isLive && wanted.contains(slot.id) {
+            try forEachSlot { slot in
+                guard slot.isLive, wanted.contains(slot.id) else { return }
                 let entry = try entry(slot)
                 result[entry.id] = entry
             }
         }
         return result
+    }
+
+    /// Walks the slots from the oldest, reading the index a chunk at a time.
+    private func forEachSlot(_ body: (ClipSlot) throws -> Void) throws {
+        var (slots, bytes) = ([ClipSlot](), [UInt8]())
+        let count = Int(index.header.slotCount)
+        for start in stride(from: 0, to: count, by: 16384) {
+            try index.slots(start..<min(start + 16384, count), into: &slots, reading: &bytes)
+            for slot in slots { try body(slot) }
+        }
     }
 
     // MARK: Writing
@@ -388,11 +401,16 @@ public final class ClipStore {
     /// comes with its bytes in `bytes` (by id), which must be the ones it describes; one
     /// without them is skipped.
     public func insert(_ entries: [ClipEntry], bytes: [String: [UInt8]] = [:]) throws -> [ClipEntry] {
-        try checkingIndex {
-            var known = Set(try index.allSlots().lazy.filter(\.isLive).map(\.id))
+        guard !entries.isEmpty else { return [] }
+        return try checkingIndex {
+            // Only the offered ids are looked for: a pull inserts a page at a time into a long history.
+            var offered = PackedIDSet(minimumCapacity: entries.count)
+            for entry in entries { if let id = PackedID(entry.id) { offered.insert(id) } }
+            var known = PackedIDSet()
+            try forEachSlot { slot in if slot.isLive, offered.contains(slot.id) { known.insert(slot.id) } }
             var fresh = entries.filter { entry in
                 guard entry.binary.map({ bytes[entry.id].map($0.describes) ?? false }) ?? true else { return false }
-                return PackedID(entry.id).map { known.insert($0).inserted } ?? false
+                return PackedID(entry.id).map { known.insert($0) } ?? false
             }
             guard !fresh.isEmpty else { return [] }
             let blobs = fresh.filter { $0.binary != nil }.map { (name: $0.id, bytes: bytes[$0.id]!) }
@@ -418,8 +436,8 @@ public final class ClipStore {
         }
     }
 
-    /// Puts new slots into the index: appended when they are the newest (the
-    /// usual case, O(1)), otherwise by rebuilding the index in time order.
+    /// Puts new slots (in index order) into the index: appended when they are the newest (the
+    /// usual case, O(1)), otherwise merged into it in time order.
     private func insert(_ slots: [ClipSlot], header: ClipIndexHeader) throws {
         var header = header
         let count = Int(header.slotCount)
@@ -431,15 +449,17 @@ public final class ClipStore {
             try rebuildIndex()
             return
         }
-        if let last, let first = slots.first, first.sortsBefore(last) {
-            try rebuildIndex()
-            return
-        }
         header.logSize = UInt64(log.size)
         header.logInode = logInode()
-        try index.write(slots[...], at: count)
         header.slotCount += UInt64(slots.count)
         header.liveCount += UInt64(slots.filter(\.isLive).count)
+        if let last, let first = slots.first, first.sortsBefore(last) {
+            // Where eviction starts is found again from the oldest.
+            header.evictCursor = 0
+            index = try index.merging(slots, header: header, in: tree)
+            return
+        }
+        try index.write(slots[...], at: count)
         index.header = header
         try index.writeHeader()
     }
@@ -692,7 +712,7 @@ public final class ClipStore {
     // MARK: Rebuild and compaction
 
     /// Replays the whole log into a fresh index. Runs after a crash left the
-    /// index behind the log, or after an out-of-order insert.
+    /// index behind the log.
     private func rebuildIndex() throws {
         let built = try ClipStore.buildIndex(log: log, indexPath: indexPath, in: tree)
         index = built.index

@@ -14,7 +14,8 @@ import Glibc
 ///
 /// An append-only log of JSON lines, each starting with the clip's id so that
 /// looking up a few clips reads the file without decoding every line; the last
-/// line for an id wins. Rewritten once it has doubled since the last rewrite.
+/// line for an id wins. Rewritten once it has doubled since the last rewrite, if at least half
+/// its lines are superseded.
 public final class ClipSyncLedger {
     public struct Entry: Equatable, Sendable {
         /// The synced version's change tag; nil when never synced.
@@ -49,6 +50,8 @@ public final class ClipSyncLedger {
     /// The data directory the ledger lives in (see `FileTree`).
     private let tree: FileTree
     private var file: AppendFile?
+    /// The size at which `compactIfGrown` last found the log not worth rewriting.
+    private var keptAt: Int64 = 0
 
     init(path: String, tree: FileTree? = nil) {
         self.path = path
@@ -62,23 +65,29 @@ public final class ClipSyncLedger {
         try read(wanted: nil)
     }
 
-    /// The entries of the given clips, reading the file without decoding other lines.
+    /// The entries of the given clips, reading the file without decoding other lines: a push asks
+    /// for every batch, so a line of another clip costs its id's packing and one lookup.
     public func entries(_ ids: Set<String>) throws -> [String: Entry] {
-        guard !ids.isEmpty else { return [:] }
-        return try read(wanted: ids)
+        var wanted = PackedIDSet(minimumCapacity: ids.count)
+        for id in ids { if let packed = PackedID(id) { wanted.insert(packed) } }
+        guard !wanted.isEmpty else { return [:] }
+        return try read(wanted: wanted)
     }
 
     private static let idPrefix = Array("{\"id\":\"".utf8)
     private static let idLength = 36
 
-    private func read(wanted: Set<String>?) throws -> [String: Entry] {
+    private func read(wanted: PackedIDSet?) throws -> [String: Entry] {
         var entries: [String: Entry] = [:]
         try storeOperation {
             try tree.forEachLine(path) { _, line in
-                guard line.count > Self.idPrefix.count + Self.idLength, line.starts(with: Self.idPrefix) else { return }
-                let idStart = line.startIndex + Self.idPrefix.count
-                let id = String(decoding: line[idStart..<idStart + Self.idLength], as: UTF8.self)
-                if let wanted, !wanted.contains(id) { return }
+                guard let idBytes = Self.idBytes(of: line) else { return }
+                if let wanted {
+                    guard let packed = idBytes.withUnsafeBufferPointer(PackedID.init(canonicalUTF8:)), wanted.contains(packed) else {
+                        return
+                    }
+                }
+                let id = String(decoding: idBytes, as: UTF8.self)
                 // A line that does not parse is skipped: at worst a clip is sent again without its tag,
                 // which the backend answers with its version.
                 guard let parsed = try? JSONCoding.decode(ClipLedgerLine.self, from: Array(line)) else { return }
@@ -86,6 +95,12 @@ public final class ClipSyncLedger {
             }
         }
         return entries
+    }
+
+    /// The bytes of the id a line starts with; nil for a line that names none (the base line).
+    private static func idBytes(of line: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard line.count > idPrefix.count + idLength, line.starts(with: idPrefix) else { return nil }
+        return line[(line.startIndex + idPrefix.count)...].prefix(idLength)
     }
 
     private static func apply(_ line: ClipLedgerLine, id: String, to entries: inout [String: Entry]) {
@@ -156,17 +171,36 @@ public final class ClipSyncLedger {
 
     // MARK: Compaction
 
-    /// Rewrites the log once it has doubled since the last rewrite, whose size its first line records.
+    /// Rewrites the log once it has doubled since the last rewrite (whose size its first line
+    /// records) or since this ledger last found it not worth rewriting: when at least half its lines
+    /// are superseded. A first sync writes one line a clip, which a rewrite would only copy, holding
+    /// every entry in memory to do it.
     private func compactIfGrown() throws {
-        let size = tree.fileSize(path) ?? 0
+        let size = Int64(tree.fileSize(path) ?? 0)
         guard size > 1 << 20 else { return }
-        let base = PendingQueue.baseLine(of: path, in: tree)?.bytes ?? 0
-        guard base < Int64(size) / 2 else { return }
+        let base = max(PendingQueue.baseLine(of: path, in: tree)?.bytes ?? 0, keptAt)
+        guard base < size / 2 else { return }
+        guard try mostlySuperseded() else {
+            keptAt = size
+            return
+        }
         let lines = try Self.serialized(try all().sorted { $0.key < $1.key }.map { Self.line(id: $0.key, $0.value) })
         let header = try Self.serialized([ClipLedgerLine(op: "base", bytes: Int64(lines.count))])
         try storeOperation {
             try tree.writeAtomically(path, header + lines)
             file = nil
         }
+    }
+
+    /// Whether the log names at most half as many clips as it has lines (one pass, ids packed).
+    private func mostlySuperseded() throws -> Bool {
+        var (lines, ids) = (0, PackedIDSet())
+        try storeOperation {
+            try tree.forEachLine(path) { _, line in
+                lines += 1
+                if let id = Self.idBytes(of: line)?.withUnsafeBufferPointer(PackedID.init(canonicalUTF8:)) { ids.insert(id) }
+            }
+        }
+        return 2 * ids.count <= lines
     }
 }

@@ -158,7 +158,7 @@ public final class PendingQueue {
     }
 
     /// The queue in order as one replay of the log finds it, kept compact (see `PendingSnapshot`).
-    public func snapshot() throws -> PendingSnapshot { try replayLog().snapshot }
+    public func snapshot() throws -> PendingSnapshot { try replayLog().snapshot() }
 
     /// The records with a waiting change, without ordering them (cheaper than `changes()`).
     public func keys() throws -> RecordKeySet {
@@ -332,11 +332,12 @@ public final class PendingQueue {
             if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
         }
 
-        var snapshot: PendingSnapshot {
-            var waiting: [Slot] = []
-            waiting.reserveCapacity(index.count)
-            for case let change? in slots { waiting.append(change) }
-            return PendingSnapshot(slots: waiting)
+        /// The waiting changes in order, in the replay's own storage: its index is dropped first, so
+        /// that a long queue is never held twice.
+        consuming func snapshot() -> PendingSnapshot {
+            index = [:]
+            slots.removeAll { $0 == nil }
+            return PendingSnapshot(slots: slots)
         }
 
         var waiting: RecordKeySet {
@@ -387,21 +388,28 @@ public final class PendingQueue {
     /// backend never had (nothing to delete there). The queue keeps its identity
     /// unless a new one is given.
     public func compact(identity newIdentity: String? = nil, knownToBackend: (RecordKey) -> Bool) throws {
-        var changes = try changes()
+        let queue = try snapshot()
         let identity = newIdentity ?? self.identity
-        changes.removeAll { $0.operation == .delete && !knownToBackend($0.key) }
-        // Lines are serialized twice (to size the header, then to write) rather than held in memory.
-        let size = changes.reduce(0) { $0 + $1.line.count }
+        // The lines a piece at a time, serialized twice (to size the header, then to write) rather
+        // than held in memory: a first sync compacts a queue of every clip.
+        func forEachPiece(_ body: ([UInt8]) throws -> Void) rethrows {
+            for start in stride(from: 0, to: queue.count, by: 4096) {
+                var piece: [UInt8] = []
+                for change in queue.changes(start..<min(start + 4096, queue.count))
+                where change.operation != .delete || knownToBackend(change.key) {
+                    piece += change.line
+                }
+                try body(piece)
+            }
+        }
+        var size = 0
+        forEachPiece { size += $0.count }
         // The first line records the compacted size, so the log is compacted again only once it has doubled.
         let header = PendingQueue.baseLine(bytes: size, identity: identity)
         try storeOperation {
             try tree.writeAtomically(path) { write in
-                var chunk = header
-                for change in changes {
-                    chunk += change.line
-                    if chunk.count >= 1 << 16 { try write(chunk); chunk.removeAll(keepingCapacity: true) }
-                }
-                try write(chunk)
+                try write(header)
+                try forEachPiece(write)
             }
         }
         file = nil
@@ -409,7 +417,6 @@ public final class PendingQueue {
         byKey = nil
         damage = nil
         waiting = nil
-        _ = try self.changes()
     }
 
     /// The name compaction gave this log (its first line), nil when it has none:
@@ -449,12 +456,13 @@ public final class PendingQueue {
 /// The waiting changes in order, as one replay of the log found them, clip ids packed: a push of
 /// 100,000 changes reads the log once and makes the changes of one batch at a time.
 public struct PendingSnapshot {
-    fileprivate let slots: [PendingQueue.Replay.Slot]
+    /// Every one of them waits (none is nil).
+    fileprivate let slots: [PendingQueue.Replay.Slot?]
 
     public var count: Int { slots.count }
 
     /// The changes at `positions` in the queue's order.
-    public func changes(_ positions: Range<Int>) -> [PendingChange] { slots[positions].map(\.change) }
+    public func changes(_ positions: Range<Int>) -> [PendingChange] { slots[positions].compactMap { $0?.change } }
 
     var all: [PendingChange] { changes(0..<count) }
 }

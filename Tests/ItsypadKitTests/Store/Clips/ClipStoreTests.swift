@@ -189,6 +189,28 @@ import Glibc
         #expect(try ClipStore(directory: path).entries().map(\.text) == ["new", "old"])
     }
 
+    @Test func entriesOfAnyAgeMergeIntoALongHistoryInTimeOrder() throws {
+        let store = try ClipStore(directory: path)
+        // Over one chunk of the index (16,384 slots), every other time taken.
+        _ = try store.insert((0..<20_000).map { entry("held \($0)", at: 2 * Int64($0) + 2) })
+        let pinned = try store.add(entry("pinned", at: 100_000), maxEntries: 30_000).entry
+        try store.setPinned(id: pinned.id, true)
+        // A page of a first sync: older, newer and tied times, ids in no order of time.
+        let page = [entry("first", at: 1), entry("tie", at: 40_000), entry("between", at: 30_001), entry("newest", at: 200_000)]
+        #expect(Set(try store.insert(page.shuffled()).map(\.id)) == Set(page.map(\.id)))
+        let expected = (["newest", "pinned", "tie", "held 19999"], ["between", "held 14999"], ["held 0", "first"])
+        for reader in [store, try ClipStore(directory: path)] {
+            let texts = try reader.entries().map(\.text)
+            #expect(texts.count == 20_005 && reader.count == 20_005)
+            #expect(Array(texts.prefix(4)) == expected.0)
+            #expect(Array(texts[texts.firstIndex(of: "between")!...].prefix(2)) == expected.1)
+            #expect(Array(texts.suffix(2)) == expected.2)
+        }
+        // Eviction still starts from the oldest unpinned entry.
+        #expect(try store.evict(keeping: 20_003).count == 2)
+        #expect(try store.entries().suffix(2).map(\.text) == ["held 2", "held 1"])
+    }
+
     @Test func resolvesPrefixes() throws {
         let store = try ClipStore(directory: path)
         let added = try store.add(entry("x", at: 1), maxEntries: 10).entry

@@ -150,6 +150,17 @@ import Testing
         #expect(try ClipSyncLedger(path: path).all().values.allSatisfy { $0.tag == "119" })
     }
 
+    @Test func aLedgerOfDistinctClipsIsNotRewritten() throws {
+        let ledger = ClipSyncLedger(path: path)
+        // Over 1 MiB of lines, each of another clip, as a first sync writes them: nothing to drop.
+        for round in 0..<16 {
+            try ledger.set((0..<1000).map { (id(round * 1000 + $0), ClipSyncLedger.Entry(tag: "t", pinned: false)) })
+        }
+        #expect((FileTree.containing(path).fileSize(path) ?? 0) > 1 << 20)
+        #expect(PendingQueue.baseLine(of: path) == nil, "rewritten")
+        #expect(try ClipSyncLedger(path: path).all().count == 16000)
+    }
+
     /// A canonical id numbered `index`.
     private func id(_ index: Int) -> String {
         let digits = String(index)
