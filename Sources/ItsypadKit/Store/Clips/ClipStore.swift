@@ -298,23 +298,13 @@ public final class ClipStore {
         var result: [String: ClipEntry] = [:]
         try checkingIndex {
             result = [:]
-            try forEachSlot { slot in
+            try forEachSlot { _, slot in
                 guard slot.isLive, wanted.contains(slot.id) else { return }
                 let entry = try entry(slot)
                 result[entry.id] = entry
             }
         }
         return result
-    }
-
-    /// Walks the slots from the oldest, reading the index a chunk at a time.
-    private func forEachSlot(_ body: (ClipSlot) throws -> Void) throws {
-        var (slots, bytes) = ([ClipSlot](), [UInt8]())
-        let count = Int(index.header.slotCount)
-        for start in stride(from: 0, to: count, by: 16384) {
-            try index.slots(start..<min(start + 16384, count), into: &slots, reading: &bytes)
-            for slot in slots { try body(slot) }
-        }
     }
 
     // MARK: Writing
@@ -407,7 +397,7 @@ public final class ClipStore {
             var offered = PackedIDSet(minimumCapacity: entries.count)
             for entry in entries { if let id = PackedID(entry.id) { offered.insert(id) } }
             var known = PackedIDSet()
-            try forEachSlot { slot in if slot.isLive, offered.contains(slot.id) { known.insert(slot.id) } }
+            try forEachSlot { _, slot in if slot.isLive, offered.contains(slot.id) { known.insert(slot.id) } }
             var fresh = entries.filter { entry in
                 guard entry.binary.map({ bytes[entry.id].map($0.describes) ?? false }) ?? true else { return false }
                 return PackedID(entry.id).map { known.insert($0) } ?? false
