@@ -92,13 +92,14 @@ import Glibc
     }
 
     /// Each file's mode is set on the open file before it is renamed into place, never by path
-    /// after (a symlink planted there in between would be followed).
+    /// after (a symlink planted there in between would be followed). A umask of 077 takes the
+    /// bits the installed files need from every new file, so each one needs its mode set.
     @Test(.needs(["strace"]))
     func installSetsEachModeOnTheOpenFileBeforeTheRename() throws {
         let prefix = scratch.path + "/p"
         let trace = scratch.path + "/trace"
         let result = try run(
-            "strace -f -o '\(trace)' -e trace=chmod,fchmod,fchmodat,rename,renameat,renameat2 '\(Process.itsypad)' -q install --prefix '\(prefix)'"
+            "umask 077 && strace -f -o '\(trace)' -e trace=chmod,fchmod,fchmodat,rename,renameat,renameat2 '\(Process.itsypad)' -q install --prefix '\(prefix)'"
         )
         #expect(result.status == 0, "\(result.stderr)")
         let calls = (scratch.read("trace") ?? "").split(separator: "\n").filter { $0.contains("chmod") || $0.contains("rename") }

@@ -205,7 +205,9 @@ final class ClipIndexFile {
             }
             try ClipIndexFile.encode(added[next...], write)
         }
-        guard let file = try ClipIndexFile.open(path: path, in: tree) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
+        guard let file = try ClipIndexFile.open(path: path, in: tree) else {
+            throw FileSystemError(path: path, code: EIO, operation: "reopen")
+        }
         return file
     }
 

@@ -125,14 +125,16 @@ public struct RcloneRemote: SyncRemote {
     /// when the remote path does not exist yet.
     private func list() throws -> [String: String] {
         let output = try rclone(
-            ["lsf", "-R", "--files-only", "--fast-list", "--format", "pst", "--separator", "\t", remote], outputLimit: RcloneRemote.listingLimit)
+            ["lsf", "-R", "--files-only", "--fast-list", "--format", "pst", "--separator", "\t", remote],
+            outputLimit: RcloneRemote.listingLimit)
         // 3: the directory is not there (a new remote), which holds nothing yet.
         if output.status == 3 { return [:] }
         guard output.status == 0 else { throw record(failure: failure("list", output)) }
         // A listing cut short would take the files left out for removed.
         guard output.standardOutput.count < RcloneRemote.listingLimit else {
             throw record(
-                failure: .failure("the listing of \(location) is larger than \(RcloneRemote.listingLimit >> 20) MiB: more files than a backend holds"))
+                failure: .failure(
+                    "the listing of \(location) is larger than \(RcloneRemote.listingLimit >> 20) MiB: more files than a backend holds"))
         }
         var listed: [String: String] = [:]
         for line in output.outputText.split(separator: "\n") {
@@ -191,7 +193,8 @@ public struct RcloneRemote: SyncRemote {
         try transfer(.upload, uploads.map(\.path)) { chunk in
             for path in chunk {
                 // zone.json is listed again by the next fetch: another device's may replace this one.
-                manifest[path] = .init(remote: path == "zone.json" ? "" : manifest[path]?.remote ?? "", local: stamps[path] ?? "", sent: true)
+                manifest[path] = .init(
+                    remote: path == "zone.json" ? "" : manifest[path]?.remote ?? "", local: stamps[path] ?? "", sent: true)
             }
             try manifest.write(manifestFile, mirror: mirrorStatus)
         }

@@ -36,7 +36,9 @@ struct RcloneProgressTests {
 
     /// The paths the manifest records as sent (see `RcloneManifest`).
     static func sentPaths(_ device: Device) -> [String] {
-        let text = (try? FileSystem.read(device.dataDir + "/sync/rclone/manifest")).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+        let text = (try? FileSystem.read(device.dataDir + "/sync/rclone/manifest")).flatMap { $0 }.map {
+            String(decoding: $0, as: UTF8.self)
+        }
         return (text ?? "").split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             return fields.count == 4 && fields[3] == "s" ? String(fields[0]) : nil
