@@ -382,6 +382,60 @@ struct GitRemoteTests {
         #expect(try clips(desktop).contains("written when killed"))
     }
 
+    /// `sync/git/committed` lets a sync skip the `git add -A` that commits what an interrupted sync
+    /// left: it names HEAD exactly when git itself finds nothing to commit in the clone.
+    @Test func theCommittedMarkerNamesHEADOnlyWhenGitFindsNothingToCommit() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        let clone = laptop.dataDir + "/sync/git"
+        let git = ["--git-dir=" + clone + "/repository", "--work-tree=" + clone + "/backend"]
+        func marker() -> String? { (try? FileSystem.read(clone + "/committed")).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } }
+        func head() throws -> String { Text.trim(try BareRepository.git(git + ["rev-parse", "HEAD"])) }
+        func uncommitted() throws -> String { try BareRepository.git(git + ["status", "--porcelain"]) }
+
+        try succeed(laptop, "clip", "add", "synced")
+        try succeed(laptop, "sync")
+        #expect(try marker() == head() && uncommitted().isEmpty, "\(try uncommitted())")
+
+        try succeed(laptop, "clip", "add", "written when killed")
+        let killer = try GitWrapper(#"[ "$cmd" = write-tree ] && { kill -9 $PPID; exit 137; }"#)
+        #expect(try laptop.runArguments(["sync"], environment: killer.environment).signal == SIGKILL)
+        #expect(try marker() == nil && !uncommitted().isEmpty)
+
+        try succeed(laptop, "sync")
+        #expect(try marker() == head() && uncommitted().isEmpty, "\(try uncommitted())")
+        #expect(try remote.log().contains("itsypad: changes left by an interrupted sync"))
+    }
+
+    /// Without local commits, `update` fast-forwards (`merge --ff-only`) where the general path
+    /// rebases: on a copy of the same clone, the rebase leaves the same commit and files.
+    @Test func aFastForwardLeavesWhatTheRebaseWould() throws {
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(desktop, "clip", "add", "pulled by a fast-forward")
+        try succeed(desktop, "sync")
+        let clone = laptop.dataDir + "/sync/git"
+        let copy = TemporaryDirectory()
+        try BareRepository.git(["clone", "-q", "--no-checkout", clone + "/repository", copy.path + "/repository"])
+        _ = try Process.run("/bin/cp", ["-a", clone + "/backend", copy.path + "/backend"])
+        _ = try Process.run("/bin/cp", [clone + "/repository/info/exclude", copy.path + "/repository/info/exclude"])
+
+        let commands = TemporaryDirectory()
+        let logger = try GitWrapper(#"echo "$cmd" >>"# + commands.file("log"))
+        #expect(try GitRemote(url: remote.path, clone: clone, environment: logger.environment.merging(["HOME": commands.path]) { $1 }).update() == .current)
+        #expect((try FileSystem.read(commands.file("log"))).map { String(decoding: $0, as: UTF8.self) }?.contains("merge\n") == true)
+
+        let copyGit = ["--git-dir=" + copy.path + "/repository", "--work-tree=" + copy.path + "/backend"]
+        try BareRepository.git(copyGit + ["reset", "-q"])
+        try BareRepository.git(copyGit + ["fetch", "-q", remote.path, "itsypad"])
+        try BareRepository.git(copyGit + ["-c", "user.name=t", "-c", "user.email=t@t", "rebase", "-q", "FETCH_HEAD"])
+        let cloneGit = ["--git-dir=" + clone + "/repository", "--work-tree=" + clone + "/backend"]
+        #expect(try BareRepository.git(cloneGit + ["rev-parse", "HEAD"]) == BareRepository.git(copyGit + ["rev-parse", "HEAD"]))
+        #expect(try BareRepository.git(cloneGit + ["status", "--porcelain"]).isEmpty)
+        #expect(try BareRepository.git(copyGit + ["status", "--porcelain"]).isEmpty)
+        let files = try Process.run("/usr/bin/diff", ["-r", clone + "/backend", copy.path + "/backend"])
+        #expect(files.status == 0, "\(files.stdout)")
+    }
+
     @Test func aPushRefusedBecauseTheRemoteMovedIsRetriedAfterAnotherFetch() throws {
         try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "clip", "add", "sent on the second try")
