@@ -254,6 +254,18 @@ struct DeviceJournal {
         after seq: Int64, through last: Int64 = .max, hint: JournalPosition?, maxChanges: Int,
         accept: (DeviceBatch) throws -> String? = { _ in nil }
     ) throws -> Read {
+        var batches: [(batch: DeviceBatch, resume: JournalPosition)] = []
+        var result = try scan(after: seq, through: last, hint: hint, maxChanges: maxChanges, accept: accept) { batches.append(($0, $1)) }
+        result.batches = batches
+        return result
+    }
+
+    /// What `read` returns, each batch handed to `visit` with its resume position instead of kept
+    /// (the result's `batches` stay empty): memory follows one segment, not the journal.
+    func scan(
+        after seq: Int64, through last: Int64 = .max, hint: JournalPosition?, maxChanges: Int,
+        accept: (DeviceBatch) throws -> String? = { _ in nil }, visit: (DeviceBatch, JournalPosition) throws -> Void
+    ) throws -> Read {
         var result = Read()
         let segments: [JournalSegment]
         do { segments = try self.segments() } catch BackendError.corrupt(let path, let reason) {
@@ -309,7 +321,7 @@ struct DeviceJournal {
                     result.waiting = (segment.path, reason, false)
                     return result
                 }
-                result.batches.append((batch, JournalPosition(segment: segment.firstSeq, offset: offset + position + 1)))
+                try visit(batch, JournalPosition(segment: segment.firstSeq, offset: offset + position + 1))
                 changes += batch.changes.count
                 expected = batch.lastSeq + 1
             }
@@ -332,9 +344,10 @@ struct DeviceJournal {
     /// only. A malformed complete line in its own journal is corruption, not a wait.
     func last() throws -> DeviceBatch? {
         guard let segment = try segments().last else { return nil }
-        let read = try read(after: segment.firstSeq - 1, hint: nil, maxChanges: .max)
+        var last: DeviceBatch?
+        let read = try scan(after: segment.firstSeq - 1, hint: nil, maxChanges: .max) { batch, _ in last = batch }
         if let waiting = read.waiting { throw BackendError.corrupt(path: waiting.path, reason: waiting.reason) }
-        return read.batches.last?.batch
+        return last
     }
 
     /// The device's own last committed sequence number (0 for an empty journal).

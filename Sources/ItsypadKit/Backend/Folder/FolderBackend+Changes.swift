@@ -236,13 +236,16 @@ extension FolderBackend {
         }
         // The record files of the restarted devices were read above: only the others' are read again.
         let unread = devices.filter { restarting[$0] == nil }
-        let writers = collecting ? try self.writers(of: order.count) : nil
         // A device whose journal gave a version of the record on this page is not read: its file holds
         // that version or a later one, which its journal brings later (a push reads back none of its own files).
-        func holders(_ id: RecordID) -> [String] {
-            let files = writers.map { writers in (writers[id]).map { holders in unread.filter(holders.contains) } ?? [] } ?? unread
+        func candidates(_ id: RecordID) -> [String] {
             let journaled = Set(read[id, default: []].map(\.writer))
-            return files.filter { !journaled.contains($0) }
+            return unread.filter { !journaled.contains($0) }
+        }
+        let writers = collecting ? try self.writers(of: order.filter { !candidates($0).isEmpty }) : nil
+        func holders(_ id: RecordID) -> [String] {
+            guard let writers else { return candidates(id) }
+            return candidates(id).filter { writers[id]?.contains($0) ?? false }
         }
         let stored = collecting ? try storedVersions(of: order, zone: zone, holders: holders) : [:]
         let changes = order.map { id in

@@ -44,7 +44,15 @@ extension FolderBackend {
     {
         let start =
             previous.flatMap { try? FolderToken(decoding: ChangeToken(rawValue: $0), zoneID: zone) } ?? FolderToken(zoneID: zone)
-        var covering: [RecordID: [(version: RecordVersion, source: JournalSource)]] = [:]
+        // Per record met, this device's own version (read once), and the last version met that supersedes it:
+        // the journals are streamed, so that memory follows the records, not every version of them.
+        var own: [RecordID: RecordVersion?] = [:]
+        var covered: [RecordID: (own: String, by: JournalSource)] = [:]
+        func cover(_ id: RecordID, with version: RecordVersion, from source: JournalSource) throws {
+            if own[id] == nil { own[id] = try ownVersion(of: id, zone: zone) }
+            guard let mine = own[id] ?? nil, Self.supersedes(version, mine) else { return }
+            covered[id] = (mine.version.tag, source)
+        }
         var recordFiles: [String: [RecordID: String]]?
         var collected = read
         for (device, end) in read.positions.sorted(by: { $0.key < $1.key }) where device != deviceID {
@@ -63,25 +71,19 @@ extension FolderBackend {
                     continue
                 }
                 for version in files.versions {
-                    covering[version.record.id, default: []].append((version, JournalSource(device: device, seq: files.position.seq)))
+                    try cover(version.record.id, with: version, from: JournalSource(device: device, seq: files.position.seq))
                 }
                 from = files.position
             }
-            let lines = try journal(of: device).read(after: from.seq, through: end.seq, hint: from.resume, maxChanges: .max)
-            for (batch, _) in lines.batches where batch.zone == zone {
+            _ = try journal(of: device).scan(after: from.seq, through: end.seq, hint: from.resume, maxChanges: .max) { batch, _ in
+                guard batch.zone == zone else { return }
                 for change in batch.changes {
                     guard let document = change.version, let version = try? readVersion(document, writer: device) else { continue }
-                    covering[change.id, default: []].append((version, JournalSource(device: device, seq: change.seq)))
+                    try cover(change.id, with: version, from: JournalSource(device: device, seq: change.seq))
                 }
             }
         }
-        var drops: [(RecordID, DropDocument)] = []
-        for (id, candidates) in covering.sorted(by: { $0.key < $1.key }) {
-            guard let own = try ownVersion(of: id, zone: zone),
-                let winner = candidates.last(where: { Self.supersedes($0.version, own) })
-            else { continue }
-            drops.append((id, DropDocument(version: own.version.tag, coveredBy: winner.source)))
-        }
+        let drops = covered.sorted { $0.key < $1.key }.map { id, covered in (id, DropDocument(version: covered.own, coveredBy: covered.by)) }
         return (drops, collected)
     }
 
@@ -134,7 +136,7 @@ extension FolderBackend {
             }
             readFrom = checkpoint.batch.seq
         }
-        for (batch, _) in try journal.read(after: readFrom, through: acknowledged, hint: nil, maxChanges: .max).batches {
+        _ = try journal.scan(after: readFrom, through: acknowledged, hint: nil, maxChanges: .max) { batch, _ in
             for change in batch.changes where change.op == .delete && change.seq <= acknowledged {
                 if let tombstone = change.version { tombstones.append((change.id, change.seq, tombstone.version)) }
             }

@@ -38,11 +38,18 @@ extension FolderBackend {
         var sizes: [Int] = []
         for segment in segments { sizes.append(try files.status(segment.path)?.size ?? 0) }
         guard sizes.reduce(0, +) > threshold ?? compactionThreshold, let first = segments.first else { return nil }
-        let everything = try journal.read(after: first.firstSeq - 1, hint: nil, maxChanges: .max)
-        guard everything.waiting == nil, let last = everything.batches.last?.batch else { return nil }
+        // Streamed: a journal of a million changes is never held whole.
+        var requires: [String: Int64] = [:]
+        var lines = 0
+        var lastLine: DeviceBatch?
+        let everything = try journal.scan(after: first.firstSeq - 1, hint: nil, maxChanges: .max) { batch, _ in
+            requires.merge(Self.requirements(of: [batch]), uniquingKeysWith: max)
+            lines += 1
+            lastLine = batch
+        }
+        guard everything.waiting == nil, let last = lastLine else { return nil }
         // A journal that is one checkpoint already has nothing to drop.
-        if everything.batches.count == 1, last.checkpoint != nil { return nil }
-        let requires = Self.requirements(of: everything.batches.map(\.batch))
+        if lines == 1, last.checkpoint != nil { return nil }
         let seq = last.lastSeq + 1
         let checkpoint = DeviceBatch(
             seq: seq, device: deviceID, instance: instance, zone: zone, time: now(),

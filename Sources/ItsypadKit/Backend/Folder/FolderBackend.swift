@@ -371,7 +371,7 @@ public final class FolderBackend: ReplicatedBackend {
         guard !ids.isEmpty else { return [:] }
         let zone = try readZone().zoneID
         let devices = try layout.devices()
-        let writers = try writers(of: ids.count)
+        let writers = try writers(of: ids)
         var result: [RecordID: [RecordVersion]] = [:]
         for id in ids {
             do {
@@ -383,17 +383,27 @@ public final class FolderBackend: ReplicatedBackend {
         return result
     }
 
-    /// Reading more records than this, the record folders are listed once instead of probing the
+    /// Reading more records than this, their record folders are listed instead of probing the
     /// file of every device for every record (a first sync of many records, with many devices).
     static let recordsListedAtOnce = 1_000
 
-    /// For a read of `count` records: the devices with a record file of each record, from one
-    /// listing of the record folders; nil when probing each file costs less.
-    func writers(of count: Int) throws -> [RecordID: [String]]? {
-        guard count > Self.recordsListedAtOnce else { return nil }
+    /// For a read of `ids`: the devices with a record file of each, from one listing of each record
+    /// folder of `ids`; nil when probing each file costs less. Only the names of `ids` are kept, so
+    /// that memory follows the read, not the size of the backend.
+    func writers(of ids: [RecordID]) throws -> [RecordID: [String]]? {
+        guard ids.count > Self.recordsListedAtOnce else { return nil }
+        var byFolder: [String: Set<RecordID>] = [:]
+        for id in ids { byFolder[layout.recordFolder(id), default: []].insert(id) }
         var writers: [RecordID: [String]] = [:]
-        for (device, files) in try recordFilesByDevice() {
-            for id in files.keys { writers[id, default: []].append(device) }
+        for (folder, wanted) in byFolder {
+            let names: [String]
+            do { names = try files.listDirectory(folder) ?? [] } catch BackendError.corrupt { continue }  // Not a plain folder: skipped.
+            let type = wanted.first!.recordType
+            for file in names {
+                guard let (name, device) = FolderLayout.recordFile(named: file) else { continue }
+                let id = RecordID(recordType: type, recordName: name)
+                if wanted.contains(id) { writers[id, default: []].append(device) }
+            }
         }
         return writers
     }
@@ -560,8 +570,7 @@ public final class FolderBackend: ReplicatedBackend {
     /// batch after `appliedSeq`, and records how far they now go.
     func rollForward(_ document: inout DeviceDocument, through lastSeq: Int64) throws {
         guard document.appliedSeq < lastSeq else { return }
-        let read = try journal(of: deviceID).read(after: document.appliedSeq, hint: nil, maxChanges: .max)
-        for (batch, _) in read.batches { try writeRecordFiles(batch) }
+        _ = try journal(of: deviceID).scan(after: document.appliedSeq, hint: nil, maxChanges: .max) { batch, _ in try writeRecordFiles(batch) }
         document.appliedSeq = lastSeq
         try writeDeviceDocument(document)
     }
