@@ -83,6 +83,19 @@ struct FirstPushTests {
     }
 
     @Test(
+        "the fetch after a first push reads its own changes back without listing the record folders",
+        .needs(["strace"]))
+    func fetchAfterAPushListsNoRecordFolder() throws {
+        // A page of 2,000 of this device's own changes: more than a page lists folders for (1,000).
+        let records = 2500
+        let sender = Self.sender(clips: records)
+        let calls = try Self.systemCalls(sender, ["sync"])
+        // Listing the 256 record folders of clips once takes two reads of each: 512. The data directory,
+        // the journal and the devices take about a hundred in all.
+        #expect(calls["getdents64", default: 0] < 256, "\(calls["getdents64", default: 0]) directory reads: \(calls)")
+    }
+
+    @Test(
         "a first push of tabs reads the tabs of a batch together, and sets no file's mode twice",
         .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
     func tabSystemCallsPerRecord() throws {
