@@ -166,7 +166,7 @@ struct ClipListing {
 /// Output gathered in one block of memory and handed to an `OutputBuffer` a
 /// block at a time: a JSON element is a few copies into it, each a `memcpy`
 /// without an array's checks around it, and a block goes out in one write.
-private struct OutputBlock {
+struct OutputBlock {
     private let out: OutputBuffer
     private var storage: UnsafeMutableBufferPointer<UInt8>
     private var count = 0

@@ -32,4 +32,32 @@ import Glibc
         out.flush()
         #expect(try FileSystem.read(path) == expected)
     }
+
+    /// `OutputBlock`, the listing's gathering of a JSON element's pieces, hands over what writing
+    /// each piece to the buffer itself would: pieces that cross a block's end, a piece larger than a
+    /// block, numbers and base64 written in place.
+    @Test func aBlockWritesWhatTheBufferWritesPieceByPiece() {
+        var generator = SeededGenerator(seed: 40)
+        let gathered = OutputBuffer(), direct = OutputBuffer()
+        var block = OutputBlock(gathered)
+        for round in 0..<3000 {
+            let size = round % 500 == 7 ? (1 << 18) + Int(generator.next() % 100) : Int(generator.next() % 3000)
+            let piece = (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ round) }
+            switch round % 3 {
+            case 0:
+                piece.withUnsafeBytes { block.append($0) }
+                direct.write(piece)
+            case 1:
+                let value = Int(generator.next() % 1_000_000_000)
+                block.appendDecimal(value)
+                direct.write(String(value))
+            default:
+                block.appendQuotedBase64(piece)
+                direct.write("\"" + Base64.encode(piece) + "\"")
+            }
+        }
+        block.close()
+        #expect(gathered.captured.count == direct.captured.count)
+        #expect(gathered.captured == direct.captured)
+    }
 }
