@@ -160,16 +160,6 @@ package struct TextQuery {
         var index = 0
         var written = 0
         while index < count {
-            // Eight ASCII bytes at once (in a JSON body: none a quote, backslash or control character).
-            if index + 8 <= count {
-                let word = UInt64(littleEndian: UnsafeRawPointer(text.baseAddress! + index).loadUnaligned(as: UInt64.self))
-                let special = escaped ? JSONString.specialBytes(word) : word & 0x8080_8080_8080_8080
-                UnsafeMutableRawPointer(out + written).storeBytes(of: lowercaseASCII(word).littleEndian, as: UInt64.self)
-                let plain = special.trailingZeroBitCount / 8
-                index += plain
-                written += plain
-                if plain == 8 { continue }
-            }
             let byte = text[index]
             if byte < 0x80 {
                 var value = byte
@@ -222,17 +212,6 @@ package struct TextQuery {
             return (high << 4 | low, 6)
         default: return nil
         }
-    }
-
-    /// Eight ASCII bytes with their capital letters lowercased (other bytes as they are).
-    @inline(__always)
-    static func lowercaseASCII(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let low = word & 0x7F7F_7F7F_7F7F_7F7F
-        // High bits: at least "A", above "Z" (no carry leaves a byte), of an ASCII byte.
-        let atLeastA = low &+ (0x80 - 0x41) &* ones, aboveZ = low &+ (0x80 - 0x5B) &* ones
-        let capital = atLeastA & ~aboveZ & ~word & 0x8080_8080_8080_8080
-        return word | capital >> 2
     }
 
     /// Whether `index` of lowercased text lies between two characters; nil when more than the

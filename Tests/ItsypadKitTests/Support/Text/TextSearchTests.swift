@@ -234,19 +234,6 @@ import Glibc
         }
         #expect(found > 3000)
     }
-
-    /// Eight bytes lowercased at once are eight lowercased one at a time.
-    @Test func lowercasesEightASCIIBytesAtOnce() {
-        for value in 0..<256 {
-            let word = UInt64(value) &* 0x0101_0101_0101_0101 ^ 0x0000_0000_0000_2000
-            let lowered = TextQuery.lowercaseASCII(word)
-            for byte in 0..<8 {
-                let original = UInt8(truncatingIfNeeded: word >> (8 * UInt64(byte)))
-                let expected = (0x41...0x5A).contains(original) ? original | 0x20 : original
-                #expect(UInt8(truncatingIfNeeded: lowered >> (8 * UInt64(byte))) == expected, "\(original)")
-            }
-        }
-    }
 }
 
 /// The search against `LC_ALL=C.UTF-8 grep -ci` on the same texts, one a line: the same count
