@@ -237,7 +237,7 @@ import Glibc
                 id: try #require(json["id"]?.stringValue).lowercased(), text: try #require(json["text"]?.stringValue),
                 timestamp: try #require(json["timestamp"]?.stringValue.flatMap(Time.parseISO8601)),
                 pinned: json["pinned"]?.boolValue ?? false, localOnly: reason)
-            expected += ClipStore.addLine(entry)
+            expected += try ClipStore.addLine(entry)
         }
         #expect(try FileSystem.read(device.dataDir + "/clips/log") == expected)
         #expect(device.inProcess(["clip", "ls"]).1.split(separator: "\n").count == elements.count)

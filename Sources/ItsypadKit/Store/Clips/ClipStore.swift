@@ -325,7 +325,7 @@ public final class ClipStore {
         _ entry: ClipEntry, bytes: [UInt8]? = nil, maxEntries: Int, beforeCommit: ([ClipSummary]) throws -> Void = { _ in }
     ) throws -> AddOutcome {
         try checkingIndex {
-            var lines = ClipStore.addLine(entry)
+            var lines = try ClipStore.addLine(entry)
             if let newest = try newestRepeat(of: entry, line: lines) {
                 return AddOutcome(entry: newest, duplicate: true, evicted: [])
             }
@@ -412,7 +412,7 @@ public final class ClipStore {
             slots.reserveCapacity(fresh.count)
             let base = log.size
             for entry in fresh {
-                let line = ClipStore.addLine(entry)
+                let line = try ClipStore.addLine(entry)
                 slots.append(
                     ClipSlot(
                         id: PackedID(entry.id)!, timestamp: entry.timestamp,
@@ -615,44 +615,28 @@ public final class ClipStore {
 
     // MARK: Log format
 
-    /// `{"op":"add","id":…,"ts":…,"pinned":…[,"local":…],"text":…}` and a newline,
-    /// written from bytes: the form `ClipLineHeader` reads back.
-    static func addLine(_ entry: ClipEntry) -> [UInt8] {
-        var line: [UInt8] = []
-        // Sized exactly (escapes included): a 16 MiB text must not make the array double, nor be over-reserved.
-        var text = entry.text
-        line.reserveCapacity(text.withUTF8(JSONString.escapedCount) + 1024)
-        var id = entry.id
-        appendAddLine(
-            to: &line, timestamp: entry.timestamp, pinned: entry.pinned, localOnly: entry.localOnly, binary: entry.binary,
-            id: { line in id.withUTF8 { JSONString.appendEscaped($0, to: &line) } },
-            escapedText: { line in text.withUTF8 { JSONString.appendEscaped($0, to: &line) } })
+    /// `{"op":"add","id":…,"ts":…,"pinned":…[,"local":…],"text":…}` and a newline: the form
+    /// `ClipLineHeader` reads back.
+    static func addLine(_ entry: ClipEntry) throws -> [UInt8] {
+        var line = try JSONCoding.encodeValue(ClipLogLine(adding: entry), keys: .asEncoded).serializedBytes()
+        line.append(UInt8(ascii: "\n"))
         return line
     }
 
-    /// `addLine` of an entry whose text is escaped already, appended to `line`.
+    /// `addLine` of an entry whose text is escaped already, appended to `line` (an import writes
+    /// its clips' texts as the export holds them, never decoded).
     static func appendAddLine(_ clip: EscapedClip, to line: inout [UInt8]) {
-        appendAddLine(
-            to: &line, timestamp: clip.timestamp, pinned: clip.pinned, localOnly: clip.localOnly, binary: clip.binary,
-            id: { clip.id.appendText(to: &$0) }, escapedText: { $0 += clip.escapedText })
-    }
-
-    /// The add line's form; the callers write the id's and the text's escaped bytes.
-    private static func appendAddLine(
-        to line: inout [UInt8], timestamp: Milliseconds, pinned: Bool, localOnly: LocalOnlyReason?, binary: ClipBinary?,
-        id: (inout [UInt8]) -> Void, escapedText: (inout [UInt8]) -> Void
-    ) {
         line.append(literal: #"{"op":"add","id":""#)
-        id(&line)
+        clip.id.appendText(to: &line)
         line.append(literal: #"","ts":"#)
-        line += String(timestamp).utf8
-        line.append(literal: pinned ? #","pinned":true"# : #","pinned":false"#)
-        if let localOnly {
+        line += String(clip.timestamp).utf8
+        line.append(literal: clip.pinned ? #","pinned":true"# : #","pinned":false"#)
+        if let localOnly = clip.localOnly {
             line.append(literal: #","local":""#)
             line += localOnly.rawValue.utf8
             line.append(0x22)
         }
-        if let binary {
+        if let binary = clip.binary {
             // A valid MIME type and a hex digest need no escapes.
             line.append(literal: #","type":""#)
             line += binary.type.utf8
@@ -669,7 +653,7 @@ public final class ClipStore {
             }
         }
         line.append(literal: #","text":""#)
-        escapedText(&line)
+        line += clip.escapedText
         line.append(literal: "\"}\n")
     }
 
@@ -857,7 +841,7 @@ public final class ClipStore {
                     ]
                 else {
                     // Another form of the line (or a slot that does not describe one: `entry` tells).
-                    let line = ClipStore.addLine(try entry(slot))
+                    let line = try ClipStore.addLine(try entry(slot))
                     buffer += line
                     written += line.count
                     slots.append(

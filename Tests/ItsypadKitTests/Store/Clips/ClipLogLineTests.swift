@@ -44,7 +44,7 @@ struct ClipLogLineTests {
 
     @Test("an add line is written as before and as the Codable type writes it; the listing's reader agrees with it", arguments: adds)
     func addLines(_ add: (entry: ClipEntry, golden: String)) throws {
-        let written = ClipStore.addLine(add.entry)
+        let written = try ClipStore.addLine(add.entry)
         #expect(String(decoding: written, as: UTF8.self) == add.golden + "\n")
         let line = ClipLogLine(
             op: "add", id: add.entry.id, ts: add.entry.timestamp, pinned: add.entry.pinned, local: add.entry.localOnly?.rawValue,

@@ -68,7 +68,7 @@ import Glibc
         }
         // A crash between the log append and the index update leaves the index behind.
         let log = try #require(try FileSystem.read(path + "/log"))
-        let extra = ClipStore.addLine(entry("written before the crash", at: 100))
+        let extra = try ClipStore.addLine(entry("written before the crash", at: 100))
         try FileSystem.writeAtomically(path + "/log", log + extra)
         #expect(try ClipStore(directory: path).entries(limit: 1).map(\.text) == ["written before the crash"])
         try FileSystem.remove(path + "/index")
@@ -102,7 +102,7 @@ import Glibc
 
     @Test func aRemovalThatACrashLeftUnerasedIsErasedWhenTheLogIsOpened() throws {
         let removed = entry("removed words", at: 2)
-        var log = ClipStore.addLine(entry("kept", at: 1)) + ClipStore.addLine(removed)
+        var log = try ClipStore.addLine(entry("kept", at: 1)) + ClipStore.addLine(removed)
         ClipStore.appendRemoveLine(PackedID(removed.id)!, to: &log)
         try FileSystem.makeDirectory(path)
         try FileSystem.writeAtomically(path + "/log", log)
@@ -167,17 +167,17 @@ import Glibc
         #expect(try reopened.entries() == [local, ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)])
         let log = try #require(try FileSystem.read(path + "/log"))
         #expect(
-            log == ClipStore.addLine(ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)) + ClipStore.addLine(local))
+            try log == ClipStore.addLine(ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)) + ClipStore.addLine(local))
     }
 
     /// The bytes `addLine` writes are the JSON serializer's, so any JSON reader gets the same entry.
-    @Test func addLinesAreTheSerializersJSON() {
+    @Test func addLinesAreTheSerializersJSON() throws {
         let entry = ClipEntry(id: Identifier.make(), text: "q\"\\\u{1}\n é", timestamp: -5, pinned: true, localOnly: .ignored)
         let json = JSONValue.object([
             ("op", .string("add")), ("id", .string(entry.id)), ("ts", .integer(-5)), ("pinned", .bool(true)),
             ("local", .string("ignored")), ("text", .string(entry.text)),
         ])
-        #expect(ClipStore.addLine(entry) == Array((json.serialized() + "\n").utf8))
+        #expect(try ClipStore.addLine(entry) == Array((json.serialized() + "\n").utf8))
     }
 
     @Test func insertsOlderEntriesInTimeOrderAndSkipsKnownIds() throws {
