@@ -1,7 +1,8 @@
 import ItsypadSupport
 
 /// What the mirror and the remote held of each backend file when they were last in step:
-/// `sync/rclone/manifest`, a first line naming the mirror, then a line per file,
+/// `sync/rclone/manifest`, a first line naming the mirror (and when the whole remote was last
+/// listed, in milliseconds), then a line per file,
 /// `path TAB remote-stamp TAB local-stamp TAB sent` (`s` when this device sent the file, `-` when
 /// it was downloaded).
 ///
@@ -20,6 +21,8 @@ struct RcloneManifest: Equatable {
     }
 
     var entries: [String: Entry] = [:]
+    /// When a fetch last listed the whole remote; 0 for never.
+    var fullyListed: Milliseconds = 0
 
     subscript(path: String) -> Entry? {
         get { entries[path] }
@@ -36,7 +39,8 @@ struct RcloneManifest: Equatable {
                 String(decoding: $0, as: UTF8.self)
             }
             if number == 0 {
-                isOfMirror = fields == ["mirror", String(mirror.inode)]
+                isOfMirror = fields.count >= 2 && fields[..<2] == ["mirror", String(mirror.inode)]
+                manifest.fullyListed = fields.count == 3 ? Milliseconds(fields[2]) ?? 0 : 0
             } else if isOfMirror, fields.count == 4 {
                 manifest.entries[fields[0]] = Entry(remote: fields[1], local: fields[2], sent: fields[3] == "s")
             }
@@ -45,7 +49,7 @@ struct RcloneManifest: Equatable {
     }
 
     func write(_ path: String, mirror: FileStatus) throws {
-        var bytes = Array("mirror\t\(mirror.inode)\n".utf8)
+        var bytes = Array("mirror\t\(mirror.inode)\t\(fullyListed)\n".utf8)
         for (name, entry) in entries.sorted(by: { $0.key < $1.key }) {
             bytes += Array("\(name)\t\(entry.remote)\t\(entry.local)\t\(entry.sent ? "s" : "-")\n".utf8)
         }

@@ -29,22 +29,35 @@ public struct RcloneRemote: SyncRemote {
     /// Files one rclone call transfers at most: each chunk is recorded in the manifest once it has
     /// landed, so that a sync cut short resumes with the files not transferred yet.
     let chunkSize: Int
+    /// Milliseconds after which a fetch lists the whole remote again rather than what the
+    /// journals name.
+    let fullListingInterval: Milliseconds
 
     /// `rclone:REMOTE:PATH`; `ITSYPAD_RCLONE_TIMEOUT` sets the seconds an rclone call may go
-    /// without progress (300), `ITSYPAD_RCLONE_CHUNK` the files one call transfers (1000).
+    /// without progress (300), `ITSYPAD_RCLONE_CHUNK` the files one call transfers (1000),
+    /// `ITSYPAD_RCLONE_FULL_LISTING` the seconds after which a fetch lists the whole remote again
+    /// (3600; 0 for every fetch).
     static let kind = RemoteKind(scheme: "rclone", syntax: "rclone:REMOTE:PATH") { remote, directory, environment in
-        func positive(_ name: String) -> Double? { environment[name].flatMap(Double.init).flatMap { $0 >= 1 ? $0 : nil } }
+        func number(_ name: String, atLeast least: Double) -> Double? {
+            environment[name].flatMap(Double.init).flatMap { $0 >= least ? $0 : nil }
+        }
         return RcloneRemote(
-            remote: remote, directory: directory, environment: environment, timeout: positive("ITSYPAD_RCLONE_TIMEOUT") ?? 300,
-            chunkSize: positive("ITSYPAD_RCLONE_CHUNK").map { Int($0) } ?? 1000)
+            remote: remote, directory: directory, environment: environment,
+            timeout: number("ITSYPAD_RCLONE_TIMEOUT", atLeast: 1) ?? 300,
+            chunkSize: number("ITSYPAD_RCLONE_CHUNK", atLeast: 1).map { Int($0) } ?? 1000,
+            fullListingInterval: number("ITSYPAD_RCLONE_FULL_LISTING", atLeast: 0).map { Milliseconds($0 * 1000) } ?? 3_600_000)
     }
 
-    public init(remote: String, directory: String, environment: [String: String], timeout: Double = 300, chunkSize: Int = 1000) {
+    public init(
+        remote: String, directory: String, environment: [String: String], timeout: Double = 300, chunkSize: Int = 1000,
+        fullListingInterval: Milliseconds = 3_600_000
+    ) {
         self.remote = remote
         self.directory = directory
         self.environment = environment
         self.timeout = timeout
         self.chunkSize = chunkSize
+        self.fullListingInterval = fullListingInterval
     }
 
     /// The backend directory the engine works on.
@@ -69,13 +82,83 @@ public struct RcloneRemote: SyncRemote {
 
     /// Brings the other devices' changes into the mirror. Network I/O: call it without holding the
     /// data directory's lock.
+    ///
+    /// Every other device's change is a line of its journal, so a fetch lists `devices/` and
+    /// zone.json, then only the record folders the journals' new lines name: its cost follows the
+    /// changes, not the backend. The whole remote is listed instead when the manifest knows nothing,
+    /// the zone or a journal's segments changed (a new device, a compaction), a new line cannot be
+    /// read, or the last whole listing is `fullListingInterval` old: what someone wrote on the
+    /// server outside any journal is seen then.
     public func fetch() throws -> RemoteFetch {
         try prepare()
-        let started = Time.now()
-        let listed = try list()
         let mirrorStatus = try mirrorStatus()
         let recorded = RcloneManifest.read(manifestFile, mirror: mirrorStatus)
         var manifest = recorded
+        var written = recorded
+        let now = Time.now()
+        var changed = false
+        var folders: Set<String>? = nil
+        if recorded.fullyListed > 0, (recorded.fullyListed..<recorded.fullyListed + fullListingInterval).contains(now) {
+            let known = manifest
+            let devices = try bringIn(.devices, into: &manifest, written: &written, mirror: mirrorStatus)
+            changed = devices.changed
+            folders = try recordFolders(namedBy: devices, known: known)
+            if let folders, !folders.isEmpty {
+                changed = try bringIn(.recordFolders(folders), into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
+            }
+        }
+        if folders == nil {
+            changed = try bringIn(.everything, into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
+            manifest.fullyListed = now
+        }
+        if manifest != written { try manifest.write(manifestFile, mirror: mirrorStatus) }
+        recordSuccess { $0.lastFetch = Time.now() }
+        return changed ? .changed : .unchanged
+    }
+
+    /// What a fetch lists of the remote.
+    enum Scope {
+        /// Every file.
+        case everything
+        /// zone.json and the devices' folders (their journals, device.json and assets).
+        case devices
+        /// The files of these record folders (`records/TYPE/BUCKET`).
+        case recordFolders(Set<String>)
+
+        func contains(_ path: String) -> Bool {
+            switch self {
+            case .everything: true
+            case .devices: path == "zone.json" || path.hasPrefix("devices/")
+            case .recordFolders(let folders): folders.contains(FileSystem.directoryName(path))
+            }
+        }
+
+        /// rclone's options that list this scope: a folder no rule can match is never listed.
+        var options: [String] {
+            switch self {
+            case .everything: ["--fast-list"]
+            case .devices: ["--include", "/zone.json", "--include", "/devices/**"]
+            case .recordFolders(let folders): folders.sorted().flatMap { ["--include", "/" + $0 + "/*"] }
+            }
+        }
+    }
+
+    /// What `bringIn` found changed on the remote.
+    struct Arrivals {
+        var downloaded: [String] = []
+        /// Files removed from the mirror because their writer removed them.
+        var removed: [String] = []
+        var changed: Bool { !downloaded.isEmpty || !removed.isEmpty }
+    }
+
+    /// Lists `scope` and brings its changes into the mirror: downloads the other devices' files
+    /// that changed since the manifest last saw them, removes from the mirror those they removed,
+    /// and marks this device's files there that are not what it sent to be sent again.
+    private func bringIn(
+        _ scope: Scope, into manifest: inout RcloneManifest, written: inout RcloneManifest, mirror mirrorStatus: FileStatus
+    ) throws -> Arrivals {
+        let started = Time.now()
+        let listed = try list(scope)
         var downloads: [(path: String, stamp: String)] = []
         for (path, stamp) in listed {
             if let entry = manifest[path], entry.sent, path != "zone.json" {
@@ -86,23 +169,78 @@ public struct RcloneRemote: SyncRemote {
                 downloads.append((path, RcloneRemote.isSettled(stamp, listedAt: started) ? stamp : ""))
             }
         }
-        var removed = false
-        for (path, entry) in manifest.entries where listed[path] == nil {
+        var arrivals = Arrivals(downloaded: downloads.map(\.path))
+        for (path, entry) in manifest.entries where scope.contains(path) && listed[path] == nil {
             if entry.sent {
                 manifest[path]?.local = ""
             } else if try !isChangedHere(path, manifest) {
                 // Removed by its writer (a version superseded, a journal compacted): as a folder would see it.
                 _ = try files.remove(mirror + "/" + path)
                 manifest[path] = nil
-                removed = true
+                arrivals.removed.append(path)
             }
         }
-        // Each chunk downloaded writes the manifest with every change above; without a download it is
-        // written only when it changed (it holds a line per file of the backend).
+        // Each chunk downloaded writes the manifest with every change above.
         try download(downloads, into: &manifest, mirror: mirrorStatus)
-        if downloads.isEmpty, manifest != recorded { try manifest.write(manifestFile, mirror: mirrorStatus) }
-        recordSuccess { $0.lastFetch = Time.now() }
-        return downloads.isEmpty && !removed ? .unchanged : .changed
+        if !downloads.isEmpty { written = manifest }
+        return arrivals
+    }
+
+    /// The record folders that the lines `devices` brought into other devices' journals name (the
+    /// records they wrote or removed), or nil when only a whole listing can tell what changed:
+    /// zone.json changed, a journal segment came or went, or a journal lost lines.
+    private func recordFolders(namedBy devices: Arrivals, known: RcloneManifest) throws -> Set<String>? {
+        let segments = (devices.downloaded + devices.removed).filter(RcloneRemote.isJournalSegment)
+        guard !devices.downloaded.contains("zone.json"), !devices.removed.contains(where: RcloneRemote.isJournalSegment),
+            segments.allSatisfy({ known[$0] != nil })
+        else { return nil }
+        var folders = Set<String>()
+        for path in segments {
+            let journal = mirror + "/" + path
+            // A segment too large to read is quarantined by the engine: the whole listing decides.
+            guard let bytes = (try? files.read(journal, limit: RcloneRemote.segmentLimit)) ?? nil,
+                let lines = RcloneRemote.linesAfter(Int(RcloneManifest.size(of: known[path]?.local ?? "")) ?? 0, in: bytes)
+            else { return nil }
+            for line in lines {
+                guard let batch = try? JSONCoding.decode(NamedChanges.self, from: Array(line)) else { return nil }
+                for change in batch.changes {
+                    guard let type = change.recordType, let name = change.recordName else { continue }
+                    guard RcloneRemote.isPlainTypeName(type) else { return nil }
+                    folders.insert("records/" + type + "/" + FolderLayout.bucket(of: name))
+                }
+            }
+        }
+        return folders
+    }
+
+    /// The records a journal line's changes name; the rest of the line is the engine's to read.
+    private struct NamedChanges: Decodable {
+        struct Change: Decodable {
+            let recordType: String?
+            let recordName: String?
+        }
+        let changes: [Change]
+    }
+
+    /// The complete lines of a journal segment that its copy of `oldSize` bytes did not hold
+    /// whole; nil when the segment is shorter than that copy (rewritten, not appended to).
+    static func linesAfter(_ oldSize: Int, in bytes: [UInt8]) -> [ArraySlice<UInt8>]? {
+        guard bytes.count >= oldSize else { return nil }
+        let start = bytes[..<oldSize].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+        guard let end = bytes.lastIndex(of: 0x0A), end >= start else { return [] }
+        return bytes[start..<end].split(separator: 0x0A)
+    }
+
+    static func isJournalSegment(_ path: String) -> Bool {
+        path.hasPrefix("devices/") && FileSystem.directoryName(path).hasSuffix("/journal")
+    }
+
+    /// Whether a record type can be named in an rclone filter as it is (no pattern characters).
+    static func isPlainTypeName(_ type: String) -> Bool {
+        !type.isEmpty
+            && type.utf8.allSatisfy {
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0 | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+            }
     }
 
     /// Whether the mirror's file at `path` was written here since it was last in step with the
@@ -121,11 +259,11 @@ public struct RcloneRemote: SyncRemote {
         return listed < now - 2000
     }
 
-    /// The backend's files on the remote, each with its stamp (`size YYYY-MM-DD HH:MM:SS`); none
-    /// when the remote path does not exist yet.
-    private func list() throws -> [String: String] {
+    /// The backend's files in `scope` on the remote, each with its stamp (`size YYYY-MM-DD
+    /// HH:MM:SS`); none when the remote path does not exist yet.
+    private func list(_ scope: Scope) throws -> [String: String] {
         let output = try rclone(
-            ["lsf", "-R", "--files-only", "--fast-list", "--format", "pst", "--separator", "\t", remote],
+            ["lsf", "-R", "--files-only", "--format", "pst", "--separator", "\t"] + scope.options + [remote],
             outputLimit: RcloneRemote.listingLimit)
         // 3: the directory is not there (a new remote), which holds nothing yet.
         if output.status == 3 { return [:] }
@@ -133,13 +271,12 @@ public struct RcloneRemote: SyncRemote {
         // A listing cut short would take the files left out for removed.
         guard output.standardOutput.count < RcloneRemote.listingLimit else {
             throw record(
-                failure: .failure(
-                    "the listing of \(location) is larger than \(RcloneRemote.listingLimit >> 20) MiB: more files than a backend holds"))
+                failure: .failure("the listing of \(location) is larger than \(RcloneRemote.listingLimit >> 20) MiB: more files than a backend holds"))
         }
         var listed: [String: String] = [:]
         for line in output.outputText.split(separator: "\n") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 3, RcloneManifest.isTransferred(String(fields[0])) else { continue }
+            guard fields.count == 3, RcloneManifest.isTransferred(String(fields[0])), scope.contains(String(fields[0])) else { continue }
             listed[String(fields[0])] = fields[1] + " " + fields[2]
         }
         return listed
@@ -193,8 +330,7 @@ public struct RcloneRemote: SyncRemote {
         try transfer(.upload, uploads.map(\.path)) { chunk in
             for path in chunk {
                 // zone.json is listed again by the next fetch: another device's may replace this one.
-                manifest[path] = .init(
-                    remote: path == "zone.json" ? "" : manifest[path]?.remote ?? "", local: stamps[path] ?? "", sent: true)
+                manifest[path] = .init(remote: path == "zone.json" ? "" : manifest[path]?.remote ?? "", local: stamps[path] ?? "", sent: true)
             }
             try manifest.write(manifestFile, mirror: mirrorStatus)
         }
@@ -323,6 +459,9 @@ public struct RcloneRemote: SyncRemote {
 
     /// The largest listing read: about 500,000 files (a line is a path, a size and a time).
     static let listingLimit = 64 << 20
+
+    /// The largest journal segment read: a larger one is quarantined (see the backend's limits).
+    static let segmentLimit = 12 << 20
 
     /// The largest zone.json read (see the backend's limits).
     static let zoneLimit = 64 * 1024

@@ -1,0 +1,84 @@
+import Testing
+
+@testable import ItsypadBackend
+@testable import ItsypadSupport
+
+/// What a fetch lists on a WebDAV server (`rclone serve webdav`, which lists one folder per
+/// request): one change another device made costs the same folders listed whatever the backend
+/// holds, and brings in what a whole listing brings in.
+@Suite(.needs(RcloneServer.Kind.rcloneWebDAV.tools))
+struct RcloneListingTests {
+    let server: RcloneServer
+    let scratch = TemporaryDirectory()
+    /// Every HTTP request the devices' rclone makes, one `PROPFIND` line per folder listed.
+    var requests: String { scratch.file("requests.log") }
+
+    init() throws { server = try RcloneServer(.rcloneWebDAV) }
+
+    /// A device's remote at `path` on the server, whose rclone (a wrapper on PATH) logs each
+    /// request it makes to `requests`.
+    func remote(_ device: String, at path: String) throws -> RcloneRemote {
+        let bin = scratch.file("bin")
+        try FileSystem.makeDirectory(bin)
+        let wrapper = "#!/bin/sh\nexec /usr/bin/rclone \"$@\" --dump headers --log-level DEBUG --log-file '\(requests)'\n"
+        scratch.write("bin/rclone", wrapper, mode: 0o700)
+        var environment = Process.baseEnvironment.merging(try server.environment()) { $1 }
+        environment["PATH"] = bin + ":/usr/bin:/bin"
+        return RcloneRemote(remote: "server:" + path, directory: scratch.file(device + "-" + path), environment: environment, timeout: 60)
+    }
+
+    func write(_ remote: RcloneRemote, _ path: String, _ text: String) throws {
+        try FileSystem.makeDirectory(FileSystem.directoryName(remote.mirror + "/" + path))
+        try FileSystem.writeAtomically(remote.mirror + "/" + path, Array(text.utf8))
+    }
+
+    static func line(seq: Int, _ record: String) -> String {
+        #"{"seq":\#(seq),"changes":[{"seq":\#(seq),"op":"save","recordType":"T","recordName":"\#(record)"}]}"# + "\n"
+    }
+
+    static func recordFile(_ record: String, _ device: String) -> String {
+        "records/T/\(FolderLayout.bucket(of: record))/\(record).\(device).json"
+    }
+
+    /// Folders listed by `body`'s rclone calls.
+    func foldersListed(_ body: () throws -> Void) throws -> Int {
+        let before = (try FileSystem.read(requests))?.count ?? 0
+        try body()
+        let log = String(decoding: (try FileSystem.read(requests, from: before)) ?? [], as: UTF8.self)
+        return log.split(separator: "\n").filter { $0.hasPrefix("PROPFIND ") }.count
+    }
+
+    /// Device B holds `count` records (a journal line each) that A has fetched; B then changes one
+    /// record: the folders A's fetch of that change lists, and whether the change arrived.
+    func oneChange(records count: Int) throws -> (listed: Int, arrived: Bool) {
+        let a = try remote("a", at: "n\(count)"), b = try remote("b", at: "n\(count)")
+        try b.prepare()
+        try write(b, "zone.json", "zone")
+        var journal = ""
+        for index in 0..<count {
+            journal += Self.line(seq: index + 1, "r\(index)")
+            try write(b, Self.recordFile("r\(index)", "B"), "version 1")
+        }
+        try write(b, "devices/B/journal/0000000000000001.log", journal)
+        #expect(try b.send(message: ""))
+        #expect(try a.fetch() == .changed)
+        try write(b, "devices/B/journal/0000000000000001.log", journal + Self.line(seq: count + 1, "r3"))
+        try write(b, Self.recordFile("r3", "B"), "version 2")
+        #expect(try b.send(message: ""))
+        var fetched = RemoteFetch.unchanged
+        let listed = try foldersListed { fetched = try a.fetch() }
+        let arrived = try FileSystem.read(a.mirror + "/" + Self.recordFile("r3", "B")) == Array("version 2".utf8)
+        #expect(fetched == .changed)
+        return (listed, arrived)
+    }
+
+    /// Ten times the records (spread over ten times the record folders) lists no more folders
+    /// for one change: the cost follows the changes, not the backend.
+    @Test func oneChangeListsTheSameFoldersWhateverTheBackendHolds() throws {
+        let small = try oneChange(records: 12)
+        let large = try oneChange(records: 120)
+        #expect(small.arrived && large.arrived)
+        #expect(small.listed > 0, "the wrapper logged no request")
+        #expect(small.listed == large.listed, "\(small.listed) folders listed with 12 records, \(large.listed) with 120")
+    }
+}
