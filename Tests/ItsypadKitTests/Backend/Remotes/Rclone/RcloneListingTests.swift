@@ -10,7 +10,7 @@ import Testing
 struct RcloneListingTests {
     let server: RcloneServer
     let scratch = TemporaryDirectory()
-    /// Every HTTP request the devices' rclone makes, one `PROPFIND` line per folder listed.
+    /// Every HTTP request the devices' rclone makes, a `PROPFIND` line per folder listed.
     var requests: String { scratch.file("requests.log") }
 
     init() throws { server = try RcloneServer(.rcloneWebDAV) }
@@ -45,7 +45,7 @@ struct RcloneListingTests {
         let before = (try FileSystem.read(requests))?.count ?? 0
         try body()
         let log = String(decoding: (try FileSystem.read(requests, from: before)) ?? [], as: UTF8.self)
-        return log.split(separator: "\n").filter { $0.hasPrefix("PROPFIND ") }.count
+        return log.split(separator: "\n").filter { $0.contains("PROPFIND /") }.count
     }
 
     /// Device B holds `count` records (a journal line each) that A has fetched; B then changes one
