@@ -17,14 +17,15 @@ struct RcloneListingTests {
 
     /// A device's remote at `path` on the server, whose rclone (a wrapper on PATH) logs each
     /// request it makes to `requests`.
-    func remote(_ device: String, at path: String) throws -> RcloneRemote {
+    func remote(_ device: String, at path: String, fullListingInterval: Milliseconds = 3_600_000) throws -> RcloneRemote {
         let bin = scratch.file("bin")
         try FileSystem.makeDirectory(bin)
         let wrapper = "#!/bin/sh\nexec /usr/bin/rclone \"$@\" --dump headers --log-level DEBUG --log-file '\(requests)'\n"
         scratch.write("bin/rclone", wrapper, mode: 0o700)
         var environment = Process.baseEnvironment.merging(try server.environment()) { $1 }
         environment["PATH"] = bin + ":/usr/bin:/bin"
-        return RcloneRemote(remote: "server:" + path, directory: scratch.file(device + "-" + path), environment: environment, timeout: 60)
+        return RcloneRemote(remote: "server:" + path, directory: scratch.file(device + "-" + path), environment: environment, timeout: 60,
+            fullListingInterval: fullListingInterval)
     }
 
     func write(_ remote: RcloneRemote, _ path: String, _ text: String) throws {
@@ -32,8 +33,8 @@ struct RcloneListingTests {
         try FileSystem.writeAtomically(remote.mirror + "/" + path, Array(text.utf8))
     }
 
-    static func line(seq: Int, _ record: String) -> String {
-        #"{"seq":\#(seq),"changes":[{"seq":\#(seq),"op":"save","recordType":"T","recordName":"\#(record)"}]}"# + "\n"
+    static func line(seq: Int, _ record: String, op: String = "save") -> String {
+        #"{"seq":\#(seq),"changes":[{"seq":\#(seq),"op":"\#(op)","recordType":"T","recordName":"\#(record)"}]}"# + "\n"
     }
 
     static func recordFile(_ record: String, _ device: String) -> String {
@@ -80,5 +81,42 @@ struct RcloneListingTests {
         #expect(small.arrived && large.arrived)
         #expect(small.listed > 0, "the wrapper logged no request")
         #expect(small.listed == large.listed, "\(small.listed) folders listed with 12 records, \(large.listed) with 120")
+    }
+
+    /// The files of a mirror and what each holds.
+    static func contents(_ remote: RcloneRemote) throws -> [String: [UInt8]] {
+        var contents: [String: [UInt8]] = [:]
+        for (path, _) in try RcloneRemote.transferredFiles(in: remote.mirror) {
+            contents[path] = try FileSystem.read(remote.mirror + "/" + path)
+        }
+        return contents
+    }
+
+    /// A fetch of the record folders that new journal lines name (a record rewritten, one
+    /// dropped, one new) leaves the mirror as a fetch listing the whole remote does.
+    @Test func aFetchOfTheNamedFoldersBringsWhatAWholeListingBrings() throws {
+        let a = try remote("a", at: "same"), b = try remote("b", at: "same")
+        let whole = try remote("c", at: "same", fullListingInterval: 0)
+        try b.prepare()
+        try write(b, "zone.json", "zone")
+        var journal = ""
+        for index in 0..<20 {
+            journal += Self.line(seq: index + 1, "r\(index)")
+            try write(b, Self.recordFile("r\(index)", "B"), "version 1")
+        }
+        try write(b, "devices/B/journal/0000000000000001.log", journal)
+        #expect(try b.send(message: ""))
+        #expect(try a.fetch() == .changed)
+        journal += Self.line(seq: 21, "r3") + Self.line(seq: 22, "r5", op: "drop") + Self.line(seq: 23, "r20")
+        try write(b, "devices/B/journal/0000000000000001.log", journal)
+        try write(b, Self.recordFile("r3", "B"), "version 2")
+        try write(b, Self.recordFile("r20", "B"), "version 1")
+        try FileSystem.remove(b.mirror + "/" + Self.recordFile("r5", "B"))
+        #expect(try b.send(message: ""))
+        #expect(try a.fetch() == .changed)
+        #expect(try whole.fetch() == .changed)
+        let fetched = try Self.contents(a)
+        #expect(fetched == (try Self.contents(whole)))
+        #expect(fetched[Self.recordFile("r3", "B")] == Array("version 2".utf8) && fetched[Self.recordFile("r5", "B")] == nil)
     }
 }
