@@ -100,9 +100,10 @@ public struct RcloneRemote: SyncRemote {
         var folders: Set<String>? = nil
         if recorded.fullyListed > 0, (recorded.fullyListed..<recorded.fullyListed + fullListingInterval).contains(now) {
             let known = manifest
+            let zone = zoneFile()
             let devices = try bringIn(.devices, into: &manifest, written: &written, mirror: mirrorStatus)
             changed = devices.changed
-            folders = try recordFolders(namedBy: devices, known: known)
+            folders = zoneFile() == zone ? try recordFolders(namedBy: devices, known: known) : nil
             if let folders, !folders.isEmpty {
                 changed = try bringIn(.recordFolders(folders), into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
             }
@@ -186,12 +187,17 @@ public struct RcloneRemote: SyncRemote {
         return arrivals
     }
 
+    /// The mirror's zone.json; nil when it holds none, or one larger than a zone can be.
+    private func zoneFile() -> [UInt8]? {
+        (try? files.read(mirror + "/zone.json", limit: RcloneRemote.zoneLimit)) ?? nil
+    }
+
     /// The record folders that the lines `devices` brought into other devices' journals name (the
-    /// records they wrote or removed), or nil when only a whole listing can tell what changed:
-    /// zone.json changed, a journal segment came or went, or a journal lost lines.
+    /// records they wrote or removed), or nil when only a whole listing can tell what changed: a
+    /// journal segment came or went, or a journal lost lines or holds one that cannot be read.
     private func recordFolders(namedBy devices: Arrivals, known: RcloneManifest) throws -> Set<String>? {
         let segments = (devices.downloaded + devices.removed).filter(RcloneRemote.isJournalSegment)
-        guard !devices.downloaded.contains("zone.json"), !devices.removed.contains(where: RcloneRemote.isJournalSegment),
+        guard !devices.removed.contains(where: RcloneRemote.isJournalSegment),
             segments.allSatisfy({ known[$0] != nil })
         else { return nil }
         var folders = Set<String>()
