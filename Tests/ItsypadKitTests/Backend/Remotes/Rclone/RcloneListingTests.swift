@@ -41,12 +41,12 @@ struct RcloneListingTests {
         "records/T/\(FolderLayout.bucket(of: record))/\(record).\(device).json"
     }
 
-    /// Folders listed by `body`'s rclone calls.
+    /// Folders listed by `body`'s rclone calls (a file's PROPFIND, as a download's, is not a listing).
     func foldersListed(_ body: () throws -> Void) throws -> Int {
         let before = (try FileSystem.read(requests))?.count ?? 0
         try body()
         let log = String(decoding: (try FileSystem.read(requests, from: before)) ?? [], as: UTF8.self)
-        return log.split(separator: "\n").filter { $0.contains("PROPFIND /") }.count
+        return log.split(separator: "\n").filter { $0.contains("PROPFIND /") && $0.hasSuffix("/ HTTP/1.1") }.count
     }
 
     /// Device B holds `count` records (a journal line each) that A has fetched; B then changes one

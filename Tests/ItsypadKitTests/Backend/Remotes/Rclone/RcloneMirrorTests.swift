@@ -14,9 +14,12 @@ struct RcloneMirrorTests {
     let scratch = TemporaryDirectory()
     var remoteFolder: String { scratch.file("remote") }
 
+    /// A device's remote that lists the whole remote at every fetch: these files change outside any
+    /// journal (what a fetch of the folders journals name brings is `RcloneListingTests`').
     func remote(_ device: String) -> RcloneRemote {
         RcloneRemote(
-            remote: ":local:" + remoteFolder, directory: scratch.file(device), environment: Process.baseEnvironment, timeout: 60)
+            remote: ":local:" + remoteFolder, directory: scratch.file(device), environment: Process.baseEnvironment, timeout: 60,
+            fullListingInterval: 0)
     }
 
     func write(_ remote: RcloneRemote, _ path: String, _ text: String) throws {
