@@ -420,7 +420,9 @@ struct GitRemoteTests {
 
         let commands = TemporaryDirectory()
         let logger = try GitWrapper(#"echo "$cmd" >>"# + commands.file("log"))
-        #expect(try GitRemote(url: remote.path, clone: clone, environment: logger.environment.merging(["HOME": commands.path]) { $1 }).update() == .current)
+        #expect(
+            try GitRemote(url: remote.path, clone: clone, environment: logger.environment.merging(["HOME": commands.path]) { $1 }).update()
+                == .current)
         #expect((try FileSystem.read(commands.file("log"))).map { String(decoding: $0, as: UTF8.self) }?.contains("merge\n") == true)
 
         let copyGit = ["--git-dir=" + copy.path + "/repository", "--work-tree=" + copy.path + "/backend"]

@@ -83,7 +83,8 @@ extension FolderBackend {
                 }
             }
         }
-        let drops = covered.sorted { $0.key < $1.key }.map { id, covered in (id, DropDocument(version: covered.own, coveredBy: covered.by)) }
+        let drops = covered.sorted { $0.key < $1.key }.map { id, covered in (id, DropDocument(version: covered.own, coveredBy: covered.by))
+        }
         return (drops, collected)
     }
 

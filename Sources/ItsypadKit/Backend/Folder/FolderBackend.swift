@@ -570,7 +570,9 @@ public final class FolderBackend: ReplicatedBackend {
     /// batch after `appliedSeq`, and records how far they now go.
     func rollForward(_ document: inout DeviceDocument, through lastSeq: Int64) throws {
         guard document.appliedSeq < lastSeq else { return }
-        _ = try journal(of: deviceID).scan(after: document.appliedSeq, hint: nil, maxChanges: .max) { batch, _ in try writeRecordFiles(batch) }
+        _ = try journal(of: deviceID).scan(after: document.appliedSeq, hint: nil, maxChanges: .max) { batch, _ in
+            try writeRecordFiles(batch)
+        }
         document.appliedSeq = lastSeq
         try writeDeviceDocument(document)
     }

@@ -167,7 +167,8 @@ import Glibc
         #expect(try reopened.entries() == [local, ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)])
         let log = try #require(try FileSystem.read(path + "/log"))
         #expect(
-            try log == ClipStore.addLine(ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)) + ClipStore.addLine(local))
+            try log == ClipStore.addLine(ClipEntry(id: pinned.id, text: pinned.text, timestamp: 1, pinned: true)) + ClipStore.addLine(local)
+        )
     }
 
     /// The bytes `addLine` writes are the JSON serializer's, so any JSON reader gets the same entry.
