@@ -334,18 +334,13 @@ public struct RcloneRemote: SyncRemote {
             if manifest[path]?.local != stamp { uploads.append((path, stamp)) }
         }
         let stamps = Dictionary(uploads, uniquingKeysWith: { first, _ in first })
-        // Journals go up after the record files their lines name, so that a device fetching a
-        // journal line finds its record file there (a fetch lists only the folders lines name).
-        let paths = uploads.map(\.path)
-        for group in [paths.filter { !$0.hasPrefix("devices/") }, paths.filter { $0.hasPrefix("devices/") }] {
-            try transfer(.upload, group) { chunk in
-                for path in chunk {
-                    // zone.json is listed again by the next fetch: another device's may replace this one.
-                    manifest[path] = .init(
-                        remote: path == "zone.json" ? "" : manifest[path]?.remote ?? "", local: stamps[path] ?? "", sent: true)
-                }
-                try manifest.write(manifestFile, mirror: mirrorStatus)
+        try transfer(.upload, uploads.map(\.path)) { chunk in
+            for path in chunk {
+                // zone.json is listed again by the next fetch: another device's may replace this one.
+                manifest[path] = .init(
+                    remote: path == "zone.json" ? "" : manifest[path]?.remote ?? "", local: stamps[path] ?? "", sent: true)
             }
+            try manifest.write(manifestFile, mirror: mirrorStatus)
         }
         let removals = manifest.entries.filter { $0.value.sent && !present.contains($0.key) }.map(\.key).sorted()
         try transfer(.removal, removals) { chunk in

@@ -76,26 +76,6 @@ struct RcloneListingTests {
 
     /// Ten times the records (spread over ten times the record folders) lists no more folders
     /// for one change: the cost follows the changes, not the backend.
-    /// A send puts the journals up only after the record files their lines name: a device that
-    /// fetches a line (and lists only the folders lines name) finds the record file there.
-    @Test func journalsGoUpAfterTheRecordFilesTheyName() throws {
-        let b = try remote("b", at: "order")
-        try b.prepare()
-        try write(b, "zone.json", "zone")
-        var journal = ""
-        for index in 0..<30 {
-            journal += Self.line(seq: index + 1, "r\(index)")
-            try write(b, Self.recordFile("r\(index)", "B"), "version 1")
-        }
-        try write(b, "devices/B/journal/0000000000000001.log", journal)
-        #expect(try b.send(message: ""))
-        let puts = String(decoding: (try FileSystem.read(requests)) ?? [], as: UTF8.self).split(separator: "\n")
-            .filter { $0.contains("PUT /") }
-        let journalAt = try #require(puts.firstIndex { $0.contains("/devices/") })
-        #expect(puts.filter { $0.contains("/records/") }.count == 30)
-        #expect(!puts[journalAt...].contains { $0.contains("/records/") }, "\(puts)")
-    }
-
     @Test func oneChangeListsTheSameFoldersWhateverTheBackendHolds() throws {
         let small = try oneChange(records: 12)
         let large = try oneChange(records: 120)
