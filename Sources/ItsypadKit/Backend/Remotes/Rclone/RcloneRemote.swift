@@ -549,16 +549,18 @@ public struct RcloneRemote: SyncRemote {
     /// a time-out or a busy server; never refused credentials or a configuration at fault.
     static func isTransient(_ message: String) -> Bool {
         let lowered = message.lowercased()
+        // HTTP statuses count as whole numbers only: a port such as 14033 names no 403.
+        let numbers = Set(lowered.split { !$0.isNumber }.map(String.init))
         let refused = [
-            "401", "403", "unauthorized", "forbidden", "unable to authenticate", "permission denied", "didn't find section",
+            "unauthorized", "forbidden", "unable to authenticate", "permission denied", "didn't find section",
             "couldn't decrypt", "unknown backend", "config file", "password", "certificate",
         ]
         let unreachable = [
             "connection refused", "i/o timeout", "no such host", "network is unreachable", "no route to host", "connection reset",
             "context deadline exceeded", "timeout", "temporary failure in name resolution", "broken pipe", "eof",
-            "429", "500 internal", "502", "503", "504", "too many requests", "service unavailable",
+            "500 internal", "too many requests", "service unavailable",
         ]
-        if refused.contains(where: lowered.contains) { return false }
-        return unreachable.contains(where: lowered.contains)
+        if refused.contains(where: lowered.contains) || !numbers.isDisjoint(with: ["401", "403"]) { return false }
+        return unreachable.contains(where: lowered.contains) || !numbers.isDisjoint(with: ["429", "502", "503", "504"])
     }
 }

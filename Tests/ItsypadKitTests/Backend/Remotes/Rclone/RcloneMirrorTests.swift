@@ -144,6 +144,8 @@ struct RcloneMirrorTests {
         ("Failed to create file system for \"nosuch:x\": didn't find section in config file", false),
         ("ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey]", false),
         ("Propfind \"http://127.0.0.1:1/x\": dial tcp 127.0.0.1:1: connect: connection refused", true),
+        ("Propfind \"http://127.0.0.1:14033/x\": dial tcp 127.0.0.1:14033: connect: connection refused", true),
+        ("Failed to copy: 429 Too Many Requests", true),
         ("couldn't connect SSH: dial tcp 127.0.0.1:22: i/o timeout", true),
         ("Failed to copy: 503 Service Unavailable", true),
     ])
