@@ -262,6 +262,9 @@ package struct PackedIDSet {
 
     package func contains(_ id: PackedID) -> Bool { index(of: id) != nil }
 
+    /// The member at `index` in the order of insertion.
+    package subscript(index: Int) -> PackedID { members[index] }
+
     /// Where `id` stands in the order of insertion.
     package func index(of id: PackedID) -> Int? {
         guard !isEmpty else { return nil }

@@ -185,10 +185,21 @@ public final class SyncEngine {
     /// once the backend has committed it (`accept`).
     public func push() throws {
         try prepare()
+        try send(try store.pending().snapshot())
+        if report.failed.isEmpty { state.lastPush = now() }
+        try forgetSettledFailures()
+        try state.save(to: store)
+        // Sent changes leave "done" lines behind: rewrite the log as what is still waiting (the
+        // snapshot sent from is let go by then: a long queue is not held twice).
+        let pending = try store.pending()
+        if (store.tree.fileSize(pending.path) ?? 0) > 64 << 10 { try pending.compact { _ in true } }
+    }
+
+    /// Sends the changes of `queue` that still wait, in batches.
+    private func send(_ queue: PendingSnapshot) throws {
         var skip = Set<RecordKey>()
         var conflicts: [RecordKey: Int] = [:]
         var batchLimit = backend.limits.maxRecordsPerRequest
-        let queue = try store.pending().snapshot()
         report.toPush = report.pushed + queue.count
         var read = 0
         var waiting: [PendingChange] = []
@@ -242,12 +253,6 @@ public final class SyncEngine {
             }
             try state.save(to: store)
         }
-        if report.failed.isEmpty { state.lastPush = now() }
-        try forgetSettledFailures()
-        try state.save(to: store)
-        // Sent changes leave "done" lines behind: rewrite the log as what is still waiting.
-        let pending = try store.pending()
-        if (store.tree.fileSize(pending.path) ?? 0) > 64 << 10 { try pending.compact { _ in true } }
     }
 
     // MARK: Zone

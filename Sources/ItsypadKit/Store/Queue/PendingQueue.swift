@@ -43,7 +43,8 @@ public final class PendingQueue {
     public let path: String
     private let tree: FileTree
     private var file: AppendFile?
-    private var loaded: [PendingChange]?
+    /// The last replay, kept until the queue changes (confirmations reach it): sync asks for every record it touches.
+    private var loaded: PendingSnapshot?
     /// Why the log cannot be trusted to hold every change, found while reading it.
     public private(set) var damage: String?
     /// `keys()`, kept until the queue changes (export asks for tabs and clips).
@@ -72,7 +73,6 @@ public final class PendingQueue {
         let file = try appendFile()
         try storeOperation { try file.append(lines) }
         loaded = nil
-        byKey = nil
         waiting = nil
     }
 
@@ -150,20 +150,23 @@ public final class PendingQueue {
     package func cutTornTail() throws { _ = try appendFile() }
 
     /// The queue in order.
-    public func changes() throws -> [PendingChange] {
-        if let loaded { return loaded }
-        let ordered = try snapshot().all
-        loaded = ordered
-        return ordered
+    public func changes() throws -> [PendingChange] { try loadedSnapshot().all }
+
+    /// The queue in order as a new replay of the log finds it, kept compact (see `PendingSnapshot`).
+    /// The replay kept before is let go first, so that a long queue is never held twice.
+    public func snapshot() throws -> PendingSnapshot {
+        loaded = nil
+        let snapshot = try replayLog().snapshot()
+        loaded = snapshot
+        return snapshot
     }
 
-    /// The queue in order as one replay of the log finds it, kept compact (see `PendingSnapshot`).
-    public func snapshot() throws -> PendingSnapshot { try replayLog().snapshot() }
+    private func loadedSnapshot() throws -> PendingSnapshot { try loaded ?? snapshot() }
 
     /// The records with a waiting change, without ordering them (cheaper than `changes()`).
     public func keys() throws -> RecordKeySet {
         if let waiting { return waiting }
-        let keys = try loaded.map { RecordKeySet($0.map(\.key)) } ?? waitingRecords().all() ?? waitingRecords(summarized: false).all()!
+        let keys = try loaded?.waiting ?? waitingRecords().all() ?? waitingRecords(summarized: false).all()!
         waiting = keys
         return keys
     }
@@ -212,141 +215,8 @@ public final class PendingQueue {
         return replay
     }
 
-    private var byKey: [RecordKey: PendingChange]?
-
-    /// The waiting change for one record, if any (indexed: sync asks for every record it touches).
-    public func change(for key: RecordKey) throws -> PendingChange? {
-        if loaded == nil || byKey == nil {
-            byKey = Dictionary(try changes().map { ($0.key, $0) }, uniquingKeysWith: { $1 })
-        }
-        return byKey?[key]
-    }
-
-    /// Folds log lines into the queue in one pass: a dictionary from record to
-    /// its slot in an ordered array, so replay is linear and compact. Clip ids
-    /// are kept packed: a queue of 100,000 clips replays without a String each.
-    struct Replay {
-        /// A waiting change as replay keeps it.
-        struct Slot {
-            let key: ReplayKey
-            let operation: PendingChange.Operation
-            let version: Int
-            let tag: String?
-            let hard: Bool
-
-            var change: PendingChange {
-                PendingChange(key: key.recordKey, operation: operation, version: version, tag: tag, hard: hard)
-            }
-        }
-
-        private var slots: [Slot?] = []
-        private var index: [ReplayKey: Int] = [:]
-        var version = 0
-        /// The summary of the lines before these: a record's waiting version is taken from it when a
-        /// line first names the record. Its records are known, and their versions, not their
-        /// operations: a replay after a summary is never a `snapshot`.
-        private let summary: PendingSummary?
-
-        init(expectedLines: Int = 0) {
-            summary = nil
-            // About 80 bytes a line: reserving avoids doubling a large queue's storage while it grows.
-            slots.reserveCapacity(expectedLines)
-            index.reserveCapacity(expectedLines)
-        }
-
-        /// The replay of the lines that `summary` does not cover.
-        init(after summary: PendingSummary?) {
-            self.summary = summary
-            version = summary?.version ?? 0
-        }
-
-        /// The record's state from the summary, the first time a line names it.
-        private mutating func restore(_ key: ReplayKey) {
-            guard index[key] == nil, let summary else { return }
-            let waiting: Int?
-            switch key {
-            case .clip(let id): waiting = summary.clipVersion(id)
-            case .other(let key): waiting = summary.others[key]
-            }
-            guard let waiting else { return }
-            index[key] = slots.count
-            slots.append(Slot(key: key, operation: .save, version: waiting, tag: nil, hard: false))
-        }
-
-        /// Whether any line names a record.
-        var namesAny: Bool { !index.isEmpty }
-
-        /// Whether the record waits, as these lines leave it; nil when none of them names it.
-        func waits(_ key: ReplayKey) -> Bool? { index[key].map { slots[$0] != nil } }
-
-        /// Every record these lines name: its waiting version, or nil when it no longer waits.
-        func named() -> (clips: [(id: PackedID, version: Int?)], others: [(key: RecordKey, version: Int?)]) {
-            var named: (clips: [(id: PackedID, version: Int?)], others: [(key: RecordKey, version: Int?)]) = ([], [])
-            named.clips.reserveCapacity(index.count)
-            for (key, slot) in index {
-                switch key {
-                case .clip(let id): named.clips.append((id, slots[slot]?.version))
-                case .other(let key): named.others.append((key, slots[slot]?.version))
-                }
-            }
-            return named
-        }
-
-        /// Replays the complete lines of the open log from `start` (a line boundary) to `size`; returns
-        /// where the last of them ends, how many there were and which (counted from 1) did not parse.
-        mutating func read(fd: Int32, from start: Int, size: Int, path: String) throws -> (end: Int, lines: Int, unreadable: [Int]) {
-            var (end, lines, unreadable) = (start, 0, [Int]())
-            try FileSystem.forEachLine(fd: fd, from: start, size: size, path: path) { offset, line in
-                lines += 1
-                end = offset + line.count + 1
-                guard let parsed = PendingLine(line) else {
-                    unreadable.append(lines)
-                    return
-                }
-                guard let key = parsed.key else { return }
-                if parsed.op == "done", let sent = parsed.version {
-                    confirm(key, version: sent)
-                } else if let operation = PendingChange.Operation(rawValue: parsed.op) {
-                    apply(operation, key, version: parsed.version, tag: parsed.tag, hard: parsed.hard)
-                }
-            }
-            return (end, lines, unreadable)
-        }
-
-        /// Compaction writes each change's version so that numbering survives it.
-        mutating func apply(_ operation: PendingChange.Operation, _ key: ReplayKey, version explicit: Int?, tag: String?, hard: Bool) {
-            restore(key)
-            version = max(version + 1, explicit ?? 0)
-            let change = Slot(key: key, operation: operation, version: version, tag: tag, hard: hard)
-            if let slot = index[key], slots[slot] != nil {
-                slots[slot] = change
-            } else {
-                // A record confirmed earlier and changed again goes to the back of the queue.
-                index[key] = slots.count
-                slots.append(change)
-            }
-        }
-
-        mutating func confirm(_ key: ReplayKey, version sent: Int) {
-            restore(key)
-            if let slot = index[key], let change = slots[slot], change.version <= sent { slots[slot] = nil }
-        }
-
-        /// The waiting changes in order, in the replay's own storage: its index is dropped first, so
-        /// that a long queue is never held twice.
-        consuming func snapshot() -> PendingSnapshot {
-            index = [:]
-            slots.removeAll { $0 == nil }
-            return PendingSnapshot(slots: slots)
-        }
-
-        var waiting: RecordKeySet {
-            var keys = RecordKeySet()
-            keys.clips.reserveCapacity(index.count)
-            for case let change? in slots { keys.insert(change.key) }
-            return keys
-        }
-    }
+    /// The waiting change for one record, if any.
+    public func change(for key: RecordKey) throws -> PendingChange? { try loadedSnapshot().change(for: key) }
 
     /// Marks the given versions as sent. A change re-enqueued after its batch
     /// was built has a higher version and stays pending. Appends only: a queue
@@ -357,9 +227,7 @@ public final class PendingQueue {
         for change in sent { PendingQueue.appendLine("done", change.key, version: change.version, to: &lines) }
         let file = try appendFile()
         try storeOperation { try file.append(lines) }
-        let confirmed = Dictionary(sent.map { ($0.key, $0.version) }, uniquingKeysWith: max)
-        loaded?.removeAll { change in confirmed[change.key].map { $0 >= change.version } ?? false }
-        byKey = nil
+        if let loaded { for change in sent { loaded.confirm(change.key, version: change.version) } }
         waiting = nil
     }
 
@@ -380,7 +248,6 @@ public final class PendingQueue {
             }
         }
         loaded = nil
-        byKey = nil
         waiting = nil
     }
 
@@ -414,7 +281,6 @@ public final class PendingQueue {
         }
         file = nil
         loaded = nil
-        byKey = nil
         damage = nil
         waiting = nil
     }
@@ -451,20 +317,6 @@ public final class PendingQueue {
         let base = (file.map { PendingQueue.baseLine(fd: $0.fd, path: path) } ?? header())?.bytes ?? 0
         return base < Int64(size) / 2
     }
-}
-
-/// The waiting changes in order, as one replay of the log found them, clip ids packed: a push of
-/// 100,000 changes reads the log once and makes the changes of one batch at a time.
-public struct PendingSnapshot {
-    /// Every one of them waits (none is nil).
-    fileprivate let slots: [PendingQueue.Replay.Slot?]
-
-    public var count: Int { slots.count }
-
-    /// The changes at `positions` in the queue's order.
-    public func changes(_ positions: Range<Int>) -> [PendingChange] { slots[positions].compactMap { $0?.change } }
-
-    var all: [PendingChange] { changes(0..<count) }
 }
 
 /// A record key as replay keeps it: clip ids packed.

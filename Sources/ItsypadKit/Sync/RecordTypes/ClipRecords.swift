@@ -106,7 +106,9 @@ struct ClipRecords: SyncedRecordType {
             }
             guard let waiting, waiting.operation == .save else {
                 if existing.pinned != remote.entry.pinned { try clips.setPinned(id: id, remote.entry.pinned) }
-                synced.append((id, remote.version))
+                // A version this device wrote, with nothing waiting since, is in the ledger from its
+                // acceptance (`accept`): the pull after a push of 1,000,000 does not write them all again.
+                if remote.record.modified?.deviceID != store.deviceID { synced.append((id, remote.version)) }
                 continue
             }
             switch ClipRecords.resolvePin(local: existing.pinned, ours: ours[id] ?? ClipSyncLedger.Entry(), remote: remote.version) {
