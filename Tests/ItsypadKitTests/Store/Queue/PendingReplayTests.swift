@@ -30,6 +30,16 @@ import Testing
             order.removeAll { $0 == key }
         }
 
+        /// Compaction writes the waiting changes in order with their versions, and replay numbers
+        /// each line past the one before it.
+        mutating func compact() {
+            version = 0
+            for key in order {
+                version = max(version + 1, waiting[key]!.version)
+                waiting[key]!.version = version
+            }
+        }
+
         var changes: [PendingChange] { order.map { waiting[$0]! } }
     }
 
@@ -71,6 +81,7 @@ import Testing
                 reference.forget(key)
             case 75..<80:
                 try queue.compact { _ in true }
+                reference.compact()
             case 80..<88:
                 queue = try PendingQueue(path: path)
             default:
