@@ -97,33 +97,3 @@ import Testing
     }
 }
 
-/// mallinfo2(3): the bytes malloc has handed out and not taken back.
-@_silgen_name("mallinfo2")
-private func glibcMallinfo2() -> (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int)
-
-extension PendingReplayTests {
-    /// Bytes in use on the heap (glibc's `uordblks`).
-    static func heapInUse() -> Int { glibcMallinfo2().7 }
-
-    @Test func aLongQueueIsHeldInAboutFortyBytesAClip() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.path + "/sync/pending.log"
-        let count = 200_000
-        var lines: [UInt8] = []
-        for number in 0..<count {
-            let hex = String(number, radix: 16)
-            let id = PackedID(canonical: "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - hex.count) + hex)!
-            PendingQueue.appendLine("save", clip: id, to: &lines)
-        }
-        try FileSystem.makeDirectory(directory.path + "/sync")
-        try FileSystem.writeAtomically(path, lines)
-        lines = []
-        let before = PendingReplayTests.heapInUse()
-        let snapshot = try PendingQueue(path: path).snapshot()
-        let held = PendingReplayTests.heapInUse() - before
-        #expect(snapshot.count == count)
-        // A slot of 72 bytes a change before (its key, operation, version, tag and flag apart); now
-        // the packed id, its place in the hash, one word and its place in the order.
-        #expect(held < 56 * count, "\(held / count) bytes a clip")
-    }
-}
