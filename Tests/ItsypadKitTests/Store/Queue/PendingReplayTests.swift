@@ -48,7 +48,9 @@ import Testing
             let hex = String(number * 7919 + 1, radix: 16)
             return RecordKey(.clip, "0000\(number % 10)000-0000-4000-8000-" + String(repeating: "0", count: 12 - hex.count) + hex)
         }
-        return clips + (0..<6).map { RecordKey(.tab, "tab \($0)") } + [RecordKey(.clip, "not a canonical id"), RecordKey(.setting, "theme")]
+        return clips + (0..<6).map { RecordKey(.tab, "tab \($0)") } + [
+            RecordKey(.clip, "not a canonical id"), RecordKey(.setting, "theme"),
+        ]
     }
 
     @Test(arguments: 1...12 as ClosedRange<UInt64>)
@@ -96,4 +98,3 @@ import Testing
         }
     }
 }
-
