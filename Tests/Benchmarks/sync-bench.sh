@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
+# shellcheck disable=SC2016 # the `bash -c` scripts expand their own arguments ($1, $2)
 # sync-bench.sh: itsypad's sync performance targets, measured in one run
 # against Debian's unison and cp on the same machine.
 #
@@ -103,15 +104,15 @@ seconds() {
 # records of the kind, and times `cp -r` of those record files followed by `sync -f` of the copy.
 # Appends "KIND N ITSYPAD_SECONDS CP_SECONDS PEAK_KB" per round to $results/sending.txt.
 sending() {
-    local kind=$1 n=$2 rounds=$3 base=$work/send-$1-$2 type=ScratchTab export round got t_sync t_cp peak
+    local kind=$1 n=$2 rounds=$3 base=$work/send-$1-$2 type=ScratchTab history round got t_sync t_cp peak
     mkdir -p "$base"
     python3 "$repo_root/Tests/Benchmarks/generate.py" "$kind" "$n" "$base" >/dev/null
-    export=$base/tabs-$n.json
+    history=$base/tabs-$n.json
     if [[ $kind == clips ]]; then
-        type=ClipboardEntry export=$base/itsypad-$n.json
+        type=ClipboardEntry history=$base/itsypad-$n.json
         "$ITSYPAD" --data-dir "$base/a" --quiet settings set clipboard.maxEntries "$n"
     fi
-    "$ITSYPAD" --data-dir "$base/a" --quiet import "$export"
+    "$ITSYPAD" --data-dir "$base/a" --quiet import "$history"
     for ((round = 1; round <= rounds; round++)); do
         rm -rf "$base/run" "$base/backend" "$base/copy"
         cp -a "$base/a" "$base/run"
