@@ -22,11 +22,9 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
 CLIPMAN=${CLIPMAN:-clipman}
 RUNS=${RUNS:-40}
 WARMUP=${WARMUP:-3}
-BENCH_OUT=${BENCH_OUT:-}
 
 SMALL=1000
 LARGE=100000
@@ -154,21 +152,15 @@ pruned=$("$ITSYPAD" --data-dir "$work/itsypad-prune" clip ls | wc -l)
 step "Summary"
 machine="$(nproc) cores, $(uname -srm); $("$ITSYPAD" --version 2>/dev/null | head -n 1 || echo '?'); $(hyperfine --version)"
 status=0
-python3 - "$results" "$SMALL" "$LARGE" "$MEM_LIMIT_KIB" "$RUNS" "$WARMUP" "$machine" <<'PY' | tee "$results/summary.txt" || status=$?
-import json, sys
+PYTHONPATH="$repo_root/Tests/Benchmarks" python3 - "$results" "$SMALL" "$LARGE" "$MEM_LIMIT_KIB" "$RUNS" "$WARMUP" "$machine" <<'PY' | tee "$results/summary.txt" || status=$?
+import sys
+from targets import medians, print_medians, print_targets
 res, small, large, limit_kib, runs, warmup, machine = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
 
-med = {}
-for name in (f"add-{small}", f"add-{large}", f"ls-{small}", f"ls-{large}"):
-    for r in json.load(open(f"{res}/{name}.json"))["results"]:
-        med[r["command"]] = (r["median"], r["min"], r["max"], r["stddev"] or 0.0)
-
-def ms(s): return f"{s * 1000:.2f} ms"
+med = medians(res, (f"add-{small}", f"add-{large}", f"ls-{small}", f"ls-{large}"))
 print(f"clip-bench: {machine}; {runs} runs + {warmup} warmup per command")
 print()
-print(f"{'median wall time':34} {'median':>11} {'min':>11} {'max':>11} {'stddev':>10}")
-for cmd, (m, lo, hi, sd) in med.items():
-    print(f"{cmd:34} {ms(m):>11} {ms(lo):>11} {ms(hi):>11} {ms(sd):>10}")
+print_medians(med)
 
 it_add_s, it_add_l = med[f"itsypad clip add @{small}"][0], med[f"itsypad clip add @{large}"][0]
 cm_add_s, cm_add_l = med[f"clipman store @{small}"][0], med[f"clipman store @{large}"][0]
@@ -180,13 +172,7 @@ targets = [
     (f"add flat: itsypad @{large} / @{small}", it_add_l / it_add_s, "<=", 1.3),
     (f"ls -n 20 flat: @{large} / @{small}", ls_l / ls_s, "<=", 1.3),
 ]
-failed = 0
-print()
-print(f"{'target':42} {'ratio':>8} {'needed':>9}  result")
-for name, value, op, bound in targets:
-    ok = value >= bound if op == ">=" else value <= bound
-    failed += not ok
-    print(f"{name:42} {value:>7.2f}x {op + ' ' + format(bound, '.1f') + 'x':>9}  {'PASS' if ok else 'FAIL'}")
+failed = print_targets(targets)
 
 print()
 print(f"{'peak memory @' + str(large) + ' (max RSS)':34} {'MiB':>8} {'needed':>9}  result")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
+# shellcheck disable=SC2317 # the copy and probe functions are called by sample_latency
 # clipwatch-bench.sh: `itsypad clip watch` targets, on Wayland and on X11.
 #
 # For each desktop it can start (a headless sway run as nobody, an Xvfb):
@@ -43,6 +44,7 @@ for desktop in $DESKTOPS; do
     # shellcheck disable=SC2086,SC2163 # the words are KEY=VALUE pairs
     export $desktop_env
     copy() { copy_on "$desktop" "$1" ""; }
+    recorded() { "$ITSYPAD" --data-dir "$data" clip ls -n 1 | grep -qF "$1"; }
     data=$work/data-$desktop
     # Started directly: $! must be the watcher itself (for /proc).
     "$ITSYPAD" --data-dir "$data" clip watch 2>"$results/watch-$desktop.log" &
@@ -51,32 +53,24 @@ for desktop in $DESKTOPS; do
     sleep 1
 
     step "$desktop: latency, copy until clip ls -n 1 shows it ($RUNS runs)"
-    : >"$results/latencies-$desktop.txt"
+    latencies=$results/latencies-$desktop.txt
+    : >"$latencies"
     for ((i = 1; i <= RUNS; i++)); do
-        text="probe $i $RANDOM"
-        start=$(now_ms)
-        copy "$text"
-        until "$ITSYPAD" --data-dir "$data" clip ls -n 1 | grep -qF "$text"; do
-            (($(now_ms) - start < 30000)) || die "run $i: not recorded after 30 s; see $results/watch-$desktop.log"
-            sleep 0.01
-        done
-        echo $(($(now_ms) - start)) >>"$results/latencies-$desktop.txt"
+        sample_latency "$latencies" 30000 "probe $i $RANDOM" copy recorded \
+            || die "run $i: not recorded after 30 s; see $results/watch-$desktop.log"
         sleep 0.2
     done
-    median=$(sort -n "$results/latencies-$desktop.txt" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-    worst=$(sort -n "$results/latencies-$desktop.txt" | tail -1)
+    read -r median worst < <(median_and_worst "$latencies")
 
     step "$desktop: idle CPU of the watcher over $IDLE_SECONDS s"
     sleep 2
     idle_cpu "$watcher"
     cleanup
 
-    latency_verdict=$(verdict awk -v m="$median" -v t="$LATENCY_TARGET_MS" 'BEGIN { exit !(m <= t) }')
-    idle_verdict=$(verdict awk -v p="$idle_percent" -v t="$IDLE_TARGET_PERCENT" 'BEGIN { exit !(p < t) }')
-    {
-        echo "$desktop: latency copy -> recorded: median ${median} ms, worst ${worst} ms of $RUNS (target <= ${LATENCY_TARGET_MS} ms): $latency_verdict"
-        echo "$desktop: idle CPU of clip watch and its children over ${IDLE_SECONDS} s: ${idle_percent}% of one core, ${idle_ticks} ticks at ${hertz}/s (target < ${IDLE_TARGET_PERCENT}%): $idle_verdict"
-    } | tee -a "$results/summary.txt"
+    target "$desktop: latency copy -> recorded: median ${median} ms, worst ${worst} ms of $RUNS (target <= ${LATENCY_TARGET_MS} ms)" \
+        at_most "$median" "$LATENCY_TARGET_MS"
+    target "$desktop: idle CPU of clip watch and its children over ${IDLE_SECONDS} s: ${idle_percent}% of one core, ${idle_ticks} ticks at ${hertz}/s (target < ${IDLE_TARGET_PERCENT}%)" \
+        below "$idle_percent" "$IDLE_TARGET_PERCENT"
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$results/summary.txt"
 exit "$status"

@@ -1,9 +1,9 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154 # work and results come from common.sh's make_work
-# shellcheck disable=SC2034 # desktop_env and the idle_ readings are set for the sourcing script
+# shellcheck disable=SC2034 # desktop_env is set for the sourcing script
 # Shared by the desktop benchmarks (clipwatch-bench.sh, follow-bench.sh): desktops started
-# and stopped, the tools each kind needs, time and CPU readings. Source after common.sh: it checks
-# the binary and /proc, and makes the scratch directory.
+# and stopped, the tools each kind needs. Source after common.sh: it checks the binary and /proc,
+# and makes the scratch directory.
 
 require_itsypad
 [[ -r /proc/self/stat ]] || die "/proc is not mounted: idle CPU cannot be read"
@@ -23,26 +23,7 @@ cleanup() {
 # shellcheck disable=SC2064 # expand $work now, as make_work's trap does
 trap "cleanup; rm -rf '$work'" EXIT
 
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 have() { for tool in "$@"; do command -v "$tool" >/dev/null || return 1; done; }
-# utime + stime of a process and its children, in clock ticks.
-ticks() {
-    local total=0 pid
-    for pid in "$1" $(pgrep -P "$1" || true); do
-        total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
-    done
-    echo "$total"
-}
-# idle_cpu PID: the CPU a process and its children use over IDLE_SECONDS, in clock ticks (idle_ticks,
-# hertz a second) and in percent of one core (idle_percent).
-idle_cpu() {
-    local before
-    before=$(ticks "$1")
-    sleep "$IDLE_SECONDS"
-    idle_ticks=$(($(ticks "$1") - before))
-    hertz=$(getconf CLK_TCK)
-    idle_percent=$(awk -v t="$idle_ticks" -v hz="$hertz" -v s="$IDLE_SECONDS" 'BEGIN { printf "%.3f", 100 * t / hz / s }')
-}
 
 # Whether a desktop of kind $1 can run here (its programs and its clients'); when not, the summary says so.
 desktop_available() {
@@ -57,10 +38,6 @@ desktop_available() {
     return 1
 }
 
-# The exit status: 1 once a target failed.
-status=0
-# "pass" when the command given succeeds, else "FAIL" (and the status becomes 1).
-verdict() { if "$@"; then echo pass; else status=1; echo FAIL; fi; }
 : >"$results/summary.txt"
 
 # Starts a desktop of kind $1 (a headless sway run as nobody, or an Xvfb) named $2; sets

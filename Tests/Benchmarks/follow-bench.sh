@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
+# shellcheck disable=SC2317 # the copy and probe functions are called by sample_latency
 # follow-bench.sh: copy here, paste there (`clip watch --follow`), on Wayland and on X11.
 #
 # For each desktop kind it can start, two desktops A and B (two headless sways run as
@@ -60,27 +61,22 @@ for desktop in $DESKTOPS; do
     copy() { copy_on "$desktop" "$1" "${env_of[a]}"; }
     # shellcheck disable=SC2086
     paste() { if [[ $desktop == wayland ]]; then env ${env_of[b]} wl-paste --no-newline 2>/dev/null; else env ${env_of[b]} xclip -o -selection clipboard 2>/dev/null; fi; }
+    pasted() { [[ $(paste) == "$1" ]]; }
 
     latencies=$results/latencies-$desktop.txt
     : >"$latencies"
     for run in $(seq "$RUNS"); do
-        text="follow-bench $desktop $run $RANDOM"
-        start=$(now_ms)
-        copy "$text"
-        until [[ $(paste) == "$text" ]]; do
-            (($(now_ms) - start < 10000)) || { echo 10000 >>"$latencies"; continue 2; }
-            sleep 0.01
-        done
-        echo $(($(now_ms) - start)) >>"$latencies"
+        sample_latency "$latencies" 10000 "follow-bench $desktop $run $RANDOM" copy pasted || echo 10000 >>"$latencies"
         sleep 0.3
     done
-    read -r median worst < <(sort -n "$latencies" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)], a[NR] }')
-    echo "$desktop: copy on A to paste on B over $RUNS copies: median $median ms (target <= $MEDIAN_TARGET_MS): $(verdict test "$median" -le "$MEDIAN_TARGET_MS")" | tee -a "$results/summary.txt"
-    echo "$desktop: worst $worst ms (target <= $WORST_TARGET_MS): $(verdict test "$worst" -le "$WORST_TARGET_MS")" | tee -a "$results/summary.txt"
+    read -r median worst < <(median_and_worst "$latencies")
+    target "$desktop: copy on A to paste on B over $RUNS copies: median $median ms (target <= $MEDIAN_TARGET_MS)" \
+        at_most "$median" "$MEDIAN_TARGET_MS"
+    target "$desktop: worst $worst ms (target <= $WORST_TARGET_MS)" at_most "$worst" "$WORST_TARGET_MS"
 
     step "$desktop: idle CPU of B's follower over $IDLE_SECONDS s"
     idle_cpu "${follower_of[b]}"
-    echo "$desktop: idle CPU of the follower ${idle_percent}% (target < $IDLE_TARGET_PERCENT%): $(verdict awk -v p="$idle_percent" -v t="$IDLE_TARGET_PERCENT" 'BEGIN { exit !(p < t) }')" | tee -a "$results/summary.txt"
+    target "$desktop: idle CPU of the follower ${idle_percent}% (target < $IDLE_TARGET_PERCENT%)" below "$idle_percent" "$IDLE_TARGET_PERCENT"
     cleanup
 done
 exit "$status"

@@ -48,13 +48,11 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
 SIZES=${SIZES:-"1000 10000 100000 1000000"}
 RUNS=${RUNS:-30}
 SCALE_RUNS=${SCALE_RUNS:-5}
 TAB_RUNS=${TAB_RUNS:-5}
 SMALL_RUNS=${SMALL_RUNS:-60}
-BENCH_OUT=${BENCH_OUT:-}
 SCRIPTS=${SCRIPTS-"cyrillic cjk emoji mixed"}
 SCRIPT_RUNS=${SCRIPT_RUNS:-15}
 SCRIPTS_ONLY=${SCRIPTS_ONLY:-}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
+# shellcheck disable=SC2016 # the `bash -c` scripts expand their own arguments ($1, $2)
 # sync-bench.sh: itsypad's sync performance targets, measured in one run
 # against Debian's unison and cp on the same machine.
 #
@@ -55,13 +56,11 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-ITSYPAD=${ITSYPAD:-$repo_root/.build/release/itsypad}
 UNISON_BIN=${UNISON_BIN:-unison}
 RUNS=${RUNS:-20}
 WARMUP=${WARMUP:-3}
 BULK_RUNS=${BULK_RUNS:-5}
 BULK_WARMUP=${BULK_WARMUP:-1}
-BENCH_OUT=${BENCH_OUT:-}
 
 SMALL=100
 LARGE=10000
@@ -103,15 +102,15 @@ seconds() {
 # records of the kind, and times `cp -r` of those record files followed by `sync -f` of the copy.
 # Appends "KIND N ITSYPAD_SECONDS CP_SECONDS PEAK_KB" per round to $results/sending.txt.
 sending() {
-    local kind=$1 n=$2 rounds=$3 base=$work/send-$1-$2 type=ScratchTab export round got t_sync t_cp peak
+    local kind=$1 n=$2 rounds=$3 base=$work/send-$1-$2 type=ScratchTab history round got t_sync t_cp peak
     mkdir -p "$base"
     python3 "$repo_root/Tests/Benchmarks/generate.py" "$kind" "$n" "$base" >/dev/null
-    export=$base/tabs-$n.json
+    history=$base/tabs-$n.json
     if [[ $kind == clips ]]; then
-        type=ClipboardEntry export=$base/itsypad-$n.json
+        type=ClipboardEntry history=$base/itsypad-$n.json
         "$ITSYPAD" --data-dir "$base/a" --quiet settings set clipboard.maxEntries "$n"
     fi
-    "$ITSYPAD" --data-dir "$base/a" --quiet import "$export"
+    "$ITSYPAD" --data-dir "$base/a" --quiet import "$history"
     for ((round = 1; round <= rounds; round++)); do
         rm -rf "$base/run" "$base/backend" "$base/copy"
         cp -a "$base/a" "$base/run"
@@ -480,8 +479,9 @@ quiesce
 step "Summary"
 machine="$(nproc) cores, $(uname -srm); $("$ITSYPAD" --version 2>/dev/null | head -n 1 || echo '?'); $(hyperfine --version); $("$UNISON_BIN" -version)"
 status=0
-python3 - "$results" "$SMALL" "$LARGE" "$RUNS" "$WARMUP" "$BULK_RUNS" "$BULK_WARMUP" "$machine" "$PER_DEVICE" <<'PY' | tee "$results/summary.txt" || status=$?
+PYTHONPATH="$repo_root/Tests/Benchmarks" python3 - "$results" "$SMALL" "$LARGE" "$RUNS" "$WARMUP" "$BULK_RUNS" "$BULK_WARMUP" "$machine" "$PER_DEVICE" <<'PY' | tee "$results/summary.txt" || status=$?
 import json, os, statistics, sys
+from targets import print_targets
 res, small, large = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 runs, warmup, bulk_runs, bulk_warmup, machine = sys.argv[4:9]
 per_device = int(sys.argv[9])
@@ -516,13 +516,7 @@ targets = [
     (f"bulk @{large}: encrypted / plain (paired)", paired(f"{bulk} encrypted", bulk), "<=", 1.3),
     (f"incremental @{large}: encrypted / plain", med[f"itsypad sync @{large} encrypted"][0] / inc_l, "<=", 1.1),
 ]
-failed = 0
-print()
-print(f"{'target':42} {'ratio':>8} {'needed':>9}  result")
-for name, value, op, bound in targets:
-    ok = value >= bound if op == ">=" else value <= bound
-    failed += not ok
-    print(f"{name:42} {value:>7.2f}x {op + ' ' + format(bound, '.1f') + 'x':>9}  {'PASS' if ok else 'FAIL'}")
+failed = print_targets(targets)
 files, live, removed, devices, rounds = map(int, open(f"{res}/files.txt").read().split())
 bound = live + 2 * removed + 1 + per_device * devices
 ok = files <= bound

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
+# shellcheck disable=SC2317 # the copy and probe functions are called by sample_latency
 # watch-bench.sh: `itsypad sync watch` targets, measured in one run.
 #
 #   1. Latency: with `sync watch` running on two devices sharing a local
@@ -7,8 +8,8 @@
 #      within 1 s (median of RUNS). Each sample runs from just before `clip add`
 #      to the first `clip ls` that shows the clip (polled every 10 ms), so it
 #      includes both commands' own run time.
-#   2. Idle CPU: a watcher with nothing to do uses under 1% of one core over
-#      IDLE_SECONDS (its utime + stime from /proc/<pid>/stat), polling syncs
+#   2. Idle CPU: a watcher with nothing to do (and its children) uses under 1% of one core over
+#      IDLE_SECONDS (utime + stime from /proc/<pid>/stat), polling syncs
 #      at the default interval included.
 #
 # Usage: Tests/Benchmarks/watch-bench.sh
@@ -47,8 +48,6 @@ stop_watchers() {
 # shellcheck disable=SC2064 # expand $work now, as make_work's trap does
 trap "stop_watchers; rm -rf '$work'" EXIT
 
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
-
 step "Two devices sharing $work/backend, each running sync watch"
 laptop sync enable "$work/backend" >/dev/null
 desktop sync enable "$work/backend" >/dev/null
@@ -60,39 +59,25 @@ watchers+=($!)
 sleep 1
 
 step "Latency: clip add on the laptop until clip ls lists it on the desktop ($RUNS runs)"
-: >"$results/latencies.txt"
+add() { laptop clip add "$1" >/dev/null; }
+listed() { desktop clip ls -n 5 | grep -qF "$1"; }
+latencies=$results/latencies.txt
+: >"$latencies"
 for ((i = 1; i <= RUNS; i++)); do
-    text="probe $i $RANDOM"
-    start=$(now_ms)
-    laptop clip add "$text" >/dev/null
-    until desktop clip ls -n 5 | grep -qF "$text"; do
-        (($(now_ms) - start < 30000)) || die "run $i: not visible after 30 s; see $results/desktop-watch.log"
-        sleep 0.01
-    done
-    echo $(($(now_ms) - start)) >>"$results/latencies.txt"
+    sample_latency "$latencies" 30000 "probe $i $RANDOM" add listed || die "run $i: not visible after 30 s; see $results/desktop-watch.log"
     sleep 0.2
 done
-median=$(sort -n "$results/latencies.txt" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-worst=$(sort -n "$results/latencies.txt" | tail -1)
+read -r median worst < <(median_and_worst "$latencies")
 
 step "Idle CPU of the laptop's watcher over $IDLE_SECONDS s"
-laptop_pid=${watchers[0]}
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 sleep 2
-before=$(ticks "$laptop_pid")
-sleep "$IDLE_SECONDS"
-after=$(ticks "$laptop_pid")
-hertz=$(getconf CLK_TCK)
-idle_percent=$(awk -v t=$((after - before)) -v hz="$hertz" -v s="$IDLE_SECONDS" 'BEGIN { printf "%.3f", t / hz / s * 100 }')
+idle_cpu "${watchers[0]}"
 stop_watchers
 
-status=0
-verdict() { if "$@"; then echo pass; else status=1; echo FAIL; fi; }
-latency_verdict=$(verdict awk -v m="$median" -v t="$LATENCY_TARGET_MS" 'BEGIN { exit !(m <= t) }')
-idle_verdict=$(verdict awk -v p="$idle_percent" -v t="$IDLE_TARGET_PERCENT" 'BEGIN { exit !(p < t) }')
-{
-    echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "latency clip add -> visible on the other device: median ${median} ms, worst ${worst} ms of $RUNS (target <= ${LATENCY_TARGET_MS} ms): $latency_verdict"
-    echo "idle CPU of a watcher over ${IDLE_SECONDS} s: ${idle_percent}% of one core, $((after - before)) ticks at ${hertz}/s (target < ${IDLE_TARGET_PERCENT}%): $idle_verdict"
-} | tee "$results/summary.txt"
+: >"$results/summary.txt"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$results/summary.txt"
+target "latency clip add -> visible on the other device: median ${median} ms, worst ${worst} ms of $RUNS (target <= ${LATENCY_TARGET_MS} ms)" \
+    at_most "$median" "$LATENCY_TARGET_MS"
+target "idle CPU of a watcher over ${IDLE_SECONDS} s: ${idle_percent}% of one core, ${idle_ticks} ticks at ${hertz}/s (target < ${IDLE_TARGET_PERCENT}%)" \
+    below "$idle_percent" "$IDLE_TARGET_PERCENT"
 exit "$status"

@@ -12,20 +12,12 @@ struct SettingsFile: Codable {
     /// One setting: `value` is written as `null` for an unset key's tombstone; `tag` and `synced`
     /// are absent until it has synced.
     struct Value: Codable {
-        var value: JSONValue?
+        @ExplicitNull var value: JSONValue? = nil
         var clock: String
         /// The backend's change tag for the version last synced.
         var tag: String?
         /// The clock of the version last synced.
         var synced: String?
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(value ?? .null, forKey: .value)
-            try container.encode(clock, forKey: .clock)
-            try container.encodeIfPresent(tag, forKey: .tag)
-            try container.encodeIfPresent(synced, forKey: .synced)
-        }
 
         init(_ entry: SettingsStore.Entry) {
             value = entry.value

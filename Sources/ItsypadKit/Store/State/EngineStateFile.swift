@@ -35,21 +35,12 @@ struct EngineStateFile: Codable {
 
     /// `type` and `id` are `null` for a journal line that names no record.
     struct Quarantined: Codable {
-        var type: String?
-        var id: String?
+        @ExplicitNull var type: String? = nil
+        @ExplicitNull var id: String? = nil
         var location: String
         var reason: String
         /// When it was first found; read as now when absent.
         var since: Int64?
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(type, forKey: .type)
-            try container.encode(id, forKey: .id)
-            try container.encode(location, forKey: .location)
-            try container.encode(reason, forKey: .reason)
-            try container.encodeIfPresent(since, forKey: .since)
-        }
     }
 
     /// `EngineState.ZoneIdentity`.

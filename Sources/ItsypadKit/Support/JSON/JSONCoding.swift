@@ -230,6 +230,36 @@ private final class EncodingBox {
     }
 }
 
+/// An optional member written as `null` when it is nil, for formats that always hold the key
+/// (`JSONCoding` leaves a nil optional out); read as nil when it is `null` or absent.
+@propertyWrapper
+package struct ExplicitNull<Value: Codable>: Codable {
+    package var wrappedValue: Value?
+
+    package init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        wrappedValue = container.decodeNil() ? nil : try container.decode(Value.self)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}
+
+extension ExplicitNull: Equatable where Value: Equatable {}
+extension ExplicitNull: Sendable where Value: Sendable {}
+
+extension KeyedDecodingContainer {
+    /// An absent `ExplicitNull` member is nil: the synthesized decoding calls this rather than
+    /// requiring its key.
+    package func decode<Value>(_ type: ExplicitNull<Value>.Type, forKey key: Key) throws -> ExplicitNull<Value> {
+        ExplicitNull(wrappedValue: try decodeIfPresent(Value.self, forKey: key))
+    }
+}
+
 private struct BoxEncoder: Encoder {
     let box: EncodingBox
     let codingPath: [any CodingKey]

@@ -63,6 +63,31 @@ struct ClipLogLineTests {
         #expect(written.dropLast().withUnsafeBufferPointer(ClipLineHeader.id)?.string == decoded.id)
     }
 
+    /// An import writes its add lines from the export's escaped text (`appendAddLine`), beside
+    /// `addLine`, which encodes an entry: both must write the same bytes.
+    @Test("an import's add line is the entry's add line", arguments: adds)
+    func escapedAddLines(_ add: (entry: ClipEntry, golden: String)) throws {
+        var written: [UInt8] = []
+        ClipStore.appendAddLine(try #require(EscapedClip(add.entry)), to: &written)
+        #expect(try written == ClipStore.addLine(add.entry))
+    }
+
+    @Test func anImportsAddLineIsTheEntrysOnRandomTexts() throws {
+        var generator = SeededGenerator(seed: 40)
+        let scalars: [Unicode.Scalar] = ["a", " ", "\"", "\\", "/", "\n", "\u{0}", "\u{1F}", "\u{7F}", "é", "\u{2028}", "合", "😀"]
+        for round in 0..<500 {
+            let length = Int(generator.next() % 24)
+            var text = String.UnicodeScalarView()
+            for _ in 0..<length { text.append(scalars[Int(generator.next() % UInt64(scalars.count))]) }
+            let entry = ClipEntry(
+                id: Identifier.make(), text: String(text), timestamp: Int64(generator.next() % 253_402_300_800_000),
+                pinned: round % 2 == 0, localOnly: round % 3 == 0 ? .secret : nil)
+            var written: [UInt8] = []
+            ClipStore.appendAddLine(try #require(EscapedClip(entry)), to: &written)
+            #expect(try written == ClipStore.addLine(entry), "\(entry)")
+        }
+    }
+
     @Test func removeAndPinLinesAreTheCodableTypesForm() throws {
         var removal: [UInt8] = []
         ClipStore.appendRemoveLine(try #require(PackedID(canonical: Self.id)), to: &removal)
