@@ -555,7 +555,7 @@ public struct RcloneRemote: SyncRemote {
     }
 
     /// Whether rclone's message describes a failure that retrying can fix: the network, the host,
-    /// a time-out or a busy server; never refused credentials or a configuration at fault.
+    /// a time-out, a busy server or a file rewritten by its writer while it was downloaded; never refused credentials or a configuration at fault.
     static func isTransient(_ message: String) -> Bool {
         let lowered = message.lowercased()
         // HTTP statuses count as whole numbers only: a port such as 14033 names no 403.
@@ -567,7 +567,7 @@ public struct RcloneRemote: SyncRemote {
         let unreachable = [
             "connection refused", "i/o timeout", "no such host", "network is unreachable", "no route to host", "connection reset",
             "context deadline exceeded", "timeout", "temporary failure in name resolution", "broken pipe", "eof",
-            "500 internal", "too many requests", "service unavailable",
+            "500 internal", "too many requests", "service unavailable", "corrupted on transfer",
         ]
         if refused.contains(where: lowered.contains) || !numbers.isDisjoint(with: ["401", "403"]) { return false }
         return unreachable.contains(where: lowered.contains) || !numbers.isDisjoint(with: ["429", "502", "503", "504"])
