@@ -29,7 +29,7 @@ public struct RcloneRemote: SyncRemote {
     /// Seconds an rclone operation may go without progress (a file transferred, a line listed) before
     /// it is killed.
     let timeout: Double
-    /// Files one rclone call transfers at most: each chunk is recorded in the manifest once it has
+    /// Files one rclone operation transfers at most: each chunk is recorded in the manifest once it has
     /// landed, so that a sync cut short resumes with the files not transferred yet.
     let chunkSize: Int
     /// Milliseconds after which a fetch lists the whole remote again rather than what the
@@ -376,7 +376,7 @@ public struct RcloneRemote: SyncRemote {
         case removal
     }
 
-    /// Runs `transfer` on `paths` in chunks of `chunkSize` files, one rclone call each, calling
+    /// Runs `transfer` on `paths` in chunks of `chunkSize` files, one rclone operation each, calling
     /// `landed` with each chunk once rclone has done it; nothing when `paths` is empty.
     private func transfer(
         _ transfer: Transfer, _ paths: [String], from source: String? = nil, landed: ([String]) throws -> Void = { _ in }
@@ -471,7 +471,8 @@ public struct RcloneRemote: SyncRemote {
 
     /// The remote's zone.json, read now; nil when it holds none.
     public func fetchedZone() throws -> [UInt8]? {
-        let described = try rc("operations/stat", [("fs", .string(remote)), ("remote", .string("zone.json"))], doing: "read zone.json from")
+        let described = try rc(
+            "operations/stat", [("fs", .string(remote)), ("remote", .string("zone.json"))], doing: "read zone.json from")
         // The remote is untrusted: a zone.json larger than a zone can be is none.
         guard let described, let size = (try? JSONValue.parse(described))?["item"]?["Size"]?.int64Value, size <= RcloneRemote.zoneLimit
         else { return nil }
@@ -555,7 +556,8 @@ public struct RcloneRemote: SyncRemote {
     }
 
     /// Whether rclone's message describes a failure that retrying can fix: the network, the host,
-    /// a time-out, a busy server or a file rewritten by its writer while it was downloaded; never refused credentials or a configuration at fault.
+    /// a time-out, a busy server or a file rewritten by its writer while it was downloaded; never
+    /// refused credentials or a configuration at fault.
     static func isTransient(_ message: String) -> Bool {
         let lowered = message.lowercased()
         // HTTP statuses count as whole numbers only: a port such as 14033 names no 403.
