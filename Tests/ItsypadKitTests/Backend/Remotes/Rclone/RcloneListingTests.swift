@@ -22,14 +22,15 @@ struct RcloneListingTests {
     init() throws { server = try RcloneServer(.rcloneWebDAV) }
 
     /// A device's remote at `path` on the server, whose rclone (a wrapper on PATH) logs each
-    /// request it makes to `requests` and its process id to `processes` (its log goes on to
-    /// standard error only where it says where it serves).
+    /// request it makes to `requests` and its process id to `processes` (`rclone rcd`'s log goes
+    /// on to standard error only where it says where it serves).
     func remote(_ device: String, at path: String, fullListingInterval: Milliseconds = 3_600_000) throws -> RcloneRemote {
         let bin = scratch.file("bin")
         try FileSystem.makeDirectory(bin)
         let wrapper = """
             #!/bin/sh
             echo $$ >>'\(processes)'
+            [ "$1" = rcd ] || exec /usr/bin/rclone "$@" --dump headers --log-level DEBUG --log-file '\(requests)'
             /usr/bin/rclone "$@" --dump headers --log-level DEBUG 2>&1 | tee -a '\(requests)' | grep --line-buffered 'Serving remote' >&2
 
             """
