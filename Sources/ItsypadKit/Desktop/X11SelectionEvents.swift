@@ -108,7 +108,7 @@ package final class X11SelectionEvents {
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port
             address.sin_addr = v4
-            fd = tcpConnection(AF_INET, to: address)
+            fd = TCPConnection.open(AF_INET, to: address, within: answerTimeout)
             let bytes = withUnsafeBytes(of: v4.s_addr) { Array($0) }
             // Xlib names the loopback address as this machine, the way ssh -X's xauth entry does.
             peer = bytes == [127, 0, 0, 1] ? .local : .internet(bytes)
@@ -117,7 +117,7 @@ package final class X11SelectionEvents {
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port
             address.sin6_addr = v6
-            fd = tcpConnection(AF_INET6, to: address)
+            fd = TCPConnection.open(AF_INET6, to: address, within: answerTimeout)
             let bytes = withUnsafeBytes(of: v6) { Array($0) }
             // An IPv4 address mapped into IPv6 is named as IPv4.
             peer = bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] ? .internet(Array(bytes.suffix(4))) : .internet6(bytes)
@@ -130,42 +130,7 @@ package final class X11SelectionEvents {
             let reason = errno == ETIMEDOUT ? "it did not accept within \(Int(answerTimeout)) s" : String(cString: strerror(errno))
             throw ItsypadError.temporary("cannot connect to the X server at \(host):\(number) (TCP port \(6000 + Int(number)!)): \(reason)")
         }
-        var on: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         return (fd, peer)
-    }
-
-    /// A TCP socket of `family` connected to `address` (a `sockaddr_in` or `sockaddr_in6`), or -1 with
-    /// errno set (ETIMEDOUT when the host did not accept within `answerTimeout`: one that drops the
-    /// connection attempts would otherwise hold clip watch for minutes).
-    private static func tcpConnection<Address>(_ family: Int32, to address: Address) -> Int32 {
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { return -1 }
-        var address = address
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
-        }
-        var code = connected == 0 ? 0 : errno
-        if code == EINPROGRESS {
-            let deadline = Monotonic.seconds() + answerTimeout
-            var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            var polled: Int32
-            repeat {
-                let remaining = deadline - Monotonic.seconds()
-                polled = remaining > 0 ? poll(&ready, 1, Int32((remaining * 1000).rounded(.up))) : 0
-            } while polled < 0 && errno == EINTR
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            code = polled > 0 ? 0 : ETIMEDOUT
-            if polled > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = errno }
-        }
-        // The replies are waited for with their own deadline: the socket blocks again.
-        if code == 0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 { code = errno }
-        guard code == 0 else {
-            close(fd)
-            errno = code
-            return -1
-        }
-        return fd
     }
 
     /// The server's socket: /tmp/.X11-unix/XN, else the abstract socket of that name.

@@ -173,7 +173,8 @@ package struct Subprocess {
         package let output: Int32
         /// The read end of its standard error, non-blocking.
         private let errors: Int32
-        private var errorTail: [UInt8] = []
+        /// The end of its standard error read so far (see `readAvailable`).
+        package private(set) var errorTail: [UInt8] = []
         private var status: Int32?
 
         fileprivate init(pid: pid_t, output: Int32, errors: Int32) {

@@ -106,13 +106,20 @@ final class RcloneFixture: RemoteFixture {
     }
 
     func killedMidSend() throws -> [String: String] {
-        // The upload (the only call passing --no-check-dest) reaches the server, then itsypad dies before it hears.
+        // A file of the upload (a PUT to the server, then rclone's "Copied") reaches the server, then
+        // itsypad dies before it hears; rclone's log goes on to itsypad only where it says where it serves.
         wrapper.write(
             "rclone",
             """
             #!/bin/sh
-            for a in "$@"; do [ "$a" = --no-check-dest ] && { /usr/bin/rclone "$@"; kill -9 $PPID; exit 137; }; done
-            exec /usr/bin/rclone "$@"
+            itsypad=$PPID
+            /usr/bin/rclone "$@" --log-level DEBUG --dump headers 2>&1 | while IFS= read -r line; do
+                case "$line" in
+                *"Serving remote control"*) printf '%s\\n' "$line" >&2 ;;
+                *"PUT /"*) put=1 ;;
+                *": Copied ("*) [ -n "$put" ] && { kill -9 "$itsypad"; exit 137; } ;;
+                esac
+            done
             """, mode: 0o755)
         return ["PATH": wrapper.path + ":/usr/bin:/bin"]
     }

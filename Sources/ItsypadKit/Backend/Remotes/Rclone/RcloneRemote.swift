@@ -16,17 +16,20 @@ import Glibc
 /// remote those it removed. A transfer cut short is found by the next listing and done again.
 ///
 /// Uses the system `rclone` with the user's own configuration (`RCLONE_CONFIG` is honoured) or
-/// a connection string, without a shell, never prompting, every call bounded in time.
+/// a connection string, as one `rclone rcd` per sync (see `RcloneDaemon`), never prompting, every
+/// operation bounded in time.
 public struct RcloneRemote: SyncRemote {
     /// The remote as rclone takes it: `REMOTE:PATH`, or a connection string `:BACKEND,OPTION=…:PATH`.
     public let remote: String
     /// This remote's files in the data directory.
     public let directory: String
     let environment: [String: String]
-    /// Seconds an rclone call may go without progress (a file transferred, a line listed) before
+    /// The rclone process that runs this remote's operations.
+    let daemon: RcloneDaemon
+    /// Seconds an rclone operation may go without progress (a file transferred, a line listed) before
     /// it is killed.
     let timeout: Double
-    /// Files one rclone call transfers at most: each chunk is recorded in the manifest once it has
+    /// Files one rclone operation transfers at most: each chunk is recorded in the manifest once it has
     /// landed, so that a sync cut short resumes with the files not transferred yet.
     let chunkSize: Int
     /// Milliseconds after which a fetch lists the whole remote again rather than what the
@@ -58,6 +61,9 @@ public struct RcloneRemote: SyncRemote {
         self.timeout = timeout
         self.chunkSize = chunkSize
         self.fullListingInterval = fullListingInterval
+        daemon = RcloneDaemon(
+            location: BackendLocation.remote(scheme: "rclone", address: remote), environment: environment.merging(["TZ": "UTC"]) { $1 },
+            options: RcloneRemote.options(timeout: timeout), timeout: timeout)
     }
 
     /// The backend directory the engine works on.
@@ -134,12 +140,15 @@ public struct RcloneRemote: SyncRemote {
             }
         }
 
-        /// rclone's options that list this scope: a folder no rule can match is never listed.
-        var options: [String] {
-            switch self {
-            case .everything: ["--fast-list"]
-            case .devices: ["--include", "/zone.json", "--include", "/devices/**"]
-            case .recordFolders(let folders): folders.sorted().flatMap { ["--include", "/" + $0 + "/*"] }
+        /// The parameters of rclone's listing of this scope: a folder no rule can match is never listed.
+        var parameters: [(String, JSONValue)] {
+            func including(_ rules: [String]) -> [(String, JSONValue)] {
+                [("_filter", .object([("IncludeRule", .array(rules.map(JSONValue.string)))]))]
+            }
+            return switch self {
+            case .everything: [("_config", .object([("UseListR", .bool(true))]))]
+            case .devices: including(["/zone.json", "/devices/**"])
+            case .recordFolders(let folders): including(folders.sorted().map { "/" + $0 + "/*" })
             }
         }
     }
@@ -266,25 +275,26 @@ public struct RcloneRemote: SyncRemote {
     }
 
     /// The backend's files in `scope` on the remote, each with its stamp (`size YYYY-MM-DD
-    /// HH:MM:SS`); none when the remote path does not exist yet.
+    /// HH:MM:SS`, in UTC); none when the remote path does not exist yet.
     private func list(_ scope: Scope) throws -> [String: String] {
-        let output = try rclone(
-            ["lsf", "-R", "--files-only", "--format", "pst", "--separator", "\t"] + scope.options + [remote],
-            outputLimit: RcloneRemote.listingLimit)
-        // 3: the directory is not there (a new remote), which holds nothing yet.
-        if output.status == 3 { return [:] }
-        guard output.status == 0 else { throw record(failure: failure("list", output)) }
-        // A listing cut short would take the files left out for removed.
-        guard output.standardOutput.count < RcloneRemote.listingLimit else {
-            throw record(
-                failure: .failure(
-                    "the listing of \(location) is larger than \(RcloneRemote.listingLimit >> 20) MiB: more files than a backend holds"))
-        }
+        let options: JSONValue = .object([("recurse", .bool(true)), ("filesOnly", .bool(true)), ("noMimeType", .bool(true))])
+        guard
+            let body = try rc(
+                "operations/list", [("fs", .string(remote)), ("remote", .string("")), ("opt", options)] + scope.parameters,
+                doing: "list", limit: RcloneRemote.listingLimit)
+        else { return [:] }
         var listed: [String: String] = [:]
-        for line in output.outputText.split(separator: "\n") {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 3, RcloneManifest.isTransferred(String(fields[0])), scope.contains(String(fields[0])) else { continue }
-            listed[String(fields[0])] = fields[1] + " " + fields[2]
+        do {
+            try JSONValue.parseObject(body, streamedArrays: ["list"], member: { _, _ in }) { _, file in
+                // A time is RFC 3339 in UTC (rclone runs with TZ=UTC), to the second or finer.
+                guard let flat = file.flat, let path = flat.stringMember("Path"), let size = flat.integerMember("Size"),
+                    let time = flat.stringMember("ModTime"), time.utf8.count >= 19, RcloneManifest.isTransferred(path),
+                    scope.contains(path)
+                else { return }
+                listed[path] = "\(size) " + time.prefix(19).replacing("T", with: " ")
+            }
+        } catch {
+            throw record(failure: .failure("rclone's listing of \(location) cannot be read: \(JSONCoding.describe(error))"))
         }
         return listed
     }
@@ -366,7 +376,7 @@ public struct RcloneRemote: SyncRemote {
         case removal
     }
 
-    /// Runs `transfer` on `paths` in chunks of `chunkSize` files, one rclone call each, calling
+    /// Runs `transfer` on `paths` in chunks of `chunkSize` files, one rclone operation each, calling
     /// `landed` with each chunk once rclone has done it; nothing when `paths` is empty.
     private func transfer(
         _ transfer: Transfer, _ paths: [String], from source: String? = nil, landed: ([String]) throws -> Void = { _ in }
@@ -375,18 +385,21 @@ public struct RcloneRemote: SyncRemote {
             try files.removeTree(incoming)
             try FileSystem.makeDirectory(incoming)
         }
+        let filter: (String, JSONValue) = ("_filter", .object([("FilesFromRaw", .array([.string(transferList)]))]))
+        let copying = { (from: String, to: String, checkingDestination: Bool) -> [(String, JSONValue)] in
+            let config: [(String, JSONValue)] = [("NoTraverse", .bool(true))] + (checkingDestination ? [] : [("NoCheckDest", .bool(true))])
+            return [("srcFs", .string(from)), ("dstFs", .string(to)), filter, ("_config", .object(config))]
+        }
         for start in stride(from: 0, to: paths.count, by: chunkSize) {
             let chunk = Array(paths[start..<min(start + chunkSize, paths.count)])
             try writeTransferList(chunk)
-            let list = ["--files-from-raw", transferList]
-            let (arguments, what) =
+            let (method, parameters, what) =
                 switch transfer {
-                case .upload: (["copy"] + list + ["--no-traverse", "--no-check-dest", source ?? mirror, remote], "upload to")
-                case .download: (["copy"] + list + ["--no-traverse", remote, incoming], "download from")
-                case .removal: (["delete"] + list + [remote], "remove old files from")
+                case .upload: ("sync/copy", copying(source ?? mirror, remote, false), "upload to")
+                case .download: ("sync/copy", copying(remote, incoming, true), "download from")
+                case .removal: ("operations/delete", [("fs", JSONValue.string(remote)), filter], "remove old files from")
                 }
-            let output = try rclone(arguments)
-            guard output.status == 0 else { throw record(failure: failure(what, output)) }
+            _ = try rc(method, parameters, doing: what, asJob: true)
             try landed(chunk)
         }
     }
@@ -458,26 +471,24 @@ public struct RcloneRemote: SyncRemote {
 
     /// The remote's zone.json, read now; nil when it holds none.
     public func fetchedZone() throws -> [UInt8]? {
-        let output = try rclone(["cat", "--count", String(RcloneRemote.zoneLimit + 1), remotePath("zone.json")])
-        if output.status == 3 || output.status == 4 || output.errorText.contains("not found") { return nil }
-        guard output.status == 0 else { throw record(failure: failure("read zone.json from", output)) }
+        let described = try rc(
+            "operations/stat", [("fs", .string(remote)), ("remote", .string("zone.json"))], doing: "read zone.json from")
         // The remote is untrusted: a zone.json larger than a zone can be is none.
-        return output.standardOutput.count <= RcloneRemote.zoneLimit ? output.standardOutput : nil
+        guard let described, let size = (try? JSONValue.parse(described))?["item"]?["Size"]?.int64Value, size <= RcloneRemote.zoneLimit
+        else { return nil }
+        try transfer(.download, ["zone.json"])
+        defer { try? files.removeTree(incoming) }
+        return try files.read(incoming + "/zone.json", limit: RcloneRemote.zoneLimit)
     }
 
-    /// The largest listing read: about 500,000 files (a line is a path, a size and a time).
-    static let listingLimit = 64 << 20
+    /// The largest listing read: about 500,000 files (rclone describes each in about 200 bytes of JSON).
+    static let listingLimit = 128 << 20
 
     /// The largest journal segment read: a larger one is quarantined (see the backend's limits).
     static let segmentLimit = 12 << 20
 
     /// The largest zone.json read (see the backend's limits).
     static let zoneLimit = 64 * 1024
-
-    /// A file or folder of the remote by its path relative to the backend.
-    private func remotePath(_ relative: String) -> String {
-        remote.hasSuffix(":") || remote.hasSuffix("/") ? remote + relative : remote + "/" + relative
-    }
 
     // MARK: What the protocol asks of a remote with no history
 
@@ -505,48 +516,48 @@ public struct RcloneRemote: SyncRemote {
 
     // MARK: Running rclone
 
-    /// Runs rclone without a shell: never asking for a password or a configuration, its
-    /// connections bounded in time and the whole run killed once it goes `timeout` seconds without
-    /// progress (each file it transfers is a line of its log), in UTC (listed times are compared).
-    func rclone(_ arguments: [String], outputLimit: Int = 1 << 20) throws -> Subprocess.Output {
-        guard let executable = Subprocess.find("rclone", searchPath: environment["PATH"]) else {
-            throw ItsypadError.failure(
-                "rclone is not installed (no 'rclone' in PATH): the sync backend \(location) needs it; local changes stay queued")
-        }
-        var environment = self.environment
-        environment["TZ"] = "UTC"
+    /// rclone's options for every operation: never asking for a password or a configuration, its
+    /// connections bounded in time.
+    static func options(timeout: Double) -> [String] {
         let seconds = { (limit: Double) in "\(Int(min(timeout, limit).rounded(.up)))s" }
-        let options = [
+        return [
             "--ask-password=false", "--contimeout", seconds(15), "--timeout", seconds(30), "--retries", "1",
-            "--low-level-retries", "3", "--log-level", "INFO", "--stats", "0", "--stats-log-level", "DEBUG",
-            "--transfers", "8", "--checkers", "16",
+            "--low-level-retries", "3", "--transfers", "8", "--checkers", "16",
         ]
-        let process = Subprocess(
-            executable: executable, arguments: [arguments[0]] + options + arguments.dropFirst(), environment: environment)
-        return try process.run(timeout: timeout, restartedByOutput: true, outputLimit: outputLimit)
     }
+
+    /// Runs `method` of rclone's remote control (see `RcloneDaemon`): its response's body, or nil
+    /// when the path it names is not there; what it failed to do (`doing`) is kept for `sync status`.
+    @discardableResult
+    private func rc(
+        _ method: String, _ parameters: [(String, JSONValue)], doing what: String, asJob: Bool = false, limit: Int = 1 << 20
+    ) throws -> [UInt8]? {
+        let outcome: RcloneDaemon.Outcome
+        do { outcome = try daemon.call(method, parameters, asJob: asJob, limit: limit) } catch let error as ItsypadError {
+            throw record(failure: error)
+        }
+        switch outcome {
+        case .succeeded(let body): return body
+        case .failed(404, _): return nil
+        case .failed(_, let message): throw record(failure: failure(what, message))
+        case .stalled:
+            throw record(failure: .temporary("rclone could not \(what) \(location): no progress for \(Int(timeout)) s; \(retry)"))
+        }
+    }
+
+    private var retry: String { "local changes stay queued; try again later" }
 
     /// Exit 75 for what retrying can fix (no network, an unreachable host, a time-out, a server
     /// busy), 1 for the rest (refused credentials, a remote missing from the configuration),
-    /// rclone's last lines in both, quoted as it wrote them but for the secrets of a connection
-    /// string (rclone echoes it), which are left out.
-    func failure(_ what: String, _ output: Subprocess.Output) -> ItsypadError {
-        let place = "\(what) \(location)"
-        let retry = "local changes stay queued; try again later"
-        if output.timedOut {
-            return .temporary("rclone could not \(place): no progress for \(Int(timeout)) s; \(retry)")
-        }
-        // Neither the files it did transfer nor its notice that no configuration file exists say
-        // anything about the failure.
-        let lines = output.errorText.split(separator: "\n").filter { !$0.contains(" INFO  : ") && !$0.contains("NOTICE: Config file") }
-            .suffix(8)
-        let text = lines.isEmpty ? "rclone exited with status \(output.status)" : lines.map { "  " + $0 }.joined(separator: "\n")
-        let quoted = "rclone could not \(place):\n" + location.redacting(text)
-        return RcloneRemote.isTransient(lines.joined(separator: "\n")) ? .temporary(quoted + "\n" + retry) : .failure(quoted)
+    /// rclone's message in both, escaped, the secrets of a connection string left out.
+    func failure(_ what: String, _ message: String) -> ItsypadError {
+        let quoted = "rclone could not \(what) \(location):\n" + location.redacting("  " + Text.escapingControls(message, limit: 2000))
+        return RcloneRemote.isTransient(message) ? .temporary(quoted + "\n" + retry) : .failure(quoted)
     }
 
     /// Whether rclone's message describes a failure that retrying can fix: the network, the host,
-    /// a time-out or a busy server; never refused credentials or a configuration at fault.
+    /// a time-out, a busy server or a file rewritten by its writer while it was downloaded; never
+    /// refused credentials or a configuration at fault.
     static func isTransient(_ message: String) -> Bool {
         let lowered = message.lowercased()
         // HTTP statuses count as whole numbers only: a port such as 14033 names no 403.
@@ -558,7 +569,7 @@ public struct RcloneRemote: SyncRemote {
         let unreachable = [
             "connection refused", "i/o timeout", "no such host", "network is unreachable", "no route to host", "connection reset",
             "context deadline exceeded", "timeout", "temporary failure in name resolution", "broken pipe", "eof",
-            "500 internal", "too many requests", "service unavailable",
+            "500 internal", "too many requests", "service unavailable", "corrupted on transfer",
         ]
         if refused.contains(where: lowered.contains) || !numbers.isDisjoint(with: ["401", "403"]) { return false }
         return unreachable.contains(where: lowered.contains) || !numbers.isDisjoint(with: ["429", "502", "503", "504"])

@@ -3,6 +3,10 @@ import Testing
 @testable import ItsypadBackend
 @testable import ItsypadSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What a fetch lists on a WebDAV server (`rclone serve webdav`, which lists one folder per
 /// request): one change another device made costs the same folders listed whatever the backend
 /// holds, and brings in what a whole listing brings in.
@@ -12,15 +16,24 @@ struct RcloneListingTests {
     let scratch = TemporaryDirectory()
     /// Every HTTP request the devices' rclone makes, a `PROPFIND` line per folder listed.
     var requests: String { scratch.file("requests.log") }
+    /// A line per rclone process started, its process id.
+    var processes: String { scratch.file("processes.log") }
 
     init() throws { server = try RcloneServer(.rcloneWebDAV) }
 
     /// A device's remote at `path` on the server, whose rclone (a wrapper on PATH) logs each
-    /// request it makes to `requests`.
+    /// request it makes to `requests` and its process id to `processes` (`rclone rcd`'s log goes
+    /// on to standard error only where it says where it serves).
     func remote(_ device: String, at path: String, fullListingInterval: Milliseconds = 3_600_000) throws -> RcloneRemote {
         let bin = scratch.file("bin")
         try FileSystem.makeDirectory(bin)
-        let wrapper = "#!/bin/sh\nexec /usr/bin/rclone \"$@\" --dump headers --log-level DEBUG --log-file '\(requests)'\n"
+        let wrapper = """
+            #!/bin/sh
+            echo $$ >>'\(processes)'
+            [ "$1" = rcd ] || exec /usr/bin/rclone "$@" --dump headers --log-level DEBUG --log-file '\(requests)'
+            /usr/bin/rclone "$@" --dump headers --log-level DEBUG 2>&1 | tee -a '\(requests)' | grep --line-buffered 'Serving remote' >&2
+
+            """
         scratch.write("bin/rclone", wrapper, mode: 0o700)
         var environment = Process.baseEnvironment.merging(try server.environment()) { $1 }
         environment["PATH"] = bin + ":/usr/bin:/bin"
@@ -82,6 +95,35 @@ struct RcloneListingTests {
         #expect(small.arrived && large.arrived)
         #expect(small.listed > 0, "the wrapper logged no request")
         #expect(small.listed == large.listed, "\(small.listed) folders listed with 12 records, \(large.listed) with 120")
+    }
+
+    /// One change each way (A brings in B's change and sends its own) runs one rclone process,
+    /// stopped once A's remote is done with: not a process per listing and transfer.
+    @Test func oneChangeEachWayRunsOneRcloneProcess() throws {
+        let a = try remote("a", at: "processes"), b = try remote("b", at: "processes")
+        try b.prepare()
+        try write(b, "zone.json", "zone")
+        try write(b, "devices/B/journal/0000000000000001.log", Self.line(seq: 1, "r1"))
+        try write(b, Self.recordFile("r1", "B"), "version 1")
+        #expect(try b.send(message: ""))
+        #expect(try a.fetch() == .changed)
+        try write(b, "devices/B/journal/0000000000000001.log", Self.line(seq: 1, "r1") + Self.line(seq: 2, "r1"))
+        try write(b, Self.recordFile("r1", "B"), "version 2")
+        #expect(try b.send(message: ""))
+        try write(a, "devices/A/journal/0000000000000001.log", Self.line(seq: 1, "r2"))
+        try write(a, Self.recordFile("r2", "A"), "version 1")
+        let before = (try FileSystem.read(processes))?.count ?? 0
+        do {
+            let sync = try remote("a", at: "processes")
+            #expect(try sync.fetch() == .changed)
+            #expect(try sync.send(message: ""))
+        }
+        let started = String(decoding: (try FileSystem.read(processes, from: before)) ?? [], as: UTF8.self).split(separator: "\n")
+        #expect(started.count == 1, "\(started.count) rclone processes for one change each way")
+        #expect(try FileSystem.read(a.mirror + "/" + Self.recordFile("r1", "B")) == Array("version 2".utf8))
+        let sent = try FileSystem.read(server.served + "/processes/" + Self.recordFile("r2", "A"))
+        #expect(sent == Array("version 1".utf8), "A's change reached the server")
+        for pid in started.compactMap({ pid_t($0) }) { #expect(kill(pid, 0) != 0, "rclone \(pid) still runs") }
     }
 
     /// The files of a mirror and what each holds.

@@ -148,6 +148,8 @@ struct RcloneMirrorTests {
         ("Failed to copy: 429 Too Many Requests", true),
         ("couldn't connect SSH: dial tcp 127.0.0.1:22: i/o timeout", true),
         ("Failed to copy: 503 Service Unavailable", true),
+        // A file its writer rewrote while it was downloaded.
+        ("corrupted on transfer: sizes differ 424 vs 509", true),
     ])
     func failuresAreRetryableOnlyWhenRetryingCanFixThem(_ message: String, _ retryable: Bool) {
         #expect(RcloneRemote.isTransient(message) == retryable)

@@ -84,7 +84,7 @@ struct RcloneProgressTests {
             if sentBeforeKill.count >= 60 { break }
             usleep(2_000)
         }
-        let uploader = RcloneFleet.waitForChild(of: sync, running: "--no-check-dest")
+        let uploader = RcloneFleet.waitForChild(of: sync, running: "rcd")
         let killed = kill(sync, SIGKILL) == 0
         if let uploader { kill(uploader, SIGKILL) }
         while waitpid(sync, &status, 0) < 0 && errno == EINTR {}

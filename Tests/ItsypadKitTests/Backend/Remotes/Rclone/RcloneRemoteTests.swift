@@ -128,11 +128,14 @@ enum RcloneScenarios {
         try #require(imported.status == 0, "\(imported.stderr)")
         var env = Process.baseEnvironment.merging(fleet.environment) { $1 }
         env["ITSYPAD_DATA_DIR"] = a.dataDir
+        // rclone reads its options from RCLONE_*: the upload lasts seconds, long enough to be cut.
+        env["RCLONE_BWLIMIT"] = "200k"
         let scratch = TemporaryScratch()
+        let recordsBefore = RcloneFleet.recordFiles(on: fleet.server)
         let sync = try Process.spawn(
             Process.itsypad, ["sync"], stdin: "/dev/null", stdout: scratch.path + "/out", stderr: scratch.path + "/err", environment: env)
-        // Only an upload passes --no-check-dest.
-        let uploader = RcloneFleet.waitForChild(of: sync, running: "--no-check-dest")
+        // Once the first tabs have landed on the server.
+        let uploader = RcloneFleet.waitForChild(of: sync, running: "rcd") { RcloneFleet.recordFiles(on: fleet.server) > recordsBefore }
         if let uploader { kill(uploader, SIGKILL) }
         var status: Int32 = 0
         while waitpid(sync, &status, 0) < 0 && errno == EINTR {}
@@ -147,9 +150,9 @@ enum RcloneScenarios {
 }
 
 extension RcloneFleet {
-    /// The process id of a child of `parent` whose command line holds `word`, once one runs; nil
-    /// when `parent` ends first.
-    static func waitForChild(of parent: pid_t, running word: String) -> pid_t? {
+    /// The process id of a child of `parent` whose command line holds `word`, once one runs and
+    /// `ready` holds; nil when `parent` ends first.
+    static func waitForChild(of parent: pid_t, running word: String, once ready: () -> Bool = { true }) -> pid_t? {
         while kill(parent, 0) == 0 {
             for name in (try? FileSystem.list("/proc")) ?? [] {
                 guard let pid = pid_t(name), let stat = readProcFile("/proc/\(name)/stat"),
@@ -157,13 +160,24 @@ extension RcloneFleet {
                 else { continue }
                 let fields = String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " ")
                 let arguments = cmdline.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-                if fields.flatMap({ $0.count > 1 ? pid_t($0[1]) : nil }) == parent, arguments.contains(word) { return pid }
+                if fields.flatMap({ $0.count > 1 ? pid_t($0[1]) : nil }) == parent, arguments.contains(word), ready() { return pid }
             }
             var status: Int32 = 0
             if waitpid(parent, &status, WNOHANG) == parent { return nil }
             usleep(2_000)
         }
         return nil
+    }
+
+    /// The record files the server holds.
+    static func recordFiles(on server: RcloneServer) -> Int {
+        func count(_ directory: String) -> Int {
+            ((try? FileSystem.list(directory, includingHidden: true)) ?? []).reduce(0) { total, name in
+                let path = directory + "/" + name
+                return total + (FileSystem.isDirectory(path) ? count(path) : 1)
+            }
+        }
+        return count(server.backend + "/records")
     }
 
     /// A file of /proc, whose size stat reports as 0: read to its end.

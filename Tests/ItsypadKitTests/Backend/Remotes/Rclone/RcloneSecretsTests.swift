@@ -23,8 +23,8 @@ struct RcloneSecretsTests {
         _ = try device.run("clip", "add", "written while the server was down")
         let failed = try device.runArguments(["sync"], environment: environment)
         #expect(failed.status == 75, "\(failed.stderr)")
-        // rclone's own words are there, its echo of the connection string without the password.
-        #expect(failed.stderr.contains("Failed to create file system for") && failed.stderr.contains("pass=***"), "\(failed.stderr)")
+        // rclone's own words are there, and the connection string without the password.
+        #expect(failed.stderr.contains("couldn't connect SSH") && failed.stderr.contains("pass=***"), "\(failed.stderr)")
         var shown = [failed.stdout, failed.stderr, enabled.stdout, enabled.stderr]
         for arguments in [["sync", "status"], ["sync", "status", "--json"], ["sync", "log"]] {
             let result = try device.runArguments(arguments, environment: environment)

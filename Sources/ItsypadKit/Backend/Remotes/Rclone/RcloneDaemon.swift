@@ -1,0 +1,136 @@
+import ItsypadModel
+import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `rclone rcd`, the one rclone process of a sync: every listing and transfer goes through its
+/// HTTP API (rclone's remote control). Started at the first call, bound to 127.0.0.1 with
+/// credentials drawn at random and passed in its environment, started again if it died, stopped
+/// with this object. The remote, whose connection string may hold secrets, travels in the
+/// requests' bodies, never in an argument vector.
+final class RcloneDaemon {
+    /// The sync backend it serves, as messages name it.
+    let location: BackendLocation
+    /// Its environment, without the credentials (`PATH` finds rclone, `RCLONE_*` configure it).
+    let environment: [String: String]
+    /// rclone's options for every operation (time-outs, never prompting, parallel transfers).
+    let options: [String]
+    /// Seconds an operation may go without progress, and a request without an answer.
+    let timeout: Double
+    private var running: Subprocess.Running?
+    private var client: LoopbackHTTP?
+
+    init(location: BackendLocation, environment: [String: String], options: [String], timeout: Double) {
+        self.location = location
+        self.environment = environment
+        self.options = options
+        self.timeout = timeout
+    }
+
+    /// What an operation came to.
+    enum Outcome {
+        /// Done: the response's body (empty for a job).
+        case succeeded([UInt8])
+        /// rclone's message, with the HTTP status it came with (404 for a path not there).
+        case failed(status: Int, message: String)
+        /// It went `timeout` seconds without progress and was stopped.
+        case stalled
+    }
+
+    /// Runs the remote control's `method`: in one request bounded by the time-out, or `asJob`,
+    /// polled, its time-out restarted by each progress it makes (bytes, files checked,
+    /// transferred or deleted). A response body larger than `limit` bytes is refused.
+    func call(_ method: String, _ parameters: [(String, JSONValue)], asJob: Bool = false, limit: Int = 1 << 20) throws -> Outcome {
+        let client = try started()
+        guard asJob else { return outcome(try request(client, method, parameters, limit: limit)) }
+        let submitted = try request(client, method, parameters + [("_async", .bool(true))])
+        guard submitted.status == 200, let job = (try? JSONValue.parse(submitted.body))?["jobid"]?.int64Value else {
+            return outcome(submitted)
+        }
+        var deadline = Monotonic.seconds() + timeout
+        var progress: [Int64] = []
+        var pause: useconds_t = 500
+        while true {
+            let reply = try request(client, "job/status", [("jobid", .integer(job))])
+            guard reply.status == 200, let status = try? JSONValue.parse(reply.body) else { return outcome(reply) }
+            if status["finished"]?.boolValue == true {
+                guard status["success"]?.boolValue == true else {
+                    return .failed(status: 500, message: status["error"]?.stringValue ?? "the job failed")
+                }
+                return .succeeded([])
+            }
+            let stats = try? JSONValue.parse(try request(client, "core/stats", [("group", .string("job/\(job)"))]).body)
+            let made = ["bytes", "checks", "transfers", "deletes"].map { stats?[$0]?.int64Value ?? 0 }
+            if made != progress {
+                progress = made
+                deadline = Monotonic.seconds() + timeout
+            } else if Monotonic.seconds() > deadline {
+                _ = try? request(client, "job/stop", [("jobid", .integer(job))])
+                return .stalled
+            }
+            usleep(pause)
+            pause = min(pause * 2, 100_000)
+        }
+    }
+
+    /// One request; rclone's log is read after it, so that it never blocks on a full pipe.
+    private func request(
+        _ client: LoopbackHTTP, _ method: String, _ parameters: [(String, JSONValue)], limit: Int = 1 << 20
+    ) throws -> LoopbackHTTP.Response {
+        defer { _ = running?.readAvailable() }
+        return try client.post("/" + method, json: JSONValue.object(parameters).serializedBytes(), timeout: timeout, limit: limit)
+    }
+
+    /// A response as an outcome: only the error of a failure's body is read, never the request it
+    /// echoes (which names the remote, secrets and all).
+    private func outcome(_ response: LoopbackHTTP.Response) -> Outcome {
+        if response.status == 200 { return .succeeded(response.body) }
+        let message = (try? JSONValue.parse(response.body))?["error"]?.stringValue
+        return .failed(status: response.status, message: message ?? "rclone answered with HTTP status \(response.status)")
+    }
+
+    /// The running daemon's client, starting it first if it is not running.
+    private func started() throws -> LoopbackHTTP {
+        if let client, let running, running.exitStatus(within: 0) == nil { return client }
+        running?.stop()
+        running = nil
+        guard let executable = Subprocess.find("rclone", searchPath: environment["PATH"]) else {
+            throw ItsypadError.failure(
+                "rclone is not installed (no 'rclone' in PATH): the sync backend \(location) needs it; local changes stay queued")
+        }
+        let user = Hex.encode(try SecureRandom.bytes(16)), password = Hex.encode(try SecureRandom.bytes(16))
+        var environment = self.environment
+        environment["RCLONE_RC_USER"] = user
+        environment["RCLONE_RC_PASS"] = password
+        let process = try Subprocess(
+            executable: executable, arguments: ["rcd", "--rc-addr", "127.0.0.1:0"] + options, environment: environment
+        ).start()
+        let deadline = Monotonic.seconds() + min(timeout, 30)
+        while true {
+            let ended = process.readAvailable() == nil
+            if let port = RcloneDaemon.port(announcedIn: process.errorTail) {
+                let client = LoopbackHTTP(port: port, user: user, password: password)
+                (self.running, self.client) = (process, client)
+                return client
+            }
+            if ended || process.exitStatus(within: 0) != nil || Monotonic.seconds() > deadline {
+                process.stop()
+                let log = location.redacting(process.errorText)
+                let reason = log.isEmpty ? "" : ":\n" + log
+                throw ItsypadError.failure("rclone rcd did not start for \(location)\(reason)")
+            }
+            usleep(1_000)
+        }
+    }
+
+    /// The port rclone's log announces it serves on (`Serving remote control on http://127.0.0.1:PORT/`).
+    static func port(announcedIn log: [UInt8]) -> UInt16? {
+        let text = String(decoding: log, as: UTF8.self)
+        guard let announced = text.firstRange(of: "Serving remote control on http://127.0.0.1:") else { return nil }
+        let rest = text[announced.upperBound...]
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        return rest.dropFirst(digits.count).first == "/" ? UInt16(digits) : nil
+    }
+}
