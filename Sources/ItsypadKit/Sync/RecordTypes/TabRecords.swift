@@ -18,7 +18,7 @@ final class TabRecords: SyncedRecordType {
     private var sent: [String: Tab] = [:]
 
     func problem(with record: BackendRecord) -> String? {
-        isDecoded(record) || isOwnAccepted(record) ? nil : RecordMapping.tabProblem(with: record)
+        isOwnAccepted(record) ? nil : RecordMapping.tabProblem(with: record)
     }
 
     func item(from record: BackendRecord, backend: SyncBackend) throws -> Tab? { try RecordMapping.tab(from: record, backend: backend) }
@@ -27,14 +27,6 @@ final class TabRecords: SyncedRecordType {
     /// the lookup it was read for (a tab written meanwhile is read again).
     private var prefetched: [String: TabStore.Entry?] = [:]
 
-    /// The tabs of the page's records whose content is inline, decoded together, by record name;
-    /// each stands for the version of its sync tag only, and is used once.
-    private var decoded: [String: (tab: Tab, deviceName: String)] = [:]
-
-    private func isDecoded(_ record: BackendRecord) -> Bool {
-        decoded[record.recordName].map { $0.tab.sync?.tag == record.recordChangeTag } ?? false
-    }
-
     /// The tag each tab's file took when this run's push was accepted, until a fetched version
     /// changes it. The pull after a push fetches those versions back: a tab holding its version's
     /// tag with nothing queued would be left as it is, so neither its file is read nor the record decoded.
@@ -42,22 +34,6 @@ final class TabRecords: SyncedRecordType {
 
     private func isOwnAccepted(_ record: BackendRecord) -> Bool {
         record.recordChangeTag != nil && acceptedTags[record.recordName] == record.recordChangeTag
-    }
-
-    /// Fewer records than this are decoded as they are applied: threads would cost more.
-    private static let decodedTogether = 256
-
-    func prepare(_ fetched: [BackendRecord]) throws {
-        decoded = [:]
-        let records = fetched.filter { !isOwnAccepted($0) }
-        guard records.count >= Self.decodedTogether else { return }
-        let chunk = Self.decodedTogether
-        let parts = try Parallel.map(parts: (records.count + chunk - 1) / chunk) { part in
-            records[(part * chunk)..<min(records.count, (part + 1) * chunk)].compactMap { record in
-                RecordMapping.inlineTab(from: record).map { (record.recordName, $0) }
-            }
-        }
-        decoded = Dictionary(parts.joined(), uniquingKeysWith: { first, _ in first })
     }
 
     /// A tab as this run sees it: staged for writing, else on disk.
@@ -115,10 +91,6 @@ final class TabRecords: SyncedRecordType {
     /// A version from the backend, fetched or returned by a conflict; false when it cannot be read.
     private func applyRecord(_ record: BackendRecord, engine: SyncEngine) throws -> Bool {
         acceptedTags[record.recordName] = nil
-        if isDecoded(record), let decoded = decoded.removeValue(forKey: record.recordName) {
-            try applyVersion(decoded.tab, remoteDevice: decoded.deviceName, engine: engine)
-            return true
-        }
         guard let remote = try RecordMapping.tab(from: record, backend: engine.backend) else { return false }
         try applyVersion(remote, remoteDevice: RecordMapping.deviceName(of: record), engine: engine)
         return true
