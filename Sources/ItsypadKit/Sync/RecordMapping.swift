@@ -73,15 +73,6 @@ enum RecordMapping {
         return tab(fields, record, content: text)
     }
 
-    /// `tab(from:backend:)` and `deviceName(of:)` of a record whose content is inline; nil for
-    /// any other, and for one with a problem. It reads no asset, so any thread may run it.
-    static func inlineTab(from record: BackendRecord) -> (tab: Tab, deviceName: String)? {
-        guard case .success(let fields) = decode(TabRecordFields.self, record), problem(with: fields, record) == nil,
-            let content = fields.content, let tab = tab(fields, record, content: content)
-        else { return nil }
-        return (tab, deviceName(fields, record))
-    }
-
     private static func tab(_ fields: TabRecordFields, _ record: BackendRecord, content: String) -> Tab? {
         guard let tag = record.recordChangeTag else { return nil }
         return fields.tab(id: record.recordName, content: content, tag: tag, writer: record.modified?.deviceID)

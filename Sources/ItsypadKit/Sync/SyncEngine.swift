@@ -421,9 +421,6 @@ public final class SyncEngine {
     /// large batches, each made durable at once). A crash between steps applies the page again
     /// from its start (its token is saved after it), which changes nothing already applied.
     private func apply(_ changes: [Change], in pass: inout FetchPass) throws {
-        var saved: [String: [BackendRecord]] = [:]
-        for case .saved(let record) in changes { saved[record.recordType, default: []].append(record) }
-        for type in types.all { try type.prepare(saved[type.recordType.rawValue] ?? []) }
         var start = changes.startIndex
         while start < changes.endIndex {
             if start > changes.startIndex { try store.letOthersIn(beforeHandingOver: writeStaged) }

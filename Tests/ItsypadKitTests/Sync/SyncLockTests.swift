@@ -132,6 +132,35 @@ final class PausingBackend: SyncBackend, @unchecked Sendable {
         #expect(try DataStore(path: a.dataDir).tabs.tab(id: id)?.hasUnsyncedChanges == false)
     }
 
+    /// Tabs edited and removed between a push and the fetch after it, which brings their sent
+    /// versions back (and, as this run accepted them, skips them): the edit and the removal stay
+    /// pending, and reach the other device.
+    @Test func changesMadeBeforeTheFetchAfterAPushStayPending() throws {
+        let fleet = Fleet(2, backend: .inMemory)
+        let a = fleet[0], b = fleet[1]
+        fleet.enable(0)
+        fleet.enable(1)
+        let edited = a.output("tab", "new", "sent")
+        let removed = a.output("tab", "new", "sent, then removed")
+        do {
+            // One engine for both: the fetch meets the versions its push sent.
+            let engine = try engine(fleet, 0, pausingAt: "fetchChanges") {
+                _ = a.output("tab", "edit", edited, "sent\nedited before the fetch")
+                _ = a.output("tab", "rm", removed)
+            }
+            try engine.push()
+            try engine.pull()
+        }
+        let tab = try #require(try DataStore(path: a.dataDir).tabs.tab(id: edited))
+        #expect(tab.content == "sent\nedited before the fetch")
+        #expect(tab.sync?.ancestor == "sent")
+        #expect(a.output("sync", "status").contains("pending:    2 tabs, 0 clips, 0 settings"))
+        fleet.converge()
+        #expect(b.output("tab", "show", edited) == "sent\nedited before the fetch")
+        #expect(try b.run("tab", "show", removed).status != 0)
+        #expect(a.output("sync", "status").contains("pending:    0 tabs, 0 clips, 0 settings"))
+    }
+
     /// A page applied in several steps (the lock handed over between them) arrives whole.
     @Test func aPageAppliedInStepsArrivesWhole() throws {
         let fleet = Fleet(2, backend: .inMemory)

@@ -30,9 +30,6 @@ protocol SyncedRecordType {
 
     // MARK: Fetching
 
-    /// Sees every saved record of this type in a page before any is applied (a handler may read
-    /// them all at once, on every processor).
-    func prepare(_ records: [BackendRecord]) throws
     /// Applies fetched changes of this type, in the order given (each record at most once).
     func apply(_ changes: [FetchedChange], engine: SyncEngine) throws
     /// Applies the backend's version met by a conflict, as if fetched; false when it cannot be read.
@@ -107,7 +104,6 @@ enum RemovalRule {
 
 extension SyncedRecordType {
     func canonicalName(_ recordName: String) -> String { recordName.lowercased() }
-    func prepare(_: [BackendRecord]) {}
     func applyDeletionsMissing(from _: Set<RecordKey>, engine _: SyncEngine) throws {}
     func writeStaged(engine _: SyncEngine) throws {}
     func finishPull(engine _: SyncEngine) throws {}

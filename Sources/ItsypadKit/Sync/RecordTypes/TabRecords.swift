@@ -18,7 +18,7 @@ final class TabRecords: SyncedRecordType {
     private var sent: [String: Tab] = [:]
 
     func problem(with record: BackendRecord) -> String? {
-        isDecoded(record) ? nil : RecordMapping.tabProblem(with: record)
+        isOwnAccepted(record) ? nil : RecordMapping.tabProblem(with: record)
     }
 
     func item(from record: BackendRecord, backend: SyncBackend) throws -> Tab? { try RecordMapping.tab(from: record, backend: backend) }
@@ -27,27 +27,13 @@ final class TabRecords: SyncedRecordType {
     /// the lookup it was read for (a tab written meanwhile is read again).
     private var prefetched: [String: TabStore.Entry?] = [:]
 
-    /// The tabs of the page's records whose content is inline, decoded together, by record name;
-    /// each stands for the version of its sync tag only, and is used once.
-    private var decoded: [String: (tab: Tab, deviceName: String)] = [:]
+    /// The tag each tab's file took when this run's push was accepted, until a fetched version
+    /// changes it. The pull after a push fetches those versions back: a tab holding its version's
+    /// tag with nothing queued would be left as it is, so neither its file is read nor the record decoded.
+    private var acceptedTags: [String: String] = [:]
 
-    private func isDecoded(_ record: BackendRecord) -> Bool {
-        decoded[record.recordName].map { $0.tab.sync?.tag == record.recordChangeTag } ?? false
-    }
-
-    /// Fewer records than this are decoded as they are applied: threads would cost more.
-    private static let decodedTogether = 256
-
-    func prepare(_ records: [BackendRecord]) throws {
-        decoded = [:]
-        guard records.count >= Self.decodedTogether else { return }
-        let chunk = Self.decodedTogether
-        let parts = try Parallel.map(parts: (records.count + chunk - 1) / chunk) { part in
-            records[(part * chunk)..<min(records.count, (part + 1) * chunk)].compactMap { record in
-                RecordMapping.inlineTab(from: record).map { (record.recordName, $0) }
-            }
-        }
-        decoded = Dictionary(parts.joined(), uniquingKeysWith: { first, _ in first })
+    private func isOwnAccepted(_ record: BackendRecord) -> Bool {
+        record.recordChangeTag != nil && acceptedTags[record.recordName] == record.recordChangeTag
     }
 
     /// A tab as this run sees it: staged for writing, else on disk.
@@ -71,7 +57,12 @@ final class TabRecords: SyncedRecordType {
 
     // MARK: Applying backend versions
 
-    func apply(_ changes: [FetchedChange], engine: SyncEngine) throws {
+    func apply(_ fetched: [FetchedChange], engine: SyncEngine) throws {
+        var changes: [FetchedChange] = []
+        for change in fetched {
+            if case .saved(let record) = change, isOwnAccepted(record), try engine.pendingChange(key(record.recordName)) == nil { continue }
+            changes.append(change)
+        }
         let saved = changes.compactMap { change in
             if case .saved(let record) = change, staged[record.recordName] == nil { return record.recordName } else { return nil }
         }
@@ -99,10 +90,7 @@ final class TabRecords: SyncedRecordType {
 
     /// A version from the backend, fetched or returned by a conflict; false when it cannot be read.
     private func applyRecord(_ record: BackendRecord, engine: SyncEngine) throws -> Bool {
-        if isDecoded(record), let decoded = decoded.removeValue(forKey: record.recordName) {
-            try applyVersion(decoded.tab, remoteDevice: decoded.deviceName, engine: engine)
-            return true
-        }
+        acceptedTags[record.recordName] = nil
         guard let remote = try RecordMapping.tab(from: record, backend: engine.backend) else { return false }
         try applyVersion(remote, remoteDevice: RecordMapping.deviceName(of: record), engine: engine)
         return true
@@ -254,6 +242,7 @@ final class TabRecords: SyncedRecordType {
     /// The tab was removed on the backend. It goes, unless it holds edits the
     /// deleter had not seen (`history` says what it had seen; nil: unknown), which win.
     private func applyDeletion(_ id: String, history: EditHistory?, engine: SyncEngine) throws {
+        acceptedTags[id] = nil
         try writeStaged(engine: engine)
         let store = engine.store
         let key = RecordKey(.tab, id)
@@ -297,6 +286,7 @@ final class TabRecords: SyncedRecordType {
     /// A version on the backend that cannot be read would block every change to the tab: this
     /// device's version (or deletion) is sent again over it, carrying its tag.
     func replaceUnreadable(_ id: String, tag: String, engine: SyncEngine) throws -> Bool {
+        acceptedTags[id] = nil
         switch try engine.store.tabs.entry(id: id) {
         case .live(var tab)?:
             tab.sync = TabSyncMetadata(tag: tag, ancestor: tab.sync?.ancestor ?? "", clock: tab.sync?.clock)
@@ -313,10 +303,23 @@ final class TabRecords: SyncedRecordType {
 
     // MARK: Sending
 
-    /// The tabs of `changes` are read together, their directory opened once.
+    /// The tabs of `changes` are read `SyncEngine.stepSize` at a time as the batch takes them in
+    /// order, each group's directory opened once: a batch full by its bytes leaves the rest unread.
     func sender(for changes: [PendingChange], engine: SyncEngine) throws -> (PendingChange) throws -> SyncEngine.Outgoing? {
-        let entry = try engine.store.tabs.lookUp(reading: changes.map(\.key.name))
-        return { [self] change in try outgoing(change, entry: entry(change.key.name), engine: engine) }
+        let names = changes.map(\.key.name)
+        var read = 0
+        var group = Set<String>()
+        var entry = engine.store.tabs.entry(id:)
+        return { [self] change in
+            let name = change.key.name
+            if !group.contains(name), read < names.count {
+                let next = names[read..<min(read + SyncEngine.stepSize, names.count)]
+                entry = try engine.store.tabs.lookUp(reading: Array(next))
+                group = Set(next)
+                read = next.endIndex
+            }
+            return try outgoing(change, entry: entry(name), engine: engine)
+        }
     }
 
     private func outgoing(_ change: PendingChange, entry: TabStore.Entry?, engine: SyncEngine) throws -> SyncEngine.Outgoing? {
@@ -363,6 +366,7 @@ final class TabRecords: SyncedRecordType {
         }
         for item in items { sent[item.change.key.name] = nil }
         try engine.store.tabs.save(updated)
+        for tab in updated { acceptedTags[tab.id] = tab.sync?.tag }
     }
 
     // MARK: Bookkeeping
@@ -377,6 +381,7 @@ final class TabRecords: SyncedRecordType {
 
     /// Each such tab goes again as new.
     func forgetSynced(except accounted: Set<RecordKey>?, engine: SyncEngine) throws {
+        acceptedTags = [:]
         let pending = try engine.store.pending()
         for var tab in try engine.store.tabs.all() where !tab.isFileBacked {
             if let accounted, tab.sync == nil || accounted.contains(RecordKey(.tab, tab.id)) { continue }
