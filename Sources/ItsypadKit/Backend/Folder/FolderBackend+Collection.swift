@@ -11,7 +11,7 @@ extension FolderBackend {
         defer { listedRecordFiles.withLock { $0 = nil } }
         let zone = try readZone()
         let read = try FolderToken(decoding: token, zoneID: zone.zoneID)
-        return try withOwnFolder(in: zone) { document, _ in
+        return try withOwnFolder(in: zone) { document, last in
             let seen = read.positions.mapValues(\.seq)
             let time = now()
             if seen != document.seen || time - (document.lastSync ?? 0) >= Self.lastSyncRefresh {
@@ -21,7 +21,10 @@ extension FolderBackend {
                 try writeDeviceDocument(document)
             }
             let acknowledged = document
-            let (superseded, collected) = try supersededVersions(after: document.collectedThrough, through: read, zone: zone.zoneID)
+            // Rolled forward, this device's record files are those its last line names.
+            let holdsRecordFiles = last.map { $0.files != FilesDigest().hex } ?? false
+            let (superseded, collected) = try supersededVersions(
+                after: document.collectedThrough, through: read, holdsRecordFiles: holdsRecordFiles, zone: zone.zoneID)
             document.collectedThrough = collected.token.rawValue
             let drops = superseded + (try acknowledgedTombstones(&document, zone: zone.zoneID))
             try commitDrops(drops, zone: zone.zoneID, document: &document)
@@ -38,7 +41,7 @@ extension FolderBackend {
     /// Returns the drops and how far it looked: a device whose record files could not be read yet
     /// (not fully arrived) is looked at again next time.
     private func supersededVersions(
-        after previous: String?, through read: FolderToken, zone: String
+        after previous: String?, through read: FolderToken, holdsRecordFiles: Bool, zone: String
     )
         throws -> (drops: [(RecordID, DropDocument)], collected: FolderToken)
     {
@@ -54,15 +57,13 @@ extension FolderBackend {
             guard let mine = own[id] ?? nil, Self.supersedes(version, mine) else { return nil }
             return mine.version.tag
         }
-        var recordFiles: [String: [RecordID: String]]?
         var collected = read
         for (device, end) in read.positions.sorted(by: { $0.key < $1.key }) where device != deviceID {
             var from = start.positions[device].flatMap { $0.seq <= end.seq ? $0 : nil } ?? FolderToken.Position(seq: 0, resume: nil)
             if let checkpoint = try journal(of: device).checkpoint(), from.seq < checkpoint.batch.seq - 1 {
                 // The lines since the last look were compacted away: the device's record files stand for them.
-                if recordFiles == nil { recordFiles = try recordFilesByDevice() }
                 // No record file of this device (which only it writes, under the lock held here): nothing to supersede.
-                guard recordFiles?[deviceID]?.isEmpty == false else { continue }
+                guard holdsRecordFiles else { continue }
                 // A page at a time; what the files supersede counts only once they settle (match a line).
                 var page = FolderToken.Position(seq: from.seq, resume: nil, restart: RecordFilesCursor())
                 var supersededByFiles: [RecordID: String] = [:]
