@@ -61,26 +61,10 @@ struct JoinKillTests {
         let copy = FirstPushTests.backend(of: counting)
         #expect(try Process.run("/bin/cp", ["-a", backend, copy]).status == 0)
         let counted = try FirstPushTests.systemCalls(counting, ["sync", "enable", copy])
-        let calls = FirstPushTests.killedCalls.filter { counted[$0, default: 0] > 0 }
-        let points = (0..<kills * 3 / 2).map { _ in
-            let call = calls.randomElement(using: &generator)!
-            return KillPoint(call: call, nth: Int.random(in: 1...counted[call]!, using: &generator))
+        let (points, landed) = try await FirstPushTests.kill(at: kills, pointsOf: counted, generator: &generator) { point in
+            try Self.killedJoin(backend: backend, clips: clips, at: point)
         }
-        var landed: [KillPoint] = []
-        try await withThrowingTaskGroup(of: (KillPoint, Bool).self) { group in
-            var next = points.makeIterator()
-            for _ in 0..<2 {
-                guard let point = next.next() else { break }
-                group.addTask { (point, try Self.killedJoin(backend: backend, clips: clips, at: point)) }
-            }
-            while let (point, killed) = try await group.next() {
-                if killed { landed.append(point) }
-                if landed.count < kills, let point = next.next() {
-                    group.addTask { (point, try Self.killedJoin(backend: backend, clips: clips, at: point)) }
-                }
-            }
-        }
-        #expect(landed.count >= kills, "only \(landed.count) of \(points.count) kills landed; counted \(counted)")
+        #expect(landed.count >= kills, "only \(landed.count) of \(points) kills landed; counted \(counted)")
         withExtendedLifetime(sender) {}
     }
 }
