@@ -155,7 +155,21 @@ struct FirstPushTests {
         let sender = Self.sender(clips: clips)
         let (dataDir, backend) = (sender.dataDir, Self.backend(of: sender))
         let counted = try Self.systemCalls(try Self.copy(dataDir: dataDir, backend: backend), ["sync"])
-        let calls = Self.killedCalls.filter { counted[$0, default: 0] > 0 }
+        let (points, landed) = try await Self.kill(at: kills, pointsOf: counted, generator: &generator) { point in
+            try Self.killedPush(dataDir: dataDir, backend: backend, clips: clips, at: point)
+        }
+        #expect(landed.count >= kills, "only \(landed.count) of \(points) kills landed; counted \(counted)")
+    }
+
+    /// Runs `killed` at random points, two at a time, until `kills` of them landed (it returns
+    /// whether its kill did): each point the N-th call of one of `killedCalls`, the call drawn at
+    /// random and N at random up to the `counted` calls of a whole run. Returns how many points
+    /// were drawn, and those that landed.
+    static func kill(
+        at kills: Int, pointsOf counted: [String: Int], generator: inout SeededGenerator,
+        _ killed: @escaping @Sendable (KillPoint) throws -> Bool
+    ) async throws -> (points: Int, landed: [KillPoint]) {
+        let calls = killedCalls.filter { counted[$0, default: 0] > 0 }
         // More points than kills: a kill past the calls of one thread does not land.
         let points = (0..<kills * 3 / 2).map { _ in
             let call = calls.randomElement(using: &generator)!
@@ -166,15 +180,13 @@ struct FirstPushTests {
             var next = points.makeIterator()
             for _ in 0..<2 {
                 guard let point = next.next() else { break }
-                group.addTask { (point, try Self.killedPush(dataDir: dataDir, backend: backend, clips: clips, at: point)) }
+                group.addTask { (point, try killed(point)) }
             }
-            while let (point, killed) = try await group.next() {
-                if killed { landed.append(point) }
-                if landed.count < kills, let point = next.next() {
-                    group.addTask { (point, try Self.killedPush(dataDir: dataDir, backend: backend, clips: clips, at: point)) }
-                }
+            while let (point, didLand) = try await group.next() {
+                if didLand { landed.append(point) }
+                if landed.count < kills, let point = next.next() { group.addTask { (point, try killed(point)) } }
             }
         }
-        #expect(landed.count >= kills, "only \(landed.count) of \(points.count) kills landed; counted \(counted)")
+        return (points.count, landed)
     }
 }

@@ -124,19 +124,23 @@ extension FolderBackend {
             throw BackendError.zoneChanged
         }
         // Devices whose journals were compacted past this reader: a full fetch of those devices only.
-        let restarted = try restartFromRecordFiles(start, devices: devices, zone: zone.zoneID)
+        let restarted = try restartFromRecordFiles(start, devices: devices, zone: zone.zoneID, limit: limit)
         var reads = restarted.reads
         var waiting = restarted.waiting
+        // While a device's record files are read part way, the journals wait, so the positions the
+        // others' settlements wait for are not known: they settle once no device is part way.
+        if reads.values.contains(where: { $0.position.restart != nil }) { reads = reads.mapValues(\.unsettled) }
         // Record files count as read only if reading on reaches as far as their drops waited for.
         // Another device's journal may need these files read first (its own drops), so that is
         // checked after reading everything this copy holds; a device whose files still wait is left
         // out, and the rest read again.
-        while !reads.isEmpty {
+        while reads.values.contains(where: { $0.settled != nil }) {
             let positions = try readPage(
                 from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: .max, collecting: false
             ).positions
             guard let (device, files) = reads.filter({ !$0.value.isSatisfied(by: positions) }).min(by: { $0.key < $1.key }) else { break }
-            let (needed, seq) = files.requires.sorted { $0.key < $1.key }.first { (positions[$0.key]?.seq ?? 0) < $0.value }!
+            let requires = files.settled?.requires ?? [:]
+            let (needed, seq) = requires.sorted { $0.key < $1.key }.first { (positions[$0.key]?.seq ?? 0) < $0.value }!
             waiting[device] = ReplicationWait(
                 path: relative(layout.journalDirectory(device)), reason: "the record files of \(device) wait for change \(seq) of \(needed)"
             )
@@ -174,9 +178,12 @@ extension FolderBackend {
                 if read[version.record.id] == nil { order.append(version.record.id) }
                 read[version.record.id, default: []].append(version)
             }
-            budget -= files.versions.count
+            budget -= files.filesRead
             position.positions[device] = files.position
         }
+        // A device whose record files are read part way goes on with them on the next page, and
+        // the journals wait until it is done: a drop in them may wait for it.
+        if restarting.values.contains(where: { $0.position.restart != nil }) { moreComing = true }
         // A drop waits for another device's journal, which may come later in this order: read the
         // devices again while that makes progress.
         var progressed = true
@@ -234,13 +241,13 @@ extension FolderBackend {
                 }
             }
         }
-        // The record files of the restarted devices were read above: only the others' are read again.
-        let unread = devices.filter { restarting[$0] == nil }
-        // A device whose journal gave a version of the record on this page is not read: its file holds
-        // that version or a later one, which its journal brings later (a push reads back none of its own files).
+        // A device whose journal or record files gave a version of the record on this page is not
+        // read: its file holds that version or a later one, which its journal brings later (a push
+        // reads back none of its own files). A device read from its record files over several pages
+        // may hold a file of a record that another page of them has.
         func candidates(_ id: RecordID) -> [String] {
             let journaled = Set(read[id, default: []].map(\.writer))
-            return unread.filter { !journaled.contains($0) }
+            return devices.filter { !journaled.contains($0) }
         }
         let writers = collecting ? try self.writers(of: order.filter { !candidates($0).isEmpty }) : nil
         func holders(_ id: RecordID) -> [String] {

@@ -11,7 +11,7 @@ extension FolderBackend {
         defer { listedRecordFiles.withLock { $0 = nil } }
         let zone = try readZone()
         let read = try FolderToken(decoding: token, zoneID: zone.zoneID)
-        return try withOwnFolder(in: zone) { document, _ in
+        return try withOwnFolder(in: zone) { document, last in
             let seen = read.positions.mapValues(\.seq)
             let time = now()
             if seen != document.seen || time - (document.lastSync ?? 0) >= Self.lastSyncRefresh {
@@ -21,7 +21,10 @@ extension FolderBackend {
                 try writeDeviceDocument(document)
             }
             let acknowledged = document
-            let (superseded, collected) = try supersededVersions(after: document.collectedThrough, through: read, zone: zone.zoneID)
+            // Rolled forward, this device's record files are those its last line names.
+            let holdsRecordFiles = last.map { $0.files != FilesDigest().hex } ?? false
+            let (superseded, collected) = try supersededVersions(
+                after: document.collectedThrough, through: read, holdsRecordFiles: holdsRecordFiles, zone: zone.zoneID)
             document.collectedThrough = collected.token.rawValue
             let drops = superseded + (try acknowledgedTombstones(&document, zone: zone.zoneID))
             try commitDrops(drops, zone: zone.zoneID, document: &document)
@@ -38,7 +41,7 @@ extension FolderBackend {
     /// Returns the drops and how far it looked: a device whose record files could not be read yet
     /// (not fully arrived) is looked at again next time.
     private func supersededVersions(
-        after previous: String?, through read: FolderToken, zone: String
+        after previous: String?, through read: FolderToken, holdsRecordFiles: Bool, zone: String
     )
         throws -> (drops: [(RecordID, DropDocument)], collected: FolderToken)
     {
@@ -48,38 +51,43 @@ extension FolderBackend {
         // the journals are streamed, so that memory follows the records, not every version of them.
         var own: [RecordID: RecordVersion?] = [:]
         var covered: [RecordID: (own: String, by: JournalSource)] = [:]
-        func cover(_ id: RecordID, with version: RecordVersion, from source: JournalSource) throws {
+        /// The tag of this device's version of `id` that `version` supersedes, if any.
+        func superseded(_ id: RecordID, by version: RecordVersion) throws -> String? {
             if own[id] == nil { own[id] = try ownVersion(of: id, zone: zone) }
-            guard let mine = own[id] ?? nil, Self.supersedes(version, mine) else { return }
-            covered[id] = (mine.version.tag, source)
+            guard let mine = own[id] ?? nil, Self.supersedes(version, mine) else { return nil }
+            return mine.version.tag
         }
-        var recordFiles: [String: [RecordID: String]]?
         var collected = read
         for (device, end) in read.positions.sorted(by: { $0.key < $1.key }) where device != deviceID {
             var from = start.positions[device].flatMap { $0.seq <= end.seq ? $0 : nil } ?? FolderToken.Position(seq: 0, resume: nil)
             if let checkpoint = try journal(of: device).checkpoint(), from.seq < checkpoint.batch.seq - 1 {
                 // The lines since the last look were compacted away: the device's record files stand for them.
-                if recordFiles == nil { recordFiles = try recordFilesByDevice() }
                 // No record file of this device (which only it writes, under the lock held here): nothing to supersede.
-                guard recordFiles?[deviceID]?.isEmpty == false else { continue }
-                guard
+                guard holdsRecordFiles else { continue }
+                // A page at a time; what the files supersede counts only once they settle (match a line).
+                var page = FolderToken.Position(seq: from.seq, resume: nil, restart: RecordFilesCursor())
+                var supersededByFiles: [RecordID: String] = [:]
+                var settled: RecordFilesRead?
+                while settled == nil,
                     case .success(let files) = try readRecordFiles(
-                        of: device, checkpoint: checkpoint.segment, files: recordFiles?[device] ?? [:], zone: zone),
-                    files.position.seq <= end.seq, files.isSatisfied(by: read.positions)
-                else {
+                        of: device, from: page, checkpoint: checkpoint.segment, limit: Self.recordFilesPerPage, zone: zone)
+                {
+                    for version in files.versions { supersededByFiles[version.record.id] = try superseded(version.record.id, by: version) }
+                    page = files.next
+                    if files.settled != nil { settled = files }
+                }
+                guard let settled, settled.position.seq <= end.seq, settled.isSatisfied(by: read.positions) else {
                     collected.positions[device] = start.positions[device]
                     continue
                 }
-                for version in files.versions {
-                    try cover(version.record.id, with: version, from: JournalSource(device: device, seq: files.position.seq))
-                }
-                from = files.position
+                for (id, tag) in supersededByFiles { covered[id] = (tag, JournalSource(device: device, seq: settled.position.seq)) }
+                from = settled.position
             }
             _ = try journal(of: device).scan(after: from.seq, through: end.seq, hint: from.resume, maxChanges: .max) { batch, _ in
                 guard batch.zone == zone else { return }
                 for change in batch.changes {
                     guard let document = change.version, let version = try? readVersion(document, writer: device) else { continue }
-                    try cover(change.id, with: version, from: JournalSource(device: device, seq: change.seq))
+                    if let tag = try superseded(change.id, by: version) { covered[change.id] = (tag, JournalSource(device: device, seq: change.seq)) }
                 }
             }
         }

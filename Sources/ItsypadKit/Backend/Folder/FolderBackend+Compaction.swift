@@ -78,64 +78,135 @@ extension FolderBackend {
         return requires
     }
 
-    /// A device read from its record files: its versions, where its journal continues, and how far
-    /// the reader must have read other devices before relying on them (what the drops before that
-    /// point waited for).
+    /// A page of a device read from its record files: its versions, where the next page goes on
+    /// and, once every file is read and they match a line of its journal, where the journal
+    /// continues and how far the reader must have read other devices before relying on that (what
+    /// the drops before it waited for).
     struct RecordFilesRead {
         let versions: [RecordVersion]
-        let position: FolderToken.Position
-        let requires: [String: Int64]
+        /// The files this page took, readable or not: what it costs of a page's budget.
+        let filesRead: Int
+        /// The position read from, with the cursor after these files.
+        let next: FolderToken.Position
+        let settled: (position: FolderToken.Position, requires: [String: Int64])?
+
+        var position: FolderToken.Position { settled?.position ?? next }
+
+        /// This page without its settlement: its position is then where the next page goes on.
+        var unsettled: RecordFilesRead { RecordFilesRead(versions: versions, filesRead: filesRead, next: next, settled: nil) }
 
         /// Whether `positions` reach as far as the drops before this point waited for.
         func isSatisfied(by positions: [String: FolderToken.Position]) -> Bool {
-            requires.allSatisfy { device, seq in (positions[device]?.seq ?? 0) >= seq }
+            (settled?.requires ?? [:]).allSatisfy { device, seq in (positions[device]?.seq ?? 0) >= seq }
         }
     }
 
-    /// Reads `device`'s record files in this copy, for a reader whose position in its journal is
-    /// before its checkpoint. The files count as read only when their digest equals the `files` of
-    /// a line from the checkpoint on; otherwise some have not arrived or are half replicated, and
-    /// this returns why it waits.
+    /// Reads up to `limit` of `device`'s record files in this copy from `position`'s cursor (or the
+    /// first), for a reader whose position in its journal is before its checkpoint. Once every file
+    /// is read, they count as read only when their digest equals the `files` of a line from the
+    /// checkpoint on; otherwise some have not arrived, are half replicated or changed during the
+    /// read, and this returns why it waits (the next read starts again from the first file).
     func readRecordFiles(
-        of device: String, checkpoint: JournalSegment, files: [RecordID: String], zone: String
+        of device: String, from position: FolderToken.Position, checkpoint: JournalSegment, limit: Int, zone: String
     )
         throws -> Result<RecordFilesRead, ReplicationWait>
     {
-        let read = try self.versions(inFiles: files, writer: device, zone: zone).sorted(by: { $0.key < $1.key })
-        let versions = read.map(\.value)
-        let digest = FilesDigest(files: read.map { ($0.key, $0.value.version.tag) })
+        let folders = try recordFolders()
+        var cursor = position.restart ?? RecordFilesCursor()
+        var paths: [RecordID: String] = [:]
+        var order: [RecordID] = []
+        while order.count < limit, cursor.folder < folders.count {
+            let folder = folders[cursor.folder]
+            let own = try recordFiles(in: folder.path, type: folder.type, bucket: folder.bucket).filter { $0.device == device }
+                .sorted { $0.id.recordName < $1.id.recordName }
+            let taken = own.dropFirst(cursor.file).prefix(limit - order.count)
+            for file in taken {
+                paths[file.id] = file.path
+                order.append(file.id)
+            }
+            cursor.file += taken.count
+            if cursor.file >= own.count {
+                cursor.folder += 1
+                cursor.file = 0
+            }
+        }
+        let opened = try versions(inFiles: paths, writer: device, zone: zone)
+        let versions = order.compactMap { opened[$0] }
+        for version in versions { cursor.digest.toggle(version.record.id, version: version.version.tag) }
+        var next = position
+        next.restart = cursor
+        guard cursor.folder == folders.count else {
+            return .success(RecordFilesRead(versions: versions, filesRead: order.count, next: next, settled: nil))
+        }
         let lines = try journal(of: device).read(after: checkpoint.firstSeq - 1, hint: nil, maxChanges: .max).batches
-        guard let match = lines.lastIndex(where: { $0.batch.files == digest.hex }) else {
+        guard let match = lines.lastIndex(where: { $0.batch.files == cursor.digest.hex }) else {
             return .failure(
                 ReplicationWait(path: relative(checkpoint.path), reason: "the record files of \(device) do not match its journal yet"))
         }
+        let settled = FolderToken.Position(seq: lines[match].batch.lastSeq, resume: lines[match].resume)
         return .success(
             RecordFilesRead(
-                versions: versions, position: FolderToken.Position(seq: lines[match].batch.lastSeq, resume: lines[match].resume),
-                requires: Self.requirements(of: lines[...match].map(\.batch))))
+                versions: versions, filesRead: order.count, next: next,
+                settled: (settled, Self.requirements(of: lines[...match].map(\.batch)))))
     }
 
-    /// The devices whose journals no longer start where `token` is, read from their record files
-    /// (a device whose files do not match its journal yet waits). Whether the others' positions meet
-    /// each one's requirements is for the caller to check once it has read them.
+    /// The devices whose journals no longer start where `token` is, read from their record files a
+    /// page of `limit` files at a time (see `RecordFilesCursor`; a device whose files do not match
+    /// its journal yet waits, and its next read starts again from the first file). A device the page
+    /// has no room for is read from none yet. Whether the others' positions meet each finished one's
+    /// requirements is for the caller to check once it has read them.
     func restartFromRecordFiles(
-        _ token: FolderToken, devices: [String], zone: String
+        _ token: FolderToken, devices: [String], zone: String, limit: Int
     )
         throws -> (reads: [String: RecordFilesRead], waiting: [String: ReplicationWait])
     {
         var reads: [String: RecordFilesRead] = [:]
         var waiting: [String: ReplicationWait] = [:]
-        var files: [String: [RecordID: String]]?
+        var budget = max(1, limit)
         for device in devices {
-            guard let checkpoint = try journal(of: device).checkpoint(), (token.positions[device]?.seq ?? 0) < checkpoint.batch.seq - 1
-            else { continue }
-            if files == nil { files = try recordFilesByDevice() }
-            switch try readRecordFiles(of: device, checkpoint: checkpoint.segment, files: files?[device] ?? [:], zone: zone) {
-            case .success(let read): reads[device] = read
-            case .failure(let wait): waiting[device] = wait
+            let position = token.positions[device] ?? FolderToken.Position(seq: 0, resume: nil)
+            guard let checkpoint = try journal(of: device).checkpoint(), position.seq < checkpoint.batch.seq - 1 else { continue }
+            guard budget > 0 else {
+                var waits = position
+                waits.restart = waits.restart ?? RecordFilesCursor()
+                reads[device] = RecordFilesRead(versions: [], filesRead: 0, next: waits, settled: nil)
+                continue
+            }
+            switch try readRecordFiles(of: device, from: position, checkpoint: checkpoint.segment, limit: budget, zone: zone) {
+            case .success(let read):
+                reads[device] = read
+                budget -= read.filesRead
+            case .failure(let wait):
+                waiting[device] = wait
+                var again = position
+                again.restart = nil
+                reads[device] = RecordFilesRead(versions: [], filesRead: 0, next: again, settled: nil)
             }
         }
         return (reads, waiting)
+    }
+
+    /// Every record folder, types then buckets sorted: the order a read of record files goes in.
+    func recordFolders() throws -> [(type: String, path: String, bucket: String)] {
+        var folders: [(type: String, path: String, bucket: String)] = []
+        for type in (try files.listDirectory(layout.recordsDirectory) ?? []).sorted()
+        where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
+            for (path, bucket) in try layout.recordFolders(ofType: type, files: files).sorted(by: { $0.bucket < $1.bucket }) {
+                folders.append((type, path, bucket))
+            }
+        }
+        return folders
+    }
+
+    /// The record files in one record folder. A file counts only in the folder its record name
+    /// hashes to, where readers of that record look.
+    func recordFiles(in folder: String, type: String, bucket: String) throws -> [(device: String, id: RecordID, path: String)] {
+        try (files.listDirectory(folder) ?? []).compactMap { file in
+            guard let (name, device) = FolderLayout.recordFile(named: file) else { return nil }
+            let id = RecordID(recordType: type, recordName: name)
+            guard NameRules.problem(with: id) == nil, bucket == FolderLayout.bucket(of: name) else { return nil }
+            return (device, id, folder + "/" + file)
+        }
     }
 
     /// Every device's record files in this copy, by device: one walk of `records/`, which the rest
@@ -147,24 +218,12 @@ extension FolderBackend {
         return listed
     }
 
-    /// The record files here. A file counts only in the folder its record name hashes to, where
-    /// readers of that record look.
+    /// The record files here, by device (see `recordFiles(in:type:bucket:)`).
     private func listRecordFiles() throws -> [String: [RecordID: String]] {
-        var folders: [(type: String, path: String, bucket: String)] = []
-        for type in try files.listDirectory(layout.recordsDirectory) ?? []
-        where NameRules.isSafeFileName(type, maxLength: NameRules.maxRecordTypeLength) {
-            for (path, bucket) in try layout.recordFolders(ofType: type, files: files) { folders.append((type, path, bucket)) }
-        }
+        let folders = try recordFolders()
         // Each folder listed and its names checked on every processor (a first sync lists 10,000 files).
         let listed = try Parallel.map(parts: folders.count, threads: folders.count < 16 ? 1 : Parallel.threads) {
-            [files, folders] index -> [(device: String, id: RecordID, path: String)] in
-            let (type, folder, bucket) = folders[index]
-            return try (files.listDirectory(folder) ?? []).compactMap { file in
-                guard let (name, device) = FolderLayout.recordFile(named: file) else { return nil }
-                let id = RecordID(recordType: type, recordName: name)
-                guard NameRules.problem(with: id) == nil, bucket == FolderLayout.bucket(of: name) else { return nil }
-                return (device, id, folder + "/" + file)
-            }
+            [self, folders] index in try recordFiles(in: folders[index].path, type: folders[index].type, bucket: folders[index].bucket)
         }
         var result: [String: [RecordID: String]] = [:]
         for folder in listed { for file in folder { result[file.device, default: [:]][file.id] = file.path } }

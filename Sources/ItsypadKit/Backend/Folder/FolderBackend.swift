@@ -482,6 +482,10 @@ public final class FolderBackend: ReplicatedBackend {
     /// Fewer record files than this are read on one thread: starting others would cost more.
     static let filesReadInParallel = 256
 
+    /// Record files read at a time when a device is read from them outside a fetch (whose page
+    /// limit counts them there).
+    static let recordFilesPerPage = 2000
+
     private func version(_ bytes: Result<[UInt8]?, any Error>, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
         guard let document = try versionDocument(bytes, zone: zone), let version = try? readVersion(document, writer: writer),
             version.record.id == id
