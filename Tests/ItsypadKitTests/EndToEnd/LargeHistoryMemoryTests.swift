@@ -50,4 +50,37 @@ import Glibc
         #expect(many.importing - few.importing < 24 << 10, "import: \(few.importing) KiB for 1,000, \(many.importing) for 200,000")
         #expect(many.pruning - few.pruning < 12 << 10, "prune: \(few.pruning) KiB for 1,000, \(many.pruning) for 200,000")
     }
+
+    /// The peak memory (KiB) of a listing that rebuilds the index of a history of `count` clips (removed,
+    /// as a copy of the data directory, which changes the log's inode, leaves it stale), and of an import
+    /// from clipman of a few texts into it, one of them in the history already.
+    static func rebuildAndImportFromClipman(_ count: Int) throws -> (rebuilding: Int, importing: Int) {
+        let device = Device()
+        try device.run("settings", "set", "clipboard.maxEntries", "2000000")
+        try #require(try device.run("--quiet", "import", export(count, on: device)).status == 0)
+        let newest = try device.run("clip", "ls", "--json", "-n", "3").stdout
+        try FileSystem.remove(DataDirectoryLayout(root: device.dataDir).clips + "/index")
+        let rebuilding = try ImportSafetyTests.peakMemory(device, ["clip", "ls", "--json", "-n", "3"])
+        #expect(rebuilding.result.status == 0, "\(rebuilding.result.stderr)")
+        #expect(rebuilding.result.stdout == newest)
+        // clipman's file is the oldest first: the text the history holds is the oldest.
+        let texts = ["clip number \(count / 2)", "new one", "new two"]
+        device.directory.write("clipman.json", JSONValue.array(texts.map(JSONValue.string)).serialized())
+        let importing = try ImportSafetyTests.peakMemory(device, ["import", "--from", "clipman", device.directory.file("clipman.json")])
+        #expect(importing.result.status == 0, "\(importing.result.stderr)")
+        #expect(try device.run("sync", "status").stdout.contains(" \(count + 2) clips"))
+        let listed = try device.run("clip", "ls", "-n", "3").stdout.split(separator: "\n").map { $0.split(separator: "\t").last ?? "" }
+        #expect(listed == ["new two", "new one", "clip number \(count - 1)"], "\(listed)")
+        return (rebuilding.kib, importing.kib)
+    }
+
+    @Test(.enabled(if: FileSystem.exists("/usr/bin/time"), "/usr/bin/time is not installed"))
+    func anIndexRebuildAndAnImportFromClipmanHoldWhatTheyHoldForAFewEntries() throws {
+        let few = try LargeHistoryMemoryTests.rebuildAndImportFromClipman(1000)
+        let many = try LargeHistoryMemoryTests.rebuildAndImportFromClipman(200_000)
+        // Before they streamed, the rebuild held every slot and a table of every id, and the import a
+        // table of every text the history holds.
+        #expect(many.rebuilding - few.rebuilding < 12 << 10, "rebuild: \(few.rebuilding) KiB for 1,000, \(many.rebuilding) for 200,000")
+        #expect(many.importing - few.importing < 12 << 10, "import: \(few.importing) KiB for 1,000, \(many.importing) for 200,000")
+    }
 }
