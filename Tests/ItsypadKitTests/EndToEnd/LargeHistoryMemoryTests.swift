@@ -78,9 +78,10 @@ import Glibc
     func anIndexRebuildAndAnImportFromClipmanHoldWhatTheyHoldForAFewEntries() throws {
         let few = try LargeHistoryMemoryTests.rebuildAndImportFromClipman(1000)
         let many = try LargeHistoryMemoryTests.rebuildAndImportFromClipman(200_000)
-        // Before they streamed, the rebuild held every slot and a table of every id, and the import a
-        // table of every text the history holds.
+        // Before they streamed, the rebuild held every slot and a table of every id (about 20 MiB more),
+        // and the import a table of every text the history holds (about 80 MiB more); now what grows
+        // is the import's set of ids, as in an import of an export.
         #expect(many.rebuilding - few.rebuilding < 12 << 10, "rebuild: \(few.rebuilding) KiB for 1,000, \(many.rebuilding) for 200,000")
-        #expect(many.importing - few.importing < 12 << 10, "import: \(few.importing) KiB for 1,000, \(many.importing) for 200,000")
+        #expect(many.importing - few.importing < 24 << 10, "import: \(few.importing) KiB for 1,000, \(many.importing) for 200,000")
     }
 }
