@@ -114,7 +114,11 @@ public final class ClipStore {
 
     /// The live local-only entries (found through the index; only they are read).
     public func localOnlyEntries() throws -> [ClipEntry] {
-        try checkingIndex { try index.allSlots().filter { $0.isLive && $0.flags & ClipSlot.localOnly != 0 }.map(entry) }
+        try checkingIndex {
+            var entries: [ClipEntry] = []
+            try forEachSlot { _, slot in if slot.isLive && slot.flags & ClipSlot.localOnly != 0 { entries.append(try entry(slot)) } }
+            return entries
+        }
     }
 
     /// Live entries, newest first, stopping after `limit` matches.
@@ -274,12 +278,15 @@ public final class ClipStore {
         guard Identifier.isPrefixCandidate(reference), wanted.allSatisfy(\.isHexDigit) else { return .notFound }
         let nibbles = wanted.map { UInt8($0.hexDigitValue!) }
         return try checkingIndex {
-            let matches = try index.allSlots().filter { slot in
-                slot.isLive
+            var matches: [ClipSlot] = []
+            try forEachSlot { _, slot in
+                let matching =
+                    slot.isLive
                     && nibbles.enumerated().allSatisfy { i, nibble in
                         let byte = slot.id.byte(at: i / 2)
                         return (i % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibble
                     }
+                if matching { matches.append(slot) }
             }
             switch matches.count {
             case 0: return .notFound
@@ -566,9 +573,9 @@ public final class ClipStore {
     public func setPinned(id: String, _ pinned: Bool, beforeCommit: () throws -> Void = {}) throws -> Bool {
         try checkingIndex {
             guard let packed = PackedID(id) else { return false }
-            let slots = try index.allSlots()
-            guard let position = slots.firstIndex(where: { $0.id == packed && $0.isLive }) else { return false }
-            let slot = slots[position]
+            var found: (position: Int, slot: ClipSlot)?
+            try forEachSlot { position, slot in if found == nil, slot.id == packed, slot.isLive { found = (position, slot) } }
+            guard let (position, slot) = found else { return false }
             if slot.isPinned == pinned { return false }
             try beforeCommit()
             try log.append(try ClipStore.pinLine(id: id, pinned))
@@ -696,7 +703,8 @@ public final class ClipStore {
     /// Removes the files of `blobs/` that no live binary entry owns, temporary files included.
     private func removeOrphanedBlobs() throws {
         guard let names = try tree.list(blobDirectory, includingHidden: true), !names.isEmpty else { return }
-        let owned = Set(try index.allSlots().lazy.filter { $0.isLive && $0.isBinary }.map(\.idString))
+        var owned = Set<String>()
+        try forEachSlot { _, slot in if slot.isLive && slot.isBinary { owned.insert(slot.idString) } }
         var removed = false
         for name in names where !owned.contains(name) {
             // Anything else planted there (a directory) is left alone rather than failing every command.
