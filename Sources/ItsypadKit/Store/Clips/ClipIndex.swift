@@ -178,7 +178,26 @@ final class ClipIndexFile {
 
     /// Writes a complete index (header + slots) by atomic replacement.
     static func create(path: String, in tree: FileTree, header: ClipIndexHeader, slots: [ClipSlot]) throws -> ClipIndexFile {
-        try tree.writeAtomically(path) { write in try encode(header: header, slots: slots, write) }
+        try create(path: path, in: tree, header: header) { body in for slot in slots { try body(slot) } }
+    }
+
+    /// `create` of slots that `forEachSlot` hands over in index order, written a chunk at a time.
+    static func create(
+        path: String, in tree: FileTree, header: ClipIndexHeader, forEachSlot: (_ body: (ClipSlot) throws -> Void) throws -> Void
+    ) throws -> ClipIndexFile {
+        try tree.writeAtomically(path) { write in
+            try write(header.encoded())
+            var bytes: [UInt8] = []
+            try withoutActuallyEscaping(write) { write in
+                try forEachSlot { slot in
+                    slot.encoded(into: &bytes)
+                    guard bytes.count >= 4096 * ClipSlot.size else { return }
+                    try write(bytes)
+                    bytes.removeAll(keepingCapacity: true)
+                }
+            }
+            try write(bytes)
+        }
         guard let file = try open(path: path, in: tree) else { throw FileSystemError(path: path, code: EIO, operation: "reopen") }
         return file
     }
@@ -209,12 +228,6 @@ final class ClipIndexFile {
             throw FileSystemError(path: path, code: EIO, operation: "reopen")
         }
         return file
-    }
-
-    /// A complete index file's bytes, handed to `write` a piece at a time.
-    static func encode(header: ClipIndexHeader, slots: [ClipSlot], _ write: ([UInt8]) throws -> Void) throws {
-        try write(header.encoded())
-        try encode(slots[...], write)
     }
 
     /// Slots' bytes in pieces of at most 4,096 slots (an index of 100,000 is never encoded whole).

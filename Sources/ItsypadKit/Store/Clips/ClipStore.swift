@@ -71,7 +71,7 @@ public final class ClipStore {
             if let current, current.header.logSize == UInt64(log.size), current.header.logInode == ClipStore.inode(of: log) {
                 return current
             }
-            let built = try ClipStore.buildIndex(log: log, indexPath: DataDirectoryLayout.clipIndex(in: directory), in: tree)
+            let built = try ClipStore.buildIndex(log: log, directory: directory, in: tree)
             rebuilt = true
             erased = built.erased
             return built.index
@@ -90,7 +90,7 @@ public final class ClipStore {
         }
     }
 
-    private static func inode(of file: AppendFile) -> UInt64 {
+    static func inode(of file: AppendFile) -> UInt64 {
         var info = stat()
         return fstat(file.fd, &info) == 0 ? UInt64(info.st_ino) : 0
     }
@@ -114,7 +114,11 @@ public final class ClipStore {
 
     /// The live local-only entries (found through the index; only they are read).
     public func localOnlyEntries() throws -> [ClipEntry] {
-        try checkingIndex { try index.allSlots().filter { $0.isLive && $0.flags & ClipSlot.localOnly != 0 }.map(entry) }
+        try checkingIndex {
+            var entries: [ClipEntry] = []
+            try forEachSlot { _, slot in if slot.isLive && slot.flags & ClipSlot.localOnly != 0 { entries.append(try entry(slot)) } }
+            return entries
+        }
     }
 
     /// Live entries, newest first, stopping after `limit` matches.
@@ -274,12 +278,15 @@ public final class ClipStore {
         guard Identifier.isPrefixCandidate(reference), wanted.allSatisfy(\.isHexDigit) else { return .notFound }
         let nibbles = wanted.map { UInt8($0.hexDigitValue!) }
         return try checkingIndex {
-            let matches = try index.allSlots().filter { slot in
-                slot.isLive
+            var matches: [ClipSlot] = []
+            try forEachSlot { _, slot in
+                let matching =
+                    slot.isLive
                     && nibbles.enumerated().allSatisfy { i, nibble in
                         let byte = slot.id.byte(at: i / 2)
                         return (i % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibble
                     }
+                if matching { matches.append(slot) }
             }
             switch matches.count {
             case 0: return .notFound
@@ -566,9 +573,9 @@ public final class ClipStore {
     public func setPinned(id: String, _ pinned: Bool, beforeCommit: () throws -> Void = {}) throws -> Bool {
         try checkingIndex {
             guard let packed = PackedID(id) else { return false }
-            let slots = try index.allSlots()
-            guard let position = slots.firstIndex(where: { $0.id == packed && $0.isLive }) else { return false }
-            let slot = slots[position]
+            var found: (position: Int, slot: ClipSlot)?
+            try forEachSlot { position, slot in if found == nil, slot.id == packed, slot.isLive { found = (position, slot) } }
+            guard let (position, slot) = found else { return false }
             if slot.isPinned == pinned { return false }
             try beforeCommit()
             try log.append(try ClipStore.pinLine(id: id, pinned))
@@ -688,7 +695,7 @@ public final class ClipStore {
     /// Replays the whole log into a fresh index. Runs after a crash left the
     /// index behind the log.
     private func rebuildIndex() throws {
-        let built = try ClipStore.buildIndex(log: log, indexPath: indexPath, in: tree)
+        let built = try ClipStore.buildIndex(log: log, directory: directory, in: tree)
         index = built.index
         try built.erased ? removeOrphanedBlobs() : compact()
     }
@@ -696,99 +703,14 @@ public final class ClipStore {
     /// Removes the files of `blobs/` that no live binary entry owns, temporary files included.
     private func removeOrphanedBlobs() throws {
         guard let names = try tree.list(blobDirectory, includingHidden: true), !names.isEmpty else { return }
-        let owned = Set(try index.allSlots().lazy.filter { $0.isLive && $0.isBinary }.map(\.idString))
+        var owned = Set<String>()
+        try forEachSlot { _, slot in if slot.isLive && slot.isBinary { owned.insert(slot.idString) } }
         var removed = false
         for name in names where !owned.contains(name) {
             // Anything else planted there (a directory) is left alone rather than failing every command.
             if (try? tree.remove(blobDirectory + "/" + name)) == true { removed = true }
         }
         if removed { try tree.syncDirectory(blobDirectory) }
-    }
-
-    /// A line that does not parse in the middle of the log is reported (the log named) and the
-    /// log kept as it is: nothing in it is dropped. Only a torn last line was cut, when opened.
-    /// The texts of removed entries are erased (what a crash after a removal may have left) before
-    /// the index that covers the log is written; `erased` is false when a line needs a compaction for it.
-    private static func buildIndex(log: AppendFile, indexPath: String, in tree: FileTree) throws -> (index: ClipIndexFile, erased: Bool) {
-        let logPath = log.path
-        var slots: [ClipSlot] = []
-        var positions: [PackedID: Int] = [:]
-        var deadLines: UInt64 = 0
-        // Only a line's first bytes are held: a big text is neither gathered nor parsed.
-        try FileSystem.forEachLineHead(fd: log.fd, size: log.size, path: logPath, headLimit: 1 << 16) { offset, count, head in
-            guard let length = UInt32(exactly: count) else {
-                throw ItsypadError.corrupt(logPath, "a line of \(count) bytes at byte \(offset)")
-            }
-            let isWhole = head.count == count
-            let last = isWhole ? head.last : try FileSystem.read(fd: log.fd, offset: offset + count - 1, count: 1, path: logPath).first
-            // An add line in itsypad's own form is read from its start.
-            if let header = head.withUnsafeBufferPointer(ClipLineHeader.init), last == 0x7D,
-                case let timestamp = head.withUnsafeBufferPointer(header.timestamp), Time.validRange.contains(timestamp),
-                let id = head.withUnsafeBufferPointer(ClipLineHeader.id)
-            {
-                if let previous = positions[id], slots[previous].isLive { deadLines += 1; return }
-                // A text read whole is looked at for the search and the listing; a longer one is left to their general paths.
-                let isText = isWhole && header.binary == nil && header.textStart <= count - 2
-                let (comparesAsBytes, isOwnPreview) = head.withUnsafeBufferPointer { line in
-                    let text = UnsafeBufferPointer(rebasing: line[header.textStart..<(isText ? count - 2 : header.textStart)])
-                    return (isText && TextQuery.comparesAsBytes(escaped: text), isText && PreviewBuilder.isOwnPreview(escaped: text))
-                }
-                let flags = ClipStore.flags(
-                    pinned: header.pinned, localOnly: header.localOnly, binary: header.binary != nil, comparesAsBytes: comparesAsBytes,
-                    isOwnPreview: isOwnPreview)
-                positions[id] = slots.count
-                slots.append(ClipSlot(id: id, timestamp: timestamp, offset: UInt64(offset), length: length, flags: flags))
-                return
-            }
-            // Any other form is parsed whole.
-            let line = isWhole ? head : try FileSystem.read(fd: log.fd, offset: offset, count: count, path: logPath)[...]
-            guard let json = try? JSONValue.parse(line), let op = json["op"]?.stringValue,
-                let id = json["id"]?.stringValue, let idBytes = PackedID(id)
-            else {
-                throw ItsypadError.corrupt(logPath, "unreadable line at byte \(offset)")
-            }
-            switch op {
-            case "add":
-                guard let timestamp = json["ts"]?.int64Value, Time.validRange.contains(timestamp), json["text"]?.stringValue != nil,
-                    json["type"] == nil || binary(in: json) != nil
-                else {
-                    throw ItsypadError.corrupt(logPath, "incomplete entry at byte \(offset)")
-                }
-                if let previous = positions[idBytes], slots[previous].isLive { deadLines += 1; return }
-                let local = json["local"] != nil
-                let flags =
-                    (json["pinned"]?.boolValue == true ? ClipSlot.pinned : 0) | (local ? ClipSlot.localOnly : 0)
-                    | (json["type"] != nil ? ClipSlot.binary : 0)
-                positions[idBytes] = slots.count
-                slots.append(ClipSlot(id: idBytes, timestamp: timestamp, offset: UInt64(offset), length: length, flags: flags))
-            case "rm":
-                deadLines += 2
-                if let position = positions[idBytes] { slots[position].flags |= ClipSlot.deleted }
-            case "pin":
-                deadLines += 1
-                if let position = positions[idBytes] {
-                    if json["pinned"]?.boolValue == true {
-                        slots[position].flags |= ClipSlot.pinned
-                    } else {
-                        slots[position].flags &= ~ClipSlot.pinned
-                    }
-                }
-            default:
-                throw ItsypadError.corrupt(logPath, "unknown operation \(op) at byte \(offset)")
-            }
-        }
-        // Entries removed before the last compaction are gone; deleted slots
-        // still in the log stay (as deleted) until the next compaction.
-        slots.sort { $0.sortsBefore($1) }
-        var header = ClipIndexHeader()
-        header.logSize = UInt64(log.size)
-        header.logInode = inode(of: log)
-        header.slotCount = UInt64(slots.count)
-        header.liveCount = UInt64(slots.lazy.filter(\.isLive).count)
-        header.deadLines = deadLines
-        header.evictCursor = 0
-        let erased = try erase(slots.lazy.filter(\.isDeleted), in: log)
-        return (try ClipIndexFile.create(path: indexPath, in: tree, header: header, slots: slots), erased)
     }
 
     private func compactIfNeeded() throws {

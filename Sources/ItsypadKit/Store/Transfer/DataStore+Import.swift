@@ -57,8 +57,14 @@ extension DataStore {
     package func importHistory(
         _ history: ForeignHistory, maxEntries: Int, now: Milliseconds, progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
     ) throws -> ImportSummary {
+        // The newest time of each of the tool's texts that the history holds: the history is walked,
+        // not held, and only the tool's texts (held already) are kept.
+        let offered = Set(history.entries.lazy.map(\.text))
         var times: [String: Milliseconds] = [:]
-        try clips().forEachEntry { times[$0.text] = max(times[$0.text] ?? $0.timestamp, $0.timestamp) }
+        try clips().forEachEntry { entry in
+            guard offered.contains(entry.text) else { return }
+            times[entry.text] = max(times[entry.text] ?? entry.timestamp, entry.timestamp)
+        }
         var next = now
         var clips: [ClipEntry] = []
         var duplicates = 0

@@ -77,6 +77,45 @@ import Glibc
         #expect(try rebuilt.entries(limit: 2).map(\.text) == ["written before the crash", "entry 17"])
     }
 
+    /// A rebuild (which sorts the log's lines by id, in runs spilled to disk when there are many)
+    /// reads every entry's lines in the order of the log: removals, pins, an add again of a live
+    /// entry (a dead line), an entry back after its removal, lines in another form; small runs
+    /// make it merge several. The index it writes is the one the changes kept up to date.
+    @Test(arguments: [1 << 16, 3])
+    func aRebuiltIndexIsTheOneTheChangesKept(runLength: Int) throws {
+        let store = try ClipStore(directory: path)
+        let entries = (0..<12).map { entry("entry \($0)", at: Int64(100 - $0 % 4)) }
+        _ = try store.insert(entries)
+        try store.remove(ids: [entries[1].id, entries[5].id])
+        try store.setPinned(id: entries[2].id, true)
+        try store.setPinned(id: entries[3].id, true)
+        try store.setPinned(id: entries[3].id, false)
+        _ = try store.insert([entries[5], entry("later", at: 200, pinned: true)])
+        _ = try store.add(entry("added", at: 300), maxEntries: 100)
+        let (keptSlots, keptHeader) = (try store.index.allSlots(), store.index.header)
+        var log = try #require(try FileSystem.read(path + "/log"))
+        // An add of a live entry again, and a removal of an entry that is not there: dead lines both.
+        log += try ClipStore.addLine(entries[0])
+        ClipStore.appendRemoveLine(PackedID(Identifier.make())!, to: &log)
+        try FileSystem.writeAtomically(path + "/log", log)
+        let tree = FileTree(root: path)
+        let rebuilt = try ClipStore.buildIndex(
+            log: try AppendFile(path: path + "/log", in: tree), directory: path, in: tree, runLength: runLength)
+        #expect(rebuilt.erased)
+        // A removed entry's text is spaces in the log: what was worked out of it no longer matters.
+        let comparable = { (slots: [ClipSlot]) in
+            slots.map {
+                $0.isDeleted
+                    ? ClipSlot(id: $0.id, timestamp: $0.timestamp, offset: $0.offset, length: $0.length, flags: ClipSlot.deleted) : $0
+            }
+        }
+        #expect(comparable(try rebuilt.index.allSlots()) == comparable(keptSlots))
+        #expect(rebuilt.index.header.slotCount == 15 && rebuilt.index.header.liveCount == 13)
+        #expect(rebuilt.index.header.deadLines == keptHeader.deadLines + 3)
+        #expect(try FileSystem.read(path + "/log") == log, "the removed texts were erased already")
+        #expect(try ClipStore(directory: path).entries().count == 13)
+    }
+
     /// Whether a text compares as bytes (for the anchored search) and whether it is its own preview
     /// (for the listing) are worked out when it is added, inserted or imported, and again, the same,
     /// when the index is rebuilt from the log.
