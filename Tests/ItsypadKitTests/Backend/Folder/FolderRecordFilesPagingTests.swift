@@ -12,7 +12,9 @@ import Testing
     static func compacted(notes count: Int) throws -> Devices {
         let devices = try Devices(shared: 2)
         for index in 0..<2 { _ = try devices[index].createZoneIfNeeded() }
-        for index in 0..<count { _ = try devices[0].write(ReplicatedSave(record: Devices.note("n\(index)", "text \(index)"), basedOn: VersionVector())) }
+        for index in 0..<count {
+            _ = try devices[0].write(ReplicatedSave(record: Devices.note("n\(index)", "text \(index)"), basedOn: VersionVector()))
+        }
         _ = try devices[0].compactJournal()
         #expect(try devices[0].journal(of: "devA").checkpoint() != nil, "readers read devA's record files")
         return devices
