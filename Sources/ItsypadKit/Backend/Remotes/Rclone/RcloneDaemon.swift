@@ -19,14 +19,50 @@ final class RcloneDaemon {
     let options: [String]
     /// Seconds an operation may go without progress, and a request without an answer.
     let timeout: Double
+    /// Names the running daemon and the process it serves, so that a daemon left behind by a
+    /// process that could not stop it (killed with SIGKILL) is stopped by the next one.
+    let ownerFile: String
+    private let files: FileTree
     private var running: Subprocess.Running?
     private var client: LoopbackHTTP?
 
-    init(location: BackendLocation, environment: [String: String], options: [String], timeout: Double) {
+    init(location: BackendLocation, environment: [String: String], options: [String], timeout: Double, ownerFile: String) {
         self.location = location
         self.environment = environment
         self.options = options
         self.timeout = timeout
+        self.ownerFile = ownerFile
+        files = FileTree(root: FileSystem.directoryName(ownerFile))
+    }
+
+    deinit {
+        running?.stop()
+        if let running, RcloneDaemon.Owner.read(ownerFile, in: files)?.daemon.pid == running.pid { _ = try? files.remove(ownerFile) }
+    }
+
+    /// The daemon and the process it serves, each a pid with its start time (a pid alone may be reused).
+    struct Owner: Equatable {
+        let daemon: ProcessIdentity
+        let owner: ProcessIdentity
+
+        var line: [UInt8] { Array("\(daemon.pid) \(daemon.started) \(owner.pid) \(owner.started)\n".utf8) }
+
+        static func read(_ path: String, in files: FileTree) -> Owner? {
+            guard let bytes = (try? files.read(path, limit: 256)) ?? nil else { return nil }
+            let fields = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+            guard fields.count == 4, let daemon = Int32(fields[0]), let daemonStart = UInt64(fields[1]),
+                let owner = Int32(fields[2]), let ownerStart = UInt64(fields[3])
+            else { return nil }
+            return Owner(
+                daemon: ProcessIdentity(pid: daemon, started: daemonStart), owner: ProcessIdentity(pid: owner, started: ownerStart))
+        }
+    }
+
+    /// Stops the daemon `ownerFile` names when the process it served is gone; one still served is left alone.
+    func stopAbandonedDaemon() {
+        guard let named = Owner.read(ownerFile, in: files), !named.owner.isRunning else { return }
+        if named.daemon.isRunning { kill(named.daemon.pid, SIGTERM) }
+        _ = try? files.remove(ownerFile)
     }
 
     /// What an operation came to.
@@ -104,9 +140,13 @@ final class RcloneDaemon {
         var environment = self.environment
         environment["RCLONE_RC_USER"] = user
         environment["RCLONE_RC_PASS"] = password
+        stopAbandonedDaemon()
         let process = try Subprocess(
             executable: executable, arguments: ["rcd", "--rc-addr", "127.0.0.1:0"] + options, environment: environment
         ).start()
+        if let daemon = ProcessIdentity(pid: process.pid), let owner = ProcessIdentity(pid: getpid()) {
+            try? files.writeAtomically(ownerFile, Owner(daemon: daemon, owner: owner).line, syncingDirectory: false)
+        }
         let deadline = Monotonic.seconds() + min(timeout, 30)
         while true {
             let ended = process.readAvailable() == nil

@@ -63,7 +63,7 @@ public struct RcloneRemote: SyncRemote {
         self.fullListingInterval = fullListingInterval
         daemon = RcloneDaemon(
             location: BackendLocation.remote(scheme: "rclone", address: remote), environment: environment.merging(["TZ": "UTC"]) { $1 },
-            options: RcloneRemote.options(timeout: timeout), timeout: timeout)
+            options: RcloneRemote.options(timeout: timeout), timeout: timeout, ownerFile: directory + "/rcd.owner")
     }
 
     /// The backend directory the engine works on.

@@ -1,0 +1,59 @@
+import Testing
+
+@testable import ItsypadSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A sync's `rclone rcd` outliving it (SIGKILL gives a sync no chance to stop its daemon) is
+/// stopped by the next sync of that remote; one that serves a sync still running is left alone.
+@Suite(.needs(RcloneServer.Kind.rcloneWebDAV.tools))
+struct RcloneDaemonTests {
+    /// Waits at most `seconds` for the test's child `pid` to exit; whether it did.
+    static func exits(_ pid: pid_t, within seconds: Double) -> Bool {
+        let deadline = Monotonic.seconds() + seconds
+        var status: Int32 = 0
+        repeat {
+            if waitpid(pid, &status, WNOHANG) == pid { return true }
+            usleep(10_000)
+        } while Monotonic.seconds() < deadline
+        return false
+    }
+
+    /// A process that has exited, as it was while it ran.
+    static func goneProcess(scratch: TemporaryScratch) throws -> ProcessIdentity {
+        let pid = try Process.spawn(
+            "sleep", ["60"], stdin: "/dev/null", stdout: scratch.path + "/out", stderr: scratch.path + "/err", environment: nil)
+        let identity = try #require(ProcessIdentity(pid: pid))
+        kill(pid, SIGKILL)
+        #expect(exits(pid, within: 10))
+        return identity
+    }
+
+    @Test(arguments: [true, false])
+    func aDaemonLeftBehindIsStoppedByTheNextSync(ownerGone: Bool) throws {
+        let fleet = try RcloneFleet(.rcloneWebDAV, devices: 1)
+        let device = fleet.devices[0]
+        let scratch = TemporaryScratch()
+        // An rcd whose log goes to a file, as a killed sync leaves it: nothing it writes ends it.
+        let daemon = try Process.spawn(
+            "rclone", ["rcd", "--rc-addr", "127.0.0.1:0"], stdin: "/dev/null", stdout: scratch.path + "/rcd.out",
+            stderr: scratch.path + "/rcd.err",
+            environment: Process.baseEnvironment.merging(["RCLONE_RC_USER": "u", "RCLONE_RC_PASS": "p"]) { $1 })
+        defer {
+            kill(daemon, SIGKILL)
+            _ = Self.exits(daemon, within: 10)
+        }
+        let daemonIdentity = try #require(ProcessIdentity(pid: daemon))
+        let owner = ownerGone ? try Self.goneProcess(scratch: scratch) : try #require(ProcessIdentity(pid: getpid()))
+        let ownerFile = device.dataDir + "/sync/rclone/rcd.owner"
+        try FileSystem.writeAtomically(
+            ownerFile, Array("\(daemon) \(daemonIdentity.started) \(owner.pid) \(owner.started)\n".utf8))
+
+        let synced = try fleet.run(device, "sync")
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(Self.exits(daemon, within: 10) == ownerGone, "stopped only when the sync it served is gone")
+        #expect(try FileSystem.read(ownerFile) == nil, "the sync stopped its own daemon and removed the file naming it")
+    }
+}
