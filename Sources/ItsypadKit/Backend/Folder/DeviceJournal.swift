@@ -340,14 +340,37 @@ struct DeviceJournal {
         return (batch, first)
     }
 
+    /// Where the journal ends: its last committed batch, the position after its line, and the
+    /// segment file's inode (a segment replaced whole, by a compaction, is another file).
+    struct End: Equatable {
+        let batch: DeviceBatch
+        let position: JournalPosition
+        let inode: UInt64
+    }
+
     /// The device's own last committed batch (nil for an empty journal). Reads the last segment
     /// only. A malformed complete line in its own journal is corruption, not a wait.
-    func last() throws -> DeviceBatch? {
-        guard let segment = try segments().last else { return nil }
-        var last: DeviceBatch?
-        let read = try scan(after: segment.firstSeq - 1, hint: nil, maxChanges: .max) { batch, _ in last = batch }
+    func last() throws -> DeviceBatch? { try end()?.batch }
+
+    /// Where the device's own journal ends. Given where an earlier call found its end (`known`),
+    /// reads only the lines after it while the last segment is that same file, no shorter: a
+    /// segment is appended to, so what was read stays as it was.
+    func end(after known: End? = nil) throws -> End? {
+        guard let segment = try segments().last, let status = try files.status(segment.path) else { return nil }
+        var end: End?
+        let read: Read
+        if let known, known.position.segment == segment.firstSeq, known.inode == status.inode, known.position.offset <= status.size {
+            end = known
+            read = try scan(after: known.batch.lastSeq, hint: known.position, maxChanges: .max) { batch, position in
+                end = End(batch: batch, position: position, inode: status.inode)
+            }
+        } else {
+            read = try scan(after: segment.firstSeq - 1, hint: nil, maxChanges: .max) { batch, position in
+                end = End(batch: batch, position: position, inode: status.inode)
+            }
+        }
         if let waiting = read.waiting { throw BackendError.corrupt(path: waiting.path, reason: waiting.reason) }
-        return last
+        return end
     }
 
     /// The device's own last committed sequence number (0 for an empty journal).

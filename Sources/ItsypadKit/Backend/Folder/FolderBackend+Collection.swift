@@ -87,7 +87,9 @@ extension FolderBackend {
                 guard batch.zone == zone else { return }
                 for change in batch.changes {
                     guard let document = change.version, let version = try? readVersion(document, writer: device) else { continue }
-                    if let tag = try superseded(change.id, by: version) { covered[change.id] = (tag, JournalSource(device: device, seq: change.seq)) }
+                    if let tag = try superseded(change.id, by: version) {
+                        covered[change.id] = (tag, JournalSource(device: device, seq: change.seq))
+                    }
                 }
             }
         }
@@ -174,7 +176,7 @@ extension FolderBackend {
 
     /// Commits the drops in batches of at most `limits.maxRecordsPerRequest`, and removes the files.
     private func commitDrops(_ drops: [(RecordID, DropDocument)], zone: String, document: inout DeviceDocument) throws {
-        var last = try journal(of: deviceID).last()
+        var last = try ownLastBatch()
         var start = drops.startIndex
         while start < drops.endIndex {
             let chunk = drops[start..<min(drops.endIndex, start + limits.maxRecordsPerRequest)]

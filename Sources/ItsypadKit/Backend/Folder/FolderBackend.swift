@@ -35,6 +35,8 @@ public final class FolderBackend: ReplicatedBackend {
     /// finishes. Files that replication brings meanwhile are read by the next sync, as if they had
     /// arrived a moment later.
     let listedRecordFiles = Mutex<[String: [RecordID: String]]?>(nil)
+    /// Where this device's journal ended when last read (see `ownLastBatch`).
+    private let ownJournalEnd = Mutex<DeviceJournal.End?>(nil)
     /// The latest full fetch (a fetch from no token) this backend served: when it began, and the
     /// tokens of its pages. A device whose token expired pages through one: its tokens count from
     /// when it began, not from the device's last sync, or its second page would expire too.
@@ -86,6 +88,15 @@ public final class FolderBackend: ReplicatedBackend {
 
     func journal(of device: String) -> DeviceJournal {
         DeviceJournal(files: files, device: device, directory: layout.journalDirectory(device), segmentSizeLimit: segmentSizeLimit)
+    }
+
+    /// This device's last committed batch, its journal read on from where the last call left it:
+    /// each batch of a sync reads only the lines committed since, not the whole segment again.
+    func ownLastBatch() throws -> DeviceBatch? {
+        let known = ownJournalEnd.withLock { $0 }
+        let end = try journal(of: deviceID).end(after: known)
+        ownJournalEnd.withLock { $0 = end }
+        return end?.batch
     }
 
     // MARK: Zone
@@ -191,7 +202,7 @@ public final class FolderBackend: ReplicatedBackend {
         // take, so that a sync meeting a busy lock fails at its first write.
         if try files.status(layout.deviceFile(deviceID)) != nil {
             let document = try deviceDocument()
-            let last = try journal(of: deviceID).last()
+            let last = try ownLastBatch()
             if document.zoneID == zone.zoneID {
                 try checkOwnership(document, last: last)
                 // Unless a crash after a commit left this device's record files behind its
@@ -209,7 +220,7 @@ public final class FolderBackend: ReplicatedBackend {
                 return try writeDeviceDocument(document)
             }
             var document = try deviceDocument()
-            let last = try journal(of: deviceID).last()
+            let last = try ownLastBatch()
             try checkOwnership(document, last: last)
             if document.zoneID != zone.zoneID { return try move(&document, into: zone) }
             try rollForward(&document, through: last?.lastSeq ?? 0)
@@ -243,7 +254,7 @@ public final class FolderBackend: ReplicatedBackend {
     /// again with a checkpoint of no files (sequence numbers go on), so that nothing of the old
     /// zone is read; the engine then sends everything again, as after a replaced backend.
     private func move(_ document: inout DeviceDocument, into zone: ZoneInfo) throws {
-        let seq = try journal(of: deviceID).lastSeq() + 1
+        let seq = (try ownLastBatch()?.lastSeq ?? 0) + 1
         try startJournalAgain(at: seq, zone: zone.zoneID)
         document.zoneID = zone.zoneID
         document.zoneCreated = zone.created
@@ -266,7 +277,7 @@ public final class FolderBackend: ReplicatedBackend {
         listedRecordFiles.withLock { $0 = nil }
         let listed = try recordFilesByDevice()
         listedRecordFiles.withLock { $0 = nil }
-        guard listed[deviceID]?.isEmpty == false, try journal(of: deviceID).last() == nil else { return }
+        guard listed[deviceID]?.isEmpty == false, try ownLastBatch() == nil else { return }
         var highest: Int64 = 0
         for device in try layout.devices() where device != deviceID {
             highest = max(highest, (try? deviceDocument(of: device))?.seen[deviceID] ?? 0)
@@ -344,7 +355,7 @@ public final class FolderBackend: ReplicatedBackend {
     func withOwnFolder<Result>(in zone: ZoneInfo, _ body: (inout DeviceDocument, DeviceBatch?) throws -> Result) throws -> Result {
         try withDeviceLock {
             var document = try deviceDocument()
-            let last = try journal(of: deviceID).last()
+            let last = try ownLastBatch()
             try checkOwnership(document, last: last)
             // This device's data is in a zone that lost a concurrent creation: createZoneIfNeeded moves it.
             guard document.zoneID == zone.zoneID else { throw BackendError.zoneChanged }

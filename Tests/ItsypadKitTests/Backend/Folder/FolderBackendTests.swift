@@ -105,6 +105,26 @@ extension ReplicatedBackend {
     typealias Devices = ReplicatedDevices
     static let r = RecordID(recordType: "ScratchTab", recordName: "r")
 
+    /// A device reads its own journal on from where it last found the end: a line before that is
+    /// not read again while the segment is the same file (a line spoiled in place goes unseen by
+    /// that reader), and a segment replaced whole, as a compaction replaces it, is read whole.
+    @Test func theOwnJournalIsReadOnFromWhereItEnded() throws {
+        let devices = try Devices(shared: 1)
+        _ = try devices[0].createZoneIfNeeded()
+        for index in 0..<3 { _ = try devices[0].write(ReplicatedSave(record: Devices.note("n\(index)", "text"), basedOn: VersionVector())) }
+        let journal = devices[0].journal(of: "devA")
+        let known = try #require(try journal.end())
+        let segment = try #require(try journal.segments().last).path
+        let fd = open(segment, O_WRONLY)
+        #expect(pwrite(fd, "X", 1, 2) == 1)
+        close(fd)
+        _ = try devices[0].write(ReplicatedSave(record: Devices.note("n3", "text"), basedOn: VersionVector()))
+        #expect(try journal.end(after: known)?.batch.lastSeq == known.batch.lastSeq + 1)
+        #expect(throws: BackendError.self) { try journal.end() }
+        try FileSystem.writeAtomically(segment, try #require(try FileSystem.read(segment)))
+        #expect(throws: BackendError.self) { try journal.end(after: known) }
+    }
+
     @Test func anEditOnAFetchedVersionSupersedesIt() throws {
         let devices = try Devices(shared: 2)
         _ = try devices[0].createZoneIfNeeded()
