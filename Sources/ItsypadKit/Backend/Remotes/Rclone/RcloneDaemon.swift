@@ -45,16 +45,13 @@ final class RcloneDaemon {
         let daemon: ProcessIdentity
         let owner: ProcessIdentity
 
-        var line: [UInt8] { Array("\(daemon.pid) \(daemon.started) \(owner.pid) \(owner.started)\n".utf8) }
+        var line: [UInt8] { Array("\(daemon) \(owner)\n".utf8) }
 
         static func read(_ path: String, in files: FileTree) -> Owner? {
             guard let bytes = (try? files.read(path, limit: 256)) ?? nil else { return nil }
             let fields = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isWhitespace)
-            guard fields.count == 4, let daemon = Int32(fields[0]), let daemonStart = UInt64(fields[1]),
-                let owner = Int32(fields[2]), let ownerStart = UInt64(fields[3])
-            else { return nil }
-            return Owner(
-                daemon: ProcessIdentity(pid: daemon, started: daemonStart), owner: ProcessIdentity(pid: owner, started: ownerStart))
+            guard fields.count == 2, let daemon = ProcessIdentity(fields[0]), let owner = ProcessIdentity(fields[1]) else { return nil }
+            return Owner(daemon: daemon, owner: owner)
         }
     }
 

@@ -49,7 +49,7 @@ struct RcloneDaemonTests {
         let owner = ownerGone ? try Self.goneProcess(scratch: scratch) : try #require(ProcessIdentity(pid: getpid()))
         let ownerFile = device.dataDir + "/sync/rclone/rcd.owner"
         try FileSystem.writeAtomically(
-            ownerFile, Array("\(daemon) \(daemonIdentity.started) \(owner.pid) \(owner.started)\n".utf8))
+            ownerFile, Array("\(daemonIdentity) \(owner)\n".utf8))
 
         let synced = try fleet.run(device, "sync")
         #expect(synced.status == 0, "\(synced.stderr)")
