@@ -21,10 +21,11 @@ package protocol ClipboardSource: ClipboardWriter {
     init(environment: [String: String], primary: Bool)
     /// Fails, naming the package to install, when a program that watching needs is missing.
     func checkTools() throws
-    /// The types on offer now; empty when nothing is (or the owner did not answer); nil when the list is
-    /// longer than `DesktopClipboard.typeListLimit`: cut, it could not tell whether a password manager marked the offer.
+    /// The types on offer now; empty when nothing is; nil when the list is longer than
+    /// `DesktopClipboard.typeListLimit`: cut, it could not tell whether a password manager marked the offer.
+    /// An owner that does not answer is a temporary failure (`DesktopClipboard.unanswered`).
     func offeredTypes() throws -> [String]?
-    /// The content in `type`; nil when it is more than `limit` bytes.
+    /// The content in `type`; nil when it is more than `limit` bytes; an owner that does not answer as above.
     func content(_ type: String, limit: Int) throws -> [UInt8]?
     /// What wakes a watcher when the selection may have changed.
     func changeSignal() throws -> any ClipboardChangeSignal
@@ -71,7 +72,8 @@ struct ClipboardTools {
     func typeList(_ program: String, _ arguments: [String]) throws -> [String]? {
         let limit = DesktopClipboard.typeListLimit + 1
         let output = try run(program, arguments, limit: limit)
-        guard output.status == 0, !output.timedOut else { return [] }
+        if output.timedOut { throw DesktopClipboard.unanswered }
+        guard output.status == 0 else { return [] }
         guard output.standardOutput.count < limit else { return nil }
         return output.outputText.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
     }
@@ -79,7 +81,7 @@ struct ClipboardTools {
     /// What `program` writes (the content in one type); nil when it is more than `limit` bytes.
     func content(_ program: String, _ arguments: [String], limit: Int) throws -> [UInt8]? {
         let output = try run(program, arguments, limit: limit + 1)
-        if output.timedOut { throw ItsypadError.failure("its owner did not answer in \(Int(ClipboardTools.timeout)) s") }
+        if output.timedOut { throw DesktopClipboard.unanswered }
         guard output.status == 0 else {
             throw ItsypadError.failure("\(program) failed: \(output.errorText.isEmpty ? "exit \(output.status)" : output.errorText)")
         }

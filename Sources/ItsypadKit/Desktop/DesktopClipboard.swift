@@ -9,6 +9,9 @@ package enum DesktopClipboard {
         sources.first { $0.isPresent(in: environment) }
     }
 
+    /// An owner that did not answer in time (or a tool that did not start in time on a busy machine): worth asking again.
+    package static let unanswered = ItsypadError.temporary("its owner did not answer in \(Int(ClipboardTools.timeout)) s")
+
     static let noDesktop = "no desktop: neither WAYLAND_DISPLAY nor DISPLAY is set"
 
     /// The clipboard (or primary selection) of the first desktop that `environment` names; none fails.

@@ -229,6 +229,22 @@ import Glibc
         #expect(try device.run("clip", "ls").stdout.isEmpty)
     }
 
+    /// An offer whose owner does not answer the first time (or whose tool is starved on a busy machine):
+    /// the watcher says so and reads it again, rather than dropping the copy without a word.
+    @Test(arguments: DesktopSession.Kind.allCases)
+    func anOfferNotAnsweredAtFirstIsReadAgain(_ kind: DesktopSession.Kind) throws {
+        if kind == .x11 { try ExternalTool.require(["python3"]) }
+        let text = kind == .wayland ? "text/plain;charset=utf-8" : "UTF8_STRING"
+        let firstTime = "[ -e \"$0.asked\" ] || { : > \"$0.asked\"; exec sleep 30; }; "
+        let tools = try FakeTools(kind, types: firstTime + "echo '\(text)'", content: "printf 'copied while busy'")
+        let device = Device()
+        let watcher = try RunningWatcher(device, [], environment: tools.environment, command: ["clip", "watch"])
+        #expect(eventually(within: 60) { watcher.stderr.contains(" recorded ") }, "\(watcher.stderr)")
+        #expect(watcher.stop(SIGTERM) == 0, "\(watcher.stderr)")
+        #expect(watcher.stderr.contains("could not read a clip yet: its owner did not answer in 3 s; asking again"), "\(watcher.stderr)")
+        #expect(try device.run("clip", "ls").stdout.hasSuffix("\tcopied while busy\n"))
+    }
+
     // MARK: - B5: a type list too long to read whole
 
     /// A password manager's mark last in a type list longer than 1 MiB: the offer is skipped, never stored.

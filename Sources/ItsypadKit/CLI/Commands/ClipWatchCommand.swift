@@ -11,6 +11,18 @@ import ItsypadSupport
 enum ClipWatchCommand {
     /// Offers that follow each other this closely (a selection dragged out) are read once, at the end.
     static let settle = 0.05
+    /// An offer whose owner did not answer (or a tool starved on a busy machine) is read again this many
+    /// times, after pauses of 1, 2, 4… seconds, before the watcher says it gave up on it.
+    static let rereads = 6
+
+    /// What one read of the offer came to.
+    enum Reading {
+        case recorded(String)
+        /// Nothing to store (skipped, blank, the newest entry again, or a failure already said).
+        case nothing
+        /// Its owner did not answer in time: read it again.
+        case unanswered
+    }
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let clipboard = try DesktopClipboard.source(environment: invocation.context.environment, primary: invocation.flag(.primary))
@@ -31,6 +43,7 @@ enum ClipWatchCommand {
         }
         // What is on offer at the start counts as a change.
         var changed = true
+        var unanswered = 0
         while true {
             if changed {
                 // A burst of offers settles first: only the last is read.
@@ -40,14 +53,26 @@ enum ClipWatchCommand {
                     if wake == .timedOut { break }
                     guard signal.consume() else { return try ended(clipboard, signal) }
                 }
-                if let id = record(clipboard, invocation, follower: follower) { follower?.recorded(id) }
+                switch record(clipboard, invocation, follower: follower) {
+                case .recorded(let id):
+                    follower?.recorded(id)
+                    unanswered = 0
+                case .nothing: unanswered = 0
+                case .unanswered:
+                    unanswered += 1
+                    if unanswered > rereads {
+                        errors.line(
+                            "\(Time.iso8601(invocation.context.now())) gave up on a clip: its owner did not answer \(unanswered) times")
+                        unanswered = 0
+                    }
+                }
                 // A clip that arrived is followed only once this clipboard's own copy is in the history (newest wins).
                 follower?.follow(onto: clipboard, unlessChanged: signal, invocation)
                 errors.flush()
             }
-            switch events.wait(timeout: 3600) {
+            switch events.wait(timeout: unanswered > 0 ? Double(1 << (unanswered - 1)) : 3600) {
             case .stopRequested: return ExitCode.success
-            case .timedOut: changed = false
+            case .timedOut: changed = unanswered > 0
             case .changed:
                 // With a follower the history's changes wake it too; the clipboard is read only when it signalled
                 // (read again, an older entry on it would be added anew and echo).
@@ -67,8 +92,8 @@ enum ClipWatchCommand {
 
     /// Reads the current offer and adds it to the history, unless it is marked by a password
     /// manager, empty, or changed while it was read (the newest entry again adds nothing).
-    /// Nor is what `follower` put there itself. The id added, if any.
-    static func record(_ clipboard: any ClipboardSource, _ invocation: Invocation, follower: ClipFollower?) -> String? {
+    /// Nor is what `follower` put there itself.
+    static func record(_ clipboard: any ClipboardSource, _ invocation: Invocation, follower: ClipFollower?) -> Reading {
         let errors = invocation.context.standardError
         let time = Time.iso8601(invocation.context.now())
         do {
@@ -79,30 +104,33 @@ enum ClipWatchCommand {
                         "\(time) skipped a clip: its list of types is longer than \(DesktopClipboard.typeListLimit >> 20) MiB, "
                             + "so a password manager's mark cannot be ruled out")
                 }
-                return nil
+                return .nothing
             }
             if types.contains(DesktopClipboard.passwordManagerHint) {
                 if !invocation.quiet { errors.line("\(time) skipped a clip marked by a password manager") }
-                return nil
+                return .nothing
             }
-            guard let type = DesktopClipboard.bestType(types) else { return nil }
+            guard let type = DesktopClipboard.bestType(types) else { return .nothing }
             let maxBytes = try DataStore.settingsWithoutLock(path: invocation.dataDirectory()).maxClipBytes
             let read = Result { try clipboard.content(type, limit: maxBytes) }
             // A new offer meanwhile (a password manager's among them), or an owner gone mid-read: this
             // read may be another offer's, or cut short. The new offer's own signal reads it again.
-            guard try clipboard.offeredTypes() == types else { return nil }
+            guard try clipboard.offeredTypes() == types else { return .nothing }
             guard let bytes = try read.get() else {
                 errors.line("\(time) skipped a clip (\(type)): larger than clipboard.maxBytes (\(maxBytes) bytes)", terminalSafe: true)
-                return nil
+                return .nothing
             }
-            guard follower?.put(bytes) != true, let id = try add(bytes, type: type, invocation) else { return nil }
+            guard follower?.put(bytes) != true, let id = try add(bytes, type: type, invocation) else { return .nothing }
             if !invocation.quiet {
                 errors.line("\(time) recorded \(Identifier.short(id)) (\(type), \(Text.counted(bytes.count, "byte")))", terminalSafe: true)
             }
-            return id
+            return .recorded(id)
+        } catch let error as ItsypadError where error == DesktopClipboard.unanswered {
+            errors.line("\(time) could not read a clip yet: \(error.message); asking again")
+            return .unanswered
         } catch {
             errors.line("\(time) could not record a clip: \(ItsypadError.wrapping(error).message)", terminalSafe: true)
-            return nil
+            return .nothing
         }
     }
 
