@@ -84,6 +84,7 @@ final class RcloneDaemon {
         }
         var deadline = Monotonic.seconds() + timeout
         var progress: [Int64] = []
+        var progressDue = Monotonic.seconds() + RcloneDaemon.progressInterval
         var pause: useconds_t = 500
         while true {
             let reply = try request(client, "job/status", [("jobid", .integer(job))])
@@ -94,19 +95,30 @@ final class RcloneDaemon {
                 }
                 return .succeeded([])
             }
-            let stats = try? JSONValue.parse(try request(client, "core/stats", [("group", .string("job/\(job)"))]).body)
-            let made = ["bytes", "checks", "transfers", "deletes"].map { stats?[$0]?.int64Value ?? 0 }
-            if made != progress {
-                progress = made
-                deadline = Monotonic.seconds() + timeout
-            } else if Monotonic.seconds() > deadline {
-                _ = try? request(client, "job/stop", [("jobid", .integer(job))])
-                return .stalled
+            if Monotonic.seconds() >= progressDue {
+                let stats = try? JSONValue.parse(try request(client, "core/stats", [("group", .string("job/\(job)"))]).body)
+                let made = ["bytes", "checks", "transfers", "deletes"].map { stats?[$0]?.int64Value ?? 0 }
+                let now = Monotonic.seconds()
+                progressDue = now + RcloneDaemon.progressInterval
+                if made != progress {
+                    progress = made
+                    deadline = now + timeout
+                } else if now > deadline {
+                    _ = try? request(client, "job/stop", [("jobid", .integer(job))])
+                    return .stalled
+                }
             }
             usleep(pause)
-            pause = min(pause * 2, 100_000)
+            pause = min(pause * 2, RcloneDaemon.longestPause)
         }
     }
+
+    /// Microseconds between two looks at a job at most: a job that ends is seen within this
+    /// (rclone answers `job/status` in well under a millisecond).
+    static let longestPause: useconds_t = 10_000
+
+    /// Seconds between two readings of a job's progress: a stall is found within the time-out and this.
+    static let progressInterval = 0.5
 
     /// One request; rclone's log is read after it, so that it never blocks on a full pipe.
     private func request(

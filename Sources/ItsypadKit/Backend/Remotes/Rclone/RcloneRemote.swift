@@ -42,7 +42,7 @@ public struct RcloneRemote: SyncRemote {
     /// (3600; 0 for every fetch).
     static let kind = RemoteKind(scheme: "rclone", syntax: "rclone:REMOTE:PATH") { remote, directory, environment in
         func number(_ name: String, atLeast least: Double) -> Double? {
-            environment[name].flatMap(Double.init).flatMap { $0 >= least ? $0 : nil }
+            RemoteKinds.number(name, in: environment) { $0 >= least }
         }
         return RcloneRemote(
             remote: remote, directory: directory, environment: environment,
