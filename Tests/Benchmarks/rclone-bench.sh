@@ -69,15 +69,16 @@ one_change_bench "$SMALL" rclone
 one_change_bench "$LARGE" rclone
 
 step "rclone copy of one changed file to the same server"
+# hyperfine -N runs a prepare without a shell too: one that needs a shell runs through bash -c.
 echo "one file" >"$work/one-file.json"
 hyperfine "${common[@]}" \
-    --prepare "echo $(q "changed") \$RANDOM >>$(q "$work/one-file.json")" \
+    --prepare "bash -c $(q "echo changed \$RANDOM >>$(q "$work/one-file.json")")" \
     --export-json "$results/rclone-one.json" \
     -n "rclone copy of one file" "rclone copy $(q "$work/one-file.json") bench:one"
 
 step "first sync of $LARGE tabs: itsypad sync enable into an empty remote path"
 hyperfine --style basic -N --warmup 0 --runs "$FIRST_RUNS" \
-    --prepare "rm -rf $(q "$work/first") $(q "$work/served/first") && cp -a $(q "$work/first-template") $(q "$work/first")" \
+    --prepare "bash -c $(q "rm -rf $(q "$work/first") $(q "$work/served/first") && cp -a $(q "$work/first-template") $(q "$work/first")")" \
     --export-json "$results/itsypad-first.json" \
     -n "itsypad first sync @$LARGE" "$(q "$ITSYPAD") --data-dir $(q "$work/first") --quiet sync enable rclone:bench:first"
 [[ $(tab_count "$work/first") -eq $LARGE ]] || die "the first sync's device lost tabs"

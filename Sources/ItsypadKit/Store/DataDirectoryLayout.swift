@@ -51,6 +51,8 @@ public struct DataDirectoryLayout: Sendable, Equatable {
     public var rotationLock: String { sync + "/rotation.lock" }
     /// A git remote's clone, which is git's to keep.
     public var gitClone: String { sync + "/git" }
+    /// An rclone remote's mirror of the backend (see `RcloneRemote`), thousands of files.
+    public var rcloneMirror: String { sync + "/rclone/backend" }
 
     /// The folders atomic writes leave temporary files in when a crash stops them.
     var foldersWithTemporaryFiles: [String] {
@@ -58,9 +60,9 @@ public struct DataDirectoryLayout: Sendable, Equatable {
     }
 
     /// What the privacy check does not look into, relative to the root: the git clone is git's,
-    /// and tab files and binary clips' files are too many to check one by one (a private
-    /// `tabs/` and `clips/blobs/` keep them).
-    var notCheckedForPrivacy: Set<String> { [relative(gitClone), relative(tabs), Self.stagedClipBlobs] }
+    /// and tab files, binary clips' files and an rclone mirror's are too many to check one by one
+    /// on every command (a private `tabs/`, `clips/blobs/` and mirror folder keep them).
+    var notCheckedForPrivacy: Set<String> { [relative(gitClone), relative(rcloneMirror), relative(tabs), Self.stagedClipBlobs] }
     /// The files of a clip history in `directory` (the data directory's `clips/`, or a test's).
     static func clipLog(in directory: String) -> String { directory + "/log" }
     static func clipIndex(in directory: String) -> String { directory + "/index" }

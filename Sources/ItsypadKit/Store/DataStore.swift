@@ -86,9 +86,10 @@ public final class DataStore {
 
     /// Refuses a data directory that another user could change, as ssh refuses a loose ~/.ssh: its
     /// settings name the command `tab edit` runs and where sync sends everything. The message names
-    /// the chown and chmod to run. A git remote's clone is git's to keep. Tab files and the files of
-    /// binary clips are not looked at one by one (thousands, on every command): a private `tabs/`
-    /// or `clips/blobs/` keeps others from adding or replacing them, and itsypad writes each one 0600.
+    /// the chown and chmod to run. A git remote's clone is git's to keep. Tab files, the files of
+    /// binary clips and of an rclone mirror are not looked at one by one (thousands, on every
+    /// command): a private `tabs/`, `clips/blobs/` or mirror folder keeps others from adding or
+    /// replacing them, and itsypad writes each one 0600.
     private static func refuseIfOthersCanChange(_ tree: FileTree, _ layout: DataDirectoryLayout) throws {
         let loose = try tree.entriesOthersCanChange(skipping: layout.notCheckedForPrivacy)
         guard !loose.isEmpty else { return }

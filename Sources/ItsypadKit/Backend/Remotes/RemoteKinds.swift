@@ -33,6 +33,12 @@ public enum RemoteKinds {
         all.first { $0.scheme == scheme }
     }
 
+    /// The number a remote's setting `name` holds in `environment` when `accepted` takes it; nil
+    /// when it is unset or holds anything else, so that the remote's default applies.
+    static func number(_ name: String, in environment: [String: String], accepted: (Double) -> Bool) -> Double? {
+        environment[name].flatMap(Double.init).flatMap { accepted($0) ? $0 : nil }
+    }
+
     /// Why `location` names no backend this version can sync with (its scheme is no known
     /// kind's), naming the kinds known and how a directory with ':' in its path is written; nil
     /// when it names one. `written` is the value as given, before relative paths were made absolute.

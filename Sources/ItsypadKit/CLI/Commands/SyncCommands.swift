@@ -234,9 +234,10 @@ enum SyncCommands {
     /// or with `backend` (and the directory its errors name) when given.
     static func withEngine(
         _ invocation: Invocation, direction: String, backend given: (backend: SyncBackend, path: String)? = nil,
-        _ body: (SyncEngine) throws -> Void
+        reusing reused: ConfiguredBackend? = nil, _ body: (SyncEngine) throws -> Void
     ) throws -> Int32 {
-        let session = try invocation.syncSession()
+        var session = try invocation.syncSession()
+        session.reused = reused
         defer { invocation.endProgress() }
         if given == nil, (try? session.store.settings().bool(.syncEnabled)) == true, let configured = try? session.configured() {
             warnIfExposed(configured, invocation)

@@ -17,7 +17,7 @@ enum SyncWatchCommand {
     static func run(_ invocation: Invocation) throws -> Int32 {
         let interval = try invocation.integer(.interval, in: 1...86_400) ?? defaultInterval
         let directory = try invocation.dataDirectory()
-        let backend = try enabledBackend(directory, invocation)
+        var backend = try enabledBackend(directory, invocation)
         // A second watcher would only double every sync: it is refused (exit 1), not told to retry.
         guard
             let exclusive = try FileLock(
@@ -47,8 +47,10 @@ enum SyncWatchCommand {
             }
             guard Monotonic.seconds() >= schedule.due else { continue }
             // Watched again before each sync: the backend may have been replaced or come back, or be another one now.
-            events.watch(watchedDirectories(directory, backend: (try? enabledBackend(directory, invocation)) ?? backend))
-            let outcome = syncOnce(invocation)
+            // The same one is kept, with the program its remote runs (rclone's daemon, stopped when the watch ends).
+            if let current = try? enabledBackend(directory, invocation), current.location != backend.location { backend = current }
+            events.watch(watchedDirectories(directory, backend: backend))
+            let outcome = syncOnce(invocation, reusing: backend)
             schedule.synced(retryable: outcome.isRetryable, now: Monotonic.seconds())
             report(outcome, after: previous, retryIn: schedule.due - Monotonic.seconds(), warned: &warned, invocation)
             previous = outcome
@@ -87,16 +89,17 @@ enum SyncWatchCommand {
     }
 
     /// Runs `itsypad sync` in this process with its own invocation, so that it
-    /// takes and releases the data directory's lock as the command does; what it
-    /// would print is collected into one outcome.
-    static func syncOnce(_ invocation: Invocation) -> SyncOutcome {
+    /// takes and releases the data directory's lock as the command does, on the
+    /// watch's `backend` while it is the one configured; what it would print is
+    /// collected into one outcome.
+    static func syncOnce(_ invocation: Invocation, reusing backend: ConfiguredBackend) -> SyncOutcome {
         let context = Context.memory(environment: invocation.context.environment, now: invocation.context.now)
         let sync = Invocation(parsed: invocation.parsed, context: context)
         var outcome = SyncOutcome(status: ExitCode.success)
         var report = SyncReport()
         do {
             defer { sync.close() }
-            outcome.status = try SyncCommands.withEngine(sync, direction: "sync") { engine in
+            outcome.status = try SyncCommands.withEngine(sync, direction: "sync", reusing: backend) { engine in
                 defer { report = engine.report }
                 try engine.sync()
             }

@@ -727,19 +727,28 @@ public struct FileTree: Sendable {
 extension FileTree {
     /// The root and every directory and regular file below it that another user could change
     /// (`FileStatus.othersCanChange`), never following a symlink; a directory named in `skipping`
-    /// (relative to the root) is not entered. One `fstatat` an entry, from its directory's descriptor.
+    /// (relative to the root) is not entered.
     public func entriesOthersCanChange(skipping: Set<String> = []) throws -> [(path: String, status: FileStatus)] {
         guard let rootStatus = try status(root) else { return [] }
         var found: [(path: String, status: FileStatus)] = rootStatus.othersCanChange ? [(root, rootStatus)] : []
-        let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileSystem.fail("open", root) }
-        try FileTree.collectEntriesOthersCanChange(in: fd, relative: "", root: root, skipping: skipping, into: &found)
+        try forEachEntry(entering: { !skipping.contains($0) }) { relative, status in
+            if (status.isDirectory || status.isRegular) && status.othersCanChange { found.append((root + "/" + relative, status)) }
+        }
         return found
     }
 
+    /// Calls `body` with every entry below the root (its path relative to the root, and its
+    /// status), never following a symlink; a directory is entered when `entering` takes its
+    /// relative path. One `fstatat` an entry, from its directory's descriptor.
+    public func forEachEntry(entering: (String) -> Bool, _ body: (String, FileStatus) throws -> Void) throws {
+        let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSystem.fail("open", root) }
+        try FileTree.forEachEntry(in: fd, relative: "", root: root, entering: entering, body)
+    }
+
     /// Closes `fd`.
-    private static func collectEntriesOthersCanChange(
-        in fd: Int32, relative: String, root: String, skipping: Set<String>, into found: inout [(path: String, status: FileStatus)]
+    private static func forEachEntry(
+        in fd: Int32, relative: String, root: String, entering: (String) -> Bool, _ body: (String, FileStatus) throws -> Void
     ) throws {
         let directory = relative.isEmpty ? root : root + "/" + relative
         guard let dir = fdopendir(fd) else {
@@ -758,12 +767,12 @@ extension FileTree {
                 throw FileSystem.fail("stat", directory + "/" + name)
             }
             let status = FileStatus(info)
-            if (status.isDirectory || status.isRegular) && status.othersCanChange { found.append((directory + "/" + name, status)) }
             let childRelative = relative.isEmpty ? name : relative + "/" + name
-            guard status.isDirectory, !skipping.contains(childRelative) else { continue }
+            try body(childRelative, status)
+            guard status.isDirectory, entering(childRelative) else { continue }
             let child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard child >= 0 else { throw FileSystem.fail("open", directory + "/" + name) }
-            try collectEntriesOthersCanChange(in: child, relative: childRelative, root: root, skipping: skipping, into: &found)
+            try forEachEntry(in: child, relative: childRelative, root: root, entering: entering, body)
         }
     }
 }

@@ -19,6 +19,9 @@ public struct SyncSession {
     let warn: (String) -> Void
     /// Told how far the engine got, as it goes.
     let progress: ((SyncReport) -> Void)?
+    /// A backend made before, used again while it is the one configured: `sync watch` keeps one
+    /// remote, and the program it runs (rclone's daemon), across its syncs.
+    public var reused: ConfiguredBackend?
 
     public init(
         store: DataStore, environment: [String: String], lockTimeout: Double, now: @escaping () -> Milliseconds,
@@ -39,7 +42,8 @@ public struct SyncSession {
 
     /// The backend `location` names, ready for this data directory (a remote's mirror in it).
     public func configured(_ location: BackendLocation) throws -> ConfiguredBackend {
-        try ConfiguredBackend(location, mirrors: store.layout.sync, environment: environment)
+        if let reused, reused.location == location { return reused }
+        return try ConfiguredBackend(location, mirrors: store.layout.sync, environment: environment)
     }
 
     /// The backend the sync.backend setting names.

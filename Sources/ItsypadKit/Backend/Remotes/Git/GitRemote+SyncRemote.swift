@@ -6,7 +6,7 @@ import ItsypadSupport
 extension GitRemote: SyncRemote {
     /// `git:URL`; `ITSYPAD_GIT_TIMEOUT` sets the seconds one git command may take (120).
     static let kind = RemoteKind(scheme: "git", syntax: "git:URL") { url, directory, environment in
-        let timeout = environment["ITSYPAD_GIT_TIMEOUT"].flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil } ?? 120
+        let timeout = RemoteKinds.number("ITSYPAD_GIT_TIMEOUT", in: environment) { $0 > 0 } ?? 120
         return GitRemote(url: url, clone: directory, environment: environment, timeout: timeout)
     }
 

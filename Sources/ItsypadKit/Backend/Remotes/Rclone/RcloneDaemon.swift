@@ -25,6 +25,8 @@ final class RcloneDaemon {
     private let files: FileTree
     private var running: Subprocess.Running?
     private var client: LoopbackHTTP?
+    /// What `ownerFile` says while this daemon runs.
+    private var owner: Owner?
 
     init(location: BackendLocation, environment: [String: String], options: [String], timeout: Double, ownerFile: String) {
         self.location = location
@@ -37,7 +39,7 @@ final class RcloneDaemon {
 
     deinit {
         running?.stop()
-        if let running, RcloneDaemon.Owner.read(ownerFile, in: files)?.daemon.pid == running.pid { _ = try? files.remove(ownerFile) }
+        if let owner, Owner.read(ownerFile, in: files) == owner { _ = try? files.remove(ownerFile) }
     }
 
     /// The daemon and the process it serves, each a pid with its start time (a pid alone may be reused).
@@ -53,6 +55,10 @@ final class RcloneDaemon {
             guard fields.count == 2, let daemon = ProcessIdentity(fields[0]), let owner = ProcessIdentity(fields[1]) else { return nil }
             return Owner(daemon: daemon, owner: owner)
         }
+    }
+
+    private func nameInOwnerFile() {
+        if let owner { try? files.writeAtomically(ownerFile, owner.line, syncingDirectory: false) }
     }
 
     /// Stops the daemon `ownerFile` names when the process it served is gone; one still served is left alone.
@@ -84,6 +90,7 @@ final class RcloneDaemon {
         }
         var deadline = Monotonic.seconds() + timeout
         var progress: [Int64] = []
+        var progressDue = Monotonic.seconds() + RcloneDaemon.progressInterval
         var pause: useconds_t = 500
         while true {
             let reply = try request(client, "job/status", [("jobid", .integer(job))])
@@ -94,19 +101,30 @@ final class RcloneDaemon {
                 }
                 return .succeeded([])
             }
-            let stats = try? JSONValue.parse(try request(client, "core/stats", [("group", .string("job/\(job)"))]).body)
-            let made = ["bytes", "checks", "transfers", "deletes"].map { stats?[$0]?.int64Value ?? 0 }
-            if made != progress {
-                progress = made
-                deadline = Monotonic.seconds() + timeout
-            } else if Monotonic.seconds() > deadline {
-                _ = try? request(client, "job/stop", [("jobid", .integer(job))])
-                return .stalled
+            if Monotonic.seconds() >= progressDue {
+                let stats = try? JSONValue.parse(try request(client, "core/stats", [("group", .string("job/\(job)"))]).body)
+                let made = ["bytes", "checks", "transfers", "deletes"].map { stats?[$0]?.int64Value ?? 0 }
+                let now = Monotonic.seconds()
+                progressDue = now + RcloneDaemon.progressInterval
+                if made != progress {
+                    progress = made
+                    deadline = now + timeout
+                } else if now > deadline {
+                    _ = try? request(client, "job/stop", [("jobid", .integer(job))])
+                    return .stalled
+                }
             }
             usleep(pause)
-            pause = min(pause * 2, 100_000)
+            pause = min(pause * 2, RcloneDaemon.longestPause)
         }
     }
+
+    /// Microseconds between two looks at a job at most: a job that ends is seen within this
+    /// (rclone answers `job/status` in well under a millisecond).
+    static let longestPause: useconds_t = 10_000
+
+    /// Seconds between two readings of a job's progress: a stall is found within the time-out and this.
+    static let progressInterval = 0.5
 
     /// One request; rclone's log is read after it, so that it never blocks on a full pipe.
     private func request(
@@ -126,7 +144,11 @@ final class RcloneDaemon {
 
     /// The running daemon's client, starting it first if it is not running.
     private func started() throws -> LoopbackHTTP {
-        if let client, let running, running.exitStatus(within: 0) == nil { return client }
+        if let client, let running, running.exitStatus(within: 0) == nil {
+            // A sync run meanwhile beside this long-lived one (a watch's) named its own daemon, then removed the file.
+            if let owner, Owner.read(ownerFile, in: files) != owner { nameInOwnerFile() }
+            return client
+        }
         running?.stop()
         running = nil
         guard let executable = Subprocess.find("rclone", searchPath: environment["PATH"]) else {
@@ -141,8 +163,9 @@ final class RcloneDaemon {
         let process = try Subprocess(
             executable: executable, arguments: ["rcd", "--rc-addr", "127.0.0.1:0"] + options, environment: environment
         ).start()
-        if let daemon = ProcessIdentity(pid: process.pid), let owner = ProcessIdentity(pid: getpid()) {
-            try? files.writeAtomically(ownerFile, Owner(daemon: daemon, owner: owner).line, syncingDirectory: false)
+        if let daemon = ProcessIdentity(pid: process.pid), let served = ProcessIdentity(pid: getpid()) {
+            owner = Owner(daemon: daemon, owner: served)
+            nameInOwnerFile()
         }
         let deadline = Monotonic.seconds() + min(timeout, 30)
         while true {

@@ -42,7 +42,7 @@ public struct RcloneRemote: SyncRemote {
     /// (3600; 0 for every fetch).
     static let kind = RemoteKind(scheme: "rclone", syntax: "rclone:REMOTE:PATH") { remote, directory, environment in
         func number(_ name: String, atLeast least: Double) -> Double? {
-            environment[name].flatMap(Double.init).flatMap { $0 >= least ? $0 : nil }
+            RemoteKinds.number(name, in: environment) { $0 >= least }
         }
         return RcloneRemote(
             remote: remote, directory: directory, environment: environment,
@@ -407,20 +407,11 @@ public struct RcloneRemote: SyncRemote {
     /// The files that devices exchange (see `RcloneManifest.isTransferred`) in the backend
     /// directory `root`, by path relative to it, regular files only.
     static func transferredFiles(in root: String) throws -> [(path: String, status: FileStatus)] {
-        let tree = FileTree(root: root)
         var found: [(path: String, status: FileStatus)] = []
-        func walk(_ relative: String, depth: Int) throws {
-            for name in try tree.list(relative.isEmpty ? root : root + "/" + relative) ?? [] {
-                let path = relative.isEmpty ? name : relative + "/" + name
-                guard let status = try tree.status(root + "/" + path) else { continue }
-                if status.isDirectory, depth < 3 {
-                    try walk(path, depth: depth + 1)
-                } else if status.isRegular, RcloneManifest.isTransferred(path) {
-                    found.append((path, status))
-                }
-            }
+        // The backend's folders are at most three deep (records/TYPE/BUCKET).
+        try FileTree(root: root).forEachEntry(entering: { $0.utf8.count(where: { $0 == UInt8(ascii: "/") }) < 3 }) { path, status in
+            if status.isRegular, RcloneManifest.isTransferred(path) { found.append((path, status)) }
         }
-        try walk("", depth: 0)
         return found
     }
 
