@@ -146,9 +146,9 @@ struct FirstPushTests {
         let traffic = try Self.journalTraffic(sender, ["sync"])
         #expect(traffic.written > 500_000, "\(traffic)")
         // The fetch after the push reads the lines once (its second page reads the rest of the
-        // segment again). Reading each line back after its commit, to sweep tombstones and to
-        // compact made it about four times.
-        #expect(Double(traffic.read) < Double(traffic.written) * 2.2, "\(traffic)")
+        // segment again): about 1.2 times what was written. Reading each line back after its
+        // commit, and the whole journal again to sweep tombstones and to compact, made it 4.2.
+        #expect(Double(traffic.read) < Double(traffic.written) * 1.6, "\(traffic)")
     }
 
     /// Where a run is killed: at the `nth` call of `call`.

@@ -36,18 +36,11 @@ struct DeviceBatchReadingTests {
 
     @Test("a journal line reads from its bytes as the decoder reads it", arguments: lines.indices)
     func deviceBatchFromBytes(index: Int) throws {
-        let line = try JSONValue.parse(Self.lines[index])
-        var accepted = 0, direct = 0
-        for mutation in VersionDocumentReadingTests.mutations(of: line) {
-            for bytes in [mutation.serializedBytes(), mutation.prettySerializedBytes()] {
-                let parsed = Self.parsed(bytes)
-                #expect(DeviceBatch.read(bytes[...]) == parsed, "\(mutation)")
-                if parsed != nil { accepted += 1 }
-                if Self.readDirectly(bytes) != nil { direct += 1 }
-            }
-        }
+        let counts = VersionDocumentReadingTests.readerAgrees(
+            on: try JSONValue.parse(Self.lines[index]), read: { DeviceBatch.read($0[...]) }, decode: Self.parsed,
+            direct: Self.readDirectly)
         // Their keys are plain: every one that reads at all reads straight from the bytes.
-        #expect(accepted > 20 && direct == accepted)
+        #expect(counts.accepted > 20 && counts.direct == counts.accepted)
     }
 
     /// The writer writes what `JSONCoding` encodes, each version document once for the line and
