@@ -101,6 +101,56 @@ struct FirstPushTests {
         #expect(calls["fchmod", default: 0] < 50, "\(calls["fchmod", default: 0]) changes of mode for \(records) tabs: \(calls)")
     }
 
+    /// Bytes a run of `arguments` read from and wrote to the journal segments of its backend, from
+    /// `strace -f -y` (each call's descriptor names its file; a call another thread interrupted
+    /// is joined with its resumption).
+    static func journalTraffic(_ device: Device, _ arguments: [String]) throws -> (read: Int, written: Int) {
+        let scratch = TemporaryDirectory()
+        let trace = scratch.path + "/trace"
+        let result = try device.runArguments(
+            ["-f", "-y", "-s", "0", "-e", "trace=read,pread64,write,pwrite64", "-o", trace, Process.itsypad] + arguments,
+            program: "/usr/bin/strace")
+        #expect(result.status == 0, "\(arguments) failed: \(result.stderr)")
+        var unfinished: [Substring: Substring] = [:]
+        var traffic = (read: 0, written: 0)
+        for line in String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n") {
+            guard let space = line.firstIndex(of: " ") else { continue }
+            let pid = line[..<space]
+            var call = line[line.index(after: space)...].drop { $0 == " " }
+            if call.hasSuffix("<unfinished ...>") {
+                unfinished[pid] = call
+                continue
+            }
+            if call.hasPrefix("<..."), let start = unfinished.removeValue(forKey: pid),
+                let resumed = call.firstRange(of: "resumed>")
+            {
+                call = Substring(start.dropLast("<unfinished ...>".count) + call[resumed.upperBound...])
+            }
+            guard let open = call.firstIndex(of: "("), call[open...].contains("/journal/"),
+                let equals = call.ranges(of: ") = ").last, let bytes = Int(call[equals.upperBound...])
+            else { continue }
+            switch call[..<open] {
+            case "read", "pread64": traffic.read += bytes
+            case "write", "pwrite64": traffic.written += bytes
+            default: break
+            }
+        }
+        return traffic
+    }
+
+    @Test(
+        "a first push reads back of its journal only what the fetch after it returns",
+        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+    func journalReadBack() throws {
+        let sender = Self.sender(tabs: 2500)
+        let traffic = try Self.journalTraffic(sender, ["sync"])
+        #expect(traffic.written > 500_000, "\(traffic)")
+        // The fetch after the push reads the lines once (its second page reads the rest of the
+        // segment again): about 1.2 times what was written. Reading each line back after its
+        // commit, and the whole journal again to sweep tombstones and to compact, made it 4.2.
+        #expect(Double(traffic.read) < Double(traffic.written) * 1.6, "\(traffic)")
+    }
+
     /// Where a run is killed: at the `nth` call of `call`.
     struct KillPoint: CustomStringConvertible, Sendable {
         let call: String

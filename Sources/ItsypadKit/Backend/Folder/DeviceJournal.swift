@@ -24,6 +24,16 @@ struct DeviceChange: Codable, Equatable {
     /// What a reader starting from the record files needs, for a checkpoint.
     let checkpoint: CheckpointDocument?
 
+    /// What `JSONCoding.encode(self)` writes, the version document given already encoded: its
+    /// key, "version", sorts last.
+    func encoded(version document: [UInt8]?) throws -> [UInt8] {
+        var members = try JSONCoding.encode(
+            DeviceChange(seq: seq, op: op, recordType: recordType, recordName: recordName, drop: drop, checkpoint: checkpoint))
+        guard let document else { return members }
+        members.removeLast()
+        return members + Array(#","version":"#.utf8) + document + [UInt8(ascii: "}")]
+    }
+
     /// The record changed; a checkpoint names none.
     var id: RecordID { RecordID(recordType: recordType ?? "", recordName: recordName ?? "") }
 
@@ -31,10 +41,18 @@ struct DeviceChange: Codable, Equatable {
         seq: Int64, op: Operation, id: RecordID? = nil, version: VersionDocument? = nil, drop: DropDocument? = nil,
         checkpoint: CheckpointDocument? = nil
     ) {
+        self.init(
+            seq: seq, op: op, recordType: id?.recordType, recordName: id?.recordName, version: version, drop: drop, checkpoint: checkpoint)
+    }
+
+    init(
+        seq: Int64, op: Operation, recordType: String?, recordName: String?, version: VersionDocument? = nil, drop: DropDocument?,
+        checkpoint: CheckpointDocument?
+    ) {
         self.seq = seq
         self.op = op
-        recordType = id?.recordType
-        recordName = id?.recordName
+        self.recordType = recordType
+        self.recordName = recordName
         self.version = version
         self.drop = drop
         self.checkpoint = checkpoint
@@ -112,15 +130,23 @@ struct DeviceBatch: Codable, Equatable {
 
     var lastSeq: Int64 { seq + Int64(changes.count) - 1 }
 
-    /// The line (see `DeviceJournal.line`).
-    func encodedLine() throws -> [UInt8] {
-        DeviceJournal.line(
+    /// The line (see `DeviceJournal.line`), and each change's version document as the line holds
+    /// it: the record file of that version holds the same bytes, so each is encoded once.
+    func encoded() throws -> (line: [UInt8], versions: [[UInt8]?]) {
+        let versions = try changes.map { change in try change.version.map { try JSONCoding.encode($0) } }
+        var list: [UInt8] = [UInt8(ascii: "[")]
+        for (index, change) in changes.enumerated() {
+            if index > 0 { list.append(UInt8(ascii: ",")) }
+            list += try change.encoded(version: versions[index])
+        }
+        list.append(UInt8(ascii: "]"))
+        let line = DeviceJournal.line(
             seq: seq,
             [
-                "changes": try JSONCoding.encode(changes), "device": try JSONCoding.encode(device),
-                "files": try JSONCoding.encode(files), "instance": try JSONCoding.encode(instance),
-                "time": Array(String(time).utf8), "zone": try JSONCoding.encode(zone),
+                "changes": list, "device": try JSONCoding.encode(device), "files": try JSONCoding.encode(files),
+                "instance": try JSONCoding.encode(instance), "time": Array(String(time).utf8), "zone": try JSONCoding.encode(zone),
             ])
+        return (line, versions)
     }
 
     /// Why this line cannot be a batch of `device`'s journal, or nil.
@@ -301,7 +327,7 @@ struct DeviceJournal {
             var lineStart = 0
             for (position, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
                 defer { lineStart = position + 1 }
-                guard let batch = try? JSONCoding.decode(DeviceBatch.self, from: Array(bytes[lineStart..<position])),
+                guard let batch = DeviceBatch.read(bytes[lineStart..<position]),
                     batch.problem(device: device) == nil
                 else {
                     result.waiting = (segment.path, "line at byte \(offset + lineStart) is not a valid batch of \(device)", true)
@@ -377,14 +403,19 @@ struct DeviceJournal {
     func lastSeq() throws -> Int64 { try last()?.lastSeq ?? 0 }
 
     /// Appends the batch as one line, then fsyncs: once this returns it is committed. A torn last
-    /// line (a write that never completed) is cut off first.
-    func append(_ batch: DeviceBatch, startingSegment: Bool = false) throws {
-        let line = try batch.encodedLine()
+    /// line (a write that never completed) is cut off first. Returns where the journal now ends,
+    /// and each change's version document as encoded (see `DeviceBatch.encoded`).
+    @discardableResult
+    func append(_ batch: DeviceBatch, startingSegment: Bool = false) throws -> (end: End, versions: [[UInt8]?]) {
+        let (line, versions) = try batch.encoded()
         do {
-            var path = startingSegment ? nil : try segments().last?.path
-            if let current = path, (files.tree.fileSize(current) ?? 0) >= segmentSizeLimit { path = nil }
-            if path == nil { path = try createSegment(firstSeq: batch.seq) }
-            try AppendFile(path: path!, in: files.tree).append(line)
+            var segment = startingSegment ? nil : try segments().last
+            if let current = segment, (files.tree.fileSize(current.path) ?? 0) >= segmentSizeLimit { segment = nil }
+            let firstSeq = segment?.firstSeq ?? batch.seq
+            let file = try AppendFile(path: try segment?.path ?? createSegment(firstSeq: firstSeq), in: files.tree)
+            let offset = try file.append(line)
+            let end = End(batch: batch, position: JournalPosition(segment: firstSeq, offset: offset + line.count), inode: file.inode)
+            return (end, versions)
         } catch let failure as FileSystemError {
             throw FileIO.error(failure)
         }

@@ -38,16 +38,22 @@ extension FolderBackend {
         var sizes: [Int] = []
         for segment in segments { sizes.append(try files.status(segment.path)?.size ?? 0) }
         guard sizes.reduce(0, +) > threshold ?? compactionThreshold, let first = segments.first else { return nil }
-        // Streamed: a journal of a million changes is never held whole.
-        var requires: [String: Int64] = [:]
-        var lines = 0
-        var lastLine: DeviceBatch?
-        let everything = try journal.scan(after: first.firstSeq - 1, hint: nil, maxChanges: .max) { batch, _ in
-            requires.merge(Self.requirements(of: [batch]), uniquingKeysWith: max)
-            lines += 1
-            lastLine = batch
+        // Streamed: a journal of a million changes is never held whole. The lines this backend
+        // committed last are not read again.
+        let run = try ownCommitsEndingJournal()
+        var requires = run?.requires ?? [:]
+        var lines = run?.lines ?? 0
+        var lastLine = try run.flatMap { _ in try ownLastBatch() }
+        let readThrough = run?.after ?? .max
+        if readThrough >= first.firstSeq {
+            let before = try journal.scan(after: first.firstSeq - 1, through: readThrough, hint: nil, maxChanges: .max) { batch, _ in
+                requires.merge(Self.requirements(of: [batch]), uniquingKeysWith: max)
+                lines += 1
+                if run == nil { lastLine = batch }
+            }
+            guard before.waiting == nil else { return nil }
         }
-        guard everything.waiting == nil, let last = lastLine else { return nil }
+        guard let last = lastLine else { return nil }
         // A journal that is one checkpoint already has nothing to drop.
         if lines == 1, last.checkpoint != nil { return nil }
         let seq = last.lastSeq + 1
@@ -56,6 +62,7 @@ extension FolderBackend {
             changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: requires))],
             files: last.files)
         try journal.append(checkpoint, startingSegment: true)
+        forgetOwnCommits()
         document.appliedSeq = seq
         try writeDeviceDocument(document)
         // Readers that find the old segments gone read this device's record files from the checkpoint on.

@@ -37,6 +37,8 @@ public final class FolderBackend: ReplicatedBackend {
     let listedRecordFiles = Mutex<[String: [RecordID: String]]?>(nil)
     /// Where this device's journal ended when last read (see `ownLastBatch`).
     private let ownJournalEnd = Mutex<DeviceJournal.End?>(nil)
+    /// The lines this backend committed last, one after another (see `ownCommitsEndingJournal`).
+    private let ownCommits = Mutex<OwnCommits?>(nil)
     /// The latest full fetch (a fetch from no token) this backend served: when it began, and the
     /// tokens of its pages. A device whose token expired pages through one: its tokens count from
     /// when it began, not from the device's last sync, or its second page would expire too.
@@ -98,6 +100,18 @@ public final class FolderBackend: ReplicatedBackend {
         ownJournalEnd.withLock { $0 = end }
         return end?.batch
     }
+
+    /// The lines this backend committed last, when the journal holds them all and ends with them:
+    /// a reader of the whole journal reads only the lines before them (up to `after`).
+    func ownCommitsEndingJournal() throws -> OwnCommits? {
+        guard let run = ownCommits.withLock({ $0 }), let first = try journal(of: deviceID).segments().first,
+            first.firstSeq <= run.after + 1, try ownLastBatch()?.lastSeq == run.through
+        else { return nil }
+        return run
+    }
+
+    /// Forgets the lines this backend committed: its journal was started again.
+    func forgetOwnCommits() { ownCommits.withLock { $0 = nil } }
 
     // MARK: Zone
 
@@ -304,6 +318,7 @@ public final class FolderBackend: ReplicatedBackend {
                 seq: seq, device: deviceID, instance: instance, zone: zone, time: now(),
                 changes: [DeviceChange(seq: seq, op: .checkpoint, checkpoint: CheckpointDocument(requires: [:]))],
                 files: FilesDigest().hex), startingSegment: true)
+        forgetOwnCommits()
         for segment in segments { try files.removeFile(segment.path) }
     }
 
@@ -534,21 +549,21 @@ public final class FolderBackend: ReplicatedBackend {
 
     /// Writes this device's record files for a committed batch (the last change of each record
     /// counts), all made durable together before it returns; a drop removes the file if it still
-    /// holds the dropped version.
-    func writeRecordFiles(_ batch: DeviceBatch) throws {
+    /// holds the dropped version. `versions`: each change's version document as its line holds it.
+    func writeRecordFiles(_ batch: DeviceBatch, versions: [[UInt8]?]) throws {
         listedRecordFiles.withLock { $0 = nil }
-        var last: [RecordID: DeviceChange] = [:]
-        for change in batch.changes where change.op != .checkpoint { last[change.id] = change }
+        var last: [RecordID: Int] = [:]
+        for (index, change) in batch.changes.enumerated() where change.op != .checkpoint { last[change.id] = index }
         var replacements: [(path: String, bytes: [UInt8])] = []
-        for (id, change) in last.sorted(by: { $0.key < $1.key }) {
-            guard let version = change.version else {
-                guard let drop = change.drop else { continue }
+        for (id, index) in last.sorted(by: { $0.key < $1.key }) {
+            guard let version = versions[index] else {
+                guard let drop = batch.changes[index].drop else { continue }
                 if try ownVersion(of: id, zone: batch.zone)?.version.tag == drop.version {
                     try files.removeFile(layout.recordFile(id, device: deviceID))
                 }
                 continue
             }
-            replacements.append((layout.recordFile(id, device: deviceID), try JSONCoding.encode(version)))
+            replacements.append((layout.recordFile(id, device: deviceID), version))
         }
         try files.replaceFiles(replacements)
     }
@@ -573,8 +588,11 @@ public final class FolderBackend: ReplicatedBackend {
         let batch = DeviceBatch(
             seq: (last?.lastSeq ?? 0) + 1, device: deviceID, instance: instance, zone: zone, time: now(),
             changes: changes, files: digest.hex)
-        try journal(of: deviceID).append(batch)
-        if (try? writeRecordFiles(batch)) != nil {
+        let (end, versions) = try journal(of: deviceID).append(batch)
+        // The next batch reads its own journal on from here: nothing after the line it wrote.
+        ownJournalEnd.withLock { $0 = end }
+        ownCommits.withLock { $0 = ($0 ?? OwnCommits(after: batch.seq - 1)).adding(batch) }
+        if (try? writeRecordFiles(batch, versions: versions)) != nil {
             document.appliedSeq = batch.lastSeq
             try? writeDeviceDocument(document)
         }
@@ -586,7 +604,7 @@ public final class FolderBackend: ReplicatedBackend {
     func rollForward(_ document: inout DeviceDocument, through lastSeq: Int64) throws {
         guard document.appliedSeq < lastSeq else { return }
         _ = try journal(of: deviceID).scan(after: document.appliedSeq, hint: nil, maxChanges: .max) { batch, _ in
-            try writeRecordFiles(batch)
+            try writeRecordFiles(batch, versions: try batch.encoded().versions)
         }
         document.appliedSeq = lastSeq
         try writeDeviceDocument(document)

@@ -27,6 +27,12 @@ public final class AppendFile {
         return fstat(fd, &info) == 0 ? Int(info.st_size) : 0
     }
 
+    /// The file's inode number (0 if it cannot be read).
+    public var inode: UInt64 {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? UInt64(info.st_ino) : 0
+    }
+
     private func cutTornTail() throws {
         let length = size
         guard length > 0 else { return }

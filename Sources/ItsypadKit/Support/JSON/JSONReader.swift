@@ -59,6 +59,26 @@ package struct JSONReader {
         }
     }
 
+    /// Reads an array, calling `element` positioned at each element; `element` reads it and
+    /// returns false to fail. False when the array fails.
+    package mutating func array(_ element: (inout JSONReader) -> Bool) -> Bool {
+        guard depth < JSONValue.maxDepth, parser.next(is: UInt8(ascii: "[")) else { return false }
+        depth += 1
+        defer { depth -= 1 }
+        parser.skipWhitespace()
+        if parser.next(is: UInt8(ascii: "]")) { return true }
+        while true {
+            parser.skipWhitespace()
+            guard element(&self) else { return false }
+            parser.skipWhitespace()
+            if parser.next(is: UInt8(ascii: ",")) { continue }
+            return parser.next(is: UInt8(ascii: "]"))
+        }
+    }
+
+    /// An integer value, as `JSONCoding` decodes an `Int64`.
+    package mutating func int64() -> Int64? { value()?.int64Value }
+
     /// A string value.
     package mutating func string() -> String? {
         guard parser.position < parser.bytes.count, parser.bytes[parser.position] == UInt8(ascii: "\"") else { return nil }

@@ -74,20 +74,31 @@ struct VersionDocumentReadingTests {
         try? JSONCoding.decode(VersionDocument.self, from: bytes)
     }
 
-    @Test("a record file reads from its bytes as the decoder reads it", arguments: documents.indices)
-    func versionDocumentFromBytes(index: Int) throws {
-        let document = try JSONValue.parse(Self.documents[index])
-        var accepted = 0, readDirectly = 0
-        for mutation in Self.mutations(of: document) {
+    /// Checks that `read` gives what `decode` gives for `document` and each of its mutations,
+    /// compact and pretty; returns how many `decode` accepts and how many `direct` (the reader
+    /// alone, without the decoder to fall back on) reads.
+    static func readerAgrees<Value: Equatable>(
+        on document: JSONValue, read: ([UInt8]) -> Value?, decode: ([UInt8]) -> Value?, direct: ([UInt8]) -> Value?
+    ) -> (accepted: Int, direct: Int) {
+        var counts = (accepted: 0, direct: 0)
+        for mutation in mutations(of: document) {
             for bytes in [mutation.serializedBytes(), mutation.prettySerializedBytes()] {
-                let parsed = Self.parsed(bytes)
-                #expect(VersionDocument.read(bytes) == parsed, "\(mutation)")
-                if parsed != nil { accepted += 1 }
-                if bytes.withUnsafeBufferPointer({ JSONReader.read($0, VersionDocument.init(reader:)) }) != nil { readDirectly += 1 }
+                let decoded = decode(bytes)
+                #expect(read(bytes) == decoded, "\(mutation)")
+                if decoded != nil { counts.accepted += 1 }
+                if direct(bytes) != nil { counts.direct += 1 }
             }
         }
+        return counts
+    }
+
+    @Test("a record file reads from its bytes as the decoder reads it", arguments: documents.indices)
+    func versionDocumentFromBytes(index: Int) throws {
+        let counts = Self.readerAgrees(
+            on: try JSONValue.parse(Self.documents[index]), read: VersionDocument.read, decode: Self.parsed,
+            direct: { bytes in bytes.withUnsafeBufferPointer { JSONReader.read($0, VersionDocument.init(reader:)) } })
         // Their keys are plain: every one that reads at all reads straight from the bytes.
-        #expect(accepted > 20 && readDirectly == accepted)
+        #expect(counts.accepted > 20 && counts.direct == counts.accepted)
         #expect(Array(Self.documents[index].utf8).withUnsafeBufferPointer { JSONReader.read($0, VersionDocument.init(reader:)) } != nil)
     }
 
