@@ -113,8 +113,9 @@ struct FirstPushTests {
         for (name, path) in [("clip index", layout.clips + "/index"), ("sync ledger", layout.clipLedger)] {
             let size = FileTree(root: sender.dataDir).fileSize(path) ?? 0
             let bytes = read.first { $0.key.hasSuffix(String(path.dropFirst(sender.dataDir.count))) }?.value ?? 0
-            // Read once a batch, it was read ten times over (the ledger five, growing).
-            #expect(size > 0 && bytes < 3 * size, "the \(name) of \(size) bytes was read for \(bytes)")
+            // The push reads each about once, the pull of its own changes after it and a walk over the
+            // history once more. Read once a batch, they were read over 40 and 10 times over.
+            #expect(size > 0 && bytes < 5 * size, "the \(name) of \(size) bytes was read for \(bytes)")
         }
     }
 

@@ -51,7 +51,7 @@ public final class ClipStore {
     /// Set when the work after a committed change failed: this instance must not be used again.
     public private(set) var unfinished = false
     /// The slots where the last `live(ids:)` found its entries: the next one reads outward from them.
-    private var lastFound = 0..<0
+    package var lookupStart = 0..<0
 
     var logPath: String { DataDirectoryLayout.clipLog(in: directory) }
     var indexPath: String { DataDirectoryLayout.clipIndex(in: directory) }
@@ -299,7 +299,7 @@ public final class ClipStore {
     }
 
     /// The live entries among `ids`, reading the index in chunks outward from the slots where the
-    /// last call found its entries, until every id is found. A push asks for each batch of a queue
+    /// last call found its entries (the first chunks as large as `ids`), until every id is found. A push asks for each batch of a queue
     /// that follows the history (oldest or newest first): the whole push reads the index about once.
     public func live(ids: Set<String>) throws -> [String: ClipEntry] {
         var wanted = PackedIDSet(minimumCapacity: ids.count)
@@ -308,14 +308,14 @@ public final class ClipStore {
         return try checkingIndex {
             var result: [String: ClipEntry] = [:]
             var found: ClosedRange<Int>?
-            try forEachSlot(outwardFrom: lastFound) { position, slot in
+            try forEachSlot(outwardFrom: lookupStart, firstChunk: wanted.count) { position, slot in
                 guard slot.isLive, wanted.contains(slot.id) else { return true }
                 let entry = try entry(slot)
                 result[entry.id] = entry
                 found = found.map { min($0.lowerBound, position)...max($0.upperBound, position) } ?? position...position
                 return result.count < wanted.count
             }
-            if let found { lastFound = found.lowerBound..<found.upperBound + 1 }
+            if let found { lookupStart = found.lowerBound..<found.upperBound + 1 }
             return result
         }
     }
@@ -566,9 +566,9 @@ public final class ClipStore {
         }
     }
 
-    /// Walks the slots of `start` first, then a chunk at a time after and before it in turn, while
-    /// `body` returns true; each slot once.
-    private func forEachSlot(outwardFrom start: Range<Int>, _ body: (Int, ClipSlot) throws -> Bool) throws {
+    /// Walks the slots after and before `start` a chunk at a time in turn, the chunks growing from
+    /// `firstChunk`, then those of `start`, while `body` returns true; each slot once.
+    private func forEachSlot(outwardFrom start: Range<Int>, firstChunk: Int = 64, _ body: (Int, ClipSlot) throws -> Bool) throws {
         var (slots, bytes) = ([ClipSlot](), [UInt8]())
         let total = Int(index.header.slotCount)
         func walk(_ chunk: Range<Int>) throws -> Bool {
@@ -577,20 +577,23 @@ public final class ClipStore {
             return true
         }
         let start = start.clamped(to: 0..<total)
-        var (below, above) = (start.lowerBound, start.lowerBound)
-        while above < total {
-            let after = above..<min(total, above + ClipStore.slotChunk)
-            guard try walk(after) else { return }
-            above = after.upperBound
-            guard above >= start.upperBound, below > 0 else { continue }
-            let before = max(0, below - ClipStore.slotChunk)..<below
-            guard try walk(before) else { return }
-            below = before.lowerBound
+        var (below, above) = (start.lowerBound, start.upperBound)
+        var chunk = min(max(firstChunk, 64), ClipStore.slotChunk)
+        while below > 0 || above < total {
+            if above < total {
+                let after = above..<min(total, above + chunk)
+                guard try walk(after) else { return }
+                above = after.upperBound
+            }
+            if below > 0 {
+                let before = max(0, below - chunk)..<below
+                guard try walk(before) else { return }
+                below = before.lowerBound
+            }
+            chunk = min(2 * chunk, ClipStore.slotChunk)
         }
-        while below > 0 {
-            let before = max(0, below - ClipStore.slotChunk)..<below
-            guard try walk(before) else { return }
-            below = before.lowerBound
+        for first in stride(from: start.lowerBound, to: start.upperBound, by: ClipStore.slotChunk) {
+            guard try walk(first..<min(start.upperBound, first + ClipStore.slotChunk)) else { return }
         }
     }
 

@@ -53,21 +53,23 @@ public final class ClipSyncLedger {
     /// The size at which `compactIfGrown` last found the log not worth rewriting.
     private var keptAt: Int64 = 0
     /// The clips the log names, as far as it was read (see `NamedClips`).
-    private var named: NamedClips?
+    private(set) var named: NamedClips?
 
     /// The clips the log's lines name, in a filter (`PackedIDFilter`), and where its reading
     /// stopped: lines appended since, by this run or another, are read on from there. A push asks
     /// for the entries of each batch, and a first push's clips have none: the log is not read for them.
-    private struct NamedClips {
+    package struct NamedClips {
         var ids: PackedIDFilter
         var lines = 0
         var end = 0
         let inode: UInt64
     }
 
-    init(path: String, tree: FileTree? = nil) {
+    /// `named`: what a ledger opened before on the same file read of it.
+    init(path: String, tree: FileTree? = nil, named: NamedClips? = nil) {
         self.path = path
         self.tree = tree ?? .containing(path)
+        self.named = named
     }
 
     // MARK: Reading
