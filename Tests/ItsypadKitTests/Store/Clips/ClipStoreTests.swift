@@ -46,7 +46,8 @@ import Glibc
             let ids = Set(ask.map { entries[$0].id } + [Identifier.make()])
             let live = try store.live(ids: ids)
             #expect(live.keys.sorted() == ids.filter { $0 != removed && known.contains($0) }.sorted(), "\(ask.prefix(3))")
-            #expect(ask.allSatisfy { live[entries[$0].id].map(\.text) ?? "removed" == (entries[$0].id == removed ? "removed" : "clip \($0)") })
+            #expect(
+                ask.allSatisfy { live[entries[$0].id].map(\.text) ?? "removed" == (entries[$0].id == removed ? "removed" : "clip \($0)") })
         }
     }
 
