@@ -299,8 +299,9 @@ public final class ClipStore {
     }
 
     /// The live entries among `ids`, reading the index in chunks outward from the slots where the
-    /// last call found its entries (the first chunks as large as `ids`), until every id is found. A push asks for each batch of a queue
-    /// that follows the history (oldest or newest first): the whole push reads the index about once.
+    /// last call found its entries (the first chunks as large as `ids`), until every id is found. A
+    /// push asks for each batch of a queue that follows the history (oldest or newest first): the
+    /// whole push reads the index about once.
     public func live(ids: Set<String>) throws -> [String: ClipEntry] {
         var wanted = PackedIDSet(minimumCapacity: ids.count)
         for id in ids { if let packed = PackedID(id) { wanted.insert(packed) } }

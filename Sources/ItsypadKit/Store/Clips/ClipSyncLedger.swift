@@ -103,11 +103,12 @@ public final class ClipSyncLedger {
             guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
             let (size, inode) = (Int(info.st_size), UInt64(info.st_ino))
             var clips = named ?? NamedClips(ids: PackedIDFilter(capacity: 0), inode: inode)
+            // Let go here, so that the filter is changed in place and a full one is not held beside the next.
+            named = nil
             if clips.inode != inode || clips.end > size || clips.ids.isFull {
                 // Room for the lines there are (about 100 bytes each), twice over: a growing log is read whole again rarely.
                 clips = NamedClips(ids: PackedIDFilter(capacity: 2 * max(clips.ids.count, size / 100)), inode: inode)
             }
-            named = nil
             try FileSystem.forEachLine(fd: fd, from: clips.end, size: size, path: path) { offset, line in
                 clips.lines += 1
                 clips.end = offset + line.count + 1
