@@ -327,3 +327,64 @@ extension PackedIDSet: Sequence {
     /// The members, in the order they were inserted.
     package func makeIterator() -> IndexingIterator<[PackedID]> { members.makeIterator() }
 }
+
+/// Ids in about 4 bytes each, not the ids themselves: it may answer "maybe" for an id never
+/// inserted (about one time in 100,000 while within its capacity) but never "no" for one inserted.
+/// The clip ledger's answer to "may this clip have a line?" for a million clips.
+package struct PackedIDFilter {
+    private var words: [UInt64]
+    /// Inserts the filter took for new ids (a few under the distinct ids: a false "maybe" is not counted).
+    package private(set) var count = 0
+    /// The ids it holds at its false-"maybe" rate; past it the rate grows, and a new one should be built.
+    package let capacity: Int
+    private let seed = UInt64.random(in: 0...UInt64.max) | 1
+
+    private static let bitsPerID = 24
+    private static let probes = 16
+
+    package init(capacity: Int) {
+        self.capacity = Swift.max(capacity, 1 << 12)
+        var bits = 64
+        while bits < self.capacity * PackedIDFilter.bitsPerID { bits *= 2 }
+        words = [UInt64](repeating: 0, count: bits / 64)
+    }
+
+    package var isFull: Bool { count > capacity }
+
+    package func mayContain(_ id: PackedID) -> Bool {
+        var contains = true
+        forEachBit(of: id) { word, bit in
+            contains = contains && words[word] & bit != 0
+            return contains
+        }
+        return contains
+    }
+
+    package mutating func insert(_ id: PackedID) {
+        var new = false
+        forEachBit(of: id) { word, bit in
+            new = new || words[word] & bit == 0
+            words[word] |= bit
+            return true
+        }
+        if new { count += 1 }
+    }
+
+    /// The id's bits (double hashing over two mixes of both words), while `body` returns true.
+    private func forEachBit(of id: PackedID, _ body: (Int, UInt64) -> Bool) {
+        let mask = UInt64(words.count * 64 - 1)
+        let first = PackedIDFilter.mix((id.high ^ id.low &* 0x9E37_79B9_7F4A_7C15) &* seed)
+        let step = PackedIDFilter.mix((id.low ^ id.high &* 0xC2B2_AE3D_27D4_EB4F) &* seed) | 1
+        for probe in 0..<UInt64(PackedIDFilter.probes) {
+            let bit = (first &+ probe &* step) & mask
+            guard body(Int(bit >> 6), 1 << (bit & 63)) else { return }
+        }
+    }
+
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var value = value
+        value = (value ^ value >> 30) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ value >> 27) &* 0x94D0_49BB_1331_11EB
+        return value ^ value >> 31
+    }
+}

@@ -31,6 +31,11 @@ public final class DataStore {
     /// Where one-line warnings go (stderr for a command).
     private let warn: (String) -> Void
     private var openedLedger: ClipSyncLedger?
+    /// What the stores opened next start from, kept when the opened ones are dropped (the lock handed
+    /// over for each batch's backend I/O): where the history's last lookup found its entries, and the
+    /// clips the ledger's lines name as far as it was read (checked against the file before use).
+    private var clipLookupStart = 0..<0
+    private var ledgerNames: ClipSyncLedger.NamedClips?
 
     /// Opens (creating if needed, with mode 0700) the data directory and takes its lock, waiting up to `lockTimeout` seconds.
     public init(path: String, lockTimeout: Double = 10, warn: @escaping (String) -> Void = { _ in }) throws {
@@ -158,6 +163,8 @@ public final class DataStore {
     }
 
     private func dropOpenedStores() {
+        if let openedClips { clipLookupStart = openedClips.lookupStart }
+        if let openedLedger { ledgerNames = openedLedger.named }
         openedClips = nil
         openedSettings = nil
         openedPending = nil
@@ -210,6 +217,7 @@ public final class DataStore {
         // A store whose work after a change failed is opened again: opening finishes that work.
         if let openedClips, !openedClips.unfinished { return openedClips }
         let store = try ClipStore(directory: layout.clips, tree: tree, warn: warn)
+        store.lookupStart = clipLookupStart
         openedClips = store
         return store
     }
@@ -252,7 +260,9 @@ public final class DataStore {
 
     public func clipLedger() -> ClipSyncLedger {
         if let openedLedger { return openedLedger }
-        let ledger = ClipSyncLedger(path: layout.clipLedger, tree: tree)
+        let ledger = ClipSyncLedger(path: layout.clipLedger, tree: tree, named: ledgerNames)
+        // Handed over rather than shared: the ledger adds to its filter in place.
+        ledgerNames = nil
         openedLedger = ledger
         return ledger
     }

@@ -85,6 +85,40 @@ struct FirstPushTests {
         #expect(calls["getdents64", default: 0] < 256, "\(calls["getdents64", default: 0]) directory reads: \(calls)")
     }
 
+    /// Bytes read from each file (its path) by a run of `arguments`, from `strace -y`'s read and pread64 calls.
+    static func bytesRead(_ device: Device, _ arguments: [String]) throws -> [String: Int] {
+        let scratch = TemporaryDirectory()
+        let trace = scratch.path + "/trace"
+        let result = try device.runArguments(
+            ["-f", "-qq", "-y", "-e", "trace=read,pread64", "-o", trace, Process.itsypad] + arguments, program: "/usr/bin/strace")
+        #expect(result.status == 0, "\(arguments) failed: \(result.stderr)")
+        var read: [String: Int] = [:]
+        for line in String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n") {
+            // `PID pread64(FD</path>, "…"…, COUNT, OFFSET) = BYTES`
+            guard let open = line.firstIndex(of: "<"), let close = line[open...].firstIndex(of: ">"),
+                let last = line.split(separator: " ").last, let bytes = Int(last)
+            else { continue }
+            read[String(line[line.index(after: open)..<close]), default: 0] += bytes
+        }
+        return read
+    }
+
+    @Test("a first push reads the clip index and the sync ledger about once, not once a batch", .needs(["strace"]))
+    func readsTheHistoryOnce() throws {
+        // Ten batches of the backend's 2,000.
+        let records = 20_000
+        let sender = Self.sender(clips: records)
+        let read = try Self.bytesRead(sender, ["sync"])
+        let layout = DataDirectoryLayout(root: sender.dataDir)
+        for (name, path) in [("clip index", layout.clips + "/index"), ("sync ledger", layout.clipLedger)] {
+            let size = FileTree(root: sender.dataDir).fileSize(path) ?? 0
+            let bytes = read.first { $0.key.hasSuffix(String(path.dropFirst(sender.dataDir.count))) }?.value ?? 0
+            // The push reads each about once, the pull of its own changes after it and a walk over the
+            // history once more. Read once a batch, they were read over 40 and 10 times over.
+            #expect(size > 0 && bytes < 5 * size, "the \(name) of \(size) bytes was read for \(bytes)")
+        }
+    }
+
     @Test(
         "a first push of tabs reads the tabs of a batch together, and sets no file's mode twice",
         .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))

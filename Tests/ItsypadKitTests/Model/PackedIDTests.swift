@@ -135,3 +135,19 @@ import Testing
         }
     }
 }
+
+/// `PackedIDFilter` never answers "no" for an id it holds, and rarely "maybe" for one it does not.
+@Suite struct PackedIDFilterTests {
+    @Test func holdsWhatWasInsertedAndRarelyMore() {
+        let ids = PackedIDSetTests.random(50_000, seed: 4)
+        var filter = PackedIDFilter(capacity: ids.count)
+        for id in ids + ids.prefix(100) { filter.insert(id) }
+        #expect(ids.allSatisfy(filter.mayContain))
+        #expect(!filter.isFull)
+        // Repeats are not counted; a false "maybe" at insertion may leave a few ids out of the count.
+        #expect(filter.count <= ids.count && filter.count > ids.count - 10, "\(filter.count)")
+        let others = PackedIDSetTests.random(100_000, seed: 5)
+        #expect(others.filter(filter.mayContain).count < 10)
+        #expect(!PackedIDFilter(capacity: 0).mayContain(ids[0]))
+    }
+}

@@ -50,6 +50,8 @@ public final class ClipStore {
     private let warn: (String) -> Void
     /// Set when the work after a committed change failed: this instance must not be used again.
     public private(set) var unfinished = false
+    /// The slots where the last `live(ids:)` found its entries: the next one reads outward from them.
+    package var lookupStart = 0..<0
 
     var logPath: String { DataDirectoryLayout.clipLog(in: directory) }
     var indexPath: String { DataDirectoryLayout.clipIndex(in: directory) }
@@ -296,22 +298,27 @@ public final class ClipStore {
         }
     }
 
-    /// The live entries among `ids`, read with one pass over the index in chunks (a push asks for
-    /// each batch: the index is never held whole).
+    /// The live entries among `ids`, reading the index in chunks outward from the slots where the
+    /// last call found its entries (the first chunks as large as `ids`), until every id is found. A
+    /// push asks for each batch of a queue that follows the history (oldest or newest first): the
+    /// whole push reads the index about once.
     public func live(ids: Set<String>) throws -> [String: ClipEntry] {
         var wanted = PackedIDSet(minimumCapacity: ids.count)
         for id in ids { if let packed = PackedID(id) { wanted.insert(packed) } }
         guard !wanted.isEmpty else { return [:] }
-        var result: [String: ClipEntry] = [:]
-        try checkingIndex {
-            result = [:]
-            try forEachSlot { _, slot in
-                guard slot.isLive, wanted.contains(slot.id) else { return }
+        return try checkingIndex {
+            var result: [String: ClipEntry] = [:]
+            var found: ClosedRange<Int>?
+            try forEachSlot(outwardFrom: lookupStart, firstChunk: wanted.count) { position, slot in
+                guard slot.isLive, wanted.contains(slot.id) else { return true }
                 let entry = try entry(slot)
                 result[entry.id] = entry
+                found = found.map { min($0.lowerBound, position)...max($0.upperBound, position) } ?? position...position
+                return result.count < wanted.count
             }
+            if let found { lookupStart = found.lowerBound..<found.upperBound + 1 }
+            return result
         }
-        return result
     }
 
     // MARK: Writing
@@ -554,14 +561,40 @@ public final class ClipStore {
 
     /// Walks the slots oldest first, reading the index a chunk at a time (a history of 1,000,000 is never held).
     func forEachSlot(_ body: (Int, ClipSlot) throws -> Void) throws {
+        try forEachSlot(outwardFrom: 0..<0) { position, slot in
+            try body(position, slot)
+            return true
+        }
+    }
+
+    /// Walks the slots after and before `start` a chunk at a time in turn, the chunks growing from
+    /// `firstChunk`, then those of `start`, while `body` returns true; each slot once.
+    private func forEachSlot(outwardFrom start: Range<Int>, firstChunk: Int = 64, _ body: (Int, ClipSlot) throws -> Bool) throws {
         var (slots, bytes) = ([ClipSlot](), [UInt8]())
-        var start = 0
         let total = Int(index.header.slotCount)
-        while start < total {
-            let end = min(total, start + ClipStore.slotChunk)
-            try index.slots(start..<end, into: &slots, reading: &bytes)
-            for (offset, slot) in slots.enumerated() { try body(start + offset, slot) }
-            start = end
+        func walk(_ chunk: Range<Int>) throws -> Bool {
+            try index.slots(chunk, into: &slots, reading: &bytes)
+            for (offset, slot) in slots.enumerated() where try !body(chunk.lowerBound + offset, slot) { return false }
+            return true
+        }
+        let start = start.clamped(to: 0..<total)
+        var (below, above) = (start.lowerBound, start.upperBound)
+        var chunk = min(max(firstChunk, 64), ClipStore.slotChunk)
+        while below > 0 || above < total {
+            if above < total {
+                let after = above..<min(total, above + chunk)
+                guard try walk(after) else { return }
+                above = after.upperBound
+            }
+            if below > 0 {
+                let before = max(0, below - chunk)..<below
+                guard try walk(before) else { return }
+                below = before.lowerBound
+            }
+            chunk = min(2 * chunk, ClipStore.slotChunk)
+        }
+        for first in stride(from: start.lowerBound, to: start.upperBound, by: ClipStore.slotChunk) {
+            guard try walk(first..<min(start.upperBound, first + ClipStore.slotChunk)) else { return }
         }
     }
 

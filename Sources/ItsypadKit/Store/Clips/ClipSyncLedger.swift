@@ -52,10 +52,24 @@ public final class ClipSyncLedger {
     private var file: AppendFile?
     /// The size at which `compactIfGrown` last found the log not worth rewriting.
     private var keptAt: Int64 = 0
+    /// The clips the log names, as far as it was read (see `NamedClips`).
+    private(set) var named: NamedClips?
 
-    init(path: String, tree: FileTree? = nil) {
+    /// The clips the log's lines name, in a filter (`PackedIDFilter`), and where its reading
+    /// stopped: lines appended since, by this run or another, are read on from there. A push asks
+    /// for the entries of each batch, and a first push's clips have none: the log is not read for them.
+    package struct NamedClips {
+        var ids: PackedIDFilter
+        var lines = 0
+        var end = 0
+        let inode: UInt64
+    }
+
+    /// `named`: what a ledger opened before on the same file read of it.
+    init(path: String, tree: FileTree? = nil, named: NamedClips? = nil) {
         self.path = path
         self.tree = tree ?? .containing(path)
+        self.named = named
     }
 
     // MARK: Reading
@@ -68,10 +82,41 @@ public final class ClipSyncLedger {
     /// The entries of the given clips, reading the file without decoding other lines: a push asks
     /// for every batch, so a line of another clip costs its id's packing and one lookup.
     public func entries(_ ids: Set<String>) throws -> [String: Entry] {
+        guard !ids.isEmpty else { return [:] }
+        let named = try namedClips().ids
         var wanted = PackedIDSet(minimumCapacity: ids.count)
-        for id in ids { if let packed = PackedID(id) { wanted.insert(packed) } }
+        for id in ids { if let packed = PackedID(id), named.mayContain(packed) { wanted.insert(packed) } }
         guard !wanted.isEmpty else { return [:] }
         return try read(wanted: wanted)
+    }
+
+    /// `named`, brought up to date: read on from where it stopped, or anew when the log was replaced
+    /// or the filter is full.
+    private func namedClips() throws -> NamedClips {
+        try storeOperation {
+            guard let fd = try tree.openFile(path, flags: O_RDONLY) else {
+                named = nil
+                return NamedClips(ids: PackedIDFilter(capacity: 0), inode: 0)
+            }
+            defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read", path) }
+            let (size, inode) = (Int(info.st_size), UInt64(info.st_ino))
+            var clips = named ?? NamedClips(ids: PackedIDFilter(capacity: 0), inode: inode)
+            // Let go here, so that the filter is changed in place and a full one is not held beside the next.
+            named = nil
+            if clips.inode != inode || clips.end > size || clips.ids.isFull {
+                // Room for the lines there are (about 100 bytes each), twice over: a growing log is read whole again rarely.
+                clips = NamedClips(ids: PackedIDFilter(capacity: 2 * max(clips.ids.count, size / 100)), inode: inode)
+            }
+            try FileSystem.forEachLine(fd: fd, from: clips.end, size: size, path: path) { offset, line in
+                clips.lines += 1
+                clips.end = offset + line.count + 1
+                if let id = Self.idBytes(of: line)?.withUnsafeBufferPointer(PackedID.init(canonicalUTF8:)) { clips.ids.insert(id) }
+            }
+            named = clips
+            return clips
+        }
     }
 
     private static let idPrefix = Array("{\"id\":\"".utf8)
@@ -192,15 +237,9 @@ public final class ClipSyncLedger {
         }
     }
 
-    /// Whether the log names at most half as many clips as it has lines (one pass, ids packed).
+    /// Whether the log names at most half as many clips as it has lines.
     private func mostlySuperseded() throws -> Bool {
-        var (lines, ids) = (0, PackedIDSet())
-        try storeOperation {
-            try tree.forEachLine(path) { _, line in
-                lines += 1
-                if let id = Self.idBytes(of: line)?.withUnsafeBufferPointer(PackedID.init(canonicalUTF8:)) { ids.insert(id) }
-            }
-        }
-        return 2 * ids.count <= lines
+        let named = try namedClips()
+        return 2 * named.ids.count <= named.lines
     }
 }

@@ -27,6 +27,30 @@ import Glibc
         #expect(try store.entries().last?.id == a.entry.id)
     }
 
+    /// `live(ids:)` reads outward from where the last call found its entries: whatever it asks for
+    /// next (before, after, around, removed or unknown ids), it finds every live one.
+    @Test func findsLiveEntriesWhereverTheLastOnesWere() throws {
+        let store = try ClipStore(directory: path)
+        // Several chunks of the index (`slotChunk`).
+        let entries = (0..<(3 * ClipStore.slotChunk + 100)).map { entry("clip \($0)", at: Int64($0)) }
+        _ = try store.insert(entries)
+        let removed = entries[5000].id
+        _ = try store.remove(ids: [removed])
+        let known = Set(entries.map(\.id))
+        var generator = SeededGenerator(seed: 7)
+        let asks: [[Int]] = [
+            [12_000, 12_001], [100, 101], [12_200], [6000, 50, 12_287], Array(7000..<9000), [0], [5000, 5001],
+            (0..<300).map { _ in Int.random(in: 0..<entries.count, using: &generator) },
+        ]
+        for ask in asks {
+            let ids = Set(ask.map { entries[$0].id } + [Identifier.make()])
+            let live = try store.live(ids: ids)
+            #expect(live.keys.sorted() == ids.filter { $0 != removed && known.contains($0) }.sorted(), "\(ask.prefix(3))")
+            #expect(
+                ask.allSatisfy { live[entries[$0].id].map(\.text) ?? "removed" == (entries[$0].id == removed ? "removed" : "clip \($0)") })
+        }
+    }
+
     @Test func evictsOldestUnpinnedBeyondTheLimit() throws {
         let store = try ClipStore(directory: path)
         let first = try store.add(entry("1", at: 1), maxEntries: 3).entry

@@ -130,6 +130,29 @@ import Testing
         #expect(try ClipSyncLedger(path: path).all().keys.sorted() == [y])
     }
 
+    /// A ledger open for a push answers from what it read and the lines appended since, by it or
+    /// another process, and anew after the log was replaced: never "no entry" for a clip with one.
+    @Test func seesLinesAppendedSinceAndALogReplaced() throws {
+        var ledger = ClipSyncLedger(path: path)
+        #expect(try ledger.entries([x, y]).isEmpty)
+        try ledger.set([(x, ClipSyncLedger.Entry(tag: "1", pinned: false))])
+        #expect(try ledger.entries([x, y]).keys.sorted() == [x])
+        // Another process appends, then replaces the log with one naming only y, while the lock is
+        // handed over: the data store opens the ledger again with what the last one read.
+        try ClipSyncLedger(path: path).set([(y, ClipSyncLedger.Entry(tag: "2", pinned: true))])
+        ledger = ClipSyncLedger(path: path, named: ledger.named)
+        #expect(try ledger.entries([x, y]).keys.sorted() == [x, y].sorted())
+        try ClipSyncLedger(path: path).reset()
+        try ClipSyncLedger(path: path).set([(y, ClipSyncLedger.Entry(tag: "3", pinned: true))])
+        ledger = ClipSyncLedger(path: path, named: ledger.named)
+        #expect(try ledger.entries([x, y]) == [y: ClipSyncLedger.Entry(tag: "3", pinned: true)])
+        // Past the filter's first capacity: it is built again, larger, and still knows every clip.
+        let many = (0..<5000).map { _ in Identifier.make() }
+        try ledger.set(many.map { ($0, ClipSyncLedger.Entry(tag: "4", pinned: false)) })
+        #expect(try ledger.entries(Set(many)).count == many.count)
+        #expect(try ledger.entries([y, x]).keys.sorted() == [y])
+    }
+
     @Test func aChangeStampedByAClockThatWentBackStillComesAfter() {
         let mine = HybridTimestamp(physical: 100, counter: 2, device: "me")
         let entry = ClipSyncLedger.Entry(
