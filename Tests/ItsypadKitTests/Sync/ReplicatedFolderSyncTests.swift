@@ -1,7 +1,7 @@
 import Testing
 
 @testable import ItsypadBackend
-import ItsypadModel
+@testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
 @testable import ItsypadSync
@@ -211,6 +211,7 @@ extension RandomUser {
         }
         try devices.fleet.expectConverged()
     }
+
     /// A device sends an edit while another device's concurrent version of the tab has reached its
     /// copy as a record file, its journal line not yet: the save meets that version, which the merge
     /// with the sender's own last version makes the losing side of overlapping edits. The merge's
