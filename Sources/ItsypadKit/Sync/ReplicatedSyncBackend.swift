@@ -108,7 +108,19 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     func fetchRecord(_ id: RecordID) throws -> BackendRecord? {
         let siblings = try replicated.siblings(of: id)
         guard siblings.count > 1 else { return siblings.first.flatMap { $0.isDeleted ? nil : $0.record } }
-        return try SiblingMerge.merge(siblings, types: types, backend: self).record.map { tagged($0, siblings) }
+        return try mergeKeepingCopies(siblings)
+    }
+
+    /// The merge of siblings met outside a fetch (by a save, or a read of one record), tagged with
+    /// their joined vector; nil when every sibling is a deletion. The conflict copies the merge
+    /// makes are written at once, as a fetch writes them: the engine goes on to send its version
+    /// over every sibling, and the losing side of overlapping edits then lives on only in its copy.
+    private func mergeKeepingCopies(_ siblings: [RecordVersion]) throws -> BackendRecord? {
+        let outcome = try SiblingMerge.merge(siblings, types: types, backend: self)
+        guard let merged = outcome.record else { return nil }
+        let joined = Self.joined(siblings)
+        try write(Merges(saves: outcome.copies.map { ReplicatedSave(record: $0, basedOn: joined, isDerived: true) }))
+        return tagged(merged, siblings)
     }
 
     /// A record as the engine sees it (with the conflict copies a merge makes), and the versions
@@ -257,8 +269,8 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         let error: RecordError
         switch failure.error {
         case .concurrentVersions(let siblings):
-            if let merged = try SiblingMerge.merge(siblings, types: types, backend: self).record {
-                error = .serverRecordChanged(server: tagged(merged, siblings))
+            if let merged = try mergeKeepingCopies(siblings) {
+                error = .serverRecordChanged(server: merged)
             } else if isDelete {
                 // Deleted meanwhile by another device: sent again, the deletion covers it.
                 error = .serverRecordChanged(

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import ItsypadBackend
+@testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
 @testable import ItsypadSync
@@ -209,6 +210,39 @@ extension RandomUser {
             #expect(kept.isEmpty, "dev\(index) keeps the removed clip: \(kept)")
         }
         try devices.fleet.expectConverged()
+    }
+
+    /// A device sends an edit while another device's concurrent version of the tab has reached its
+    /// copy as a record file, its journal line not yet: the save meets that version, which the merge
+    /// with the sender's own last version makes the losing side of overlapping edits. The merge's
+    /// conflict copy is written, so that the losing line outlives the version the sender then sends
+    /// over both (with only the merged record returned, the copy was never written, and once that
+    /// version covered the losing one its file was collected and the line was gone everywhere).
+    @Test func aConcurrentVersionMetBySendingKeepsItsConflictCopy() throws {
+        var devices = try ReplicatedFleet(devices: 2, seed: 1, factory: .plain)
+        try devices.enableAll()
+        let start = Time.now()
+        let id = devices.fleet[0].output("tab", "new", "shared line", now: start)
+        devices.sync(0, step: "create")
+        try devices.quiesce()
+        // Both devices put a line above the shared one, the second later: the first one's loses.
+        _ = devices.fleet[0].output("tab", "edit", id, "typed on dev0\nshared line", now: start + 1_000)
+        devices.sync(0, step: "edit on dev0")
+        _ = devices.fleet[1].output("tab", "edit", id, "typed on dev1\nshared line", now: start + 2_000)
+        devices.sync(1, step: "edit on dev1")
+        let maker = try DataStore(path: devices.fleet[0].dataDir, lockTimeout: 1).deviceID
+        try devices.simulator.scan(0)
+        let recordFile = "records/\(RecordType.tab.rawValue)/\(FolderLayout.bucket(of: id))/\(id).\(maker).json"
+        #expect(try devices.simulator.deliver(recordFile, from: 0, to: 1), "\(recordFile) was not changed")
+        _ = devices.fleet[1].output("tab", "edit", id, "typed on dev1\nshared line\nedited again on dev1", now: start + 3_000)
+        devices.sync(1, step: "send over the version that arrived")
+        try devices.quiesce()
+        #expect(devices.errors.isEmpty, "\(devices.errors)")
+        try devices.fleet.expectConverged()
+        for index in 0..<2 {
+            let tabs = try devices.fleet.tabs(index).values.joined(separator: "\n")
+            #expect(tabs.contains("typed on dev0"), "dev\(index) lost the line: \(tabs)")
+        }
     }
 }
 
