@@ -8,7 +8,6 @@ extension FolderBackend {
     static let lastSyncRefresh: Int64 = 60 * 60 * 1000
 
     public func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? {
-        defer { listedRecordFiles.withLock { $0 = nil } }
         let zone = try readZone()
         let read = try FolderToken(decoding: token, zoneID: zone.zoneID)
         return try withOwnFolder(in: zone) { document, last in
@@ -139,7 +138,7 @@ extension FolderBackend {
         var tombstones: [(id: RecordID, seq: Int64, version: String)] = []
         var readFrom = swept
         if let checkpoint = try journal.checkpoint(), swept < checkpoint.batch.seq {
-            for (id, file) in (try recordFilesByDevice()[deviceID] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            for (id, file) in try ownRecordFiles().sorted(by: { $0.key < $1.key }) {
                 guard let own = try version(in: file, of: id, writer: deviceID, zone: zone), own.isDeleted,
                     let seq = own.version.entries[deviceID], seq > swept, seq <= acknowledged
                 else { continue }
