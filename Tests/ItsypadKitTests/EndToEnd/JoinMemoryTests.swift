@@ -64,6 +64,8 @@ struct JoinMemoryTests {
         #expect(try Process.run("/bin/cp", ["-a", FirstPushTests.backend(of: sender), copy]).status == 0)
         let failed = try FirstPushTests.systemCalls(device, ["sync", "enable", copy], failed: true)
         #expect(device.inProcess(["clip", "ls"]).1.split(separator: "\n").count == clips)
-        #expect(failed["openat", default: 0] < clips / 10, "\(failed)")
+        // Before, at least one failed open a record (2,500 more than now); other lookups of files
+        // that may be missing fail a few hundred times, whatever the number of records.
+        #expect(failed["openat", default: 0] < clips / 2, "\(failed)")
     }
 }
