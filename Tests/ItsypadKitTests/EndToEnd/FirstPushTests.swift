@@ -51,8 +51,9 @@ struct FirstPushTests {
         return copy
     }
 
-    /// Calls of each system call a run of `arguments` made, counted by `strace -c -f`.
-    static func systemCalls(_ device: Device, _ arguments: [String]) throws -> [String: Int] {
+    /// Calls of each system call a run of `arguments` made, counted by `strace -c -f` (with `failed`,
+    /// the calls that failed).
+    static func systemCalls(_ device: Device, _ arguments: [String], failed: Bool = false) throws -> [String: Int] {
         let scratch = TemporaryDirectory()
         let summary = scratch.path + "/calls"
         let result = try device.runArguments(["-f", "-c", "-o", summary, Process.itsypad] + arguments, program: "/usr/bin/strace")
@@ -62,7 +63,7 @@ struct FirstPushTests {
             let columns = line.split(separator: " ")
             // % time, seconds, usecs/call, calls, [errors,] syscall.
             guard columns.count >= 5, let name = columns.last, let count = Int(columns[3]) else { continue }
-            calls[String(name)] = count
+            calls[String(name)] = failed ? (columns.count == 6 ? Int(columns[4]) ?? 0 : 0) : count
         }
         return calls
     }

@@ -98,7 +98,6 @@ extension FolderBackend {
     // MARK: Reading
 
     public func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage {
-        listedRecordFiles.withLock { $0 = nil }
         let zone = try readZone()
         let start = try token.map { try FolderToken(decoding: $0, zoneID: zone.zoneID) } ?? FolderToken(zoneID: zone.zoneID)
         let time = now()

@@ -8,7 +8,6 @@ extension FolderBackend {
     static let lastSyncRefresh: Int64 = 60 * 60 * 1000
 
     public func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? {
-        defer { listedRecordFiles.withLock { $0 = nil } }
         let zone = try readZone()
         let read = try FolderToken(decoding: token, zoneID: zone.zoneID)
         return try withOwnFolder(in: zone) { document, last in
@@ -51,8 +50,12 @@ extension FolderBackend {
         // the journals are streamed, so that memory follows the records, not every version of them.
         var own: [RecordID: RecordVersion?] = [:]
         var covered: [RecordID: (own: String, by: JournalSource)] = [:]
+        // This device's record files, listed once another device's record files are read (all of
+        // them): a record it has no file of is passed over without a look or a note.
+        var ownFiles: [RecordID: String]?
         /// The tag of this device's version of `id` that `version` supersedes, if any.
         func superseded(_ id: RecordID, by version: RecordVersion) throws -> String? {
+            if let ownFiles, ownFiles[id] == nil { return nil }
             if own[id] == nil { own[id] = try ownVersion(of: id, zone: zone) }
             guard let mine = own[id] ?? nil, Self.supersedes(version, mine) else { return nil }
             return mine.version.tag
@@ -64,6 +67,7 @@ extension FolderBackend {
                 // The lines since the last look were compacted away: the device's record files stand for them.
                 // No record file of this device (which only it writes, under the lock held here): nothing to supersede.
                 guard holdsRecordFiles else { continue }
+                if ownFiles == nil { ownFiles = try ownRecordFiles() }
                 // A page at a time; what the files supersede counts only once they settle (match a line).
                 var page = FolderToken.Position(seq: from.seq, resume: nil, restart: RecordFilesCursor())
                 var supersededByFiles: [RecordID: String] = [:]
@@ -139,7 +143,7 @@ extension FolderBackend {
         var tombstones: [(id: RecordID, seq: Int64, version: String)] = []
         var readFrom = swept
         if let checkpoint = try journal.checkpoint(), swept < checkpoint.batch.seq {
-            for (id, file) in (try recordFilesByDevice()[deviceID] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            for (id, file) in try ownRecordFiles().sorted(by: { $0.key < $1.key }) {
                 guard let own = try version(in: file, of: id, writer: deviceID, zone: zone), own.isDeleted,
                     let seq = own.version.entries[deviceID], seq > swept, seq <= acknowledged
                 else { continue }

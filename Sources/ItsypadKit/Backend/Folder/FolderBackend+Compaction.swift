@@ -216,24 +216,15 @@ extension FolderBackend {
         }
     }
 
-    /// Every device's record files in this copy, by device: one walk of `records/`, which the rest
-    /// of a sync reuses until this device writes a record file (see `listedRecordFiles`).
-    func recordFilesByDevice() throws -> [String: [RecordID: String]] {
-        if let listed = listedRecordFiles.withLock({ $0 }) { return listed }
-        let listed = try listRecordFiles()
-        listedRecordFiles.withLock { $0 = listed }
-        return listed
-    }
-
-    /// The record files here, by device (see `recordFiles(in:type:bucket:)`).
-    private func listRecordFiles() throws -> [String: [RecordID: String]] {
+    /// This device's record files in this copy: one walk of `records/` that keeps only its own
+    /// names, so that memory follows what this device wrote, not the size of the backend.
+    func ownRecordFiles() throws -> [RecordID: String] {
         let folders = try recordFolders()
-        // Each folder listed and its names checked on every processor (a first sync lists 10,000 files).
-        let listed = try Parallel.map(parts: folders.count, threads: folders.count < 16 ? 1 : Parallel.threads) {
-            [self, folders] index in try recordFiles(in: folders[index].path, type: folders[index].type, bucket: folders[index].bucket)
+        // Each folder listed and its names checked on every processor (a first sync lists 100,000 files).
+        let listed = try Parallel.map(parts: folders.count, threads: folders.count < 16 ? 1 : Parallel.threads) { [self, folders] index in
+            try recordFiles(in: folders[index].path, type: folders[index].type, bucket: folders[index].bucket)
+                .filter { $0.device == deviceID }
         }
-        var result: [String: [RecordID: String]] = [:]
-        for folder in listed { for file in folder { result[file.device, default: [:]][file.id] = file.path } }
-        return result
+        return Dictionary(listed.joined().map { ($0.id, $0.path) }, uniquingKeysWith: { first, _ in first })
     }
 }

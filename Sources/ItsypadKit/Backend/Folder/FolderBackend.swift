@@ -28,13 +28,6 @@ public final class FolderBackend: ReplicatedBackend {
     let layout: FolderLayout
     /// Every file operation inside the backend goes through this (see `FileTree`).
     let files: FileIO
-    /// The walk of `records/` made in this sync, reused by its fetch (pages, the records read
-    /// with each change), its sends and its clean-up: a first sync of many records walks the
-    /// folders once. Made afresh by each fetch, and dropped when this device writes or removes its
-    /// own record files (a long push holds no walk of the files it writes) and when the sync
-    /// finishes. Files that replication brings meanwhile are read by the next sync, as if they had
-    /// arrived a moment later.
-    let listedRecordFiles = Mutex<[String: [RecordID: String]]?>(nil)
     /// Where this device's journal ended when last read (see `ownLastBatch`).
     private let ownJournalEnd = Mutex<DeviceJournal.End?>(nil)
     /// The lines this backend committed last, one after another (see `ownCommitsEndingJournal`).
@@ -287,18 +280,19 @@ public final class FolderBackend: ReplicatedBackend {
     /// and the journal starts after every sequence number of this device that any version names or
     /// any device says it has read, so that no new version passes for one already seen.
     private func restartAfterLosingFolder(_ document: inout DeviceDocument, zone: String) throws {
-        // Listed afresh, and not kept: the sync that follows lists what is there by then.
-        listedRecordFiles.withLock { $0 = nil }
-        let listed = try recordFilesByDevice()
-        listedRecordFiles.withLock { $0 = nil }
-        guard listed[deviceID]?.isEmpty == false, try ownLastBatch() == nil else { return }
+        guard !(try ownRecordFiles().isEmpty), try ownLastBatch() == nil else { return }
         var highest: Int64 = 0
         for device in try layout.devices() where device != deviceID {
             highest = max(highest, (try? deviceDocument(of: device))?.seen[deviceID] ?? 0)
         }
-        for (writer, paths) in listed {
-            for version in try versions(inFiles: paths, writer: writer, zone: zone).values {
-                highest = max(highest, version.version.entries[deviceID] ?? 0)
+        // Every writer's versions, a record folder at a time: nothing of the whole backend held at once.
+        for folder in try recordFolders() {
+            let byWriter = Dictionary(grouping: try recordFiles(in: folder.path, type: folder.type, bucket: folder.bucket), by: \.device)
+            for (writer, files) in byWriter {
+                let paths = Dictionary(files.map { ($0.id, $0.path) }, uniquingKeysWith: { first, _ in first })
+                for version in try versions(inFiles: paths, writer: writer, zone: zone).values {
+                    highest = max(highest, version.version.entries[deviceID] ?? 0)
+                }
             }
         }
         try startJournalAgain(at: highest + 1, zone: zone)
@@ -310,9 +304,7 @@ public final class FolderBackend: ReplicatedBackend {
     private func startJournalAgain(at seq: Int64, zone: String) throws {
         let journal = journal(of: deviceID)
         let segments = try journal.segments()
-        listedRecordFiles.withLock { $0 = nil }
-        for file in (try recordFilesByDevice()[deviceID] ?? [:]).values { try files.removeFile(file) }
-        listedRecordFiles.withLock { $0 = nil }
+        for file in try ownRecordFiles().values { try files.removeFile(file) }
         try journal.append(
             DeviceBatch(
                 seq: seq, device: deviceID, instance: instance, zone: zone, time: now(),
@@ -551,7 +543,6 @@ public final class FolderBackend: ReplicatedBackend {
     /// counts), all made durable together before it returns; a drop removes the file if it still
     /// holds the dropped version. `versions`: each change's version document as its line holds it.
     func writeRecordFiles(_ batch: DeviceBatch, versions: [[UInt8]?]) throws {
-        listedRecordFiles.withLock { $0 = nil }
         var last: [RecordID: Int] = [:]
         for (index, change) in batch.changes.enumerated() where change.op != .checkpoint { last[change.id] = index }
         var replacements: [(path: String, bytes: [UInt8])] = []

@@ -108,9 +108,9 @@ import Glibc
         }
         try FileSystem.writeAtomically(type + "/7f", planted)
 
-        let files = try devices[1].recordFilesByDevice()
-        #expect(Set(files["devA"]?.keys.map(\.recordName) ?? []) == Set((0..<6).map { "n\($0)" }))
-        #expect(files["devA"]?.values.allSatisfy { $0.hasPrefix(type + "/") && !$0.contains("/00/") } == true)
+        let files = try devices[0].ownRecordFiles()
+        #expect(Set(files.keys.map(\.recordName)) == Set((0..<6).map { "n\($0)" }))
+        #expect(files.values.allSatisfy { $0.hasPrefix(type + "/") && !$0.contains("/00/") })
         let fetched = try devices[1].fetchAll(since: nil)
         #expect(Set(fetched.changes.keys.map(\.recordName)) == Set((0..<6).map { "n\($0)" }))
         #expect(try devices[1].siblings(of: RecordID(recordType: "ScratchTab", recordName: "planted")).isEmpty)
