@@ -352,32 +352,42 @@ package struct PackedIDFilter {
     package var isFull: Bool { count > capacity }
 
     package func mayContain(_ id: PackedID) -> Bool {
-        var contains = true
-        forEachBit(of: id) { word, bit in
-            contains = contains && words[word] & bit != 0
-            return contains
+        let bits = Bits(of: id, in: self)
+        return (0..<PackedIDFilter.probes).allSatisfy { probe in
+            let (word, bit) = bits[probe]
+            return words[word] & bit != 0
         }
-        return contains
     }
 
     package mutating func insert(_ id: PackedID) {
+        // The bits are worked out first, then set in a plain loop: a closure that captured `self` while
+        // setting them would hold a second reference to `words` and copy the whole filter at every bit.
+        let bits = Bits(of: id, in: self)
         var new = false
-        forEachBit(of: id) { word, bit in
+        for probe in 0..<PackedIDFilter.probes {
+            let (word, bit) = bits[probe]
             new = new || words[word] & bit == 0
             words[word] |= bit
-            return true
         }
         if new { count += 1 }
     }
 
-    /// The id's bits (double hashing over two mixes of both words), while `body` returns true.
-    private func forEachBit(of id: PackedID, _ body: (Int, UInt64) -> Bool) {
-        let mask = UInt64(words.count * 64 - 1)
-        let first = PackedIDFilter.mix((id.high ^ id.low &* 0x9E37_79B9_7F4A_7C15) &* seed)
-        let step = PackedIDFilter.mix((id.low ^ id.high &* 0xC2B2_AE3D_27D4_EB4F) &* seed) | 1
-        for probe in 0..<UInt64(PackedIDFilter.probes) {
-            let bit = (first &+ probe &* step) & mask
-            guard body(Int(bit >> 6), 1 << (bit & 63)) else { return }
+    /// An id's bits: double hashing over two mixes of both words.
+    private struct Bits {
+        let first: UInt64
+        let step: UInt64
+        let mask: UInt64
+
+        init(of id: PackedID, in filter: PackedIDFilter) {
+            mask = UInt64(filter.words.count * 64 - 1)
+            first = PackedIDFilter.mix((id.high ^ id.low &* 0x9E37_79B9_7F4A_7C15) &* filter.seed)
+            step = PackedIDFilter.mix((id.low ^ id.high &* 0xC2B2_AE3D_27D4_EB4F) &* filter.seed) | 1
+        }
+
+        /// The word and the bit in it of probe number `probe`.
+        subscript(probe: Int) -> (Int, UInt64) {
+            let bit = (first &+ UInt64(probe) &* step) & mask
+            return (Int(bit >> 6), 1 << (bit & 63))
         }
     }
 
