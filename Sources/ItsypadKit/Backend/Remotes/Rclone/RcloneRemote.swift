@@ -84,6 +84,12 @@ public struct RcloneRemote: SyncRemote {
         try FileSystem.makeDirectory(mirror)
     }
 
+    /// Starts `rclone rcd` (see `RcloneDaemon.start`): it takes about as long as the sync's local
+    /// work before the fetch (opening the engine, reading the manifest).
+    public func warmUp() {
+        try? daemon.start()
+    }
+
     // MARK: Fetching
 
     /// Brings the other devices' changes into the mirror. Network I/O: call it without holding the
