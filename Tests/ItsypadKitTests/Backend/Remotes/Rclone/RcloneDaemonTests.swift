@@ -74,7 +74,8 @@ struct RcloneDaemonStartTests {
         try FileSystem.remove(device.dataDir + "/sync-key")
         let result = try fleet.run(device, "sync", environment: ["PATH": scratch.file("bin") + ":/usr/bin:/bin"])
         #expect(result.status == 1, "\(result.stderr)")
-        let started = String(decoding: (try FileSystem.read(processes)) ?? [], as: UTF8.self).split(separator: "\n").compactMap { pid_t($0) }
+        let log = String(decoding: (try FileSystem.read(processes)) ?? [], as: UTF8.self)
+        let started = log.split(separator: "\n").compactMap { pid_t($0) }
         #expect(started.count == 1, "\(started.count) rclone processes started")
         for pid in started { #expect(eventually { kill(pid, 0) != 0 }, "rclone \(pid) still runs after the sync failed") }
     }
