@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// `rclone rcd`, the one rclone process of a sync: every listing and transfer goes through its
-/// HTTP API (rclone's remote control). Started at the first call, bound to 127.0.0.1 with
+/// HTTP API (rclone's remote control). Started by `start` or the first call, bound to 127.0.0.1 with
 /// credentials drawn at random and passed in its environment, started again if it died, stopped
 /// with this object. The remote, whose connection string may hold secrets, travels in the
 /// requests' bodies, never in an argument vector.
