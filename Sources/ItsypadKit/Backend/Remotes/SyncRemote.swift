@@ -29,6 +29,11 @@ public protocol SyncRemote {
     /// configuration up to date. Local only: no network.
     func prepare() throws
 
+    /// Starts, without waiting for it, what the remote's network calls need (rclone's daemon), so
+    /// that it gets ready while the sync does its local work. Never fails: a failure here is met
+    /// again, and reported, by the first call that needs it.
+    func warmUp()
+
     /// Brings in what other devices wrote: afterwards the mirror holds the remote's files plus
     /// what this device wrote and has not sent yet. Recovers from a killed sync first. Network.
     ///
@@ -78,6 +83,11 @@ public protocol SyncRemote {
 
     /// When the mirror last fetched and sent, and the last failure, for `sync status`.
     var status: RemoteStatus { get }
+}
+
+extension SyncRemote {
+    /// Nothing to start: the remote's calls need nothing running beforehand.
+    public func warmUp() {}
 }
 
 /// What `SyncRemote.fetch` found.

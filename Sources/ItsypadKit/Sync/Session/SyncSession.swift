@@ -57,6 +57,7 @@ public struct SyncSession {
     /// The configured backend as the engine uses it, and where it is.
     func opened() throws -> (backend: SyncBackend, configured: ConfiguredBackend) {
         let configured = try self.configured()
+        configured.remote?.warmUp()
         // Each of the engine's attempts waits a fifth of the lock time-out.
         let backend = try SyncKeys.backend(
             at: configured.path, remote: configured.remote, store: store, lockTimeout: lockTimeout / Double(SyncEngine.attempts))

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// `rclone rcd`, the one rclone process of a sync: every listing and transfer goes through its
-/// HTTP API (rclone's remote control). Started at the first call, bound to 127.0.0.1 with
+/// HTTP API (rclone's remote control). Started by `start` or the first call, bound to 127.0.0.1 with
 /// credentials drawn at random and passed in its environment, started again if it died, stopped
 /// with this object. The remote, whose connection string may hold secrets, travels in the
 /// requests' bodies, never in an argument vector.
@@ -24,7 +24,10 @@ final class RcloneDaemon {
     let ownerFile: String
     private let files: FileTree
     private var running: Subprocess.Running?
+    /// Its client, once it said where it serves.
     private var client: LoopbackHTTP?
+    /// The credentials it was started with, and until when it may take to say where it serves.
+    private var credentials: (user: String, password: String, deadline: Double)?
     /// What `ownerFile` says while this daemon runs.
     private var owner: Owner?
 
@@ -142,15 +145,12 @@ final class RcloneDaemon {
         return .failed(status: response.status, message: message ?? "rclone answered with HTTP status \(response.status)")
     }
 
-    /// The running daemon's client, starting it first if it is not running.
-    private func started() throws -> LoopbackHTTP {
-        if let client, let running, running.exitStatus(within: 0) == nil {
-            // A sync run meanwhile beside this long-lived one (a watch's) named its own daemon, then removed the file.
-            if let owner, Owner.read(ownerFile, in: files) != owner { nameInOwnerFile() }
-            return client
-        }
+    /// Starts the daemon if it is not running, without waiting for it to serve: its start-up
+    /// (most of a whole `rclone copy`) then overlaps the sync's local work until the first call.
+    func start() throws {
+        if let running, running.exitStatus(within: 0) == nil { return }
         running?.stop()
-        running = nil
+        (running, client, credentials) = (nil, nil, nil)
         guard let executable = Subprocess.find("rclone", searchPath: environment["PATH"]) else {
             throw ItsypadError.failure(
                 "rclone is not installed (no 'rclone' in PATH): the sync backend \(location) needs it; local changes stay queued")
@@ -167,16 +167,30 @@ final class RcloneDaemon {
             owner = Owner(daemon: daemon, owner: served)
             nameInOwnerFile()
         }
-        let deadline = Monotonic.seconds() + min(timeout, 30)
+        (running, credentials) = (process, (user, password, Monotonic.seconds() + min(timeout, 30)))
+    }
+
+    /// The running daemon's client, starting it first if it is not running and waiting until it serves.
+    private func started() throws -> LoopbackHTTP {
+        if let client, let running, running.exitStatus(within: 0) == nil {
+            // A sync run meanwhile beside this long-lived one (a watch's) named its own daemon, then removed the file.
+            if let owner, Owner.read(ownerFile, in: files) != owner { nameInOwnerFile() }
+            return client
+        }
+        try start()
+        guard let process = running, let (user, password, deadline) = credentials else {
+            throw ItsypadError.failure("rclone rcd did not start for \(location)")
+        }
         while true {
             let ended = process.readAvailable() == nil
             if let port = RcloneDaemon.port(announcedIn: process.errorTail) {
                 let client = LoopbackHTTP(port: port, user: user, password: password)
-                (self.running, self.client) = (process, client)
+                self.client = client
                 return client
             }
             if ended || process.exitStatus(within: 0) != nil || Monotonic.seconds() > deadline {
                 process.stop()
+                running = nil
                 let log = location.redacting(process.errorText)
                 let reason = log.isEmpty ? "" : ":\n" + log
                 throw ItsypadError.failure("rclone rcd did not start for \(location)\(reason)")

@@ -84,6 +84,12 @@ public struct RcloneRemote: SyncRemote {
         try FileSystem.makeDirectory(mirror)
     }
 
+    /// Starts `rclone rcd` (see `RcloneDaemon.start`): it takes about as long as the sync's local
+    /// work before the fetch (opening the engine, reading the manifest).
+    public func warmUp() {
+        try? daemon.start()
+    }
+
     // MARK: Fetching
 
     /// Brings the other devices' changes into the mirror. Network I/O: call it without holding the
@@ -140,15 +146,19 @@ public struct RcloneRemote: SyncRemote {
             }
         }
 
-        /// The parameters of rclone's listing of this scope: a folder no rule can match is never listed.
-        var parameters: [(String, JSONValue)] {
-            func including(_ rules: [String]) -> [(String, JSONValue)] {
-                [("_filter", .object([("IncludeRule", .array(rules.map(JSONValue.string)))]))]
+        /// rclone's listings of this scope, each a folder (relative to the remote) and the
+        /// parameters of its `operations/list`. A record folder is listed by itself: a listing
+        /// filtered from the top would list every folder above it too, a request each on a
+        /// server that lists one folder per request (WebDAV, sftp).
+        var listings: [(folder: String, parameters: [(String, JSONValue)])] {
+            func options(recursing: Bool) -> (String, JSONValue) {
+                ("opt", .object([("recurse", .bool(recursing)), ("filesOnly", .bool(true)), ("noMimeType", .bool(true))]))
             }
+            let devices: JSONValue = .object([("IncludeRule", .array([.string("/zone.json"), .string("/devices/**")]))])
             return switch self {
-            case .everything: [("_config", .object([("UseListR", .bool(true))]))]
-            case .devices: including(["/zone.json", "/devices/**"])
-            case .recordFolders(let folders): including(folders.sorted().map { "/" + $0 + "/*" })
+            case .everything: [("", [options(recursing: true), ("_config", .object([("UseListR", .bool(true))]))])]
+            case .devices: [("", [options(recursing: true), ("_filter", devices)])]
+            case .recordFolders(let folders): folders.sorted().map { ($0, [options(recursing: false)]) }
             }
         }
     }
@@ -277,13 +287,18 @@ public struct RcloneRemote: SyncRemote {
     /// The backend's files in `scope` on the remote, each with its stamp (`size YYYY-MM-DD
     /// HH:MM:SS`, in UTC); none when the remote path does not exist yet.
     private func list(_ scope: Scope) throws -> [String: String] {
-        let options: JSONValue = .object([("recurse", .bool(true)), ("filesOnly", .bool(true)), ("noMimeType", .bool(true))])
-        guard
-            let body = try rc(
-                "operations/list", [("fs", .string(remote)), ("remote", .string("")), ("opt", options)] + scope.parameters,
-                doing: "list", limit: RcloneRemote.listingLimit)
-        else { return [:] }
         var listed: [String: String] = [:]
+        for (folder, parameters) in scope.listings {
+            let body = try rc(
+                "operations/list", [("fs", .string(remote)), ("remote", .string(folder))] + parameters, doing: "list",
+                limit: RcloneRemote.listingLimit)
+            if let body { try read(listing: body, of: scope, into: &listed) }
+        }
+        return listed
+    }
+
+    /// Adds the backend's files in `scope` that rclone's listing `body` names to `listed`, each with its stamp.
+    private func read(listing body: [UInt8], of scope: Scope, into listed: inout [String: String]) throws {
         do {
             try JSONValue.parseObject(body, streamedArrays: ["list"], member: { _, _ in }) { _, file in
                 // A time is RFC 3339 in UTC (rclone runs with TZ=UTC), to the second or finer.
@@ -296,7 +311,6 @@ public struct RcloneRemote: SyncRemote {
         } catch {
             throw record(failure: .failure("rclone's listing of \(location) cannot be read: \(JSONCoding.describe(error))"))
         }
-        return listed
     }
 
     /// Downloads `downloads` chunk by chunk into `incoming`, then moves each file into the mirror

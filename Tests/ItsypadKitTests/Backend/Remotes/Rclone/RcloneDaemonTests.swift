@@ -57,3 +57,26 @@ struct RcloneDaemonTests {
         #expect(try FileSystem.read(ownerFile) == nil, "the sync stopped its own daemon and removed the file naming it")
     }
 }
+
+/// A sync starts `rclone rcd` before it opens the mirror's backend, so that rclone's start-up
+/// overlaps the sync's local work; a sync that fails meanwhile still stops it.
+@Suite(.needs(RcloneServer.Kind.rcloneWebDAV.tools))
+struct RcloneDaemonStartTests {
+    @Test func aSyncStartsRcloneBeforeOpeningTheBackendAndStopsItWhenThatFails() throws {
+        let fleet = try RcloneFleet(.rcloneWebDAV, devices: 1)
+        let device = fleet.devices[0]
+        let scratch = TemporaryDirectory()
+        let processes = scratch.file("processes.log")
+        try FileSystem.makeDirectory(scratch.file("bin"))
+        // exec keeps the process id: the one logged is the one that runs.
+        scratch.write("bin/rclone", "#!/bin/sh\necho $$ >>'\(processes)'\nexec /usr/bin/rclone \"$@\"\n", mode: 0o700)
+        // Without its key the device cannot open its encrypted backend: the sync fails before any fetch.
+        try FileSystem.remove(device.dataDir + "/sync-key")
+        let result = try fleet.run(device, "sync", environment: ["PATH": scratch.file("bin") + ":/usr/bin:/bin"])
+        #expect(result.status == 1, "\(result.stderr)")
+        let log = String(decoding: (try FileSystem.read(processes)) ?? [], as: UTF8.self)
+        let started = log.split(separator: "\n").compactMap { pid_t($0) }
+        #expect(started.count == 1, "\(started.count) rclone processes started")
+        for pid in started { #expect(eventually { kill(pid, 0) != 0 }, "rclone \(pid) still runs after the sync failed") }
+    }
+}

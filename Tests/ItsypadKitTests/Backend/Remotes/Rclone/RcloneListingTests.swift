@@ -55,17 +55,21 @@ struct RcloneListingTests {
         "records/T/\(FolderLayout.bucket(of: record))/\(record).\(device).json"
     }
 
-    /// Folders listed by `body`'s rclone calls (a file's PROPFIND, as a download's, is not a listing).
-    func foldersListed(_ body: () throws -> Void) throws -> Int {
+    /// Folders listed by `body`'s rclone calls, by path on the server (a file's PROPFIND, as a
+    /// download's, is not a listing).
+    func foldersListed(_ body: () throws -> Void) throws -> [String] {
         let before = (try FileSystem.read(requests))?.count ?? 0
         try body()
         let log = String(decoding: (try FileSystem.read(requests, from: before)) ?? [], as: UTF8.self)
-        return log.split(separator: "\n").filter { $0.contains("PROPFIND /") && $0.contains("/ HTTP/1.1") }.count
+        return log.split(separator: "\n").compactMap { line in
+            guard let start = line.firstRange(of: "PROPFIND /"), let end = line.firstRange(of: "/ HTTP/1.1") else { return nil }
+            return String(line[line.index(before: start.upperBound)..<end.upperBound].dropLast(" HTTP/1.1".count))
+        }
     }
 
     /// Device B holds `count` records (a journal line each) that A has fetched; B then changes one
     /// record: the folders A's fetch of that change lists, and whether the change arrived.
-    func oneChange(records count: Int) throws -> (listed: Int, arrived: Bool) {
+    func oneChange(records count: Int) throws -> (listed: [String], arrived: Bool) {
         let a = try remote("a", at: "n\(count)"), b = try remote("b", at: "n\(count)")
         try b.prepare()
         try write(b, "zone.json", "zone")
@@ -93,8 +97,17 @@ struct RcloneListingTests {
         let small = try oneChange(records: 12)
         let large = try oneChange(records: 120)
         #expect(small.arrived && large.arrived)
-        #expect(small.listed > 0, "the wrapper logged no request")
-        #expect(small.listed == large.listed, "\(small.listed) folders listed with 12 records, \(large.listed) with 120")
+        #expect(!small.listed.isEmpty, "the wrapper logged no request")
+        #expect(small.listed.count == large.listed.count, "\(small.listed) listed with 12 records, \(large.listed) with 120")
+    }
+
+    /// The record folder a change names is listed by itself: no folder above it (`records/`,
+    /// `records/T/`) costs a request.
+    @Test func oneChangeListsItsRecordFolderAlone() throws {
+        let listed = try oneChange(records: 12).listed
+        let folder = "/n12/" + FileSystem.directoryName(Self.recordFile("r3", "B")) + "/"
+        #expect(listed.contains(folder), "\(listed)")
+        #expect(!listed.contains { $0.hasPrefix("/n12/records") && $0 != folder }, "\(listed)")
     }
 
     /// One change each way (A brings in B's change and sends its own) runs one rclone process,
