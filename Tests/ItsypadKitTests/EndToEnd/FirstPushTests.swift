@@ -122,7 +122,7 @@ struct FirstPushTests {
 
     @Test(
         "a first push of tabs reads the tabs of a batch together, and sets no file's mode twice",
-        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+        .needs(["strace"]))
     func tabSystemCallsPerRecord() throws {
         let records = 2500
         let sender = Self.sender(tabs: records)
@@ -175,7 +175,7 @@ struct FirstPushTests {
 
     @Test(
         "a first push reads back of its journal only what the fetch after it returns",
-        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+        .needs(["strace"]))
     func journalReadBack() throws {
         let sender = Self.sender(tabs: 2500)
         let traffic = try Self.journalTraffic(sender, ["sync"])
