@@ -84,7 +84,8 @@ public final class Invocation {
     /// The data directory, opened and locked on first use (`lockTimeout` overrides ITSYPAD_LOCK_TIMEOUT).
     public func store(lockTimeout: Double? = nil) throws -> DataStore {
         if let openedStore { return openedStore }
-        let store = try DataStore(path: try dataDirectory(), lockTimeout: lockTimeout ?? self.lockTimeout, warn: { [weak self] in self?.warn($0) })
+        let store = try DataStore(
+            path: try dataDirectory(), lockTimeout: lockTimeout ?? self.lockTimeout, warn: { [weak self] in self?.warn($0) })
         if let mode = store.exposure, !warnedAboutExposure {
             warnedAboutExposure = true
             warn(Invocation.exposureWarning("the data directory", store.path, mode))

@@ -34,7 +34,8 @@ import Testing
     /// `.needs` or `ExternalTool.require`.
     @Test func noTestDecidesOnAToolByItself() throws {
         let root = GeneratedFiles.root + "/Tests/ItsypadKitTests/"
-        for path in try LayeringTests.swiftFiles(in: root) where !path.hasSuffix("/ExternalTool.swift") && !path.hasSuffix("/ExternalToolTests.swift") {
+        for path in try LayeringTests.swiftFiles(in: root)
+        where !path.hasSuffix("/ExternalTool.swift") && !path.hasSuffix("/ExternalToolTests.swift") {
             let source = String(decoding: try #require(try FileSystem.read(path)), as: UTF8.self)
             for (number, line) in source.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
             where Self.decidesOnATool(line) {
