@@ -78,11 +78,14 @@ public final class Invocation {
         return FileSystem.absolute(path)
     }
 
+    /// How long a command waits for the data directory's lock: `ITSYPAD_LOCK_TIMEOUT`, 10 s.
+    var lockTimeout: Double { context.variable("ITSYPAD_LOCK_TIMEOUT").flatMap(Double.init) ?? 10 }
+
     /// The data directory, opened and locked on first use (`lockTimeout` overrides ITSYPAD_LOCK_TIMEOUT).
     public func store(lockTimeout: Double? = nil) throws -> DataStore {
         if let openedStore { return openedStore }
-        let timeout = lockTimeout ?? context.variable("ITSYPAD_LOCK_TIMEOUT").flatMap(Double.init) ?? 10
-        let store = try DataStore(path: try dataDirectory(), lockTimeout: timeout, warn: { [weak self] in self?.warn($0) })
+        let store = try DataStore(
+            path: try dataDirectory(), lockTimeout: lockTimeout ?? self.lockTimeout, warn: { [weak self] in self?.warn($0) })
         if let mode = store.exposure, !warnedAboutExposure {
             warnedAboutExposure = true
             warn(Invocation.exposureWarning("the data directory", store.path, mode))

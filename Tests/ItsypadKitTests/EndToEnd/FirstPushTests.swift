@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// The sending side of a first sync of a large history, through the binary and a backend directory.
-@Suite("End to end: a first push")
+@Suite("End to end: a first push", .needs(["strace"]))
 struct FirstPushTests {
     /// A device that enabled a new backend while its history was empty, then imported `count`
     /// clips (`clip 0` …): its next sync is a first push of them all. Its backend is `backend(of:)`.
@@ -69,8 +69,7 @@ struct FirstPushTests {
     }
 
     @Test(
-        "a first push makes its record files durable a batch at a time, with a few opens a record and no folder listed",
-        .needs(["strace"]))
+        "a first push makes its record files durable a batch at a time, with a few opens a record and no folder listed")
     func systemCallsPerRecord() throws {
         // Two batches: one of the backend's 2,000, and a smaller one.
         let records = 2500
@@ -104,7 +103,7 @@ struct FirstPushTests {
         return read
     }
 
-    @Test("a first push reads the clip index and the sync ledger about once, not once a batch", .needs(["strace"]))
+    @Test("a first push reads the clip index and the sync ledger about once, not once a batch")
     func readsTheHistoryOnce() throws {
         // Ten batches of the backend's 2,000.
         let records = 20_000
@@ -121,8 +120,7 @@ struct FirstPushTests {
     }
 
     @Test(
-        "a first push of tabs reads the tabs of a batch together, and sets no file's mode twice",
-        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+        "a first push of tabs reads the tabs of a batch together, and sets no file's mode twice")
     func tabSystemCallsPerRecord() throws {
         let records = 2500
         let sender = Self.sender(tabs: records)
@@ -174,8 +172,7 @@ struct FirstPushTests {
     }
 
     @Test(
-        "a first push reads back of its journal only what the fetch after it returns",
-        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+        "a first push reads back of its journal only what the fetch after it returns")
     func journalReadBack() throws {
         let sender = Self.sender(tabs: 2500)
         let traffic = try Self.journalTraffic(sender, ["sync"])
@@ -231,8 +228,7 @@ struct FirstPushTests {
     /// `Tests/Soak/first-push-sweep.sh` runs more kills of a larger push (ITSYPAD_FIRST_PUSH_KILLS,
     /// ITSYPAD_FIRST_PUSH_CLIPS, ITSYPAD_FIRST_PUSH_SEED).
     @Test(
-        "a first push killed at 50 random points finishes with nothing lost or doubled",
-        .needs(["strace"]))
+        "a first push killed at 50 random points finishes with nothing lost or doubled")
     func killedAtRandomPoints() async throws {
         let kills = Int(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_KILLS") ?? "") ?? 50
         let clips = Int(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_CLIPS") ?? "") ?? 300

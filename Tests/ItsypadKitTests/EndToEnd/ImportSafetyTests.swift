@@ -196,7 +196,7 @@ import Glibc
         return (kib, result)
     }
 
-    @Test(.enabled(if: FileSystem.exists("/usr/bin/time"), "/usr/bin/time is not installed"))
+    @Test(.needs(["time"]))
     func sparseFilesOfAnySizeAreRefusedInBoundedMemory() throws {
         let device = try ImportSafetyTests.deviceWithData()
         let before = try ImportSafetyTests.snapshot(device)

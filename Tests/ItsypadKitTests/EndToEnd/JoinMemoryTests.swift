@@ -37,7 +37,7 @@ struct JoinMemoryTests {
         return measured.kib
     }
 
-    @Test(.enabled(if: FileSystem.exists("/usr/bin/time"), "/usr/bin/time is not installed"))
+    @Test(.needs(["time"]))
     func aJoinHoldsWhatItReadsNotTheWholeBackend() throws {
         let sender = FirstPushTests.sender(clips: 20)
         #expect(sender.inProcess(["sync"]).0 == 0)

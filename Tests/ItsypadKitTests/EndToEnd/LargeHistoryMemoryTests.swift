@@ -60,7 +60,7 @@ import Glibc
         return Dictionary(uniqueKeysWithValues: peaks)
     }
 
-    @Test(.enabled(if: FileSystem.exists("/usr/bin/time"), "/usr/bin/time is not installed"))
+    @Test(.needs(["time"]))
     func whatWalksTheHistoryHoldsWhatItHoldsForAFewEntries() throws {
         let few = try LargeHistoryMemoryTests.peaks(1000)
         let many = try LargeHistoryMemoryTests.peaks(200_000)

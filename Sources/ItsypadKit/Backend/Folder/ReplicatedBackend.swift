@@ -13,7 +13,7 @@ public protocol ReplicatedBackend: Sendable {
     func createZoneIfNeeded() throws -> ZoneInfo
 
     /// The winning zone, which this device joins (see `createZoneIfNeeded`) but never creates.
-    /// Throws `.zoneNotFound` if none was created, `.newerFormat` for a newer format.
+    /// Throws `.zoneNotFound` if none was created, `.unsupportedFormat` for a format this version cannot read.
     func zone() throws -> ZoneInfo
 
     /// Records changed after `token`, each with its current siblings, at most `limit` per page.

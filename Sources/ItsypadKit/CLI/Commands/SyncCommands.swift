@@ -260,11 +260,11 @@ enum SyncCommands {
 
 extension Invocation {
     /// The data directory's sync session, as this command runs it: its environment, the lock
-    /// time-out (`ITSYPAD_LOCK_TIMEOUT`, 10 s), warnings and progress on standard error.
+    /// time-out (`lockTimeout`), warnings and progress on standard error.
     func syncSession(_ store: DataStore? = nil) throws -> SyncSession {
         SyncSession(
             store: try store ?? self.store(), environment: context.environment,
-            lockTimeout: context.variable("ITSYPAD_LOCK_TIMEOUT").flatMap(Double.init) ?? 10, now: context.now,
+            lockTimeout: lockTimeout, now: context.now,
             warn: { [self] in
                 endProgress()
                 warn($0)

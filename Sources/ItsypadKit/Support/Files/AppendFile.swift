@@ -4,7 +4,7 @@ import Glibc
 
 /// An append-only file: each `append` is one `write` followed by `fdatasync`, so
 /// a record is committed once `append` returns. A crash mid-write leaves a torn
-/// last line, which `openForAppend` cuts off (it was never committed).
+/// last line, which opening it cuts off (`repairTail`: it was never committed).
 public final class AppendFile {
     public let path: String
     public let fd: Int32
