@@ -78,10 +78,11 @@ public struct RcloneRemote: SyncRemote {
     public var location: BackendLocation { .remote(scheme: "rclone", address: remote) }
     private var files: FileTree { FileTree(root: directory) }
 
-    /// Creates the mirror if needed.
+    /// Creates the mirror if needed, with its manifest: from then on a mirror without a manifest
+    /// of its own that holds this device's files is a copy (see `manifest(as:mirror:)`).
     public func prepare() throws {
         try FileSystem.makeDirectory(directory)
-        try FileSystem.makeDirectory(mirror)
+        if try files.makeDirectory(mirror) { try RcloneManifest().write(manifestFile, mirror: try mirrorStatus()) }
     }
 
     // MARK: Fetching
@@ -95,10 +96,10 @@ public struct RcloneRemote: SyncRemote {
     /// the zone or a journal's segments changed (a new device, a compaction), a new line cannot be
     /// read, or the last whole listing is `fullListingInterval` old: what someone wrote on the
     /// server outside any journal is seen then.
-    public func fetch() throws -> RemoteFetch {
+    public func fetch(as device: String) throws -> RemoteFetch {
         try prepare()
         let mirrorStatus = try mirrorStatus()
-        let recorded = RcloneManifest.read(manifestFile, mirror: mirrorStatus)
+        let recorded = try manifest(as: device, mirror: mirrorStatus)
         var manifest = recorded
         var written = recorded
         let now = Time.now()
@@ -121,6 +122,33 @@ public struct RcloneRemote: SyncRemote {
         if manifest != written { try manifest.write(manifestFile, mirror: mirrorStatus) }
         recordSuccess { $0.lastFetch = Time.now() }
         return changed ? .changed : .unchanged
+    }
+
+    /// The mirror's manifest. A mirror without one of its own (a copied data directory's, whose
+    /// mirror has another inode, or one whose manifest was lost) gets one in which every file it
+    /// holds counts as downloaded with the remote's copy unknown, so that the fetch compares each
+    /// again and no other device's stale copy is ever sent; unless it holds `device`'s folder:
+    /// then another data directory may write as `device` (`ReplicationError.deviceIDInUse`), and
+    /// the session takes a new device id before anything is written.
+    private func manifest(as device: String, mirror mirrorStatus: FileStatus) throws -> RcloneManifest {
+        if let recorded = RcloneManifest.read(manifestFile, mirror: mirrorStatus) { return recorded }
+        let deviceFolder = "devices/" + device + "/"
+        guard try files.status(mirror + "/" + deviceFolder + "device.json") == nil else {
+            throw ReplicationError.deviceIDInUse(
+                "its rclone mirror holds \(deviceFolder)device.json but is not the mirror it synced with")
+        }
+        var manifest = RcloneManifest()
+        for (path, status) in try RcloneRemote.transferredFiles(in: mirror) where !RcloneRemote.isWritten(path, by: device) {
+            manifest[path] = .init(local: RcloneManifest.localStamp(status))
+        }
+        try manifest.write(manifestFile, mirror: mirrorStatus)
+        return manifest
+    }
+
+    /// Whether `path` (a transferred file, see `RcloneManifest.isTransferred`) is one `device` writes.
+    static func isWritten(_ path: String, by device: String) -> Bool {
+        path.hasPrefix("devices/" + device + "/")
+            || (path.hasPrefix("records/") && FolderLayout.recordFile(named: FileSystem.baseName(path))?.device == device)
     }
 
     /// What a fetch lists of the remote.
@@ -335,7 +363,7 @@ public struct RcloneRemote: SyncRemote {
     public func send(message: String) throws -> Bool {
         try prepare()
         let mirrorStatus = try mirrorStatus()
-        var manifest = RcloneManifest.read(manifestFile, mirror: mirrorStatus)
+        var manifest = RcloneManifest.read(manifestFile, mirror: mirrorStatus) ?? RcloneManifest()
         var uploads: [(path: String, stamp: String)] = []
         var present = Set<String>()
         for (path, status) in try RcloneRemote.transferredFiles(in: mirror) {
@@ -437,7 +465,7 @@ public struct RcloneRemote: SyncRemote {
         try transfer(.upload, others, from: replacement)
         try transfer(.upload, ["zone.json"], from: replacement)
         let kept = Set(replacementFiles)
-        let manifest = RcloneManifest.read(manifestFile, mirror: try mirrorStatus())
+        let manifest = RcloneManifest.read(manifestFile, mirror: try mirrorStatus()) ?? RcloneManifest()
         let removals = manifest.entries.filter { $0.value.sent && !kept.contains($0.key) }.map(\.key).sorted()
         try transfer(.removal, removals)
         recordSuccess { $0.lastSend = Time.now() }
