@@ -108,15 +108,15 @@ public struct RcloneRemote: SyncRemote {
         if recorded.fullyListed > 0, (recorded.fullyListed..<recorded.fullyListed + fullListingInterval).contains(now) {
             let known = manifest
             let zone = zoneFile()
-            let devices = try bringIn(.devices, into: &manifest, written: &written, mirror: mirrorStatus)
+            let devices = try bringIn(.devices, as: device, into: &manifest, written: &written, mirror: mirrorStatus)
             changed = devices.changed
             folders = zoneFile() == zone ? try recordFolders(namedBy: devices, known: known) : nil
             if let folders, !folders.isEmpty {
-                changed = try bringIn(.recordFolders(folders), into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
+                changed = try bringIn(.recordFolders(folders), as: device, into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
             }
         }
         if folders == nil {
-            changed = try bringIn(.everything, into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
+            changed = try bringIn(.everything, as: device, into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
             manifest.fullyListed = now
         }
         if manifest != written { try manifest.write(manifestFile, mirror: mirrorStatus) }
@@ -191,18 +191,29 @@ public struct RcloneRemote: SyncRemote {
 
     /// Lists `scope` and brings its changes into the mirror: downloads the other devices' files
     /// that changed since the manifest last saw them, removes from the mirror those they removed,
-    /// and marks this device's files there that are not what it sent to be sent again.
+    /// and marks this device's files there that are not what it sent to be sent again; throws
+    /// `ReplicationError.deviceIDInUse` when a journal segment of `device` there holds what this
+    /// data directory never wrote (see `checkOwnSegment`).
     private func bringIn(
-        _ scope: Scope, into manifest: inout RcloneManifest, written: inout RcloneManifest, mirror mirrorStatus: FileStatus
+        _ scope: Scope, as device: String, into manifest: inout RcloneManifest, written: inout RcloneManifest,
+        mirror mirrorStatus: FileStatus
     ) throws -> Arrivals {
         let started = Time.now()
         let listed = try list(scope)
         var downloads: [(path: String, stamp: String)] = []
         for (path, stamp) in listed {
             if let entry = manifest[path], entry.sent, path != "zone.json" {
-                // This device's copy there is not the size it sent (an upload cut short, a file
-                // replaced by someone else): it is sent again.
-                if RcloneManifest.size(of: entry.local) != RcloneManifest.size(of: stamp) { manifest[path]?.local = "" }
+                let sameSize = RcloneManifest.size(of: entry.local) == RcloneManifest.size(of: stamp)
+                // Changed since this device last saw it there (its remote stamp is empty from its
+                // upload until a listing shows the size it sent).
+                if RcloneRemote.isJournalSegment(path), entry.remote != stamp, !entry.remote.isEmpty || !sameSize {
+                    try checkOwnSegment(path)
+                }
+                manifest[path]?.remote = RcloneRemote.isSettled(stamp, listedAt: started) ? stamp : ""
+                // This device's copy there is not the size it sent (an upload cut short): it is sent again.
+                if !sameSize { manifest[path]?.local = "" }
+            } else if manifest[path] == nil, try isNewerSegment(path, of: device) {
+                throw ReplicationError.deviceIDInUse("\(path) on the remote is a journal segment this data directory never wrote")
             } else if manifest[path]?.remote != stamp, try !isChangedHere(path, manifest) {
                 downloads.append((path, RcloneRemote.isSettled(stamp, listedAt: started) ? stamp : ""))
             }
@@ -222,6 +233,30 @@ public struct RcloneRemote: SyncRemote {
         try download(downloads, into: &manifest, mirror: mirrorStatus)
         if !downloads.isEmpty { written = manifest }
         return arrivals
+    }
+
+    /// Throws `ReplicationError.deviceIDInUse` unless the remote's copy of this device's journal
+    /// segment `path` is the start of the mirror's (or all of it): a journal only grows, so what
+    /// an upload cut short leaves there is such a start, and anything else was written by
+    /// another data directory with this device id (a cloned disk, whose mirror kept its inode).
+    private func checkOwnSegment(_ path: String) throws {
+        try transfer(.download, [path])
+        defer { try? files.removeTree(incoming) }
+        let theirs = try files.read(incoming + "/" + path, limit: RcloneRemote.segmentLimit) ?? []
+        let ours = try files.read(mirror + "/" + path, limit: RcloneRemote.segmentLimit) ?? []
+        guard ours.starts(with: theirs) else {
+            throw ReplicationError.deviceIDInUse("\(path) on the remote holds lines this data directory never wrote")
+        }
+    }
+
+    /// Whether `path` is a journal segment of `device` that starts after every segment of the
+    /// mirror's journal of it, which holds one: a segment this data directory did not start (an
+    /// older one is a compacted segment whose removal has not reached the remote yet).
+    private func isNewerSegment(_ path: String, of device: String) throws -> Bool {
+        guard RcloneRemote.isJournalSegment(path), RcloneRemote.isWritten(path, by: device),
+            let last = try files.list(mirror + "/devices/" + device + "/journal")?.filter({ $0.hasSuffix(".log") }).max()
+        else { return false }
+        return FileSystem.baseName(path) > last
     }
 
     /// The mirror's zone.json; nil when it holds none, or one larger than a zone can be.
@@ -374,9 +409,9 @@ public struct RcloneRemote: SyncRemote {
         let stamps = Dictionary(uploads, uniquingKeysWith: { first, _ in first })
         try transfer(.upload, uploads.map(\.path)) { chunk in
             for path in chunk {
-                // zone.json is listed again by the next fetch: another device's may replace this one.
-                manifest[path] = .init(
-                    remote: path == "zone.json" ? "" : manifest[path]?.remote ?? "", local: stamps[path] ?? "", sent: true)
+                // The remote's stamp is learnt from the next listing (zone.json's: another device's may
+                // replace this one).
+                manifest[path] = .init(local: stamps[path] ?? "", sent: true)
             }
             try manifest.write(manifestFile, mirror: mirrorStatus)
         }

@@ -167,6 +167,37 @@ struct RcloneMirrorTests {
         #expect(read(a.mirror, "devices/N/device.json") == "the copy as a new device")
     }
 
+    /// A clone whose mirror kept its inode (a cloned disk or virtual machine) keeps its manifest
+    /// too: once the two append different lines to the device's journal, the one that sees the
+    /// other's on the remote is told before it sends anything over it.
+    @Test(arguments: [false, true])
+    func aCloneThatKeptItsInodesIsToldByItsJournal(cloneSendsFirst: Bool) throws {
+        let a = remote("a")
+        try a.prepare()
+        try write(a, "devices/A/device.json", "a device")
+        try write(a, "devices/A/journal/0000000000000001.log", "line one\n")
+        #expect(try a.send(message: ""))
+        _ = try a.fetch(as: "A")
+        #expect(try Process.run("/bin/cp", ["-a", scratch.file("a"), scratch.file("clone")]).status == 0)
+        let clone = remote("clone")
+        // What a disk image brings: the manifest names the clone's mirror.
+        let manifest = scratch.file("clone") + "/manifest"
+        let inode = try #require(try FileTree(root: clone.directory).status(clone.mirror)).inode
+        let lines = try #require(try FileSystem.read(manifest)).split(separator: UInt8(ascii: "\n"))
+        let header = "mirror\t\(inode)\t" + String(decoding: lines[0].split(separator: UInt8(ascii: "\t"))[2], as: UTF8.self)
+        try FileSystem.writeAtomically(manifest, Array((([header] + lines.dropFirst().map { String(decoding: $0, as: UTF8.self) }).joined(separator: "\n") + "\n").utf8))
+        let (first, second) = cloneSendsFirst ? (clone, a) : (a, clone)
+        try write(first, "devices/A/journal/0000000000000001.log", "line one\nline two of the first\n")
+        _ = try first.fetch(as: "A")
+        #expect(try first.send(message: ""))
+        let sent = read(remoteFolder, "devices/A/journal/0000000000000001.log")
+        try write(second, "devices/A/journal/0000000000000001.log", "line one\nline two of the second, longer\n")
+        #expect(throws: ReplicationError.self) { try second.fetch(as: "A") }
+        #expect(read(remoteFolder, "devices/A/journal/0000000000000001.log") == sent, "nothing sent over the first's")
+        // The first's own upload, seen again, is no alarm.
+        #expect(try first.fetch(as: "A") == .unchanged)
+    }
+
     /// A sync killed before its mirror's manifest was first written leaves no file of this device in
     /// the mirror (the engine writes only after a fetch): no copy is seen there.
     @Test func aMirrorWhoseManifestIsLostBeforeThisDeviceWroteIsNoCopy() throws {
