@@ -139,6 +139,10 @@ struct RemoteConformanceTests {
         let copy = Device()
         let copied = try Process.run("/bin/cp", ["-a", original.dataDir, copy.dataDir])
         try #require(copied.status == 0, "\(copied.stderr)")
+        if fixture.tellsACopiedDataDirectory {
+            let compacted = try copy.runArguments(["sync", "compact"], environment: fixture.environment)
+            #expect(compacted.status == 1 && compacted.stderr.contains("run 'itsypad sync' first"), "\(compacted.stderr)")
+        }
         try succeed(original, "clip", "add", "original after the copy")
         try succeed(copy, "clip", "add", "copy after the copy")
         try succeed(other, "clip", "add", "third device")
