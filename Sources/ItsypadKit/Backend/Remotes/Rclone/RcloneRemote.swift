@@ -129,9 +129,18 @@ public struct RcloneRemote: SyncRemote {
     /// holds counts as downloaded with the remote's copy unknown, so that the fetch compares each
     /// again and no other device's stale copy is ever sent; unless it holds `device`'s folder:
     /// then another data directory may write as `device` (`ReplicationError.deviceIDInUse`), and
-    /// the session takes a new device id before anything is written.
+    /// the session takes a new device id before anything is written. Files sent as another device
+    /// id (the one this data directory gave up) are another device's from then on: compared again.
     private func manifest(as device: String, mirror mirrorStatus: FileStatus) throws -> RcloneManifest {
-        if let recorded = RcloneManifest.read(manifestFile, mirror: mirrorStatus) { return recorded }
+        if var recorded = RcloneManifest.read(manifestFile, mirror: mirrorStatus) {
+            let givenUp = recorded.entries.filter { $0.value.sent && $0.key != "zone.json" && !RcloneRemote.isWritten($0.key, by: device) }
+            guard !givenUp.isEmpty else { return recorded }
+            for path in givenUp.keys {
+                recorded[path] = try files.status(mirror + "/" + path).map { .init(local: RcloneManifest.localStamp($0)) }
+            }
+            try recorded.write(manifestFile, mirror: mirrorStatus)
+            return recorded
+        }
         let deviceFolder = "devices/" + device + "/"
         guard try files.status(mirror + "/" + deviceFolder + "device.json") == nil else {
             throw ReplicationError.deviceIDInUse(
@@ -240,10 +249,11 @@ public struct RcloneRemote: SyncRemote {
     /// an upload cut short leaves there is such a start, and anything else was written by
     /// another data directory with this device id (a cloned disk, whose mirror kept its inode).
     private func checkOwnSegment(_ path: String) throws {
+        // Gone from the mirror: compacted here, its removal there still to come.
+        guard let ours = try files.read(mirror + "/" + path, limit: RcloneRemote.segmentLimit) else { return }
         try transfer(.download, [path])
         defer { try? files.removeTree(incoming) }
         let theirs = try files.read(incoming + "/" + path, limit: RcloneRemote.segmentLimit) ?? []
-        let ours = try files.read(mirror + "/" + path, limit: RcloneRemote.segmentLimit) ?? []
         guard ours.starts(with: theirs) else {
             throw ReplicationError.deviceIDInUse("\(path) on the remote holds lines this data directory never wrote")
         }

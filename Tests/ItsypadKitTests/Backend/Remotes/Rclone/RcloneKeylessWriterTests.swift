@@ -73,14 +73,14 @@ struct RcloneKeylessWriterTests {
     @Test func aLineAddedToADevicesJournalMakesItANewDeviceAndLosesNothing() throws {
         let fleet = try Self.fleet()
         let before = try fleet.run(fleet.devices[0], "sync", "status").stdout
-        let device = try #require(try FileSystem.list(fleet.server.backend + "/devices").first { before.contains($0) })
+        let device = try #require(try FileSystem.list(fleet.server.backend + "/devices").first { before.contains("(\($0))\n") })
         let journal = fleet.server.backend + "/devices/\(device)/journal"
         let segment = journal + "/" + (try #require(try FileSystem.list(journal).max()))
         let bytes = try #require(try FileSystem.read(segment))
         try FileSystem.writeAtomically(segment, bytes + Array("{\"seq\":999}\n".utf8))
         let results = try Self.syncBothLosingNothing(fleet, "a line added")
         #expect(results.contains { $0.stderr.contains("\(device)/journal") && $0.stderr.contains("never wrote") }, "\(results.map(\.stderr))")
-        #expect(try !fleet.run(fleet.devices[0], "sync", "status").stdout.contains(device), "device 0 syncs under a new id")
+        #expect(try !fleet.run(fleet.devices[0], "sync", "status").stdout.contains("(\(device))\n"), "device 0 syncs under a new id")
         let newcomer = Device()
         let key = try fleet.devices[0].run("sync", "key", "show").stdout
         _ = try fleet.run(newcomer, "sync", "enable", fleet.server.location, "--key", "-", stdin: key)

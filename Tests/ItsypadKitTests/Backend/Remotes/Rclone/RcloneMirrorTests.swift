@@ -196,6 +196,11 @@ struct RcloneMirrorTests {
         #expect(read(remoteFolder, "devices/A/journal/0000000000000001.log") == sent, "nothing sent over the first's")
         // The first's own upload, seen again, is no alarm.
         #expect(try first.fetch(as: "A") == .unchanged)
+        // Syncing as a new device, the second takes the first's files of the old id and sends none of them.
+        #expect(try second.fetch(as: "N") == .changed)
+        #expect(read(second.mirror, "devices/A/journal/0000000000000001.log") == sent)
+        #expect(try second.send(message: ""))
+        #expect(read(remoteFolder, "devices/A/journal/0000000000000001.log") == sent)
     }
 
     /// A sync killed before its mirror's manifest was first written leaves no file of this device in
