@@ -37,11 +37,15 @@ public protocol SyncRemote {
     /// Brings in what other devices wrote: afterwards the mirror holds the remote's files plus
     /// what this device wrote and has not sent yet. Recovers from a killed sync first. Network.
     ///
+    /// `device` is the device id this data directory syncs as. A remote that can tell that its
+    /// mirror is a copy of another data directory's (one that syncs as `device` too) throws
+    /// `ReplicationError.deviceIDInUse` before changing anything, as a folder backend does.
+    ///
     /// `.replaced` means the remote's backend is not the one the mirror followed (its history was
     /// rewritten, another device replaced it): the mirror now holds the remote's, and this device
     /// must send everything again. It is reported again by every fetch until
     /// `acknowledgeReplacement`, so a sync killed right after still sends everything.
-    func fetch() throws -> RemoteFetch
+    func fetch(as device: String) throws -> RemoteFetch
 
     /// Called once the engine has started over after `fetch` reported `.replaced`.
     func acknowledgeReplacement()

@@ -16,7 +16,7 @@ extension SyncSession {
         defer { withExtendedLifetime(syncLock) {} }
         store.close()
         do {
-            _ = try configured.remote?.fetch()
+            _ = try configured.remote?.fetch(as: device)
             let tombstones = try SyncEngine.purgeTombstones(
                 in: backend, olderThan: SyncEngine.tombstoneLifetime, now: now(), device: device)
             let report = try backend.compact()
@@ -30,6 +30,10 @@ extension SyncSession {
                 }
             }
             return (report, tombstones)
+        } catch ReplicationError.deviceIDInUse(let evidence) {
+            throw ItsypadError.failure(
+                "this data directory is a copy of another that syncs as device \(device) (\(evidence)); nothing was compacted: "
+                    + "run 'itsypad sync' first, which gives it a new device id")
         } catch let error as BackendError {
             throw mapped(error, backend: configured.location)
         } catch let error as EncryptionError {

@@ -63,7 +63,7 @@ extension SyncSession {
         if let remote = configured.remote {
             try remote.prepare()
             // A rewritten remote is remembered by the mirror: the sync that follows then sends everything.
-            _ = try store.withLockReleased { try remote.fetch() }
+            _ = try store.withLockReleased { try remote.fetch(as: store.deviceID) }
         } else {
             let parent = FileSystem.directoryName(path)
             guard FileSystem.isDirectory(parent) else {

@@ -11,6 +11,9 @@ protocol RemoteFixture: AnyObject {
     var environment: [String: String] { get }
     /// A location of this kind on 127.0.0.1 where nothing answers.
     var unreachable: String { get }
+    /// Whether a copy of a data directory syncing through this remote is told and takes a new
+    /// device id (as with a replicated folder); either way nothing may be lost.
+    var tellsACopiedDataDirectory: Bool { get }
     /// The same remote reached with credentials it refuses: the location and the environment.
     func refusingCredentials() throws -> (location: String, environment: [String: String])
     /// An environment in which the sync is killed with -9 in the middle of sending to the remote.
@@ -54,6 +57,9 @@ final class GitFixture: RemoteFixture {
     var location: String { "git:" + repository.path }
     var environment: [String: String] { [:] }
     var unreachable: String { "git:ssh://git@127.0.0.1:1/nothing.git" }
+    /// Not told: a push that the copy's commits would overwrite is refused and the two histories are
+    /// merged, so the copy goes on as the same device, sharing its journal, as in a shared folder.
+    var tellsACopiedDataDirectory: Bool { false }
 
     func refusingCredentials() throws -> (location: String, environment: [String: String]) {
         let server = try LoopbackSSHServer()
@@ -100,6 +106,7 @@ final class RcloneFixture: RemoteFixture {
 
     var location: String { server.location }
     var unreachable: String { "rclone:down:itsypad" }
+    var tellsACopiedDataDirectory: Bool { true }
 
     func refusingCredentials() throws -> (location: String, environment: [String: String]) {
         (server.location, try server.environment(rightCredentials: false))

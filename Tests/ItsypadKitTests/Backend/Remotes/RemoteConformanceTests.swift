@@ -76,9 +76,13 @@ struct RemoteConformanceTests {
         let fixture = try RemoteFixtures.make(scheme)
         let devices = try enabled(fixture, count: 2)
         try succeed(devices[0], "clip", "add", "sent when killed")
+        let device = try deviceID(devices[0])
         let killed = try devices[0].runArguments(["sync"], environment: fixture.environment.merging(try fixture.killedMidSend()) { $1 })
         #expect(killed.signal == SIGKILL, "exit \(killed.status): \(killed.stderr)")
-        try succeed(devices[0], "sync", environment: fixture.environment)
+        // Its own upload cut short is no other writer of its device id.
+        let resumed = try devices[0].runArguments(["sync"], environment: fixture.environment)
+        #expect(resumed.status == 0 && !resumed.stderr.contains("is a copy of another"), "exit \(resumed.status): \(resumed.stderr)")
+        #expect(try deviceID(devices[0]) == device)
         #expect(try pending(devices[0]).contains("0 clips"))
         try succeed(devices[1], "sync", environment: fixture.environment)
         #expect(try succeed(devices[1], "clip", "ls").contains("sent when killed"))
@@ -113,6 +117,56 @@ struct RemoteConformanceTests {
         #expect(try pending(device).contains("1 clip"))
         let status = try succeed(device, "sync", "status")
         #expect(status.contains("\(scheme) error:  "), "\(status)")
+    }
+
+    /// The device id a data directory syncs as (its meta.json).
+    func deviceID(_ device: Device) throws -> String {
+        let meta = try JSONValue.parse(#require(try FileSystem.read(device.dataDir + "/meta.json")))
+        return try #require(meta["deviceID"]?.stringValue)
+    }
+
+    /// A data directory copied to another machine (`cp -a`) brings its device id and its mirror of
+    /// the remote: no clip of the original, the copy or a third device is lost, whichever of the two
+    /// syncs first; a remote that tells the copy (rclone) makes it take a new device id, as a
+    /// replicated folder does, rather than overwrite the original's files.
+    @Test(arguments: RemoteFixtures.schemes, [false, true])
+    func aCopiedDataDirectoryTakesANewDeviceIDAndLosesNothing(_ scheme: String, copySyncsFirst: Bool) throws {
+        let fixture = try RemoteFixtures.make(scheme)
+        let devices = try enabled(fixture, count: 2)
+        let (original, other) = (devices[0], devices[1])
+        try succeed(original, "clip", "add", "before the copy")
+        try succeed(original, "sync", environment: fixture.environment)
+        let copy = Device()
+        let copied = try Process.run("/bin/cp", ["-a", original.dataDir, copy.dataDir])
+        try #require(copied.status == 0, "\(copied.stderr)")
+        if fixture.tellsACopiedDataDirectory {
+            let compacted = try copy.runArguments(["sync", "compact"], environment: fixture.environment)
+            #expect(compacted.status == 1 && compacted.stderr.contains("run 'itsypad sync' first"), "\(compacted.stderr)")
+        }
+        try succeed(original, "clip", "add", "original after the copy")
+        try succeed(copy, "clip", "add", "copy after the copy")
+        try succeed(other, "clip", "add", "third device")
+        let copyRun = { try copy.runArguments(["sync"], environment: fixture.environment) }
+        var told = [RunResult]()
+        if copySyncsFirst { told.append(try copyRun()) }
+        try succeed(original, "sync", environment: fixture.environment)
+        if !copySyncsFirst { told.append(try copyRun()) }
+        let first = try #require(told.first)
+        #expect(first.status == 0, "exit \(first.status): \(first.stderr)")
+        #expect(first.stderr.contains("is a copy of another") == fixture.tellsACopiedDataDirectory, "\(first.stderr)")
+        #expect(try (deviceID(copy) != deviceID(original)) == fixture.tellsACopiedDataDirectory)
+        for _ in 0..<2 {
+            for device in [original, copy, other] {
+                let result = try device.runArguments(["sync"], environment: fixture.environment)
+                #expect(result.status == 0 && !result.stderr.contains("is a copy of another"), "exit \(result.status): \(result.stderr)")
+            }
+        }
+        for device in [original, copy, other] {
+            let listed = try succeed(device, "clip", "ls")
+            for text in ["before the copy", "original after the copy", "copy after the copy", "third device"] {
+                #expect(listed.contains(text), "\(text) missing: \(listed)")
+            }
+        }
     }
 
     /// A writer without the key changes the zone's identity on the remote: as in a folder (see

@@ -15,7 +15,7 @@ extension GitRemote: SyncRemote {
     public var mirror: String { workingTree }
 
     /// Git does not tell whether the fetch brought anything: `.changed` unless replaced.
-    public func fetch() throws -> RemoteFetch {
+    public func fetch(as device: String) throws -> RemoteFetch {
         try update() == .replaced ? .replaced : .changed
     }
 

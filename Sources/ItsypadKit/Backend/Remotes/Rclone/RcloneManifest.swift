@@ -29,9 +29,9 @@ struct RcloneManifest: Equatable {
         set { entries[path] = newValue }
     }
 
-    /// The manifest of the mirror `mirror` (its inode), empty when it is missing, unreadable or
-    /// describes another mirror (one removed and made again holds none of the files it lists).
-    static func read(_ path: String, mirror: FileStatus) -> RcloneManifest {
+    /// The manifest of the mirror `mirror` (its inode); nil when it is missing, unreadable or
+    /// describes another mirror (one removed and made again, or a copied data directory's).
+    static func read(_ path: String, mirror: FileStatus) -> RcloneManifest? {
         var manifest = RcloneManifest()
         var isOfMirror = false
         try? FileTree.containing(path).forEachLine(path) { number, line in
@@ -45,7 +45,7 @@ struct RcloneManifest: Equatable {
                 manifest.entries[fields[0]] = Entry(remote: fields[1], local: fields[2], sent: fields[3] == "s")
             }
         }
-        return isOfMirror ? manifest : RcloneManifest()
+        return isOfMirror ? manifest : nil
     }
 
     func write(_ path: String, mirror: FileStatus) throws {

@@ -78,10 +78,11 @@ public struct RcloneRemote: SyncRemote {
     public var location: BackendLocation { .remote(scheme: "rclone", address: remote) }
     private var files: FileTree { FileTree(root: directory) }
 
-    /// Creates the mirror if needed.
+    /// Creates the mirror if needed, with its manifest: from then on a mirror without a manifest
+    /// of its own that holds this device's files is a copy (see `manifest(as:mirror:)`).
     public func prepare() throws {
         try FileSystem.makeDirectory(directory)
-        try FileSystem.makeDirectory(mirror)
+        if try files.makeDirectory(mirror) { try RcloneManifest().write(manifestFile, mirror: try mirrorStatus()) }
     }
 
     /// Starts `rclone rcd` (see `RcloneDaemon.start`): it takes about as long as the sync's local
@@ -101,10 +102,10 @@ public struct RcloneRemote: SyncRemote {
     /// the zone or a journal's segments changed (a new device, a compaction), a new line cannot be
     /// read, or the last whole listing is `fullListingInterval` old: what someone wrote on the
     /// server outside any journal is seen then.
-    public func fetch() throws -> RemoteFetch {
+    public func fetch(as device: String) throws -> RemoteFetch {
         try prepare()
         let mirrorStatus = try mirrorStatus()
-        let recorded = RcloneManifest.read(manifestFile, mirror: mirrorStatus)
+        let recorded = try manifest(as: device, mirror: mirrorStatus)
         var manifest = recorded
         var written = recorded
         let now = Time.now()
@@ -113,20 +114,56 @@ public struct RcloneRemote: SyncRemote {
         if recorded.fullyListed > 0, (recorded.fullyListed..<recorded.fullyListed + fullListingInterval).contains(now) {
             let known = manifest
             let zone = zoneFile()
-            let devices = try bringIn(.devices, into: &manifest, written: &written, mirror: mirrorStatus)
+            let devices = try bringIn(.devices, as: device, into: &manifest, written: &written, mirror: mirrorStatus)
             changed = devices.changed
             folders = zoneFile() == zone ? try recordFolders(namedBy: devices, known: known) : nil
             if let folders, !folders.isEmpty {
-                changed = try bringIn(.recordFolders(folders), into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
+                changed = try bringIn(.recordFolders(folders), as: device, into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
             }
         }
         if folders == nil {
-            changed = try bringIn(.everything, into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
+            changed = try bringIn(.everything, as: device, into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
             manifest.fullyListed = now
         }
         if manifest != written { try manifest.write(manifestFile, mirror: mirrorStatus) }
         recordSuccess { $0.lastFetch = Time.now() }
         return changed ? .changed : .unchanged
+    }
+
+    /// The mirror's manifest. A mirror without one of its own (a copied data directory's, whose
+    /// mirror has another inode, or one whose manifest was lost) gets one in which every file it
+    /// holds counts as downloaded with the remote's copy unknown, so that the fetch compares each
+    /// again and no other device's stale copy is ever sent; unless it holds `device`'s folder:
+    /// then another data directory may write as `device` (`ReplicationError.deviceIDInUse`), and
+    /// the session takes a new device id before anything is written. Files sent as another device
+    /// id (the one this data directory gave up) are another device's from then on: compared again.
+    private func manifest(as device: String, mirror mirrorStatus: FileStatus) throws -> RcloneManifest {
+        if var recorded = RcloneManifest.read(manifestFile, mirror: mirrorStatus) {
+            let givenUp = recorded.entries.filter { $0.value.sent && $0.key != "zone.json" && !RcloneRemote.isWritten($0.key, by: device) }
+            guard !givenUp.isEmpty else { return recorded }
+            for path in givenUp.keys {
+                recorded[path] = try files.status(mirror + "/" + path).map { .init(local: RcloneManifest.localStamp($0)) }
+            }
+            try recorded.write(manifestFile, mirror: mirrorStatus)
+            return recorded
+        }
+        let deviceFolder = "devices/" + device + "/"
+        guard try files.status(mirror + "/" + deviceFolder + "device.json") == nil else {
+            throw ReplicationError.deviceIDInUse(
+                "its rclone mirror holds \(deviceFolder)device.json but is not the mirror it synced with")
+        }
+        var manifest = RcloneManifest()
+        for (path, status) in try RcloneRemote.transferredFiles(in: mirror) where !RcloneRemote.isWritten(path, by: device) {
+            manifest[path] = .init(local: RcloneManifest.localStamp(status))
+        }
+        try manifest.write(manifestFile, mirror: mirrorStatus)
+        return manifest
+    }
+
+    /// Whether `path` (a transferred file, see `RcloneManifest.isTransferred`) is one `device` writes.
+    static func isWritten(_ path: String, by device: String) -> Bool {
+        path.hasPrefix("devices/" + device + "/")
+            || (path.hasPrefix("records/") && FolderLayout.recordFile(named: FileSystem.baseName(path))?.device == device)
     }
 
     /// What a fetch lists of the remote.
@@ -173,18 +210,29 @@ public struct RcloneRemote: SyncRemote {
 
     /// Lists `scope` and brings its changes into the mirror: downloads the other devices' files
     /// that changed since the manifest last saw them, removes from the mirror those they removed,
-    /// and marks this device's files there that are not what it sent to be sent again.
+    /// and marks this device's files there that are not what it sent to be sent again; throws
+    /// `ReplicationError.deviceIDInUse` when a journal segment of `device` there holds what this
+    /// data directory never wrote (see `checkOwnSegment`).
     private func bringIn(
-        _ scope: Scope, into manifest: inout RcloneManifest, written: inout RcloneManifest, mirror mirrorStatus: FileStatus
+        _ scope: Scope, as device: String, into manifest: inout RcloneManifest, written: inout RcloneManifest,
+        mirror mirrorStatus: FileStatus
     ) throws -> Arrivals {
         let started = Time.now()
         let listed = try list(scope)
         var downloads: [(path: String, stamp: String)] = []
         for (path, stamp) in listed {
             if let entry = manifest[path], entry.sent, path != "zone.json" {
-                // This device's copy there is not the size it sent (an upload cut short, a file
-                // replaced by someone else): it is sent again.
-                if RcloneManifest.size(of: entry.local) != RcloneManifest.size(of: stamp) { manifest[path]?.local = "" }
+                let sameSize = RcloneManifest.size(of: entry.local) == RcloneManifest.size(of: stamp)
+                // Changed since this device last saw it there (its remote stamp is empty from its
+                // upload until a listing shows the size it sent).
+                if RcloneRemote.isJournalSegment(path), entry.remote != stamp, !entry.remote.isEmpty || !sameSize {
+                    try checkOwnSegment(path)
+                }
+                manifest[path]?.remote = RcloneRemote.isSettled(stamp, listedAt: started) ? stamp : ""
+                // This device's copy there is not the size it sent (an upload cut short): it is sent again.
+                if !sameSize { manifest[path]?.local = "" }
+            } else if manifest[path] == nil, try isNewerSegment(path, of: device) {
+                throw ReplicationError.deviceIDInUse("\(path) on the remote is a journal segment this data directory never wrote")
             } else if manifest[path]?.remote != stamp, try !isChangedHere(path, manifest) {
                 downloads.append((path, RcloneRemote.isSettled(stamp, listedAt: started) ? stamp : ""))
             }
@@ -204,6 +252,31 @@ public struct RcloneRemote: SyncRemote {
         try download(downloads, into: &manifest, mirror: mirrorStatus)
         if !downloads.isEmpty { written = manifest }
         return arrivals
+    }
+
+    /// Throws `ReplicationError.deviceIDInUse` unless the remote's copy of this device's journal
+    /// segment `path` is the start of the mirror's (or all of it): a journal only grows, so what
+    /// an upload cut short leaves there is such a start, and anything else was written by
+    /// another data directory with this device id (a cloned disk, whose mirror kept its inode).
+    private func checkOwnSegment(_ path: String) throws {
+        // Gone from the mirror: compacted here, its removal there still to come.
+        guard let ours = try files.read(mirror + "/" + path, limit: RcloneRemote.segmentLimit) else { return }
+        try transfer(.download, [path])
+        defer { try? files.removeTree(incoming) }
+        let theirs = try files.read(incoming + "/" + path, limit: RcloneRemote.segmentLimit) ?? []
+        guard ours.starts(with: theirs) else {
+            throw ReplicationError.deviceIDInUse("\(path) on the remote holds lines this data directory never wrote")
+        }
+    }
+
+    /// Whether `path` is a journal segment of `device` that starts after every segment of the
+    /// mirror's journal of it, which holds one: a segment this data directory did not start (an
+    /// older one is a compacted segment whose removal has not reached the remote yet).
+    private func isNewerSegment(_ path: String, of device: String) throws -> Bool {
+        guard RcloneRemote.isJournalSegment(path), RcloneRemote.isWritten(path, by: device),
+            let last = try files.list(mirror + "/devices/" + device + "/journal")?.filter({ $0.hasSuffix(".log") }).max()
+        else { return false }
+        return FileSystem.baseName(path) > last
     }
 
     /// The mirror's zone.json; nil when it holds none, or one larger than a zone can be.
@@ -349,7 +422,7 @@ public struct RcloneRemote: SyncRemote {
     public func send(message: String) throws -> Bool {
         try prepare()
         let mirrorStatus = try mirrorStatus()
-        var manifest = RcloneManifest.read(manifestFile, mirror: mirrorStatus)
+        var manifest = RcloneManifest.read(manifestFile, mirror: mirrorStatus) ?? RcloneManifest()
         var uploads: [(path: String, stamp: String)] = []
         var present = Set<String>()
         for (path, status) in try RcloneRemote.transferredFiles(in: mirror) {
@@ -360,9 +433,9 @@ public struct RcloneRemote: SyncRemote {
         let stamps = Dictionary(uploads, uniquingKeysWith: { first, _ in first })
         try transfer(.upload, uploads.map(\.path)) { chunk in
             for path in chunk {
-                // zone.json is listed again by the next fetch: another device's may replace this one.
-                manifest[path] = .init(
-                    remote: path == "zone.json" ? "" : manifest[path]?.remote ?? "", local: stamps[path] ?? "", sent: true)
+                // The remote's stamp is learnt from the next listing (zone.json's: another device's may
+                // replace this one).
+                manifest[path] = .init(local: stamps[path] ?? "", sent: true)
             }
             try manifest.write(manifestFile, mirror: mirrorStatus)
         }
@@ -451,7 +524,7 @@ public struct RcloneRemote: SyncRemote {
         try transfer(.upload, others, from: replacement)
         try transfer(.upload, ["zone.json"], from: replacement)
         let kept = Set(replacementFiles)
-        let manifest = RcloneManifest.read(manifestFile, mirror: try mirrorStatus())
+        let manifest = RcloneManifest.read(manifestFile, mirror: try mirrorStatus()) ?? RcloneManifest()
         let removals = manifest.entries.filter { $0.value.sent && !kept.contains($0.key) }.map(\.key).sorted()
         try transfer(.removal, removals)
         recordSuccess { $0.lastSend = Time.now() }

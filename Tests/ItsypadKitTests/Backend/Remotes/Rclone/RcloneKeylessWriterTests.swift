@@ -67,6 +67,27 @@ struct RcloneKeylessWriterTests {
         for text in Self.texts { #expect(clips.contains(text), "\(label): the server holds \(text) again") }
     }
 
+    /// A line appended to a device's journal on the server reads, to that device, as another data
+    /// directory writing as it: it takes a new device id and sends its data again, and nothing is
+    /// lost; a newcomer gets every clip.
+    @Test func aLineAddedToADevicesJournalMakesItANewDeviceAndLosesNothing() throws {
+        let fleet = try Self.fleet()
+        let before = try fleet.run(fleet.devices[0], "sync", "status").stdout
+        let device = try #require(try FileSystem.list(fleet.server.backend + "/devices").first { before.contains("(\($0))\n") })
+        let journal = fleet.server.backend + "/devices/\(device)/journal"
+        let segment = journal + "/" + (try #require(try FileSystem.list(journal).max()))
+        let bytes = try #require(try FileSystem.read(segment))
+        try FileSystem.writeAtomically(segment, bytes + Array("{\"seq\":999}\n".utf8))
+        let results = try Self.syncBothLosingNothing(fleet, "a line added")
+        #expect(results.contains { $0.stderr.contains("\(device)/journal") && $0.stderr.contains("never wrote") }, "\(results.map(\.stderr))")
+        #expect(try !fleet.run(fleet.devices[0], "sync", "status").stdout.contains("(\(device))\n"), "device 0 syncs under a new id")
+        let newcomer = Device()
+        let key = try fleet.devices[0].run("sync", "key", "show").stdout
+        _ = try fleet.run(newcomer, "sync", "enable", fleet.server.location, "--key", "-", stdin: key)
+        let clips = try fleet.clips(newcomer)
+        for text in Self.texts { #expect(clips.contains(text), "the server holds \(text)") }
+    }
+
     /// Names that are no part of the backend (a temporary file, a conflict copy, a file where a
     /// folder belongs) are never transferred, and stop nobody.
     @Test func foreignNamesAreLeftAlone() throws {

@@ -80,12 +80,12 @@ struct RcloneListingTests {
         }
         try write(b, "devices/B/journal/0000000000000001.log", journal)
         #expect(try b.send(message: ""))
-        #expect(try a.fetch() == .changed)
+        #expect(try a.fetch(as: "A") == .changed)
         try write(b, "devices/B/journal/0000000000000001.log", journal + Self.line(seq: count + 1, "r3"))
         try write(b, Self.recordFile("r3", "B"), "version 2")
         #expect(try b.send(message: ""))
         var fetched = RemoteFetch.unchanged
-        let listed = try foldersListed { fetched = try a.fetch() }
+        let listed = try foldersListed { fetched = try a.fetch(as: "A") }
         let arrived = try FileSystem.read(a.mirror + "/" + Self.recordFile("r3", "B")) == Array("version 2".utf8)
         #expect(fetched == .changed)
         return (listed, arrived)
@@ -119,7 +119,7 @@ struct RcloneListingTests {
         try write(b, "devices/B/journal/0000000000000001.log", Self.line(seq: 1, "r1"))
         try write(b, Self.recordFile("r1", "B"), "version 1")
         #expect(try b.send(message: ""))
-        #expect(try a.fetch() == .changed)
+        #expect(try a.fetch(as: "A") == .changed)
         try write(b, "devices/B/journal/0000000000000001.log", Self.line(seq: 1, "r1") + Self.line(seq: 2, "r1"))
         try write(b, Self.recordFile("r1", "B"), "version 2")
         #expect(try b.send(message: ""))
@@ -128,7 +128,7 @@ struct RcloneListingTests {
         let before = (try FileSystem.read(processes))?.count ?? 0
         do {
             let sync = try remote("a", at: "processes")
-            #expect(try sync.fetch() == .changed)
+            #expect(try sync.fetch(as: "A") == .changed)
             #expect(try sync.send(message: ""))
         }
         let started = String(decoding: (try FileSystem.read(processes, from: before)) ?? [], as: UTF8.self).split(separator: "\n")
@@ -162,15 +162,15 @@ struct RcloneListingTests {
         }
         try write(b, "devices/B/journal/0000000000000001.log", journal)
         #expect(try b.send(message: ""))
-        #expect(try a.fetch() == .changed)
+        #expect(try a.fetch(as: "A") == .changed)
         journal += Self.line(seq: 21, "r3") + Self.line(seq: 22, "r5", op: "drop") + Self.line(seq: 23, "r20")
         try write(b, "devices/B/journal/0000000000000001.log", journal)
         try write(b, Self.recordFile("r3", "B"), "version 2")
         try write(b, Self.recordFile("r20", "B"), "version 1")
         try FileSystem.remove(b.mirror + "/" + Self.recordFile("r5", "B"))
         #expect(try b.send(message: ""))
-        #expect(try a.fetch() == .changed)
-        #expect(try whole.fetch() == .changed)
+        #expect(try a.fetch(as: "A") == .changed)
+        #expect(try whole.fetch(as: "W") == .changed)
         let fetched = try Self.contents(a)
         #expect(fetched == (try Self.contents(whole)))
         #expect(fetched[Self.recordFile("r3", "B")] == Array("version 2".utf8) && fetched[Self.recordFile("r5", "B")] == nil)
