@@ -136,6 +136,19 @@ struct FirstPushTests {
         #expect(calls["fchmod", default: 0] < 50, "\(calls["fchmod", default: 0]) changes of mode for \(records) tabs: \(calls)")
     }
 
+    @Test(
+        "a first push of tabs stores their tags with one sync a batch while no command waits, not one a hundred tabs",
+        .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
+    func tabAcceptanceSyncsOnceABatch() throws {
+        // One batch of the backend's 2,000.
+        let records = 1000
+        let sender = Self.sender(tabs: records)
+        let calls = try Self.systemCalls(sender, ["sync"])
+        // The batch's record files (two syncfs: before and after their renames) and its tab files
+        // rewritten with their tags (one). Accepted in steps of a hundred tabs, each step synced its own: twelve.
+        #expect(calls["syncfs", default: 0] <= 4, "\(calls["syncfs", default: 0]) syncfs for \(records) tabs: \(calls)")
+    }
+
     /// Bytes a run of `arguments` read from and wrote to the journal segments of its backend, from
     /// `strace -f -y` (each call's descriptor names its file; a call another thread interrupted
     /// is joined with its resumption).
