@@ -197,9 +197,14 @@ public final class DataStore {
     /// `beforeHandingOver` runs only when someone waits, before the lock is released (to write what
     /// the run has kept in memory).
     public func letOthersIn(beforeHandingOver: () throws -> Void = {}) throws {
-        if try storeOperation({ try FileLock(path: layout.lockWaiters, in: tree, mode: .exclusive, timeout: 0) }) != nil { return }
+        guard try othersWait() else { return }
         try beforeHandingOver()
         try withLockReleased { usleep(DataStore.turnForOthers) }
+    }
+
+    /// Whether a command waits for the lock: waiters hold `lock-waiters` shared, so it cannot be taken.
+    public func othersWait() throws -> Bool {
+        try storeOperation({ try FileLock(path: layout.lockWaiters, in: tree, mode: .exclusive, timeout: 0) }) == nil
     }
 
     /// Forgets open files after a staged change replaced them; they reopen on next use.

@@ -66,7 +66,7 @@ public final class SyncEngine {
     /// and attempts per backend call for transient errors.
     static let pageSize = 2000
     package static let attempts = 5
-    /// Changes applied, or sent changes accepted, per hold of the data directory's lock.
+    /// Changes applied, or sent changes accepted while a command waits, per hold of the data directory's lock.
     static let stepSize = 100
 
     /// Takes the sync lock (`sync/lock`) without waiting: throws `.temporary` when another
@@ -590,16 +590,18 @@ public final class SyncEngine {
         return outgoing
     }
 
-    /// Records what the backend now holds, and marks the changes sent, in steps of `stepSize`
-    /// with the lock handed over between them. Each step commits its items' new tags before
-    /// their confirmation; a crash between steps leaves the rest pending, to be matched with
-    /// their own versions by the next fetch, as for a run that did not hear back.
+    /// Records what the backend now holds, and marks the changes sent: while a command waits for
+    /// the lock, in steps of `stepSize` with the lock handed over between them, else the rest of
+    /// the batch in one step (its tab files made durable together, where each step syncs them).
+    /// Each step commits its items' new tags before their confirmation; a crash between steps
+    /// leaves the rest pending, to be matched with their own versions by the next fetch, as for a
+    /// run that did not hear back.
     private func accept(_ result: ModifyResult, for batch: Batch) throws {
         let saved = Dictionary(result.saved.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         var start = batch.items.startIndex
         while start < batch.items.endIndex {
             if start > batch.items.startIndex { try store.letOthersIn() }
-            let end = min(start + SyncEngine.stepSize, batch.items.endIndex)
+            let end = try store.othersWait() ? min(start + SyncEngine.stepSize, batch.items.endIndex) : batch.items.endIndex
             try acceptStep(batch.items[start..<end], saved: saved)
             start = end
         }

@@ -436,6 +436,43 @@ struct GitRemoteTests {
         #expect(files.status == 0, "\(files.stdout)")
     }
 
+    /// Record files are packed without a search for deltas (`records/** -delta` in the clone's
+    /// attributes): tabs much alike, sent unencrypted so that git would find deltas between them,
+    /// reach the remote's pack whole, and the remote holds them as they were written.
+    @Test func recordFilesArePushedWithoutADeltaSearch() throws {
+        // The remote keeps the pack it receives as it was sent, where it would unpack a small push.
+        try BareRepository.git(["--git-dir=" + remote.path, "config", "receive.unpackLimit", "1"])
+        let alike = String(repeating: "a line every one of these tabs holds\n", count: 80)
+        let tabs = (0..<20).map { index in
+            JSONValue.object([
+                ("id", .string(Identifier.make())), ("content", .string(alike + "tab \(index)\n")),
+                ("lastModified", .string(Time.iso8601(1_767_400_000_000 + Int64(index)))),
+            ])
+        }
+        let document = JSONValue.object([("format", .string("itsypad-export")), ("version", .integer(1)), ("tabs", .array(tabs))])
+        #expect(laptop.inProcess(["import", "-"], stdin: document.serialized()).0 == 0)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+
+        let records = try BareRepository.git(["--git-dir=" + remote.path, "ls-tree", "-r", "itsypad", "records/ScratchTab"])
+            .split(separator: "\n").map { String($0.split(separator: " ")[2].prefix(40)) }
+        try #require(records.count == 20)
+        let packs = try FileSystem.list(remote.path + "/objects/pack").filter { $0.hasSuffix(".idx") }
+        try #require(!packs.isEmpty)
+        // verify-pack names a delta's base after its size in the pack and offset.
+        var deltas: Set<String> = []
+        for pack in packs {
+            for line in try BareRepository.git(["verify-pack", "-v", remote.path + "/objects/pack/" + pack]).split(separator: "\n") {
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                if fields.count == 7 { deltas.insert(String(fields[0])) }
+            }
+        }
+        #expect(deltas.intersection(records).isEmpty, "\(deltas.intersection(records).count) of 20 record files pushed as deltas")
+        let clone = laptop.dataDir + "/sync/git/backend"
+        let pushed = try remote.clone()
+        let files = try Process.run("/usr/bin/diff", ["-r", clone + "/records", pushed + "/records"])
+        #expect(files.status == 0, "\(files.stdout)")
+    }
+
     @Test func aPushRefusedBecauseTheRemoteMovedIsRetriedAfterAnotherFetch() throws {
         try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "clip", "add", "sent on the second try")

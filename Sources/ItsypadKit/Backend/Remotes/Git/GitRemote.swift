@@ -85,7 +85,11 @@ public struct GitRemote {
     /// What `info/attributes` holds: above any `.gitattributes` a remote brings (and the user's own
     /// attributes file), so that no file of the backend has git run a filter, a diff or merge driver
     /// of the user's configuration, or convert its bytes. The bytes are the backend's, as written.
-    static let neutralAttributes = "* -filter -text -eol -working-tree-encoding -ident -diff -merge\n"
+    /// Record files are packed without a search for deltas: a sealed record resembles no other (a
+    /// first push of thousands spent most of git's time searching), and a plain one is small and
+    /// stored whole by a remote that unpacks small pushes anyway. The journal, which grows by
+    /// appending, keeps its deltas.
+    static let neutralAttributes = "* -filter -text -eol -working-tree-encoding -ident -diff -merge\n/records/** -delta\n"
 
     /// Writes `info/attributes` unless it already holds `neutralAttributes` (a clone made by an
     /// earlier version gets it at its next sync): before anything is checked out or added.
