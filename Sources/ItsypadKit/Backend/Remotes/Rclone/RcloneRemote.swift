@@ -118,7 +118,9 @@ public struct RcloneRemote: SyncRemote {
             changed = devices.changed
             folders = zoneFile() == zone ? try recordFolders(namedBy: devices, known: known) : nil
             if let folders, !folders.isEmpty {
-                changed = try bringIn(.recordFolders(folders), as: device, into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
+                changed =
+                    try bringIn(.recordFolders(folders), as: device, into: &manifest, written: &written, mirror: mirrorStatus).changed
+                    || changed
             }
         }
         if folders == nil {

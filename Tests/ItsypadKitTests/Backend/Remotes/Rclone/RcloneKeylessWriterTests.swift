@@ -79,7 +79,8 @@ struct RcloneKeylessWriterTests {
         let bytes = try #require(try FileSystem.read(segment))
         try FileSystem.writeAtomically(segment, bytes + Array("{\"seq\":999}\n".utf8))
         let results = try Self.syncBothLosingNothing(fleet, "a line added")
-        #expect(results.contains { $0.stderr.contains("\(device)/journal") && $0.stderr.contains("never wrote") }, "\(results.map(\.stderr))")
+        #expect(
+            results.contains { $0.stderr.contains("\(device)/journal") && $0.stderr.contains("never wrote") }, "\(results.map(\.stderr))")
         #expect(try !fleet.run(fleet.devices[0], "sync", "status").stdout.contains("(\(device))\n"), "device 0 syncs under a new id")
         let newcomer = Device()
         let key = try fleet.devices[0].run("sync", "key", "show").stdout

@@ -185,7 +185,9 @@ struct RcloneMirrorTests {
         let inode = try #require(try FileTree(root: clone.directory).status(clone.mirror)).inode
         let lines = try #require(try FileSystem.read(manifest)).split(separator: UInt8(ascii: "\n"))
         let header = "mirror\t\(inode)\t" + String(decoding: lines[0].split(separator: UInt8(ascii: "\t"))[2], as: UTF8.self)
-        try FileSystem.writeAtomically(manifest, Array((([header] + lines.dropFirst().map { String(decoding: $0, as: UTF8.self) }).joined(separator: "\n") + "\n").utf8))
+        try FileSystem.writeAtomically(
+            manifest,
+            Array((([header] + lines.dropFirst().map { String(decoding: $0, as: UTF8.self) }).joined(separator: "\n") + "\n").utf8))
         let (first, second) = cloneSendsFirst ? (clone, a) : (a, clone)
         try write(first, "devices/A/journal/0000000000000001.log", "line one\nline two of the first\n")
         _ = try first.fetch(as: "A")
