@@ -121,6 +121,23 @@ struct FirstPushTests {
     }
 
     @Test(
+        "the pull after a first push of 40,000 clips holds what a pull of nothing holds",
+        .enabled(if: FileSystem.exists("/usr/bin/time"), "/usr/bin/time is not installed"))
+    func pullAfterPushHoldsNothingARecord() throws {
+        let records = 40_000
+        let sender = Self.sender(clips: records)
+        #expect(try sender.run("--quiet", "sync", "push").status == 0)
+        // The pull after a push fetches its own 40,000 versions back; the next one fetches nothing.
+        let afterPush = try ImportSafetyTests.peakMemory(sender, ["sync", "pull"])
+        let nothing = try ImportSafetyTests.peakMemory(sender, ["sync", "pull"])
+        #expect(afterPush.result.status == 0 && nothing.result.status == 0, "\(afterPush.result.stderr) \(nothing.result.stderr)")
+        #expect(try sender.run("sync", "status").stdout.contains(" 0 clips,"))
+        // It kept a key of every record it fetched: about 5 MiB more here, 100 MiB for 1,000,000.
+        #expect(
+            afterPush.kib - nothing.kib < 2 << 10, "the pull after the push: \(afterPush.kib) KiB, a pull of nothing: \(nothing.kib) KiB")
+    }
+
+    @Test(
         "a first push of tabs reads the tabs of a batch together, and sets no file's mode twice",
         .enabled(if: ExternalTool.installed("strace"), "strace is not installed"))
     func tabSystemCallsPerRecord() throws {
