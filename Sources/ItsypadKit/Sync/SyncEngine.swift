@@ -327,7 +327,7 @@ public final class SyncEngine {
                 noteUnknownType(id.recordType)
                 continue
             }
-            pass.live.insert(key)
+            pass.noteLive(key)
             quarantine(key, at: item.location, item.reason)
         }
     }
@@ -374,14 +374,23 @@ public final class SyncEngine {
     struct FetchPass {
         /// Set when every current record comes (tombstones last, as records are sorted by type).
         let fullFetch: EngineState.FullFetch?
-        /// Records present on the backend.
-        var live = Set<RecordKey>()
+        /// Records present on the backend, kept in a full fetch only: any other pull would hold a
+        /// key of every record it fetched (the pull after a push of 1,000,000 brings them all back).
+        private(set) var live = Set<RecordKey>()
         /// Tombstones met in a full fetch, applied at its end to records not present.
         var tombstones: [RecordKey: EditHistory] = [:]
         /// Files the backend waits for (not replicated completely yet): what they hold is not known.
         var waiting: [ReplicationWait] = []
         /// Where the backend skipped something that is no record (a journal, a folder), this pass.
         var skippedLocations = Set<String>()
+
+        mutating func noteLive(_ key: RecordKey) {
+            if fullFetch != nil { live.insert(key) }
+        }
+
+        mutating func noteRemoved(_ key: RecordKey) {
+            live.remove(key)
+        }
     }
 
     private func startFullFetch(_ mode: EngineState.FullFetch) throws {
@@ -457,7 +466,7 @@ public final class SyncEngine {
                     noteUnknownType(record.recordType)
                     continue
                 }
-                pass.live.insert(key)
+                pass.noteLive(key)
                 state.release(key)
                 if let problem = type.problem(with: record) {
                     quarantine(key, at: backend.location(of: record.id), problem)
@@ -467,7 +476,7 @@ public final class SyncEngine {
             case .deleted(let recordType, let recordName):
                 // Tombstones removed by a purge need nothing.
                 guard let key = types.key(of: RecordID(recordType: recordType, recordName: recordName)) else { continue }
-                pass.live.remove(key)
+                pass.noteRemoved(key)
                 state.release(key)
                 try add(key, .deleted(name: key.name, history: nil))
             }

@@ -119,6 +119,27 @@ struct FirstPushTests {
         }
     }
 
+    /// The peak memory (KiB) of the pull after a first push of `count` clips, which fetches the push's own versions back.
+    static func pullAfterPush(clips count: Int) throws -> Int {
+        let sender = Self.sender(clips: count)
+        #expect(try sender.run("--quiet", "sync", "push").status == 0)
+        let pull = try ImportSafetyTests.peakMemory(sender, ["sync", "pull"])
+        #expect(pull.result.status == 0, "\(pull.result.stderr)")
+        #expect(try sender.run("sync", "status").stdout.contains(" 0 clips,"))
+        return pull.kib
+    }
+
+    @Test(
+        "the pull after a first push of 60,000 clips holds what it holds after a push of 12,000",
+        .enabled(if: FileSystem.exists("/usr/bin/time"), "/usr/bin/time is not installed"))
+    func pullAfterPushHoldsNothingARecord() throws {
+        // Both fetch pages of 2,000 from full journal segments of about 6,000 changes.
+        let few = try Self.pullAfterPush(clips: 12_000)
+        let many = try Self.pullAfterPush(clips: 60_000)
+        // It kept a key of every record it fetched: 11 MiB more here, more than 80 MiB for 1,000,000.
+        #expect(many - few < 3 << 9, "the pull after a push of 12,000: \(few) KiB, of 60,000: \(many) KiB")
+    }
+
     @Test(
         "a first push of tabs reads the tabs of a batch together, stores their tags once a batch, and sets no file's mode twice")
     func tabSystemCallsPerRecord() throws {

@@ -107,7 +107,10 @@ public final class ClipSyncLedger {
             named = nil
             if clips.inode != inode || clips.end > size || clips.ids.isFull {
                 // Room for the lines there are (about 100 bytes each), twice over: a growing log is read whole again rarely.
-                clips = NamedClips(ids: PackedIDFilter(capacity: 2 * max(clips.ids.count, size / 100)), inode: inode)
+                let capacity = 2 * max(clips.ids.count, size / 100)
+                // The full filter goes before the larger one is made, so that the two are never held together.
+                clips = NamedClips(ids: PackedIDFilter(capacity: 0), inode: inode)
+                clips.ids = PackedIDFilter(capacity: capacity)
             }
             try FileSystem.forEachLine(fd: fd, from: clips.end, size: size, path: path) { offset, line in
                 clips.lines += 1
