@@ -17,6 +17,15 @@ struct RcloneKeylessWriterTests {
 
     static let texts = ["clip of device 0", "clip of device 1"]
 
+    /// A device that joins now, with the fleet's key, gets every clip.
+    static func expectANewcomerGetsEveryClip(_ fleet: RcloneFleet, _ label: String) throws {
+        let newcomer = Device()
+        let key = try fleet.devices[0].run("sync", "key", "show").stdout
+        _ = try fleet.run(newcomer, "sync", "enable", fleet.server.location, "--key", "-", stdin: key)
+        let clips = try fleet.clips(newcomer)
+        for text in texts { #expect(clips.contains(text), "\(label): the server holds \(text)") }
+    }
+
     /// Both devices sync twice: none traps or hangs, each exits 0, 1 or 75 with a reason, and
     /// both keep every clip. Each of these fetches lists the whole remote, as the periodic whole
     /// listing does: what a keyless writer changes outside the journals is seen only there.
@@ -60,11 +69,7 @@ struct RcloneKeylessWriterTests {
         for folder in folders { _ = try Process.run("/bin/rm", ["-rf", fleet.server.backend + "/" + folder]) }
         _ = try Self.syncBothLosingNothing(fleet, label)
         // What the server lost is sent again: a device that joins now gets every clip.
-        let newcomer = Device()
-        let key = try fleet.devices[0].run("sync", "key", "show").stdout
-        _ = try fleet.run(newcomer, "sync", "enable", fleet.server.location, "--key", "-", stdin: key)
-        let clips = try fleet.clips(newcomer)
-        for text in Self.texts { #expect(clips.contains(text), "\(label): the server holds \(text) again") }
+        try Self.expectANewcomerGetsEveryClip(fleet, label)
     }
 
     /// A line appended to a device's journal on the server reads, to that device, as another data
@@ -82,11 +87,7 @@ struct RcloneKeylessWriterTests {
         #expect(
             results.contains { $0.stderr.contains("\(device)/journal") && $0.stderr.contains("never wrote") }, "\(results.map(\.stderr))")
         #expect(try !fleet.run(fleet.devices[0], "sync", "status").stdout.contains("(\(device))\n"), "device 0 syncs under a new id")
-        let newcomer = Device()
-        let key = try fleet.devices[0].run("sync", "key", "show").stdout
-        _ = try fleet.run(newcomer, "sync", "enable", fleet.server.location, "--key", "-", stdin: key)
-        let clips = try fleet.clips(newcomer)
-        for text in Self.texts { #expect(clips.contains(text), "the server holds \(text)") }
+        try Self.expectANewcomerGetsEveryClip(fleet, "a line added")
     }
 
     /// Names that are no part of the backend (a temporary file, a conflict copy, a file where a
