@@ -66,7 +66,8 @@ public final class SyncEngine {
     /// and attempts per backend call for transient errors.
     static let pageSize = 2000
     package static let attempts = 5
-    /// Changes applied, or sent changes accepted while a command waits, per hold of the data directory's lock.
+    /// Changes applied per hold of the data directory's lock, or sent changes accepted between two
+    /// looks for a command waiting for it.
     static let stepSize = 100
 
     /// Takes the sync lock (`sync/lock`) without waiting: throws `.temporary` when another
@@ -599,33 +600,39 @@ public final class SyncEngine {
         return outgoing
     }
 
-    /// Records what the backend now holds, and marks the changes sent: while a command waits for
-    /// the lock, in steps of `stepSize` with the lock handed over between them, else the rest of
-    /// the batch in one step (its tab files made durable together, where each step syncs them).
-    /// Each step commits its items' new tags before their confirmation; a crash between steps
-    /// leaves the rest pending, to be matched with their own versions by the next fetch, as for a
-    /// run that did not hear back.
+    /// Records what the backend now holds, and marks the changes sent, in steps with the lock handed
+    /// over between them: a step takes `stepSize` items at a time while no command waits for the
+    /// lock, then makes them durable together (one sync of their tab files) and confirms them, so
+    /// that a waiter waits for at most `stepSize` items and one sync. A crash between steps leaves
+    /// the rest pending, to be matched with their own versions by the next fetch, as for a run that
+    /// did not hear back.
     private func accept(_ result: ModifyResult, for batch: Batch) throws {
         let saved = Dictionary(result.saved.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         var start = batch.items.startIndex
         while start < batch.items.endIndex {
             if start > batch.items.startIndex { try store.letOthersIn() }
-            let end = try store.othersWait() ? min(start + SyncEngine.stepSize, batch.items.endIndex) : batch.items.endIndex
-            try acceptStep(batch.items[start..<end], saved: saved)
+            var end = start
+            repeat {
+                let part = batch.items[end..<min(end + SyncEngine.stepSize, batch.items.endIndex)]
+                for type in types.all {
+                    let items = part.filter { $0.change.key.type == type.recordType }
+                    if !items.isEmpty { try type.accept(items, saved: saved, engine: self) }
+                }
+                end = part.endIndex
+            } while try end < batch.items.endIndex && !store.othersWait()
+            try finishAccept(batch.items[start..<end])
             start = end
         }
     }
 
-    private func acceptStep(_ batchItems: ArraySlice<Outgoing>, saved: [RecordID: BackendRecord]) throws {
-        for type in types.all {
-            let items = batchItems.filter { $0.change.key.type == type.recordType }
-            if !items.isEmpty { try type.accept(items, saved: saved, engine: self) }
-        }
-        for item in batchItems {
+    /// Makes the accepted `items` durable, then confirms them: they leave the queue.
+    private func finishAccept(_ items: ArraySlice<Outgoing>) throws {
+        for type in types.all { try type.finishAccept(engine: self) }
+        for item in items {
             state.failures[item.change.key] = nil
             knownTombstones[item.change.key] = nil
         }
-        try store.pending().confirm(batchItems.map(\.change))
+        try store.pending().confirm(items.map(\.change))
     }
 
     /// Handles one per-record error; returns false when the item cannot be sent in this run.

@@ -3,6 +3,7 @@ import Testing
 @testable import ItsypadModel
 @testable import ItsypadStore
 @testable import ItsypadSupport
+@testable import ItsypadSync
 
 #if canImport(Glibc)
 import Glibc
@@ -156,6 +157,34 @@ struct FirstPushTests {
         // Two batches, each: its record files (a syncfs before their renames, one after) and its tab files
         // rewritten with their tags (one while no command waits). Accepted in steps of a hundred tabs: 29.
         #expect(calls["syncfs", default: 0] <= 8, "\(calls["syncfs", default: 0]) syncfs for \(records) tabs: \(calls)")
+    }
+
+    /// A command that waits for the lock while the tabs' new tags are stored waits for at most a
+    /// step of them, however large the batch: holding the lock, the sync asks whether one waits
+    /// (tries `lock-waiters`) after every `stepSize` tab files it writes (in `strace -f -y`'s order).
+    @Test("a first push asks whether a command waits after every step of tab files it rewrites")
+    func tabsRewrittenBetweenWaiterChecks() throws {
+        let sender = Self.sender(tabs: 2500)
+        let scratch = TemporaryDirectory()
+        let trace = scratch.path + "/trace"
+        let result = try sender.runArguments(
+            ["-f", "-y", "-s", "0", "-e", "trace=openat,flock", "-o", trace, Process.itsypad, "sync"], program: "/usr/bin/strace")
+        #expect(result.status == 0, "sync failed: \(result.stderr)")
+        var written = 0, mostWritten = 0, checks = 0
+        for line in String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n") {
+            if line.contains("flock("), line.contains("/lock-waiters>") {
+                checks += 1
+                written = 0
+            } else if line.contains("flock("), line.contains("/lock>"), line.contains("LOCK_UN") {
+                written = 0
+            } else if line.contains("openat("), line.contains("/\(FileSystem.temporaryPrefix)tabs>"), line.contains("O_CREAT") {
+                written += 1
+                mostWritten = max(mostWritten, written)
+            }
+        }
+        #expect(checks > 0, "the sync never asked whether a command waits")
+        #expect(mostWritten > 0, "no tab file rewritten through the stage")
+        #expect(mostWritten <= SyncEngine.stepSize, "\(mostWritten) tab files rewritten without asking whether a command waits")
     }
 
     /// Bytes a run of `arguments` read from and wrote to the journal segments of its backend, from

@@ -177,11 +177,29 @@ public struct TabStore {
 
     /// Saves many tabs with one sync for all of them (see `FileTree.writeAtomically(_:in:)`).
     public func save(_ tabs: [Tab]) throws {
+        guard !tabs.isEmpty else { return }
+        let stage = try makeStage()
+        try self.stage(tabs, in: stage)
+        try commit(stage)
+    }
+
+    /// A stage for tabs saved in parts, then made durable and put in place together (`commit`).
+    public func makeStage() throws -> FileStage {
+        try storeOperation { try FileStage(for: directory, in: tree) }
+    }
+
+    /// Writes `tabs` into `stage`; they are saved once it is committed.
+    public func stage(_ tabs: [Tab], in stage: FileStage) throws {
         let names = try tabs.map { try TabStore.checkedName($0.id) }
         let files = try zip(names, tabs.map(TabStore.fileContent)).map { (name: $0, bytes: $1) }
+        try storeOperation { try stage.write(files) }
+    }
+
+    /// Saves the tabs written into `stage`, with one sync for all of them.
+    public func commit(_ stage: FileStage) throws {
         try storeOperation {
             try invalidateIndex()
-            try tree.writeAtomically(files, in: directory)
+            try stage.commit()
         }
     }
 

@@ -461,27 +461,15 @@ public struct FileTree: Sendable {
     /// Replaces many files in `directory` at once (see `FileSystem.writeAtomically(_:in:)`): every file
     /// is written to a stage beside `directory` and made durable (one `syncfs` for a large batch);
     /// then a missing or empty `directory` is replaced by the stage in one rename, and any other
-    /// takes the files one rename each. Writers of `directory` take turns (the data directory's
-    /// lock): the stage has one name, so that what a crash left of it is dropped by the next batch.
+    /// takes the files one rename each (see `FileStage`).
     public func writeAtomically(_ files: [(name: String, bytes: [UInt8])], in directory: String, mode: mode_t = 0o600) throws {
         guard !files.isEmpty else { return }
         for file in files where !FileTree.isPlainName(file.name) {
             throw FileSystemError(path: directory + "/" + file.name, code: FileSystemError.unsafeName, operation: "write")
         }
-        // Beside the directory, unless it is the root: then inside it, and the files move one by one.
-        let isRoot = directory == root
-        let stage =
-            isRoot
-            ? directory + "/" + FileSystem.temporaryPrefix + "batch"
-            : FileSystem.directoryName(directory) + "/" + FileSystem.temporaryPrefix + FileSystem.baseName(directory)
-        try removeTree(stage)
-        defer { try? removeTree(stage) }
-        let syncEach = files.count <= Self.filesSyncedOneByOne
-        try writeFiles(files, in: stage, mode: mode, syncingEach: syncEach)
-        if !syncEach { try syncFileSystem(of: stage) }
-        if !isRoot, try moveDirectory(stage, to: directory) { return }
-        try move(files.map(\.name), from: stage, to: directory)
-        try syncDirectory(directory)
+        let stage = try FileStage(for: directory, in: self, mode: mode)
+        try stage.write(files)
+        try stage.commit()
     }
 
     /// Writes `files` into `directory` (made if missing), replacing any of the same name: from

@@ -12,6 +12,8 @@ struct ClipRecords: SyncedRecordType {
     let recordType = RecordType.clip
     let noun = "clip"
     let removal = RemovalRule.removalWins
+    /// Ledger lines of sent clips the backend stored, appended together by `finishAccept`.
+    private let accepted = AcceptedClips()
 
     func problem(with record: BackendRecord) -> String? { RecordMapping.clipProblem(with: record) }
 
@@ -218,22 +220,23 @@ struct ClipRecords: SyncedRecordType {
         }
     }
 
-    func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine: SyncEngine) throws {
-        let store = engine.store
-        var synced: [(id: String, entry: ClipSyncLedger.Entry)] = []
-        var removed: [String] = []
+    func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine _: SyncEngine) throws {
         for item in items {
             switch item.change.operation {
             case .save:
                 guard let sent = item.saves.first, let record = saved[sent.id], let (entry, history) = RecordMapping.clip(from: record)
                 else { continue }
-                synced.append((entry.id, ClipSyncLedger.Entry(tag: record.recordChangeTag, pinned: entry.pinned, history: history)))
+                accepted.synced.append((entry.id, ClipSyncLedger.Entry(tag: record.recordChangeTag, pinned: entry.pinned, history: history)))
             case .delete:
-                removed.append(item.change.key.name)
+                accepted.removed.append(item.change.key.name)
             }
         }
-        try store.clipLedger().set(synced)
-        try store.clipLedger().forget(removed)
+    }
+
+    func finishAccept(engine: SyncEngine) throws {
+        defer { (accepted.synced, accepted.removed) = ([], []) }
+        try engine.store.clipLedger().set(accepted.synced)
+        try engine.store.clipLedger().forget(accepted.removed)
     }
 
     // MARK: Bookkeeping
@@ -287,4 +290,10 @@ struct ClipRecords: SyncedRecordType {
         return SiblingMerge.Outcome(
             record: RecordMapping.record(for: entry, tag: nil, history: history, content: RecordMapping.clipContent(of: first.record)))
     }
+}
+
+/// What `ClipRecords.accept` recorded until its `finishAccept`.
+private final class AcceptedClips {
+    var synced: [(id: String, entry: ClipSyncLedger.Entry)] = []
+    var removed: [String] = []
 }

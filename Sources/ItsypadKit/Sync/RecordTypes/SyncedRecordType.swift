@@ -45,8 +45,10 @@ protocol SyncedRecordType {
     /// (nil: nothing to send, the change is obsolete). The changes are those a batch may take,
     /// for a handler that reads its items in bulk.
     func sender(for changes: [PendingChange], engine: SyncEngine) throws -> (PendingChange) throws -> SyncEngine.Outgoing?
-    /// Records what the backend stored for sent items (their new change tags).
+    /// Records what the backend stored for sent items (their new change tags), durably by the next `finishAccept`.
     func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine: SyncEngine) throws
+    /// Makes what `accept` recorded since the last call durable, before the items leave the queue.
+    func finishAccept(engine: SyncEngine) throws
     /// A save carrying a tag met no record; returns whether the change may be sent again in this run.
     func wasRemoved(_ name: String, engine: SyncEngine) throws -> Bool
     /// The backend holds a version that cannot be read: take its tag so that this device's version
@@ -107,6 +109,7 @@ extension SyncedRecordType {
     func applyDeletionsMissing(from _: Set<RecordKey>, engine _: SyncEngine) throws {}
     func writeStaged(engine _: SyncEngine) throws {}
     func finishPull(engine _: SyncEngine) throws {}
+    func finishAccept(engine _: SyncEngine) throws {}
     func replaceUnreadable(_: String, tag _: String, engine _: SyncEngine) throws -> Bool { false }
     var mergesAgainstAncestor: Bool { false }
 

@@ -16,6 +16,8 @@ final class TabRecords: SyncedRecordType {
     private var staged: [String: Tab] = [:]
     /// The version of each tab sent in the batch on its way: the tab may be edited meanwhile.
     private var sent: [String: Tab] = [:]
+    /// Sent tabs rewritten with their new tags, saved together by `finishAccept`.
+    private var accepted: FileStage?
 
     func problem(with record: BackendRecord) -> String? {
         isOwnAccepted(record) ? nil : RecordMapping.tabProblem(with: record)
@@ -365,8 +367,18 @@ final class TabRecords: SyncedRecordType {
             }
         }
         for item in items { sent[item.change.key.name] = nil }
-        try engine.store.tabs.save(updated)
+        if !updated.isEmpty {
+            let stage = try accepted ?? engine.store.tabs.makeStage()
+            accepted = stage
+            try engine.store.tabs.stage(updated, in: stage)
+        }
         for tab in updated { acceptedTags[tab.id] = tab.sync?.tag }
+    }
+
+    func finishAccept(engine: SyncEngine) throws {
+        guard let stage = accepted else { return }
+        accepted = nil
+        try engine.store.tabs.commit(stage)
     }
 
     // MARK: Bookkeeping

@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files for one directory of a `FileTree`, written in parts, then made durable and put in place
+/// together by `commit` (see `FileTree.writeAtomically(_:in:)`, which is one part and a commit), for
+/// a writer that decides between parts whether to go on. The stage has one name a directory:
+/// writers of the directory take turns (the data directory's lock), and what a crash or an error
+/// left of a stage is dropped by the next one.
+public final class FileStage {
+    private let tree: FileTree
+    private let directory: String
+    private let path: String
+    private let mode: mode_t
+    private var names: [String] = []
+    private var syncedEach = true
+
+    public init(for directory: String, in tree: FileTree, mode: mode_t = 0o600) throws {
+        self.tree = tree
+        self.directory = directory
+        self.mode = mode
+        // Beside the directory, unless it is the root: then inside it, and the files move one by one.
+        path =
+            directory == tree.root
+            ? directory + "/" + FileSystem.temporaryPrefix + "batch"
+            : FileSystem.directoryName(directory) + "/" + FileSystem.temporaryPrefix + FileSystem.baseName(directory)
+        try tree.removeTree(path)
+    }
+
+    deinit { try? tree.removeTree(path) }
+
+    /// Writes `files` into the stage: a few are made durable one by one, more by one syncfs at `commit`.
+    public func write(_ files: [(name: String, bytes: [UInt8])]) throws {
+        guard !files.isEmpty else { return }
+        let syncEach = files.count <= FileTree.filesSyncedOneByOne
+        try tree.writeFiles(files, in: path, mode: mode, syncingEach: syncEach)
+        names += files.map(\.name)
+        syncedEach = syncedEach && syncEach
+    }
+
+    /// Makes the staged files durable, then puts them in place: a missing or empty directory is
+    /// replaced by the stage in one rename, any other takes the files one rename each.
+    public func commit() throws {
+        guard !names.isEmpty else { return }
+        if !syncedEach { try tree.syncFileSystem(of: path) }
+        defer { names = [] }
+        if directory != tree.root, try tree.moveDirectory(path, to: directory) { return }
+        try tree.move(names, from: path, to: directory)
+        try tree.syncDirectory(directory)
+    }
+}
