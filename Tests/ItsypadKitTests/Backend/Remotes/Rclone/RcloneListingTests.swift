@@ -141,9 +141,14 @@ struct RcloneListingTests {
 
     /// The files of a mirror and what each holds.
     static func contents(_ remote: RcloneRemote) throws -> [String: [UInt8]] {
+        try contents(of: remote.mirror)
+    }
+
+    /// The backend files of the backend directory `root` and what each holds.
+    static func contents(of root: String) throws -> [String: [UInt8]] {
         var contents: [String: [UInt8]] = [:]
-        for (path, _) in try RcloneRemote.transferredFiles(in: remote.mirror) {
-            contents[path] = try FileSystem.read(remote.mirror + "/" + path)
+        for (path, _) in try RcloneRemote.transferredFiles(in: root) {
+            contents[path] = try FileSystem.read(root + "/" + path)
         }
         return contents
     }
@@ -174,5 +179,37 @@ struct RcloneListingTests {
         let fetched = try Self.contents(a)
         #expect(fetched == (try Self.contents(whole)))
         #expect(fetched[Self.recordFile("r3", "B")] == Array("version 2".utf8) && fetched[Self.recordFile("r5", "B")] == nil)
+    }
+
+    /// A send that looks at the record folders the journal's new lines name leaves on the remote
+    /// what a send that walks the whole mirror (`sendCompaction`) leaves: the changed record, the
+    /// new one, the removed one gone.
+    @Test func aSendOfWhatTheJournalNamesSendsWhatAWholeWalkSends() throws {
+        let sends: [(path: String, send: (RcloneRemote) throws -> Bool)] = [
+            ("named", { try $0.send(message: "") }), ("walked", { try $0.sendCompaction(message: "") }),
+        ]
+        var served: [[String: [UInt8]]] = []
+        for (path, send) in sends {
+            let b = try remote("b", at: path)
+            try b.prepare()
+            try write(b, "zone.json", "zone")
+            var journal = ""
+            for index in 0..<20 {
+                journal += Self.line(seq: index + 1, "r\(index)")
+                try write(b, Self.recordFile("r\(index)", "B"), "version 1")
+            }
+            try write(b, "devices/B/journal/0000000000000001.log", journal)
+            #expect(try b.send(message: ""))
+            journal += Self.line(seq: 21, "r3") + Self.line(seq: 22, "r5", op: "drop") + Self.line(seq: 23, "r20")
+            try write(b, "devices/B/journal/0000000000000001.log", journal)
+            try write(b, Self.recordFile("r3", "B"), "version 2")
+            try write(b, Self.recordFile("r20", "B"), "version 1")
+            try FileSystem.remove(b.mirror + "/" + Self.recordFile("r5", "B"))
+            #expect(try send(b))
+            served.append(try Self.contents(of: server.served + "/" + path))
+        }
+        #expect(served[0] == served[1])
+        #expect(served[0][Self.recordFile("r3", "B")] == Array("version 2".utf8) && served[0][Self.recordFile("r5", "B")] == nil)
+        #expect(served[0][Self.recordFile("r20", "B")] == Array("version 1".utf8))
     }
 }
