@@ -155,9 +155,9 @@ struct RcloneListingTests {
 
     /// A fetch of the record folders that new journal lines name (a record rewritten, one
     /// dropped, one new) leaves the mirror as a fetch listing the whole remote does.
-    @Test func aFetchOfTheNamedFoldersBringsWhatAWholeListingBrings() throws {
-        let a = try remote("a", at: "same"), b = try remote("b", at: "same")
-        let whole = try remote("c", at: "same", fullListingInterval: 0)
+    /// B sends 20 records (`r0` …, a journal line each); then, after `sent`, changes `r3`, removes
+    /// `r5` and adds `r20` in its mirror, their lines appended to its journal.
+    func sendRecordsThenChangeThem(_ b: RcloneRemote, sent: () throws -> Void = {}) throws {
         try b.prepare()
         try write(b, "zone.json", "zone")
         var journal = ""
@@ -167,12 +167,21 @@ struct RcloneListingTests {
         }
         try write(b, "devices/B/journal/0000000000000001.log", journal)
         #expect(try b.send(message: ""))
-        #expect(try a.fetch(as: "A") == .changed)
+        try sent()
         journal += Self.line(seq: 21, "r3") + Self.line(seq: 22, "r5", op: "drop") + Self.line(seq: 23, "r20")
         try write(b, "devices/B/journal/0000000000000001.log", journal)
         try write(b, Self.recordFile("r3", "B"), "version 2")
         try write(b, Self.recordFile("r20", "B"), "version 1")
         try FileSystem.remove(b.mirror + "/" + Self.recordFile("r5", "B"))
+    }
+
+    @Test func aFetchOfTheNamedFoldersBringsWhatAWholeListingBrings() throws {
+        let a = try remote("a", at: "same"), b = try remote("b", at: "same")
+        let whole = try remote("c", at: "same", fullListingInterval: 0)
+        try sendRecordsThenChangeThem(b) {
+            let fetched = try a.fetch(as: "A")
+            #expect(fetched == .changed)
+        }
         #expect(try b.send(message: ""))
         #expect(try a.fetch(as: "A") == .changed)
         #expect(try whole.fetch(as: "W") == .changed)
@@ -191,20 +200,7 @@ struct RcloneListingTests {
         var served: [[String: [UInt8]]] = []
         for (path, send) in sends {
             let b = try remote("b", at: path)
-            try b.prepare()
-            try write(b, "zone.json", "zone")
-            var journal = ""
-            for index in 0..<20 {
-                journal += Self.line(seq: index + 1, "r\(index)")
-                try write(b, Self.recordFile("r\(index)", "B"), "version 1")
-            }
-            try write(b, "devices/B/journal/0000000000000001.log", journal)
-            #expect(try b.send(message: ""))
-            journal += Self.line(seq: 21, "r3") + Self.line(seq: 22, "r5", op: "drop") + Self.line(seq: 23, "r20")
-            try write(b, "devices/B/journal/0000000000000001.log", journal)
-            try write(b, Self.recordFile("r3", "B"), "version 2")
-            try write(b, Self.recordFile("r20", "B"), "version 1")
-            try FileSystem.remove(b.mirror + "/" + Self.recordFile("r5", "B"))
+            try sendRecordsThenChangeThem(b)
             #expect(try send(b))
             served.append(try Self.contents(of: server.served + "/" + path))
         }
