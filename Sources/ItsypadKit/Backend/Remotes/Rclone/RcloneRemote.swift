@@ -118,7 +118,9 @@ public struct RcloneRemote: SyncRemote {
             changed = devices.changed
             folders = zoneFile() == zone ? try recordFolders(namedBy: devices, known: known) : nil
             if let folders, !folders.isEmpty {
-                changed = try bringIn(.recordFolders(folders), as: device, into: &manifest, written: &written, mirror: mirrorStatus).changed || changed
+                changed =
+                    try bringIn(.recordFolders(folders), as: device, into: &manifest, written: &written, mirror: mirrorStatus).changed
+                    || changed
             }
         }
         if folders == nil {
@@ -460,7 +462,8 @@ public struct RcloneRemote: SyncRemote {
         }.map(\.key).sorted()
         for isRecord in [true, false] {
             let partUploads = uploads.filter { $0.path.hasPrefix("records/") == isRecord }
-            let stamps = Dictionary(partUploads.map { ($0.path, RcloneManifest.localStamp($0.status)) }, uniquingKeysWith: { first, _ in first })
+            let stamps = Dictionary(
+                partUploads.map { ($0.path, RcloneManifest.localStamp($0.status)) }, uniquingKeysWith: { first, _ in first })
             try transfer(.upload, partUploads.map(\.path)) { chunk in
                 for path in chunk {
                     // The remote's stamp is learnt from the next listing (zone.json's: another device's may
@@ -508,7 +511,9 @@ public struct RcloneRemote: SyncRemote {
             }
         }
         let deviceFolders = Set(
-            (try files.list(mirror + "/devices") ?? []).map { "devices/" + $0 }.filter { sendingDevices.contains($0) || !knownDevices.contains($0) })
+            (try files.list(mirror + "/devices") ?? []).map { "devices/" + $0 }.filter {
+                sendingDevices.contains($0) || !knownDevices.contains($0)
+            })
         var found: [(path: String, status: FileStatus)] = []
         if let zone = try files.status(mirror + "/zone.json"), zone.isRegular { found.append(("zone.json", zone)) }
         for folder in deviceFolders.sorted() { found += try RcloneRemote.transferredFiles(in: mirror, under: folder) }
@@ -578,7 +583,8 @@ public struct RcloneRemote: SyncRemote {
         let prefix = folder.map { $0 + "/" } ?? ""
         var found: [(path: String, status: FileStatus)] = []
         // The backend's folders are at most three deep (records/TYPE/BUCKET).
-        try FileTree(root: top).forEachEntry(entering: { (prefix + $0).utf8.count(where: { $0 == UInt8(ascii: "/") }) < 3 }) { path, status in
+        try FileTree(root: top).forEachEntry(entering: { (prefix + $0).utf8.count(where: { $0 == UInt8(ascii: "/") }) < 3 }) {
+            path, status in
             if status.isRegular, RcloneManifest.isTransferred(prefix + path) { found.append((prefix + path, status)) }
         }
         return found
