@@ -22,9 +22,12 @@ struct FirstPushTests {
 
     /// The same with `count` tabs (`tab 0` …).
     static func sender(tabs count: Int) -> Device {
-        sender(importing: "tabs", count: count) { index in
-            [("content", .string("tab \(index)")), ("lastModified", .string(Time.iso8601(1_767_400_000_000 + Int64(index))))]
-        }
+        sender(importing: "tabs", count: count, fields: tab)
+    }
+
+    /// The fields of the imported tab `index`.
+    static func tab(_ index: Int) -> [(String, JSONValue)] {
+        [("content", .string("tab \(index)")), ("lastModified", .string(Time.iso8601(1_767_400_000_000 + Int64(index))))]
     }
 
     /// A sender (see `sender(clips:)`) that imported `count` items of an export's `section`, each
@@ -33,10 +36,15 @@ struct FirstPushTests {
         let device = Device()
         #expect(device.inProcess(["sync", "enable", backend(of: device)]).0 == 0)
         #expect(device.inProcess(["settings", "set", "clipboard.maxEntries", "100000"]).0 == 0)
+        importing(section, count: count, into: device, fields: fields)
+        return device
+    }
+
+    /// Imports into `device` `count` items of an export's `section`, each with a new id and the `fields` of its index.
+    static func importing(_ section: String, count: Int, into device: Device, fields: (Int) -> [(String, JSONValue)]) {
         let items = (0..<count).map { index in JSONValue.object([("id", .string(Identifier.make()))] + fields(index)) }
         let document = JSONValue.object([("format", .string("itsypad-export")), ("version", .integer(1)), (section, .array(items))])
         #expect(device.inProcess(["import", "-"], stdin: document.serialized()).0 == 0)
-        return device
     }
 
     static func backend(of device: Device) -> String { device.directory.path + "/backend" }

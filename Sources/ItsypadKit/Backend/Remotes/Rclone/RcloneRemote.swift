@@ -296,18 +296,27 @@ public struct RcloneRemote: SyncRemote {
         else { return nil }
         var folders = Set<String>()
         for path in segments {
-            let journal = mirror + "/" + path
-            // A segment too large to read is quarantined by the engine: the whole listing decides.
-            guard let bytes = (try? files.read(journal, limit: RcloneRemote.segmentLimit)) ?? nil,
-                let lines = RcloneRemote.linesAfter(Int(RcloneManifest.size(of: known[path]?.local ?? "")) ?? 0, in: bytes)
-            else { return nil }
-            for line in lines {
-                guard let batch = try? JSONCoding.decode(NamedChanges.self, from: Array(line)) else { return nil }
-                for change in batch.changes {
-                    guard let type = change.recordType, let name = change.recordName else { continue }
-                    guard RcloneRemote.isPlainTypeName(type) else { return nil }
-                    folders.insert("records/" + type + "/" + FolderLayout.bucket(of: name))
-                }
+            guard let named = recordFolders(namedAfter: known[path]?.local ?? "", in: path) else { return nil }
+            folders.formUnion(named)
+        }
+        return folders
+    }
+
+    /// The record folders that the lines of the mirror's journal segment `path` name after those
+    /// its copy of stamp `stamp` held (all of them when the stamp is empty); nil when the segment
+    /// is shorter than that copy, too large to read (the engine quarantines it) or holds a line
+    /// that cannot be read.
+    private func recordFolders(namedAfter stamp: String, in path: String) -> Set<String>? {
+        guard let bytes = (try? files.read(mirror + "/" + path, limit: RcloneRemote.segmentLimit)) ?? nil,
+            let lines = RcloneRemote.linesAfter(Int(RcloneManifest.size(of: stamp)) ?? 0, in: bytes)
+        else { return nil }
+        var folders = Set<String>()
+        for line in lines {
+            guard let batch = try? JSONCoding.decode(NamedChanges.self, from: Array(line)) else { return nil }
+            for change in batch.changes {
+                guard let type = change.recordType, let name = change.recordName else { continue }
+                guard RcloneRemote.isPlainTypeName(type) else { return nil }
+                folders.insert("records/" + type + "/" + FolderLayout.bucket(of: name))
             }
         }
         return folders
@@ -421,38 +430,110 @@ public struct RcloneRemote: SyncRemote {
     /// zone.json when this device wrote it), and removes from the remote the files this device
     /// sent and the mirror no longer holds; no other device's file is touched. Network I/O: call
     /// it without holding the data directory's lock.
+    ///
+    /// Only what this device wrote since its last send is looked at (see `writtenSinceLastSend`):
+    /// its cost follows the changes, not the backend.
     public func send(message: String) throws -> Bool {
+        try send(lookingAtEverything: false)
+    }
+
+    /// Compaction removed this device's old files from the mirror: a send that looks at the whole
+    /// mirror removes them there too.
+    public func sendCompaction(message: String) throws -> Bool {
+        try send(lookingAtEverything: true)
+    }
+
+    /// Sends the changes of the files a send looks at: the whole mirror when `lookingAtEverything`,
+    /// the manifest is lost or only a walk of it can tell what changed. The records go first, each
+    /// part's removals after its uploads, then the devices' folders and zone.json: a journal
+    /// segment is recorded as sent only once the records its lines name are in step there, so a
+    /// send cut short looks at them again.
+    private func send(lookingAtEverything: Bool) throws -> Bool {
         try prepare()
         let mirrorStatus = try mirrorStatus()
-        var manifest = RcloneManifest.read(manifestFile, mirror: mirrorStatus) ?? RcloneManifest()
-        var uploads: [(path: String, stamp: String)] = []
-        var present = Set<String>()
-        for (path, status) in try RcloneRemote.transferredFiles(in: mirror) {
-            present.insert(path)
-            let stamp = RcloneManifest.localStamp(status)
-            if manifest[path]?.local != stamp { uploads.append((path, stamp)) }
-        }
-        let stamps = Dictionary(uploads, uniquingKeysWith: { first, _ in first })
-        try transfer(.upload, uploads.map(\.path)) { chunk in
-            for path in chunk {
-                // The remote's stamp is learnt from the next listing (zone.json's: another device's may
-                // replace this one).
-                manifest[path] = .init(local: stamps[path] ?? "", sent: true)
+        let recorded = RcloneManifest.read(manifestFile, mirror: mirrorStatus)
+        var manifest = recorded ?? RcloneManifest()
+        let written = lookingAtEverything || recorded == nil ? nil : try writtenSinceLastSend(manifest)
+        let present = try written?.files ?? RcloneRemote.transferredFiles(in: mirror)
+        let presentPaths = Set(present.map(\.path))
+        let uploads = present.filter { manifest[$0.path]?.local != RcloneManifest.localStamp($0.status) }
+        let removals = manifest.entries.filter { path, entry in
+            entry.sent && !presentPaths.contains(path) && written?.covers(path) ?? true
+        }.map(\.key).sorted()
+        for isRecord in [true, false] {
+            let partUploads = uploads.filter { $0.path.hasPrefix("records/") == isRecord }
+            let stamps = Dictionary(
+                partUploads.map { ($0.path, RcloneManifest.localStamp($0.status)) }, uniquingKeysWith: { first, _ in first })
+            try transfer(.upload, partUploads.map(\.path)) { chunk in
+                for path in chunk {
+                    // The remote's stamp is learnt from the next listing (zone.json's: another device's may
+                    // replace this one).
+                    manifest[path] = .init(local: stamps[path] ?? "", sent: true)
+                }
+                try manifest.write(manifestFile, mirror: mirrorStatus)
             }
-            try manifest.write(manifestFile, mirror: mirrorStatus)
-        }
-        let removals = manifest.entries.filter { $0.value.sent && !present.contains($0.key) }.map(\.key).sorted()
-        try transfer(.removal, removals) { chunk in
-            for path in chunk { manifest[path] = nil }
-            try manifest.write(manifestFile, mirror: mirrorStatus)
+            try transfer(.removal, removals.filter { $0.hasPrefix("records/") == isRecord }) { chunk in
+                for path in chunk { manifest[path] = nil }
+                try manifest.write(manifestFile, mirror: mirrorStatus)
+            }
         }
         recordSuccess { $0.lastSend = Time.now() }
         return true
     }
 
-    /// Compaction removed this device's old files from the mirror: a send removes them there too.
-    public func sendCompaction(message: String) throws -> Bool {
-        try send(message: message)
+    /// The mirror's files a send looks at, and which paths' removals it sends.
+    struct WrittenFiles {
+        var files: [(path: String, status: FileStatus)]
+        /// The folders of the devices this data directory writes as.
+        var deviceFolders: Set<String>
+        var recordFolders: Set<String>
+
+        func covers(_ path: String) -> Bool {
+            path == "zone.json" || deviceFolders.contains(RcloneRemote.deviceFolder(of: path))
+                || recordFolders.contains(FileSystem.directoryName(path))
+        }
+    }
+
+    /// What this device wrote since its last send: zone.json, the folders of the devices it writes
+    /// as (those it sent a file of, and those new to the manifest), the record folders their
+    /// journals' lines not sent yet name, and those of its files to send again (an upload cut
+    /// short). Nil when only a walk of the whole mirror can tell: this device sent no journal
+    /// segment yet (a first send), one it sent is gone (a compaction) or one cannot be read on
+    /// from where it was sent.
+    private func writtenSinceLastSend(_ manifest: RcloneManifest) throws -> WrittenFiles? {
+        var knownDevices = Set<String>(), sendingDevices = Set<String>(), resent = Set<String>()
+        for (path, entry) in manifest.entries {
+            if path.hasPrefix("devices/") {
+                knownDevices.insert(RcloneRemote.deviceFolder(of: path))
+                if entry.sent { sendingDevices.insert(RcloneRemote.deviceFolder(of: path)) }
+            } else if entry.sent, entry.local.isEmpty {
+                resent.insert(FileSystem.directoryName(path))
+            }
+        }
+        let deviceFolders = Set(
+            (try files.list(mirror + "/devices") ?? []).map { "devices/" + $0 }.filter {
+                sendingDevices.contains($0) || !knownDevices.contains($0)
+            })
+        var found: [(path: String, status: FileStatus)] = []
+        if let zone = try files.status(mirror + "/zone.json"), zone.isRegular { found.append(("zone.json", zone)) }
+        for folder in deviceFolders.sorted() { found += try RcloneRemote.transferredFiles(in: mirror, under: folder) }
+        let segments = Dictionary(found.filter { RcloneRemote.isJournalSegment($0.path) }, uniquingKeysWith: { first, _ in first })
+        let sentSegments = manifest.entries.filter { $0.value.sent && RcloneRemote.isJournalSegment($0.key) }.keys
+        guard !sentSegments.isEmpty, sentSegments.allSatisfy({ segments[$0] != nil }) else { return nil }
+        var folders = resent.filter { $0.hasPrefix("records/") }
+        for (path, status) in segments {
+            let sent = manifest[path]?.local ?? ""
+            guard sent != RcloneManifest.localStamp(status) else { continue }
+            guard let named = recordFolders(namedAfter: sent, in: path) else { return nil }
+            folders.formUnion(named)
+        }
+        for folder in folders.sorted() { found += try RcloneRemote.transferredFiles(in: mirror, under: folder) }
+        return WrittenFiles(files: found, deviceFolders: deviceFolders, recordFolders: folders)
+    }
+
+    /// `devices/DEVICE` of a path in a device's folder.
+    static func deviceFolder(of path: String) -> String {
+        path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false).prefix(2).joined(separator: "/")
     }
 
     /// What `transfer` does with the files it is given.
@@ -494,12 +575,17 @@ public struct RcloneRemote: SyncRemote {
     }
 
     /// The files that devices exchange (see `RcloneManifest.isTransferred`) in the backend
-    /// directory `root`, by path relative to it, regular files only.
-    static func transferredFiles(in root: String) throws -> [(path: String, status: FileStatus)] {
+    /// directory `root`, or in its folder `folder` (none when it holds no such folder), by path
+    /// relative to `root`, regular files only.
+    static func transferredFiles(in root: String, under folder: String? = nil) throws -> [(path: String, status: FileStatus)] {
+        let top = folder.map { root + "/" + $0 } ?? root
+        if folder != nil, try FileTree(root: root).status(top)?.isDirectory != true { return [] }
+        let prefix = folder.map { $0 + "/" } ?? ""
         var found: [(path: String, status: FileStatus)] = []
         // The backend's folders are at most three deep (records/TYPE/BUCKET).
-        try FileTree(root: root).forEachEntry(entering: { $0.utf8.count(where: { $0 == UInt8(ascii: "/") }) < 3 }) { path, status in
-            if status.isRegular, RcloneManifest.isTransferred(path) { found.append((path, status)) }
+        try FileTree(root: top).forEachEntry(entering: { (prefix + $0).utf8.count(where: { $0 == UInt8(ascii: "/") }) < 3 }) {
+            path, status in
+            if status.isRegular, RcloneManifest.isTransferred(prefix + path) { found.append((prefix + path, status)) }
         }
         return found
     }

@@ -141,18 +141,23 @@ struct RcloneListingTests {
 
     /// The files of a mirror and what each holds.
     static func contents(_ remote: RcloneRemote) throws -> [String: [UInt8]] {
+        try contents(of: remote.mirror)
+    }
+
+    /// The backend files of the backend directory `root` and what each holds.
+    static func contents(of root: String) throws -> [String: [UInt8]] {
         var contents: [String: [UInt8]] = [:]
-        for (path, _) in try RcloneRemote.transferredFiles(in: remote.mirror) {
-            contents[path] = try FileSystem.read(remote.mirror + "/" + path)
+        for (path, _) in try RcloneRemote.transferredFiles(in: root) {
+            contents[path] = try FileSystem.read(root + "/" + path)
         }
         return contents
     }
 
     /// A fetch of the record folders that new journal lines name (a record rewritten, one
     /// dropped, one new) leaves the mirror as a fetch listing the whole remote does.
-    @Test func aFetchOfTheNamedFoldersBringsWhatAWholeListingBrings() throws {
-        let a = try remote("a", at: "same"), b = try remote("b", at: "same")
-        let whole = try remote("c", at: "same", fullListingInterval: 0)
+    /// B sends 20 records (`r0` …, a journal line each); then, after `sent`, changes `r3`, removes
+    /// `r5` and adds `r20` in its mirror, their lines appended to its journal.
+    func sendRecordsThenChangeThem(_ b: RcloneRemote, sent: () throws -> Void = {}) throws {
         try b.prepare()
         try write(b, "zone.json", "zone")
         var journal = ""
@@ -162,17 +167,45 @@ struct RcloneListingTests {
         }
         try write(b, "devices/B/journal/0000000000000001.log", journal)
         #expect(try b.send(message: ""))
-        #expect(try a.fetch(as: "A") == .changed)
+        try sent()
         journal += Self.line(seq: 21, "r3") + Self.line(seq: 22, "r5", op: "drop") + Self.line(seq: 23, "r20")
         try write(b, "devices/B/journal/0000000000000001.log", journal)
         try write(b, Self.recordFile("r3", "B"), "version 2")
         try write(b, Self.recordFile("r20", "B"), "version 1")
         try FileSystem.remove(b.mirror + "/" + Self.recordFile("r5", "B"))
+    }
+
+    @Test func aFetchOfTheNamedFoldersBringsWhatAWholeListingBrings() throws {
+        let a = try remote("a", at: "same"), b = try remote("b", at: "same")
+        let whole = try remote("c", at: "same", fullListingInterval: 0)
+        try sendRecordsThenChangeThem(b) {
+            let fetched = try a.fetch(as: "A")
+            #expect(fetched == .changed)
+        }
         #expect(try b.send(message: ""))
         #expect(try a.fetch(as: "A") == .changed)
         #expect(try whole.fetch(as: "W") == .changed)
         let fetched = try Self.contents(a)
         #expect(fetched == (try Self.contents(whole)))
         #expect(fetched[Self.recordFile("r3", "B")] == Array("version 2".utf8) && fetched[Self.recordFile("r5", "B")] == nil)
+    }
+
+    /// A send that looks at the record folders the journal's new lines name leaves on the remote
+    /// what a send that walks the whole mirror (`sendCompaction`) leaves: the changed record, the
+    /// new one, the removed one gone.
+    @Test func aSendOfWhatTheJournalNamesSendsWhatAWholeWalkSends() throws {
+        let sends: [(path: String, send: (RcloneRemote) throws -> Bool)] = [
+            ("named", { try $0.send(message: "") }), ("walked", { try $0.sendCompaction(message: "") }),
+        ]
+        var served: [[String: [UInt8]]] = []
+        for (path, send) in sends {
+            let b = try remote("b", at: path)
+            try sendRecordsThenChangeThem(b)
+            #expect(try send(b))
+            served.append(try Self.contents(of: server.served + "/" + path))
+        }
+        #expect(served[0] == served[1])
+        #expect(served[0][Self.recordFile("r3", "B")] == Array("version 2".utf8) && served[0][Self.recordFile("r5", "B")] == nil)
+        #expect(served[0][Self.recordFile("r20", "B")] == Array("version 1".utf8))
     }
 }
