@@ -226,7 +226,8 @@ struct ClipRecords: SyncedRecordType {
             case .save:
                 guard let sent = item.saves.first, let record = saved[sent.id], let (entry, history) = RecordMapping.clip(from: record)
                 else { continue }
-                accepted.synced.append((entry.id, ClipSyncLedger.Entry(tag: record.recordChangeTag, pinned: entry.pinned, history: history)))
+                accepted.synced.append(
+                    (entry.id, ClipSyncLedger.Entry(tag: record.recordChangeTag, pinned: entry.pinned, history: history)))
             case .delete:
                 accepted.removed.append(item.change.key.name)
             }
