@@ -139,8 +139,7 @@ struct FirstPushTests {
     }
 
     @Test(
-        "the pull after a first push of 60,000 clips holds what it holds after a push of 12,000",
-        .enabled(if: FileSystem.exists("/usr/bin/time"), "/usr/bin/time is not installed"))
+        "the pull after a first push of 60,000 clips holds what it holds after a push of 12,000", .needs(["time"]))
     func pullAfterPushHoldsNothingARecord() throws {
         // Both fetch pages of 2,000 from full journal segments of about 6,000 changes.
         let few = try Self.pullAfterPush(clips: 12_000)
