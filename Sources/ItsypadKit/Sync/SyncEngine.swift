@@ -69,6 +69,9 @@ public final class SyncEngine {
     /// Changes applied per hold of the data directory's lock, or sent changes accepted between two
     /// looks for a command waiting for it.
     static let stepSize = 100
+    /// Sent changes accepted and made durable together while no command waits: what a command
+    /// arriving just after a look waits for, besides a step (their files put in place, one sync).
+    static let durableStepSize = 5 * stepSize
 
     /// Takes the sync lock (`sync/lock`) without waiting: throws `.temporary` when another
     /// sync of this data directory is under way.
@@ -543,7 +546,9 @@ public final class SyncEngine {
 
     /// The batch the first of `waiting` make, within `limit` records and the backend's request bytes.
     /// A change in `skip`, or of a type this version does not sync, is passed over and stays queued
-    /// (for a later run, or a version that syncs the type).
+    /// (for a later run, or a version that syncs the type). Before every `stepSize` changes the lock
+    /// is handed over to a command waiting for it: what was read before stays as valid as across a
+    /// backend call (a change edited meanwhile is sent as read and stays queued).
     private func buildBatch(_ waiting: ArraySlice<PendingChange>, limit: Int, skipping skip: Set<RecordKey>) throws -> Batch {
         var batch = Batch()
         var bytes = 0
@@ -553,8 +558,9 @@ public final class SyncEngine {
             let ofType = candidates.filter { $0.key.type == type.recordType }
             if !ofType.isEmpty { senders[type.recordType] = try type.sender(for: ofType, engine: self) }
         }
-        for change in waiting {
+        for (taken, change) in waiting.enumerated() {
             if batch.recordCount >= limit { break }
+            if taken % SyncEngine.stepSize == 0 { try store.letOthersIn(beforeHandingOver: writeStaged) }
             guard !skip.contains(change.key), let sender = senders[change.key.type] else {
                 batch.consumed += 1
                 continue
@@ -602,8 +608,9 @@ public final class SyncEngine {
 
     /// Records what the backend now holds, and marks the changes sent, in steps with the lock handed
     /// over between them: a step takes `stepSize` items at a time while no command waits for the
-    /// lock, then makes them durable together (one sync of their tab files) and confirms them, so
-    /// that a waiter waits for at most `stepSize` items and one sync. A crash between steps leaves
+    /// lock, up to `durableStepSize`, then makes them durable together (one sync of their tab files)
+    /// and confirms them, so that a waiter waits for at most `stepSize` items and the commit of
+    /// `durableStepSize`, however large the batch. A crash between steps leaves
     /// the rest pending, to be matched with their own versions by the next fetch, as for a run that
     /// did not hear back.
     private func accept(_ result: ModifyResult, for batch: Batch) throws {
@@ -619,7 +626,7 @@ public final class SyncEngine {
                     if !items.isEmpty { try type.accept(items, saved: saved, engine: self) }
                 }
                 end = part.endIndex
-            } while try end < batch.items.endIndex && !store.othersWait()
+            } while try end < batch.items.endIndex && end - start < SyncEngine.durableStepSize && !store.othersWait()
             try finishAccept(batch.items[start..<end])
             start = end
         }

@@ -162,36 +162,71 @@ struct FirstPushTests {
         // Files made with their mode already right (the umask leaves the owner's bits alone) are not changed again.
         #expect(calls["fchmod", default: 0] < 50, "\(calls["fchmod", default: 0]) changes of mode for \(records) tabs: \(calls)")
         // Two batches, each: its record files (a syncfs before their renames, one after) and its tab files
-        // rewritten with their tags (one while no command waits). Accepted in steps of a hundred tabs: 29.
-        #expect(calls["syncfs", default: 0] <= 8, "\(calls["syncfs", default: 0]) syncfs for \(records) tabs: \(calls)")
+        // rewritten with their tags (one a `durableStepSize` while no command waits): 9. Accepted in steps
+        // of a hundred tabs: 29.
+        #expect(calls["syncfs", default: 0] <= 10, "\(calls["syncfs", default: 0]) syncfs for \(records) tabs: \(calls)")
     }
 
-    /// A command that waits for the lock while the tabs' new tags are stored waits for at most a
-    /// step of them, however large the batch: holding the lock, the sync asks whether one waits
-    /// (tries `lock-waiters`) after every `stepSize` tab files it writes (in `strace -f -y`'s order).
-    @Test("a first push asks whether a command waits after every step of tab files it rewrites")
-    func tabsRewrittenBetweenWaiterChecks() throws {
+    /// The most system calls that `counted` picks out a first push of 2,500 tabs made while holding the
+    /// data directory's lock between two looks for a command waiting for it (tries of `lock-waiters`),
+    /// in `strace -f -y`'s order of its opens, renames and locks, and how many looks it made.
+    static func mostBetweenWaiterChecks(counting counted: (Substring) -> Bool) throws -> (most: Int, checks: Int) {
         let sender = Self.sender(tabs: 2500)
         let scratch = TemporaryDirectory()
         let trace = scratch.path + "/trace"
         let result = try sender.runArguments(
-            ["-f", "-y", "-s", "0", "-e", "trace=openat,flock", "-o", trace, Process.itsypad, "sync"], program: "/usr/bin/strace")
+            ["-f", "-y", "-s", "0", "-e", "trace=openat,renameat,flock", "-o", trace, Process.itsypad, "sync"], program: "/usr/bin/strace")
         #expect(result.status == 0, "sync failed: \(result.stderr)")
-        var written = 0, mostWritten = 0, checks = 0
+        var since = 0, most = 0, checks = 0
         for line in String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n") {
             if line.contains("flock("), line.contains("/lock-waiters>") {
                 checks += 1
-                written = 0
+                since = 0
             } else if line.contains("flock("), line.contains("/lock>"), line.contains("LOCK_UN") {
-                written = 0
-            } else if line.contains("openat("), line.contains("/\(FileSystem.temporaryPrefix)tabs>"), line.contains("O_CREAT") {
-                written += 1
-                mostWritten = max(mostWritten, written)
+                since = 0
+            } else if counted(line) {
+                since += 1
+                most = max(most, since)
             }
         }
+        return (most, checks)
+    }
+
+    /// A command that waits for the lock while the tabs' new tags are stored waits for at most a
+    /// step of them, however large the batch: holding the lock, the sync asks whether one waits
+    /// after every `stepSize` tab files it writes.
+    @Test("a first push asks whether a command waits after every step of tab files it rewrites")
+    func tabsRewrittenBetweenWaiterChecks() throws {
+        let (written, checks) = try Self.mostBetweenWaiterChecks { line in
+            line.contains("openat(") && line.contains("/\(FileSystem.temporaryPrefix)tabs>") && line.contains("O_CREAT")
+        }
         #expect(checks > 0, "the sync never asked whether a command waits")
-        #expect(mostWritten > 0, "no tab file rewritten through the stage")
-        #expect(mostWritten <= SyncEngine.stepSize, "\(mostWritten) tab files rewritten without asking whether a command waits")
+        #expect(written > 0, "no tab file rewritten through the stage")
+        #expect(written <= SyncEngine.stepSize, "\(written) tab files rewritten without asking whether a command waits")
+    }
+
+    /// The same for the tab files read, to build a batch to send and to accept what the backend
+    /// stored: a command waiting while a batch of 2,000 is built waits for at most a step of them.
+    @Test("a first push asks whether a command waits after every step of tab files it reads")
+    func tabsReadBetweenWaiterChecks() throws {
+        let (read, checks) = try Self.mostBetweenWaiterChecks { line in
+            line.contains("openat(") && line.contains("/tabs>, \"") && !line.contains("O_CREAT")
+        }
+        #expect(checks > 0, "the sync never asked whether a command waits")
+        #expect(read > 0, "no tab file read")
+        #expect(read <= SyncEngine.stepSize, "\(read) tab files read without asking whether a command waits")
+    }
+
+    /// And for the rewritten tab files put in place: however large the batch, a command waiting
+    /// just after a look waits for at most `durableStepSize` of them (and one sync).
+    @Test("a first push asks whether a command waits after every durable step of tab files it puts in place")
+    func tabsPutInPlaceBetweenWaiterChecks() throws {
+        let (moved, checks) = try Self.mostBetweenWaiterChecks { line in
+            line.contains("renameat(") && line.contains("/\(FileSystem.temporaryPrefix)tabs>")
+        }
+        #expect(checks > 0, "the sync never asked whether a command waits")
+        #expect(moved > 0, "no tab file put in place from the stage")
+        #expect(moved <= SyncEngine.durableStepSize, "\(moved) tab files put in place without asking whether a command waits")
     }
 
     /// Bytes a run of `arguments` read from and wrote to the journal segments of its backend, from
