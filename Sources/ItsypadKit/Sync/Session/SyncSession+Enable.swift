@@ -56,14 +56,21 @@ extension SyncSession {
     /// `sync enable`'s part before the setting changes: the remote's mirror made and brought up
     /// to date, or the directory checked (a missing parent is taken for a typo), then the zone
     /// created or joined as `encryption` asks (`.join` with `joinKey`). Keys are checked before
-    /// anything is written: a wrong one leaves the data directory as it was.
+    /// anything is written: a wrong one leaves the data directory as it was. A copy of another
+    /// device's data directory is recovered by `run`, which `sync enable` runs next: one way for
+    /// every command.
     public func enable(_ location: BackendLocation, encryption: EnableEncryption, joinKey: SecretBytes?) throws {
         let configured = try self.configured(location)
         let path = configured.path
         if let remote = configured.remote {
             try remote.prepare()
-            // A rewritten remote is remembered by the mirror: the sync that follows then sends everything.
-            _ = try store.withLockReleased { try remote.fetch(as: store.deviceID) }
+            do {
+                // A rewritten remote is remembered by the mirror: the sync that follows then sends everything.
+                _ = try store.withLockReleased { try remote.fetch(as: store.deviceID) }
+            } catch ReplicationError.deviceIDInUse {
+                // Its mirror holds the zone; the sync that follows meets the same fetch, which
+                // changed nothing, and gives it a new device id.
+            }
         } else {
             let parent = FileSystem.directoryName(path)
             guard FileSystem.isDirectory(parent) else {

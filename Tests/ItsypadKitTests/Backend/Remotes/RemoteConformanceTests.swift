@@ -131,6 +131,21 @@ struct RemoteConformanceTests {
     /// replicated folder does, rather than overwrite the original's files.
     @Test(arguments: RemoteFixtures.schemes, [false, true])
     func aCopiedDataDirectoryTakesANewDeviceIDAndLosesNothing(_ scheme: String, copySyncsFirst: Bool) throws {
+        try copyDataDirectory(scheme, copySyncsFirst: copySyncsFirst, enablingAgain: false)
+    }
+
+    /// `sync enable` of the same remote run again on the copy recovers as `sync` does: a new
+    /// device id, with a warning, and nothing lost.
+    @Test(arguments: RemoteFixtures.schemes, [false, true])
+    func aCopiedDataDirectoryEnabledAgainTakesANewDeviceIDAndLosesNothing(_ scheme: String, copySyncsFirst: Bool) throws {
+        try copyDataDirectory(scheme, copySyncsFirst: copySyncsFirst, enablingAgain: true)
+    }
+
+    /// The original and a third device sync with the remote, the original's data directory is
+    /// copied, each of the three adds a clip, and the copy runs `sync` (or `sync enable` of the
+    /// same remote when `enablingAgain`) before or after the original syncs again: then every
+    /// device holds every clip.
+    func copyDataDirectory(_ scheme: String, copySyncsFirst: Bool, enablingAgain: Bool) throws {
         let fixture = try RemoteFixtures.make(scheme)
         let devices = try enabled(fixture, count: 2)
         let (original, other) = (devices[0], devices[1])
@@ -146,7 +161,8 @@ struct RemoteConformanceTests {
         try succeed(original, "clip", "add", "original after the copy")
         try succeed(copy, "clip", "add", "copy after the copy")
         try succeed(other, "clip", "add", "third device")
-        let copyRun = { try copy.runArguments(["sync"], environment: fixture.environment) }
+        let copyRuns = enablingAgain ? ["sync", "enable", fixture.location] : ["sync"]
+        let copyRun = { try copy.runArguments(copyRuns, environment: fixture.environment) }
         var told = [RunResult]()
         if copySyncsFirst { told.append(try copyRun()) }
         try succeed(original, "sync", environment: fixture.environment)

@@ -61,6 +61,14 @@ struct RcloneManifest: Equatable {
         "\(status.size):\(status.modifiedSeconds).\(status.modifiedNanoseconds)"
     }
 
+    /// When the file of a local stamp was last modified, in milliseconds; nil for an empty stamp.
+    static func modified(of stamp: String) -> Milliseconds? {
+        guard let colon = stamp.firstIndex(of: ":") else { return nil }
+        let time = stamp[stamp.index(after: colon)...].split(separator: ".", maxSplits: 1)
+        guard time.count == 2, let seconds = Milliseconds(time[0]), let nanoseconds = Milliseconds(time[1]) else { return nil }
+        return seconds * 1000 + nanoseconds / 1_000_000
+    }
+
     /// The size a stamp of either kind starts with.
     static func size(of stamp: String) -> Substring {
         stamp.prefix { $0 != ":" && $0 != " " }

@@ -35,6 +35,9 @@ public struct RcloneRemote: SyncRemote {
     /// Milliseconds after which a fetch lists the whole remote again rather than what the
     /// journals name.
     let fullListingInterval: Milliseconds
+    /// Milliseconds for which a change of this device's device.json waits for a later send once
+    /// one was sent (see `waitsForLaterSend`).
+    let acknowledgementDelay: Milliseconds
 
     /// `rclone:REMOTE:PATH`; `ITSYPAD_RCLONE_TIMEOUT` sets the seconds an rclone call may go
     /// without progress (300), `ITSYPAD_RCLONE_CHUNK` the files one call transfers (1000),
@@ -53,7 +56,7 @@ public struct RcloneRemote: SyncRemote {
 
     public init(
         remote: String, directory: String, environment: [String: String], timeout: Double = 300, chunkSize: Int = 1000,
-        fullListingInterval: Milliseconds = 3_600_000
+        fullListingInterval: Milliseconds = 3_600_000, acknowledgementDelay: Milliseconds = 60_000
     ) {
         self.remote = remote
         self.directory = directory
@@ -61,6 +64,7 @@ public struct RcloneRemote: SyncRemote {
         self.timeout = timeout
         self.chunkSize = chunkSize
         self.fullListingInterval = fullListingInterval
+        self.acknowledgementDelay = acknowledgementDelay
         daemon = RcloneDaemon(
             location: BackendLocation.remote(scheme: "rclone", address: remote), environment: environment.merging(["TZ": "UTC"]) { $1 },
             options: RcloneRemote.options(timeout: timeout), timeout: timeout, ownerFile: directory + "/rcd.owner")
@@ -456,7 +460,11 @@ public struct RcloneRemote: SyncRemote {
         let written = lookingAtEverything || recorded == nil ? nil : try writtenSinceLastSend(manifest)
         let present = try written?.files ?? RcloneRemote.transferredFiles(in: mirror)
         let presentPaths = Set(present.map(\.path))
-        let uploads = present.filter { manifest[$0.path]?.local != RcloneManifest.localStamp($0.status) }
+        let now = Time.now()
+        let uploads = present.filter {
+            manifest[$0.path]?.local != RcloneManifest.localStamp($0.status)
+                && !(written != nil && waitsForLaterSend($0.path, manifest, now: now))
+        }
         let removals = manifest.entries.filter { path, entry in
             entry.sent && !presentPaths.contains(path) && written?.covers(path) ?? true
         }.map(\.key).sorted()
@@ -479,6 +487,19 @@ public struct RcloneRemote: SyncRemote {
         }
         recordSuccess { $0.lastSend = Time.now() }
         return true
+    }
+
+    /// Whether the change of `path` waits for a later send: this device's device.json, of which a
+    /// copy sent less than `acknowledgementDelay` ago is on the remote. What changes in it from
+    /// one sync to the next is what this device has read (`seen`, `lastSync`), which other devices
+    /// only wait for to drop old versions and tombstones: sent at most that often, it saves a
+    /// transfer each way on most syncs. Only a send of what the journal names asks (a first send,
+    /// a compaction or a new zone always sends it).
+    private func waitsForLaterSend(_ path: String, _ manifest: RcloneManifest, now: Milliseconds) -> Bool {
+        guard let entry = manifest[path], entry.sent, FileSystem.baseName(path) == "device.json",
+            let sentAt = RcloneManifest.modified(of: entry.local)
+        else { return false }
+        return (sentAt..<sentAt + acknowledgementDelay).contains(now)
     }
 
     /// The mirror's files a send looks at, and which paths' removals it sends.
