@@ -112,7 +112,7 @@ import Glibc
         return synced
     }
 
-    @Test(.needs(["strace"]), "an import into a history makes each staged directory durable once, before its commit marker")
+    @Test("an import into a history makes each staged directory durable once, before its commit marker", .needs(["strace"]))
     func anImportSyncsEachStagedDirectoryOnce() throws {
         let device = try ImportSafetyTests.deviceWithData()
         let clips = (1...200).map { (id: ImportTests.id($0), text: "clip \($0)", time: ImportTests.time($0)) }
