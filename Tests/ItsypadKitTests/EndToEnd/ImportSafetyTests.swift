@@ -96,28 +96,13 @@ import Glibc
         }
     }
 
-    /// How many times each file or directory was made durable by a run of `arguments`, from `strace -y`'s syncs.
-    static func syncs(_ device: Device, _ arguments: [String]) throws -> [String: Int] {
-        let scratch = TemporaryDirectory()
-        let trace = scratch.path + "/trace"
-        let result = try device.runArguments(
-            ["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync,syncfs", "-o", trace, Process.itsypad] + arguments, program: "/usr/bin/strace")
-        #expect(result.status == 0, "\(arguments) failed: \(result.stderr)")
-        var synced: [String: Int] = [:]
-        for line in String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n") {
-            // `PID fsync(FD</path>) = 0`
-            guard let open = line.firstIndex(of: "<"), let close = line[open...].firstIndex(of: ">") else { continue }
-            synced[String(line[line.index(after: open)..<close]), default: 0] += 1
-        }
-        return synced
-    }
-
     @Test("an import into a history makes each staged directory durable once, before its commit marker", .needs(["strace"]))
     func anImportSyncsEachStagedDirectoryOnce() throws {
         let device = try ImportSafetyTests.deviceWithData()
         let clips = (1...200).map { (id: ImportTests.id($0), text: "clip \($0)", time: ImportTests.time($0)) }
         device.directory.write("export.json", ImportTests.export(clips: clips, tabs: [(id: ImportTests.id(1000), content: "a tab")]))
-        let synced = try ImportSafetyTests.syncs(device, ["import", device.directory.file("export.json")])
+        let importing = ["import", device.directory.file("export.json")]
+        let synced = try FirstPushTests.perFile(device, importing, calls: "fsync,fdatasync,syncfs") { _ in 1 }
         let stage = DataDirectoryLayout(root: device.dataDir).staged
         for directory in ["clips", "sync", "tabs"] { #expect(synced[stage + "/" + directory] != nil, "\(directory): \(synced)") }
         // The stage's files and directories are synced once, before the marker; moving them into place syncs them no more.
