@@ -107,7 +107,7 @@ import Glibc
         for directory in ["clips", "sync", "tabs"] { #expect(synced[stage + "/" + directory] != nil, "\(directory): \(synced)") }
         // The stage's files and directories are synced once, before the marker; moving them into place syncs them no more.
         for (path, count) in synced where path.hasPrefix(stage + "/") { #expect(count == 1, "\(path) synced \(count) times: \(synced)") }
-        #expect(try device.run("clip", "ls").split(separator: "\n").count == 201)
+        #expect(try device.run("clip", "ls").stdout.split(separator: "\n").count == 201)
     }
 
     @Test func importingAgainRestoresAnImagesMissingBytesAndQueuesWhatWasNeverSent() throws {
