@@ -96,20 +96,26 @@ struct FirstPushTests {
 
     /// Bytes read from each file (its path) by a run of `arguments`, from `strace -y`'s read and pread64 calls.
     static func bytesRead(_ device: Device, _ arguments: [String]) throws -> [String: Int] {
+        try perFile(device, arguments, calls: "read,pread64") { $0 }
+    }
+
+    /// What `calls` (strace's `trace=` list) did to each file or directory (its path) in a run of
+    /// `arguments`, summed: `value` of each call's result.
+    static func perFile(_ device: Device, _ arguments: [String], calls: String, _ value: (Int) -> Int) throws -> [String: Int] {
         let scratch = TemporaryDirectory()
         let trace = scratch.path + "/trace"
         let result = try device.runArguments(
-            ["-f", "-qq", "-y", "-e", "trace=read,pread64", "-o", trace, Process.itsypad] + arguments, program: "/usr/bin/strace")
+            ["-f", "-qq", "-y", "-e", "trace=" + calls, "-o", trace, Process.itsypad] + arguments, program: "/usr/bin/strace")
         #expect(result.status == 0, "\(arguments) failed: \(result.stderr)")
-        var read: [String: Int] = [:]
+        var sums: [String: Int] = [:]
         for line in String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n") {
             // `PID pread64(FD</path>, "…"…, COUNT, OFFSET) = BYTES`
             guard let open = line.firstIndex(of: "<"), let close = line[open...].firstIndex(of: ">"),
-                let last = line.split(separator: " ").last, let bytes = Int(last)
+                let last = line.split(separator: " ").last, let returned = Int(last)
             else { continue }
-            read[String(line[line.index(after: open)..<close]), default: 0] += bytes
+            sums[String(line[line.index(after: open)..<close]), default: 0] += value(returned)
         }
-        return read
+        return sums
     }
 
     @Test("a first push reads the clip index and the sync ledger about once, not once a batch")

@@ -96,6 +96,20 @@ import Glibc
         }
     }
 
+    @Test("an import into a history makes each staged directory durable once, before its commit marker", .needs(["strace"]))
+    func anImportSyncsEachStagedDirectoryOnce() throws {
+        let device = try ImportSafetyTests.deviceWithData()
+        let clips = (1...200).map { (id: ImportTests.id($0), text: "clip \($0)", time: ImportTests.time($0)) }
+        device.directory.write("export.json", ImportTests.export(clips: clips, tabs: [(id: ImportTests.id(1000), content: "a tab")]))
+        let importing = ["import", device.directory.file("export.json")]
+        let synced = try FirstPushTests.perFile(device, importing, calls: "fsync,fdatasync,syncfs") { _ in 1 }
+        let stage = DataDirectoryLayout(root: device.dataDir).staged
+        for directory in ["clips", "sync", "tabs"] { #expect(synced[stage + "/" + directory] != nil, "\(directory): \(synced)") }
+        // The stage's files and directories are synced once, before the marker; moving them into place syncs them no more.
+        for (path, count) in synced where path.hasPrefix(stage + "/") { #expect(count == 1, "\(path) synced \(count) times: \(synced)") }
+        #expect(try device.run("clip", "ls").stdout.split(separator: "\n").count == 201)
+    }
+
     @Test func importingAgainRestoresAnImagesMissingBytesAndQueuesWhatWasNeverSent() throws {
         let source = Device()
         let file = try ImportSafetyTests.export(from: source)

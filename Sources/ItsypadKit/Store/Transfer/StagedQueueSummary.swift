@@ -84,7 +84,12 @@ private struct QueuedClip: RunRecord {
     }
 
     func encoded(into bytes: inout [UInt8]) {
-        for value in [id.high, id.low, UInt64(version)] { Binary.append(value, to: &bytes) }
+        bytes.appendWritten(count: Self.size) { record in
+            let raw = UnsafeMutableRawPointer(record)
+            raw.storeBytes(of: id.high.littleEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: id.low.littleEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: UInt64(version).littleEndian, toByteOffset: 16, as: UInt64.self)
+        }
     }
 
     func sortsBefore(_ other: QueuedClip) -> Bool { (id.high, id.low, version) < (other.id.high, other.id.low, other.version) }

@@ -44,7 +44,11 @@ public final class FileStage {
         guard !names.isEmpty else { return }
         if !syncedEach { try tree.syncFileSystem(of: path) }
         defer { names = [] }
-        if directory != tree.root, try tree.moveDirectory(path, to: directory) { return }
+        if directory != tree.root {
+            // Its names made durable before it takes the directory's place (a syncfs made them so already).
+            if syncedEach { try tree.syncDirectory(path) }
+            if try tree.moveDirectory(path, to: directory) { return }
+        }
         try tree.move(names, from: path, to: directory)
         try tree.syncDirectory(directory)
     }

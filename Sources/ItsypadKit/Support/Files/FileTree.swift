@@ -666,16 +666,14 @@ public struct FileTree: Sendable {
     /// Renames the directory `source` to `target` if `target` is missing or an empty directory (the
     /// kernel refuses to replace any other), durably; false, changing nothing, otherwise. Filling an
     /// empty directory this way takes one rename, not one a file (10,000 when a first sync or an
-    /// import fills tabs/, which take as long as writing the files).
+    /// import fills tabs/, which take as long as writing the files). The caller has made `source`'s
+    /// entries durable (`syncDirectory`, or the stage's syncfs): a crash never shows a part of them in place.
     public func moveDirectory(_ source: String, to target: String) throws -> Bool {
         try inParent(of: source) { sourceParent, sourceName in
             guard let sourceParent else { return false }
             return try inParent(of: target, creating: true) { targetParent, targetName in
                 guard let targetParent else { return false }
-                // Its entries are made durable before it is: a crash never shows a part of them in place.
-                guard try inDirectory(source, { fd in try fd.map { try FileSystem.sync(directory: $0, path: source) } }) != nil,
-                    renameat(sourceParent, sourceName, targetParent, targetName) == 0
-                else { return false }
+                guard renameat(sourceParent, sourceName, targetParent, targetName) == 0 else { return false }
                 try FileSystem.sync(directory: targetParent, path: FileSystem.directoryName(target))
                 if FileSystem.directoryName(source) != FileSystem.directoryName(target) {
                     try FileSystem.sync(directory: sourceParent, path: FileSystem.directoryName(source))

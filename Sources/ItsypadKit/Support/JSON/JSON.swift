@@ -297,7 +297,7 @@ package struct JSONStreamedElement {
 package struct JSONFlatObject: JSONFields {
     struct Member {
         /// Plain ASCII: no escapes.
-        let key: UnsafeBufferPointer<UInt8>
+        let key: JSONKey
         let value: Value
     }
 
@@ -311,8 +311,7 @@ package struct JSONFlatObject: JSONFields {
     let members: [Member]
 
     private func value(_ key: StaticString) -> Value? {
-        let wanted = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
-        return members.first { $0.key.count == wanted.count && $0.key.elementsEqual(wanted) }?.value
+        members.first { $0.key == key }?.value
     }
 
     package func withStringMember<Result>(_ key: StaticString, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result? {
@@ -493,9 +492,9 @@ struct JSONParser {
         while members.count < 16 {
             skipWhitespace()
             // Plain ASCII keys compare as strings do when their bytes compare equal.
-            guard let key = readStringBody(), JSONString.isPlainASCII(key), !members.contains(where: { $0.key.elementsEqual(key) }) else {
-                return false
-            }
+            guard let keyBytes = readStringBody(), JSONString.isPlainASCII(keyBytes) else { return false }
+            let key = JSONKey(bytes: keyBytes)
+            guard !members.contains(where: { $0.key == key }) else { return false }
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { return false }
             position += 1
