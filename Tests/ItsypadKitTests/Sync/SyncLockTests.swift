@@ -132,6 +132,30 @@ final class PausingBackend: SyncBackend, @unchecked Sendable {
         #expect(try DataStore(path: a.dataDir).tabs.tab(id: id)?.hasUnsyncedChanges == false)
     }
 
+    /// The same with the pending log compacted after the edit, while the batch is on its way: a
+    /// log put in place of the one the push watched may hide the edit's line, so the tabs sent are
+    /// read again at acceptance, and the edit stays on top of the version sent.
+    @Test func anEditMadeWhileItsBatchIsSentStaysPendingAcrossACompaction() throws {
+        let fleet = Fleet(2, backend: .inMemory)
+        let a = fleet[0], b = fleet[1]
+        fleet.enable(0)
+        fleet.enable(1)
+        let id = a.output("tab", "new", "sent")
+        let other = a.output("tab", "new", "sent alone")
+        try engine(fleet, 0, pausingAt: "modify") {
+            _ = a.output("tab", "edit", id, "sent\nedited on the way")
+            do { try DataStore(path: a.dataDir).pending().compact { _ in true } } catch { Issue.record("compaction: \(error)") }
+        }.push()
+        let tab = try #require(try DataStore(path: a.dataDir).tabs.tab(id: id))
+        #expect(tab.content == "sent\nedited on the way")
+        #expect(tab.sync?.ancestor == "sent")
+        #expect(tab.hasUnsyncedChanges)
+        #expect(try DataStore(path: a.dataDir).tabs.tab(id: other)?.hasUnsyncedChanges == false)
+        fleet.converge()
+        #expect(b.output("tab", "show", id) == "sent\nedited on the way")
+        #expect(try DataStore(path: a.dataDir).tabs.tab(id: id)?.hasUnsyncedChanges == false)
+    }
+
     /// Tabs edited and removed between a push and the fetch after it, which brings their sent
     /// versions back (and, as this run accepted them, skips them): the edit and the removal stay
     /// pending, and reach the other device.
