@@ -173,6 +173,25 @@ struct FirstPushTests {
         #expect(calls["syncfs", default: 0] <= 10, "\(calls["syncfs", default: 0]) syncfs for \(records) tabs: \(calls)")
     }
 
+    /// A first push reads each tab's file once, to send it: a tab queued by nothing since it was
+    /// sent is accepted from what was sent (files opened for reading in `tabs/`, `strace -f -y`).
+    @Test("a first push reads each tab's file once")
+    func tabFilesReadOnce() throws {
+        let records = 1000
+        let sender = Self.sender(tabs: records)
+        let scratch = TemporaryDirectory()
+        let trace = scratch.path + "/trace"
+        let result = try sender.runArguments(
+            ["-f", "-y", "-s", "64", "-e", "trace=openat", "-o", trace, Process.itsypad, "sync"], program: "/usr/bin/strace")
+        #expect(result.status == 0, "sync failed: \(result.stderr)")
+        let reads = String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n").filter {
+            $0.contains("/tabs>, \"") && $0.contains(".json\"") && $0.contains("O_RDONLY") && !$0.contains("O_CREAT")
+        }
+        #expect(reads.count >= records, "\(reads.count) tab files read for \(records) tabs: the trace missed them")
+        // Before, each tab's file was read again to store its tag: two reads a tab.
+        #expect(reads.count < records + records / 10, "\(reads.count) tab files read for \(records) tabs")
+    }
+
     /// The most system calls that `counted` picks out a first push of 2,500 tabs made while holding the
     /// data directory's lock between two looks for a command waiting for it (tries of `lock-waiters`),
     /// in `strace -f -y`'s order of its opens, renames and locks, and how many looks it made.

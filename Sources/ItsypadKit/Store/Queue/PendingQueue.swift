@@ -218,6 +218,12 @@ public final class PendingQueue {
     /// The waiting change for one record, if any.
     public func change(for key: RecordKey) throws -> PendingChange? { try loadedSnapshot().change(for: key) }
 
+    /// Starts watching the log from where it ends now (see `PendingWatch`).
+    public func watch() throws -> PendingWatch {
+        let file = try appendFile()
+        return PendingWatch(file: file, tree: tree, end: file.size)
+    }
+
     /// Marks the given versions as sent. A change re-enqueued after its batch
     /// was built has a higher version and stays pending. Appends only: a queue
     /// not read yet is not replayed for it (a push confirms 100,000 changes a step at a time).
@@ -452,5 +458,45 @@ struct PendingLine: Equatable {
             return operation.description
         }
         return nil
+    }
+}
+
+/// The records queued in the log after a moment: a run that lets go of the lock (a sync, around
+/// backend calls and between steps) learns which records other commands changed meanwhile without
+/// reading them, since every local change queues its record before it is stored. The log stays
+/// open, so a log put in its place (a compaction, an import) is told from it by its inode, which
+/// cannot be reused while open; lines are only ever appended to the same file.
+public final class PendingWatch {
+    private let file: AppendFile
+    private let tree: FileTree
+    /// Where the lines read so far end (a line boundary).
+    private var end: Int
+    private var queued = Set<RecordKey>()
+    private var replaced = false
+
+    init(file: AppendFile, tree: FileTree, end: Int) {
+        self.file = file
+        self.tree = tree
+        self.end = end
+    }
+
+    /// The records saved or deleted in lines appended since the watch began; nil when the log was
+    /// replaced since, or holds a line that cannot be read, either of which could hide one.
+    public func queuedSince() throws -> Set<RecordKey>? {
+        guard !replaced else { return nil }
+        let path = file.path
+        let size = file.size
+        guard try storeOperation({ try tree.status(path) })?.inode == file.inode, size >= end else {
+            replaced = true
+            return nil
+        }
+        try storeOperation {
+            try FileSystem.forEachLine(fd: file.fd, from: end, size: size, path: path) { offset, line in
+                end = offset + line.count + 1
+                guard let parsed = PendingLine(line) else { return replaced = true }
+                if parsed.op != "done", let key = parsed.key { queued.insert(key.recordKey) }
+            }
+        }
+        return replaced ? nil : queued
     }
 }

@@ -16,6 +16,9 @@ final class TabRecords: SyncedRecordType {
     private var staged: [String: Tab] = [:]
     /// The version of each tab sent in the batch on its way: the tab may be edited meanwhile.
     private var sent: [String: Tab] = [:]
+    /// The pending log from before the batch on its way was read: a sent tab that was not queued
+    /// again since is unchanged, and its file is not read again at acceptance.
+    private var sentWatch: PendingWatch?
     /// Sent tabs rewritten with their new tags, saved together by `finishAccept`.
     private var accepted: FileStage?
 
@@ -312,6 +315,7 @@ final class TabRecords: SyncedRecordType {
         var read = 0
         var group = Set<String>()
         var entry = engine.store.tabs.entry(id:)
+        sentWatch = try engine.store.pending().watch()
         return { [self] change in
             let name = change.key.name
             if !group.contains(name), read < names.count {
@@ -348,12 +352,20 @@ final class TabRecords: SyncedRecordType {
 
     /// Records the new tags, and for saved tabs the version sent as the next common ancestor
     /// (a tab edited since it was sent keeps its edit, still pending, on top of that ancestor).
+    /// Only the tabs queued again since they were read (`sentWatch`) are read again.
     func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine: SyncEngine) throws {
         var updated: [Tab] = []
-        let entry = try engine.store.tabs.lookUp(reading: items.map(\.change.key.name))
+        let queued = try sentWatch?.queuedSince()
+        /// The sent version of a saved tab queued by nothing since: what its file still holds.
+        func unchanged(_ item: SyncEngine.Outgoing) -> Tab? {
+            guard item.change.operation == .save, let queued, !queued.contains(item.change.key) else { return nil }
+            return sent[item.change.key.name]
+        }
+        let changed = items.filter { unchanged($0) == nil }.map(\.change.key.name)
+        let entry = changed.isEmpty ? engine.store.tabs.entry(id:) : try engine.store.tabs.lookUp(reading: changed)
         for item in items {
             let id = item.change.key.name
-            switch try entry(id) {
+            switch try unchanged(item).map(TabStore.Entry.live) ?? entry(id) {
             case .live(var tab)? where item.change.operation == .save:
                 guard let sent = sent[id], let record = item.saves.first.flatMap({ saved[$0.id] }),
                     let tag = record.recordChangeTag

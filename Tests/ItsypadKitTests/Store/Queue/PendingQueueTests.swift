@@ -19,6 +19,23 @@ import Testing
         #expect(try PendingQueue(path: path).changes().map(\.key) == [a, b])
     }
 
+    /// A watch names the records queued after it began, by any queue of the same log, and not the
+    /// confirmations; once the log is put in place by a compaction it answers nil (unknown).
+    @Test func watchNamesRecordsQueuedSinceItBegan() throws {
+        let queue = try PendingQueue(path: path)
+        try queue.enqueue(.save, a)
+        let watch = try queue.watch()
+        #expect(try watch.queuedSince() == [])
+        let c = RecordKey(.clip, Identifier.make().lowercased())
+        try PendingQueue(path: path).enqueue(.delete, c)
+        try queue.confirm([try #require(try queue.change(for: a))])
+        #expect(try watch.queuedSince() == [c])
+        try PendingQueue(path: path).enqueue(.save, b)
+        #expect(try watch.queuedSince() == [c, b])
+        try PendingQueue(path: path).compact { _ in true }
+        #expect(try watch.queuedSince() == nil)
+    }
+
     @Test func deleteReplacesSave() throws {
         let queue = try PendingQueue(path: path)
         try queue.enqueue(.save, a)
