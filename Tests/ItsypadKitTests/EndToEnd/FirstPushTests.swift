@@ -166,6 +166,35 @@ struct FirstPushTests {
         #expect(calls["syncfs", default: 0] <= 8, "\(calls["syncfs", default: 0]) syncfs for \(records) tabs: \(calls)")
     }
 
+    /// Directories of `backend` a run of `arguments` opened, and renames in it, from `strace -f -y`.
+    static func backendWalks(_ device: Device, _ arguments: [String], backend: String) throws -> (directoryOpens: Int, renames: Int) {
+        let scratch = TemporaryDirectory()
+        let trace = scratch.path + "/trace"
+        let result = try device.runArguments(
+            ["-f", "-y", "-s", "4096", "-e", "trace=openat,renameat", "-o", trace, Process.itsypad] + arguments,
+            program: "/usr/bin/strace")
+        #expect(result.status == 0, "\(arguments) failed: \(result.stderr)")
+        var walks = (directoryOpens: 0, renames: 0)
+        for line in String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n")
+        where line.contains(backend) {
+            if line.contains("openat("), line.contains("O_DIRECTORY") { walks.directoryOpens += 1 }
+            if line.contains("renameat(") { walks.renames += 1 }
+        }
+        return walks
+    }
+
+    @Test("a first push of tabs opens each record folder once a batch and creates its record files in place")
+    func backendDirectoryOpensPerRecord() throws {
+        let records = 2500
+        let sender = Self.sender(tabs: records)
+        let walks = try Self.backendWalks(sender, ["sync"], backend: Self.backend(of: sender))
+        // Two batches, each opening the 256 folders of tabs once (and a few others): about 0.2 a tab.
+        // Each folder walked to from the root for every read and write, it was about 1.2.
+        #expect(walks.directoryOpens < records / 3, "\(walks.directoryOpens) directory opens for \(records) tabs")
+        // The journal's and device.json's replacements: a few a batch. Each record file renamed into place, it was 2,500 more.
+        #expect(walks.renames < 50, "\(walks.renames) renames for \(records) tabs")
+    }
+
     /// A command that waits for the lock while the tabs' new tags are stored waits for at most a
     /// step of them, however large the batch: holding the lock, the sync asks whether one waits
     /// (tries `lock-waiters`) after every `stepSize` tab files it writes (in `strace -f -y`'s order).

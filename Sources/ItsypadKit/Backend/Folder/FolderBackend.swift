@@ -286,11 +286,12 @@ public final class FolderBackend: ReplicatedBackend {
             highest = max(highest, (try? deviceDocument(of: device))?.seen[deviceID] ?? 0)
         }
         // Every writer's versions, a record folder at a time: nothing of the whole backend held at once.
+        let directories = files.directories()
         for folder in try recordFolders() {
             let byWriter = Dictionary(grouping: try recordFiles(in: folder.path, type: folder.type, bucket: folder.bucket), by: \.device)
             for (writer, files) in byWriter {
                 let paths = Dictionary(files.map { ($0.id, $0.path) }, uniquingKeysWith: { first, _ in first })
-                for version in try versions(inFiles: paths, writer: writer, zone: zone).values {
+                for version in try versions(inFiles: paths, writer: writer, zone: zone, directories: directories).values {
                     highest = max(highest, version.version.entries[deviceID] ?? 0)
                 }
             }
@@ -413,9 +414,10 @@ public final class FolderBackend: ReplicatedBackend {
         var byFolder: [String: Set<RecordID>] = [:]
         for id in ids { byFolder[layout.recordFolder(id), default: []].insert(id) }
         var writers: [RecordID: [String]] = [:]
+        let directories = files.directories()
         for (folder, wanted) in byFolder {
             let names: [String]
-            do { names = try files.listDirectory(folder) ?? [] } catch BackendError.corrupt { continue }  // Not a plain folder: skipped.
+            do { names = try files.listDirectory(folder, of: directories) ?? [] } catch BackendError.corrupt { continue }  // Not a plain folder: skipped.
             let type = wanted.first!.recordType
             for file in names {
                 guard let (name, device) = FolderLayout.recordFile(named: file) else { continue }
@@ -461,8 +463,10 @@ public final class FolderBackend: ReplicatedBackend {
     /// The versions in many record files of one writer, as `version(in:of:writer:zone:)` reads each,
     /// read a folder at a time (a first sync reads every record file of the backend), the folders
     /// shared among the processors when there are many files: reading and decoding them is most of
-    /// a first sync's work.
-    func versions(inFiles paths: [RecordID: String], writer: String, zone: String) throws -> [RecordID: RecordVersion] {
+    /// a first sync's work. Folders are taken from `directories`.
+    func versions(
+        inFiles paths: [RecordID: String], writer: String, zone: String, directories: FileTree.OpenDirectories
+    ) throws -> [RecordID: RecordVersion] {
         var byFolder: [String: [(name: String, id: RecordID)]] = [:]
         for (id, path) in paths { byFolder[FileSystem.directoryName(path), default: []].append((FileSystem.baseName(path), id)) }
         let folders = Array(byFolder)
@@ -472,7 +476,7 @@ public final class FolderBackend: ReplicatedBackend {
             let ids = Dictionary(entries.map { ($0.name, $0.id) }, uniquingKeysWith: { first, _ in first })
             var versions: [RecordID: RecordVersion] = [:]
             do {
-                try files.readFiles(entries.map(\.name), in: folder, limit: Self.maxRecordFileBytes) { name, bytes in
+                try files.readFiles(entries.map(\.name), in: folder, of: directories, limit: Self.maxRecordFileBytes) { name, bytes in
                     guard let id = ids[name], let version = try version(bytes, of: id, writer: writer, zone: zone) else { return }
                     versions[id] = version
                 }
@@ -487,11 +491,15 @@ public final class FolderBackend: ReplicatedBackend {
     /// The versions in the record files of each record's `holders`, in their order, as `versions(of:zone:devices:)`
     /// reads them, read a folder at a time (see `versions(inFiles:writer:zone:)`): a page of 2,000
     /// changes opens each record folder once rather than walking to every file.
-    func storedVersions(of ids: [RecordID], zone: String, holders: (RecordID) -> [String]) throws -> [RecordID: [RecordVersion]] {
+    func storedVersions(
+        of ids: [RecordID], zone: String, directories: FileTree.OpenDirectories, holders: (RecordID) -> [String]
+    ) throws -> [RecordID: [RecordVersion]] {
         var paths: [String: [RecordID: String]] = [:]
         for id in ids { for device in holders(id) { paths[device, default: [:]][id] = layout.recordFile(id, device: device) } }
         var byDevice: [String: [RecordID: RecordVersion]] = [:]
-        for (device, files) in paths { byDevice[device] = try versions(inFiles: files, writer: device, zone: zone) }
+        for (device, files) in paths {
+            byDevice[device] = try versions(inFiles: files, writer: device, zone: zone, directories: directories)
+        }
         var result: [RecordID: [RecordVersion]] = [:]
         for id in ids { result[id] = holders(id).compactMap { byDevice[$0]?[id] } }
         return result
@@ -541,8 +549,9 @@ public final class FolderBackend: ReplicatedBackend {
 
     /// Writes this device's record files for a committed batch (the last change of each record
     /// counts), all made durable together before it returns; a drop removes the file if it still
-    /// holds the dropped version. `versions`: each change's version document as its line holds it.
-    func writeRecordFiles(_ batch: DeviceBatch, versions: [[UInt8]?]) throws {
+    /// holds the dropped version. `versions`: each change's version document as its line holds it;
+    /// record folders are taken from `directories` (which makes missing ones).
+    func writeRecordFiles(_ batch: DeviceBatch, versions: [[UInt8]?], in directories: FileTree.OpenDirectories) throws {
         var last: [RecordID: Int] = [:]
         for (index, change) in batch.changes.enumerated() where change.op != .checkpoint { last[change.id] = index }
         var replacements: [(path: String, bytes: [UInt8])] = []
@@ -556,18 +565,19 @@ public final class FolderBackend: ReplicatedBackend {
             }
             replacements.append((layout.recordFile(id, device: deviceID), version))
         }
-        try files.replaceFiles(replacements)
+        try files.replaceFiles(replacements, in: directories)
     }
 
     /// Commits changes numbered from `after + 1` as one line of this device's journal (with the
     /// digest of its record files once applied), then writes the record files and `appliedSeq`.
     /// Once the line is appended the batch is committed: if the files cannot be written now, the
     /// next write rolls them forward. `own` holds this device's versions of the changed records
-    /// when the caller has read their files; else they are read here.
+    /// when the caller has read their files (from `directories`); else they are read here.
+    /// `encoded`: each change's version document, when the caller encoded them.
     @discardableResult
     func commit(
         _ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument,
-        own: [RecordID: RecordVersion]? = nil
+        own: [RecordID: RecordVersion]? = nil, encoded: [[UInt8]?]? = nil, directories: FileTree.OpenDirectories? = nil
     ) throws -> DeviceBatch {
         var digest = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
         var changed: [RecordID: DeviceChange] = [:]
@@ -579,11 +589,11 @@ public final class FolderBackend: ReplicatedBackend {
         let batch = DeviceBatch(
             seq: (last?.lastSeq ?? 0) + 1, device: deviceID, instance: instance, zone: zone, time: now(),
             changes: changes, files: digest.hex)
-        let (end, versions) = try journal(of: deviceID).append(batch)
+        let (end, versions) = try journal(of: deviceID).append(batch, versions: encoded)
         // The next batch reads its own journal on from here: nothing after the line it wrote.
         ownJournalEnd.withLock { $0 = end }
         ownCommits.withLock { $0 = ($0 ?? OwnCommits(after: batch.seq - 1)).adding(batch) }
-        if (try? writeRecordFiles(batch, versions: versions)) != nil {
+        if (try? writeRecordFiles(batch, versions: versions, in: directories ?? files.directories(creating: true))) != nil {
             document.appliedSeq = batch.lastSeq
             try? writeDeviceDocument(document)
         }
@@ -594,8 +604,9 @@ public final class FolderBackend: ReplicatedBackend {
     /// batch after `appliedSeq`, and records how far they now go.
     func rollForward(_ document: inout DeviceDocument, through lastSeq: Int64) throws {
         guard document.appliedSeq < lastSeq else { return }
+        let directories = files.directories(creating: true)
         _ = try journal(of: deviceID).scan(after: document.appliedSeq, hint: nil, maxChanges: .max) { batch, _ in
-            try writeRecordFiles(batch, versions: try batch.encoded().versions)
+            try writeRecordFiles(batch, versions: try batch.encoded().versions, in: directories)
         }
         document.appliedSeq = lastSeq
         try writeDeviceDocument(document)
