@@ -249,6 +249,7 @@ import Glibc
     func replacedFilesLandInTheirFoldersAndNeverThroughALink(count: Int) throws {
         try tree.writeAtomically(root + "/records/t/00/old", Array("old".utf8))
         let files = (0..<count).map { (path: root + "/records/t/0\($0 % 3)/f\($0)", bytes: Array("file \($0)".utf8)) }
+        try tree.makeDirectory(root + "/records/t/01")
         try symlink(outside + "/target", at: root + "/records/t/01/linked")
         try tree.replaceFiles(
             files + [(root + "/records/t/00/old", Array("new".utf8)), (root + "/records/t/01/linked", Array("mine".utf8))],
