@@ -62,6 +62,15 @@ struct FileIO: Sendable {
         try classified { try tree.read(path, from: offset, limit: limit) }
     }
 
+    /// The regular file `path` as `readFileIfExists` reads it, its directory taken from `directories`.
+    func readFileIfExists(_ path: String, of directories: FileTree.OpenDirectories, limit: Int? = nil) throws -> [UInt8]? {
+        try classified {
+            var bytes: [UInt8] = []
+            let directory = try directories.directory(FileSystem.directoryName(path))
+            return try directory.read(FileSystem.baseName(path), into: &bytes, limit: limit) ? bytes : nil
+        }
+    }
+
     /// Directories opened once each for a piece of work (see `FileTree.OpenDirectories`).
     func directories(creating: Bool = false) -> FileTree.OpenDirectories { tree.directories(creating: creating) }
 

@@ -375,15 +375,19 @@ public final class FolderBackend: ReplicatedBackend {
     // MARK: Record files
 
     /// Every readable version of the record in this copy: the record file of each of `devices`
-    /// (all devices with a folder when nil).
-    func versions(of id: RecordID, zone: String, devices: [String]? = nil) throws -> [RecordVersion] {
-        try (devices ?? layout.devices()).compactMap { try version(in: layout.recordFile(id, device: $0), of: id, writer: $0, zone: zone) }
+    /// (all devices with a folder when nil), its folder taken from `directories`.
+    func versions(
+        of id: RecordID, zone: String, devices: [String]? = nil, directories: FileTree.OpenDirectories
+    ) throws -> [RecordVersion] {
+        try (devices ?? layout.devices()).compactMap {
+            try version(in: layout.recordFile(id, device: $0), of: id, writer: $0, zone: zone, directories: directories)
+        }
     }
 
     /// In an encrypted zone, a record whose only versions here do not open (changed, moved or
     /// forged in the backend) throws `.corrupt` rather than passing for a record with no version.
     public func siblings(of id: RecordID) throws -> [RecordVersion] {
-        try siblings(of: id, zone: try readZone().zoneID, devices: try layout.devices())
+        try siblings(of: id, zone: try readZone().zoneID, devices: try layout.devices(), directories: files.directories())
     }
 
     public func readableSiblings(of ids: [RecordID]) throws -> [RecordID: [RecordVersion]] {
@@ -391,10 +395,12 @@ public final class FolderBackend: ReplicatedBackend {
         let zone = try readZone().zoneID
         let devices = try layout.devices()
         let writers = try writers(of: ids)
+        // Each record folder opened once, however many records of it are read.
+        let directories = files.directories()
         var result: [RecordID: [RecordVersion]] = [:]
         for id in ids {
             do {
-                result[id] = try siblings(of: id, zone: zone, devices: writers?[id, default: []] ?? devices)
+                result[id] = try siblings(of: id, zone: zone, devices: writers?[id, default: []] ?? devices, directories: directories)
             } catch BackendError.corrupt {
                 continue
             }
@@ -428,12 +434,16 @@ public final class FolderBackend: ReplicatedBackend {
         return writers
     }
 
-    private func siblings(of id: RecordID, zone: String, devices: [String]) throws -> [RecordVersion] {
-        let siblings = VersionHistory.siblings(try versions(of: id, zone: zone, devices: devices))
+    private func siblings(
+        of id: RecordID, zone: String, devices: [String], directories: FileTree.OpenDirectories
+    ) throws -> [RecordVersion] {
+        let siblings = VersionHistory.siblings(try versions(of: id, zone: zone, devices: devices, directories: directories))
         guard siblings.isEmpty, sealer != nil else { return siblings }
         for device in devices {
             let file = layout.recordFile(id, device: device)
-            guard let document = try versionDocument(in: file, zone: zone), document.record.id == id else { continue }
+            guard let document = try versionDocument(in: file, zone: zone, directories: directories), document.record.id == id else {
+                continue
+            }
             do {
                 _ = try readVersion(document, writer: device)
             } catch {
@@ -450,14 +460,17 @@ public final class FolderBackend: ReplicatedBackend {
 
     /// This device's own current version of the record, from its record file.
     func ownVersion(of id: RecordID, zone: String) throws -> RecordVersion? {
-        try version(in: layout.recordFile(id, device: deviceID), of: id, writer: deviceID, zone: zone)
+        try version(in: layout.recordFile(id, device: deviceID), of: id, writer: deviceID, zone: zone, directories: files.directories())
     }
 
     /// The version in a record file, or nil when there is none or it cannot be used yet: files that
     /// are malformed, of another zone or too large are skipped (half replicated, or quarantined),
-    /// and so are versions that do not open in an encrypted zone.
-    func version(in file: String, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
-        try version(Result { try files.readFileIfExists(file, limit: Self.maxRecordFileBytes) }, of: id, writer: writer, zone: zone)
+    /// and so are versions that do not open in an encrypted zone. Its folder is taken from `directories`.
+    func version(
+        in file: String, of id: RecordID, writer: String, zone: String, directories: FileTree.OpenDirectories
+    ) throws -> RecordVersion? {
+        try version(
+            Result { try files.readFileIfExists(file, of: directories, limit: Self.maxRecordFileBytes) }, of: id, writer: writer, zone: zone)
     }
 
     /// The versions in many record files of one writer, as `version(in:of:writer:zone:)` reads each,
@@ -519,8 +532,8 @@ public final class FolderBackend: ReplicatedBackend {
         return version
     }
 
-    private func versionDocument(in file: String, zone: String) throws -> VersionDocument? {
-        try versionDocument(Result { try files.readFileIfExists(file, limit: Self.maxRecordFileBytes) }, zone: zone)
+    private func versionDocument(in file: String, zone: String, directories: FileTree.OpenDirectories) throws -> VersionDocument? {
+        try versionDocument(Result { try files.readFileIfExists(file, of: directories, limit: Self.maxRecordFileBytes) }, zone: zone)
     }
 
     /// The document of a record file read as `bytes`; nil when there is none or it cannot be used
