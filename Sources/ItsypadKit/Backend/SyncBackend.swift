@@ -100,15 +100,18 @@ public struct BackendLimits: Sendable, Equatable {
 
     /// Request-wide limits, checked before anything is read or written so the engine can split and retry.
     public func checkRequest(saves: [RecordSave], deletes: [RecordDelete]) throws {
-        let count = saves.count + deletes.count
+        try checkRequest(count: saves.count + deletes.count, bytes: nil)
+        try checkRequest(
+            count: saves.count + deletes.count, bytes: saves.reduce(0) { $0 + ((try? JSONCoding.encode($1.record).count) ?? 0) })
+    }
+
+    /// The same for a request of `count` records whose saved records encode to `bytes` in all (nil:
+    /// not known yet, and only the count is checked), for a backend that encodes each record anyway.
+    public func checkRequest(count: Int, bytes: Int?) throws {
         guard count <= maxRecordsPerRequest else { throw BackendError.limitExceeded }
         // One oversized record gets the per-record error instead: splitting cannot help it.
-        guard count > 1 else { return }
-        var totalBytes = 0
-        for save in saves {
-            totalBytes += (try? JSONCoding.encode(save.record).count) ?? 0
-            guard totalBytes <= maxRequestBytes else { throw BackendError.limitExceeded }
-        }
+        guard count > 1, let bytes else { return }
+        guard bytes <= maxRequestBytes else { throw BackendError.limitExceeded }
     }
 
     /// Largest sequence number (and so change tag) a backend may hold: far beyond any real journal,

@@ -179,12 +179,7 @@ struct FirstPushTests {
     func tabFilesReadOnce() throws {
         let records = 1000
         let sender = Self.sender(tabs: records)
-        let scratch = TemporaryDirectory()
-        let trace = scratch.path + "/trace"
-        let result = try sender.runArguments(
-            ["-f", "-y", "-s", "64", "-e", "trace=openat", "-o", trace, Process.itsypad, "sync"], program: "/usr/bin/strace")
-        #expect(result.status == 0, "sync failed: \(result.stderr)")
-        let reads = String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n").filter {
+        let reads = try Self.traced(sender, ["sync"], strace: ["-y", "-s", "64", "-e", "trace=openat"]).filter {
             $0.contains("/tabs>, \"") && $0.contains(".json\"") && $0.contains("O_RDONLY") && !$0.contains("O_CREAT")
         }
         #expect(reads.count >= records, "\(reads.count) tab files read for \(records) tabs: the trace missed them")
@@ -192,18 +187,44 @@ struct FirstPushTests {
         #expect(reads.count < records + records / 10, "\(reads.count) tab files read for \(records) tabs")
     }
 
+    /// The lines `strace -f` with `options` wrote of a run of `arguments`, which must succeed.
+    static func traced(_ device: Device, _ arguments: [String], strace options: [String]) throws -> [Substring] {
+        let scratch = TemporaryDirectory()
+        let trace = scratch.path + "/trace"
+        let result = try device.runArguments(["-f"] + options + ["-o", trace, Process.itsypad] + arguments, program: "/usr/bin/strace")
+        #expect(result.status == 0, "\(arguments) failed: \(result.stderr)")
+        return String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n")
+    }
+
+    /// Directories of `backend` a run of `arguments` opened, and renames in it, from `strace -f -y`.
+    static func backendWalks(_ device: Device, _ arguments: [String], backend: String) throws -> (directoryOpens: Int, renames: Int) {
+        var walks = (directoryOpens: 0, renames: 0)
+        for line in try traced(device, arguments, strace: ["-y", "-s", "4096", "-e", "trace=openat,renameat"]) where line.contains(backend) {
+            if line.contains("openat("), line.contains("O_DIRECTORY") { walks.directoryOpens += 1 }
+            if line.contains("renameat(") { walks.renames += 1 }
+        }
+        return walks
+    }
+
+    @Test("a first push of tabs opens each record folder once a batch and creates its record files in place")
+    func backendDirectoryOpensPerRecord() throws {
+        let records = 2500
+        let sender = Self.sender(tabs: records)
+        let walks = try Self.backendWalks(sender, ["sync"], backend: Self.backend(of: sender))
+        // Two batches, each opening the 256 folders of tabs once, and a few walks a batch to the
+        // journal and device.json: about 0.4 a tab. Each record folder walked to from the root for
+        // every read and write, and to the tombstones' folder for each tab, it was about 1.5.
+        #expect(walks.directoryOpens < records / 2, "\(walks.directoryOpens) directory opens for \(records) tabs")
+        // The journal's and device.json's replacements: a few a batch. Each record file renamed into place, it was 2,500 more.
+        #expect(walks.renames < 50, "\(walks.renames) renames for \(records) tabs")
+    }
+
     /// The most system calls that `counted` picks out a first push of 2,500 tabs made while holding the
     /// data directory's lock between two looks for a command waiting for it (tries of `lock-waiters`),
     /// in `strace -f -y`'s order of its opens, renames and locks, and how many looks it made.
     static func mostBetweenWaiterChecks(counting counted: (Substring) -> Bool) throws -> (most: Int, checks: Int) {
-        let sender = Self.sender(tabs: 2500)
-        let scratch = TemporaryDirectory()
-        let trace = scratch.path + "/trace"
-        let result = try sender.runArguments(
-            ["-f", "-y", "-s", "0", "-e", "trace=openat,renameat,flock", "-o", trace, Process.itsypad, "sync"], program: "/usr/bin/strace")
-        #expect(result.status == 0, "sync failed: \(result.stderr)")
         var since = 0, most = 0, checks = 0
-        for line in String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n") {
+        for line in try traced(Self.sender(tabs: 2500), ["sync"], strace: ["-y", "-s", "0", "-e", "trace=openat,renameat,flock"]) {
             if line.contains("flock("), line.contains("/lock-waiters>") {
                 checks += 1
                 since = 0
@@ -258,15 +279,9 @@ struct FirstPushTests {
     /// `strace -f -y` (each call's descriptor names its file; a call another thread interrupted
     /// is joined with its resumption).
     static func journalTraffic(_ device: Device, _ arguments: [String]) throws -> (read: Int, written: Int) {
-        let scratch = TemporaryDirectory()
-        let trace = scratch.path + "/trace"
-        let result = try device.runArguments(
-            ["-f", "-y", "-s", "0", "-e", "trace=read,pread64,write,pwrite64", "-o", trace, Process.itsypad] + arguments,
-            program: "/usr/bin/strace")
-        #expect(result.status == 0, "\(arguments) failed: \(result.stderr)")
         var unfinished: [Substring: Substring] = [:]
         var traffic = (read: 0, written: 0)
-        for line in String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n") {
+        for line in try traced(device, arguments, strace: ["-y", "-s", "0", "-e", "trace=read,pread64,write,pwrite64"]) {
             guard let space = line.firstIndex(of: " ") else { continue }
             let pid = line[..<space]
             var call = line[line.index(after: space)...].drop { $0 == " " }

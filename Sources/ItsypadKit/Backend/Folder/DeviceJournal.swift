@@ -131,9 +131,10 @@ struct DeviceBatch: Codable, Equatable {
     var lastSeq: Int64 { seq + Int64(changes.count) - 1 }
 
     /// The line (see `DeviceJournal.line`), and each change's version document as the line holds
-    /// it: the record file of that version holds the same bytes, so each is encoded once.
-    func encoded() throws -> (line: [UInt8], versions: [[UInt8]?]) {
-        let versions = try changes.map { change in try change.version.map { try JSONCoding.encode($0) } }
+    /// it: the record file of that version holds the same bytes, so each is encoded once (`given`:
+    /// the caller encoded them, one for each change).
+    func encoded(versions given: [[UInt8]?]? = nil) throws -> (line: [UInt8], versions: [[UInt8]?]) {
+        let versions = try given ?? changes.map { change in try change.version.map { try $0.encoded() } }
         var list: [UInt8] = [UInt8(ascii: "[")]
         for (index, change) in changes.enumerated() {
             if index > 0 { list.append(UInt8(ascii: ",")) }
@@ -404,10 +405,13 @@ struct DeviceJournal {
 
     /// Appends the batch as one line, then fsyncs: once this returns it is committed. A torn last
     /// line (a write that never completed) is cut off first. Returns where the journal now ends,
-    /// and each change's version document as encoded (see `DeviceBatch.encoded`).
+    /// and each change's version document as encoded (see `DeviceBatch.encoded`; `versions`: as
+    /// the caller encoded them).
     @discardableResult
-    func append(_ batch: DeviceBatch, startingSegment: Bool = false) throws -> (end: End, versions: [[UInt8]?]) {
-        let (line, versions) = try batch.encoded()
+    func append(_ batch: DeviceBatch, versions given: [[UInt8]?]? = nil, startingSegment: Bool = false) throws -> (
+        end: End, versions: [[UInt8]?]
+    ) {
+        let (line, versions) = try batch.encoded(versions: given)
         do {
             var segment = startingSegment ? nil : try segments().last
             if let current = segment, (files.tree.fileSize(current.path) ?? 0) >= segmentSizeLimit { segment = nil }

@@ -62,15 +62,31 @@ struct FileIO: Sendable {
         try classified { try tree.read(path, from: offset, limit: limit) }
     }
 
-    /// Reads many files of one directory, opened once (see `FileTree.readFiles`); each file's failure
-    /// reaches `body` classified as `readFileIfExists` would throw it.
-    func readFiles(
-        _ names: [String], in directory: String, limit: Int? = nil, _ body: (String, Result<[UInt8]?, any Error>) throws -> Void
-    ) throws {
+    /// The regular file `path` as `readFileIfExists` reads it, its directory taken from `directories`.
+    func readFileIfExists(_ path: String, of directories: FileTree.OpenDirectories, limit: Int? = nil) throws -> [UInt8]? {
         try classified {
-            try tree.readFiles(names, in: directory, limit: limit) { name, result in
-                try body(name, result.mapError { failure in (failure as? FileSystemError).map(Self.error) ?? failure })
+            var bytes: [UInt8] = []
+            let directory = try directories.directory(FileSystem.directoryName(path))
+            return try directory.read(FileSystem.baseName(path), into: &bytes, limit: limit) ? bytes : nil
+        }
+    }
+
+    /// Directories opened once each for a piece of work (see `FileTree.OpenDirectories`).
+    func directories(creating: Bool = false) -> FileTree.OpenDirectories { tree.directories(creating: creating) }
+
+    /// Reads many files of one directory of `directories`; each file's failure reaches `body`
+    /// classified as `readFileIfExists` would throw it.
+    func readFiles(
+        _ names: [String], in directory: String, of directories: FileTree.OpenDirectories, limit: Int? = nil,
+        _ body: (String, Result<[UInt8]?, any Error>) throws -> Void
+    ) throws {
+        let opened = try classified { try directories.directory(directory) }
+        for name in names {
+            let result = Result<[UInt8]?, any Error> {
+                var bytes: [UInt8] = []
+                return try classified { try opened.read(name, into: &bytes, limit: limit) } ? bytes : nil
             }
+            try body(name, result)
         }
     }
 
@@ -100,8 +116,8 @@ struct FileIO: Sendable {
     }
 
     /// Replaces many files, each atomically, all made durable together (see `FileTree.replaceFiles`).
-    func replaceFiles(_ files: [(path: String, bytes: [UInt8])]) throws {
-        try classified { try tree.replaceFiles(files) }
+    func replaceFiles(_ files: [(path: String, bytes: [UInt8])], in directories: FileTree.OpenDirectories) throws {
+        try classified { try tree.replaceFiles(files, in: directories) }
     }
 
     func syncDirectory(_ directory: String) throws {
@@ -129,6 +145,11 @@ struct FileIO: Sendable {
     /// Names in `directory`, temporary files included, or nil if it does not exist.
     func listDirectory(_ directory: String) throws -> [String]? {
         try classified { try tree.list(directory, includingHidden: true) }
+    }
+
+    /// The same, `directory` taken from `directories`.
+    func listDirectory(_ directory: String, of directories: FileTree.OpenDirectories) throws -> [String]? {
+        try classified { try directories.directory(directory).names(includingHidden: true) }
     }
 
     /// Removes a file. Returns false if it did not exist.

@@ -5,9 +5,8 @@ extension FolderBackend {
     // MARK: Writing
 
     public func modify(saves: [ReplicatedSave], deletes: [ReplicatedDelete]) throws -> ReplicatedModifyResult {
-        try limits.checkRequest(
-            saves: saves.map { RecordSave(record: $0.record) },
-            deletes: deletes.map { RecordDelete(recordType: $0.id.recordType, recordName: $0.id.recordName) })
+        // The request's bytes are checked once its records are encoded, before anything is written.
+        try limits.checkRequest(count: saves.count + deletes.count, bytes: nil)
         let zone = try readZone()
         guard !saves.isEmpty || !deletes.isEmpty else { return ReplicatedModifyResult(written: [], failures: []) }
         return try withOwnFolder(in: zone) { document, last in
@@ -16,9 +15,13 @@ extension FolderBackend {
                 try self.storedDocument($0, zone: zone.zoneID)
             }
             // Every device's file of each record of the batch, read a folder at a time: one open a
-            // file, and nothing held of the records outside the batch.
+            // file, and nothing held of the records outside the batch. The folders, opened (or made)
+            // once, then take the batch's record files.
             let devices = try layout.devices()
-            let stored = try storedVersions(of: saves.map(\.record.id) + deletes.map(\.id), zone: zone.zoneID) { _ in devices }
+            let directories = files.directories(creating: true)
+            let stored = try storedVersions(of: saves.map(\.record.id) + deletes.map(\.id), zone: zone.zoneID, directories: directories) {
+                _ in devices
+            }
             for save in saves {
                 try plan.add(save.record.id) { seq in
                     try version(for: save, seq: seq, zone: zone.zoneID, time: time, stored: stored[save.record.id, default: []])
@@ -29,10 +32,12 @@ extension FolderBackend {
                     try tombstone(for: delete, seq: seq, zone: zone.zoneID, time: time, stored: stored[delete.id, default: []])
                 }
             }
+            try limits.checkRequest(count: saves.count + deletes.count, bytes: plan.savedRecordBytes)
             if !plan.failures.isEmpty { return plan.failedResult }
             guard !plan.changes.isEmpty else { return ReplicatedModifyResult(written: plan.written, failures: []) }
             let own = stored.compactMapValues { versions in versions.first { $0.writer == deviceID } }
-            try commit(plan.changes, after: last, zone: zone.zoneID, document: &document, own: own)
+            try commit(
+                plan.changes, after: last, zone: zone.zoneID, document: &document, own: own, encoded: plan.encoded, directories: directories)
             return ReplicatedModifyResult(written: plan.written, failures: [])
         }
     }
@@ -72,8 +77,10 @@ extension FolderBackend {
         // A derived merge takes its siblings' latest stamp, so that two devices write the same bytes.
         let latest = siblings.compactMap(\.record.modified).max { ($0.timestamp, $0.deviceID) < ($1.timestamp, $1.deviceID) }
         record.modified = save.isDerived ? latest : Stamp(timestamp: time, deviceID: deviceID)
-        guard try JSONCoding.encode(record).count <= limits.maxRecordBytes else { return .failed(.limitExceeded) }
-        return .write(RecordVersion(record: record, version: vector, writer: deviceID, isDerived: save.isDerived, base: save.base))
+        let encoded = try JSONCoding.encode(record)
+        guard encoded.count <= limits.maxRecordBytes else { return .failed(.limitExceeded) }
+        return .write(
+            RecordVersion(record: record, version: vector, writer: deviceID, isDerived: save.isDerived, base: save.base), record: encoded)
     }
 
     private func tombstone(
@@ -92,7 +99,7 @@ extension FolderBackend {
         let record = BackendRecord(
             recordName: delete.id.recordName, recordType: delete.id.recordType, recordChangeTag: vector.tag,
             created: siblings.first?.record.created, modified: Stamp(timestamp: time, deviceID: deviceID))
-        return .write(RecordVersion(record: record, version: vector, writer: deviceID, isDeleted: true))
+        return .write(RecordVersion(record: record, version: vector, writer: deviceID, isDeleted: true), record: nil)
     }
 
     // MARK: Reading
@@ -253,7 +260,7 @@ extension FolderBackend {
             guard let writers else { return candidates(id) }
             return candidates(id).filter { writers[id]?.contains($0) ?? false }
         }
-        let stored = collecting ? try storedVersions(of: order, zone: zone, holders: holders) : [:]
+        let stored = collecting ? try storedVersions(of: order, zone: zone, directories: files.directories(), holders: holders) : [:]
         let changes = order.map { id in
             ReplicatedChange(id: id, siblings: VersionHistory.siblings(stored[id, default: []] + read[id, default: []]))
         }
@@ -282,7 +289,8 @@ extension FolderBackend {
 
 /// What a save or delete of a `modify` call comes to.
 private enum PlannedVersion {
-    case write(RecordVersion)
+    /// `record`: the version's record as `JSONCoding` encodes it, when the writer encoded it.
+    case write(RecordVersion, record: [UInt8]?)
     /// A derived merge whose version another device already wrote: nothing to write.
     case alreadyWritten
     case failed(ReplicatedRecordError)
@@ -296,6 +304,10 @@ private struct WritePlan {
     /// The document a version is stored as.
     let store: (RecordVersion) throws -> VersionDocument
     var changes: [DeviceChange] = []
+    /// Each change's version document, encoded (see `DeviceBatch.encoded`).
+    var encoded: [[UInt8]?] = []
+    /// The encoded sizes of the saved records, summed (see `BackendLimits.checkRequest`).
+    var savedRecordBytes = 0
     var written: [RecordVersion] = []
     var outcomes: [(id: RecordID, error: ReplicatedRecordError?)] = []
     /// The records `outcomes` names, to find one given twice without walking them all.
@@ -320,14 +332,18 @@ private struct WritePlan {
         switch try plan(seq) {
         case .failed(let error):
             outcomes.append((id, error))
-        case .write(let version):
+        case .write(let version, let record):
             let document = try store(version)
+            // Sealed, the document holds other fields than the record encoded: it is encoded whole.
+            let bytes = try document.encoded(record: sealed ? nil : record)
             // Readers skip a record file larger than this: one that would be is refused instead.
-            if sealed, try JSONCoding.encode(document).count > FolderBackend.maxRecordFileBytes {
+            if bytes.count > FolderBackend.maxRecordFileBytes {
                 outcomes.append((id, .limitExceeded))
                 return
             }
+            savedRecordBytes += record?.count ?? 0
             changes.append(DeviceChange(seq: seq, op: version.isDeleted ? .delete : .save, id: id, version: document))
+            encoded.append(bytes)
             written.append(version)
             outcomes.append((id, nil))
         case .alreadyWritten:

@@ -122,7 +122,7 @@ extension FolderBackend {
         var sweptThrough = acknowledged
         for (id, seq, tombstone) in try ownTombstones(after: swept, through: acknowledged, zone: zone) {
             guard try ownVersion(of: id, zone: zone)?.version.tag == tombstone else { continue }
-            if try versions(of: id, zone: zone).contains(where: { $0.writer != deviceID && !$0.isDeleted }) {
+            if try versions(of: id, zone: zone, directories: files.directories()).contains(where: { $0.writer != deviceID && !$0.isDeleted }) {
                 // A live version is still here: it supersedes the tombstone or is about to be dropped. Look again later.
                 sweptThrough = min(sweptThrough, seq - 1)
                 continue
@@ -143,8 +143,9 @@ extension FolderBackend {
         var tombstones: [(id: RecordID, seq: Int64, version: String)] = []
         var readFrom = swept
         if let checkpoint = try journal.checkpoint(), swept < checkpoint.batch.seq {
+            let directories = files.directories()
             for (id, file) in try ownRecordFiles().sorted(by: { $0.key < $1.key }) {
-                guard let own = try version(in: file, of: id, writer: deviceID, zone: zone), own.isDeleted,
+                guard let own = try version(in: file, of: id, writer: deviceID, zone: zone, directories: directories), own.isDeleted,
                     let seq = own.version.entries[deviceID], seq > swept, seq <= acknowledged
                 else { continue }
                 tombstones.append((id, seq, own.version.tag))

@@ -137,7 +137,7 @@ extension FolderBackend {
                 cursor.file = 0
             }
         }
-        let opened = try versions(inFiles: paths, writer: device, zone: zone)
+        let opened = try versions(inFiles: paths, writer: device, zone: zone, directories: files.directories())
         let versions = order.compactMap { opened[$0] }
         for version in versions { cursor.digest.toggle(version.record.id, version: version.version.tag) }
         var next = position

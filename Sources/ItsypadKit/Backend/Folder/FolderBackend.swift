@@ -286,11 +286,12 @@ public final class FolderBackend: ReplicatedBackend {
             highest = max(highest, (try? deviceDocument(of: device))?.seen[deviceID] ?? 0)
         }
         // Every writer's versions, a record folder at a time: nothing of the whole backend held at once.
+        let directories = files.directories()
         for folder in try recordFolders() {
             let byWriter = Dictionary(grouping: try recordFiles(in: folder.path, type: folder.type, bucket: folder.bucket), by: \.device)
             for (writer, files) in byWriter {
                 let paths = Dictionary(files.map { ($0.id, $0.path) }, uniquingKeysWith: { first, _ in first })
-                for version in try versions(inFiles: paths, writer: writer, zone: zone).values {
+                for version in try versions(inFiles: paths, writer: writer, zone: zone, directories: directories).values {
                     highest = max(highest, version.version.entries[deviceID] ?? 0)
                 }
             }
@@ -374,15 +375,19 @@ public final class FolderBackend: ReplicatedBackend {
     // MARK: Record files
 
     /// Every readable version of the record in this copy: the record file of each of `devices`
-    /// (all devices with a folder when nil).
-    func versions(of id: RecordID, zone: String, devices: [String]? = nil) throws -> [RecordVersion] {
-        try (devices ?? layout.devices()).compactMap { try version(in: layout.recordFile(id, device: $0), of: id, writer: $0, zone: zone) }
+    /// (all devices with a folder when nil), its folder taken from `directories`.
+    func versions(
+        of id: RecordID, zone: String, devices: [String]? = nil, directories: FileTree.OpenDirectories
+    ) throws -> [RecordVersion] {
+        try (devices ?? layout.devices()).compactMap {
+            try version(in: layout.recordFile(id, device: $0), of: id, writer: $0, zone: zone, directories: directories)
+        }
     }
 
     /// In an encrypted zone, a record whose only versions here do not open (changed, moved or
     /// forged in the backend) throws `.corrupt` rather than passing for a record with no version.
     public func siblings(of id: RecordID) throws -> [RecordVersion] {
-        try siblings(of: id, zone: try readZone().zoneID, devices: try layout.devices())
+        try siblings(of: id, zone: try readZone().zoneID, devices: try layout.devices(), directories: files.directories())
     }
 
     public func readableSiblings(of ids: [RecordID]) throws -> [RecordID: [RecordVersion]] {
@@ -390,10 +395,12 @@ public final class FolderBackend: ReplicatedBackend {
         let zone = try readZone().zoneID
         let devices = try layout.devices()
         let writers = try writers(of: ids)
+        // Each record folder opened once, however many records of it are read.
+        let directories = files.directories()
         var result: [RecordID: [RecordVersion]] = [:]
         for id in ids {
             do {
-                result[id] = try siblings(of: id, zone: zone, devices: writers?[id, default: []] ?? devices)
+                result[id] = try siblings(of: id, zone: zone, devices: writers?[id, default: []] ?? devices, directories: directories)
             } catch BackendError.corrupt {
                 continue
             }
@@ -413,9 +420,10 @@ public final class FolderBackend: ReplicatedBackend {
         var byFolder: [String: Set<RecordID>] = [:]
         for id in ids { byFolder[layout.recordFolder(id), default: []].insert(id) }
         var writers: [RecordID: [String]] = [:]
+        let directories = files.directories()
         for (folder, wanted) in byFolder {
             let names: [String]
-            do { names = try files.listDirectory(folder) ?? [] } catch BackendError.corrupt { continue }  // Not a plain folder: skipped.
+            do { names = try files.listDirectory(folder, of: directories) ?? [] } catch BackendError.corrupt { continue }  // Not a plain folder: skipped.
             let type = wanted.first!.recordType
             for file in names {
                 guard let (name, device) = FolderLayout.recordFile(named: file) else { continue }
@@ -426,12 +434,16 @@ public final class FolderBackend: ReplicatedBackend {
         return writers
     }
 
-    private func siblings(of id: RecordID, zone: String, devices: [String]) throws -> [RecordVersion] {
-        let siblings = VersionHistory.siblings(try versions(of: id, zone: zone, devices: devices))
+    private func siblings(
+        of id: RecordID, zone: String, devices: [String], directories: FileTree.OpenDirectories
+    ) throws -> [RecordVersion] {
+        let siblings = VersionHistory.siblings(try versions(of: id, zone: zone, devices: devices, directories: directories))
         guard siblings.isEmpty, sealer != nil else { return siblings }
         for device in devices {
             let file = layout.recordFile(id, device: device)
-            guard let document = try versionDocument(in: file, zone: zone), document.record.id == id else { continue }
+            guard let document = try versionDocument(in: file, zone: zone, directories: directories), document.record.id == id else {
+                continue
+            }
             do {
                 _ = try readVersion(document, writer: device)
             } catch {
@@ -448,21 +460,26 @@ public final class FolderBackend: ReplicatedBackend {
 
     /// This device's own current version of the record, from its record file.
     func ownVersion(of id: RecordID, zone: String) throws -> RecordVersion? {
-        try version(in: layout.recordFile(id, device: deviceID), of: id, writer: deviceID, zone: zone)
+        try version(in: layout.recordFile(id, device: deviceID), of: id, writer: deviceID, zone: zone, directories: files.directories())
     }
 
     /// The version in a record file, or nil when there is none or it cannot be used yet: files that
     /// are malformed, of another zone or too large are skipped (half replicated, or quarantined),
-    /// and so are versions that do not open in an encrypted zone.
-    func version(in file: String, of id: RecordID, writer: String, zone: String) throws -> RecordVersion? {
-        try version(Result { try files.readFileIfExists(file, limit: Self.maxRecordFileBytes) }, of: id, writer: writer, zone: zone)
+    /// and so are versions that do not open in an encrypted zone. Its folder is taken from `directories`.
+    func version(
+        in file: String, of id: RecordID, writer: String, zone: String, directories: FileTree.OpenDirectories
+    ) throws -> RecordVersion? {
+        try version(
+            Result { try files.readFileIfExists(file, of: directories, limit: Self.maxRecordFileBytes) }, of: id, writer: writer, zone: zone)
     }
 
     /// The versions in many record files of one writer, as `version(in:of:writer:zone:)` reads each,
     /// read a folder at a time (a first sync reads every record file of the backend), the folders
     /// shared among the processors when there are many files: reading and decoding them is most of
-    /// a first sync's work.
-    func versions(inFiles paths: [RecordID: String], writer: String, zone: String) throws -> [RecordID: RecordVersion] {
+    /// a first sync's work. Folders are taken from `directories`.
+    func versions(
+        inFiles paths: [RecordID: String], writer: String, zone: String, directories: FileTree.OpenDirectories
+    ) throws -> [RecordID: RecordVersion] {
         var byFolder: [String: [(name: String, id: RecordID)]] = [:]
         for (id, path) in paths { byFolder[FileSystem.directoryName(path), default: []].append((FileSystem.baseName(path), id)) }
         let folders = Array(byFolder)
@@ -472,7 +489,7 @@ public final class FolderBackend: ReplicatedBackend {
             let ids = Dictionary(entries.map { ($0.name, $0.id) }, uniquingKeysWith: { first, _ in first })
             var versions: [RecordID: RecordVersion] = [:]
             do {
-                try files.readFiles(entries.map(\.name), in: folder, limit: Self.maxRecordFileBytes) { name, bytes in
+                try files.readFiles(entries.map(\.name), in: folder, of: directories, limit: Self.maxRecordFileBytes) { name, bytes in
                     guard let id = ids[name], let version = try version(bytes, of: id, writer: writer, zone: zone) else { return }
                     versions[id] = version
                 }
@@ -487,11 +504,15 @@ public final class FolderBackend: ReplicatedBackend {
     /// The versions in the record files of each record's `holders`, in their order, as `versions(of:zone:devices:)`
     /// reads them, read a folder at a time (see `versions(inFiles:writer:zone:)`): a page of 2,000
     /// changes opens each record folder once rather than walking to every file.
-    func storedVersions(of ids: [RecordID], zone: String, holders: (RecordID) -> [String]) throws -> [RecordID: [RecordVersion]] {
+    func storedVersions(
+        of ids: [RecordID], zone: String, directories: FileTree.OpenDirectories, holders: (RecordID) -> [String]
+    ) throws -> [RecordID: [RecordVersion]] {
         var paths: [String: [RecordID: String]] = [:]
         for id in ids { for device in holders(id) { paths[device, default: [:]][id] = layout.recordFile(id, device: device) } }
         var byDevice: [String: [RecordID: RecordVersion]] = [:]
-        for (device, files) in paths { byDevice[device] = try versions(inFiles: files, writer: device, zone: zone) }
+        for (device, files) in paths {
+            byDevice[device] = try versions(inFiles: files, writer: device, zone: zone, directories: directories)
+        }
         var result: [RecordID: [RecordVersion]] = [:]
         for id in ids { result[id] = holders(id).compactMap { byDevice[$0]?[id] } }
         return result
@@ -511,8 +532,8 @@ public final class FolderBackend: ReplicatedBackend {
         return version
     }
 
-    private func versionDocument(in file: String, zone: String) throws -> VersionDocument? {
-        try versionDocument(Result { try files.readFileIfExists(file, limit: Self.maxRecordFileBytes) }, zone: zone)
+    private func versionDocument(in file: String, zone: String, directories: FileTree.OpenDirectories) throws -> VersionDocument? {
+        try versionDocument(Result { try files.readFileIfExists(file, of: directories, limit: Self.maxRecordFileBytes) }, zone: zone)
     }
 
     /// The document of a record file read as `bytes`; nil when there is none or it cannot be used
@@ -541,8 +562,9 @@ public final class FolderBackend: ReplicatedBackend {
 
     /// Writes this device's record files for a committed batch (the last change of each record
     /// counts), all made durable together before it returns; a drop removes the file if it still
-    /// holds the dropped version. `versions`: each change's version document as its line holds it.
-    func writeRecordFiles(_ batch: DeviceBatch, versions: [[UInt8]?]) throws {
+    /// holds the dropped version. `versions`: each change's version document as its line holds it;
+    /// record folders are taken from `directories` (which makes missing ones).
+    func writeRecordFiles(_ batch: DeviceBatch, versions: [[UInt8]?], in directories: FileTree.OpenDirectories) throws {
         var last: [RecordID: Int] = [:]
         for (index, change) in batch.changes.enumerated() where change.op != .checkpoint { last[change.id] = index }
         var replacements: [(path: String, bytes: [UInt8])] = []
@@ -556,18 +578,19 @@ public final class FolderBackend: ReplicatedBackend {
             }
             replacements.append((layout.recordFile(id, device: deviceID), version))
         }
-        try files.replaceFiles(replacements)
+        try files.replaceFiles(replacements, in: directories)
     }
 
     /// Commits changes numbered from `after + 1` as one line of this device's journal (with the
     /// digest of its record files once applied), then writes the record files and `appliedSeq`.
     /// Once the line is appended the batch is committed: if the files cannot be written now, the
     /// next write rolls them forward. `own` holds this device's versions of the changed records
-    /// when the caller has read their files; else they are read here.
+    /// when the caller has read their files (from `directories`); else they are read here.
+    /// `encoded`: each change's version document, when the caller encoded them.
     @discardableResult
     func commit(
         _ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument,
-        own: [RecordID: RecordVersion]? = nil
+        own: [RecordID: RecordVersion]? = nil, encoded: [[UInt8]?]? = nil, directories: FileTree.OpenDirectories? = nil
     ) throws -> DeviceBatch {
         var digest = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
         var changed: [RecordID: DeviceChange] = [:]
@@ -579,11 +602,11 @@ public final class FolderBackend: ReplicatedBackend {
         let batch = DeviceBatch(
             seq: (last?.lastSeq ?? 0) + 1, device: deviceID, instance: instance, zone: zone, time: now(),
             changes: changes, files: digest.hex)
-        let (end, versions) = try journal(of: deviceID).append(batch)
+        let (end, versions) = try journal(of: deviceID).append(batch, versions: encoded)
         // The next batch reads its own journal on from here: nothing after the line it wrote.
         ownJournalEnd.withLock { $0 = end }
         ownCommits.withLock { $0 = ($0 ?? OwnCommits(after: batch.seq - 1)).adding(batch) }
-        if (try? writeRecordFiles(batch, versions: versions)) != nil {
+        if (try? writeRecordFiles(batch, versions: versions, in: directories ?? files.directories(creating: true))) != nil {
             document.appliedSeq = batch.lastSeq
             try? writeDeviceDocument(document)
         }
@@ -594,8 +617,9 @@ public final class FolderBackend: ReplicatedBackend {
     /// batch after `appliedSeq`, and records how far they now go.
     func rollForward(_ document: inout DeviceDocument, through lastSeq: Int64) throws {
         guard document.appliedSeq < lastSeq else { return }
+        let directories = files.directories(creating: true)
         _ = try journal(of: deviceID).scan(after: document.appliedSeq, hint: nil, maxChanges: .max) { batch, _ in
-            try writeRecordFiles(batch, versions: try batch.encoded().versions)
+            try writeRecordFiles(batch, versions: try batch.encoded().versions, in: directories)
         }
         document.appliedSeq = lastSeq
         try writeDeviceDocument(document)

@@ -127,6 +127,19 @@ struct VersionDocument: Codable, Equatable {
         var fields: [String: FieldValue]
     }
 
+    /// What `JSONCoding.encode(self)` writes, its record given already encoded (`record`: the
+    /// bytes of `JSONCoding.encode(self.record)`, which a writer checks the record's size with):
+    /// each version is encoded once, for its size, its journal line and its record file.
+    func encoded(record: [UInt8]? = nil) throws -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        if let base { bytes += Array(#""base":"#.utf8) + (try JSONCoding.encode(base)) + [UInt8(ascii: ",")] }
+        bytes += Array(#""deleted":\#(deleted),"derived":\#(derived),"record":"#.utf8)
+        bytes += try record ?? JSONCoding.encode(self.record)
+        bytes += Array(#","version":"#.utf8) + (try JSONCoding.encode(version))
+        bytes += Array(#","zone":"#.utf8) + (try JSONCoding.encode(zone)) + [UInt8(ascii: "}")]
+        return bytes
+    }
+
     init(_ version: RecordVersion, zone: String) {
         self.zone = zone
         self.version = version.version.tag

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 
+import Synchronization
+
 /// syncfs(2): Glibc declares it only under _GNU_SOURCE, which the Swift module map does not set.
 @_silgen_name("syncfs")
 private func linuxSyncfs(_ fd: Int32) -> Int32
@@ -222,7 +224,7 @@ public struct FileTree: Sendable {
 
     /// A directory of the tree, open for its regular files (see `directory(_:creating:)`); closed when the
     /// last reference goes.
-    public final class OpenDirectory {
+    public final class OpenDirectory: Sendable {
         private let fd: Int32?
         public let path: String
 
@@ -252,6 +254,12 @@ public struct FileTree: Sendable {
             return true
         }
 
+        /// The names of its entries, temporary files included when `includingHidden`; nil when it does not exist.
+        public func names(includingHidden: Bool) throws -> [String]? {
+            guard let fd else { return nil }
+            return try FileTree.withListing(of: fd, path: path) { FileSystem.names(in: $0, includingHidden: includingHidden) }
+        }
+
         /// Writes the file `name` (replacing any), not made durable: the caller syncs it.
         public func write(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws {
             guard FileTree.isPlainName(name) else {
@@ -261,21 +269,23 @@ public struct FileTree: Sendable {
             try FileTree.write(name, bytes, in: fd, mode: mode, syncing: false, path: path + "/" + name)
         }
 
-        /// The directory `name` here, made if missing: one `openat`, not a walk from the root.
-        fileprivate func subdirectory(_ name: String) throws -> OpenDirectory {
+        /// The directory `name` here (made if missing when `creating`: a `mkdirat` that may find it
+        /// there, then one `openat`, never a walk from the root); a missing one holds no files.
+        fileprivate func subdirectory(_ name: String, creating: Bool) throws -> OpenDirectory {
             let child = path + "/" + name
             guard FileTree.isPlainName(name) else {
                 throw FileSystemError(path: child, code: FileSystemError.unsafeName, operation: "open")
             }
-            guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "open") }
-            var opened = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if opened < 0 && errno == ENOENT {
-                if mkdirat(fd, name, 0o700) != 0 && errno != EEXIST { throw FileSystem.fail("create directory", child) }
-                opened = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard let fd else {
+                if creating { throw FileSystemError(path: path, code: ENOENT, operation: "open") }
+                return OpenDirectory(fd: nil, path: child)
             }
+            if creating, mkdirat(fd, name, 0o700) != 0, errno != EEXIST { throw FileSystem.fail("create directory", child) }
+            let opened = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if opened < 0 {
-                // A symlink gives ELOOP, a file where a directory belongs ENOTDIR.
                 let code = errno
+                if code == ENOENT && !creating { return OpenDirectory(fd: nil, path: child) }
+                // A symlink gives ELOOP, a file where a directory belongs ENOTDIR.
                 throw FileSystemError(
                     path: child, code: code == ENOTDIR ? FileSystemError.notRegularFile : code, operation: "open",
                     detail: code == ENOTDIR ? "a directory was expected" : nil)
@@ -283,17 +293,24 @@ public struct FileTree: Sendable {
             return OpenDirectory(fd: opened, path: child)
         }
 
-        /// Writes `bytes` to the new temporary file `name` here, with exactly `mode`, made durable
-        /// when `syncing`, for `rename` (see `FileTree.replaceFiles`).
-        fileprivate func writeTemporary(_ name: String, _ bytes: [UInt8], mode: mode_t, syncing: Bool) throws {
+        /// Creates the file `name` here with `bytes`, made durable when `syncing`; nil, writing
+        /// nothing, when something (a file, a link, a folder) already has that name. With
+        /// `checkingMode` the file gets exactly `mode` whatever the umask, and the result says
+        /// whether the umask had changed it (if not, a caller creating many needs no more checks).
+        /// A failure removes what it created.
+        fileprivate func create(_ name: String, _ bytes: [UInt8], mode: mode_t, checkingMode: Bool, syncing: Bool) throws -> Bool? {
             guard let fd else { throw FileSystemError(path: path, code: ENOENT, operation: "write") }
             let file = openat(fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-            if file < 0 { throw FileSystem.fail("write", path + "/" + name) }
+            if file < 0 {
+                if errno == EEXIST { return nil }
+                throw FileSystem.fail("write", path + "/" + name)
+            }
             defer { close(file) }
             do {
-                try FileTree.setMode(of: file, to: mode, path: path + "/" + name)
+                let changed = checkingMode ? try FileTree.setMode(of: file, to: mode, path: path + "/" + name) : false
                 try bytes.withUnsafeBytes { try FileSystem.writeAll(fd: file, $0, path: path + "/" + name) }
                 if syncing, fsync(file) != 0 { throw FileSystem.fail("sync", path + "/" + name) }
+                return changed
             } catch {
                 unlinkat(fd, name, 0)
                 throw error
@@ -315,28 +332,57 @@ public struct FileTree: Sendable {
         }
     }
 
-    /// Replaces many files, each atomically, made durable together rather than one by one: each is
-    /// written to a temporary name in its directory (made if missing, and opened once however many
-    /// files it takes, from its parent opened once too); then all are made durable (one `syncfs`
-    /// for many, else an `fsync` each), renamed into place, and the renames made durable (one more
-    /// `syncfs`, else an `fsync` of each directory). Once it returns every file is durable; a crash
-    /// leaves each old or new, and perhaps temporary files, which readers skip and sweeps remove.
-    public func replaceFiles(_ files: [(path: String, bytes: [UInt8])], mode: mode_t = 0o600) throws {
-        guard !files.isEmpty else { return }
-        var directories: [String: OpenDirectory] = [:]
-        func opened(_ folder: String) throws -> OpenDirectory {
-            if let directory = directories[folder] { return directory }
-            // The root, or a folder of it (a walk that checks every name), else a folder of a folder.
-            let parent = FileSystem.directoryName(folder)
-            let directory =
-                try parent == root || folder == root || (try? components(of: parent)) == nil
-                ? self.directory(folder, creating: true) : opened(parent).subdirectory(FileSystem.baseName(folder))
-            directories[folder] = directory
+    /// Directories of the tree opened once each for a piece of work (a batch of a backend's record
+    /// files read and written): each is opened from its parent, itself opened once, never walked to
+    /// from the root again. With `creating`, missing ones are made; else a missing one holds no files.
+    public final class OpenDirectories: Sendable {
+        public let tree: FileTree
+        private let creating: Bool
+        private let opened = Mutex<[String: OpenDirectory]>([:])
+
+        fileprivate init(tree: FileTree, creating: Bool) {
+            self.tree = tree
+            self.creating = creating
+        }
+
+        /// The directory `path` (the root or below it).
+        public func directory(_ path: String) throws -> OpenDirectory {
+            if let directory = opened.withLock({ $0[path] }) { return directory }
+            let directory: OpenDirectory
+            if path == tree.root {
+                directory = try tree.directory(path, creating: creating)
+            } else {
+                // Every name on the way checked (nothing outside the root, no "..", no empty name).
+                let names = try tree.components(of: path)
+                let parent = names.count == 1 ? tree.root : FileSystem.directoryName(path)
+                directory = try self.directory(parent).subdirectory(names.last!, creating: creating)
+            }
+            opened.withLock { $0[path] = directory }
             return directory
         }
+    }
+
+    /// Directories opened once each for a piece of work (see `OpenDirectories`).
+    public func directories(creating: Bool) -> OpenDirectories { OpenDirectories(tree: self, creating: creating) }
+
+    /// Replaces many files, each atomically, made durable together rather than one by one, their
+    /// directories taken from `directories` (which makes missing ones). A file with no entry of its name yet
+    /// is created in place; any other is written to a temporary name in its directory. Then all are
+    /// made durable (one `syncfs` for many, else an `fsync` each), the temporary files renamed into
+    /// place, and the new names made durable (one more `syncfs`, else an `fsync` of each directory).
+    /// Once it returns every file is durable. A crash leaves each replaced file old or new, perhaps
+    /// temporary files (which readers skip and sweeps remove), and a created one missing or partial:
+    /// a caller that creates in place must treat a partial file as none, and write it again (it is
+    /// then replaced, not created).
+    public func replaceFiles(
+        _ files: [(path: String, bytes: [UInt8])], in directories: OpenDirectories, mode: mode_t = 0o600
+    ) throws {
+        guard !files.isEmpty else { return }
         var written: [(directory: OpenDirectory, temporary: String, name: String)] = []
+        var touched: [String: OpenDirectory] = [:]
         var renamed = 0
         let syncEach = files.count <= Self.filesSyncedOneByOne
+        var checkingMode = true
         // One random name for the batch, numbered for each file: the names are drawn once, not once a file.
         let temporary = FileSystem.temporaryName()
         do {
@@ -345,11 +391,20 @@ public struct FileTree: Sendable {
                 guard FileTree.isPlainName(name) else {
                     throw FileSystemError(path: file.path, code: FileSystemError.unsafeName, operation: "write")
                 }
-                let directory = try opened(FileSystem.directoryName(file.path))
-                try directory.writeTemporary(temporary + "-\(index)", file.bytes, mode: mode, syncing: syncEach)
-                written.append((directory, temporary + "-\(index)", name))
+                let directory = try directories.directory(FileSystem.directoryName(file.path))
+                touched[directory.path] = directory
+                if let modeChanged = try directory.create(name, file.bytes, mode: mode, checkingMode: checkingMode, syncing: syncEach) {
+                    checkingMode = modeChanged
+                    continue
+                }
+                // Something is there: replaced by a temporary file's rename, never written through.
+                let staged = temporary + "-\(index)"
+                guard let modeChanged = try directory.create(staged, file.bytes, mode: mode, checkingMode: checkingMode, syncing: syncEach)
+                else { throw FileSystemError(path: directory.path + "/" + staged, code: EEXIST, operation: "write") }
+                checkingMode = modeChanged
+                written.append((directory, staged, name))
             }
-            if !syncEach { try syncFileSystem(of: root) }
+            if !syncEach && !written.isEmpty { try syncFileSystem(of: root) }
             for file in written {
                 try file.directory.rename(file.temporary, to: file.name)
                 renamed += 1
@@ -359,7 +414,7 @@ public struct FileTree: Sendable {
             throw error
         }
         if syncEach {
-            for directory in directories.values { try directory.sync() }
+            for directory in touched.values { try directory.sync() }
         } else {
             try syncFileSystem(of: root)
         }
@@ -379,10 +434,14 @@ public struct FileTree: Sendable {
     /// Gives a file just created exactly `mode`, whatever the umask: set on the open file (nothing at
     /// the path is followed), and only when the umask changed it, as a change of mode is one more
     /// write to the file system's journal (a first sync creates thousands of files).
-    private static func setMode(of fd: Int32, to mode: mode_t, path: @autoclosure () -> String) throws {
+    /// Returns whether it changed the mode.
+    @discardableResult
+    private static func setMode(of fd: Int32, to mode: mode_t, path: @autoclosure () -> String) throws -> Bool {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileSystem.fail("read the mode of", path()) }
-        if info.st_mode & 0o7777 != mode, fchmod(fd, mode) != 0 { throw FileSystem.fail("set the mode of", path()) }
+        guard info.st_mode & 0o7777 != mode else { return false }
+        if fchmod(fd, mode) != 0 { throw FileSystem.fail("set the mode of", path()) }
+        return true
     }
 
     /// Refuses a file of `size` bytes larger than `limit`.
@@ -558,7 +617,7 @@ public struct FileTree: Sendable {
     }
 
     /// Runs `body` with a listing of the open directory `fd` (read from a copy of it: `fd` stays open).
-    private static func withListing<T>(of fd: Int32, path: String, _ body: (OpaquePointer) throws -> T) throws -> T {
+    fileprivate static func withListing<T>(of fd: Int32, path: String, _ body: (OpaquePointer) throws -> T) throws -> T {
         let copy = dup(fd)
         guard copy >= 0, let listing = fdopendir(copy) else {
             if copy >= 0 { close(copy) }

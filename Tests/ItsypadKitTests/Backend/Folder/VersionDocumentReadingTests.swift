@@ -147,4 +147,19 @@ struct VersionDocumentReadingTests {
         }
         #expect(accepted > 20 && readDirectly == accepted)
     }
+
+    @Test("a version document's writer writes the bytes of JSONCoding, its record given encoded or not", arguments: [0, 1])
+    func writerAgreesWithTheEncoder(index: Int) throws {
+        let document = try JSONCoding.decode(VersionDocument.self, from: Array(Self.documents[index].utf8))
+        var variants = [document]
+        var noBase = document
+        noBase.base = nil
+        variants.append(noBase)
+        for variant in variants {
+            let expected = try JSONCoding.encode(variant)
+            #expect(try variant.encoded() == expected)
+            #expect(try variant.encoded(record: JSONCoding.encode(variant.record)) == expected)
+            #expect(VersionDocument.read(try variant.encoded()) == variant)
+        }
+    }
 }

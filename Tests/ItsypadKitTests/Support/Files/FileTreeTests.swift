@@ -249,9 +249,16 @@ import Glibc
     func replacedFilesLandInTheirFoldersAndNeverThroughALink(count: Int) throws {
         try tree.writeAtomically(root + "/records/t/00/old", Array("old".utf8))
         let files = (0..<count).map { (path: root + "/records/t/0\($0 % 3)/f\($0)", bytes: Array("file \($0)".utf8)) }
-        try tree.replaceFiles(files + [(root + "/records/t/00/old", Array("new".utf8))])
+        try tree.makeDirectory(root + "/records/t/01")
+        try symlink(outside + "/target", at: root + "/records/t/01/linked")
+        try tree.replaceFiles(
+            files + [(root + "/records/t/00/old", Array("new".utf8)), (root + "/records/t/01/linked", Array("mine".utf8))],
+            in: tree.directories(creating: true))
         for file in files { #expect(try tree.read(file.path) == file.bytes) }
         #expect(try tree.read(root + "/records/t/00/old") == Array("new".utf8))
+        // A link at a file's name is replaced by a file, never written through.
+        #expect(try tree.read(root + "/records/t/01/linked") == Array("mine".utf8))
+        #expect(targetIntact)
         #expect(try tree.status(root + "/records/t/01/f1")?.permissions == 0o600)
         #expect(try tree.status(root + "/records/t/02")?.permissions == 0o700)
         for folder in ["00", "01", "02"] {
@@ -260,8 +267,8 @@ import Glibc
                     == false)
         }
         try symlink(outside, at: root + "/records/t/03")
-        expectMalformed { try tree.replaceFiles([(root + "/records/t/03/planted", [1])]) }
-        expectMalformed { try tree.replaceFiles([(root + "/records/t/03/deeper/planted", [1])]) }
+        expectMalformed { try tree.replaceFiles([(root + "/records/t/03/planted", [1])], in: tree.directories(creating: true)) }
+        expectMalformed { try tree.replaceFiles([(root + "/records/t/03/deeper/planted", [1])], in: tree.directories(creating: true)) }
         #expect(try FileSystem.list(outside) == ["target"])
     }
 
