@@ -148,24 +148,6 @@ struct FirstPushTests {
         #expect(many - few < 3 << 9, "the pull after a push of 12,000: \(few) KiB, of 60,000: \(many) KiB")
     }
 
-    /// The peak memory (KiB) of a first push of `count` clips, all pending.
-    static func pushPeak(clips count: Int) throws -> Int {
-        let sender = Self.sender(clips: count)
-        let push = try ImportSafetyTests.peakMemory(sender, ["--quiet", "sync", "push"])
-        #expect(push.result.status == 0, "\(push.result.stderr)")
-        #expect(try sender.run("sync", "status").stdout.contains(" 0 clips,"))
-        return push.kib
-    }
-
-    @Test("a first push of 60,000 pending clips holds under 48 bytes a clip more than one of 12,000", .needs(["time"]))
-    func pushHoldsLittleAClip() throws {
-        let few = try Self.pushPeak(clips: 12_000)
-        let many = try Self.pushPeak(clips: 60_000)
-        // The push holds the queue's replay throughout: with a table of slots beside the ids, 2.6 MiB
-        // more here (57 bytes a clip); the ids sorted and found by binary search, 1.8 MiB.
-        #expect((many - few) << 10 < 48 * 48_000, "a push of 12,000: \(few) KiB, of 60,000: \(many) KiB")
-    }
-
     @Test(
         "a first push of tabs reads the tabs of a batch together, stores their tags once a batch, and sets no file's mode twice")
     func tabSystemCallsPerRecord() throws {
