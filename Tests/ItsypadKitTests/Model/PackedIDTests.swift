@@ -136,6 +136,27 @@ import Testing
     }
 }
 
+/// `SortedPackedIDs.sorting` sorts ids in place with a value each, says where each went, and finds them.
+@Suite struct SortedPackedIDsTests {
+    @Test(arguments: [0, 1, 2, 9, 5000])
+    func sortsWithTheirValuesAndFindsThem(count: Int) throws {
+        let ids = PackedIDSetTests.random(count, seed: UInt64(count) + 7)
+        var set = PackedIDSet()
+        for id in ids { set.insert(id) }
+        let members = Array(set)
+        var values = members.indices.map { $0 * 3 }
+        let (sorted, places) = SortedPackedIDs.sorting(set.takeMembers(), with: &values)
+        #expect(set.isEmpty && !set.contains(members.first ?? PackedID(high: 0, low: 0)))
+        #expect(sorted.ids == members.sorted())
+        for (former, id) in members.enumerated() {
+            let place = Int(places[former])
+            #expect(sorted[place] == id && values[place] == former * 3)
+            #expect(sorted.index(of: id) == place)
+        }
+        for other in PackedIDSetTests.random(50, seed: 99) where !members.contains(other) { #expect(sorted.index(of: other) == nil) }
+    }
+}
+
 /// `PackedIDFilter` never answers "no" for an id it holds, and rarely "maybe" for one it does not.
 @Suite struct PackedIDFilterTests {
     @Test func holdsWhatWasInsertedAndRarelyMore() {

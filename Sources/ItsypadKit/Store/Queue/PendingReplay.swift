@@ -6,9 +6,12 @@ extension PendingQueue {
     /// 1,000,000). Each record the lines name gets a number, a clip its place in a `PackedIDSet`
     /// and any other record its place in `others`, and one word of state (`QueuedChange`). The
     /// queue's order is the list of numbers in the order records started waiting: a record
-    /// confirmed and changed again goes to the back, and only its last place counts.
+    /// confirmed and changed again goes to the back, and only its last place counts. A snapshot
+    /// numbers the clips again by their ids, sorted (`sortedClips`), and keeps 28 bytes a clip.
     struct Replay {
         private var clips = PackedIDSet()
+        /// The clips once the replay is a snapshot: no line is read after that, so no table is kept to add them.
+        private var sortedClips: SortedPackedIDs?
         private var clipChanges: [QueuedChange] = []
         private var others: [RecordKey] = []
         private var otherNumbers: [RecordKey: UInt32] = [:]
@@ -43,13 +46,14 @@ extension PendingQueue {
 
         private func number(of key: ReplayKey) -> UInt32? {
             switch key {
-            case .clip(let id): return clips.index(of: id).map(UInt32.init)
+            case .clip(let id): return (sortedClips.map { $0.index(of: id) } ?? clips.index(of: id)).map(UInt32.init)
             case .other(let key): return otherNumbers[key]
             }
         }
 
         private func key(_ number: UInt32) -> ReplayKey {
-            number & Replay.otherBit == 0 ? .clip(clips[Int(number)]) : .other(others[Int(number & ~Replay.otherBit)])
+            guard number & Replay.otherBit == 0 else { return .other(others[Int(number & ~Replay.otherBit)]) }
+            return .clip(sortedClips?[Int(number)] ?? clips[Int(number)])
         }
 
         fileprivate subscript(_ number: UInt32) -> QueuedChange {
@@ -70,6 +74,7 @@ extension PendingQueue {
             let waiting: Int?
             switch key {
             case .clip(let id):
+                precondition(sortedClips == nil, "a snapshot names no new record")
                 number = UInt32(clips.count)
                 clips.insert(id)
                 clipChanges.append(QueuedChange())
@@ -91,7 +96,18 @@ extension PendingQueue {
         // MARK: Questions
 
         /// Whether any line names a record.
-        var namesAny: Bool { !clips.isEmpty || !others.isEmpty }
+        var namesAny: Bool { clipCount > 0 || !others.isEmpty }
+
+        private var clipCount: Int { clipChanges.count }
+
+        /// Each clip's number and id.
+        private func forEachClip(_ body: (Int, PackedID) -> Void) {
+            if let sortedClips {
+                for (number, id) in sortedClips.ids.enumerated() { body(number, id) }
+            } else {
+                for (number, id) in clips.enumerated() { body(number, id) }
+            }
+        }
 
         /// Whether the record waits, as these lines leave it; nil when none of them names it.
         func waits(_ key: ReplayKey) -> Bool? { number(of: key).map { self[$0].waits } }
@@ -110,8 +126,8 @@ extension PendingQueue {
         /// Every record these lines name: its waiting version, or nil when it no longer waits.
         func named() -> (clips: [(id: PackedID, version: Int?)], others: [(key: RecordKey, version: Int?)]) {
             var named: (clips: [(id: PackedID, version: Int?)], others: [(key: RecordKey, version: Int?)]) = ([], [])
-            named.clips.reserveCapacity(clips.count)
-            for (number, id) in clips.enumerated() {
+            named.clips.reserveCapacity(clipCount)
+            forEachClip { number, id in
                 let queued = clipChanges[number]
                 named.clips.append((id, queued.waits ? queued.version : nil))
             }
@@ -124,8 +140,8 @@ extension PendingQueue {
 
         var waiting: RecordKeySet {
             var keys = RecordKeySet()
-            keys.clips.reserveCapacity(clips.count)
-            for (number, id) in clips.enumerated() where clipChanges[number].waits { keys.clips.insert(id) }
+            keys.clips.reserveCapacity(clipCount)
+            forEachClip { number, id in if clipChanges[number].waits { keys.clips.insert(id) } }
             for (number, key) in others.enumerated() where otherChanges[number].waits { keys.others.insert(key) }
             return keys
         }
@@ -191,6 +207,11 @@ extension PendingQueue {
                 if !first || !self[number].waits { order[position] = UInt32.max }
             }
             order.removeAll { $0 == UInt32.max }
+            let (sorted, places) = SortedPackedIDs.sorting(clips.takeMembers(), with: &clipChanges)
+            sortedClips = sorted
+            for position in order.indices where order[position] & Replay.otherBit == 0 { order[position] = places[Int(order[position])] }
+            tags = Dictionary(
+                uniqueKeysWithValues: tags.map { number, tag in (number & Replay.otherBit == 0 ? places[Int(number)] : number, tag) })
             return PendingSnapshot(replay: self)
         }
     }
