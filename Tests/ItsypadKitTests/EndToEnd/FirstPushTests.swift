@@ -199,7 +199,8 @@ struct FirstPushTests {
     /// Directories of `backend` a run of `arguments` opened, and renames in it, from `strace -f -y`.
     static func backendWalks(_ device: Device, _ arguments: [String], backend: String) throws -> (directoryOpens: Int, renames: Int) {
         var walks = (directoryOpens: 0, renames: 0)
-        for line in try traced(device, arguments, strace: ["-y", "-s", "4096", "-e", "trace=openat,renameat"]) where line.contains(backend) {
+        for line in try traced(device, arguments, strace: ["-y", "-s", "4096", "-e", "trace=openat,renameat"]) where line.contains(backend)
+        {
             if line.contains("openat("), line.contains("O_DIRECTORY") { walks.directoryOpens += 1 }
             if line.contains("renameat(") { walks.renames += 1 }
         }

@@ -408,7 +408,9 @@ struct DeviceJournal {
     /// and each change's version document as encoded (see `DeviceBatch.encoded`; `versions`: as
     /// the caller encoded them).
     @discardableResult
-    func append(_ batch: DeviceBatch, versions given: [[UInt8]?]? = nil, startingSegment: Bool = false) throws -> (
+    func append(
+        _ batch: DeviceBatch, versions given: [[UInt8]?]? = nil, startingSegment: Bool = false
+    ) throws -> (
         end: End, versions: [[UInt8]?]
     ) {
         let (line, versions) = try batch.encoded(versions: given)

@@ -37,7 +37,8 @@ extension FolderBackend {
             guard !plan.changes.isEmpty else { return ReplicatedModifyResult(written: plan.written, failures: []) }
             let own = stored.compactMapValues { versions in versions.first { $0.writer == deviceID } }
             try commit(
-                plan.changes, after: last, zone: zone.zoneID, document: &document, own: own, encoded: plan.encoded, directories: directories)
+                plan.changes, after: last, zone: zone.zoneID, document: &document, own: own, encoded: plan.encoded, directories: directories
+            )
             return ReplicatedModifyResult(written: plan.written, failures: [])
         }
     }

@@ -122,7 +122,8 @@ extension FolderBackend {
         var sweptThrough = acknowledged
         for (id, seq, tombstone) in try ownTombstones(after: swept, through: acknowledged, zone: zone) {
             guard try ownVersion(of: id, zone: zone)?.version.tag == tombstone else { continue }
-            if try versions(of: id, zone: zone, directories: files.directories()).contains(where: { $0.writer != deviceID && !$0.isDeleted }) {
+            if try versions(of: id, zone: zone, directories: files.directories()).contains(where: { $0.writer != deviceID && !$0.isDeleted }
+            ) {
                 // A live version is still here: it supersedes the tombstone or is about to be dropped. Look again later.
                 sweptThrough = min(sweptThrough, seq - 1)
                 continue

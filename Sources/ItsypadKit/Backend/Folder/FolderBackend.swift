@@ -470,7 +470,8 @@ public final class FolderBackend: ReplicatedBackend {
         in file: String, of id: RecordID, writer: String, zone: String, directories: FileTree.OpenDirectories
     ) throws -> RecordVersion? {
         try version(
-            Result { try files.readFileIfExists(file, of: directories, limit: Self.maxRecordFileBytes) }, of: id, writer: writer, zone: zone)
+            Result { try files.readFileIfExists(file, of: directories, limit: Self.maxRecordFileBytes) }, of: id, writer: writer, zone: zone
+        )
     }
 
     /// The versions in many record files of one writer, as `version(in:of:writer:zone:)` reads each,

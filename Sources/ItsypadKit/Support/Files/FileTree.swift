@@ -1,8 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-import Synchronization
 
 /// syncfs(2): Glibc declares it only under _GNU_SOURCE, which the Swift module map does not set.
 @_silgen_name("syncfs")
