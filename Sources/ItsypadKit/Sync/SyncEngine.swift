@@ -69,8 +69,9 @@ public final class SyncEngine {
     /// Changes applied per hold of the data directory's lock, or sent changes accepted between two
     /// looks for a command waiting for it.
     static let stepSize = 100
-    /// Sent changes accepted and made durable together while no command waits: what a command
-    /// arriving just after a look waits for, besides a step (their files put in place, one sync).
+    /// Sent changes accepted, or fetched changes applied, made durable together while no command
+    /// waits: what a command arriving just after a look waits for, besides a step (their files put
+    /// in place, one sync).
     static let durableStepSize = 5 * stepSize
 
     /// Takes the sync lock (`sync/lock`) without waiting: throws `.temporary` when another
@@ -430,13 +431,19 @@ public final class SyncEngine {
 
     /// Applies one page in order, in steps of `stepSize` changes with the lock handed over
     /// between them to a command waiting for it. What the handlers staged is written before
-    /// the lock is handed over, else once for the page (a first sync writes its tabs in a few
-    /// large batches, each made durable at once). A crash between steps applies the page again
-    /// from its start (its token is saved after it), which changes nothing already applied.
+    /// the lock is handed over, and after at most `durableStepSize` changes while none waits
+    /// (made durable together), so that a command arriving just after a look waits for a step
+    /// and that commit. A crash between steps applies the page again from its start (its token
+    /// is saved after it), which changes nothing already applied.
     private func apply(_ changes: [Change], in pass: inout FetchPass) throws {
         var start = changes.startIndex
+        var written = start
         while start < changes.endIndex {
-            if start > changes.startIndex { try store.letOthersIn(beforeHandingOver: writeStaged) }
+            if start > changes.startIndex, try start - written >= SyncEngine.durableStepSize || store.othersWait() {
+                try writeStaged()
+                written = start
+                try store.letOthersIn()
+            }
             let end = min(start + SyncEngine.stepSize, changes.endIndex)
             try applyStep(changes[start..<end], in: &pass)
             start = end

@@ -223,9 +223,11 @@ struct FirstPushTests {
     /// The most system calls that `counted` picks out a first push of 2,500 tabs made while holding the
     /// data directory's lock between two looks for a command waiting for it (tries of `lock-waiters`),
     /// in `strace -f -y`'s order of its opens, renames and locks, and how many looks it made.
-    static func mostBetweenWaiterChecks(counting counted: (Substring) -> Bool) throws -> (most: Int, checks: Int) {
+    static func mostBetweenWaiterChecks(
+        of device: Device = sender(tabs: 2500), _ arguments: [String] = ["sync"], counting counted: (Substring) -> Bool
+    ) throws -> (most: Int, checks: Int) {
         var since = 0, most = 0, checks = 0
-        for line in try traced(Self.sender(tabs: 2500), ["sync"], strace: ["-y", "-s", "0", "-e", "trace=openat,renameat,flock"]) {
+        for line in try traced(device, arguments, strace: ["-y", "-s", "0", "-e", "trace=openat,renameat,flock"]) {
             if line.contains("flock("), line.contains("/lock-waiters>") {
                 checks += 1
                 since = 0
@@ -274,6 +276,28 @@ struct FirstPushTests {
         #expect(checks > 0, "the sync never asked whether a command waits")
         #expect(moved > 0, "no tab file put in place from the stage")
         #expect(moved <= SyncEngine.durableStepSize, "\(moved) tab files put in place without asking whether a command waits")
+    }
+
+    /// The same on the receiving side: a device holding a tab of its own (so that the fetched ones
+    /// are put in place one rename each) joins a backend of 2,500 tabs: it writes at most a step
+    /// of them into the stage, and puts at most `durableStepSize` in place, between two looks for
+    /// a waiting command (a page of 2,000 was written and put in place at once).
+    @Test("a joining first sync asks whether a command waits after every step of tab files it writes", arguments: [true, false])
+    func tabsPulledBetweenWaiterChecks(countingRenames: Bool) throws {
+        let sender = Self.sender(tabs: 2500)
+        #expect(sender.inProcess(["sync"]).0 == 0)
+        let stage = "/\(FileSystem.temporaryPrefix)tabs>"
+        let joiner = Device()
+        #expect(joiner.inProcess(["tab", "new", "--name", "own", "a tab of its own"]).0 == 0)
+        let (most, checks) = try Self.mostBetweenWaiterChecks(of: joiner, ["sync", "enable", Self.backend(of: sender)]) { line in
+            countingRenames
+                ? line.contains("renameat(") && line.contains(stage)
+                : line.contains("openat(") && line.contains(stage) && line.contains("O_CREAT")
+        }
+        #expect(checks > 0, "the sync never asked whether a command waits")
+        #expect(most > 0, "no tab file written through the stage")
+        let bound = countingRenames ? SyncEngine.durableStepSize : SyncEngine.stepSize
+        #expect(most <= bound, "\(most) tab files \(countingRenames ? "put in place" : "written") without asking whether a command waits")
     }
 
     /// Bytes a run of `arguments` read from and wrote to the journal segments of its backend, from

@@ -13,6 +13,7 @@ public final class FileStage {
     private let path: String
     private let mode: mode_t
     private var names: [String] = []
+    private var written: Set<String> = []
     private var syncedEach = true
 
     public init(for directory: String, in tree: FileTree, mode: mode_t = 0o600) throws {
@@ -30,11 +31,12 @@ public final class FileStage {
     deinit { try? tree.removeTree(path) }
 
     /// Writes `files` into the stage: a few are made durable one by one, more by one syncfs at `commit`.
+    /// A name written again replaces its earlier bytes.
     public func write(_ files: [(name: String, bytes: [UInt8])]) throws {
         guard !files.isEmpty else { return }
         let syncEach = files.count <= FileTree.filesSyncedOneByOne
         try tree.writeFiles(files, in: path, mode: mode, syncingEach: syncEach)
-        names += files.map(\.name)
+        for file in files where written.insert(file.name).inserted { names.append(file.name) }
         syncedEach = syncedEach && syncEach
     }
 
@@ -43,7 +45,10 @@ public final class FileStage {
     public func commit() throws {
         guard !names.isEmpty else { return }
         if !syncedEach { try tree.syncFileSystem(of: path) }
-        defer { names = [] }
+        defer {
+            names = []
+            written = []
+        }
         if directory != tree.root {
             // Its names made durable before it takes the directory's place (a syncfs made them so already).
             if syncedEach { try tree.syncDirectory(path) }

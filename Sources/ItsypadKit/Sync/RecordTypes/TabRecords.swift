@@ -12,8 +12,12 @@ final class TabRecords: SyncedRecordType {
     let noun = "tab"
     let removal = RemovalRule.editBeatsUnseenRemoval
     let mergesAgainstAncestor = true
-    /// Fetched tabs accepted as they are, written together at the end of each page.
+    /// Fetched tabs accepted as they are, looked up here until `writeStaged` puts them in place.
+    /// Each `apply` writes the ones it took into `pulled`, so that putting them in place (under
+    /// the lock, with a command perhaps waiting) is a sync and renames, not encoding and writing.
     private var staged: [String: Tab] = [:]
+    private var unwritten: Set<String> = []
+    private var pulled: FileStage?
     /// The version of each tab sent in the batch on its way: the tab may be edited meanwhile.
     private var sent: [String: Tab] = [:]
     /// The pending log from before the batch on its way was read: a sent tab that was not queued
@@ -49,14 +53,26 @@ final class TabRecords: SyncedRecordType {
     }
 
     func writeStaged(engine: SyncEngine) throws {
-        guard !staged.isEmpty else { return }
-        try engine.store.tabs.save(Array(staged.values))
+        try writeTaken(engine: engine)
+        guard let stage = pulled else { return }
+        pulled = nil
+        try engine.store.tabs.commit(stage)
         staged = [:]
     }
 
-    /// Takes a backend version as it is (written with the rest of the page).
+    /// Writes the tabs taken since the last call into `pulled`.
+    private func writeTaken(engine: SyncEngine) throws {
+        guard !unwritten.isEmpty else { return }
+        let stage = try pulled ?? engine.store.tabs.makeStage()
+        pulled = stage
+        try engine.store.tabs.stage(unwritten.compactMap { staged[$0] }, in: stage)
+        unwritten = []
+    }
+
+    /// Takes a backend version as it is (written into the stage at the end of its `apply`).
     private func take(_ remote: Tab, engine: SyncEngine) {
         staged[remote.id] = remote
+        unwritten.insert(remote.id)
         engine.report.pulled += 1
     }
 
@@ -86,6 +102,7 @@ final class TabRecords: SyncedRecordType {
                 try applyDeletion(name, history: history, engine: engine)
             }
         }
+        try writeTaken(engine: engine)
     }
 
     func applyServerVersion(_ record: BackendRecord, engine: SyncEngine) throws -> Bool {
