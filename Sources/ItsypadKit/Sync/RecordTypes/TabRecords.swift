@@ -71,9 +71,14 @@ final class TabRecords: SyncedRecordType {
 
     /// Takes a backend version as it is (written into the stage at the end of its `apply`).
     private func take(_ remote: Tab, engine: SyncEngine) {
-        staged[remote.id] = remote
-        unwritten.insert(remote.id)
+        keep(remote)
         engine.report.pulled += 1
+    }
+
+    /// Stages `tab` for `writeTaken` and `writeStaged`.
+    private func keep(_ tab: Tab) {
+        staged[tab.id] = tab
+        unwritten.insert(tab.id)
     }
 
     // MARK: Applying backend versions
@@ -184,7 +189,7 @@ final class TabRecords: SyncedRecordType {
         engine.report.pulled += 1
         if merged.sameContent(as: remote) {
             try engine.confirmPending(key)
-            staged[remote.id] = remote
+            keep(remote)
             try writeStaged(engine: engine)
         } else {
             try engine.store.tabs.save(merged)
