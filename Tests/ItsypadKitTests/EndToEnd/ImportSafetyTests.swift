@@ -201,11 +201,12 @@ import Glibc
     }
 
     /// The peak resident memory of a run (`/usr/bin/time`), in KiB, and the run.
-    static func peakMemory(_ device: Device, _ arguments: [String]) throws -> (kib: Int, result: RunResult) {
+    static func peakMemory(_ device: Device, _ arguments: [String], stdin: [UInt8]? = nil) throws -> (kib: Int, result: RunResult) {
         let report = device.directory.file("time-\(arguments.count)")
         let environment = ImportSafetyTests.environment(device)
         let result = try Process.run(
-            "/usr/bin/time", ["-f", "%M", "-o", report, Process.itsypad] + arguments, environment: environment, timeout: 300)
+            "/usr/bin/time", ["-f", "%M", "-o", report, Process.itsypad] + arguments, stdin: stdin, environment: environment,
+            timeout: 300)
         let kib = Int(String(decoding: try FileSystem.read(report) ?? [], as: UTF8.self).split(separator: "\n").last ?? "") ?? .max
         return (kib, result)
     }

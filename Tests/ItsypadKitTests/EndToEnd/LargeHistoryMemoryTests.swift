@@ -60,6 +60,23 @@ import Glibc
         return Dictionary(uniqueKeysWithValues: peaks)
     }
 
+    /// `clip add` of a large text holds it about twice (the text, then its log line), never the
+    /// three times a growing line would (listing-bench's bound: 3x the clip, binary included).
+    @Test(.needs(["time"]))
+    func aLargeClipIsHeldAboutTwiceWhileAdded() throws {
+        let device = Device()
+        try device.run("settings", "set", "clipboard.maxBytes", String(32 << 20))
+        let unit = Array("a line with \"quotes\", a tab\t, café and 日本\n".utf8)
+        let text = Array(repeating: unit, count: (8 << 20) / unit.count).flatMap { $0 }
+        let small = try ImportSafetyTests.peakMemory(device, ["clip", "add"], stdin: unit)
+        let large = try ImportSafetyTests.peakMemory(device, ["clip", "add"], stdin: text)
+        #expect(small.result.status == 0 && large.result.status == 0, "\(large.result.stderr)")
+        // Before the line was sized first: 2.8 times the text over a small add's peak.
+        #expect(large.kib - small.kib < text.count * 5 / 2 / 1024, "\(small.kib) KiB, then \(large.kib) KiB for \(text.count >> 10) KiB")
+        let id = large.result.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(try device.runArguments(["clip", "show", id]).stdoutBytes == text)
+    }
+
     @Test(.needs(["time"]))
     func whatWalksTheHistoryHoldsWhatItHoldsForAFewEntries() throws {
         let few = try LargeHistoryMemoryTests.peaks(1000)
