@@ -634,6 +634,52 @@ struct GitRemoteTests {
         #expect(watch.stderr.contains("watching \(laptop.dataDir) and git:\(remote.path)"), "\(watch.stderr)")
     }
 
+    /// Programs (`execve`) that a run of `arguments` on `device` started while it held the data
+    /// directory's lock, from `strace -f -y`: each named by its command line. A hold runs from the
+    /// lock's `flock(LOCK_EX)` that succeeded to its `LOCK_UN`, in the itsypad process.
+    static func programsRunHoldingTheDataLock(_ device: Device, _ arguments: [String]) throws -> (programs: [String], holds: Int) {
+        let lock = "<\(device.dataDir)/lock>"
+        var itsypad: Substring?, held = false, holds = 0, programs: [String] = []
+        for line in try FirstPushTests.traced(device, arguments, strace: ["-y", "-s", "300", "-e", "trace=flock,execve"]) {
+            let pid = line.prefix { $0 != " " }
+            if itsypad == nil { itsypad = pid }
+            if pid == itsypad, line.contains("flock("), line.contains(lock) {
+                if line.contains("LOCK_EX"), line.hasSuffix("= 0") {
+                    held = true
+                    holds += 1
+                } else if line.contains("LOCK_UN") {
+                    held = false
+                }
+            } else if held, pid != itsypad, line.contains("execve(") {
+                // `execve("/usr/bin/git", ["/usr/bin/git", "--git-dir=…", "--work-tree=…", "add", "-A"], …`: git add -A.
+                let words = line.drop { $0 != "[" }.prefix { $0 != "]" }.split(separator: ", ").map {
+                    $0.trimmingPrefix("[").filter { $0 != "\"" }
+                }
+                programs.append(words.filter { !$0.hasPrefix("--git-dir=") && !$0.hasPrefix("--work-tree=") }.joined(separator: " "))
+            }
+        }
+        return (programs, holds)
+    }
+
+    /// A `clip add` during a first push to git waits for the engine's short steps only: git runs
+    /// with the data directory's lock released (the mirror is the sync's, held by the sync lock),
+    /// in `sync enable` as in every sync, and `sync status` counts the commits not pushed without
+    /// it. Before, `sync enable git:` ran git init, eight git config, and the checkpoint's add and
+    /// commit holding it (two holds of 0.3 and 0.6 s at load 10), `sync status` rev-parse and rev-list.
+    @Test(.needs(["strace"]), arguments: [["sync", "enable"], ["sync"], ["sync", "status"]])
+    func gitNeverRunsHoldingTheDataDirectorysLock(_ command: [String]) throws {
+        FirstPushTests.importing("tabs", count: 300, into: laptop, fields: FirstPushTests.tab)
+        let url = "git:" + remote.path
+        if command != ["sync", "enable"] {
+            try succeed(laptop, "sync", "enable", url)
+            try succeed(laptop, "tab", "new", "--name", "later", "a tab to send")
+        }
+        let (programs, holds) = try Self.programsRunHoldingTheDataLock(laptop, command + (command == ["sync", "enable"] ? [url] : []))
+        #expect(holds > 0, "the trace saw \(holds) holds of the data directory's lock")
+        #expect(programs.isEmpty, "\(programs.count) programs run holding the data directory's lock: \(programs)")
+        if command != ["sync", "status"] { #expect(try remote.log().count >= 1) }
+    }
+
     /// Format 2: each device writes only its own files, so two devices' commits rebase onto each
     /// other; plain, and encrypted (the default: format 3 in format 2's layout).
     @Test(arguments: [false, true])

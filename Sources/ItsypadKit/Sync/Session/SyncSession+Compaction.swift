@@ -41,9 +41,12 @@ extension SyncSession {
         }
     }
 
-    /// The configured remote's scheme and status, for `sync status`; nil for a directory.
+    /// The configured remote's scheme and status, for `sync status`; nil for a directory. Closes
+    /// the data directory first when a remote is configured: git runs to count the commits not
+    /// pushed, never holding its lock, and status reads nothing more from it.
     public func remoteStatus() -> (scheme: String, status: RemoteStatus)? {
         guard let remote = (try? configured())?.remote else { return nil }
+        store.close()
         return (remote.location.scheme ?? "", remote.status)
     }
 }

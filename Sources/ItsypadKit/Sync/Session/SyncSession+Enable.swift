@@ -62,23 +62,38 @@ extension SyncSession {
     public func enable(_ location: BackendLocation, encryption: EnableEncryption, joinKey: SecretBytes?) throws {
         let configured = try self.configured(location)
         let path = configured.path
-        if let remote = configured.remote {
-            try remote.prepare()
-            do {
-                // A rewritten remote is remembered by the mirror: the sync that follows then sends everything.
-                _ = try store.withLockReleased { try remote.fetch(as: store.deviceID) }
-            } catch ReplicationError.deviceIDInUse {
-                // Its mirror holds the zone; the sync that follows meets the same fetch, which
-                // changed nothing, and gives it a new device id.
-            }
-        } else {
+        guard let remote = configured.remote else {
             let parent = FileSystem.directoryName(path)
             guard FileSystem.isDirectory(parent) else {
                 throw ItsypadError.failure(
                     "cannot create the sync backend \(location): \(parent) does not exist (a typo?); nothing was changed")
             }
             try SyncSession.refuseForeignFolder(path)
+            return try prepareZone(at: path, of: location, encryption: encryption, joinKey: joinKey)
         }
+        // The mirror is written by one sync at a time (the sync lock), and the remote's programs
+        // (git) run with the data directory's lock released, as in every sync: a `clip add` never
+        // waits for them. Only the keys and the zone are written holding it.
+        let syncLock = try SyncEngine.takeSyncLock(store)
+        defer { withExtendedLifetime(syncLock) {} }
+        let device = store.deviceID
+        try store.withLockReleased {
+            try remote.prepare()
+            do {
+                // A rewritten remote is remembered by the mirror: the sync that follows then sends everything.
+                _ = try remote.fetch(as: device)
+            } catch ReplicationError.deviceIDInUse {
+                // Its mirror holds the zone; the sync that follows meets the same fetch, which
+                // changed nothing, and gives it a new device id.
+            }
+        }
+        try prepareZone(at: path, of: location, encryption: encryption, joinKey: joinKey)
+        let message = "itsypad sync enable on " + commitName(deviceName: try store.settings().string(.deviceName) ?? device)
+        try store.withLockReleased { try remote.checkpoint(message: message) }
+    }
+
+    /// Creates or joins the zone in `path` as `encryption` asks, its errors named by `location`.
+    private func prepareZone(at path: String, of location: BackendLocation, encryption: EnableEncryption, joinKey: SecretBytes?) throws {
         do {
             try encryption.prepareZone(at: path, of: location, store: store, joinKey: joinKey, lockTimeout: lockTimeout)
         } catch let error as BackendError {
@@ -86,8 +101,6 @@ extension SyncSession {
         } catch let error as EncryptionError {
             throw ItsypadError.failure(error.message(naming: location.description))
         }
-        let device = commitName(deviceName: try store.settings().string(.deviceName) ?? store.deviceID)
-        try configured.remote?.checkpoint(message: "itsypad sync enable on \(device)")
     }
 
     /// Refuses a folder that holds files of something else (`sync enable ~` by a slip): a backend
