@@ -1,9 +1,6 @@
 import Testing
 
-@testable import ItsypadModel
-@testable import ItsypadStore
 @testable import ItsypadSupport
-@testable import ItsypadSync
 
 #if canImport(Glibc)
 import Glibc
