@@ -42,6 +42,9 @@ public struct SyncReport: Equatable, Sendable {
 /// so that `clip add` never waits for a sync. Local state is therefore read
 /// again after every backend call, and a local edit made meanwhile is treated
 /// exactly as one made before the call (it is pending, so it wins or merges).
+/// Fetched versions taken as they are are written into a stage of the sync's own with the lock
+/// let go, and put in place under it once the pending log shows no command changed them
+/// meanwhile (one that did is decided again, against the change).
 /// Two syncs of one data directory are kept apart by a lock of their own,
 /// held for the engine's lifetime; the backend's own lock is held only while a
 /// batch commits.
@@ -69,9 +72,9 @@ public final class SyncEngine {
     /// Changes applied per hold of the data directory's lock, or sent changes accepted between two
     /// looks for a command waiting for it.
     static let stepSize = 100
-    /// Sent changes accepted, or fetched changes applied, made durable together while no command
-    /// waits: what a command arriving just after a look waits for, besides a step (their files put
-    /// in place, one sync).
+    /// Sent changes accepted while no command waits, or fetched changes applied, made durable and
+    /// put in place together: what a command arriving just after a look waits for, besides a step
+    /// (their files put in place, one sync; for fetched ones, the sync is made with the lock let go).
     static let durableStepSize = 5 * stepSize
 
     /// Takes the sync lock (`sync/lock`) without waiting: throws `.temporary` when another
@@ -429,24 +432,35 @@ public final class SyncEngine {
         try state.save(to: store)
     }
 
-    /// Applies one page in order, in steps of `stepSize` changes with the lock handed over
-    /// between them to a command waiting for it. What the handlers staged is written before
-    /// the lock is handed over, and after at most `durableStepSize` changes while none waits
-    /// (made durable together), so that a command arriving just after a look waits for a step
-    /// and that commit. A crash between steps applies the page again from its start (its token
-    /// is saved after it), which changes nothing already applied.
+    /// Applies one page in order, in steps of `stepSize` changes. Each step is decided with the lock
+    /// held (local state read, merges written); what it takes from the backend is then written into
+    /// the handlers' own stage with the lock let go (`writeDecided`), and put in place with it held
+    /// after at most `durableStepSize` changes (`writeStaged`, which first decides again what a
+    /// command changed meanwhile). So a command waits for at most a step's decisions or one commit's
+    /// renames (without the lock let go, it is handed over between steps to one waiting). A crash between steps applies the page again from its start (its token is saved
+    /// after it), which changes nothing already applied.
     private func apply(_ changes: [Change], in pass: inout FetchPass) throws {
         var start = changes.startIndex
-        var written = start
+        var uncommitted = 0
         while start < changes.endIndex {
-            if start > changes.startIndex, try start - written >= SyncEngine.durableStepSize || store.othersWait() {
-                try writeStaged()
-                written = start
-                try store.letOthersIn()
-            }
             let end = min(start + SyncEngine.stepSize, changes.endIndex)
             try applyStep(changes[start..<end], in: &pass)
+            uncommitted += end - start
             start = end
+            let commits = uncommitted >= SyncEngine.durableStepSize || start == changes.endIndex
+            if types.all.contains(where: \.hasDecided) {
+                try store.withLockReleased {
+                    for type in types.all { try type.writeDecided(durably: commits, engine: self) }
+                }
+            } else if start < changes.endIndex {
+                // Nothing to write outside the lock (clips are stored as they are applied): it is
+                // handed over between steps to a command waiting for it.
+                try store.letOthersIn()
+            }
+            if commits {
+                try writeStaged()
+                uncommitted = 0
+            }
         }
         try writeStaged()
     }

@@ -195,6 +195,18 @@ public struct TabStore {
         try storeOperation { try stage.write(files) }
     }
 
+    /// Makes the tabs written into `stage` durable ahead of `commit` (a sync's stage, written with
+    /// the lock let go, is synced so too).
+    public func makeDurable(_ stage: FileStage) throws {
+        try storeOperation { try stage.makeDurable() }
+    }
+
+    /// Takes the tabs of `ids` out of `stage`: they are not saved by its commit.
+    public func unstage(_ ids: [String], from stage: FileStage) throws {
+        let names = try ids.map { try TabStore.checkedName($0) }
+        try storeOperation { try stage.drop(names) }
+    }
+
     /// Saves the tabs written into `stage`, with one sync for all of them.
     public func commit(_ stage: FileStage) throws {
         try storeOperation {

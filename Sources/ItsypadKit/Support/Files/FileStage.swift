@@ -5,8 +5,9 @@ import Glibc
 /// Files for one directory of a `FileTree`, written in parts, then made durable and put in place
 /// together by `commit` (see `FileTree.writeAtomically(_:in:)`, which is one part and a commit), for
 /// a writer that decides between parts whether to go on. The stage has one name a directory:
-/// writers of the directory take turns (the data directory's lock), and what a crash or an error
-/// left of a stage is dropped by the next one.
+/// writers of the directory take turns (the data directory's lock, or for a sync's own stage,
+/// written with that lock let go, the sync's lock), and what a crash or an error left of a stage
+/// is dropped by the next one.
 public final class FileStage {
     private let tree: FileTree
     private let directory: String
@@ -14,7 +15,10 @@ public final class FileStage {
     private let mode: mode_t
     private var names: [String] = []
     private var written: Set<String> = []
-    private var syncedEach = true
+    /// Files written since the last syncfs without being synced one by one.
+    private var unsynced = false
+    /// Names made in the stage since the last syncfs (by files synced one by one).
+    private var namesUnsynced = false
 
     public init(for directory: String, in tree: FileTree, mode: mode_t = 0o600) throws {
         self.tree = tree
@@ -37,21 +41,42 @@ public final class FileStage {
         let syncEach = files.count <= FileTree.filesSyncedOneByOne
         try tree.writeFiles(files, in: path, mode: mode, syncingEach: syncEach)
         for file in files where written.insert(file.name).inserted { names.append(file.name) }
-        syncedEach = syncedEach && syncEach
+        if syncEach { namesUnsynced = true } else { unsynced = true }
+    }
+
+    /// Removes `dropped` from the stage: they are not put in place.
+    public func drop(_ dropped: [String]) throws {
+        let gone = Set(dropped).intersection(written)
+        guard !gone.isEmpty else { return }
+        for name in gone { try tree.remove(path + "/" + name) }
+        names.removeAll { gone.contains($0) }
+        written.subtract(gone)
+        // Their removal made durable before the stage may take the directory's place.
+        namesUnsynced = true
+    }
+
+    /// Makes the files written so far durable (one syncfs), so that `commit` has only to put them
+    /// in place: a sync does this with the data directory's lock let go.
+    public func makeDurable() throws {
+        guard unsynced else { return }
+        try tree.syncFileSystem(of: path)
+        unsynced = false
+        namesUnsynced = false
     }
 
     /// Makes the staged files durable, then puts them in place: a missing or empty directory is
     /// replaced by the stage in one rename, any other takes the files one rename each.
     public func commit() throws {
         guard !names.isEmpty else { return }
-        if !syncedEach { try tree.syncFileSystem(of: path) }
+        try makeDurable()
         defer {
             names = []
             written = []
+            namesUnsynced = false
         }
         if directory != tree.root {
             // Its names made durable before it takes the directory's place (a syncfs made them so already).
-            if syncedEach { try tree.syncDirectory(path) }
+            if namesUnsynced { try tree.syncDirectory(path) }
             if try tree.moveDirectory(path, to: directory) { return }
         }
         try tree.move(names, from: path, to: directory)

@@ -34,8 +34,15 @@ protocol SyncedRecordType {
     func apply(_ changes: [FetchedChange], engine: SyncEngine) throws
     /// Applies the backend's version met by a conflict, as if fetched; false when it cannot be read.
     func applyServerVersion(_ record: BackendRecord, engine: SyncEngine) throws -> Bool
-    /// Writes what `apply` staged: before the data directory's lock is let go, and after each page.
+    /// Writes what `apply` staged: after each page, every `durableStepSize` changes, and before
+    /// the lock is let go for a backend call.
     func writeStaged(engine: SyncEngine) throws
+    /// Whether `apply` decided items that `writeDecided` writes.
+    var hasDecided: Bool { get }
+    /// Writes what `apply` decided into files only this sync touches (a stage), with the data
+    /// directory's lock let go between steps; `durably`: made durable too, so that `writeStaged`
+    /// (under the lock) has only to check them and put them in place.
+    func writeDecided(durably: Bool, engine: SyncEngine) throws
     /// Local policy that must hold once a pull has merged everything (a size limit).
     func finishPull(engine: SyncEngine) throws
 
@@ -108,6 +115,8 @@ extension SyncedRecordType {
     func canonicalName(_ recordName: String) -> String { recordName.lowercased() }
     func applyDeletionsMissing(from _: Set<RecordKey>, engine _: SyncEngine) throws {}
     func writeStaged(engine _: SyncEngine) throws {}
+    var hasDecided: Bool { false }
+    func writeDecided(durably _: Bool, engine _: SyncEngine) throws {}
     func finishPull(engine _: SyncEngine) throws {}
     func finishAccept(engine _: SyncEngine) throws {}
     func replaceUnreadable(_: String, tag _: String, engine _: SyncEngine) throws -> Bool { false }

@@ -12,12 +12,16 @@ final class TabRecords: SyncedRecordType {
     let noun = "tab"
     let removal = RemovalRule.editBeatsUnseenRemoval
     let mergesAgainstAncestor = true
-    /// Fetched tabs accepted as they are, looked up here until `writeStaged` puts them in place.
-    /// Each `apply` writes the ones it took into `pulled`, so that putting them in place (under
-    /// the lock, with a command perhaps waiting) is a sync and renames, not encoding and writing.
-    private var staged: [String: Tab] = [:]
+    /// Fetched tabs accepted as they are, each with the device that wrote it, looked up here until
+    /// `writeStaged` puts them in place. Each was decided against local state read under the lock,
+    /// then written into `pulled` with the lock let go (`writeDecided`), so that putting them in
+    /// place (under the lock) is renames, not encoding, writing and syncing.
+    private var staged: [String: (tab: Tab, device: String)] = [:]
     private var unwritten: Set<String> = []
     private var pulled: FileStage?
+    /// The pending log from the first decision staged in `pulled`: a staged tab that a command
+    /// queued since (while the lock was let go) is decided again before `pulled` is put in place.
+    private var pulledWatch: PendingWatch?
     /// The version of each tab sent in the batch on its way: the tab may be edited meanwhile.
     private var sent: [String: Tab] = [:]
     /// The pending log from before the batch on its way was read: a sent tab that was not queued
@@ -47,17 +51,26 @@ final class TabRecords: SyncedRecordType {
 
     /// A tab as this run sees it: staged for writing, else on disk.
     private func localEntry(_ id: String, engine: SyncEngine) throws -> TabStore.Entry? {
-        if let staged = staged[id] { return .live(staged) }
+        if let staged = staged[id] { return .live(staged.tab) }
         if let entry = prefetched.removeValue(forKey: id) { return entry }
         return try engine.store.tabs.entry(id: id)
     }
 
     func writeStaged(engine: SyncEngine) throws {
+        try decideAgainWhatChanged(engine: engine)
         try writeTaken(engine: engine)
         guard let stage = pulled else { return }
         pulled = nil
+        pulledWatch = nil
         try engine.store.tabs.commit(stage)
         staged = [:]
+    }
+
+    var hasDecided: Bool { !unwritten.isEmpty || pulled != nil }
+
+    func writeDecided(durably: Bool, engine: SyncEngine) throws {
+        try writeTaken(engine: engine)
+        if durably, let pulled { try engine.store.tabs.makeDurable(pulled) }
     }
 
     /// Writes the tabs taken since the last call into `pulled`.
@@ -65,49 +78,74 @@ final class TabRecords: SyncedRecordType {
         guard !unwritten.isEmpty else { return }
         let stage = try pulled ?? engine.store.tabs.makeStage()
         pulled = stage
-        try engine.store.tabs.stage(unwritten.compactMap { staged[$0] }, in: stage)
+        try engine.store.tabs.stage(unwritten.compactMap { staged[$0]?.tab }, in: stage)
         unwritten = []
     }
 
-    /// Takes a backend version as it is (written into the stage at the end of its `apply`).
-    private func take(_ remote: Tab, engine: SyncEngine) {
-        keep(remote)
+    /// Staged tabs that a command queued while the lock was let go (every local change queues
+    /// its record before it is stored; any, when the log was replaced): each leaves the stage and
+    /// is decided again against the tab as it is now, as if fetched only now (merged, or its
+    /// version kept beside ours, as the merge rules say).
+    private func decideAgainWhatChanged(engine: SyncEngine) throws {
+        guard let watch = pulledWatch else { return }
+        pulledWatch = nil
+        let queued = try watch.queuedSince().map { Set($0.filter { $0.type == .tab }.map { $0.name.lowercased() }) }
+        let changed = staged.keys.filter { queued?.contains($0.lowercased()) ?? true }.sorted()
+        guard !changed.isEmpty else { return }
+        let again = changed.compactMap { staged.removeValue(forKey: $0) }
+        unwritten.subtract(changed)
+        if let pulled { try engine.store.tabs.unstage(changed, from: pulled) }
+        for (tab, device) in again {
+            engine.report.pulled -= 1
+            try applyVersion(tab, remoteDevice: device, engine: engine)
+        }
+    }
+
+    /// Takes a backend version as it is (written into the stage by `writeDecided`).
+    private func take(_ remote: Tab, from device: String, engine: SyncEngine) throws {
+        try keep(remote, from: device, engine: engine)
         engine.report.pulled += 1
     }
 
-    /// Stages `tab` for `writeTaken` and `writeStaged`.
-    private func keep(_ tab: Tab) {
-        staged[tab.id] = tab
+    /// Stages `tab`, decided against local state read under this hold of the lock: the pending
+    /// log is watched from now on, if it is not already, for changes made before it is put in place.
+    private func keep(_ tab: Tab, from device: String, engine: SyncEngine) throws {
+        if pulledWatch == nil { pulledWatch = try engine.store.pending().watch() }
+        staged[tab.id] = (tab, device)
         unwritten.insert(tab.id)
     }
 
     // MARK: Applying backend versions
 
     func apply(_ fetched: [FetchedChange], engine: SyncEngine) throws {
-        var changes: [FetchedChange] = []
+        // Every version read before any local state is: reading a content asset lets go of the lock.
+        var changes: [(version: (tab: Tab, device: String)?, deletion: (name: String, history: EditHistory?)?)] = []
         for change in fetched {
-            if case .saved(let record) = change, isOwnAccepted(record), try engine.pendingChange(key(record.recordName)) == nil { continue }
-            changes.append(change)
-        }
-        let saved = changes.compactMap { change in
-            if case .saved(let record) = change, staged[record.recordName] == nil { return record.recordName } else { return nil }
-        }
-        prefetched = saved.count > 1 ? try engine.store.tabs.entries(ids: saved) : [:]
-        defer { prefetched = [:] }
-        for change in changes {
             switch change {
             case .saved(let record):
+                if isOwnAccepted(record), try engine.pendingChange(key(record.recordName)) == nil { continue }
+                acceptedTags[record.recordName] = nil
                 do {
-                    _ = try applyRecord(record, engine: engine)
+                    guard let remote = try RecordMapping.tab(from: record, backend: engine.backend) else { continue }
+                    changes.append(((remote, RecordMapping.deviceName(of: record)), nil))
                 } catch let error as BackendError where !error.isTransient {
                     // Its content asset is missing or malformed: the tab is quarantined, the rest goes on.
                     engine.quarantine(key(record.recordName), at: engine.backend.location(of: record.id), error.description)
                 }
             case .deleted(let name, let history):
+                changes.append((nil, (name, history)))
+            }
+        }
+        let saved = changes.compactMap { change in change.version.flatMap { staged[$0.tab.id] == nil ? $0.tab.id : nil } }
+        prefetched = saved.count > 1 ? try engine.store.tabs.entries(ids: saved) : [:]
+        defer { prefetched = [:] }
+        for change in changes {
+            if let (remote, device) = change.version {
+                try applyVersion(remote, remoteDevice: device, engine: engine)
+            } else if let (name, history) = change.deletion {
                 try applyDeletion(name, history: history, engine: engine)
             }
         }
-        try writeTaken(engine: engine)
     }
 
     func applyServerVersion(_ record: BackendRecord, engine: SyncEngine) throws -> Bool {
@@ -134,7 +172,7 @@ final class TabRecords: SyncedRecordType {
                 engine.report.conflicts += 1
                 try engine.store.pending().confirm([pending])
             }
-            take(remote, engine: engine)
+            try take(remote, from: remoteDevice, engine: engine)
         case .deleted(var deletion):
             if deletion.history.includes(remote.history) {
                 // Deleted here after seeing every edit of this version: the deletion stands, and must replace this version.
@@ -145,7 +183,7 @@ final class TabRecords: SyncedRecordType {
                 // Edited elsewhere in a way the deletion had not seen: the edit wins.
                 engine.report.conflicts += 1
                 try engine.confirmPending(key)
-                take(remote, engine: engine)
+                try take(remote, from: remoteDevice, engine: engine)
             }
         case .live(let local):
             if local.sync?.tag == remote.sync?.tag { return }
@@ -161,7 +199,7 @@ final class TabRecords: SyncedRecordType {
                 // Nothing of ours to send, or the remote version already has every edit of ours
                 // (our own version, committed by a run that did not hear back, or one made on top of it).
                 try engine.confirmPending(key)
-                take(remote, engine: engine)
+                try take(remote, from: remoteDevice, engine: engine)
             } else if local.history.includes(remote.history) {
                 // Ours already has every edit of theirs: it goes in place of theirs.
                 var rebased = local
@@ -189,7 +227,7 @@ final class TabRecords: SyncedRecordType {
         engine.report.pulled += 1
         if merged.sameContent(as: remote) {
             try engine.confirmPending(key)
-            keep(remote)
+            try keep(remote, from: remoteDevice, engine: engine)
             try writeStaged(engine: engine)
         } else {
             try engine.store.tabs.save(merged)
