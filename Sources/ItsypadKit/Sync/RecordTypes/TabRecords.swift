@@ -483,6 +483,8 @@ final class TabRecords: SyncedRecordType {
             try engine.store.tabs.save(tab)
             try pending.enqueue(.save, RecordKey(.tab, tab.id))
         }
+        // Every tab file was written again: no entry of the tag store applies any more.
+        if accounted == nil { try engine.store.tabs.tags?.reset() }
     }
 
     // MARK: Concurrent versions
