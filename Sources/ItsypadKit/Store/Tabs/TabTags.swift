@@ -122,9 +122,10 @@ package final class TabTagStore {
         return Entry(stamp: parsed.stamp, tag: parsed.tag, ancestor: parsed.ancestor, clock: parsed.clock)
     }
 
-    /// Each complete line that names an id, with it; nothing for a file that cannot be read.
+    /// Each complete line that names an id, with it; nothing for a file that cannot be read. The log
+    /// is read, not mapped: its writer cuts a torn tail (`AppendFile`), which would fault a mapping.
     private func forEachLine(_ path: String, _ body: (String, UnsafeBufferPointer<UInt8>.SubSequence) -> Void) {
-        withMapped(path) { bytes in
+        func lines(_ bytes: UnsafeBufferPointer<UInt8>) {
             var start = bytes.startIndex
             while let newline = bytes[start...].firstIndex(of: 0x0A) {
                 let line = bytes[start..<newline]
@@ -132,12 +133,15 @@ package final class TabTagStore {
                 start = newline + 1
             }
         }
+        if path == table { return withTable(lines) }
+        guard let bytes = (try? tree.read(path)) ?? nil else { return }
+        bytes.withUnsafeBufferPointer(lines)
     }
 
-    private func withTable(_ body: (UnsafeBufferPointer<UInt8>) -> Void) { withMapped(table, body) }
-
-    /// The file's bytes, mapped; nothing for a missing, empty or unreadable file.
-    private func withMapped(_ path: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+    /// The table's bytes, mapped (it is only ever replaced whole, by a rename); nothing for a
+    /// missing, empty or unreadable file.
+    private func withTable(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        let path = table
         guard let fd = (try? tree.openFile(path, flags: O_RDONLY)) ?? nil else { return }
         defer { close(fd) }
         var info = stat()
@@ -188,12 +192,16 @@ package final class TabTagStore {
         }
     }
 
-    /// Whether the log has outgrown its bound: a quarter of the table, at least 256 KiB (a
-    /// reader of a few tabs reads it through; a merge rewrites the table).
+    /// Whether the log has outgrown its bound while a push accepts: a quarter of the table, at least
+    /// 256 KiB (a reader of a few tabs reads it through; a merge rewrites the table).
     package var logIsLarge: Bool {
         let size = tree.fileSize(log) ?? 0
         return size > max(256 << 10, (tree.fileSize(table) ?? 0) / 4)
     }
+
+    /// Whether the log is worth merging once a push ends: more than about a hundred entries. A push of a
+    /// few edited tabs leaves them in the log rather than rewriting a table of every tab.
+    package var logIsWorthMerging: Bool { (tree.fileSize(log) ?? 0) > 16 << 10 }
 
     /// Merges the log into the table: one line an id (the last), sorted, entries of tabs without a
     /// file (`live` false) dropped; the table replaced atomically, then the log removed.

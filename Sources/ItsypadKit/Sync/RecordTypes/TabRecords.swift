@@ -451,9 +451,10 @@ final class TabRecords: SyncedRecordType {
         try engine.store.tabs.commit(stage)
     }
 
-    /// After a push: the log of accepted tags merged into the table, where one tab's is found by search.
+    /// After a push: the log of accepted tags merged into the table, where one tab's is found by
+    /// search, unless it holds only a few.
     func finishPush(engine: SyncEngine) throws {
-        guard let store = tagStore else { return }
+        guard let store = tagStore, store.logIsWorthMerging else { return }
         try mergeTags(store, engine: engine)
     }
 
