@@ -160,16 +160,16 @@ struct FirstPushTests {
         let records = 2500
         let sender = Self.sender(tabs: records)
         let calls = try Self.systemCalls(sender, ["sync"])
-        // Each tab: its file read to send it, read again and rewritten with its tag when the backend
-        // has it; its record file's temporary file; and a few opens a batch. The fetch after the push
+        // Each tab: its file read to send it (its tag then goes to sync/tab-tags: no tab file is
+        // written); its record file; and a few opens a batch. Read again and rewritten with its tag, it was
+        // three opens more. The fetch after the push
         // reading every tab's file again made it more than seven; each lookup walking from the data directory, twelve.
         #expect(calls["openat", default: 0] < records * 7, "\(calls["openat", default: 0]) opens for \(records) tabs: \(calls)")
         #expect(calls["renameat", default: 0] < records * 2 + 100, "\(calls["renameat", default: 0]) renames for \(records) tabs: \(calls)")
         // Files made with their mode already right (the umask leaves the owner's bits alone) are not changed again.
         #expect(calls["fchmod", default: 0] < 50, "\(calls["fchmod", default: 0]) changes of mode for \(records) tabs: \(calls)")
-        // Two batches, each: its record files (a syncfs before their renames, one after) and its tab files
-        // rewritten with their tags (one a `durableStepSize` while no command waits): 9. Accepted in steps
-        // of a hundred tabs: 29.
+        // Two batches, each: its record files (a syncfs before their renames, one after); the tags of each
+        // step go to sync/tab-tags with an fdatasync. With the tab files rewritten, one a `durableStepSize`: 9.
         #expect(calls["syncfs", default: 0] <= 10, "\(calls["syncfs", default: 0]) syncfs for \(records) tabs: \(calls)")
     }
 
