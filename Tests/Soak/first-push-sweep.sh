@@ -10,6 +10,8 @@
 #   KILLS  kills that must land (default 200; `swift test` runs 50)
 #   CLIPS  clips of the push (default 2500; `swift test` pushes 300)
 #   SEED   the seed that draws the kill points (default 36, as `swift test`)
+#   KIND   `clips` (default) or `tabs`: what the push sends (CLIPS items of it); for tabs the next
+#          sync must also leave every tab with its tag on both devices (the tag store, sync/tab-tags)
 # Exit status: 0 when every kill holds, 1 when one does not (the kill point is printed).
 # Needs strace.
 set -euo pipefail
@@ -22,4 +24,5 @@ swift build --build-tests
 export ITSYPAD_FIRST_PUSH_KILLS=${KILLS:-200}
 export ITSYPAD_FIRST_PUSH_CLIPS=${CLIPS:-2500}
 export ITSYPAD_FIRST_PUSH_SEED=${SEED:-36}
+export ITSYPAD_FIRST_PUSH_KIND=${KIND:-clips}
 swift test --skip-build --filter 'FirstPushTests/killedAtRandomPoints'

@@ -352,7 +352,7 @@ private enum Prose {
         ("lock", "Locked (flock) by every itsypad command while it runs."),
         (
             "tabs/<id>.json",
-            "One file per tab, replaced atomically on every change. A synced tab removed here leaves, in place of its file, the record of its removal until that reaches the sync backend."
+            "One file per tab, replaced atomically on every change. A synced tab removed here leaves, in place of its file, the record of its removal until that reaches the sync backend. Each write gives the file a new random stamp, which sync/tab-tags names."
         ),
         (
             "tabs/index",
@@ -372,6 +372,14 @@ private enum Prose {
         (
             "sync/clips.log",
             "What sync knows of each clipboard entry on the backend (change tag, pinned state, pin history), one JSON object a line."
+        ),
+        (
+            "sync/tab-tags",
+            "The change tags this device's pushes were accepted with, kept out of the tab files so that a push writes no tab file: one JSON object a line ({\"id\",\"stamp\",\"tag\",\"clock\"}, and \"ancestor\" when the file holds other content than the version sent), sorted by id, rewritten atomically when a push ends. An entry is a tab's sync state only while the tab's file holds the stamp it names: a tab written again carries its own. If it is lost or damaged, nothing is: the tabs it named look never synced, are sent again without a tag, and come back as the backend's own version. Versions before it ignore it and the stamps, with the same effect (traffic, no loss)."
+        ),
+        (
+            "sync/tab-tags.log",
+            "The entries of sync/tab-tags appended since it was last rewritten, made durable with one fdatasync a step of a push; merged into it when the push ends or the log grows past a quarter of it."
         ),
         (
             "sync/state.json",

@@ -35,6 +35,10 @@ public struct DataDirectoryLayout: Sendable, Equatable {
     public var pendingQueue: String { sync + "/pending.log" }
     /// Each clip's synced version (see ``ClipSyncLedger``).
     public var clipLedger: String { sync + "/clips.log" }
+    /// The tags this device's pushes were accepted with, kept out of the tab files (see
+    /// ``TabTagStore``): the table, one line a tab sorted by id, and the log appended since.
+    public var tabTags: String { sync + "/tab-tags" }
+    public var tabTagsLog: String { sync + "/tab-tags.log" }
     /// What the engine remembers between runs (see ``EngineState``).
     public var engineState: String { sync + "/state.json" }
     /// The activity log `sync log` shows.

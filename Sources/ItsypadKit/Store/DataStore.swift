@@ -215,7 +215,9 @@ public final class DataStore {
         openedLedger = nil
     }
 
-    public var tabs: TabStore { TabStore(directory: layout.tabs, tree: tree) }
+    public var tabs: TabStore {
+        TabStore(directory: layout.tabs, tree: tree, tags: TabTagStore(table: layout.tabTags, log: layout.tabTagsLog, tree: tree))
+    }
 
     public func clips() throws -> ClipStore {
         precondition(!isReadOnly, "the clipboard history is opened only under the lock")

@@ -194,6 +194,7 @@ public final class SyncEngine {
     public func push() throws {
         try prepare()
         try send(try store.pending().snapshot())
+        for type in types.all { try type.finishPush(engine: self) }
         if report.failed.isEmpty { state.lastPush = now() }
         try forgetSettledFailures()
         try state.save(to: store)

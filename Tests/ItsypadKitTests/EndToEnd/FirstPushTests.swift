@@ -160,16 +160,16 @@ struct FirstPushTests {
         let records = 2500
         let sender = Self.sender(tabs: records)
         let calls = try Self.systemCalls(sender, ["sync"])
-        // Each tab: its file read to send it, read again and rewritten with its tag when the backend
-        // has it; its record file's temporary file; and a few opens a batch. The fetch after the push
+        // Each tab: its file read to send it (its tag then goes to sync/tab-tags: no tab file is
+        // written); its record file; and a few opens a batch. Read again and rewritten with its tag, it was
+        // three opens more. The fetch after the push
         // reading every tab's file again made it more than seven; each lookup walking from the data directory, twelve.
         #expect(calls["openat", default: 0] < records * 7, "\(calls["openat", default: 0]) opens for \(records) tabs: \(calls)")
         #expect(calls["renameat", default: 0] < records * 2 + 100, "\(calls["renameat", default: 0]) renames for \(records) tabs: \(calls)")
         // Files made with their mode already right (the umask leaves the owner's bits alone) are not changed again.
         #expect(calls["fchmod", default: 0] < 50, "\(calls["fchmod", default: 0]) changes of mode for \(records) tabs: \(calls)")
-        // Two batches, each: its record files (a syncfs before their renames, one after) and its tab files
-        // rewritten with their tags (one a `durableStepSize` while no command waits): 9. Accepted in steps
-        // of a hundred tabs: 29.
+        // Two batches, each: its record files (a syncfs before their renames, one after); the tags of each
+        // step go to sync/tab-tags with an fdatasync. With the tab files rewritten, one a `durableStepSize`: 9.
         #expect(calls["syncfs", default: 0] <= 10, "\(calls["syncfs", default: 0]) syncfs for \(records) tabs: \(calls)")
     }
 
@@ -241,17 +241,47 @@ struct FirstPushTests {
         return (most, checks)
     }
 
-    /// A command that waits for the lock while the tabs' new tags are stored waits for at most a
-    /// step of them, however large the batch: holding the lock, the sync asks whether one waits
-    /// after every `stepSize` tab files it writes.
-    @Test("a first push asks whether a command waits after every step of tab files it rewrites")
-    func tabsRewrittenBetweenWaiterChecks() throws {
-        let (written, checks) = try Self.mostBetweenWaiterChecks { line in
-            line.contains("openat(") && line.contains("/\(FileSystem.temporaryPrefix)tabs>") && line.contains("O_CREAT")
+    /// A first push writes no tab file: the tabs' new tags go to the tag store (`sync/tab-tags`), for
+    /// the stamps of the files sent. Each was rewritten into the stage (`.tmp-tabs/`) and renamed
+    /// into `tabs/`: a create and a rename a tab.
+    @Test("a first push of tabs creates and renames no file in tabs/ or its stage")
+    func tabFilesNotRewritten() throws {
+        let records = 1000
+        let sender = Self.sender(tabs: records)
+        let lines = try Self.traced(sender, ["sync"], strace: ["-y", "-s", "64", "-e", "trace=openat,renameat"])
+        let stage = "/\(FileSystem.temporaryPrefix)tabs>"
+        let created = lines.filter { $0.contains("openat(") && ($0.contains("/tabs>") || $0.contains(stage)) && $0.contains("O_CREAT") }
+        let renamed = lines.filter { $0.contains("renameat(") && ($0.contains("/tabs>") || $0.contains(stage)) }
+        #expect(created.isEmpty, "\(created.count) tab files created for \(records) tabs: \(created.prefix(3))")
+        #expect(renamed.isEmpty, "\(renamed.count) tab files renamed for \(records) tabs: \(renamed.prefix(3))")
+        let read = lines.filter { $0.contains("/tabs>, \"") && $0.contains(".json\"") && !$0.contains("O_CREAT") }
+        #expect(read.count >= records, "\(read.count) tab files read for \(records) tabs: the trace missed them")
+        // The tags are there: nothing left to send, and the pull after the push took its own versions as they were.
+        #expect(try sender.run("sync", "status").stdout.contains(" 0 tabs,"))
+        let tabs = try DataStore(path: sender.dataDir, lockTimeout: 1).tabs.all()
+        #expect(tabs.count == records && tabs.allSatisfy { $0.sync != nil && !$0.hasUnsyncedChanges })
+    }
+
+    /// After a first push, reading one tab finds its tag in the table by search: the table is mapped,
+    /// not read through, and no log is left to read.
+    @Test("tab show after a first push reads the tag table's keyed form, not every entry")
+    func tabShowReadsTheKeyedTable() throws {
+        let records = 2500
+        let sender = Self.sender(tabs: records)
+        #expect(try sender.run("--quiet", "sync").status == 0)
+        let layout = DataDirectoryLayout(root: sender.dataDir)
+        let tree = FileTree(root: sender.dataDir)
+        #expect(!tree.exists(layout.tabTagsLog), "the push left its log of tags unmerged")
+        let tableSize = tree.fileSize(layout.tabTags) ?? 0
+        #expect(tableSize > 100_000, "a table of \(tableSize) bytes for \(records) tabs")
+        let tab = try #require(try DataStore(path: sender.dataDir, lockTimeout: 1).tabs.all().first)
+        let lines = try Self.traced(sender, ["tab", "show", tab.id], strace: ["-y", "-s", "0", "-e", "trace=openat,read,pread64,mmap"])
+        #expect(lines.contains { $0.contains("openat(") && $0.contains("/sync>, \"tab-tags\"") && !$0.contains("ENOENT") })
+        var tableRead = 0
+        for line in lines where line.contains("/sync/tab-tags>") && (line.contains("read(") || line.contains("read64(")) {
+            tableRead += Int(line.split(separator: " ").last ?? "") ?? 0
         }
-        #expect(checks > 0, "the sync never asked whether a command waits")
-        #expect(written > 0, "no tab file rewritten through the stage")
-        #expect(written <= SyncEngine.stepSize, "\(written) tab files rewritten without asking whether a command waits")
+        #expect(tableRead < 4096, "tab show read \(tableRead) bytes of a table of \(tableSize)")
     }
 
     /// The same for the tab files read, to build a batch to send and to accept what the backend
@@ -264,18 +294,6 @@ struct FirstPushTests {
         #expect(checks > 0, "the sync never asked whether a command waits")
         #expect(read > 0, "no tab file read")
         #expect(read <= SyncEngine.stepSize, "\(read) tab files read without asking whether a command waits")
-    }
-
-    /// And for the rewritten tab files put in place: however large the batch, a command waiting
-    /// just after a look waits for at most `durableStepSize` of them (and one sync).
-    @Test("a first push asks whether a command waits after every durable step of tab files it puts in place")
-    func tabsPutInPlaceBetweenWaiterChecks() throws {
-        let (moved, checks) = try Self.mostBetweenWaiterChecks { line in
-            line.contains("renameat(") && line.contains("/\(FileSystem.temporaryPrefix)tabs>")
-        }
-        #expect(checks > 0, "the sync never asked whether a command waits")
-        #expect(moved > 0, "no tab file put in place from the stage")
-        #expect(moved <= SyncEngine.durableStepSize, "\(moved) tab files put in place without asking whether a command waits")
     }
 
     /// The same on the receiving side: a device holding a tab of its own (so that the fetched ones
@@ -360,7 +378,7 @@ struct FirstPushTests {
     /// A copy of a sender (see `sender`) whose first push is killed at `point`, then run again: the
     /// run after it exits 0 with nothing left to send, and a device joining gets every clip exactly
     /// once. Returns whether the kill landed (the push may end before the `nth` call).
-    static func killedPush(dataDir: String, backend sent: String, clips: Int, at point: KillPoint) throws -> Bool {
+    static func killedPush(dataDir: String, backend sent: String, clips: Int, tabs: Bool = false, at point: KillPoint) throws -> Bool {
         let device = try copy(dataDir: dataDir, backend: sent)
         let killed = try device.runArguments(
             [
@@ -374,30 +392,46 @@ struct FirstPushTests {
         let joining = Device()
         let (joined, _, joinErr) = joining.inProcess(["sync", "enable", backend(of: device)])
         #expect(joined == 0, "killed at \(point): joining failed: \(joinErr)")
-        let listed = try JSONValue.parse(joining.inProcess(["clip", "ls", "--json"]).1).arrayValue ?? []
-        let texts = listed.compactMap { $0["text"]?.stringValue }.sorted()
-        #expect(
-            texts == (0..<clips).map { "clip \($0)" }.sorted(),
-            "killed at \(point): the joining device has \(texts.count) of \(clips) clips")
+        if tabs {
+            // Every tab once on both devices, each holding the tag of the version it has: nothing to send again.
+            for (name, dataDir) in [("the killed device", device.dataDir), ("the joining device", joining.dataDir)] {
+                let held = try DataStore(path: dataDir, lockTimeout: 1).tabs.all()
+                #expect(
+                    held.map(\.content).sorted() == (0..<clips).map { "tab \($0)" }.sorted(),
+                    "killed at \(point): \(name) has \(held.count) of \(clips) tabs")
+                #expect(held.allSatisfy { $0.sync != nil && !$0.hasUnsyncedChanges }, "killed at \(point): \(name) has unsynced tabs")
+            }
+            #expect(device.inProcess(["sync"]).0 == 0)
+            #expect(try DataStore(path: device.dataDir, lockTimeout: 1).pending().changes().isEmpty, "killed at \(point): sent again")
+        } else {
+            let listed = try JSONValue.parse(joining.inProcess(["clip", "ls", "--json"]).1).arrayValue ?? []
+            let texts = listed.compactMap { $0["text"]?.stringValue }.sorted()
+            #expect(
+                texts == (0..<clips).map { "clip \($0)" }.sorted(),
+                "killed at \(point): the joining device has \(texts.count) of \(clips) clips")
+        }
         return killed.status == 128 + SIGKILL
     }
 
     /// A first push killed at random points, each on its own copy of one sender, two at a time:
     /// each kill lands at the N-th call of one system call (strace's fault injection), the call
     /// drawn at random and N at random up to the calls a whole push makes of it, counted once.
+    /// Of clips, and of tabs (whose tags go to the tag store, `sync/tab-tags`).
     /// `Tests/Soak/first-push-sweep.sh` runs more kills of a larger push (ITSYPAD_FIRST_PUSH_KILLS,
-    /// ITSYPAD_FIRST_PUSH_CLIPS, ITSYPAD_FIRST_PUSH_SEED).
+    /// ITSYPAD_FIRST_PUSH_CLIPS, ITSYPAD_FIRST_PUSH_SEED; ITSYPAD_FIRST_PUSH_KIND: `clips` or `tabs` only).
     @Test(
-        "a first push killed at 50 random points finishes with nothing lost or doubled")
-    func killedAtRandomPoints() async throws {
+        "a first push killed at 50 random points finishes with nothing lost or doubled", arguments: ["clips", "tabs"])
+    func killedAtRandomPoints(kind: String) async throws {
+        if let only = FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_KIND"), only != kind { return }
         let kills = Int(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_KILLS") ?? "") ?? 50
         let clips = Int(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_CLIPS") ?? "") ?? 300
         var generator = SeededGenerator(seed: UInt64(FaultInjectionTests.setting("ITSYPAD_FIRST_PUSH_SEED") ?? "") ?? 36)
-        let sender = Self.sender(clips: clips)
+        let tabs = kind == "tabs"
+        let sender = tabs ? Self.sender(tabs: clips) : Self.sender(clips: clips)
         let (dataDir, backend) = (sender.dataDir, Self.backend(of: sender))
         let counted = try Self.systemCalls(try Self.copy(dataDir: dataDir, backend: backend), ["sync"])
         let (points, landed) = try await Self.kill(at: kills, pointsOf: counted, generator: &generator) { point in
-            try Self.killedPush(dataDir: dataDir, backend: backend, clips: clips, at: point)
+            try Self.killedPush(dataDir: dataDir, backend: backend, clips: clips, tabs: tabs, at: point)
         }
         #expect(landed.count >= kills, "only \(landed.count) of \(points) kills landed; counted \(counted)")
     }

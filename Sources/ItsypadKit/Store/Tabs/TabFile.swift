@@ -20,6 +20,9 @@ struct TabFile: Codable {
     /// A file-backed tab's file: its content is kept there, not here.
     var fileURL: String?
     var content: String?
+    /// This write's name (see `TabStamp`): an accepted tag kept out of the file (`TabTagStore`) is the
+    /// tab's `sync` only while the file holds the stamp it names. Absent in files of versions before.
+    var stamp: String?
     var sync: Sync?
     /// Absent in files of versions before histories were kept: the tab's own edit.
     var history: [String]?
@@ -33,7 +36,7 @@ struct TabFile: Codable {
 
     init(
         id: String, name: String, nameLocked: Bool?, language: String, languageLocked: Bool?, lastModified: Int64, clock: String,
-        nameClock: String? = nil, languageClock: String? = nil, fileURL: String?, content: String?, sync: Sync? = nil,
+        nameClock: String? = nil, languageClock: String? = nil, fileURL: String?, content: String?, stamp: String? = nil, sync: Sync? = nil,
         history: [String]?
     ) {
         self.id = id
@@ -47,11 +50,12 @@ struct TabFile: Codable {
         self.languageClock = languageClock
         self.fileURL = fileURL
         self.content = content
+        self.stamp = stamp
         self.sync = sync
         self.history = history
     }
 
-    init(_ tab: Tab) {
+    init(_ tab: Tab, stamp: String? = nil) {
         id = tab.id
         name = tab.name
         nameLocked = tab.nameLocked
@@ -63,6 +67,7 @@ struct TabFile: Codable {
         languageClock = tab.languageClock == tab.clock ? nil : tab.languageClock.description
         fileURL = tab.fileURL
         content = tab.fileURL == nil ? tab.content : nil
+        self.stamp = stamp
         sync = tab.sync.map { Sync(tag: $0.tag, ancestor: $0.ancestor, clock: $0.clock?.description) }
         history = tab.history.strings
     }
@@ -99,6 +104,7 @@ extension TabFile {
         object.add("languageClock", languageClock)
         object.add("fileURL", fileURL)
         object.add("content", content)
+        object.add("stamp", stamp)
         if let sync {
             object.addObject("sync") {
                 $0.add("tag", sync.tag)

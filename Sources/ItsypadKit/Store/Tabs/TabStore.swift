@@ -7,10 +7,17 @@ public struct TabStore {
     public let directory: String
     /// The data directory the tabs live in (see `FileTree`).
     let tree: FileTree
+    /// The tags accepted pushes left out of the tab files (nil: none are kept, as for a bare folder of tabs).
+    package let tags: TabTagStore?
 
     public init(directory: String, tree: FileTree? = nil) {
+        self.init(directory: directory, tree: tree, tags: nil)
+    }
+
+    package init(directory: String, tree: FileTree?, tags: TabTagStore?) {
         self.directory = directory
         self.tree = tree ?? FileTree(root: directory)
+        self.tags = tags
     }
 
     /// A tab's file name: its id, which must be a UUID (lowercase on disk), then ".json".
@@ -52,15 +59,37 @@ public struct TabStore {
 
     /// Files whose names are not `<id>.json` are not tabs.
     private func entries() throws -> [Entry] {
-        try storeOperation {
-            try (tree.list(directory) ?? []).filter { name in name.hasSuffix(".json") && TabStore.fileName(String(name.dropLast(5))) == name
-            }
-            .map { name in
+        var accepted: [String: TabTagStore.Entry]?
+        return try storeOperation {
+            try tabFileNames().map { name in
                 let path = directory + "/" + name
                 guard let bytes = try tree.read(path) else { throw ItsypadError.failure("\(path) vanished while reading") }
-                return try decode(bytes, path: path)
+                let read = try decode(bytes, path: path)
+                guard read.stamp != nil else { return read.entry }
+                if accepted == nil { accepted = tags?.all() ?? [:] }
+                return TabStore.synced(read, accepted!)
             }
         }
+    }
+
+    /// The names of the tab files, `<id>.json`.
+    package func tabFileNames() throws -> [String] {
+        try (tree.list(directory) ?? []).filter { name in name.hasSuffix(".json") && TabStore.fileName(String(name.dropLast(5))) == name }
+    }
+
+    /// A read entry, with the tag an accepted push left for it in `accepted` when that names the file's stamp.
+    private static func synced(_ read: (entry: Entry, stamp: String?), _ accepted: [String: TabTagStore.Entry]) -> Entry {
+        guard case .live(var tab) = read.entry, let stamp = read.stamp, let found = accepted[tab.id.lowercased()], found.stamp == stamp
+        else { return read.entry }
+        tab.sync = TabSyncMetadata(
+            tag: found.tag, ancestor: found.ancestor ?? tab.content, clock: found.clock.flatMap(HybridTimestamp.init))
+        return .live(tab)
+    }
+
+    /// The accepted tags of the read entries that carry a stamp.
+    private func acceptedTags(_ read: some Sequence<(entry: Entry, stamp: String?)>) -> [String: TabTagStore.Entry] {
+        let stamped = read.filter { $0.stamp != nil }.map { $0.entry.id.lowercased() }
+        return stamped.isEmpty ? [:] : tags?.entries(stamped) ?? [:]
     }
 
     /// The index of names and rows, rebuilt from the files when it does not match them.
@@ -113,21 +142,32 @@ public struct TabStore {
     }
 
     public func entry(id: String) throws -> Entry? {
+        try stampedEntry(id: id)?.entry
+    }
+
+    /// The entry (see `entry(id:)`), and the stamp of the file it was read from.
+    package func stampedEntry(id: String) throws -> (entry: Entry, stamp: String?)? {
         guard let path = filePath(id) else { return nil }
-        return try storeOperation { try tree.read(path).map { try decode($0, path: path) } }
+        guard let read = try storeOperation({ try tree.read(path).map { try decode($0, path: path) } }) else { return nil }
+        return (TabStore.synced(read, acceptedTags([read])), read.stamp)
     }
 
     /// The entries of many tabs, their files read with the directory opened once (a first sync
     /// looks up every tab it fetches). A tab absent here is one whose file could not be read as an
     /// entry: `entry(id:)` says why. A tab without a file maps to nil.
     package func entries(ids: [String]) throws -> [String: Entry?] {
+        try stampedEntries(ids: ids).mapValues { $0?.entry }
+    }
+
+    /// `entries(ids:)` with the stamp of each file read.
+    private func stampedEntries(ids: [String]) throws -> [String: (entry: Entry, stamp: String?)?] {
         // A first sync to a new device: no tab has a file.
         guard try tree.status(directory) != nil else {
-            return Dictionary(ids.map { ($0, Entry?.none) }, uniquingKeysWith: { first, _ in first })
+            return Dictionary(ids.map { ($0, nil) }, uniquingKeysWith: { first, _ in first })
         }
         var names: [String: String] = [:]
         for id in ids { if let name = TabStore.fileName(id) { names[name] = id } }
-        var entries: [String: Entry?] = [:]
+        var entries: [String: (entry: Entry, stamp: String?)?] = [:]
         try storeOperation {
             try tree.readFiles(Array(names.keys), in: directory) { name, bytes in
                 guard let id = names[name], case .success(let found) = bytes else { return }
@@ -138,33 +178,43 @@ public struct TabStore {
                 }
             }
         }
-        return entries
+        let accepted = acceptedTags(entries.values.compactMap { $0 })
+        return entries.mapValues { read in read.map { (TabStore.synced($0, accepted), $0.stamp) } }
     }
 
     /// Looks up entries from one read of the files of `ids` (see `entries(ids:)`): an id that read
     /// could not use, or did not name, is read alone, where `entry(id:)` says why it fails.
     package func lookUp(reading ids: [String]) throws -> (String) throws -> Entry? {
-        let read = try entries(ids: ids)
+        let lookUp = try stampedLookUp(reading: ids)
+        return { try lookUp($0)?.entry }
+    }
+
+    /// `lookUp(reading:)` with the stamp of each file read.
+    package func stampedLookUp(reading ids: [String]) throws -> (String) throws -> (entry: Entry, stamp: String?)? {
+        let read = try stampedEntries(ids: ids)
         return { id in
             if let entry = read[id] { return entry }
-            return try entry(id: id)
+            return try stampedEntry(id: id)
         }
     }
 
-    private func decode(_ bytes: [UInt8], path: String) throws -> Entry {
+    /// A tab file's entry as the file holds it, and its stamp (nil for a deletion's file).
+    private func decode(_ bytes: [UInt8], path: String) throws -> (entry: Entry, stamp: String?) {
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
         let entry: Entry
+        var stamp: String?
         if json["deleted"]?.boolValue == true, let deletion = (try? JSONCoding.decode(TabDeletionFile.self, from: json))?.deletion {
             entry = .deleted(deletion)
         } else {
-            guard let tab = (try? JSONCoding.decode(TabFile.self, from: json))?.tab else {
+            guard let file = try? JSONCoding.decode(TabFile.self, from: json), let tab = file.tab else {
                 throw ItsypadError.corrupt(path, "missing or invalid fields")
             }
             entry = .live(tab)
+            stamp = file.stamp
         }
         guard FileSystem.baseName(path) == TabStore.fileName(entry.id) else { throw ItsypadError.corrupt(path, "it holds tab \(entry.id)") }
-        return entry
+        return (entry, stamp)
     }
 
     public func save(_ tab: Tab) throws {
@@ -243,8 +293,9 @@ public struct TabStore {
     }
 
     /// A tab's file.
+    /// Each write gets a new stamp: a tag kept for an earlier write no longer applies.
     package static func fileContent(_ tab: Tab) throws -> [UInt8] {
-        var bytes = TabFile(tab).prettyBytes
+        var bytes = TabFile(tab, stamp: TabStamp.make()).prettyBytes
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }

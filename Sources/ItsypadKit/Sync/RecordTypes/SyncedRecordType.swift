@@ -56,6 +56,8 @@ protocol SyncedRecordType {
     func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine: SyncEngine) throws
     /// Makes what `accept` recorded since the last call durable, before the items leave the queue.
     func finishAccept(engine: SyncEngine) throws
+    /// Tidies what the push's acceptances recorded, once its last batch is accepted.
+    func finishPush(engine: SyncEngine) throws
     /// A save carrying a tag met no record; returns whether the change may be sent again in this run.
     func wasRemoved(_ name: String, engine: SyncEngine) throws -> Bool
     /// The backend holds a version that cannot be read: take its tag so that this device's version
@@ -119,6 +121,7 @@ extension SyncedRecordType {
     func writeDecided(durably _: Bool, engine _: SyncEngine) throws {}
     func finishPull(engine _: SyncEngine) throws {}
     func finishAccept(engine _: SyncEngine) throws {}
+    func finishPush(engine _: SyncEngine) throws {}
     func replaceUnreadable(_: String, tag _: String, engine _: SyncEngine) throws -> Bool { false }
     var mergesAgainstAncestor: Bool { false }
 

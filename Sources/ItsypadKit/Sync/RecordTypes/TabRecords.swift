@@ -22,12 +22,17 @@ final class TabRecords: SyncedRecordType {
     /// The pending log from the first decision staged in `pulled`: a staged tab that a command
     /// queued since (while the lock was let go) is decided again before `pulled` is put in place.
     private var pulledWatch: PendingWatch?
-    /// The version of each tab sent in the batch on its way: the tab may be edited meanwhile.
-    private var sent: [String: Tab] = [:]
+    /// The version of each tab sent in the batch on its way, and the stamp of the file it was read
+    /// from (see `TabStamp`): the tab may be edited meanwhile.
+    private var sent: [String: (tab: Tab, stamp: String?)] = [:]
     /// The pending log from before the batch on its way was read: a sent tab that was not queued
     /// again since is unchanged, and its file is not read again at acceptance.
     private var sentWatch: PendingWatch?
-    /// Sent tabs rewritten with their new tags, saved together by `finishAccept`.
+    /// The new tags of sent tabs, for the files they were read from (or read again from): appended
+    /// to the tag store together by `finishAccept`, which writes no tab file for them.
+    private var acceptedEntries: [(id: String, entry: TabTagStore.Entry)] = []
+    /// Sent tabs whose file has no stamp (written by an older version), rewritten with their new
+    /// tags, saved together by `finishAccept`.
     private var accepted: FileStage?
 
     func problem(with record: BackendRecord) -> String? {
@@ -374,32 +379,37 @@ final class TabRecords: SyncedRecordType {
         let names = changes.map(\.key.name)
         var read = 0
         var group = Set<String>()
-        var entry = engine.store.tabs.entry(id:)
+        var entry = engine.store.tabs.stampedEntry(id:)
         sentWatch = try engine.store.pending().watch()
         return { [self] change in
             let name = change.key.name
             if !group.contains(name), read < names.count {
                 let next = names[read..<min(read + SyncEngine.stepSize, names.count)]
-                entry = try engine.store.tabs.lookUp(reading: Array(next))
+                entry = try engine.store.tabs.stampedLookUp(reading: Array(next))
                 group = Set(next)
                 read = next.endIndex
             }
-            return try outgoing(change, entry: entry(name), engine: engine)
+            let found = try entry(name)
+            return try outgoing(change, entry: found?.entry, stamp: found?.stamp, engine: engine)
         }
     }
 
-    private func outgoing(_ change: PendingChange, entry: TabStore.Entry?, engine: SyncEngine) throws -> SyncEngine.Outgoing? {
+    private func outgoing(
+        _ change: PendingChange, entry: TabStore.Entry?, stamp: String?, engine: SyncEngine
+    ) throws
+        -> SyncEngine.Outgoing?
+    {
         switch (change.operation, entry) {
         case (.save, .live(let tab)?) where !tab.isFileBacked:
             let record = try RecordMapping.record(for: tab, deviceName: engine.deviceName, backend: engine.backend)
-            sent[tab.id] = tab
+            sent[tab.id] = (tab, stamp)
             return SyncEngine.Outgoing(change: change, saves: [record])
         case (.delete, .live(let tab)?) where !tab.isFileBacked && tab.hasUnsyncedChanges:
             // A deletion queued before a removal that did not happen (a crash or an error in between):
             // a save, of a tab with changes the backend lacks.
             var save = change
             save.operation = .save
-            return try outgoing(save, entry: entry, engine: engine)
+            return try outgoing(save, entry: entry, stamp: stamp, engine: engine)
         case (.delete, .deleted(let deletion)?):
             return engine.outgoingDeletion(change, ifTag: deletion.tag, history: deletion.history)
         case (.delete, nil):
@@ -412,26 +422,38 @@ final class TabRecords: SyncedRecordType {
 
     /// Records the new tags, and for saved tabs the version sent as the next common ancestor
     /// (a tab edited since it was sent keeps its edit, still pending, on top of that ancestor).
-    /// Only the tabs queued again since they were read (`sentWatch`) are read again.
+    /// Only the tabs queued again since they were read (`sentWatch`) are read again. A tag goes to
+    /// the tag store for the stamp of the file it applies to (see `TabTagStore`): no tab file is
+    /// written, but for a file without a stamp, rewritten with its tag as before.
     func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine: SyncEngine) throws {
         var updated: [Tab] = []
         let queued = try sentWatch?.queuedSince()
         /// The sent version of a saved tab queued by nothing since: what its file still holds.
-        func unchanged(_ item: SyncEngine.Outgoing) -> Tab? {
-            guard item.change.operation == .save, let queued, !queued.contains(item.change.key) else { return nil }
-            return sent[item.change.key.name]
+        func unchanged(_ item: SyncEngine.Outgoing) -> (entry: TabStore.Entry, stamp: String?)? {
+            guard item.change.operation == .save, let queued, !queued.contains(item.change.key),
+                let sent = sent[item.change.key.name]
+            else { return nil }
+            return (.live(sent.tab), sent.stamp)
         }
         let changed = items.filter { unchanged($0) == nil }.map(\.change.key.name)
-        let entry = changed.isEmpty ? engine.store.tabs.entry(id:) : try engine.store.tabs.lookUp(reading: changed)
+        let entry = changed.isEmpty ? engine.store.tabs.stampedEntry(id:) : try engine.store.tabs.stampedLookUp(reading: changed)
         for item in items {
             let id = item.change.key.name
-            switch try unchanged(item).map(TabStore.Entry.live) ?? entry(id) {
+            let found = try unchanged(item) ?? entry(id)
+            switch found?.entry {
             case .live(var tab)? where item.change.operation == .save:
-                guard let sent = sent[id], let record = item.saves.first.flatMap({ saved[$0.id] }),
+                guard let sent = sent[id]?.tab, let record = item.saves.first.flatMap({ saved[$0.id] }),
                     let tag = record.recordChangeTag
                 else { continue }
-                tab.sync = TabSyncMetadata(tag: tag, ancestor: sent.content, clock: sent.clock)
-                updated.append(tab)
+                acceptedTags[tab.id] = tag
+                if let stamp = found?.stamp {
+                    let ancestor = tab.content == sent.content ? nil : sent.content
+                    acceptedEntries.append(
+                        (tab.id, TabTagStore.Entry(stamp: stamp, tag: tag, ancestor: ancestor, clock: sent.clock.description)))
+                } else {
+                    tab.sync = TabSyncMetadata(tag: tag, ancestor: sent.content, clock: sent.clock)
+                    updated.append(tab)
+                }
             case .deleted? where item.change.operation == .delete:
                 try engine.store.tabs.remove(id: id)
             default:
@@ -444,13 +466,39 @@ final class TabRecords: SyncedRecordType {
             accepted = stage
             try engine.store.tabs.stage(updated, in: stage)
         }
-        for tab in updated { acceptedTags[tab.id] = tab.sync?.tag }
     }
 
+    /// The tags kept by this run's acceptance (one for the whole run: its log stays open).
+    private var tagStore: TabTagStore?
+
+    private func tags(_ engine: SyncEngine) -> TabTagStore? {
+        if tagStore == nil { tagStore = engine.store.tabs.tags }
+        return tagStore
+    }
+
+    /// Makes the step's tags durable (one append and `fdatasync`) before the engine confirms it; a
+    /// log grown past its bound is merged into the table.
     func finishAccept(engine: SyncEngine) throws {
+        if !acceptedEntries.isEmpty, let store = tags(engine) {
+            try store.append(acceptedEntries)
+            acceptedEntries = []
+            if store.logIsLarge { try mergeTags(store, engine: engine) }
+        }
         guard let stage = accepted else { return }
         accepted = nil
         try engine.store.tabs.commit(stage)
+    }
+
+    /// After a push: the log of accepted tags merged into the table, where one tab's is found by
+    /// search, unless it holds only a few.
+    func finishPush(engine: SyncEngine) throws {
+        guard let store = tagStore, store.logIsWorthMerging else { return }
+        try mergeTags(store, engine: engine)
+    }
+
+    private func mergeTags(_ store: TabTagStore, engine: SyncEngine) throws {
+        let names = Set(try engine.store.tabs.tabFileNames())
+        try store.merge { names.contains($0 + ".json") }
     }
 
     // MARK: Bookkeeping
@@ -466,6 +514,7 @@ final class TabRecords: SyncedRecordType {
     /// Each such tab goes again as new.
     func forgetSynced(except accounted: Set<RecordKey>?, engine: SyncEngine) throws {
         acceptedTags = [:]
+        acceptedEntries = []
         let pending = try engine.store.pending()
         for var tab in try engine.store.tabs.all() where !tab.isFileBacked {
             if let accounted, tab.sync == nil || accounted.contains(RecordKey(.tab, tab.id)) { continue }
@@ -473,6 +522,8 @@ final class TabRecords: SyncedRecordType {
             try engine.store.tabs.save(tab)
             try pending.enqueue(.save, RecordKey(.tab, tab.id))
         }
+        // Every tab file was written again: no entry of the tag store applies any more.
+        if accounted == nil { try engine.store.tabs.tags?.reset() }
     }
 
     // MARK: Concurrent versions
