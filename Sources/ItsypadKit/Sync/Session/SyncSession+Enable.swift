@@ -66,7 +66,7 @@ extension SyncSession {
             try remote.prepare()
             do {
                 // A rewritten remote is remembered by the mirror: the sync that follows then sends everything.
-                _ = try store.withLockReleased { try remote.fetch(as: store.deviceID) }
+                _ = try store.withLockReleased { try remote.checkedFetch(as: store.deviceID) }
             } catch ReplicationError.deviceIDInUse {
                 // Its mirror holds the zone; the sync that follows meets the same fetch, which
                 // changed nothing, and gives it a new device id.
