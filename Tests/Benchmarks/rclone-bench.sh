@@ -18,7 +18,9 @@
 # Usage: Tests/Benchmarks/rclone-bench.sh
 # Environment:
 #   ITSYPAD      itsypad binary (default: <repo>/.build/release/itsypad); never built here
-#   RUNS         hyperfine runs per command (default 20; the first syncs run RUNS/5, at least 3)
+#   RUNS         hyperfine runs per command (default 20)
+#   FIRST_RUNS   runs of each first sync's command (default RUNS/5, at least 3): about 7 min a
+#                run at 10,000 tabs for each of itsypad and rclone
 #   WARMUP       hyperfine warmup runs per command (default 3)
 #   BENCH_OUT    directory to keep the hyperfine JSON and the summary in
 #                (default: none; everything lives in a temporary directory that
@@ -29,7 +31,7 @@ set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RUNS=${RUNS:-20}
 WARMUP=${WARMUP:-3}
-FIRST_RUNS=$((RUNS / 5 > 3 ? RUNS / 5 : 3))
+FIRST_RUNS=${FIRST_RUNS:-$((RUNS / 5 > 3 ? RUNS / 5 : 3))}
 
 BENCH_NAME=rclone-bench
 # shellcheck source=common.sh
@@ -45,7 +47,7 @@ mkdir -p "$work/served"
 rclone serve webdav "$work/served" --addr "127.0.0.1:$port" --user bench --pass bench >"$work/server.log" 2>&1 &
 server=$!
 # shellcheck disable=SC2064 # expand now: $work and $server are fixed from here on
-trap "kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf '$work'" EXIT
+trap "kill $server 2>/dev/null; wait $server 2>/dev/null || true; rm -rf '$work'" EXIT
 export RCLONE_CONFIG=$work/rclone.conf
 printf '[bench]\ntype = webdav\nurl = http://127.0.0.1:%s/\nuser = bench\npass = %s\n' "$port" "$(rclone obscure bench)" >"$RCLONE_CONFIG"
 for _ in $(seq 100); do rclone lsf bench: >/dev/null 2>&1 && break; sleep 0.1; done
@@ -53,15 +55,29 @@ rclone lsf bench: >/dev/null 2>&1 || die "rclone serve webdav did not start: $(c
 
 # --- Seeding -----------------------------------------------------------------
 
-seed() { seed_devices "$1" "rclone:bench:n$1"; }
+# timed_first_sync A REMOTE: the first sync of $LARGE tabs, which is also the seeding's: A's
+# `sync enable` into the empty REMOTE path, timed FIRST_RUNS times, each from A as imported (its
+# copy, made before the first run) into the path emptied. Its files are then kept for rclone copy.
+# A remote path is emptied through the server (`rclone purge`): the server caches its folders'
+# listings, and would go on listing files removed behind its back (the next sync's downloads fail).
+# shellcheck disable=SC2317 # called by seed_devices
+timed_first_sync() {
+    local a=$1 remote=$2
+    step "first sync of $LARGE tabs: itsypad sync enable into an empty remote path"
+    cp -a "$a" "$work/first-template"
+    hyperfine --style basic -N --warmup 0 --runs "$FIRST_RUNS" \
+        --prepare "bash -c $(q "{ rclone purge $(q "${remote#rclone:}") 2>/dev/null || true; } && rm -rf $(q "$a") && cp -a $(q "$work/first-template") $(q "$a")")" \
+        --export-json "$results/itsypad-first.json" \
+        -n "itsypad first sync @$LARGE" "$(q "$ITSYPAD") --data-dir $(q "$a") --quiet sync enable $(q "$remote")"
+    [[ $(tab_count "$a") -eq $LARGE ]] || die "the first sync's device lost tabs"
+    # The same files, as the first sync left them in its mirror.
+    cp -a "$a/sync/rclone/backend" "$work/first-files"
+    rm -f "$work/first-files/devices/"*/lock
+}
 
 step "Seeding two devices on bench: with $SMALL and $LARGE synced tabs"
-seed "$SMALL"
-seed "$LARGE"
-
-# The first sync's device: $LARGE tabs imported, sync never enabled (copied afresh before each run).
-step "Seeding a device of $LARGE tabs that never synced"
-"$ITSYPAD" --data-dir "$work/first-template" --quiet import "$work/n$LARGE/tabs-$LARGE.json"
+seed_devices "$SMALL" "rclone:bench:n$SMALL"
+seed_devices "$LARGE" "rclone:bench:n$LARGE" timed_first_sync
 
 # --- Measurements ------------------------------------------------------------
 
@@ -76,19 +92,9 @@ hyperfine "${common[@]}" \
     --export-json "$results/rclone-one.json" \
     -n "rclone copy of one file" "rclone copy $(q "$work/one-file.json") bench:one"
 
-step "first sync of $LARGE tabs: itsypad sync enable into an empty remote path"
-hyperfine --style basic -N --warmup 0 --runs "$FIRST_RUNS" \
-    --prepare "bash -c $(q "rm -rf $(q "$work/first") $(q "$work/served/first") && cp -a $(q "$work/first-template") $(q "$work/first")")" \
-    --export-json "$results/itsypad-first.json" \
-    -n "itsypad first sync @$LARGE" "$(q "$ITSYPAD") --data-dir $(q "$work/first") --quiet sync enable rclone:bench:first"
-[[ $(tab_count "$work/first") -eq $LARGE ]] || die "the first sync's device lost tabs"
-# The same files, as the first sync left them in its mirror.
-cp -a "$work/first/sync/rclone/backend" "$work/first-files"
-rm -f "$work/first-files/devices/"*/lock
-
 step "rclone copy of the same $(find "$work/first-files" -type f | wc -l) files into an empty remote path"
 hyperfine --style basic -N --warmup 0 --runs "$FIRST_RUNS" \
-    --prepare "rm -rf $(q "$work/served/copied")" \
+    --prepare "bash -c $(q "rclone purge bench:copied 2>/dev/null || true")" \
     --export-json "$results/rclone-first.json" \
     -n "rclone copy @$LARGE" "rclone copy $(q "$work/first-files") bench:copied"
 

@@ -16,15 +16,21 @@ LARGE=10000
 
 tab_count() { "$ITSYPAD" --data-dir "$1" tab ls | wc -l; }
 
-# seed_devices N REMOTE: device A ($work/nN/a) holding N synced tabs and device B ($work/nN/b)
-# synced with it through REMOTE, which the caller has made.
+# seed_devices N REMOTE [ENABLE]: device A ($work/nN/a) holding N synced tabs and device B
+# ($work/nN/b) synced with it through REMOTE, which the caller has made. ENABLE, when given, is a
+# command run as `ENABLE A REMOTE` for A's first sync (A's tabs imported, never synced), which it
+# must leave enabled on REMOTE: a script that times the first sync times this one.
 seed_devices() {
-    local n=$1 remote=$2 base=$work/n$1 got
+    local n=$1 remote=$2 enable=${3:-} base=$work/n$1 got
     local a=$base/a b=$base/b
     mkdir -p "$base"
     python3 "$repo_root/Tests/Benchmarks/generate.py" tabs "$n" "$base"
     "$ITSYPAD" --data-dir "$a" --quiet import "$base/tabs-$n.json"
-    "$ITSYPAD" --data-dir "$a" --quiet sync enable "$remote"
+    if [[ -n $enable ]]; then
+        "$enable" "$a" "$remote"
+    else
+        "$ITSYPAD" --data-dir "$a" --quiet sync enable "$remote"
+    fi
     "$ITSYPAD" --data-dir "$a" sync key show >"$base/recovery-key"
     "$ITSYPAD" --data-dir "$b" --quiet sync enable "$remote" --key - <"$base/recovery-key"
     # Compact once, so that no timed run meets an automatic compaction.

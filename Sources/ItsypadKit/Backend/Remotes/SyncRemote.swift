@@ -37,9 +37,11 @@ public protocol SyncRemote {
     /// Brings in what other devices wrote: afterwards the mirror holds the remote's files plus
     /// what this device wrote and has not sent yet. Recovers from a killed sync first. Network.
     ///
-    /// `device` is the device id this data directory syncs as. A remote that can tell that its
-    /// mirror is a copy of another data directory's (one that syncs as `device` too) throws
-    /// `ReplicationError.deviceIDInUse` before changing anything, as a folder backend does.
+    /// `device` is the device id this data directory syncs as. The session calls it through
+    /// `checkedFetch`, which first tells a mirror copied with its data directory (every remote's
+    /// rule, see `MirrorIdentity`). A remote that can tell more (rclone: the remote's copy of
+    /// `device`'s journal is not what this mirror sent) throws `ReplicationError.deviceIDInUse`
+    /// too, before changing anything, as a folder backend does.
     ///
     /// `.replaced` means the remote's backend is not the one the mirror followed (its history was
     /// rewritten, another device replaced it): the mirror now holds the remote's, and this device

@@ -16,7 +16,7 @@ extension SyncSession {
         defer { withExtendedLifetime(syncLock) {} }
         store.close()
         do {
-            _ = try configured.remote?.fetch(as: device)
+            _ = try configured.remote?.checkedFetch(as: device)
             let tombstones = try SyncEngine.purgeTombstones(
                 in: backend, olderThan: SyncEngine.tombstoneLifetime, now: now(), device: device)
             let report = try backend.compact()

@@ -81,7 +81,7 @@ extension SyncSession {
             try remote.prepare()
             do {
                 // A rewritten remote is remembered by the mirror: the sync that follows then sends everything.
-                _ = try remote.fetch(as: device)
+                _ = try remote.checkedFetch(as: device)
             } catch ReplicationError.deviceIDInUse {
                 // Its mirror holds the zone; the sync that follows meets the same fetch, which
                 // changed nothing, and gives it a new device id.

@@ -165,7 +165,7 @@ public struct SyncSession {
     /// directory's lock, like every backend call.
     private func syncThrough(_ remote: any SyncRemote, engine: SyncEngine, _ body: (SyncEngine) throws -> Void) throws {
         for _ in 1...SyncSession.publishRounds {
-            if try store.withLockReleased({ try remote.fetch(as: store.deviceID) }) == .replaced {
+            if try store.withLockReleased({ try remote.checkedFetch(as: store.deviceID) }) == .replaced {
                 try engine.startOverOnReplacedBackend()
                 remote.acknowledgeReplacement()
             }

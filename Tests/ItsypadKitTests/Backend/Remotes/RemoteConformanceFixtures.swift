@@ -57,9 +57,8 @@ final class GitFixture: RemoteFixture {
     var location: String { "git:" + repository.path }
     var environment: [String: String] { [:] }
     var unreachable: String { "git:ssh://git@127.0.0.1:1/nothing.git" }
-    /// Not told: a push that the copy's commits would overwrite is refused and the two histories are
-    /// merged, so the copy goes on as the same device, sharing its journal, as in a shared folder.
-    var tellsACopiedDataDirectory: Bool { false }
+    /// Told by the mirror's identity (its working tree is another directory), as for every remote.
+    var tellsACopiedDataDirectory: Bool { true }
 
     func refusingCredentials() throws -> (location: String, environment: [String: String]) {
         let server = try LoopbackSSHServer()

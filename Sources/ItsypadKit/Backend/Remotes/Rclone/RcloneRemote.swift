@@ -136,8 +136,9 @@ public struct RcloneRemote: SyncRemote {
         return changed ? .changed : .unchanged
     }
 
-    /// The mirror's manifest. A mirror without one of its own (a copied data directory's, whose
-    /// mirror has another inode, or one whose manifest was lost) gets one in which every file it
+    /// The mirror's manifest. A mirror without one of its own (one whose manifest was lost, or a
+    /// copied data directory's that `MirrorIdentity` did not tell: copied before it recorded the
+    /// mirror) gets one in which every file it
     /// holds counts as downloaded with the remote's copy unknown, so that the fetch compares each
     /// again and no other device's stale copy is ever sent; unless it holds `device`'s folder:
     /// then another data directory may write as `device` (`ReplicationError.deviceIDInUse`), and
