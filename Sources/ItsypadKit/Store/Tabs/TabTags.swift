@@ -138,18 +138,15 @@ package final class TabTagStore {
         bytes.withUnsafeBufferPointer(lines)
     }
 
-    /// The table's bytes, mapped (it is only ever replaced whole, by a rename); nothing for a
-    /// missing, empty or unreadable file.
+    /// The table's bytes, mapped (itsypad only replaces it whole, by a rename; a file cut short by
+    /// anything else reads as zeros past its end, see `MappedFile`); nothing for a missing, empty or
+    /// unreadable file.
     private func withTable(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        let path = table
-        guard let fd = (try? tree.openFile(path, flags: O_RDONLY)) ?? nil else { return }
+        guard let fd = (try? tree.openFile(table, flags: O_RDONLY)) ?? nil else { return }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size > 0 else { return }
-        let size = Int(info.st_size)
-        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else { return }
-        defer { munmap(base, size) }
-        body(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: size))
+        guard fstat(fd, &info) == 0, let mapped = MappedFile.map(fd: fd, count: Int(info.st_size)) else { return }
+        withExtendedLifetime(mapped) { body(mapped.bytes) }
     }
 
     /// The table's line for `id`, by binary search over its lines (sorted by id).
