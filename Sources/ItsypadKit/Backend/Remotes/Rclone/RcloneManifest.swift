@@ -8,7 +8,7 @@ import Glibc
 /// `sync/rclone/manifest`, a first line naming the mirror (and when the whole remote was last
 /// listed, in milliseconds), then a line per file,
 /// `path TAB remote-stamp TAB local-stamp TAB sent` (`s` when this device sent the file, `-` when
-/// it was downloaded).
+/// it was downloaded); the changes since, in `manifest.log` (see `RcloneManifestFile`).
 ///
 /// A fetch downloads the files whose remote stamp (size and time, as rclone lists them) differs
 /// from the one recorded; a send uploads the files whose local stamp (size and exact time of the
@@ -24,13 +24,34 @@ struct RcloneManifest: Equatable {
         var sent = false
     }
 
-    var entries: [String: Entry] = [:]
+    private(set) var entries: [String: Entry] = [:]
     /// When a fetch last listed the whole remote; 0 for never.
-    var fullyListed: Milliseconds = 0
+    var fullyListed: Milliseconds = 0 {
+        didSet { listingChanged = listingChanged || fullyListed != oldValue }
+    }
+    /// The paths set or removed since the manifest was read or saved: what saving it appends.
+    private(set) var changed: Set<String> = []
+    private(set) var listingChanged = false
 
     subscript(path: String) -> Entry? {
         get { entries[path] }
-        set { entries[path] = newValue }
+        set {
+            guard entries[path] != newValue else { return }
+            entries[path] = newValue
+            changed.insert(path)
+        }
+    }
+
+    var hasChanges: Bool { listingChanged || !changed.isEmpty }
+
+    /// Forgets which paths changed: the manifest is as saved.
+    mutating func markSaved() {
+        changed = []
+        listingChanged = false
+    }
+
+    static func == (a: RcloneManifest, b: RcloneManifest) -> Bool {
+        a.fullyListed == b.fullyListed && a.entries == b.entries
     }
 
     /// The manifest of the mirror `mirror` (its inode); nil when it is missing, unreadable or
@@ -52,9 +73,9 @@ struct RcloneManifest: Equatable {
 
     private static let tab = UInt8(ascii: "\t")
 
-    /// A file's line, read field by field where it lies (a manifest has a line per backend file,
-    /// read twice a sync: no array per line); nil unless it has four fields.
-    private static func parsedEntry(_ line: ArraySlice<UInt8>) -> (name: String, entry: Entry)? {
+    /// A file's line, read field by field where it lies (a manifest has a line per backend file:
+    /// no array per line); nil unless it has four fields.
+    fileprivate static func parsedEntry(_ line: ArraySlice<UInt8>) -> (name: String, entry: Entry)? {
         guard let first = line.firstIndex(of: tab), let second = line[(first + 1)...].firstIndex(of: tab),
             let third = line[(second + 1)...].firstIndex(of: tab), !line[(third + 1)...].contains(tab)
         else { return nil }
@@ -97,6 +118,40 @@ struct RcloneManifest: Equatable {
         try FileTree.containing(path).writeAtomically(path, bytes)
     }
 
+    /// The log's lines of the changes since the manifest was read or saved: a file's line as the
+    /// manifest has it, `path TAB` for a path removed, `listed TAB MILLISECONDS` for a whole listing.
+    var changeLines: [UInt8] {
+        var bytes: [UInt8] = []
+        if listingChanged { bytes += "listed\t\(fullyListed)\n".utf8 }
+        for path in changed.sorted() {
+            bytes += path.utf8
+            bytes.append(RcloneManifest.tab)
+            if let entry = entries[path] {
+                bytes += "\(entry.remote)\t\(entry.local)\t\(entry.sent ? "s" : "-")".utf8
+            }
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        return bytes
+    }
+
+    /// Applies a line of the log (see `changeLines`); false for a line that is none of its kinds.
+    mutating func apply(logLine line: ArraySlice<UInt8>) -> Bool {
+        if let parsed = RcloneManifest.parsedEntry(line) {
+            entries[parsed.name] = parsed.entry
+            return true
+        }
+        guard let tab = line.firstIndex(of: RcloneManifest.tab), !line[(tab + 1)...].contains(RcloneManifest.tab) else { return false }
+        let name = String(decoding: line[..<tab], as: UTF8.self)
+        if tab + 1 == line.endIndex {
+            entries[name] = nil
+        } else if name == "listed", let time = Milliseconds(String(decoding: line[(tab + 1)...], as: UTF8.self)) {
+            fullyListed = time
+        } else {
+            return false
+        }
+        return true
+    }
+
     /// The stamp of a file of the mirror: its size and exact modification time.
     static func localStamp(_ status: FileStatus) -> String {
         "\(status.size):\(status.modifiedSeconds).\(status.modifiedNanoseconds)"
@@ -130,5 +185,79 @@ extension RcloneManifest {
         case ("records", 4): return FolderLayout.recordFile(named: String(parts[3])) != nil
         default: return false
         }
+    }
+}
+
+/// The manifest on disk, read once by a remote and kept: `manifest` (written whole, see
+/// `RcloneManifest.write`) and `manifest.log`, the changes since, each save appending its own with
+/// one `fdatasync`, so that a sync's cost follows its changes, not the backend. Once the log
+/// outgrows a quarter of the manifest it is folded into it: the manifest replaced atomically, then
+/// the log removed (a log read again over the manifest it was folded into changes nothing).
+/// A torn last line of the log was never committed and is left out.
+///
+/// What was read is used again while both files are as it left them (a `sync watch` meets the
+/// files of a sync run beside it, and reads them again).
+final class RcloneManifestFile {
+    let path: String
+    var logPath: String { path + ".log" }
+    private let files: FileTree
+    /// The manifest as read or saved last, of the mirror with that inode, and the two files as
+    /// they were then (a file's status changes with every write: inode, size, time).
+    private var kept: (manifest: RcloneManifest, mirror: UInt64, files: [FileStatus?])?
+
+    init(_ path: String) {
+        self.path = path
+        files = FileTree.containing(path)
+    }
+
+    private func identities() -> [FileStatus?] {
+        [path, logPath].map { (try? files.status($0)) ?? nil }
+    }
+
+    /// The manifest of the mirror `mirror`; nil when it is missing, unreadable or another mirror's.
+    func read(mirror: FileStatus) -> RcloneManifest? {
+        let now = identities()
+        if let kept, kept.mirror == mirror.inode, kept.files == now { return kept.manifest }
+        guard var manifest = RcloneManifest.read(path, mirror: mirror) else {
+            kept = nil
+            return nil
+        }
+        try? files.forEachLine(logPath) { _, line in _ = manifest.apply(logLine: line) }
+        manifest.markSaved()
+        kept = (manifest, mirror.inode, now)
+        return manifest
+    }
+
+    /// Records the changes of `manifest` since it was read or saved (nothing when there are none),
+    /// durable when it returns; the whole of it when the files are not the ones it was read from.
+    func save(_ manifest: inout RcloneManifest, mirror: FileStatus) throws {
+        guard manifest.hasChanges else { return }
+        let now = identities()
+        guard let previous = kept, previous.mirror == mirror.inode, previous.files == now else {
+            try replace(with: manifest, mirror: mirror)
+            manifest.markSaved()
+            return
+        }
+        if let log = now[1], log.size > max(64 << 10, (now[0]?.size ?? 0) / 4) {
+            try manifest.write(path, mirror: mirror)
+            _ = try files.remove(logPath)
+        } else {
+            let created = !files.exists(logPath)
+            try AppendFile(path: logPath, in: files).append(manifest.changeLines)
+            // The log's name must outlive a crash as its lines do.
+            if created { try files.syncDirectory(FileSystem.directoryName(logPath)) }
+        }
+        manifest.markSaved()
+        kept = (manifest, mirror.inode, identities())
+    }
+
+    /// Makes `manifest` the whole of it (a new mirror's, or one made anew): the log is removed
+    /// first, so that none of it is ever read over the new one.
+    func replace(with manifest: RcloneManifest, mirror: FileStatus) throws {
+        if try files.remove(logPath) { try files.syncDirectory(FileSystem.directoryName(logPath)) }
+        try manifest.write(path, mirror: mirror)
+        var saved = manifest
+        saved.markSaved()
+        kept = (saved, mirror.inode, identities())
     }
 }

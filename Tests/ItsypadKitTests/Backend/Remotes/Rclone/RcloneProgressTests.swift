@@ -34,15 +34,21 @@ struct RcloneProgressTests {
         #expect(ids.count == tabCount && Set(ids).count == tabCount, "\(ids.count) tabs")
     }
 
-    /// The paths the manifest records as sent (see `RcloneManifest`).
+    /// The paths the manifest records as sent (see `RcloneManifest`): its lines, then its log's.
     static func sentPaths(_ device: Device) -> [String] {
-        let text = (try? FileSystem.read(device.dataDir + "/sync/rclone/manifest")).flatMap { $0 }.map {
-            String(decoding: $0, as: UTF8.self)
+        var sent: [String: Bool] = [:]
+        for file in ["manifest", "manifest.log"] {
+            let text = (try? FileSystem.read(device.dataDir + "/sync/rclone/" + file)).flatMap { $0 }.map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            for line in (text ?? "").split(separator: "\n") {
+                let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+                if fields.count == 4 { sent[String(fields[0])] = fields[3] == "s" }
+                // A path removed: `path TAB`.
+                if fields.count == 2, fields[1].isEmpty { sent[String(fields[0])] = nil }
+            }
         }
-        return (text ?? "").split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            return fields.count == 4 && fields[3] == "s" ? String(fields[0]) : nil
-        }
+        return sent.filter(\.value).keys.sorted()
     }
 
     /// The first sync of 300 tabs, slowed to take longer than ITSYPAD_RCLONE_TIMEOUT in all, ends

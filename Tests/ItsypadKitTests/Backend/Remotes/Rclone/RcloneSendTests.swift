@@ -19,14 +19,20 @@ struct RcloneSendTests {
             let result = try device.runArguments(arguments, environment: fleet.environment)
             try #require(result.status == 0, "step \(index): \(result.stderr)")
         }
+        let lines = try tracedSync(device, environment: fleet.environment, calls: "openat,newfstatat,statx")
+        return lines.count { $0.contains("/sync/rclone/backend/records/") }
+    }
+
+    /// The `calls` that `itsypad sync` on `device` and its rclone made (`strace -f -y`, which names
+    /// each call's file), a line each; the sync must succeed.
+    static func tracedSync(_ device: Device, environment: [String: String], calls: String) throws -> [Substring] {
         let scratch = TemporaryDirectory()
         let trace = scratch.file("trace")
         let synced = try device.runArguments(
-            ["-f", "-y", "-qq", "-e", "trace=openat,newfstatat,statx", "-o", trace, Process.itsypad, "sync"],
-            environment: fleet.environment, program: "/usr/bin/strace")
+            ["-f", "-y", "-qq", "-e", "trace=" + calls, "-o", trace, Process.itsypad, "sync"], environment: environment,
+            program: "/usr/bin/strace")
         try #require(synced.status == 0, "\(synced.stderr)")
-        let lines = String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n")
-        return lines.count { $0.contains("/sync/rclone/backend/records/") }
+        return String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n")
     }
 
     /// Ten times the tabs in the backend costs the send of one change no more files looked at:
