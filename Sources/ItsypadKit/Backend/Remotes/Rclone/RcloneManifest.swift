@@ -6,7 +6,7 @@ import Glibc
 
 /// What the mirror and the remote held of each backend file when they were last in step:
 /// `sync/rclone/manifest`, a first line naming the mirror (and when the whole remote was last
-/// listed, in milliseconds), then a line per file,
+/// listed, in milliseconds, and the token its log names), then a line per file,
 /// `path TAB remote-stamp TAB local-stamp TAB sent` (`s` when this device sent the file, `-` when
 /// it was downloaded); the changes since, in `manifest.log` (see `RcloneManifestFile`).
 ///
@@ -29,6 +29,9 @@ struct RcloneManifest: Equatable {
     var fullyListed: Milliseconds = 0 {
         didSet { listingChanged = listingChanged || fullyListed != oldValue }
     }
+    /// Names this manifest as written whole, so that only a log begun over it is read over it
+    /// (see `RcloneManifestFile`); empty for a manifest no log may follow.
+    var token = ""
     /// The paths set or removed since the manifest was read or saved: what saving it appends.
     private(set) var changed: Set<String> = []
     private(set) var listingChanged = false
@@ -63,7 +66,8 @@ struct RcloneManifest: Equatable {
             if offset == 0 {
                 let fields = line.split(separator: tab, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
                 isOfMirror = fields.count >= 2 && fields[..<2] == ["mirror", String(mirror.inode)]
-                manifest.fullyListed = fields.count == 3 ? Milliseconds(fields[2]) ?? 0 : 0
+                manifest.fullyListed = fields.count >= 3 ? Milliseconds(fields[2]) ?? 0 : 0
+                manifest.token = fields.count == 4 ? fields[3] : ""
             } else if isOfMirror, let parsed = parsedEntry(line) {
                 manifest.entries[parsed.name] = parsed.entry
             }
@@ -112,7 +116,9 @@ struct RcloneManifest: Equatable {
                 return order != 0 ? order < 0 : a.count < b.count
             }
         }
-        var bytes = Array("mirror\t\(mirror.inode)\t\(fullyListed)\n".utf8)
+        // A token is a fourth field, which versions before the log read as "never listed whole":
+        // they list the whole remote rather than trust a manifest its log has moved past.
+        var bytes = Array("mirror\t\(mirror.inode)\t\(fullyListed)\(token.isEmpty ? "" : "\t" + token)\n".utf8)
         bytes.reserveCapacity(bytes.count + lines.count)
         for range in ranges { bytes += lines[range] }
         try FileTree.containing(path).writeAtomically(path, bytes)
@@ -192,8 +198,9 @@ extension RcloneManifest {
 /// `RcloneManifest.write`) and `manifest.log`, the changes since, each save appending its own with
 /// one `fdatasync`, so that a sync's cost follows its changes, not the backend. Once the log
 /// outgrows a quarter of the manifest it is folded into it: the manifest replaced atomically, then
-/// the log removed (a log read again over the manifest it was folded into changes nothing).
-/// A torn last line of the log was never committed and is left out.
+/// the log removed. The log's first line names the token of the manifest it follows: a log left
+/// over the manifest it was folded into, or over one an earlier version wrote whole, is not read
+/// and goes at the next save. A torn last line of the log was never committed and is left out.
 ///
 /// What was read is used again while both files are as it left them (a `sync watch` meets the
 /// files of a sync run beside it, and reads them again).
@@ -201,9 +208,10 @@ final class RcloneManifestFile {
     let path: String
     var logPath: String { path + ".log" }
     private let files: FileTree
-    /// The manifest as read or saved last, of the mirror with that inode, and the two files as
-    /// they were then (a file's status changes with every write: inode, size, time).
-    private var kept: (manifest: RcloneManifest, mirror: UInt64, files: [FileStatus?])?
+    /// The manifest as read or saved last, of the mirror with that inode, the two files as they
+    /// were then (a file's status changes with every write: inode, size, time), and whether the
+    /// log on disk follows that manifest (false: a stale log, which a save replaces).
+    private var kept: (manifest: RcloneManifest, mirror: UInt64, files: [FileStatus?], logFollows: Bool)?
 
     init(_ path: String) {
         self.path = path
@@ -222,9 +230,17 @@ final class RcloneManifestFile {
             kept = nil
             return nil
         }
-        try? files.forEachLine(logPath) { _, line in _ = manifest.apply(logLine: line) }
+        let header = Array(RcloneManifestFile.logHeader(manifest.token).dropLast())
+        var logFollows = now[1] == nil
+        try? files.forEachLine(logPath) { offset, line in
+            if offset == 0 {
+                logFollows = !manifest.token.isEmpty && line.elementsEqual(header)
+            } else if logFollows {
+                _ = manifest.apply(logLine: line)
+            }
+        }
         manifest.markSaved()
-        kept = (manifest, mirror.inode, now)
+        kept = (manifest, mirror.inode, now, logFollows)
         return manifest
     }
 
@@ -233,31 +249,47 @@ final class RcloneManifestFile {
     func save(_ manifest: inout RcloneManifest, mirror: FileStatus) throws {
         guard manifest.hasChanges else { return }
         let now = identities()
-        guard let previous = kept, previous.mirror == mirror.inode, previous.files == now else {
-            try replace(with: manifest, mirror: mirror)
+        guard let previous = kept, previous.mirror == mirror.inode, previous.files == now, previous.logFollows,
+            !previous.manifest.token.isEmpty
+        else {
+            manifest.token = try replace(with: manifest, mirror: mirror)
             manifest.markSaved()
             return
         }
+        manifest.token = previous.manifest.token
         if let log = now[1], log.size > max(64 << 10, (now[0]?.size ?? 0) / 4) {
+            manifest.token = RcloneManifestFile.newToken()
             try manifest.write(path, mirror: mirror)
             _ = try files.remove(logPath)
-        } else {
-            let created = !files.exists(logPath)
-            try AppendFile(path: logPath, in: files).append(manifest.changeLines)
+        } else if now[1] == nil {
+            try AppendFile(path: logPath, in: files).append(RcloneManifestFile.logHeader(manifest.token) + manifest.changeLines)
             // The log's name must outlive a crash as its lines do.
-            if created { try files.syncDirectory(FileSystem.directoryName(logPath)) }
+            try files.syncDirectory(FileSystem.directoryName(logPath))
+        } else {
+            try AppendFile(path: logPath, in: files).append(manifest.changeLines)
         }
         manifest.markSaved()
-        kept = (manifest, mirror.inode, identities())
+        kept = (manifest, mirror.inode, identities(), true)
     }
 
-    /// Makes `manifest` the whole of it (a new mirror's, or one made anew): the log is removed
-    /// first, so that none of it is ever read over the new one.
-    func replace(with manifest: RcloneManifest, mirror: FileStatus) throws {
+    /// Makes `manifest` the whole of it (a new mirror's, or one made anew), under a new token that
+    /// it returns: the log is removed first, so that none of it is ever read over the new one.
+    @discardableResult
+    func replace(with manifest: RcloneManifest, mirror: FileStatus) throws -> String {
         if try files.remove(logPath) { try files.syncDirectory(FileSystem.directoryName(logPath)) }
-        try manifest.write(path, mirror: mirror)
         var saved = manifest
+        saved.token = RcloneManifestFile.newToken()
+        try saved.write(path, mirror: mirror)
         saved.markSaved()
-        kept = (saved, mirror.inode, identities())
+        kept = (saved, mirror.inode, identities(), true)
+        return saved.token
+    }
+
+    private static func logHeader(_ token: String) -> [UInt8] {
+        Array("manifest\t\(token)\n".utf8)
+    }
+
+    private static func newToken() -> String {
+        String(UInt64.random(in: .min ... .max), radix: 16)
     }
 }

@@ -58,7 +58,7 @@ struct RcloneManifestTests {
         let log = String(decoding: try #require(try FileSystem.read(file.logPath)), as: UTF8.self)
         #expect(
             log
-                == "listed\t1796596000960\ndevices/B/journal/0000000000000001.log\t30 2026-12-06 10:00:00\t30:5.0\t-\nrecords/ScratchTab/0a/r1.A.json\t\n"
+                == "manifest\t\(manifest.token)\nlisted\t1796596000960\ndevices/B/journal/0000000000000001.log\t30 2026-12-06 10:00:00\t30:5.0\t-\nrecords/ScratchTab/0a/r1.A.json\t\n"
         )
         // A reader that kept nothing (another process) reads both; a torn line is left out.
         try FileSystem.writeAtomically(file.logPath, Array((log + "records/ScratchTab/0a/r2.A.json\t\t").utf8))
@@ -79,6 +79,39 @@ struct RcloneManifestTests {
         try reader.replace(with: RcloneManifest(), mirror: mirror)
         #expect(try FileTree(root: scratch.path).status(file.logPath) == nil)
         #expect(RcloneManifestFile(file.path).read(mirror: mirror) == RcloneManifest())
+    }
+
+    /// A log is read only over the manifest it was begun over: not over one an earlier version wrote
+    /// whole (which knows no log and leaves it), whose versions in turn read a manifest with a log
+    /// as never listed whole, so that they list the whole remote rather than trust it.
+    @Test func aLogIsReadOnlyOverTheManifestItFollows() throws {
+        try FileSystem.makeDirectory(scratch.file("mirror"))
+        let mirror = try #require(try FileTree(root: scratch.path).status(scratch.file("mirror")))
+        let file = RcloneManifestFile(scratch.file("manifest"))
+        var manifest = RcloneManifest()
+        manifest.fullyListed = 1_796_596_000_960
+        manifest["records/ScratchTab/0a/r0.A.json"] = .init(local: "1:0.0", sent: true)
+        try file.replace(with: manifest, mirror: mirror)
+        manifest = try #require(file.read(mirror: mirror))
+        let header = String(decoding: try #require(try FileSystem.read(file.path)), as: UTF8.self).prefix { $0 != "\n" }
+        #expect(header == "mirror\t\(mirror.inode)\t1796596000960\t\(manifest.token)", "a fourth field: the token")
+        manifest["records/ScratchTab/0a/r1.A.json"] = .init(local: "1:1.0", sent: true)
+        try file.save(&manifest, mirror: mirror)
+
+        // An earlier version syncs: it rewrites the manifest whole, with no token, and leaves the log.
+        var earlier = RcloneManifest()
+        earlier["records/ScratchTab/0a/r2.A.json"] = .init(remote: "1 2026-12-06 10:00:00", local: "1:2.0")
+        try earlier.write(file.path, mirror: mirror)
+        let reader = RcloneManifestFile(file.path)
+        var read = try #require(reader.read(mirror: mirror))
+        #expect(read == earlier, "the log of another manifest is not read over it")
+
+        read["records/ScratchTab/0a/r3.A.json"] = .init(local: "1:3.0", sent: true)
+        try reader.save(&read, mirror: mirror)
+        var expected = earlier
+        expected["records/ScratchTab/0a/r3.A.json"] = .init(local: "1:3.0", sent: true)
+        #expect(RcloneManifestFile(file.path).read(mirror: mirror) == expected)
+        #expect(try FileTree(root: scratch.path).status(file.logPath) == nil, "the stale log went with the save")
     }
 }
 
