@@ -439,7 +439,8 @@ public final class SyncEngine {
     /// after at most `durableStepSize` changes (`writeStaged`, which first decides again what a
     /// command changed meanwhile). So a command waits for at most a step's decisions or one commit's
     /// renames (without the lock let go, it is handed over between steps to one waiting). A crash between steps applies the page again from its start (its token is saved
-    /// after it), which changes nothing already applied.
+    /// after it), which changes nothing already applied. What a handler held back (new clips: one
+    /// pass over the history a page, not a step) is applied at the page's end (`applyHeld`).
     private func apply(_ changes: [Change], in pass: inout FetchPass) throws {
         var start = changes.startIndex
         var uncommitted = 0
@@ -463,6 +464,7 @@ public final class SyncEngine {
                 uncommitted = 0
             }
         }
+        for type in types.all { try type.applyHeld(engine: self) }
         try writeStaged()
     }
 

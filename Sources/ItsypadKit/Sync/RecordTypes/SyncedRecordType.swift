@@ -37,6 +37,9 @@ protocol SyncedRecordType {
     /// Writes what `apply` staged: after each page, every `durableStepSize` changes, and before
     /// the lock is let go for a backend call.
     func writeStaged(engine: SyncEngine) throws
+    /// Applies what `apply` held back to apply together: at the end of each page (and of a
+    /// quarantined record's second look), with the lock held, before `writeStaged`.
+    func applyHeld(engine: SyncEngine) throws
     /// Whether `apply` decided items that `writeDecided` writes.
     var hasDecided: Bool { get }
     /// Writes what `apply` decided into files only this sync touches (a stage), with the data
@@ -117,6 +120,7 @@ extension SyncedRecordType {
     func canonicalName(_ recordName: String) -> String { recordName.lowercased() }
     func applyDeletionsMissing(from _: Set<RecordKey>, engine _: SyncEngine) throws {}
     func writeStaged(engine _: SyncEngine) throws {}
+    func applyHeld(engine _: SyncEngine) throws {}
     var hasDecided: Bool { false }
     func writeDecided(durably _: Bool, engine _: SyncEngine) throws {}
     func finishPull(engine _: SyncEngine) throws {}
