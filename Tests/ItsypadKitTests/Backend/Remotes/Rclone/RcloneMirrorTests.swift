@@ -184,7 +184,10 @@ struct RcloneMirrorTests {
         let manifest = scratch.file("clone") + "/manifest"
         let inode = try #require(try FileTree(root: clone.directory).status(clone.mirror)).inode
         let lines = try #require(try FileSystem.read(manifest)).split(separator: UInt8(ascii: "\n"))
-        let header = "mirror\t\(inode)\t" + String(decoding: lines[0].split(separator: UInt8(ascii: "\t"))[2], as: UTF8.self)
+        let header =
+            (["mirror", String(inode)]
+            + lines[0].split(separator: UInt8(ascii: "\t")).dropFirst(2).map { String(decoding: $0, as: UTF8.self) })
+            .joined(separator: "\t")
         try FileSystem.writeAtomically(
             manifest,
             Array((([header] + lines.dropFirst().map { String(decoding: $0, as: UTF8.self) }).joined(separator: "\n") + "\n").utf8))
