@@ -78,7 +78,7 @@ extension FolderBackend {
         // A derived merge takes its siblings' latest stamp, so that two devices write the same bytes.
         let latest = siblings.compactMap(\.record.modified).max { ($0.timestamp, $0.deviceID) < ($1.timestamp, $1.deviceID) }
         record.modified = save.isDerived ? latest : Stamp(timestamp: time, deviceID: deviceID)
-        let encoded = try JSONCoding.encode(record)
+        let encoded = try record.encodedJSON()
         guard encoded.count <= limits.maxRecordBytes else { return .failed(.limitExceeded) }
         return .write(
             RecordVersion(record: record, version: vector, writer: deviceID, isDerived: save.isDerived, base: save.base), record: encoded)
