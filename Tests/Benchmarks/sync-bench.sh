@@ -49,6 +49,12 @@
 #   JOIN_LARGE   clips of the scale run a new device joins (default 100000; 0 skips the scale runs)
 #   PENDING_HUGE clips of the longest pending queue, sent in one run (default 1000000; 0 skips it)
 #   SCALE_ONLY   set to 1 to measure the scale runs (target 7) only
+#   FRESH_FS     set to 1 to run each sending-side round (tabs, clips, git) and the JOIN_LARGE
+#                scale run on a new ext4 (a loop image made for it, its baseline on the same
+#                file system): ext4 creates files slowly where many were just removed, which
+#                inflates later rounds and their baselines alike. Needs root (mount); without
+#                it the option is skipped and the skip recorded in the summary. The
+#                PENDING_HUGE run stays in the scratch directory (its image would need ~5 GiB).
 #   BENCH_OUT    directory to keep the hyperfine JSON and the summary in
 #                (default: none; everything lives in a temporary directory that
 #                is removed on exit)
@@ -74,6 +80,7 @@ SENDING_ONLY=${SENDING_ONLY:-}
 JOIN_LARGE=${JOIN_LARGE:-100000}
 PENDING_HUGE=${PENDING_HUGE:-1000000}
 SCALE_ONLY=${SCALE_ONLY:-}
+FRESH_FS=${FRESH_FS:-}
 
 # --- Prerequisites -----------------------------------------------------------
 
@@ -87,6 +94,59 @@ if [[ -z $SENDING_ONLY && -z $SCALE_ONLY ]]; then
 fi
 
 make_work
+
+# --- A new file system a round (FRESH_FS=1) ------------------------------------
+
+if [[ -n $FRESH_FS ]]; then
+    why=""
+    if [[ $EUID -ne 0 ]]; then
+        why="mounting a loop image needs root"
+    elif ! command -v mkfs.ext4 >/dev/null || ! command -v mount >/dev/null; then
+        why="mkfs.ext4 or mount not found"
+    fi
+    if [[ -n $why ]]; then
+        echo "FRESH_FS=1 skipped: $why; every round runs in the scratch directory" | tee -a "$results/summary.txt" >&2
+        FRESH_FS=""
+    fi
+fi
+# The file system mounted now, unmounted on exit before the scratch directory goes.
+mounted=""
+# shellcheck disable=SC2064 # expand now: $work is fixed from here on
+trap '[[ -z $mounted ]] || umount "$mounted"; rm -rf '"'$work'" EXIT
+
+# round_fs DIR [FILES]: sets $fs, where a round's files go. By default DIR itself, emptied of the
+# last round's files (run, backend, copy and the git round's repositories); with FRESH_FS, DIR/fs
+# with a new ext4 mounted on it (a 2 GiB image, or larger for FILES files, with an inode for
+# each of them), removed by round_fs_done.
+round_fs() {
+    local dir=$1 files=${2:-0} megabytes
+    if [[ -z $FRESH_FS ]]; then
+        fs=$dir
+        rm -rf "$fs/run" "$fs/backend" "$fs/copy" "$fs/remote.git" "$fs/files" "$fs/plain.git"
+        return
+    fi
+    fs=$dir/fs
+    megabytes=$((files * 12 / 1024 > 2048 ? files * 12 / 1024 : 2048))
+    mkdir -p "$fs"
+    rm -f "$dir/fs.img"
+    truncate -s "${megabytes}M" "$dir/fs.img"
+    if ((files > 0)); then
+        mkfs.ext4 -q -F -N $((files + 65536)) "$dir/fs.img"
+    else
+        mkfs.ext4 -q -F "$dir/fs.img"
+    fi
+    mount -o loop "$dir/fs.img" "$fs"
+    mounted=$fs
+}
+
+# round_fs_done DIR: with FRESH_FS, unmounts the round's file system and removes its image.
+round_fs_done() {
+    [[ -n $FRESH_FS ]] || return 0
+    umount "$1/fs"
+    mounted=""
+    rm -f "$1/fs.img"
+    rmdir "$1/fs"
+}
 
 # --- Sending side of a first sync --------------------------------------------
 
@@ -112,16 +172,17 @@ sending() {
     fi
     "$ITSYPAD" --data-dir "$base/a" --quiet import "$history"
     for ((round = 1; round <= rounds; round++)); do
-        rm -rf "$base/run" "$base/backend" "$base/copy"
-        cp -a "$base/a" "$base/run"
+        round_fs "$base"
+        cp -a "$base/a" "$fs/run"
         sync
-        t_sync=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$base/run" --quiet sync enable "$base/backend")
+        t_sync=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$fs/run" --quiet sync enable "$fs/backend")
         peak=$(tail -n 1 "$base/peak")
-        got=$(find "$base/backend/records/$type" -name '*.json' | wc -l)
+        got=$(find "$fs/backend/records/$type" -name '*.json' | wc -l)
         [[ $got -eq $n ]] || die "the first sync of $n $kind left $got records in the backend"
         sync
-        t_cp=$(seconds bash -c 'cp -r "$1" "$2" && sync -f "$2"' - "$base/backend/records" "$base/copy")
+        t_cp=$(seconds bash -c 'cp -r "$1" "$2" && sync -f "$2"' - "$fs/backend/records" "$fs/copy")
         printf '%s %s %s %s %s\n' "$kind" "$n" "$t_sync" "$t_cp" "$peak" | tee -a "$results/sending.txt" >&2
+        round_fs_done "$base"
     done
     rm -rf "$base"
 }
@@ -140,22 +201,23 @@ sending_git() {
     python3 "$repo_root/Tests/Benchmarks/generate.py" tabs "$n" "$base" >/dev/null
     "$ITSYPAD" --data-dir "$base/a" --quiet import "$base/tabs-$n.json"
     for ((round = 1; round <= rounds; round++)); do
-        rm -rf "$base/run" "$base/remote.git" "$base/files" "$base/plain.git"
-        cp -a "$base/a" "$base/run"
-        git init -q --bare "$base/remote.git"
-        git init -q --bare "$base/plain.git"
+        round_fs "$base"
+        cp -a "$base/a" "$fs/run"
+        git init -q --bare "$fs/remote.git"
+        git init -q --bare "$fs/plain.git"
         sync
-        t_sync=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$base/run" --quiet sync enable "git:$base/remote.git")
+        t_sync=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$fs/run" --quiet sync enable "git:$fs/remote.git")
         peak=$(tail -n 1 "$base/peak")
-        git clone -q -b itsypad "$base/remote.git" "$base/files"
-        got=$(find "$base/files/records/ScratchTab" -name '*.json' | wc -l)
+        git clone -q -b itsypad "$fs/remote.git" "$fs/files"
+        got=$(find "$fs/files/records/ScratchTab" -name '*.json' | wc -l)
         [[ $got -eq $n ]] || die "the first push of $n tabs left $got records in the git remote"
-        rm -rf "$base/files/.git"
-        git -C "$base/files" init -q
-        git -C "$base/files" remote add origin "$base/plain.git"
+        rm -rf "$fs/files/.git"
+        git -C "$fs/files" init -q
+        git -C "$fs/files" remote add origin "$fs/plain.git"
         sync
-        t_git=$(seconds bash -c 'cd "$1" && git add -A && git commit -qm first && git push -q origin HEAD' - "$base/files")
+        t_git=$(seconds bash -c 'cd "$1" && git add -A && git commit -qm first && git push -q origin HEAD' - "$fs/files")
         printf 'git %s %s %s %s\n' "$n" "$t_sync" "$t_git" "$peak" | tee -a "$results/sending.txt" >&2
+        round_fs_done "$base"
     done
     rm -rf "$base"
 }
@@ -173,22 +235,29 @@ scale() {
     python3 "$repo_root/Tests/Benchmarks/generate.py" clips "$n" "$base" >/dev/null
     "$ITSYPAD" --data-dir "$base/a" --quiet settings set clipboard.maxEntries "$n"
     "$ITSYPAD" --data-dir "$base/a" --quiet import "$base/itsypad-$n.json"
+    # The joined run on a new file system with FRESH_FS: the backend, its copy, and the devices.
+    fs=$base
+    if [[ $join == join && -n $FRESH_FS ]]; then
+        round_fs "$base" $((2 * n + 10000))
+        cp -a "$base/a" "$fs/a"
+    fi
     sync
-    t_send=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$base/a" --quiet sync enable "$base/backend")
+    t_send=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$fs/a" --quiet sync enable "$fs/backend")
     peak=$(tail -n 1 "$base/peak")
-    got=$(find "$base/backend/records/ClipboardEntry" -name '*.json' | wc -l)
+    got=$(find "$fs/backend/records/ClipboardEntry" -name '*.json' | wc -l)
     [[ $got -eq $n ]] || die "one sync of $n pending clips left $got records in the backend"
     printf 'send %s %s %s\n' "$n" "$t_send" "$peak" | tee -a "$results/scale.txt" >&2
     if [[ $join == join ]]; then
-        "$ITSYPAD" --data-dir "$base/b" --quiet settings set clipboard.maxEntries "$n"
+        "$ITSYPAD" --data-dir "$fs/b" --quiet settings set clipboard.maxEntries "$n"
         sync
-        t_join=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$base/b" --quiet sync enable "$base/backend")
+        t_join=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$fs/b" --quiet sync enable "$fs/backend")
         peak=$(tail -n 1 "$base/peak")
-        got=$("$ITSYPAD" --data-dir "$base/b" clip ls | wc -l)
+        got=$("$ITSYPAD" --data-dir "$fs/b" clip ls | wc -l)
         [[ $got -eq $n ]] || die "a device joining $n clips holds $got"
         sync
-        t_cp=$(seconds bash -c 'cp -r "$1" "$2" && sync -f "$2"' - "$base/backend" "$base/copy")
+        t_cp=$(seconds bash -c 'cp -r "$1" "$2" && sync -f "$2"' - "$fs/backend" "$fs/copy")
         printf 'join %s %s %s %s\n' "$n" "$t_join" "$peak" "$t_cp" | tee -a "$results/scale.txt" >&2
+        round_fs_done "$base"
     fi
     rm -rf "$base"
 }

@@ -102,7 +102,7 @@ public struct BackendLimits: Sendable, Equatable {
     public func checkRequest(saves: [RecordSave], deletes: [RecordDelete]) throws {
         try checkRequest(count: saves.count + deletes.count, bytes: nil)
         try checkRequest(
-            count: saves.count + deletes.count, bytes: saves.reduce(0) { $0 + ((try? JSONCoding.encode($1.record).count) ?? 0) })
+            count: saves.count + deletes.count, bytes: saves.reduce(0) { $0 + ((try? $1.record.encodedJSON().count) ?? 0) })
     }
 
     /// The same for a request of `count` records whose saved records encode to `bytes` in all (nil:

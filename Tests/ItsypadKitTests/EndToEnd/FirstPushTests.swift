@@ -173,6 +173,29 @@ struct FirstPushTests {
         #expect(calls["syncfs", default: 0] <= 10, "\(calls["syncfs", default: 0]) syncfs for \(records) tabs: \(calls)")
     }
 
+    /// A device that imported tabs, then enabled a new backend (as `sync-bench.sh` sends them), and
+    /// one that enabled it first: neither looks for a record file of its own that it never wrote (a
+    /// first push made one failed open a record), from their journals' digests.
+    @Test("a first push of tabs looks for no record file of its own", arguments: [true, false])
+    func noOwnRecordFileLookedFor(importedFirst: Bool) throws {
+        let records = 2500
+        let sender: Device
+        if importedFirst {
+            sender = Device()
+            Self.importing("tabs", count: records, into: sender, fields: Self.tab)
+        } else {
+            sender = Self.sender(tabs: records)
+        }
+        let arguments = importedFirst ? ["sync", "enable", Self.backend(of: sender)] : ["sync"]
+        let lines = try Self.traced(sender, arguments, strace: ["-y", "-s", "0", "-e", "trace=openat"])
+        let reads = lines.filter { $0.contains("/records/") && $0.contains("O_RDONLY") && !$0.contains("O_DIRECTORY") }
+        let created = lines.filter { $0.contains("/records/") && $0.contains("O_CREAT") }
+        #expect(created.count >= records, "\(created.count) record files created for \(records) tabs: the trace missed them")
+        // Each record's file was looked for before it was written: 2,500.
+        #expect(reads.count < 50, "\(reads.count) record files looked for: \(reads.prefix(3))")
+        #expect(try sender.run("sync", "status").stdout.contains(" 0 tabs,"))
+    }
+
     /// A first push reads each tab's file once, to send it: a tab queued by nothing since it was
     /// sent is accepted from what was sent (files opened for reading in `tabs/`, `strace -f -y`).
     @Test("a first push reads each tab's file once")

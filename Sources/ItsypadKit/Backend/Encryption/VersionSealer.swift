@@ -45,12 +45,26 @@ struct VersionSealer: Sendable {
             self.fields = fields
             self.base = base
         }
+
+        /// `JSONCoding.encode(self)`, written by hand (see `BackendRecord.appendJSON`).
+        func encodedJSON() throws -> [UInt8] {
+            var bytes: [UInt8] = []
+            var object = JSONMembers(opening: &bytes)
+            if let base {
+                object.key("base", in: &bytes)
+                try FieldValue.appendJSON(base, to: &bytes)
+            }
+            object.key("fields", in: &bytes)
+            try FieldValue.appendJSON(fields, to: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+            return bytes
+        }
     }
 
     /// Bytes of the `sealed` field that holds these fields (the base64 of the sealed JSON), to
     /// decide what fits in a record.
     static func sealedFieldByteCount(of fields: [String: FieldValue]) throws -> Int {
-        let sealed = RecordCipher.sealedByteCount(plaintextCount: try JSONCoding.encode(fields).count)
+        let sealed = RecordCipher.sealedByteCount(plaintextCount: try FieldValue.encodedJSON(fields).count)
         return (sealed + 2) / 3 * 4
     }
 
@@ -59,7 +73,7 @@ struct VersionSealer: Sendable {
 
     /// `document` as `writer` stores it.
     func seal(_ document: VersionDocument, writer: String) throws -> VersionDocument {
-        var plaintext = try JSONCoding.encode(Content(fields: document.record.fields, base: document.base?.fields))
+        var plaintext = try Content(fields: document.record.fields, base: document.base?.fields).encodedJSON()
         defer { SecureMemory.zero(&plaintext) }
         var sealed = document
         sealed.record.fields = Self.assetFields(of: document.record.fields)

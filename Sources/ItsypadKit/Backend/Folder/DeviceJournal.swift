@@ -24,14 +24,40 @@ struct DeviceChange: Codable, Equatable {
     /// What a reader starting from the record files needs, for a checkpoint.
     let checkpoint: CheckpointDocument?
 
-    /// What `JSONCoding.encode(self)` writes, the version document given already encoded: its
-    /// key, "version", sorts last.
+    /// What `JSONCoding.encode(self)` writes (keys sorted), written by hand, the version document
+    /// given already encoded (none: the change is written without one). A drop's and a
+    /// checkpoint's documents, written by compaction rather than a record at a time, go
+    /// through `JSONCoding`.
     func encoded(version document: [UInt8]?) throws -> [UInt8] {
-        var members = try JSONCoding.encode(
-            DeviceChange(seq: seq, op: op, recordType: recordType, recordName: recordName, drop: drop, checkpoint: checkpoint))
-        guard let document else { return members }
-        members.removeLast()
-        return members + Array(#","version":"#.utf8) + document + [UInt8(ascii: "}")]
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity((document?.count ?? 0) + 192)
+        var object = JSONMembers(opening: &bytes)
+        if let checkpoint {
+            object.key("checkpoint", in: &bytes)
+            bytes += try JSONCoding.encode(checkpoint)
+        }
+        if let drop {
+            object.key("drop", in: &bytes)
+            bytes += try JSONCoding.encode(drop)
+        }
+        object.key("op", in: &bytes)
+        JSONValue.writeString(op.rawValue, to: &bytes)
+        if let recordName {
+            object.key("recordName", in: &bytes)
+            JSONValue.writeString(recordName, to: &bytes)
+        }
+        if let recordType {
+            object.key("recordType", in: &bytes)
+            JSONValue.writeString(recordType, to: &bytes)
+        }
+        object.key("seq", in: &bytes)
+        bytes += String(seq).utf8
+        if let document {
+            object.key("version", in: &bytes)
+            bytes += document
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 
     /// The record changed; a checkpoint names none.
@@ -144,10 +170,16 @@ struct DeviceBatch: Codable, Equatable {
         let line = DeviceJournal.line(
             seq: seq,
             [
-                "changes": list, "device": try JSONCoding.encode(device), "files": try JSONCoding.encode(files),
-                "instance": try JSONCoding.encode(instance), "time": Array(String(time).utf8), "zone": try JSONCoding.encode(zone),
+                "changes": list, "device": Self.jsonString(device), "files": Self.jsonString(files),
+                "instance": Self.jsonString(instance), "time": Array(String(time).utf8), "zone": Self.jsonString(zone),
             ])
         return (line, versions)
+    }
+
+    private static func jsonString(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        JSONValue.writeString(text, to: &bytes)
+        return bytes
     }
 
     /// Why this line cannot be a batch of `device`'s journal, or nil.

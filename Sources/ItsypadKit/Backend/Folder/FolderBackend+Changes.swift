@@ -16,11 +16,13 @@ extension FolderBackend {
             }
             // Every device's file of each record of the batch, read a folder at a time: one open a
             // file, and nothing held of the records outside the batch. The folders, opened (or made)
-            // once, then take the batch's record files.
+            // once, then take the batch's record files. This device's own file is not looked for
+            // where it is known to have none (a first push: every record).
             let devices = try layout.devices()
             let directories = files.directories(creating: true)
+            let ownFiles = knownOwnFiles(after: last)
             let stored = try storedVersions(of: saves.map(\.record.id) + deletes.map(\.id), zone: zone.zoneID, directories: directories) {
-                _ in devices
+                id in ownFiles?.mayHold(id) == false ? devices.filter { $0 != deviceID } : devices
             }
             for save in saves {
                 try plan.add(save.record.id) { seq in
@@ -78,7 +80,7 @@ extension FolderBackend {
         // A derived merge takes its siblings' latest stamp, so that two devices write the same bytes.
         let latest = siblings.compactMap(\.record.modified).max { ($0.timestamp, $0.deviceID) < ($1.timestamp, $1.deviceID) }
         record.modified = save.isDerived ? latest : Stamp(timestamp: time, deviceID: deviceID)
-        let encoded = try JSONCoding.encode(record)
+        let encoded = try record.encodedJSON()
         guard encoded.count <= limits.maxRecordBytes else { return .failed(.limitExceeded) }
         return .write(
             RecordVersion(record: record, version: vector, writer: deviceID, isDerived: save.isDerived, base: save.base), record: encoded)

@@ -32,6 +32,8 @@ public final class FolderBackend: ReplicatedBackend {
     private let ownJournalEnd = Mutex<DeviceJournal.End?>(nil)
     /// The lines this backend committed last, one after another (see `ownCommitsEndingJournal`).
     private let ownCommits = Mutex<OwnCommits?>(nil)
+    /// The records this device may hold record files of, while this backend knows (see `knownOwnFiles`).
+    private let ownFiles = Mutex<OwnFileFilter?>(nil)
     /// The latest full fetch (a fetch from no token) this backend served: when it began, and the
     /// tokens of its pages. A device whose token expired pages through one: its tokens count from
     /// when it began, not from the device's last sync, or its second page would expire too.
@@ -101,6 +103,18 @@ public final class FolderBackend: ReplicatedBackend {
             first.firstSeq <= run.after + 1, try ownLastBatch()?.lastSeq == run.through
         else { return nil }
         return run
+    }
+
+    /// The records this device may hold record files of, its journal ending with `last` (rolled
+    /// forward); nil when this backend does not know them: a line it did not commit came since it
+    /// last knew, and that line names record files.
+    func knownOwnFiles(after last: DeviceBatch?) -> OwnFileFilter? {
+        ownFiles.withLock { filter in
+            let through = last?.lastSeq ?? 0
+            if let known = filter, known.through == through { return known }
+            filter = last.map { $0.files == FilesDigest().hex } ?? true ? OwnFileFilter(through: through) : nil
+            return filter
+        }
     }
 
     /// Forgets the lines this backend committed: its journal was started again.
@@ -607,6 +621,10 @@ public final class FolderBackend: ReplicatedBackend {
         // The next batch reads its own journal on from here: nothing after the line it wrote.
         ownJournalEnd.withLock { $0 = end }
         ownCommits.withLock { $0 = ($0 ?? OwnCommits(after: batch.seq - 1)).adding(batch) }
+        // Its records may have files from here on (even if writing them fails below: the next write rolls them forward).
+        ownFiles.withLock { filter in
+            if filter?.through == batch.seq - 1 { filter?.add(batch) } else { filter = nil }
+        }
         if (try? writeRecordFiles(batch, versions: versions, in: directories ?? files.directories(creating: true))) != nil {
             document.appliedSeq = batch.lastSeq
             try? writeDeviceDocument(document)

@@ -127,16 +127,34 @@ struct VersionDocument: Codable, Equatable {
         var fields: [String: FieldValue]
     }
 
-    /// What `JSONCoding.encode(self)` writes, its record given already encoded (`record`: the
-    /// bytes of `JSONCoding.encode(self.record)`, which a writer checks the record's size with):
-    /// each version is encoded once, for its size, its journal line and its record file.
+    /// What `JSONCoding.encode(self)` writes, written by hand (see `BackendRecord.appendJSON`), its
+    /// record given already encoded (`record`: the bytes of `JSONCoding.encode(self.record)`, which
+    /// a writer checks the record's size with): each version is encoded once, for its size, its
+    /// journal line and its record file.
     func encoded(record: [UInt8]? = nil) throws -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "{")]
-        if let base { bytes += Array(#""base":"#.utf8) + (try JSONCoding.encode(base)) + [UInt8(ascii: ",")] }
-        bytes += Array(#""deleted":\#(deleted),"derived":\#(derived),"record":"#.utf8)
-        bytes += try record ?? JSONCoding.encode(self.record)
-        bytes += Array(#","version":"#.utf8) + (try JSONCoding.encode(version))
-        bytes += Array(#","zone":"#.utf8) + (try JSONCoding.encode(zone)) + [UInt8(ascii: "}")]
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity((record?.count ?? 1024) + 256)
+        var object = JSONMembers(opening: &bytes)
+        if let base {
+            object.key("base", in: &bytes)
+            var members = JSONMembers(opening: &bytes)
+            members.key("fields", in: &bytes)
+            try FieldValue.appendJSON(base.fields, to: &bytes)
+            members.key("version", in: &bytes)
+            JSONValue.writeString(base.version, to: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+        }
+        object.key("deleted", in: &bytes)
+        bytes += (deleted ? "true" : "false").utf8
+        object.key("derived", in: &bytes)
+        bytes += (derived ? "true" : "false").utf8
+        object.key("record", in: &bytes)
+        if let record { bytes += record } else { try self.record.appendJSON(to: &bytes) }
+        object.key("version", in: &bytes)
+        JSONValue.writeString(version, to: &bytes)
+        object.key("zone", in: &bytes)
+        JSONValue.writeString(zone, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
         return bytes
     }
 

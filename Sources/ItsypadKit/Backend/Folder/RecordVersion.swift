@@ -41,7 +41,7 @@ public struct RecordVersion: Equatable, Sendable {
     /// Decides between two versions with equal vectors (two releases that merged differently):
     /// the lowercase hex SHA-256 of the record's encoding, the smaller one being the version.
     var digest: String {
-        let encoded = (try? JSONCoding.encode(record)) ?? []
+        let encoded = (try? record.encodedJSON()) ?? []
         return SHA256.hexDigest(of: encoded + [isDeleted ? 1 : 0])
     }
 }

@@ -100,15 +100,7 @@ extension JSONValue {
         case .null: out += "null".utf8
         case .bool(let b): out += (b ? "true" : "false").utf8
         case .integer(let i): out += String(i).utf8
-        case .number(let d):
-            // JSON has no infinity or NaN. Neither the parser nor JSONCoding makes one; a value built in code with one is written as null.
-            if d.isFinite, d.rounded() == d, abs(d) < 1e15 {
-                out += String(Int64(d)).utf8
-            } else if d.isFinite {
-                out += "\(d)".utf8
-            } else {
-                out += "null".utf8
-            }
+        case .number(let d): JSONValue.writeNumber(d, to: &out)
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
             if items.isEmpty { out += "[]".utf8; return }
@@ -142,7 +134,21 @@ extension JSONValue {
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
     }
 
-    static func writeString(_ s: String, to out: inout [UInt8]) {
+    /// A number as `serializedBytes()` writes it: whole numbers below 10^15 without a fraction.
+    /// JSON has no infinity or NaN. Neither the parser nor JSONCoding makes one; a value built in
+    /// code with one is written as null.
+    package static func writeNumber(_ d: Double, to out: inout [UInt8]) {
+        if d.isFinite, d.rounded() == d, abs(d) < 1e15 {
+            out += String(Int64(d)).utf8
+        } else if d.isFinite {
+            out += "\(d)".utf8
+        } else {
+            out += "null".utf8
+        }
+    }
+
+    /// A string as `serializedBytes()` writes it, quoted and escaped.
+    package static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var text = s
         text.withUTF8 { JSONString.appendEscaped($0, to: &out) }

@@ -21,6 +21,24 @@ import Glibc
             languageLocked: false, lastModified: 1_000 + Int64(index), fileURL: nil, clock: clock, sync: sync)
     }
 
+    /// A line is written by hand (a push appends one a tab): the bytes `JSONCoding` writes, read back as written.
+    @Test("a line of the store is written as JSONCoding writes it")
+    func lineWriterAgrees() throws {
+        let texts = RecordEncodingTests.hostileStrings
+        var lines = [TabTagStore.Line(id: "a", stamp: "s", tag: "t", clock: nil, ancestor: nil)]
+        for text in texts {
+            lines.append(TabTagStore.Line(id: text, stamp: text, tag: text, clock: text, ancestor: text))
+            lines.append(TabTagStore.Line(id: "id", stamp: "s", tag: "dev-a:3", clock: nil, ancestor: text))
+            lines.append(TabTagStore.Line(id: "id", stamp: "s", tag: "dev-a:3", clock: text, ancestor: nil))
+        }
+        for line in lines {
+            var bytes: [UInt8] = []
+            line.append(to: &bytes)
+            #expect(bytes == (try JSONCoding.encodeValue(line, keys: .asEncoded).serializedBytes()))
+            #expect(try JSONCoding.decode(TabTagStore.Line.self, from: bytes) == line)
+        }
+    }
+
     /// Saves `tab`, then accepts it as a push does: an entry for its file's stamp, no tab file written.
     private func saveAndAccept(_ tab: Tab, tag: String, in store: DataStore) throws {
         try store.tabs.save(tab)
