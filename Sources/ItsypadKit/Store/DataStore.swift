@@ -23,6 +23,8 @@ public final class DataStore {
     /// Set when other users may read or write the data directory (its permission bits).
     public let exposure: UInt32?
     private var lock: FileLock?
+    /// The sync lock while this process holds it (see `takeSyncLock`).
+    private weak var heldSyncLock: FileLock?
     private let lockTimeout: Double
     private var openedClips: ClipStore?
     private var openedSettings: SettingsStore?
@@ -205,6 +207,17 @@ public final class DataStore {
     /// Whether a command waits for the lock: waiters hold `lock-waiters` shared, so it cannot be taken.
     public func othersWait() throws -> Bool {
         try storeOperation({ try FileLock(path: layout.lockWaiters, in: tree, mode: .exclusive, timeout: 0) }) == nil
+    }
+
+    /// The sync lock (`sync/lock`), which keeps two syncs of the data directory apart, taken
+    /// without waiting; nil when another process holds it. Taken again in this process while
+    /// held, it is the same lock, released once no one keeps it: a key rotation holds it from
+    /// start to end and runs two syncs meanwhile.
+    public func takeSyncLock() throws -> FileLock? {
+        if let heldSyncLock { return heldSyncLock }
+        let taken = try storeOperation { try FileLock(path: layout.syncLock, in: tree, mode: .exclusive, timeout: 0) }
+        heldSyncLock = taken
+        return taken
     }
 
     /// Forgets open files after a staged change replaced them; they reopen on next use.

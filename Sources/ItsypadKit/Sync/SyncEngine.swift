@@ -96,10 +96,10 @@ public final class SyncEngine {
         self.backend.beforeRelease = { [unowned self] in try writeStaged() }
     }
 
-    /// The lock that keeps two syncs of one data directory apart, taken without waiting.
+    /// The lock that keeps two syncs of one data directory apart, taken without waiting (held
+    /// already by this process, it is shared: see `DataStore.takeSyncLock`).
     package static func takeSyncLock(_ store: DataStore) throws -> FileLock {
-        let lockPath = store.layout.syncLock
-        guard let syncLock = try storeOperation({ try FileLock(path: lockPath, in: store.tree, mode: .exclusive, timeout: 0) }) else {
+        guard let syncLock = try store.takeSyncLock() else {
             throw ItsypadError.temporary("another sync of \(store.path) is under way; try again once it has finished")
         }
         return syncLock

@@ -638,27 +638,45 @@ struct GitRemoteTests {
     /// directory's lock, from `strace -f -y`: each named by its command line. A hold runs from the
     /// lock's `flock(LOCK_EX)` that succeeded to its `LOCK_UN`, in the itsypad process.
     static func programsRunHoldingTheDataLock(_ device: Device, _ arguments: [String]) throws -> (programs: [String], holds: Int) {
-        let lock = "<\(device.dataDir)/lock>"
-        var itsypad: Substring?, held = false, holds = 0, programs: [String] = []
+        let run = try programsRun(device, arguments)
+        return (run.holdingTheDataLock, run.holds)
+    }
+
+    /// The programs a run of `arguments` started (`strace -f` of flock and execve): those started
+    /// while the itsypad process held the data directory's lock, those started while it did not
+    /// hold the sync lock (`sync/lock`), and how many times it took the data directory's lock.
+    static func programsRun(
+        _ device: Device, _ arguments: [String]
+    ) throws -> (
+        holdingTheDataLock: [String], withoutTheSyncLock: [String], holds: Int
+    ) {
+        let dataLock = "<\(device.dataDir)/lock>", syncLock = "<\(device.dataDir)/sync/lock>"
+        var itsypad: Substring?, held = false, syncHeld = false, holds = 0
+        var run: (holdingTheDataLock: [String], withoutTheSyncLock: [String], holds: Int) = ([], [], 0)
         for line in try FirstPushTests.traced(device, arguments, strace: ["-y", "-s", "300", "-e", "trace=flock,execve"]) {
             let pid = line.prefix { $0 != " " }
             if itsypad == nil { itsypad = pid }
-            if pid == itsypad, line.contains("flock("), line.contains(lock) {
-                if line.contains("LOCK_EX"), line.hasSuffix("= 0") {
-                    held = true
-                    holds += 1
-                } else if line.contains("LOCK_UN") {
-                    held = false
+            if pid == itsypad, line.contains("flock("), line.contains(dataLock) || line.contains(syncLock) {
+                let taken = line.contains("LOCK_EX") && line.hasSuffix("= 0")
+                guard taken || line.contains("LOCK_UN") else { continue }
+                if line.contains(syncLock) {
+                    syncHeld = taken
+                } else {
+                    held = taken
+                    if taken { holds += 1 }
                 }
-            } else if held, pid != itsypad, line.contains("execve(") {
+            } else if pid != itsypad, line.contains("execve(") {
                 // `execve("/usr/bin/git", ["/usr/bin/git", "--git-dir=…", "--work-tree=…", "add", "-A"], …`: git add -A.
                 let words = line.drop { $0 != "[" }.prefix { $0 != "]" }.split(separator: ", ").map {
                     $0.trimmingPrefix("[").filter { $0 != "\"" }
                 }
-                programs.append(words.filter { !$0.hasPrefix("--git-dir=") && !$0.hasPrefix("--work-tree=") }.joined(separator: " "))
+                let program = words.filter { !$0.hasPrefix("--git-dir=") && !$0.hasPrefix("--work-tree=") }.joined(separator: " ")
+                if held { run.holdingTheDataLock.append(program) }
+                if !syncHeld { run.withoutTheSyncLock.append(program) }
             }
         }
-        return (programs, holds)
+        run.holds = holds
+        return run
     }
 
     /// A `clip add` during a first push to git waits for the engine's short steps only: git runs
@@ -666,7 +684,11 @@ struct GitRemoteTests {
     /// in `sync enable` as in every sync, and `sync status` counts the commits not pushed without
     /// it. Before, `sync enable git:` ran git init, eight git config, and the checkpoint's add and
     /// commit holding it (two holds of 0.3 and 0.6 s at load 10), `sync status` rev-parse and rev-list.
-    @Test(.needs(["strace"]), arguments: [["sync", "enable"], ["sync"], ["sync", "status"]])
+    /// A key rotation likewise (it ran `git reset --hard` holding the lock, to adopt the new zone),
+    /// and it is one sync from its first program to its last: each runs holding the sync lock, so
+    /// that no sync started meanwhile works in the same clone (before, the new zone was sent and
+    /// adopted with the sync lock let go).
+    @Test(.needs(["strace"]), arguments: [["sync", "enable"], ["sync"], ["sync", "status"], ["sync", "key", "rotate"]])
     func gitNeverRunsHoldingTheDataDirectorysLock(_ command: [String]) throws {
         FirstPushTests.importing("tabs", count: 300, into: laptop, fields: FirstPushTests.tab)
         let url = "git:" + remote.path
@@ -674,10 +696,23 @@ struct GitRemoteTests {
             try succeed(laptop, "sync", "enable", url)
             try succeed(laptop, "tab", "new", "--name", "later", "a tab to send")
         }
-        let (programs, holds) = try Self.programsRunHoldingTheDataLock(laptop, command + (command == ["sync", "enable"] ? [url] : []))
-        #expect(holds > 0, "the trace saw \(holds) holds of the data directory's lock")
-        #expect(programs.isEmpty, "\(programs.count) programs run holding the data directory's lock: \(programs)")
-        if command != ["sync", "status"] { #expect(try remote.log().count >= 1) }
+        let rotating = command == ["sync", "key", "rotate"]
+        let key = rotating ? try succeed(laptop, "sync", "key", "show") : ""
+        let run = try Self.programsRun(laptop, command + (command == ["sync", "enable"] ? [url] : []))
+        #expect(run.holds > 0, "the trace saw \(run.holds) holds of the data directory's lock")
+        #expect(
+            run.holdingTheDataLock.isEmpty,
+            "\(run.holdingTheDataLock.count) programs run holding the data directory's lock: \(run.holdingTheDataLock)")
+        if command != ["sync", "status"] {
+            #expect(try remote.log().count >= 1)
+            #expect(
+                run.withoutTheSyncLock.isEmpty,
+                "\(run.withoutTheSyncLock.count) programs run without the sync lock: \(run.withoutTheSyncLock)")
+        }
+        guard rotating else { return }
+        #expect(try succeed(laptop, "sync", "key", "show") != key, "the key was not rotated")
+        try succeed(laptop, "sync")
+        #expect(try succeed(laptop, "tab", "ls").contains("later"))
     }
 
     /// Format 2: each device writes only its own files, so two devices' commits rebase onto each

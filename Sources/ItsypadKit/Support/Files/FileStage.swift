@@ -24,12 +24,16 @@ public final class FileStage {
         self.tree = tree
         self.directory = directory
         self.mode = mode
-        // Beside the directory, unless it is the root: then inside it, and the files move one by one.
-        path =
-            directory == tree.root
+        path = FileStage.path(for: directory, root: tree.root)
+        try tree.removeTree(path)
+    }
+
+    /// Where the stage of `directory` is: beside it, unless it is the root of its tree (`root`):
+    /// then inside it, and the files move one by one.
+    public static func path(for directory: String, root: String) -> String {
+        directory == root
             ? directory + "/" + FileSystem.temporaryPrefix + "batch"
             : FileSystem.directoryName(directory) + "/" + FileSystem.temporaryPrefix + FileSystem.baseName(directory)
-        try tree.removeTree(path)
     }
 
     deinit { try? tree.removeTree(path) }

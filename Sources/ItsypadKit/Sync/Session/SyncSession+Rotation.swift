@@ -13,7 +13,10 @@ extension SyncSession {
     ///
     /// A remote's new zone is built beside its mirror and sent as a whole (`sendReplacement`), so
     /// the remote holds the old zone or the new one; a remote that moved meanwhile refuses it and
-    /// nothing is rotated.
+    /// nothing is rotated. The rotation is one sync from start to end (the sync lock: a sync
+    /// started meanwhile is refused with 75, and the syncs it runs share it), and runs the remote's
+    /// programs with the data directory's lock released: only the keys and the zone are written
+    /// holding it.
     ///
     /// `sync` runs one sync as `itsypad sync` does, printing what it prints, and returns its exit
     /// status: of the configured backend (nil), or of the new zone. Returns the rotated backend.
@@ -30,7 +33,8 @@ extension SyncSession {
         guard let rotation = try SyncKeys.rotationLock(store) else {
             throw ItsypadError.temporary("a key rotation of \(store.path) is under way; try again once it has finished")
         }
-        return try withExtendedLifetime(rotation) {
+        let syncLock = try SyncEngine.takeSyncLock(store)
+        return try withExtendedLifetime((rotation, syncLock)) {
             let timeout = lockTimeout
             let configured = try self.configured(location)
             let path = configured.path
@@ -83,8 +87,10 @@ extension SyncSession {
                     throw ItsypadError.failure("another device synced through \(location) meanwhile" + notRotated + "; try again")
                 }
                 try KeyFile.promote(store.layout.nextSyncKey, to: store.layout.syncKey)
-                try remote.adoptReplacement(from: old.replacementPath)
-                try? old.removeReplacementLeftovers()
+                try store.withLockReleased {
+                    try remote.adoptReplacement(from: old.replacementPath)
+                    try? old.removeReplacementLeftovers()
+                }
             } else {
                 try KeyFile.promote(store.layout.nextSyncKey, to: store.layout.syncKey)
             }
