@@ -96,9 +96,6 @@ public final class Context {
     private let readInput: (Int) throws -> [UInt8]
     /// Standard input's descriptor, to read it as a stream (`import -`); nil in memory (tests).
     public private(set) var inputDescriptor: Int32?
-    /// Whether this is the process's own context (the binary's): what changes the whole process,
-    /// its priority, is done only then, never to a test's process.
-    public private(set) var ownsProcess = false
     public let now: () -> Milliseconds
 
     /// `readInput` returns all of standard input.
@@ -148,7 +145,6 @@ public final class Context {
             stderrIsTerminal: isatty(2) == 1, standardOutput: OutputBuffer(fd: 1),
             standardError: OutputBuffer(fd: 2), readUpTo: { try FileSystem.readAll(fd: 0, limit: $0) }, now: Time.now)
         context.inputDescriptor = 0
-        context.ownsProcess = true
         return context
     }
 

@@ -307,40 +307,6 @@ struct FirstPushTests {
         #expect(tableRead < 4096, "tab show read \(tableRead) bytes of a table of \(tableSize)")
     }
 
-    /// A sync is background work: its process lowers its priority (nice 10) before it starts a
-    /// thread or a program or writes anything, so that a `clip add` meanwhile gets a processor at
-    /// once (a join reads the backend on every core). A sending sync, and a joining one, which
-    /// reads its 1,000 tabs on two threads where there are two cores. Before, it kept the priority
-    /// it was started with.
-    @Test("a sync lowers its priority before it starts a thread or writes", arguments: [false, true])
-    func syncRunsInTheBackground(joining: Bool) throws {
-        let sender = Self.sender(tabs: 1000)
-        var device = sender, arguments = ["sync"]
-        if joining {
-            #expect(sender.inProcess(["sync"]).0 == 0)
-            device = Device()
-            // Its data directory made before (meta.json is written by opening it).
-            #expect(device.inProcess(["tab", "new", "own"]).0 == 0)
-            arguments = ["sync", "enable", Self.backend(of: sender)]
-        }
-        let lines = try Self.traced(device, arguments, strace: ["-y", "-e", "trace=setpriority,clone,clone3,execve,openat"])
-        let lowered = lines.firstIndex { $0.contains("setpriority(PRIO_PROCESS, 0, 10)") && $0.hasSuffix("= 0") }
-        // The first line is the binary's own execve.
-        let started = lines.dropFirst().firstIndex { $0.contains("CLONE_THREAD") || $0.contains("execve(") }
-        // Lock files aside (opened to wait for a lock, before anything else).
-        let written = lines.firstIndex {
-            $0.contains("openat(") && $0.contains("O_CREAT") && $0.contains(device.directory.path)
-                && !$0.contains("\"lock\"") && !$0.contains("\"lock-waiters\"")
-        }
-        // A test run niced already starts the sync at 10 or more: there is nothing to lower then.
-        errno = 0
-        let inherited = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-        #expect(lowered != nil || (errno == 0 && inherited >= 10), "the sync never lowered its priority")
-        if joining { #expect(started != nil, "the join started no thread: the test looks at nothing") }
-        #expect(lowered ?? .max < started ?? .max, "a thread or program started at the sync's first priority")
-        #expect(lowered ?? .max < written ?? .max, "a file written at the sync's first priority: \(written.map { lines[$0] } ?? "")")
-    }
-
     /// The same for the tab files read, to build a batch to send and to accept what the backend
     /// stored: a command waiting while a batch of 2,000 is built waits for at most a step of them.
     @Test("a first push asks whether a command waits after every step of tab files it reads")

@@ -264,7 +264,7 @@ extension Invocation {
     func syncSession(_ store: DataStore? = nil) throws -> SyncSession {
         SyncSession(
             store: try store ?? self.store(), environment: context.environment,
-            lockTimeout: lockTimeout, now: context.now, inBackground: context.ownsProcess,
+            lockTimeout: lockTimeout, now: context.now,
             warn: { [self] in
                 endProgress()
                 warn($0)

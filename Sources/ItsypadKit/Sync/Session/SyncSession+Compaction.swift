@@ -9,7 +9,6 @@ extension SyncSession {
     /// sent through the remote, if any, which drops what the compaction made obsolete.
     /// Returns the compaction and the number of tombstones purged.
     public func compact() throws -> (report: CompactionReport, tombstones: Int) {
-        enterBackground()
         let (backend, configured) = try opened()
         let device = store.deviceID
         // A remote's mirror is worked on by one sync at a time: compaction is one.

@@ -60,7 +60,6 @@ extension SyncSession {
     /// device's data directory is recovered by `run`, which `sync enable` runs next: one way for
     /// every command.
     public func enable(_ location: BackendLocation, encryption: EnableEncryption, joinKey: SecretBytes?) throws {
-        enterBackground()
         let configured = try self.configured(location)
         let path = configured.path
         guard let remote = configured.remote else {

@@ -19,17 +19,14 @@ public struct SyncSession {
     let warn: (String) -> Void
     /// Told how far the engine got, as it goes.
     let progress: ((SyncReport) -> Void)?
-    /// Whether a sync lowers its process's priority (`BackgroundPriority`): the binary's does.
-    let inBackground: Bool
     /// A backend made before, used again while it is the one configured: `sync watch` keeps one
     /// remote, and the program it runs (rclone's daemon), across its syncs.
     public var reused: ConfiguredBackend?
 
     public init(
         store: DataStore, environment: [String: String], lockTimeout: Double, now: @escaping () -> Milliseconds,
-        inBackground: Bool = false, warn: @escaping (String) -> Void, progress: ((SyncReport) -> Void)? = nil
+        warn: @escaping (String) -> Void, progress: ((SyncReport) -> Void)? = nil
     ) {
-        self.inBackground = inBackground
         self.store = store
         self.environment = environment
         self.lockTimeout = lockTimeout
@@ -73,15 +70,13 @@ public struct SyncSession {
     /// errors name), through its remote's fetch and send when it has one; recovers a data
     /// directory copied from another device's; keeps the outcome for `sync status` and the
     /// activity log under `direction`. Throws the failure once it is kept (75 for a backend busy
-    /// or unreachable); returns what the engine did otherwise, items that failed included. Runs
-    /// in the background of the user's commands (`BackgroundPriority`).
+    /// or unreachable); returns what the engine did otherwise, items that failed included.
     public func run(
         direction: String, backend given: (backend: SyncBackend, path: String)? = nil, _ body: (SyncEngine) throws -> Void
     ) throws -> SyncReport {
         guard try store.settings().bool(.syncEnabled) else {
             throw ItsypadError.failure("sync is disabled: run 'itsypad sync enable DIR' first")
         }
-        enterBackground()
         func open() throws -> (SyncBackend, ConfiguredBackend) {
             try given.map { ($0.backend, try self.configured(.directory($0.path))) } ?? opened()
         }
@@ -135,11 +130,6 @@ public struct SyncSession {
         try keep(report, failure: failure, direction: direction)
         if let failure { throw failure }
         return report
-    }
-
-    /// From here on, the sync gives the processors to the user's commands first (see `inBackground`).
-    func enterBackground() {
-        if inBackground { BackgroundPriority.enter() }
     }
 
     private func makeEngine(_ backend: SyncBackend) throws -> SyncEngine {
