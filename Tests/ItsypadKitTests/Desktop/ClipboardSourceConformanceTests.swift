@@ -10,7 +10,7 @@ import Glibc
 /// What every `ClipboardSource` in `DesktopClipboard.sources` must do, run against a real desktop of its
 /// kind: be the one chosen for its environment, put text and an image on the clipboard with their
 /// types, read them back, and signal a copy made by another client.
-@Suite(.tags(.desktop), .timeLimit(.minutes(5)))
+@Suite(.tags(.desktop), .timeLimit(.minutes(15)))
 struct ClipboardSourceConformanceTests {
     static func chosen(_ session: DesktopSession) throws -> any ClipboardSource {
         var environment = Process.baseEnvironment

@@ -9,7 +9,7 @@ import Glibc
 /// Copy here, paste there: two desktops of one kind (two headless sways, or two Xvfbs), two data
 /// directories sharing one folder backend, and on each `sync watch` and `clip watch --follow`.
 /// A copy on one must come out of the other's clipboard; nothing echoes back.
-@Suite(.tags(.desktop), .timeLimit(.minutes(5)))
+@Suite(.tags(.desktop), .timeLimit(.minutes(15)))
 struct ClipFollowTests {
     /// One machine: its desktop, its data directory and its two watchers.
     final class Machine {

@@ -12,7 +12,7 @@ import Glibc
 /// wl-clipboard, and an Xvfb with xclip. Every wait is a bound against a hang,
 /// never a measurement; the session, the watcher and every client are stopped
 /// when a test ends.
-@Suite(.tags(.desktop), .timeLimit(.minutes(5)))
+@Suite(.tags(.desktop), .timeLimit(.minutes(15)))
 struct DesktopClipboardTests {
     /// A desktop, a data directory and a watcher recording into it.
     final class Watched {
