@@ -125,11 +125,15 @@ struct TabDeletionFile: Codable {
     var tag: String?
     var history: [String]?
 
+    init(id: String, deleted: Bool, tag: String?, history: [String]?) {
+        self.id = id
+        self.deleted = deleted
+        self.tag = tag
+        self.history = history
+    }
+
     init(_ deletion: TabDeletion) {
-        id = deletion.id
-        deleted = true
-        tag = deletion.tag
-        history = deletion.history.strings
+        self.init(id: deletion.id, deleted: true, tag: deletion.tag, history: deletion.history.strings)
     }
 
     /// The deletion; nil when the id is not valid.

@@ -200,6 +200,21 @@ public struct TabStore {
 
     /// A tab file's entry as the file holds it, and its stamp (nil for a deletion's file).
     private func decode(_ bytes: [UInt8], path: String) throws -> (entry: Entry, stamp: String?) {
+        let read = try TabStore.entry(in: bytes, path: path)
+        guard FileSystem.baseName(path) == TabStore.fileName(read.entry.id) else {
+            throw ItsypadError.corrupt(path, "it holds tab \(read.entry.id)")
+        }
+        return read
+    }
+
+    /// A tab file's entry and stamp: read straight from its bytes (`read`), else parsed whole and
+    /// decoded, which decides and names any fault.
+    static func entry(in bytes: [UInt8], path: String) throws -> (entry: Entry, stamp: String?) {
+        try read(bytes) ?? decoded(bytes, path: path)
+    }
+
+    /// A tab file's entry and stamp as the Codable types decode it: the definition `read` follows.
+    static func decoded(_ bytes: [UInt8], path: String) throws -> (entry: Entry, stamp: String?) {
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch { throw ItsypadError.corrupt(path, "\(error)") }
         let entry: Entry
@@ -213,7 +228,6 @@ public struct TabStore {
             entry = .live(tab)
             stamp = file.stamp
         }
-        guard FileSystem.baseName(path) == TabStore.fileName(entry.id) else { throw ItsypadError.corrupt(path, "it holds tab \(entry.id)") }
         return (entry, stamp)
     }
 
