@@ -57,9 +57,24 @@ public struct HybridTimestamp: Comparable, Hashable, Sendable, CustomStringConve
     /// digits); the device is everything after the second dot. The text is split at Characters, so
     /// that a dot a combining mark follows splits nothing.
     public init?(_ text: String) {
-        let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, let physical = Milliseconds(parts[0]), let counter = Int(parts[1]) else { return nil }
-        self.init(checking: physical, counter, String(parts[2]))
+        guard let first = HybridTimestamp.dot(in: text, from: text.startIndex) else { return nil }
+        let afterFirst = text.utf8.index(after: first)
+        guard let second = HybridTimestamp.dot(in: text, from: afterFirst), let physical = Milliseconds(text[..<first]),
+            let counter = Int(text[afterFirst..<second])
+        else { return nil }
+        self.init(checking: physical, counter, String(text[text.utf8.index(after: second)...]))
+    }
+
+    /// The first dot from `start` that is a Character of its own, where splitting at Characters
+    /// splits: found in the UTF-8 bytes, without walking every Character (a file's clocks are read
+    /// for every tab a sync or a listing reads).
+    private static func dot(in text: String, from start: String.Index) -> String.Index? {
+        var position = start
+        while let dot = text.utf8[position...].firstIndex(of: UInt8(ascii: ".")) {
+            position = text.utf8.index(after: dot)
+            if String.Index(dot, within: text) != nil, String.Index(position, within: text) != nil { return dot }
+        }
+        return nil
     }
 
     private init?(checking physical: Milliseconds, _ counter: Int, _ device: String) {

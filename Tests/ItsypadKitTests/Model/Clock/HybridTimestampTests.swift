@@ -18,6 +18,9 @@ struct HybridTimestampTests {
         "9223372036854775808.0.a", "-9223372036854775808.0.a", "00012.007.a", "", ".", "..", "...", "5", "5.0", "5.0.",
         "5..a", ".0.a", "+.0.a", "-.0.a", "5 .0.a", " 5.0.a", "5.0x.a", "5.0.\u{301}", "5.\u{301}0.a", "5\u{301}.0.a",
         "5.0.é", "é.0.a", "5.0.日本", "5.0.a\u{0}b", "1e3.0.a", "0x10.0.a", "٣.0.a",
+        // Dots that a neighbour joins to its Character: combining marks, prepended marks, ZWJ, CR LF.
+        "5.\u{301}.0.a", "5.0.\u{301}.b", "5\u{600}.0.a", "5.0\u{600}.a", "5.\u{600}.0.a", "\u{600}.5.0.a", "5.0\u{200D}.a",
+        "5.0.\u{200D}", "5\r\n.0.a", "5.\r\n.a", "5.0.\u{1F1E6}\u{1F1E8}.a", "5.0.👨‍👩‍👧", "5.\u{20DD}.0.a.\u{301}",
     ]
 
     @Test("the stored form reads as Int64 and a split at Characters read it", arguments: texts)
