@@ -143,8 +143,13 @@ public final class FolderBackend: ReplicatedBackend {
         return echoed
     }
 
-    /// Lets go of the held lines up to `seq`, which a fetch has read.
-    func forgetEchoes(through seq: Int64) { ownEchoes.withLock { $0?.forget(through: seq) } }
+    /// Lets go of the held lines up to `seq`, which a fetch has read; once they were let go
+    /// (`OwnEchoes.isFull`), the lines committed next are held again.
+    func forgetEchoes(through seq: Int64) {
+        ownEchoes.withLock { echoes in
+            if echoes?.isFull == true { echoes = nil } else { echoes?.forget(through: seq) }
+        }
+    }
 
     // MARK: Zone
 
@@ -650,10 +655,10 @@ public final class FolderBackend: ReplicatedBackend {
         ownJournalEnd.withLock { $0 = end }
         ownCommits.withLock { $0 = ($0 ?? OwnCommits(after: batch.seq - 1)).adding(batch) }
         ownEchoes.withLock { echoes in
-            var held = echoes.flatMap { $0.through == batch.seq - 1 ? $0 : nil } ?? OwnEchoes(after: batch.seq - 1, zone: zone)
+            var held = echoes ?? OwnEchoes(after: batch.seq - 1, zone: zone)
             echoes = nil
-            let bytes = versions.reduce(0) { $0 + ($1?.count ?? 0) }
-            if let written, held.add(batch, ending: end.position, written: written, bytes: bytes) { echoes = held }
+            held.add(batch, ending: end.position, written: written, bytes: versions.reduce(0) { $0 + ($1?.count ?? 0) })
+            echoes = held
         }
         // Its records may have files from here on (even if writing them fails below: the next write rolls them forward).
         ownFiles.withLock { filter in

@@ -3,10 +3,11 @@ import ItsypadModel
 /// The versions of the lines this backend committed to its own journal and no fetch has read yet,
 /// as a fetch returns them: the fetch after a push takes them from here instead of reading back and
 /// decoding what it just wrote. Kept in memory only, within a bound: past it (or given a line whose
-/// versions it was not told, such as a drop), it is let go and a fetch reads the journal.
+/// versions it was not told, such as a drop), everything is let go and nothing more is held until a
+/// fetch ends, so a long push holds at most the bound once; a fetch then reads the journal.
 struct OwnEchoes {
     /// Changes held at most, and their version documents' bytes.
-    static let maxChanges = 20_000
+    static let maxChanges = 12_000
     static let maxBytes = 16 << 20
 
     /// One committed line: where it ends and the versions its saves and deletions wrote.
@@ -25,6 +26,8 @@ struct OwnEchoes {
     private(set) var lines: [Line] = []
     private var changes = 0
     private var bytes = 0
+    /// Lines were let go: nothing is held until a fetch ends (see `FolderBackend.forgetEchoes`).
+    private(set) var isFull = false
 
     init(after: Int64, zone: String) {
         self.after = after
@@ -34,23 +37,27 @@ struct OwnEchoes {
     /// The last sequence number held.
     var through: Int64 { lines.last?.lastSeq ?? after }
 
-    /// Adds the line committed next; false when it cannot be held (too much held, or `written` is
-    /// not one version for each save and deletion), and the caller lets these go.
-    mutating func add(_ batch: DeviceBatch, ending end: JournalPosition, written: [RecordVersion], bytes count: Int) -> Bool {
-        guard batch.seq == through + 1, batch.zone == zone, changes + batch.changes.count <= Self.maxChanges,
-            bytes + count <= Self.maxBytes,
-            batch.changes.allSatisfy({ $0.op == .save || $0.op == .delete }), written.count == batch.changes.count
-        else { return false }
+    /// Adds the line committed next; lets everything go instead when it cannot be held (too much
+    /// held, a line that does not follow, or `written` not one version for each save and deletion).
+    mutating func add(_ batch: DeviceBatch, ending end: JournalPosition, written: [RecordVersion]?, bytes count: Int) {
+        guard !isFull else { return }
+        guard let written, batch.seq == through + 1, batch.zone == zone, changes + batch.changes.count <= Self.maxChanges,
+            bytes + count <= Self.maxBytes, batch.changes.allSatisfy({ $0.op == .save || $0.op == .delete }),
+            written.count == batch.changes.count
+        else {
+            lines = []
+            isFull = true
+            return
+        }
         lines.append(Line(lastSeq: batch.lastSeq, resume: end, changes: batch.changes.count, bytes: count, versions: written))
         changes += batch.changes.count
         bytes += count
-        return true
     }
 
     /// The lines after `seq` (a line's end, or `after`), until about `maxChanges` changes as a
     /// journal read stops, and whether more follow; nil when `seq` is not where a line held ends.
     func lines(after seq: Int64, maxChanges: Int) -> (lines: ArraySlice<Line>, moreComing: Bool)? {
-        guard let start = seq == after ? lines.startIndex : lines.firstIndex(where: { $0.lastSeq == seq }).map({ $0 + 1 }) else {
+        guard !isFull, let start = seq == after ? lines.startIndex : lines.firstIndex(where: { $0.lastSeq == seq }).map({ $0 + 1 }) else {
             return nil
         }
         var end = start

@@ -130,4 +130,29 @@ import Testing
         #expect(page.changes.map(\.id.recordName).sorted() == ["mine", "other"])
         #expect(page.changes.compactMap { $0.siblings.first.flatMap(ReplicatedDevices.text) }.sorted() == ["appended", "held"])
     }
+
+    @Test func pastTheBoundNothingIsHeldUntilAFetchEnds() {
+        let version = RecordVersion(record: ReplicatedDevices.note("n", "text"), version: VersionVector(), writer: "devA")
+        func add(_ count: Int, to echoes: inout OwnEchoes) {
+            let seq = echoes.through + 1
+            let changes = (0..<count).map { index in
+                DeviceChange(
+                    seq: seq + Int64(index), op: .save, id: RecordID(recordType: "ScratchTab", recordName: "n\(seq + Int64(index))"))
+            }
+            let batch = DeviceBatch(seq: seq, device: "devA", instance: "i", zone: "z", time: 0, changes: changes, files: FilesDigest().hex)
+            echoes.add(
+                batch, ending: JournalPosition(segment: 1, offset: Int(seq)), written: Array(repeating: version, count: count), bytes: count
+            )
+        }
+        var echoes = OwnEchoes(after: 0, zone: "z")
+        let half = OwnEchoes.maxChanges / 2 + 1
+        add(half, to: &echoes)
+        #expect(echoes.lines(after: 0, maxChanges: .max)?.lines.count == 1)
+        add(half, to: &echoes)
+        #expect(echoes.isFull)
+        #expect(echoes.lines.isEmpty)
+        #expect(echoes.lines(after: 0, maxChanges: .max) == nil)
+        add(1, to: &echoes)
+        #expect(echoes.lines.isEmpty, "nothing is held again before a fetch ends")
+    }
 }
