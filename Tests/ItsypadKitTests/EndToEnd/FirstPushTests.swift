@@ -373,15 +373,16 @@ struct FirstPushTests {
     }
 
     @Test(
-        "a first push reads back of its journal only what the fetch after it returns")
+        "a first push reads back none of the journal lines it wrote")
     func journalReadBack() throws {
         let sender = Self.sender(tabs: 2500)
         let traffic = try Self.journalTraffic(sender, ["sync"])
         #expect(traffic.written > 500_000, "\(traffic)")
-        // The fetch after the push reads the lines once (its second page reads the rest of the
-        // segment again): about 1.2 times what was written. Reading each line back after its
-        // commit, and the whole journal again to sweep tombstones and to compact, made it 4.2.
-        #expect(Double(traffic.read) < Double(traffic.written) * 1.6, "\(traffic)")
+        // The fetch after the push returns the lines this process committed from memory: what
+        // is read is the journal's end before the push. Reading them back made it 1.2 times what
+        // was written; reading each line back after its commit, and the whole journal again to
+        // sweep tombstones and to compact, 4.2.
+        #expect(Double(traffic.read) < Double(traffic.written) * 0.05, "\(traffic)")
     }
 
     /// Where a run is killed: at the `nth` call of `call`.

@@ -39,8 +39,8 @@ extension FolderBackend {
             guard !plan.changes.isEmpty else { return ReplicatedModifyResult(written: plan.written, failures: []) }
             let own = stored.compactMapValues { versions in versions.first { $0.writer == deviceID } }
             try commit(
-                plan.changes, after: last, zone: zone.zoneID, document: &document, own: own, encoded: plan.encoded, directories: directories
-            )
+                plan.changes, after: last, zone: zone.zoneID, document: &document, own: own, encoded: plan.encoded, written: plan.written,
+                directories: directories)
             return ReplicatedModifyResult(written: plan.written, failures: [])
         }
     }
@@ -155,9 +155,10 @@ extension FolderBackend {
             )
             reads[device] = nil
         }
-        let page = try readPage(
-            from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: limit, collecting: true
-        ).page
+        let (page, positions) = try readPage(
+            from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: limit, collecting: true)
+        // What this fetch read of the lines held in memory is not returned from there again.
+        if let own = positions[deviceID] { forgetEchoes(through: own.seq) }
         if let fullFetchStarted {
             fullFetch.withLock { fullFetch in
                 if fullFetch?.started == fullFetchStarted { fullFetch?.tokens.insert(page.token) }
@@ -205,6 +206,24 @@ extension FolderBackend {
                 }
                 if restartWaits[device] != nil { continue }
                 let from = position.positions[device] ?? FolderToken.Position(seq: 0, resume: nil)
+                // This device's lines this backend committed, as it wrote them: not read back.
+                if device == deviceID,
+                    let echoed = try echoedOwnLines(after: from.seq, zone: zone, maxChanges: budget, devices: devices)
+                {
+                    for line in echoed.lines {
+                        for version in line.versions {
+                            if read[version.record.id] == nil { order.append(version.record.id) }
+                            read[version.record.id, default: []].append(version)
+                        }
+                        budget -= line.changes
+                        position.positions[device] = FolderToken.Position(seq: line.lastSeq, resume: line.resume)
+                    }
+                    progressed = progressed || !echoed.lines.isEmpty
+                    moreComing = moreComing || echoed.moreComing
+                    waiting[device] = nil
+                    quarantined[device] = nil
+                    continue
+                }
                 let result = try journal(of: device).read(after: from.seq, hint: from.resume, maxChanges: budget) { batch in
                     // Another zone's lines wait: the device has not moved its data to this zone yet.
                     if batch.zone != zone { return "written in zone \(batch.zone), not \(zone)" }

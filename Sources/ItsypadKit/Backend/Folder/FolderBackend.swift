@@ -32,6 +32,8 @@ public final class FolderBackend: ReplicatedBackend {
     private let ownJournalEnd = Mutex<DeviceJournal.End?>(nil)
     /// The lines this backend committed last, one after another (see `ownCommitsEndingJournal`).
     private let ownCommits = Mutex<OwnCommits?>(nil)
+    /// The versions of the lines this backend committed that no fetch has read yet (see `echoedOwnLines`).
+    private let ownEchoes = Mutex<OwnEchoes?>(nil)
     /// The records this device may hold record files of, while this backend knows (see `knownOwnFiles`).
     private let ownFiles = Mutex<OwnFileFilter?>(nil)
     /// The latest full fetch (a fetch from no token) this backend served: when it began, and the
@@ -118,7 +120,36 @@ public final class FolderBackend: ReplicatedBackend {
     }
 
     /// Forgets the lines this backend committed: its journal was started again.
-    func forgetOwnCommits() { ownCommits.withLock { $0 = nil } }
+    func forgetOwnCommits() {
+        ownCommits.withLock { $0 = nil }
+        ownEchoes.withLock { $0 = nil }
+    }
+
+    /// This device's lines after `seq` as a fetch reads them, taken from memory: a sync does not
+    /// read back what it wrote. Nil where the journal must be read: lines not held, a journal
+    /// that no longer ends with the last line held (another process of this data directory, or a
+    /// copy of it, wrote to it since), or a version whose asset is missing.
+    func echoedOwnLines(
+        after seq: Int64, zone: String, maxChanges: Int, devices: [String]
+    ) throws -> (
+        lines: ArraySlice<OwnEchoes.Line>, moreComing: Bool
+    )? {
+        guard let held = ownEchoes.withLock({ $0 }), held.zone == zone, let echoed = held.lines(after: seq, maxChanges: maxChanges),
+            try ownLastBatch()?.lastSeq == held.through
+        else { return nil }
+        for line in echoed.lines {
+            for version in line.versions where try missingAsset(in: version.record, devices: devices) != nil { return nil }
+        }
+        return echoed
+    }
+
+    /// Lets go of the held lines up to `seq`, which a fetch has read; once they were let go
+    /// (`OwnEchoes.isFull`), the lines committed next are held again.
+    func forgetEchoes(through seq: Int64) {
+        ownEchoes.withLock { echoes in
+            if echoes?.isFull == true { echoes = nil } else { echoes?.forget(through: seq) }
+        }
+    }
 
     // MARK: Zone
 
@@ -601,11 +632,13 @@ public final class FolderBackend: ReplicatedBackend {
     /// Once the line is appended the batch is committed: if the files cannot be written now, the
     /// next write rolls them forward. `own` holds this device's versions of the changed records
     /// when the caller has read their files (from `directories`); else they are read here.
-    /// `encoded`: each change's version document, when the caller encoded them.
+    /// `encoded`: each change's version document, when the caller encoded them; `written`: each
+    /// change's version, which the fetch after it then returns from memory (see `OwnEchoes`).
     @discardableResult
     func commit(
         _ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument,
-        own: [RecordID: RecordVersion]? = nil, encoded: [[UInt8]?]? = nil, directories: FileTree.OpenDirectories? = nil
+        own: [RecordID: RecordVersion]? = nil, encoded: [[UInt8]?]? = nil, written: [RecordVersion]? = nil,
+        directories: FileTree.OpenDirectories? = nil
     ) throws -> DeviceBatch {
         var digest = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
         var changed: [RecordID: DeviceChange] = [:]
@@ -621,6 +654,12 @@ public final class FolderBackend: ReplicatedBackend {
         // The next batch reads its own journal on from here: nothing after the line it wrote.
         ownJournalEnd.withLock { $0 = end }
         ownCommits.withLock { $0 = ($0 ?? OwnCommits(after: batch.seq - 1)).adding(batch) }
+        ownEchoes.withLock { echoes in
+            var held = echoes ?? OwnEchoes(after: batch.seq - 1, zone: zone)
+            echoes = nil
+            held.add(batch, ending: end.position, written: written, bytes: versions.reduce(0) { $0 + ($1?.count ?? 0) })
+            echoes = held
+        }
         // Its records may have files from here on (even if writing them fails below: the next write rolls them forward).
         ownFiles.withLock { filter in
             if filter?.through == batch.seq - 1 { filter?.add(batch) } else { filter = nil }

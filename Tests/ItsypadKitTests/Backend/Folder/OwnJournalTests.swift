@@ -1,17 +1,19 @@
+import ItsypadSupport
 import Testing
 
 @testable import ItsypadBackend
 
 /// What a folder backend knows of its own journal without reading it again (where it ends, read
 /// on from where it last ended; the lines it committed, `OwnCommits`; whether it holds record
-/// files, from its last line) is what a reading of the whole journal, or a listing of its record
-/// files, finds: the general paths beside those fast paths (see FAST-PATHS.md).
+/// files, from its last line; the versions of its lines no fetch has read, `OwnEchoes`) is what a
+/// reading of the whole journal, or a listing of its record files, finds: the general paths beside
+/// those fast paths (see FAST-PATHS.md).
 @Suite struct OwnJournalTests {
     /// Saves, then deletions of some of them, a batch each, over segments of a few lines.
-    static func writes(_ backend: FolderBackend, after: (Int) throws -> Void) throws {
+    static func writes(_ backend: FolderBackend, named prefix: String = "n", after: (Int) throws -> Void) throws {
         var written: [RecordVersion] = []
         for index in 0..<24 {
-            let record = ReplicatedDevices.note("n\(index)", "text \(index)")
+            let record = ReplicatedDevices.note("\(prefix)\(index)", "text \(index)")
             written += try backend.write(ReplicatedSave(record: record, basedOn: VersionVector()))
             try after(index)
         }
@@ -70,5 +72,87 @@ import Testing
         }
         let holdsAtTheEnd = try holds()
         #expect(holdsAtTheEnd)
+    }
+
+    /// A page as compared: its changes, token and whether more come.
+    static func page(_ page: ReplicatedChangesPage) -> String {
+        "\(page.changes) \(page.token.rawValue) \(page.moreComing) \(page.waiting.count) \(page.quarantined.count)"
+    }
+
+    @Test(arguments: [false, true])
+    func theFetchAfterAWriteReturnsFromMemoryWhatAReadOfTheJournalReturns(encrypted: Bool) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/backend"
+        let cipher = encrypted ? try RecordCipher(masterKey: try SecretBytes.random(count: 32)) : nil
+        let backend = ReplicatedDevices.backend(path, 0, segmentSizeLimit: 2048, cipher: cipher)
+        _ = try backend.createZoneIfNeeded()
+        let zone = try backend.readZone().zoneID
+        var token = try backend.fetchChanges(since: nil, limit: 100).token
+        try Self.writes(backend) { step in
+            // Another backend of the same device and folder (a later process) holds nothing in memory: it reads the journal.
+            let reader = ReplicatedDevices.backend(path, 0, segmentSizeLimit: 2048, cipher: cipher)
+            let from = try FolderToken(decoding: token, zoneID: zone).positions[ReplicatedDevices.deviceID(0)]?.seq ?? 0
+            let held = try backend.echoedOwnLines(after: from, zone: zone, maxChanges: .max, devices: [ReplicatedDevices.deviceID(0)])
+            #expect(held?.lines.isEmpty == false, "after write \(step): the line is held")
+            let fromMemory = try backend.fetchChanges(since: token, limit: 100)
+            let read = try reader.fetchChanges(since: token, limit: 100)
+            #expect(Self.page(fromMemory) == Self.page(read), "after write \(step)")
+            #expect(fromMemory.changes.count == 1)
+            token = fromMemory.token
+        }
+        // Several lines, a page at a time, from where the writes began.
+        let start = token
+        try Self.writes(backend, named: "m") { _ in }
+        let reader = ReplicatedDevices.backend(path, 0, segmentSizeLimit: 2048, cipher: cipher)
+        var (memory, journal) = (start, start)
+        while true {
+            let (fromMemory, read) = (try backend.fetchChanges(since: memory, limit: 5), try reader.fetchChanges(since: journal, limit: 5))
+            #expect(Self.page(fromMemory) == Self.page(read))
+            (memory, journal) = (fromMemory.token, read.token)
+            if !read.moreComing || !fromMemory.moreComing { break }
+        }
+        // Read once, the lines are let go: a fetch from before them reads the journal, and finds the same.
+        #expect(
+            Self.page(try backend.fetchChanges(since: start, limit: 100)) == Self.page(try reader.fetchChanges(since: start, limit: 100)))
+    }
+
+    @Test func aLineAnotherProcessAppendedIsRead() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/backend"
+        let backend = ReplicatedDevices.backend(path, 0)
+        _ = try backend.createZoneIfNeeded()
+        let token = try backend.fetchChanges(since: nil, limit: 100).token
+        try backend.write(ReplicatedSave(record: ReplicatedDevices.note("mine", "held"), basedOn: VersionVector()))
+        // Another process of the same data directory appends a line (a copy of the data directory is refused: `deviceIDInUse`).
+        let other = ReplicatedDevices.backend(path, 0)
+        try other.write(ReplicatedSave(record: ReplicatedDevices.note("other", "appended"), basedOn: VersionVector()))
+        let page = try backend.fetchChanges(since: token, limit: 100)
+        #expect(page.changes.map(\.id.recordName).sorted() == ["mine", "other"])
+        #expect(page.changes.compactMap { $0.siblings.first.flatMap(ReplicatedDevices.text) }.sorted() == ["appended", "held"])
+    }
+
+    @Test func pastTheBoundNothingIsHeldUntilAFetchEnds() {
+        let version = RecordVersion(record: ReplicatedDevices.note("n", "text"), version: VersionVector(), writer: "devA")
+        func add(_ count: Int, to echoes: inout OwnEchoes) {
+            let seq = echoes.through + 1
+            let changes = (0..<count).map { index in
+                DeviceChange(
+                    seq: seq + Int64(index), op: .save, id: RecordID(recordType: "ScratchTab", recordName: "n\(seq + Int64(index))"))
+            }
+            let batch = DeviceBatch(seq: seq, device: "devA", instance: "i", zone: "z", time: 0, changes: changes, files: FilesDigest().hex)
+            echoes.add(
+                batch, ending: JournalPosition(segment: 1, offset: Int(seq)), written: Array(repeating: version, count: count), bytes: count
+            )
+        }
+        var echoes = OwnEchoes(after: 0, zone: "z")
+        let half = OwnEchoes.maxChanges / 2 + 1
+        add(half, to: &echoes)
+        #expect(echoes.lines(after: 0, maxChanges: .max)?.lines.count == 1)
+        add(half, to: &echoes)
+        #expect(echoes.isFull)
+        #expect(echoes.lines.isEmpty)
+        #expect(echoes.lines(after: 0, maxChanges: .max) == nil)
+        add(1, to: &echoes)
+        #expect(echoes.lines.isEmpty, "nothing is held again before a fetch ends")
     }
 }
