@@ -143,6 +143,13 @@ public final class SyncEngine {
         for type in types.all { try type.writeStaged(engine: self) }
     }
 
+    /// Runs `body` with the data directory's lock let go, as a backend call is: what handlers
+    /// staged is written first, and everything local must be read again afterwards.
+    func withLockLetGo<T>(_ body: () throws -> T) throws -> T {
+        try writeStaged()
+        return try store.withLockReleased(body)
+    }
+
     /// Fetches and applies everything since the saved token.
     public func pull() throws {
         try prepare()
@@ -200,8 +207,11 @@ public final class SyncEngine {
         try state.save(to: store)
         // Sent changes leave "done" lines behind: rewrite the log as what is still waiting (the
         // snapshot sent from is let go by then: a long queue is not held twice).
-        let pending = try store.pending()
-        if (store.tree.fileSize(pending.path) ?? 0) > 64 << 10 { try pending.compact { _ in true } }
+        // Its rewrite is a hold of its own: a command waiting for the lock has it first.
+        if (store.tree.fileSize(try store.pending().path) ?? 0) > 64 << 10 {
+            try store.letOthersIn()
+            try store.pending().compact { _ in true }
+        }
     }
 
     /// Sends the changes of `queue` that still wait, in batches.
@@ -652,6 +662,7 @@ public final class SyncEngine {
                 end = part.endIndex
             } while try end < batch.items.endIndex && end - start < SyncEngine.durableStepSize && !store.othersWait()
             try finishAccept(batch.items[start..<end])
+            for type in types.all { try type.tidyAccepted(engine: self) }
             start = end
         }
     }

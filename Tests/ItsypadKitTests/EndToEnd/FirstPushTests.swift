@@ -319,6 +319,65 @@ struct FirstPushTests {
         #expect(read <= SyncEngine.stepSize, "\(read) tab files read without asking whether a command waits")
     }
 
+    /// A batch's tab files are read with the data directory's lock let go: a `clip add` during a first
+    /// push waits for none of those reads (tab files opened for reading while the sync holds the lock,
+    /// from `strace -f -y` of its opens and locks; before, every one of the 2,500).
+    @Test("a first push reads its tab files with the data directory's lock let go")
+    func tabsReadWithoutTheLock() throws {
+        let records = 2500
+        let sender = Self.sender(tabs: records)
+        let lock = "\(sender.dataDir)/lock>"
+        var held = false, readHolding = 0, read = 0
+        for line in try Self.traced(sender, ["sync"], strace: ["-y", "-s", "64", "-e", "trace=openat,flock"]) {
+            if line.contains("flock("), line.contains(lock) {
+                if line.contains("LOCK_UN") {
+                    held = false
+                } else if line.contains("LOCK_EX"), line.hasSuffix("= 0") {
+                    held = true
+                }
+            } else if line.contains("openat("), line.contains("/tabs>, \""), line.contains(".json\""), !line.contains("O_CREAT") {
+                read += 1
+                if held { readHolding += 1 }
+            }
+        }
+        #expect(read >= records, "\(read) tab files read for \(records) tabs: the trace missed them")
+        // What a batch's groups miss is read one by one with the lock held (none here).
+        #expect(readHolding <= 10, "\(readHolding) of \(read) tab files read holding the lock")
+    }
+
+    /// The tag table's rewrite (the log of accepted tags merged into it, during the push and at its end)
+    /// is a hold of its own: a command waiting for the lock has it before, so it waits for the
+    /// merge or for a step's acceptance, not both; nor for the merge and the queue's rewrite at the
+    /// push's end. From `strace -f -y`: no stretch between two looks for a waiter (or a release of
+    /// the lock) that renames the table into place also makes the tags' log durable or renames
+    /// the queue's log.
+    @Test("a first push rewrites the tag table in a hold of its own")
+    func tagTableMergedInAHoldOfItsOwn() throws {
+        let sender = Self.sender(tabs: 2500)
+        let lock = "\(sender.dataDir)/lock>"
+        var stretch: [Substring] = [], merges = 0
+        var mixed: [[Substring]] = []
+        func endStretch() {
+            if stretch.contains(where: { $0.contains("renameat(") && $0.hasSuffix("\"tab-tags\")") }) {
+                merges += 1
+                if stretch.contains(where: { $0.contains("fdatasync(") || $0.contains("\"pending.log\")") }) { mixed.append(stretch) }
+            }
+            stretch = []
+        }
+        let trace = try Self.traced(sender, ["sync"], strace: ["-y", "-s", "64", "-e", "trace=renameat,flock,fdatasync"])
+        for line in trace {
+            if line.contains("flock("), line.contains("/lock-waiters>") || (line.contains(lock) && line.contains("LOCK_UN")) {
+                endStretch()
+            } else if line.contains("renameat(") || (line.contains("fdatasync(") && line.contains("/sync/tab-tags.log>")) {
+                // strace's line ends with the result: keep the call alone.
+                stretch.append(line.split(separator: ")").first.map { $0 + ")" } ?? line)
+            }
+        }
+        endStretch()
+        #expect(merges >= 2, "\(merges) merges of the tag table traced: expected one during the push and one at its end")
+        #expect(mixed.isEmpty, "\(mixed.count) merges shared their hold: \(mixed.prefix(2))")
+    }
+
     /// The same on the receiving side: a device holding a tab of its own (so that the fetched ones
     /// are put in place one rename each) joins a backend of 2,500 tabs: it writes at most a step
     /// of them into the stage, and puts at most `durableStepSize` in place, between two looks for

@@ -208,4 +208,31 @@ final class PausingBackend: SyncBackend, @unchecked Sendable {
         withExtendedLifetime(lock) {}
         #expect(try FileLock(path: device.dataDir + "/lock-waiters", mode: .exclusive, timeout: 0) != nil)
     }
+
+    /// A command waiting for the lock tries again at least every millisecond: a sync hands it over
+    /// between steps of a millisecond or two, so a longer pause, not the step, would be most of
+    /// the wait. The pauses asked for (`strace` of its sleeps while the lock stays held) do not
+    /// depend on the machine's load; before, they grew to 4 ms.
+    @Test(.needs(["strace"])) func aWaitingCommandTriesAgainEveryMillisecond() throws {
+        let device = Device()
+        _ = device.output("clip", "add", "first")
+        let lock = try #require(try FileLock(path: device.dataDir + "/lock", mode: .exclusive, timeout: 1))
+        let scratch = TemporaryDirectory()
+        let trace = scratch.path + "/trace"
+        let result = try device.runArguments(
+            ["-f", "-e", "trace=nanosleep,clock_nanosleep", "-o", trace, Process.itsypad, "clip", "add", "queued"],
+            environment: ["ITSYPAD_LOCK_TIMEOUT": "0.1"], program: "/usr/bin/strace")
+        withExtendedLifetime(lock) {}
+        #expect(result.status == 75, "clip add was not refused once the lock stayed busy: \(result.stderr)")
+        var pauses: [Int] = []
+        for line in String(decoding: try FileSystem.read(trace) ?? [], as: UTF8.self).split(separator: "\n") {
+            guard line.contains("nanosleep("), let seconds = line.firstRange(of: "tv_sec="),
+                let nanoseconds = line.firstRange(of: "tv_nsec=")
+            else { continue }
+            let number = { (start: String.Index) in Int(line[start...].prefix { $0.isNumber }) ?? -1 }
+            pauses.append(number(seconds.upperBound) * 1_000_000_000 + number(nanoseconds.upperBound))
+        }
+        #expect(pauses.count >= 50, "\(pauses.count) pauses while waiting 0.1 s")
+        #expect(pauses.allSatisfy { $0 <= 1_000_000 }, "pauses longer than 1 ms: \(Set(pauses).sorted())")
+    }
 }

@@ -9,8 +9,11 @@ public final class FileLock {
 
     public enum Mode { case shared, exclusive }
 
-    /// The longest pause between two attempts to take a busy lock, in seconds.
-    static let longestPause = 0.004
+    /// The longest pause between two attempts to take a busy lock, in seconds: a sync hands the
+    /// lock over for `DataStore.turnForOthers` (6 ms) after steps of a millisecond or two, and a
+    /// `clip add` waiting for one waits at most this long past its end (4 ms made that wait, not
+    /// the step, most of a waiting `clip add`'s extra time).
+    static let longestPause = 0.001
 
     /// Waits up to `timeout` seconds; returns nil when the lock stayed busy. The lock file is
     /// opened like any file of `tree` (by default, its own directory): a symlink is refused, so
@@ -21,7 +24,7 @@ public final class FileLock {
         }
         let operation = (mode == .shared ? LOCK_SH : LOCK_EX) | LOCK_NB
         var waited = 0.0
-        var pause = 0.001
+        var pause = 0.00025
         while flock(fd, operation) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR, waited < timeout else {
                 close(fd)

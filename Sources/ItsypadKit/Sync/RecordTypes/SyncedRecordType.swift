@@ -59,6 +59,9 @@ protocol SyncedRecordType {
     func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine: SyncEngine) throws
     /// Makes what `accept` recorded since the last call durable, before the items leave the queue.
     func finishAccept(engine: SyncEngine) throws
+    /// Tidies what acceptances recorded once it has grown large, between two steps of a push (a
+    /// handler that does hands the lock over to a waiting command first: a hold of its own).
+    func tidyAccepted(engine: SyncEngine) throws
     /// Tidies what the push's acceptances recorded, once its last batch is accepted.
     func finishPush(engine: SyncEngine) throws
     /// A save carrying a tag met no record; returns whether the change may be sent again in this run.
@@ -125,6 +128,7 @@ extension SyncedRecordType {
     func writeDecided(durably _: Bool, engine _: SyncEngine) throws {}
     func finishPull(engine _: SyncEngine) throws {}
     func finishAccept(engine _: SyncEngine) throws {}
+    func tidyAccepted(engine _: SyncEngine) throws {}
     func finishPush(engine _: SyncEngine) throws {}
     func replaceUnreadable(_: String, tag _: String, engine _: SyncEngine) throws -> Bool { false }
     var mergesAgainstAncestor: Bool { false }

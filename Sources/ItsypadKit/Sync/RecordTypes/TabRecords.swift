@@ -375,6 +375,10 @@ final class TabRecords: SyncedRecordType {
 
     /// The tabs of `changes` are read `SyncEngine.stepSize` at a time as the batch takes them in
     /// order, each group's directory opened once: a batch full by its bytes leaves the rest unread.
+    /// Each group is read with the data directory's lock let go (a `clip add` meanwhile need not
+    /// wait for it): a tab file is replaced whole, so each read is one version of it, and a command
+    /// that changes a tab queues the change first, after `sentWatch` started, so `accept` reads that
+    /// tab again rather than trusting the version sent, as for a change made during the backend call.
     func sender(for changes: [PendingChange], engine: SyncEngine) throws -> (PendingChange) throws -> SyncEngine.Outgoing? {
         let names = changes.map(\.key.name)
         var read = 0
@@ -385,7 +389,7 @@ final class TabRecords: SyncedRecordType {
             let name = change.key.name
             if !group.contains(name), read < names.count {
                 let next = names[read..<min(read + SyncEngine.stepSize, names.count)]
-                entry = try engine.store.tabs.stampedLookUp(reading: Array(next))
+                entry = try engine.withLockLetGo { try engine.store.tabs.stampedLookUp(reading: Array(next)) }
                 group = Set(next)
                 read = next.endIndex
             }
@@ -476,23 +480,31 @@ final class TabRecords: SyncedRecordType {
         return tagStore
     }
 
-    /// Makes the step's tags durable (one append and `fdatasync`) before the engine confirms it; a
-    /// log grown past its bound is merged into the table.
+    /// Makes the step's tags durable (one append and `fdatasync`) before the engine confirms it.
     func finishAccept(engine: SyncEngine) throws {
         if !acceptedEntries.isEmpty, let store = tags(engine) {
             try store.append(acceptedEntries)
             acceptedEntries = []
-            if store.logIsLarge { try mergeTags(store, engine: engine) }
         }
         guard let stage = accepted else { return }
         accepted = nil
         try engine.store.tabs.commit(stage)
     }
 
+    /// A log of accepted tags grown past its bound is merged into the table, once the step is
+    /// confirmed, and after a command waiting for the lock has had it: the merge reads every tab
+    /// file's name and rewrites the table, a hold as long as a step's acceptance.
+    func tidyAccepted(engine: SyncEngine) throws {
+        guard let store = tagStore, store.logIsLarge else { return }
+        try engine.store.letOthersIn()
+        try mergeTags(store, engine: engine)
+    }
+
     /// After a push: the log of accepted tags merged into the table, where one tab's is found by
-    /// search, unless it holds only a few.
+    /// search, unless it holds only a few (in a hold of its own, as between steps).
     func finishPush(engine: SyncEngine) throws {
         guard let store = tagStore, store.logIsWorthMerging else { return }
+        try engine.store.letOthersIn()
         try mergeTags(store, engine: engine)
     }
 
