@@ -243,6 +243,32 @@ struct FirstPushTests {
         #expect(walks.renames < 50, "\(walks.renames) renames for \(records) tabs")
     }
 
+    @Test("a first push writes the engine's state only when it changed, not once a batch")
+    func stateSavedOnlyWhenChanged() throws {
+        let sender = Self.sender(tabs: 2500)
+        // What each temporary file of `sync/` received, and the state each rename of one made `state.json`.
+        var written: [Substring: [Substring]] = [:]
+        var states: [[Substring]] = []
+        let sync = "<" + DataDirectoryLayout(root: sender.dataDir).sync
+        let trace = try Self.traced(sender, ["sync"], strace: ["-qq", "-y", "-s", "65536", "-e", "trace=write,renameat"])
+        for line in trace {
+            guard let open = line.firstIndex(of: "<"), let close = line[open...].firstIndex(of: ">") else { continue }
+            let path = line[open..<close]
+            if line.contains(" write("), path.hasPrefix(sync + "/.tmp-") {
+                written[path, default: []].append(line[close...])
+            } else if line.contains(" renameat("), path == sync, line.hasSuffix("\"state.json\") = 0") {
+                // `PID renameat(FD</…/sync>, ".tmp-…", FD</…/sync>, "state.json") = 0`
+                let name = line[close...].split(separator: "\"")[1]
+                states.append(written[path + "/" + name] ?? [])
+            }
+        }
+        // Its zone, its token, the end of the push and of the pull: a few. Saved again after each
+        // batch though unchanged, the file was rewritten (two fsyncs) for nothing.
+        #expect(states.count >= 3, "\(states.count) writes of state.json: the trace missed them")
+        let repeated = zip(states, states.dropFirst()).filter { $0.0 == $0.1 }.count
+        #expect(repeated == 0, "\(repeated) of \(states.count) writes of state.json repeated the one before")
+    }
+
     /// The most system calls that `counted` picks out a first push of 2,500 tabs made while holding the
     /// data directory's lock between two looks for a command waiting for it (tries of `lock-waiters`),
     /// in `strace -f -y`'s order of its opens, renames and locks, and how many looks it made.

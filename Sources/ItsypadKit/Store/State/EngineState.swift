@@ -129,6 +129,9 @@ public struct EngineState: Equatable, Sendable {
         var bytes = try JSONCoding.encodeValue(EngineStateFile(self), keys: .asEncoded).prettySerializedBytes()
         bytes.append(UInt8(ascii: "\n"))
         let path = store.layout.engineState
+        // Saved unchanged (after each batch of a push, most often): the file, written atomically
+        // by the save that made it, already holds these bytes, so its two fsyncs are spared.
+        if let stored = try? store.tree.read(path, limit: bytes.count), stored == bytes { return }
         try storeOperation { try store.tree.writeAtomically(path, bytes) }
     }
 
