@@ -74,7 +74,17 @@ public struct TabStore {
 
     /// The names of the tab files, `<id>.json`.
     package func tabFileNames() throws -> [String] {
-        try (tree.list(directory) ?? []).filter { name in name.hasSuffix(".json") && TabStore.fileName(String(name.dropLast(5))) == name }
+        try (tree.list(directory) ?? []).filter(TabStore.isFileName)
+    }
+
+    /// Whether `name` is one `fileName` gives: a tab's id, lowercase, then ".json" (read from its
+    /// bytes: a merge of the accepted tags lists every tab file).
+    static func isFileName(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { bytes in
+            bytes.count == 41 && bytes[36...].elementsEqual(".json".utf8)
+                && PackedID(canonicalUTF8: UnsafeBufferPointer(rebasing: bytes[..<36])) != nil
+        }
     }
 
     /// A read entry, with the tag an accepted push left for it in `accepted` when that names the file's stamp.

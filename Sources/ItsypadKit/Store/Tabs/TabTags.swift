@@ -95,14 +95,19 @@ package final class TabTagStore {
 
     // MARK: Reading
 
-    /// The entries of `ids` (lowercase): the log read through, the table searched for each id the log lacks.
+    /// The entries of `ids` (tab ids, lowercase): the log read through, the table searched for each
+    /// id the log lacks. A log line's id is compared packed (no `String` a line: a push reads the log
+    /// for every group of tabs it sends).
     package func entries(_ ids: some Collection<String>) -> [String: Entry] {
         guard !ids.isEmpty else { return [:] }
         let wanted = Set(ids)
+        let packed = Set(ids.compactMap(PackedID.init(canonical:)))
         var found: [String: Entry] = [:]
         // The log first, then the table: a merge between the two reads moves the log's entries into
         // the table before removing the log, so they are seen in one or the other.
-        forEachLine(log) { id, line in
+        forEachLine(log) { idBytes, line in
+            guard let key = PackedID(canonicalUTF8: UnsafeBufferPointer(rebasing: idBytes)), packed.contains(key) else { return }
+            let id = String(decoding: idBytes, as: UTF8.self)
             if wanted.contains(id), let entry = Self.entry(line) { found[id] = entry }
         }
         withTable { bytes in
@@ -117,13 +122,15 @@ package final class TabTagStore {
     package func all() -> [String: Entry] {
         var found: [String: Entry] = [:]
         var fromLog: Set<String> = []
-        forEachLine(log) { id, line in
+        forEachLine(log) { idBytes, line in
+            let id = String(decoding: idBytes, as: UTF8.self)
             if let entry = Self.entry(line) {
                 found[id] = entry
                 fromLog.insert(id)
             }
         }
-        forEachLine(table) { id, line in
+        forEachLine(table) { idBytes, line in
+            let id = String(decoding: idBytes, as: UTF8.self)
             if !fromLog.contains(id), let entry = Self.entry(line) { found[id] = entry }
         }
         return found
@@ -143,14 +150,19 @@ package final class TabTagStore {
         return Entry(stamp: parsed.stamp, tag: parsed.tag, ancestor: parsed.ancestor, clock: parsed.clock)
     }
 
-    /// Each complete line that names an id, with it; nothing for a file that cannot be read. The log
-    /// is read, not mapped: its writer cuts a torn tail (`AppendFile`), which would fault a mapping.
-    private func forEachLine(_ path: String, _ body: (String, UnsafeBufferPointer<UInt8>.SubSequence) -> Void) {
+    /// Each complete line that names an id, with the id's bytes; nothing for a file that cannot be
+    /// read. The log is read, not mapped: its writer cuts a torn tail (`AppendFile`), which would
+    /// fault a mapping.
+    private func forEachLine(
+        _ path: String, _ body: (UnsafeBufferPointer<UInt8>.SubSequence, UnsafeBufferPointer<UInt8>.SubSequence) -> Void
+    ) {
         func lines(_ bytes: UnsafeBufferPointer<UInt8>) {
-            var start = bytes.startIndex
-            while let newline = bytes[start...].firstIndex(of: 0x0A) {
+            guard let base = bytes.baseAddress else { return }
+            var start = 0
+            while let found = memchr(base + start, 0x0A, bytes.count - start) {
+                let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 let line = bytes[start..<newline]
-                if let id = Self.idBytes(line) { body(String(decoding: id, as: UTF8.self), line) }
+                if let id = Self.idBytes(line) { body(id, line) }
                 start = newline + 1
             }
         }
@@ -225,8 +237,8 @@ package final class TabTagStore {
     package func merge(keeping live: (String) -> Bool) throws {
         guard tree.fileSize(log) != nil else { return }
         var lines: [String: [UInt8]] = [:]
-        forEachLine(table) { id, line in lines[id] = Array(line) }
-        forEachLine(log) { id, line in lines[id] = Array(line) }
+        forEachLine(table) { id, line in lines[String(decoding: id, as: UTF8.self)] = Array(line) }
+        forEachLine(log) { id, line in lines[String(decoding: id, as: UTF8.self)] = Array(line) }
         var bytes: [UInt8] = []
         for (id, line) in lines.sorted(by: { $0.key < $1.key }) where live(id) {
             bytes += line

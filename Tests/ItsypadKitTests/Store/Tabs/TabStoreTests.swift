@@ -7,6 +7,20 @@ import Testing
 @Suite struct TabStoreTests {
     let scratch = TemporaryDirectory()
 
+    /// `isFileName` (read from the bytes) accepts exactly the names `fileName` gives.
+    @Test(arguments: [
+        ("0f8fad5b-d9cb-469f-a165-70867728950e.json", true), ("0F8FAD5B-D9CB-469F-A165-70867728950E.json", false),
+        ("0f8fad5b-d9cb-469f-a165-70867728950e.JSON", false), ("0f8fad5b-d9cb-469f-a165-70867728950e", false),
+        ("0f8fad5b-d9cb-469f-a165-70867728950e.json.tmp", false), ("0f8fad5bd9cb469fa16570867728950e.json", false),
+        ("0f8fad5b-d9cb-469f-a165-70867728950g.json", false), ("0f8fad5b-d9cb-469f-a165_70867728950e.json", false),
+        ("0f8fad5b-d9cb-469f-a165-70867728950é.json", false), (".json", false), ("index", false), ("", false),
+    ])
+    func fileNamesAreTheIdsLowercase(_ name: String, isTab: Bool) {
+        #expect(TabStore.isFileName(name) == isTab)
+        let stem = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
+        #expect((TabStore.fileName(stem) == name) == isTab)
+    }
+
     /// The entries read together are the ones read one by one, whether the directory exists or not;
     /// a file that is not a tab is left out, for `entry(id:)` to say why.
     @Test(arguments: [false, true])
