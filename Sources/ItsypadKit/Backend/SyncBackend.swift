@@ -55,10 +55,15 @@ public protocol SyncBackend: Sendable {
     /// Ends a sync that read as far as `token`: a backend that keeps per-device acknowledgements
     /// (a backend directory) records it and collects what nobody needs any more. Does nothing by default.
     func finishSync(acknowledging token: ChangeToken) throws
+
+    /// A push of `count` changes starts: a backend may size what it keeps in memory for the fetch
+    /// after it by that. Does nothing by default.
+    func willPush(_ count: Int)
 }
 
 extension SyncBackend {
     public func finishSync(acknowledging _: ChangeToken) throws {}
+    public func willPush(_: Int) {}
 }
 
 /// What a backend accepts: each implementation states its own (`SyncBackend.limits`), refuses more

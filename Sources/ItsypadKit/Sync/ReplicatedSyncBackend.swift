@@ -32,6 +32,8 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         _ = try replicated.finishSync(acknowledging: token)
     }
 
+    func willPush(_ count: Int) { replicated.willPush(count) }
+
     /// Each device compacts its own journal as it finishes a sync once it has grown; asked, it
     /// compacts it whatever its size, so that what was removed leaves this device's files.
     func compact() throws -> CompactionReport {

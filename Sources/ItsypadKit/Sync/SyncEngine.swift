@@ -220,6 +220,7 @@ public final class SyncEngine {
         var conflicts: [RecordKey: Int] = [:]
         var batchLimit = backend.limits.maxRecordsPerRequest
         report.toPush = report.pushed + queue.count
+        backend.willPush(queue.count)
         var read = 0
         var waiting: [PendingChange] = []
         while true {

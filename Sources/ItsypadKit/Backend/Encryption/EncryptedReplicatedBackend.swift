@@ -41,6 +41,7 @@ package final class EncryptedReplicatedBackend: ReplicatedBackend {
     package func readAsset(_ reference: AssetReference) throws -> [UInt8] { try inner.readAsset(reference) }
     package func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? { try inner.finishSync(acknowledging: token) }
     package func compactJournal() throws -> CompactionReport { try inner.compactJournal() }
+    package func willPush(_ count: Int) { inner.willPush(count) }
     package func location(of id: RecordID) -> String { inner.location(of: storedID(id)) }
 
     package func siblings(of id: RecordID) throws -> [RecordVersion] {

@@ -143,6 +143,17 @@ public final class FolderBackend: ReplicatedBackend {
         return echoed
     }
 
+    /// A push of more changes than `OwnEchoes` holds keeps none of its lines: its own working set
+    /// is large already (a queue of 1,000,000 changes), and the fetch after it reads the journal.
+    public func willPush(_ count: Int) {
+        guard count > OwnEchoes.maxChanges else { return }
+        ownEchoes.withLock { echoes in
+            var held = echoes ?? OwnEchoes(after: 0, zone: "")
+            held.letGo()
+            echoes = held
+        }
+    }
+
     /// Lets go of the held lines up to `seq`, which a fetch has read; once they were let go
     /// (`OwnEchoes.isFull`), the lines committed next are held again.
     func forgetEchoes(through seq: Int64) {

@@ -44,11 +44,7 @@ struct OwnEchoes {
         guard let written, batch.seq == through + 1, batch.zone == zone, changes + batch.changes.count <= Self.maxChanges,
             bytes + count <= Self.maxBytes, batch.changes.allSatisfy({ $0.op == .save || $0.op == .delete }),
             written.count == batch.changes.count
-        else {
-            lines = []
-            isFull = true
-            return
-        }
+        else { return letGo() }
         lines.append(Line(lastSeq: batch.lastSeq, resume: end, changes: batch.changes.count, bytes: count, versions: written))
         changes += batch.changes.count
         bytes += count
@@ -67,6 +63,14 @@ struct OwnEchoes {
             end += 1
         }
         return (lines[start..<end], end < lines.endIndex)
+    }
+
+    /// Lets go of every line, and holds none until a fetch ends.
+    mutating func letGo() {
+        lines = []
+        changes = 0
+        bytes = 0
+        isFull = true
     }
 
     /// Lets go of the lines up to `seq`, which a fetch has read: a fetch from before them reads the journal.

@@ -49,6 +49,9 @@ public protocol ReplicatedBackend: Sendable {
     /// device wrote; abandoned temporary files go too.
     func compactJournal() throws -> CompactionReport
 
+    /// A push of `count` changes starts (see `SyncBackend.willPush`).
+    func willPush(_ count: Int)
+
     /// The record's current siblings in this copy (none when it has no version here).
     func siblings(of id: RecordID) throws -> [RecordVersion]
 

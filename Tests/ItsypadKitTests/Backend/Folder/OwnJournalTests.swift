@@ -131,6 +131,25 @@ import Testing
         #expect(page.changes.compactMap { $0.siblings.first.flatMap(ReplicatedDevices.text) }.sorted() == ["appended", "held"])
     }
 
+    /// A push told it sends more than the bound holds none of its lines (its working set is large
+    /// already); once a fetch ends, the lines of a push of a few are held again.
+    @Test func aPushOfMoreThanTheBoundHoldsNone() throws {
+        let directory = TemporaryDirectory()
+        let backend = ReplicatedDevices.backend(directory.path + "/backend", 0)
+        let zone = try backend.createZoneIfNeeded().zoneID
+        let token = try backend.fetchChanges(since: nil, limit: 100).token
+        /// Writes a record in a line of its own; the held lines after `seq`, nil for none held.
+        func heldAfterWriting(_ name: String, after seq: Int64) throws -> Int? {
+            try backend.write(ReplicatedSave(record: ReplicatedDevices.note(name, "text"), basedOn: VersionVector()))
+            return try backend.echoedOwnLines(after: seq, zone: zone, maxChanges: .max, devices: [backend.deviceID])?.lines.count
+        }
+        backend.willPush(OwnEchoes.maxChanges + 1)
+        #expect(try heldAfterWriting("large", after: 0) == nil)
+        #expect(try backend.fetchChanges(since: token, limit: 100).changes.map(\.id.recordName) == ["large"])
+        backend.willPush(1)
+        #expect(try heldAfterWriting("few", after: 1) == 1)
+    }
+
     @Test func pastTheBoundNothingIsHeldUntilAFetchEnds() {
         let version = RecordVersion(record: ReplicatedDevices.note("n", "text"), version: VersionVector(), writer: "devA")
         func add(_ count: Int, to echoes: inout OwnEchoes) {
