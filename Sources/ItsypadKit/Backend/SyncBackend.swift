@@ -59,11 +59,17 @@ public protocol SyncBackend: Sendable {
     /// A push of `count` changes starts: a backend may size what it keeps in memory for the fetch
     /// after it by that. Does nothing by default.
     func willPush(_ count: Int)
+
+    /// Ends a run of `modify` calls (a push, the merges a fetch wrote back, a purge): a backend
+    /// that put off recording something once a call records it now (a backend directory: how far
+    /// its record files go, in `device.json`). Does nothing by default.
+    func finishWrites() throws
 }
 
 extension SyncBackend {
     public func finishSync(acknowledging _: ChangeToken) throws {}
     public func willPush(_: Int) {}
+    public func finishWrites() throws {}
 }
 
 /// What a backend accepts: each implementation states its own (`SyncBackend.limits`), refuses more

@@ -37,6 +37,7 @@ final class LockReleasingBackend: SyncBackend, @unchecked Sendable {
     func fetchRecord(_ id: RecordID) throws -> BackendRecord? { try released { try base.fetchRecord(id) } }
     func compact() throws -> CompactionReport { try released { try base.compact() } }
     func finishSync(acknowledging token: ChangeToken) throws { try released { try base.finishSync(acknowledging: token) } }
+    func finishWrites() throws { try released { try base.finishWrites() } }
     /// Memory, not I/O: the lock stays.
     func willPush(_ count: Int) { base.willPush(count) }
     /// Names and arithmetic, not I/O: the lock stays.

@@ -33,6 +33,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
     }
 
     func willPush(_ count: Int) { replicated.willPush(count) }
+    func finishWrites() throws { try replicated.finishWrites() }
 
     /// Each device compacts its own journal as it finishes a sync once it has grown; asked, it
     /// compacts it whatever its size, so that what was removed leaves this device's files.
@@ -181,10 +182,11 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         while !remaining.saves.isEmpty || !remaining.deletes.isEmpty {
             let result = try replicated.modify(saves: remaining.saves, deletes: remaining.deletes)
             let refused = Set(result.failures.filter { $0.error != .batchRequestFailed }.map(\.id))
-            guard !result.failures.isEmpty, !refused.isEmpty else { return }
+            guard !result.failures.isEmpty, !refused.isEmpty else { break }
             remaining.saves.removeAll { refused.contains($0.record.id) }
             remaining.deletes.removeAll { refused.contains($0.id) }
         }
+        if !merges.saves.isEmpty || !merges.deletes.isEmpty { try replicated.finishWrites() }
     }
 
     private static func tombstoneID(of recordID: RecordID) -> RecordID {

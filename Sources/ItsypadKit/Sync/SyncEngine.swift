@@ -200,7 +200,15 @@ public final class SyncEngine {
     /// once the backend has committed it (`accept`).
     public func push() throws {
         try prepare()
-        try send(try store.pending().snapshot())
+        do {
+            try send(try store.pending().snapshot())
+        } catch {
+            // What the backend put off for the batches it committed is recorded even so (a backend
+            // directory's next run would otherwise write their record files again).
+            try? backend.finishWrites()
+            throw error
+        }
+        try retrying { try backend.finishWrites() }
         for type in types.all { try type.finishPush(engine: self) }
         if report.failed.isEmpty { state.lastPush = now() }
         try forgetSettledFailures()
@@ -773,6 +781,7 @@ public final class SyncEngine {
                 batch.removeAll { changed.contains($0.recordName) }
             }
         }
+        try backend.finishWrites()
         return purged
     }
 

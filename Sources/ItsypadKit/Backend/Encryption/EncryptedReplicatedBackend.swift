@@ -42,6 +42,7 @@ package final class EncryptedReplicatedBackend: ReplicatedBackend {
     package func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? { try inner.finishSync(acknowledging: token) }
     package func compactJournal() throws -> CompactionReport { try inner.compactJournal() }
     package func willPush(_ count: Int) { inner.willPush(count) }
+    package func finishWrites() throws { try inner.finishWrites() }
     package func location(of id: RecordID) -> String { inner.location(of: storedID(id)) }
 
     package func siblings(of id: RecordID) throws -> [RecordVersion] {

@@ -38,9 +38,10 @@ extension FolderBackend {
             if !plan.failures.isEmpty { return plan.failedResult }
             guard !plan.changes.isEmpty else { return ReplicatedModifyResult(written: plan.written, failures: []) }
             let own = stored.compactMapValues { versions in versions.first { $0.writer == deviceID } }
+            // Its `appliedSeq` goes to `device.json` with the last batch of the push (`finishWrites`).
             try commit(
                 plan.changes, after: last, zone: zone.zoneID, document: &document, own: own, encoded: plan.encoded, written: plan.written,
-                directories: directories)
+                directories: directories, puttingOffDocument: true)
             return ReplicatedModifyResult(written: plan.written, failures: [])
         }
     }

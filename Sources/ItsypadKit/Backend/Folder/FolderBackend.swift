@@ -36,6 +36,8 @@ public final class FolderBackend: ReplicatedBackend {
     private let ownEchoes = Mutex<OwnEchoes?>(nil)
     /// The records this device may hold record files of, while this backend knows (see `knownOwnFiles`).
     private let ownFiles = Mutex<OwnFileFilter?>(nil)
+    /// This device's `device.json` as last read or written, and what commits put off writing to it.
+    private let ownDocument = Mutex(OwnDeviceDocument())
     /// The latest full fetch (a fetch from no token) this backend served: when it began, and the
     /// tokens of its pages. A device whose token expired pages through one: its tokens count from
     /// when it began, not from the device's last sync, or its second page would expire too.
@@ -264,8 +266,7 @@ public final class FolderBackend: ReplicatedBackend {
         // A folder already in this zone needs no write: checked without the lock, which only writes
         // take, so that a sync meeting a busy lock fails at its first write.
         if try files.status(layout.deviceFile(deviceID)) != nil {
-            let document = try deviceDocument()
-            let last = try ownLastBatch()
+            let (document, last) = try ownDocumentAndLastBatch()
             if document.zoneID == zone.zoneID {
                 try checkOwnership(document, last: last)
                 // Unless a crash after a commit left this device's record files behind its
@@ -282,8 +283,8 @@ public final class FolderBackend: ReplicatedBackend {
                 try restartAfterLosingFolder(&document, zone: zone.zoneID)
                 return try writeDeviceDocument(document)
             }
-            var document = try deviceDocument()
-            let last = try ownLastBatch()
+            let (current, last) = try ownDocumentAndLastBatch()
+            var document = current
             try checkOwnership(document, last: last)
             if document.zoneID != zone.zoneID { return try move(&document, into: zone) }
             try rollForward(&document, through: last?.lastSeq ?? 0)
@@ -405,6 +406,26 @@ public final class FolderBackend: ReplicatedBackend {
 
     func writeDeviceDocument(_ document: DeviceDocument) throws {
         try files.writeAtomically(try JSONCoding.encode(document), to: layout.deviceFile(deviceID))
+        ownDocument.withLock { $0.wrote(document) }
+    }
+
+    /// This device's `device.json`, or the document its last commits put off writing while the
+    /// file and the journal are as they left them (see `OwnDeviceDocument`), and its last journal line.
+    private func ownDocumentAndLastBatch() throws -> (document: DeviceDocument, last: DeviceBatch?) {
+        let read = try deviceDocument()
+        let last = try ownLastBatch()
+        let end = ownJournalEnd.withLock { $0 }
+        return (ownDocument.withLock { $0.current(read: read, end: end) }, last)
+    }
+
+    /// Ends a run of `modify` calls (a push): the `device.json` their commits put off is written,
+    /// one atomic write (two `fsync`s) for them all.
+    public func finishWrites() throws {
+        guard ownDocument.withLock({ $0.isPutOff }) else { return }
+        try withDeviceLock {
+            let (document, _) = try ownDocumentAndLastBatch()
+            if ownDocument.withLock({ $0.isPutOff }) { try writeDeviceDocument(document) }
+        }
     }
 
     /// Runs `body` holding this device's lock (other processes of this machine writing as this device wait).
@@ -418,8 +439,8 @@ public final class FolderBackend: ReplicatedBackend {
     /// record files reflect its journal.
     func withOwnFolder<Result>(in zone: ZoneInfo, _ body: (inout DeviceDocument, DeviceBatch?) throws -> Result) throws -> Result {
         try withDeviceLock {
-            var document = try deviceDocument()
-            let last = try ownLastBatch()
+            let (current, last) = try ownDocumentAndLastBatch()
+            var document = current
             try checkOwnership(document, last: last)
             // This device's data is in a zone that lost a concurrent creation: createZoneIfNeeded moves it.
             guard document.zoneID == zone.zoneID else { throw BackendError.zoneChanged }
@@ -639,7 +660,8 @@ public final class FolderBackend: ReplicatedBackend {
     }
 
     /// Commits changes numbered from `after + 1` as one line of this device's journal (with the
-    /// digest of its record files once applied), then writes the record files and `appliedSeq`.
+    /// digest of its record files once applied), then writes the record files and `appliedSeq`
+    /// (with `puttingOffDocument`, `device.json` is written by `finishWrites`, once for many commits).
     /// Once the line is appended the batch is committed: if the files cannot be written now, the
     /// next write rolls them forward. `own` holds this device's versions of the changed records
     /// when the caller has read their files (from `directories`); else they are read here.
@@ -649,7 +671,7 @@ public final class FolderBackend: ReplicatedBackend {
     func commit(
         _ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument,
         own: [RecordID: RecordVersion]? = nil, encoded: [[UInt8]?]? = nil, written: [RecordVersion]? = nil,
-        directories: FileTree.OpenDirectories? = nil
+        directories: FileTree.OpenDirectories? = nil, puttingOffDocument: Bool = false
     ) throws -> DeviceBatch {
         var digest = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
         var changed: [RecordID: DeviceChange] = [:]
@@ -677,7 +699,11 @@ public final class FolderBackend: ReplicatedBackend {
         }
         if (try? writeRecordFiles(batch, versions: versions, in: directories ?? files.directories(creating: true))) != nil {
             document.appliedSeq = batch.lastSeq
-            try? writeDeviceDocument(document)
+            if puttingOffDocument {
+                ownDocument.withLock { $0.putOff(document, end: end) }
+            } else {
+                try? writeDeviceDocument(document)
+            }
         }
         return batch
     }

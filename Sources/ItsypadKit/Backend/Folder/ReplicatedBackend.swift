@@ -52,6 +52,9 @@ public protocol ReplicatedBackend: Sendable {
     /// A push of `count` changes starts (see `SyncBackend.willPush`).
     func willPush(_ count: Int)
 
+    /// Ends a run of `modify` calls (see `SyncBackend.finishWrites`).
+    func finishWrites() throws
+
     /// The record's current siblings in this copy (none when it has no version here).
     func siblings(of id: RecordID) throws -> [RecordVersion]
 
