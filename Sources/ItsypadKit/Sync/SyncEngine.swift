@@ -72,9 +72,10 @@ public final class SyncEngine {
     /// Changes applied per hold of the data directory's lock, or sent changes accepted between two
     /// looks for a command waiting for it.
     static let stepSize = 100
-    /// Sent changes accepted while no command waits, or fetched changes applied, made durable and
-    /// put in place together: what a command arriving just after a look waits for, besides a step
-    /// (their files put in place, one sync; for fetched ones, the sync is made with the lock let go).
+    /// Fetched changes applied, or sent changes accepted with files to put in place (see
+    /// `SyncedRecordType.hasAcceptedFiles`), made durable and put in place together while no command
+    /// waits: what a command arriving just after a look waits for, besides a step (their files put
+    /// in place, one sync; for fetched ones, the sync is made with the lock let go).
     static let durableStepSize = 5 * stepSize
 
     /// Takes the sync lock (`sync/lock`) without waiting: throws `.temporary` when another
@@ -651,11 +652,12 @@ public final class SyncEngine {
 
     /// Records what the backend now holds, and marks the changes sent, in steps with the lock handed
     /// over between them: a step takes `stepSize` items at a time while no command waits for the
-    /// lock, up to `durableStepSize`, then makes them durable together (one sync of their tab files)
-    /// and confirms them, so that a waiter waits for at most `stepSize` items and the commit of
-    /// `durableStepSize`, however large the batch. A crash between steps leaves
-    /// the rest pending, to be matched with their own versions by the next fetch, as for a run that
-    /// did not hear back.
+    /// lock, up to the whole batch (up to `durableStepSize` while they have files to put in place),
+    /// then makes them durable together (an `fdatasync` of each log they went to) and confirms them,
+    /// so that a waiter waits for at most `stepSize` items and one commit, however large the batch;
+    /// while nobody waits, a batch costs one commit, not one every `durableStepSize`. A crash
+    /// between steps leaves the rest pending, to be matched with their own versions by the next
+    /// fetch, as for a run that did not hear back.
     private func accept(_ result: ModifyResult, for batch: Batch) throws {
         let saved = Dictionary(result.saved.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         var start = batch.items.startIndex
@@ -669,7 +671,8 @@ public final class SyncEngine {
                     if !items.isEmpty { try type.accept(items, saved: saved, engine: self) }
                 }
                 end = part.endIndex
-            } while try end < batch.items.endIndex && end - start < SyncEngine.durableStepSize && !store.othersWait()
+            } while try end < batch.items.endIndex && !store.othersWait()
+                && (end - start < SyncEngine.durableStepSize || !types.all.contains(where: \.hasAcceptedFiles))
             try finishAccept(batch.items[start..<end])
             for type in types.all { try type.tidyAccepted(engine: self) }
             start = end

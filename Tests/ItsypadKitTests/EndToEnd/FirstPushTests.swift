@@ -269,6 +269,34 @@ struct FirstPushTests {
         #expect(repeated == 0, "\(repeated) of \(states.count) writes of state.json repeated the one before")
     }
 
+    /// A first push makes each batch durable with a few calls, whatever its size: its journal line,
+    /// its record files (a `syncfs`), and its acceptance while no command waits (an `fdatasync` of
+    /// the tags' log and of the queue's); `device.json` records how far the record files go once
+    /// for the push, not once a batch. From `strace -f -y` of the durability calls and renames.
+    @Test("a first push of tabs makes a few durability calls a batch, not one a step, and device.json once")
+    func durabilityCallsPerBatch() throws {
+        let records = 2500
+        let sender = Self.sender(tabs: records)
+        let lines = try Self.traced(sender, ["sync"], strace: ["-qq", "-y", "-e", "trace=fsync,fdatasync,syncfs,renameat"])
+        let calls = lines.filter { $0.contains("fsync(") || $0.contains("fdatasync(") || $0.contains("syncfs(") }
+        let sync = DataDirectoryLayout(root: sender.dataDir).sync
+        // A first push creates its record files: one syncfs a batch, none for anything else here.
+        let batches = calls.filter { $0.contains("syncfs(") }.count
+        let logSyncs = calls.filter { line in
+            line.contains("fdatasync(") && [sync + "/tab-tags.log>", sync + "/pending.log>"].contains { line.contains($0) }
+        }
+        let deviceFiles = lines.filter { $0.contains("renameat(") && $0.contains("\"device.json\")") }
+        #expect(batches >= 2, "\(batches) batches for \(records) tabs: the trace missed them")
+        // Made durable a `durableStepSize` (500) at a time, it was 12 for the two batches (4 now).
+        #expect(logSyncs.count <= 2 * batches, "\(logSyncs.count) syncs of the tags' and the queue's logs for \(batches) batches")
+        // The push's, and three as the sync ends (the acknowledgement, the collection, the compaction);
+        // once a batch instead of the push's, it was five.
+        #expect(deviceFiles.count <= 4, "device.json replaced \(deviceFiles.count) times for \(batches) batches")
+        // In all: 41 now; 51 before (main 700b0e9's binary, the same two batches).
+        #expect(calls.count <= 45, "\(calls.count) durability calls for \(records) tabs in \(batches) batches")
+        #expect(try sender.run("sync", "status").stdout.contains(" 0 tabs,"))
+    }
+
     /// The most system calls that `counted` picks out a first push of 2,500 tabs made while holding the
     /// data directory's lock between two looks for a command waiting for it (tries of `lock-waiters`),
     /// in `strace -f -y`'s order of its opens, renames and locks, and how many looks it made.

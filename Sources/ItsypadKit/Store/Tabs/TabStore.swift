@@ -20,6 +20,11 @@ public struct TabStore {
         self.tags = tags
     }
 
+    /// The same tabs, the tags' log read only up to `bytes` (see `TabTagStore.readingLog`).
+    package func readingTagsLog(upTo bytes: Int) -> TabStore {
+        TabStore(directory: directory, tree: tree, tags: tags?.readingLog(upTo: bytes))
+    }
+
     /// A tab's file name: its id, which must be a UUID (lowercase on disk), then ".json".
     /// nil for anything else: such a name is never turned into a path.
     static func fileName(_ id: String) -> String? {

@@ -86,12 +86,24 @@ package final class TabTagStore {
     package let log: String
     private let tree: FileTree
     private var file: AppendFile?
+    /// Reads of the log stop at this many bytes (nil: at its end).
+    private let logLimit: Int?
 
-    package init(table: String, log: String, tree: FileTree) {
+    package init(table: String, log: String, tree: FileTree, logLimit: Int? = nil) {
         self.table = table
         self.log = log
         self.tree = tree
+        self.logLimit = logLimit
     }
+
+    /// The same store, its log read only up to `bytes`: a push looks up none of the tabs whose
+    /// entries it appended itself (see `TabRecords.sender`).
+    package func readingLog(upTo bytes: Int) -> TabTagStore {
+        TabTagStore(table: table, log: log, tree: tree, logLimit: bytes)
+    }
+
+    /// The log's size in bytes (0 when there is none).
+    package var logSize: Int { tree.fileSize(log) ?? 0 }
 
     // MARK: Reading
 
@@ -167,8 +179,15 @@ package final class TabTagStore {
             }
         }
         if path == table { return withTable(lines) }
-        guard let bytes = (try? tree.read(path)) ?? nil else { return }
+        guard let bytes = logLimit.map(readLog(upTo:)) ?? (try? tree.read(path)) ?? nil else { return }
         bytes.withUnsafeBufferPointer(lines)
+    }
+
+    /// The log's first `count` bytes (fewer when it is shorter); nil when it cannot be read.
+    private func readLog(upTo count: Int) -> [UInt8]? {
+        guard count > 0, let fd = (try? tree.openFile(log, flags: O_RDONLY)) ?? nil else { return nil }
+        defer { close(fd) }
+        return try? FileSystem.read(fd: fd, offset: 0, count: count, path: log)
     }
 
     /// The table's bytes, mapped (itsypad only replaces it whole, by a rename; a file cut short by
@@ -221,11 +240,12 @@ package final class TabTagStore {
         }
     }
 
-    /// Whether the log has outgrown its bound while a push accepts: a quarter of the table, at least
-    /// 256 KiB (a reader of a few tabs reads it through; a merge rewrites the table).
+    /// Whether the log has outgrown its bound while a push accepts: the table's size, at least
+    /// 256 KiB (a reader of a few tabs reads it through; a merge rewrites the table, so the table
+    /// at least doubles between two merges, and a push of n tabs rewrites about 2n entries in all).
     package var logIsLarge: Bool {
         let size = tree.fileSize(log) ?? 0
-        return size > max(256 << 10, (tree.fileSize(table) ?? 0) / 4)
+        return size > max(256 << 10, tree.fileSize(table) ?? 0)
     }
 
     /// Whether the log is worth merging once a push ends: more than about a hundred entries. A push of a

@@ -59,6 +59,9 @@ protocol SyncedRecordType {
     func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine: SyncEngine) throws
     /// Makes what `accept` recorded since the last call durable, before the items leave the queue.
     func finishAccept(engine: SyncEngine) throws
+    /// Whether what `accept` recorded since the last `finishAccept` includes files to put in place
+    /// (renames, a hold that grows with them): a step of those stays within `durableStepSize`.
+    var hasAcceptedFiles: Bool { get }
     /// Tidies what acceptances recorded once it has grown large, between two steps of a push (a
     /// handler that does hands the lock over to a waiting command first: a hold of its own).
     func tidyAccepted(engine: SyncEngine) throws
@@ -128,6 +131,7 @@ extension SyncedRecordType {
     func writeDecided(durably _: Bool, engine _: SyncEngine) throws {}
     func finishPull(engine _: SyncEngine) throws {}
     func finishAccept(engine _: SyncEngine) throws {}
+    var hasAcceptedFiles: Bool { false }
     func tidyAccepted(engine _: SyncEngine) throws {}
     func finishPush(engine _: SyncEngine) throws {}
     func replaceUnreadable(_: String, tag _: String, engine _: SyncEngine) throws -> Bool { false }

@@ -379,17 +379,23 @@ final class TabRecords: SyncedRecordType {
     /// wait for it): a tab file is replaced whole, so each read is one version of it, and a command
     /// that changes a tab queues the change first, after `sentWatch` started, so `accept` reads that
     /// tab again rather than trusting the version sent, as for a change made during the backend call.
+    ///
+    /// The tags' log is read only as far as it went before this push appended to it: what the push
+    /// appended is of tabs it accepted, which it does not send again (a tab changed since waits for
+    /// the next run), so each group reads none of it.
     func sender(for changes: [PendingChange], engine: SyncEngine) throws -> (PendingChange) throws -> SyncEngine.Outgoing? {
         let names = changes.map(\.key.name)
         var read = 0
         var group = Set<String>()
-        var entry = engine.store.tabs.stampedEntry(id:)
+        if tagsLogBeforePush == nil { tagsLogBeforePush = tags(engine)?.logSize ?? 0 }
+        let tabs = engine.store.tabs.readingTagsLog(upTo: tagsLogBeforePush ?? 0)
+        var entry = tabs.stampedEntry(id:)
         sentWatch = try engine.store.pending().watch()
         return { [self] change in
             let name = change.key.name
             if !group.contains(name), read < names.count {
                 let next = names[read..<min(read + SyncEngine.stepSize, names.count)]
-                entry = try engine.withLockLetGo { try engine.store.tabs.stampedLookUp(reading: Array(next)) }
+                entry = try engine.withLockLetGo { try tabs.stampedLookUp(reading: Array(next)) }
                 group = Set(next)
                 read = next.endIndex
             }
@@ -474,11 +480,16 @@ final class TabRecords: SyncedRecordType {
 
     /// The tags kept by this run's acceptance (one for the whole run: its log stays open).
     private var tagStore: TabTagStore?
+    /// How far the tags' log went before the push under way appended to it (0 once merged into the table).
+    private var tagsLogBeforePush: Int?
 
     private func tags(_ engine: SyncEngine) -> TabTagStore? {
         if tagStore == nil { tagStore = engine.store.tabs.tags }
         return tagStore
     }
+
+    /// Tabs without a stamp, accepted, wait to be put in place (see `accepted`).
+    var hasAcceptedFiles: Bool { accepted != nil }
 
     /// Makes the step's tags durable (one append and `fdatasync`) before the engine confirms it.
     func finishAccept(engine: SyncEngine) throws {
@@ -503,6 +514,7 @@ final class TabRecords: SyncedRecordType {
     /// After a push: the log of accepted tags merged into the table, where one tab's is found by
     /// search, unless it holds only a few (in a hold of its own, as between steps).
     func finishPush(engine: SyncEngine) throws {
+        tagsLogBeforePush = nil
         guard let store = tagStore, store.logIsWorthMerging else { return }
         try engine.store.letOthersIn()
         try mergeTags(store, engine: engine)
@@ -511,6 +523,8 @@ final class TabRecords: SyncedRecordType {
     private func mergeTags(_ store: TabTagStore, engine: SyncEngine) throws {
         let names = Set(try engine.store.tabs.tabFileNames())
         try store.merge { names.contains($0 + ".json") }
+        // Every entry from before the push is in the table now; the log holds only the push's.
+        if tagsLogBeforePush != nil { tagsLogBeforePush = 0 }
     }
 
     // MARK: Bookkeeping
@@ -535,7 +549,10 @@ final class TabRecords: SyncedRecordType {
             try pending.enqueue(.save, RecordKey(.tab, tab.id))
         }
         // Every tab file was written again: no entry of the tag store applies any more.
-        if accounted == nil { try engine.store.tabs.tags?.reset() }
+        if accounted == nil {
+            try engine.store.tabs.tags?.reset()
+            tagsLogBeforePush = nil
+        }
     }
 
     // MARK: Concurrent versions
