@@ -201,20 +201,26 @@ package final class TabTagStore {
         withExtendedLifetime(mapped) { body(mapped.bytes) }
     }
 
-    /// The table's line for `id`, by binary search over its lines (sorted by id).
+    /// The table's line for `id`, by binary search over its lines (sorted by id). Lines are found
+    /// with pointers and `memchr`, ids compared with `memcmp`: a push looks up every tab it sends.
     private static func search(_ bytes: UnsafeBufferPointer<UInt8>, for id: [UInt8]) -> UnsafeBufferPointer<UInt8>.SubSequence? {
+        guard let base = bytes.baseAddress, !id.isEmpty else { return nil }
         // Lines starting in lower..<upper are still to be searched; `lower` is always a line's start.
         var lower = 0
         var upper = bytes.count
         while lower < upper {
-            let middle = (lower + upper) / 2
-            var start = middle
-            while start > lower, bytes[start - 1] != 0x0A { start -= 1 }
-            guard let end = bytes[start...].firstIndex(of: 0x0A) else { return nil }
+            var start = (lower + upper) / 2
+            while start > lower, base[start - 1] != 0x0A { start -= 1 }
+            guard let newline = memchr(base + start, 0x0A, bytes.count - start) else { return nil }
+            let end = base.distance(to: newline.assumingMemoryBound(to: UInt8.self))
             let line = bytes[start..<end]
             guard let found = idBytes(line) else { return nil }
-            if found.elementsEqual(id) { return line }
-            if found.lexicographicallyPrecedes(id) { lower = end + 1 } else { upper = start }
+            let order = id.withUnsafeBytes { wanted in
+                let common = memcmp(base + found.startIndex, wanted.baseAddress!, min(found.count, wanted.count))
+                return common != 0 ? Int(common) : found.count - wanted.count
+            }
+            if order == 0 { return line }
+            if order < 0 { lower = end + 1 } else { upper = start }
         }
         return nil
     }
