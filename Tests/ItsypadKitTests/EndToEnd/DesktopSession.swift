@@ -167,6 +167,27 @@ final class DesktopSession {
 
     private var offers: [pid_t] = []
 
+    /// The processes serving this desktop's clipboard now: the child that wl-copy or xclip leaves
+    /// behind, found in /proc by its name and this session's display in its environment.
+    func copyingClients() -> [pid_t] {
+        let program = kind == .wayland ? "wl-copy" : "xclip"
+        let variable = kind == .wayland ? "WAYLAND_DISPLAY" : "DISPLAY"
+        let displayEntry = variable + "=" + (environment[variable] ?? "")
+        return ((try? FileSystem.list("/proc")) ?? []).compactMap { name in
+            guard let pid = pid_t(name), DesktopSession.isRunning(pid),
+                RcloneFleet.readProcFile("/proc/\(name)/comm") == Array((program + "\n").utf8),
+                let variables = RcloneFleet.readProcFile("/proc/\(name)/environ")
+            else { return nil }
+            return variables.split(separator: 0).contains { $0.elementsEqual(displayEntry.utf8) } ? pid : nil
+        }
+    }
+
+    /// Whether `pid` is a process that has not ended (a zombie has: it waits only to be reaped).
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard let stat = RcloneFleet.readProcFile("/proc/\(pid)/stat") else { return false }
+        return String(decoding: stat, as: UTF8.self).split(separator: ")").last?.split(separator: " ").first != "Z"
+    }
+
     /// Whether the fixture can run: python3, and python3-xlib for X11.
     var offerMissing: String? {
         get throws {
