@@ -27,12 +27,12 @@ struct WaylandClipboard: ClipboardSource {
         try tools.copy(bytes, "wl-copy", selection + ["--type", type], scratchDirectory: scratchDirectory)
     }
 
-    /// `wl-paste --watch`: a line per new offer (see `signalCommand`).
+    /// `wl-paste --watch` running `signalCommand`: a line per new offer.
     func changeSignal() throws -> any ClipboardChangeSignal {
-        let shell = Subprocess.find("sh", searchPath: "/usr/bin:/bin") ?? "/bin/sh"
         let timeout = Subprocess.find("timeout", searchPath: "/usr/bin:/bin")
+        let count = Subprocess.find("wc", searchPath: "/usr/bin:/bin") ?? "/usr/bin/wc"
         return try Subprocess(
-            executable: tools.path("wl-paste"), arguments: selection + ["--watch", shell, "-c", Self.signalCommand(timeout: timeout)],
+            executable: tools.path("wl-paste"), arguments: selection + ["--watch"] + Self.signalCommand(timeout: timeout, count: count),
             environment: tools.environment
         ).start()
     }
@@ -40,13 +40,13 @@ struct WaylandClipboard: ClipboardSource {
     /// How long the command reads an offer's content before it gives up on its owner.
     static let drainSeconds = 10
 
-    /// What wl-paste runs for each new offer, with the content it asked the owner for on standard input: a line
-    /// for the watcher, then that content read to its end and dropped. An owner that finds the pipe closed before
-    /// it has written may be killed by SIGPIPE (wl-copy 2.1 is), and its copy is then gone from the clipboard
-    /// unrecorded. wl-paste waits for the command, so an owner that never finishes is given up on after
-    /// `drainSeconds` (with `timeout`, where there is one): it must not hold back the signals of later copies.
-    static func signalCommand(timeout: String?) -> String {
-        "echo; exec " + (timeout.map { "'\($0)' \(drainSeconds) " } ?? "") + "cat > /dev/null"
+    /// What wl-paste runs for each new offer, with the content it asked the owner for on standard input: `wc -c`
+    /// reads that content to its end, then prints a line for the watcher. An owner that finds the pipe closed
+    /// before it has written may be killed by SIGPIPE (wl-copy 2.1 is), and its copy is then gone unrecorded.
+    /// wl-paste waits for the command, so an owner that never finishes is given up on after `drainSeconds`
+    /// (with `timeout`, where there is one): it must not hold back the signals of later copies.
+    static func signalCommand(timeout: String?, count: String) -> [String] {
+        (timeout.map { [$0, String(drainSeconds)] } ?? []) + [count, "-c"]
     }
 }
 
