@@ -270,10 +270,11 @@ public struct GitRemote {
         return shown.status == 0 ? shown.standardOutput : nil
     }
 
-    /// Commits unpublished, for `sync status`.
+    /// Commits unpublished, for `sync status`: the user waits for it, so git runs at their priority.
     public func unpushedCommits() -> Int? {
-        let range = (try? revision(GitRemote.remoteBranch)) ?? nil
-        guard let output = try? runGit(["rev-list", "--count", "HEAD"] + (range.map { ["^" + $0] } ?? [])), output.status == 0 else {
+        let range = (try? revision(GitRemote.remoteBranch, priority: .normal)) ?? nil
+        let counted = try? runGit(["rev-list", "--count", "HEAD"] + (range.map { ["^" + $0] } ?? []), priority: .normal)
+        guard let output = counted, output.status == 0 else {
             return nil
         }
         return Int(Text.trim(output.outputText))
@@ -356,8 +357,8 @@ public struct GitRemote {
 
     // MARK: Running git
 
-    private func revision(_ name: String) throws -> String? {
-        let output = try runGit(["rev-parse", "--verify", "-q", name + "^{commit}"])
+    private func revision(_ name: String, priority: Subprocess.Priority = .background) throws -> String? {
+        let output = try runGit(["rev-parse", "--verify", "-q", name + "^{commit}"], priority: priority)
         return output.status == 0 ? Text.trim(output.outputText) : nil
     }
 
@@ -392,9 +393,15 @@ public struct GitRemote {
         return Text.trim(output.outputText)
     }
 
-    /// Runs git on the clone: its working tree unless `workTree` names another, its index unless `indexFile` does.
-    func runGit(_ arguments: [String], network: Bool = false, workTree: String? = nil, indexFile: String? = nil) throws -> Subprocess.Output
-    {
+    /// Runs git on the clone: its working tree unless `workTree` names another, its index unless
+    /// `indexFile` does. A sync is background work: git runs
+    /// at background priority (`Subprocess.Priority`), so that a command the user runs meanwhile
+    /// (a clipboard watcher's `clip add`) gets a processor first. Git never runs holding the data
+    /// directory's lock, so no command waits for a git slowed by it; only the sync does.
+    func runGit(
+        _ arguments: [String], network: Bool = false, workTree: String? = nil, indexFile: String? = nil,
+        priority: Subprocess.Priority = .background
+    ) throws -> Subprocess.Output {
         guard let executable = Subprocess.find("git", searchPath: environment["PATH"]) else {
             throw ItsypadError.failure(
                 "git is not installed (no 'git' in PATH): the sync backend \(BackendLocation.git(url: url)) needs it; local changes stay queued"
@@ -417,7 +424,7 @@ public struct GitRemote {
         }
         let process = Subprocess(
             executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
-            environment: environment)
+            environment: environment, priority: priority)
         return try process.run(timeout: network ? timeout : max(timeout, 600))
     }
 
@@ -441,7 +448,7 @@ public struct GitRemote {
         if environment["GIT_SSH_COMMAND"] != nil || environment["GIT_SSH"] != nil { return true }
         let configured = try Subprocess(
             executable: executable, arguments: ["--git-dir=" + gitDirectory, "config", "--get", "core.sshCommand"],
-            environment: environment
+            environment: environment, priority: .background
         ).run(timeout: timeout)
         return configured.status == 0
     }
