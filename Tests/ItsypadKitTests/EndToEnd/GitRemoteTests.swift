@@ -473,6 +473,61 @@ struct GitRemoteTests {
         #expect(files.status == 0, "\(files.stdout)")
     }
 
+    /// `git add` puts the record files' contents straight into one pack (git's bulk check-in), not
+    /// one loose object file each, which the push then read and deflated again: after a first push of
+    /// 300 tabs the clone holds no loose blob but empty ones, its pack holds them all, and git finds
+    /// the clone whole. Before, each was a loose object.
+    @Test func newFilesGoStraightIntoAPack() throws {
+        FirstPushTests.importing("tabs", count: 300, into: laptop, fields: FirstPushTests.tab)
+        try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        let repository = laptop.dataDir + "/sync/git/repository"
+        let loose = try Process.shell(
+            "cd \(repository)/objects && ls -d ?? | grep -v pack | while read d; do ls $d | sed \"s/^/$d/\"; done"
+                + " | git --git-dir=\(repository) cat-file --batch-check='%(objecttype) %(objectsize)'")
+        try #require(loose.status == 0, "\(loose.stderr)")
+        let blobs = loose.stdout.split(separator: "\n").filter { $0.hasPrefix("blob ") && $0 != "blob 0" }
+        #expect(blobs.isEmpty, "\(blobs.count) loose blobs after the first push")
+        let counted = try BareRepository.git(["--git-dir=" + repository, "count-objects", "-v"])
+        let packed = counted.split(separator: "\n").first { $0.hasPrefix("in-pack: ") }.flatMap { Int($0.dropFirst(9)) } ?? 0
+        #expect(packed >= 300, "\(counted)")
+        try BareRepository.git(["--git-dir=" + repository, "fsck", "--no-progress", "--no-dangling"])
+        try succeed(desktop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
+        #expect(try succeed(desktop, "tab", "ls").split(separator: "\n").count == 300)
+    }
+
+    /// Git runs as background work (nice 10, or the sync's own when higher; the threads and programs
+    /// it starts inherit it), so that a command the user runs meanwhile gets a processor first; git
+    /// never holds the data directory's lock, so nothing the user runs waits for it. `sync status`
+    /// counts the commits not pushed at the user's own priority: the user waits for that. Before,
+    /// git ran at the sync's priority.
+    @Test func gitRunsInTheBackground() throws {
+        let programs = TemporaryDirectory()
+        let log = programs.file("log")
+        let wrapper = try GitWrapper(#"echo "$cmd $(cut -d' ' -f19 /proc/$$/stat)" >> "# + log)
+        func run(_ arguments: String...) throws -> [(program: String, nice: Int32)] {
+            try? FileSystem.remove(log)
+            let result = try laptop.runArguments(arguments, environment: wrapper.environment)
+            try #require(result.status == 0, "\(arguments.joined(separator: " ")): exit \(result.status): \(result.stderr)")
+            return (programs.read("log") ?? "").split(separator: "\n").map { line in
+                (String(line.split(separator: " ").first ?? ""), Int32(line.split(separator: " ").last ?? "") ?? -99)
+            }
+        }
+        errno = 0
+        let own = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        try #require(errno == 0)
+        FirstPushTests.importing("tabs", count: 20, into: laptop, fields: FirstPushTests.tab)
+        let enabled = try run("sync", "enable", "git:" + remote.path, "--no-encrypt")
+        try succeed(laptop, "tab", "new", "--name", "later", "a tab to send")
+        let synced = try run("sync")
+        for (command, ran) in [("sync enable", enabled), ("sync", synced)] {
+            #expect(ran.contains { $0.program == "add" } && ran.contains { $0.program == "push" }, "\(command) ran \(ran)")
+            let foreground = ran.filter { $0.nice != max(own, Subprocess.backgroundNice) }
+            #expect(foreground.isEmpty, "\(command): \(foreground.count) of \(ran.count) git programs at another priority: \(foreground)")
+        }
+        let status = try run("sync", "status")
+        #expect(!status.isEmpty && status.allSatisfy { $0.nice == own }, "sync status ran \(status)")
+    }
+
     @Test func aPushRefusedBecauseTheRemoteMovedIsRetriedAfterAnotherFetch() throws {
         try succeed(laptop, "sync", "enable", "git:" + remote.path, "--no-encrypt")
         try succeed(laptop, "clip", "add", "sent on the second try")

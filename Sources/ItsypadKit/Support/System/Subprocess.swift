@@ -9,12 +9,27 @@ package struct Subprocess {
     /// Arguments after the program's name.
     let arguments: [String]
     let environment: [String: String]
+    let priority: Priority
 
-    package init(executable: String, arguments: [String], environment: [String: String]) {
+    package init(executable: String, arguments: [String], environment: [String: String], priority: Priority = .normal) {
         self.executable = executable
         self.arguments = arguments
         self.environment = environment
+        self.priority = priority
     }
+
+    /// How the program competes for the processors with what else the user runs.
+    package enum Priority: Sendable {
+        /// As the thread that starts it.
+        case normal
+        /// Background work, at nice 10 or more (what nice(1) gives): a command the user runs
+        /// meanwhile at 0 weighs about ten times as much and preempts it at once. Nothing changes
+        /// where nothing else asks for a processor.
+        case background
+    }
+
+    /// The nice value of `.background`.
+    package static let backgroundNice: Int32 = 10
 
     /// What a captured run produced.
     package struct Output {
@@ -320,9 +335,53 @@ package struct Subprocess {
         var flags: Int16 = 0
         posix_spawnattr_getflags(attributes, &flags)
         posix_spawnattr_setflags(attributes, flags | Int16(POSIX_SPAWN_SETSIGMASK))
-        let spawned = posix_spawn(&pid, executable, actions, attributes, &argv, &environ)
+        let spawned = withUnsafeMutablePointer(to: &pid) { pid in
+            Subprocess.started(at: priority) { posix_spawn(pid, executable, actions, attributes, &argv, &environ) }
+        }
         guard spawned == 0 else { return .failure(.failure("cannot start \(executable): \(String(cString: strerror(spawned)))")) }
         return .success(pid)
+    }
+
+    /// `start`'s result: called on this thread, or for `.background` on a thread of its own whose
+    /// nice value is raised to `backgroundNice` first (never lowered). On Linux a nice value is a
+    /// thread's: the program started there inherits it, with every thread and program it starts,
+    /// while this process's threads keep theirs (a process cannot take a lowered priority back).
+    private static func started(at priority: Priority, _ start: () -> Int32) -> Int32 {
+        guard priority == .background else { return start() }
+        return withoutActuallyEscaping(start) { start in
+            let job = BackgroundStart(start)
+            var thread = pthread_t()
+            let context = Unmanaged<BackgroundStart>.passRetained(job).toOpaque()
+            let created = pthread_create(
+                &thread, nil,
+                { context in
+                    Unmanaged<BackgroundStart>.fromOpaque(context!).takeRetainedValue().run()
+                    return nil
+                }, context)
+            guard created == 0 else {
+                // No thread to be had: the program starts here, at this thread's priority.
+                Unmanaged<BackgroundStart>.fromOpaque(context).release()
+                return start()
+            }
+            pthread_join(thread, nil)
+            return job.result
+        }
+    }
+
+    /// A program's start on a thread of background priority (see `started(at:_:)`), which waits for it.
+    private final class BackgroundStart: @unchecked Sendable {
+        let start: () -> Int32
+        var result: Int32 = 0
+
+        init(_ start: @escaping () -> Int32) { self.start = start }
+
+        func run() {
+            let process = __priority_which_t(PRIO_PROCESS.rawValue)
+            errno = 0
+            let current = getpriority(process, 0)
+            if errno == 0, current < Subprocess.backgroundNice { _ = setpriority(process, 0, Subprocess.backgroundNice) }
+            result = start()
+        }
     }
 
     /// The exit status of a program the user runs (an editor), however long it takes.

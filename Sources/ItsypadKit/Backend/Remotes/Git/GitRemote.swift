@@ -205,7 +205,7 @@ public struct GitRemote {
         let index = directory + "/replacement-index"
         unlink(index)
         defer { unlink(index) }
-        try git(["add", "-A"], workTree: replacement, indexFile: index)
+        try addAll(workTree: replacement, indexFile: index)
         let tree = try gitOutput(["write-tree"], indexFile: index)
         let commit = try gitOutput(["commit-tree", tree, "-p", head, "-m", message])
         return try push(commit) ? commit : nil
@@ -270,10 +270,11 @@ public struct GitRemote {
         return shown.status == 0 ? shown.standardOutput : nil
     }
 
-    /// Commits unpublished, for `sync status`.
+    /// Commits unpublished, for `sync status`: the user waits for it, so git runs at their priority.
     public func unpushedCommits() -> Int? {
-        let range = (try? revision(GitRemote.remoteBranch)) ?? nil
-        guard let output = try? runGit(["rev-list", "--count", "HEAD"] + (range.map { ["^" + $0] } ?? [])), output.status == 0 else {
+        let range = (try? revision(GitRemote.remoteBranch, priority: .normal)) ?? nil
+        let counted = try? runGit(["rev-list", "--count", "HEAD"] + (range.map { ["^" + $0] } ?? []), priority: .normal)
+        guard let output = counted, output.status == 0 else {
             return nil
         }
         return Int(Text.trim(output.outputText))
@@ -301,7 +302,7 @@ public struct GitRemote {
 
     /// Commits whatever the working tree holds (nothing when it is unchanged).
     public func commitChanges(message: String, evenIfUnchanged: Bool = false) throws {
-        try git(["add", "-A"])
+        try addAll()
         if try evenIfUnchanged || runGit(["diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv"]).status != 0 {
             // Plumbing rather than `git commit`, which checks every file of the working tree again.
             let tree = try gitOutput(["write-tree"])
@@ -311,6 +312,16 @@ public struct GitRemote {
         }
         // Not made durable: a marker lost in a crash only costs the next sync a look at every file.
         if let head = try revision("HEAD") { try FileSystem.writeAtomically(committedFile, Array(head.utf8), syncingDirectory: false) }
+    }
+
+    /// Stages every file of the working tree (`workTree` unless nil) in the index (`indexFile`
+    /// unless nil). The new files' contents go straight into one pack (git's bulk check-in, for
+    /// files over `core.bigFileThreshold`), not one loose object file each: a first push of 10,000
+    /// records wrote and then packed 10,000 files, and the push deflated each again, where it now
+    /// sends the pack's data as it is. The pack is made durable (git's `core.fsync` default), as
+    /// loose objects are not.
+    private func addAll(workTree: String? = nil, indexFile: String? = nil) throws {
+        try git(["add", "-A"], workTree: workTree, indexFile: indexFile, configuration: [("core.bigFileThreshold", "1")])
     }
 
     /// Whether the working tree holds nothing that HEAD does not (see `committedFile`).
@@ -356,8 +367,8 @@ public struct GitRemote {
 
     // MARK: Running git
 
-    private func revision(_ name: String) throws -> String? {
-        let output = try runGit(["rev-parse", "--verify", "-q", name + "^{commit}"])
+    private func revision(_ name: String, priority: Subprocess.Priority = .background) throws -> String? {
+        let output = try runGit(["rev-parse", "--verify", "-q", name + "^{commit}"], priority: priority)
         return output.status == 0 ? Text.trim(output.outputText) : nil
     }
 
@@ -381,8 +392,11 @@ public struct GitRemote {
         try runGit(["merge-base", "--is-ancestor", ancestor, descendant]).status == 0
     }
 
-    private func git(_ arguments: [String], workTree: String? = nil, indexFile: String? = nil) throws {
-        _ = try gitOutput(arguments, workTree: workTree, indexFile: indexFile)
+    private func git(
+        _ arguments: [String], workTree: String? = nil, indexFile: String? = nil, configuration: [(String, String)] = []
+    ) throws {
+        let output = try runGit(arguments, workTree: workTree, indexFile: indexFile, configuration: configuration)
+        guard output.status == 0 else { throw failure("run git \(arguments[0]) in", output) }
     }
 
     /// Standard output, trimmed, of a git command that must succeed.
@@ -392,9 +406,15 @@ public struct GitRemote {
         return Text.trim(output.outputText)
     }
 
-    /// Runs git on the clone: its working tree unless `workTree` names another, its index unless `indexFile` does.
-    func runGit(_ arguments: [String], network: Bool = false, workTree: String? = nil, indexFile: String? = nil) throws -> Subprocess.Output
-    {
+    /// Runs git on the clone: its working tree unless `workTree` names another, its index unless
+    /// `indexFile` does, with `configuration` above the clone's. A sync is background work: git runs
+    /// at background priority (`Subprocess.Priority`), so that a command the user runs meanwhile
+    /// (a clipboard watcher's `clip add`) gets a processor first. Git never runs holding the data
+    /// directory's lock, so no command waits for a git slowed by it; only the sync does.
+    func runGit(
+        _ arguments: [String], network: Bool = false, workTree: String? = nil, indexFile: String? = nil,
+        configuration extra: [(String, String)] = [], priority: Subprocess.Priority = .background
+    ) throws -> Subprocess.Output {
         guard let executable = Subprocess.find("git", searchPath: environment["PATH"]) else {
             throw ItsypadError.failure(
                 "git is not installed (no 'git' in PATH): the sync backend \(BackendLocation.git(url: url)) needs it; local changes stay queued"
@@ -406,7 +426,7 @@ public struct GitRemote {
         environment["GIT_ALLOW_PROTOCOL"] = GitRemote.allowedProtocols.joined(separator: ":")
         environment["LC_ALL"] = "C"
         if let indexFile { environment["GIT_INDEX_FILE"] = indexFile }
-        var configuration = GitRemote.neutralConfiguration
+        var configuration = GitRemote.neutralConfiguration + extra
         if network, try !hasOwnSSHCommand(executable, environment) { configuration.append(("core.sshCommand", "ssh -o BatchMode=yes")) }
         // As `-c key=value` would, after any configuration the environment already passes.
         for (key, value) in configuration {
@@ -417,7 +437,7 @@ public struct GitRemote {
         }
         let process = Subprocess(
             executable: executable, arguments: ["--git-dir=" + gitDirectory, "--work-tree=" + (workTree ?? workingTree)] + arguments,
-            environment: environment)
+            environment: environment, priority: priority)
         return try process.run(timeout: network ? timeout : max(timeout, 600))
     }
 
@@ -441,7 +461,7 @@ public struct GitRemote {
         if environment["GIT_SSH_COMMAND"] != nil || environment["GIT_SSH"] != nil { return true }
         let configured = try Subprocess(
             executable: executable, arguments: ["--git-dir=" + gitDirectory, "config", "--get", "core.sshCommand"],
-            environment: environment
+            environment: environment, priority: .background
         ).run(timeout: timeout)
         return configured.status == 0
     }
