@@ -38,7 +38,7 @@ final class LockReleasingBackend: SyncBackend, @unchecked Sendable {
     func compact() throws -> CompactionReport { try released { try base.compact() } }
     func finishSync(acknowledging token: ChangeToken) throws { try released { try base.finishSync(acknowledging: token) } }
     /// Memory, not I/O: the lock stays.
-    func willPush(_ count: Int) { base.willPush(count) }
+    func accepted(_ receipt: CommitReceipt) { base.accepted(receipt) }
     /// Names and arithmetic, not I/O: the lock stays.
     var limits: BackendLimits { base.limits }
     var absenceProvesDeletion: Bool { base.absenceProvesDeletion }

@@ -220,7 +220,6 @@ public final class SyncEngine {
         var conflicts: [RecordKey: Int] = [:]
         var batchLimit = backend.limits.maxRecordsPerRequest
         report.toPush = report.pushed + queue.count
-        backend.willPush(queue.count)
         var read = 0
         var waiting: [PendingChange] = []
         while true {
@@ -250,6 +249,8 @@ public final class SyncEngine {
             }
             if result.failures.isEmpty {
                 try accept(result, for: batch)
+                // Recorded and durable: the fetch after the push need not bring these versions back.
+                if let receipt = result.receipt { backend.accepted(receipt) }
                 report.pushed += batch.items.count
                 progress?(report)
             } else {
@@ -647,7 +648,8 @@ public final class SyncEngine {
     /// and confirms them, so that a waiter waits for at most `stepSize` items and the commit of
     /// `durableStepSize`, however large the batch. A crash between steps leaves
     /// the rest pending, to be matched with their own versions by the next fetch, as for a run that
-    /// did not hear back.
+    /// did not hear back; so does an error here: only once this returns is the backend told the
+    /// batch was accepted (`SyncBackend.accepted`), and a fetch then no longer brings it back.
     private func accept(_ result: ModifyResult, for batch: Batch) throws {
         let saved = Dictionary(result.saved.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         var start = batch.items.startIndex
