@@ -396,7 +396,7 @@ public final class SyncEngine {
         /// Set when every current record comes (tombstones last, as records are sorted by type).
         let fullFetch: EngineState.FullFetch?
         /// Records present on the backend, kept in a full fetch only: any other pull would hold a
-        /// key of every record it fetched (the pull after a push of 1,000,000 brings them all back).
+        /// key of every record it fetched (the pull after a push of 1,000,000 may bring them all back).
         private(set) var live = Set<RecordKey>()
         /// Tombstones met in a full fetch, applied at its end to records not present.
         var tombstones: [RecordKey: EditHistory] = [:]

@@ -15,12 +15,8 @@ import Testing
     /// pusher's version in its record file: the two are merged at once, and on both devices after
     /// their syncs.
     @Test func aConcurrentVersionOfAPassedOverLineIsMerged() throws {
-        var devices = try ReplicatedFleet(devices: 2, seed: 1, factory: .plain)
-        try devices.enableAll()
-        let start = Time.now()
-        let id = devices.fleet[0].output("tab", "new", "first line\nmiddle\nlast line", now: start)
-        devices.sync(0, step: "create")
-        try devices.quiesce()
+        let (sharing, id, start) = try ReplicatedFleet.twoSharingATab("first line\nmiddle\nlast line")
+        var devices = sharing
         _ = devices.fleet[1].output("tab", "edit", id, "first line, edited on dev1\nmiddle\nlast line", now: start + 1_000)
         devices.sync(1, step: "edit on dev1")
         _ = devices.fleet[0].output("tab", "edit", id, "first line\nmiddle\nlast line, edited on dev0", now: start + 2_000)
