@@ -17,8 +17,7 @@ import Testing
     @Test func aConcurrentVersionOfAPassedOverLineIsMerged() throws {
         let (sharing, id, start) = try ReplicatedFleet.twoSharingATab("first line\nmiddle\nlast line")
         var devices = sharing
-        _ = devices.fleet[1].output("tab", "edit", id, "first line, edited on dev1\nmiddle\nlast line", now: start + 1_000)
-        devices.sync(1, step: "edit on dev1")
+        devices.edit(1, tab: id, "first line, edited on dev1\nmiddle\nlast line", at: start + 1_000)
         _ = devices.fleet[0].output("tab", "edit", id, "first line\nmiddle\nlast line, edited on dev0", now: start + 2_000)
         let merged = "first line, edited on dev1\nmiddle\nlast line, edited on dev0"
         do {

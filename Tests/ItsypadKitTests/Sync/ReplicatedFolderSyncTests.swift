@@ -103,6 +103,12 @@ struct ReplicatedFleet {
         return (devices, id, start)
     }
 
+    /// Device `index` edits tab `id` to `content` at `time`, then syncs.
+    mutating func edit(_ index: Int, tab id: String, _ content: String, at time: Milliseconds) {
+        _ = fleet[index].output("tab", "edit", id, content, now: time)
+        sync(index, step: "edit on dev\(index)")
+    }
+
     /// Conflict copies the service made of the backend's own files (there should be none).
     func conflictCopies() throws -> [String] {
         try ReplicationSimulatorTests.files(simulator.root(0)).keys.filter {
