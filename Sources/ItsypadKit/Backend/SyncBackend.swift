@@ -15,6 +15,12 @@ public protocol SyncBackend: Sendable {
     /// A nil token returns every current record as a save and no deletions (as CloudKit does:
     /// the caller finds deletions by comparing with what it has). Keep calling with the returned
     /// token while `moreComing` is true; each page's token stays valid on its own.
+    ///
+    /// A fetch from a token may leave out the changes of a `modify` whose result the caller
+    /// said it recorded (`accepted`): it moves past them without returning them, while what it
+    /// returns of other changes stays as it was (a concurrent version another device wrote still
+    /// comes with this device's sibling). A nil token, and the pages of the fetch it starts, return
+    /// them like any other record.
     func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ChangesPage
 
     /// Saves and deletes committed as ONE all-or-nothing batch under the lock.
@@ -56,9 +62,11 @@ public protocol SyncBackend: Sendable {
     /// (a backend directory) records it and collects what nobody needs any more. Does nothing by default.
     func finishSync(acknowledging token: ChangeToken) throws
 
-    /// A push of `count` changes starts: a backend may size what it keeps in memory for the fetch
-    /// after it by that. Does nothing by default.
-    func willPush(_ count: Int)
+    /// The caller recorded everything the `modify` that gave `receipt` reported (the saved records
+    /// with their tags, the deletions): a backend may then leave those changes out of a later fetch
+    /// from a token (see `fetchChanges`). Called only once that is durable; never for a result the
+    /// caller did not take in whole. Does nothing by default.
+    func accepted(_ receipt: CommitReceipt)
 
     /// Ends a run of `modify` calls (a push, the merges a fetch wrote back, a purge): a backend
     /// that put off recording something once a call records it now (a backend directory: how far
@@ -68,8 +76,21 @@ public protocol SyncBackend: Sendable {
 
 extension SyncBackend {
     public func finishSync(acknowledging _: ChangeToken) throws {}
-    public func willPush(_: Int) {}
+    public func accepted(_: CommitReceipt) {}
     public func finishWrites() throws {}
+}
+
+/// What a backend gives back with a committed `modify` (`ModifyResult.receipt`) to know that commit
+/// again when the caller says it recorded it (`SyncBackend.accepted`): for a backend directory,
+/// where the journal line it appended ends. Opaque to the caller.
+public struct CommitReceipt: Sendable, Equatable {
+    /// The zone the line was written in.
+    let zone: String
+    /// The journal's last sequence number before the line, and the line's last.
+    let after: Int64
+    let through: Int64
+    /// Where reading goes on after the line.
+    let resume: JournalPosition
 }
 
 /// What a backend accepts: each implementation states its own (`SyncBackend.limits`), refuses more
@@ -277,11 +298,14 @@ public struct ModifyResult: Sendable {
     public let deleted: [RecordID]
     /// Per-record failures; non-empty means nothing was committed.
     public let failures: [RecordFailure]
+    /// What names the commit to `SyncBackend.accepted`; nil when the backend needs no word of it.
+    public let receipt: CommitReceipt?
 
-    public init(saved: [BackendRecord], deleted: [RecordID], failures: [RecordFailure]) {
+    public init(saved: [BackendRecord], deleted: [RecordID], failures: [RecordFailure], receipt: CommitReceipt? = nil) {
         self.saved = saved
         self.deleted = deleted
         self.failures = failures
+        self.receipt = receipt
     }
 }
 

@@ -39,7 +39,7 @@ final class LockReleasingBackend: SyncBackend, @unchecked Sendable {
     func finishSync(acknowledging token: ChangeToken) throws { try released { try base.finishSync(acknowledging: token) } }
     func finishWrites() throws { try released { try base.finishWrites() } }
     /// Memory, not I/O: the lock stays.
-    func willPush(_ count: Int) { base.willPush(count) }
+    func accepted(_ receipt: CommitReceipt) { base.accepted(receipt) }
     /// Names and arithmetic, not I/O: the lock stays.
     var limits: BackendLimits { base.limits }
     var absenceProvesDeletion: Bool { base.absenceProvesDeletion }

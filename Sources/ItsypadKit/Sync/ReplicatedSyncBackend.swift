@@ -32,7 +32,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         _ = try replicated.finishSync(acknowledging: token)
     }
 
-    func willPush(_ count: Int) { replicated.willPush(count) }
+    func accepted(_ receipt: CommitReceipt) { replicated.accepted(receipt) }
     func finishWrites() throws { try replicated.finishWrites() }
 
     /// Each device compacts its own journal as it finishes a sync once it has grown; asked, it
@@ -258,7 +258,7 @@ final class ReplicatedSyncBackend: SyncBackend, @unchecked Sendable {
         }
         return ModifyResult(
             saved: result.written.filter { !$0.isDeleted }.map(\.record),
-            deleted: result.written.filter(\.isDeleted).map(\.record.id) + alreadyGone, failures: [])
+            deleted: result.written.filter(\.isDeleted).map(\.record.id) + alreadyGone, failures: [], receipt: result.receipt)
     }
 
     /// Whether a save keeps the version it starts from, as the ancestor of later three-way merges

@@ -229,7 +229,6 @@ public final class SyncEngine {
         var conflicts: [RecordKey: Int] = [:]
         var batchLimit = backend.limits.maxRecordsPerRequest
         report.toPush = report.pushed + queue.count
-        backend.willPush(queue.count)
         var read = 0
         var waiting: [PendingChange] = []
         while true {
@@ -259,6 +258,8 @@ public final class SyncEngine {
             }
             if result.failures.isEmpty {
                 try accept(result, for: batch)
+                // Recorded and durable: the fetch after the push need not bring these versions back.
+                if let receipt = result.receipt { backend.accepted(receipt) }
                 report.pushed += batch.items.count
                 progress?(report)
             } else {
@@ -404,7 +405,7 @@ public final class SyncEngine {
         /// Set when every current record comes (tombstones last, as records are sorted by type).
         let fullFetch: EngineState.FullFetch?
         /// Records present on the backend, kept in a full fetch only: any other pull would hold a
-        /// key of every record it fetched (the pull after a push of 1,000,000 brings them all back).
+        /// key of every record it fetched (the pull after a push of 1,000,000 may bring them all back).
         private(set) var live = Set<RecordKey>()
         /// Tombstones met in a full fetch, applied at its end to records not present.
         var tombstones: [RecordKey: EditHistory] = [:]
@@ -657,7 +658,9 @@ public final class SyncEngine {
     /// so that a waiter waits for at most `stepSize` items and one commit, however large the batch;
     /// while nobody waits, a batch costs one commit, not one every `durableStepSize`. A crash
     /// between steps leaves the rest pending, to be matched with their own versions by the next
-    /// fetch, as for a run that did not hear back.
+    /// fetch, as for a run that did not hear back; so does an error here: only once this returns is
+    /// the backend told the batch was accepted (`SyncBackend.accepted`), and a fetch then no longer
+    /// brings it back.
     private func accept(_ result: ModifyResult, for batch: Batch) throws {
         let saved = Dictionary(result.saved.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         var start = batch.items.startIndex

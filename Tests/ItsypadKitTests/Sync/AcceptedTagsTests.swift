@@ -5,9 +5,10 @@ import Testing
 @testable import ItsypadStore
 @testable import ItsypadSync
 
-/// The fetch after a push passes over the versions that run sent and stored
-/// (`TabRecords.acceptedTags`, a fast path, see FAST-PATHS.md): the tabs are left as a fetch by
-/// another run leaves them, which decodes each version and looks its tab up (the general path).
+/// The fetch after a push, in the run that pushed, leaves the tabs as a fetch by another run leaves
+/// them (through the in-memory backend, which returns the run's own versions: a folder backend
+/// passes over them). The run once passed over them by the tags its acceptance kept
+/// (`TabRecords.acceptedTags`), folded into the general path once no folder backend returned them.
 @Suite struct AcceptedTagsTests {
     /// Each tab of a first push, as its device holds it after the fetch that follows.
     static func tabsAfterThePull(inThePushingRun: Bool) throws -> [String] {

@@ -91,6 +91,24 @@ struct ReplicatedFleet {
         Issue.record("devices still wrote to the backend after \(rounds) rounds of replication and sync")
     }
 
+    /// Two devices on their own copies, enabled, with a tab of `content` that dev0 created (at
+    /// `start`) and every copy holds.
+    static func twoSharingATab(_ content: String) throws -> (devices: ReplicatedFleet, id: String, start: Milliseconds) {
+        var devices = try ReplicatedFleet(devices: 2, seed: 1, factory: .plain)
+        try devices.enableAll()
+        let start = Time.now()
+        let id = devices.fleet[0].output("tab", "new", content, now: start)
+        devices.sync(0, step: "create")
+        try devices.quiesce()
+        return (devices, id, start)
+    }
+
+    /// Device `index` edits tab `id` to `content` at `time`, then syncs.
+    mutating func edit(_ index: Int, tab id: String, _ content: String, at time: Milliseconds) {
+        _ = fleet[index].output("tab", "edit", id, content, now: time)
+        sync(index, step: "edit on dev\(index)")
+    }
+
     /// Conflict copies the service made of the backend's own files (there should be none).
     func conflictCopies() throws -> [String] {
         try ReplicationSimulatorTests.files(simulator.root(0)).keys.filter {
@@ -219,12 +237,8 @@ extension RandomUser {
     /// over both (with only the merged record returned, the copy was never written, and once that
     /// version covered the losing one its file was collected and the line was gone everywhere).
     @Test func aConcurrentVersionMetBySendingKeepsItsConflictCopy() throws {
-        var devices = try ReplicatedFleet(devices: 2, seed: 1, factory: .plain)
-        try devices.enableAll()
-        let start = Time.now()
-        let id = devices.fleet[0].output("tab", "new", "shared line", now: start)
-        devices.sync(0, step: "create")
-        try devices.quiesce()
+        let (sharing, id, start) = try ReplicatedFleet.twoSharingATab("shared line")
+        var devices = sharing
         // Both devices put a line above the shared one, the second later: the first one's loses.
         _ = devices.fleet[0].output("tab", "edit", id, "typed on dev0\nshared line", now: start + 1_000)
         devices.sync(0, step: "edit on dev0")

@@ -41,7 +41,7 @@ package final class EncryptedReplicatedBackend: ReplicatedBackend {
     package func readAsset(_ reference: AssetReference) throws -> [UInt8] { try inner.readAsset(reference) }
     package func finishSync(acknowledging token: ChangeToken) throws -> CompactionReport? { try inner.finishSync(acknowledging: token) }
     package func compactJournal() throws -> CompactionReport { try inner.compactJournal() }
-    package func willPush(_ count: Int) { inner.willPush(count) }
+    package func accepted(_ receipt: CommitReceipt) { inner.accepted(receipt) }
     package func finishWrites() throws { try inner.finishWrites() }
     package func location(of id: RecordID) -> String { inner.location(of: storedID(id)) }
 
@@ -91,7 +91,8 @@ package final class EncryptedReplicatedBackend: ReplicatedBackend {
             }
             return ReplicatedFailure(id: original(failure.id), error: error)
         }
-        return ReplicatedModifyResult(written: result.written.map { Self.renamed($0, to: original($0.record.id)) }, failures: failures)
+        return ReplicatedModifyResult(
+            written: result.written.map { Self.renamed($0, to: original($0.record.id)) }, failures: failures, receipt: result.receipt)
     }
 
     /// Bytes the backend stores for these fields once sealed.

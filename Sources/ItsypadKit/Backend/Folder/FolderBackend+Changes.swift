@@ -39,10 +39,11 @@ extension FolderBackend {
             guard !plan.changes.isEmpty else { return ReplicatedModifyResult(written: plan.written, failures: []) }
             let own = stored.compactMapValues { versions in versions.first { $0.writer == deviceID } }
             // Its `appliedSeq` goes to `device.json` with the last batch of the push (`finishWrites`).
-            try commit(
-                plan.changes, after: last, zone: zone.zoneID, document: &document, own: own, encoded: plan.encoded, written: plan.written,
-                directories: directories, puttingOffDocument: true)
-            return ReplicatedModifyResult(written: plan.written, failures: [])
+            let committed = try commit(
+                plan.changes, after: last, zone: zone.zoneID, document: &document, own: own, encoded: plan.encoded,
+                directories: directories,
+                puttingOffDocument: true)
+            return ReplicatedModifyResult(written: plan.written, failures: [], receipt: committed.receipt)
         }
     }
 
@@ -112,12 +113,13 @@ extension FolderBackend {
         let zone = try readZone()
         let start = try token.map { try FolderToken(decoding: $0, zoneID: zone.zoneID) } ?? FolderToken(zoneID: zone.zoneID)
         let time = now()
-        let fullFetchStarted = fullFetch.withLock { fullFetch -> Int64? in
+        let (fullFetchStarted, inFullFetch) = fullFetch.withLock { fullFetch -> (Int64?, Bool) in
             guard let token else {
-                fullFetch = (time, [])
-                return time
+                fullFetch = (time, [:])
+                return (time, true)
             }
-            return fullFetch.flatMap { $0.tokens.contains(token) ? $0.started : nil }
+            guard let fetch = fullFetch, let moreCame = fetch.tokens[token] else { return (nil, false) }
+            return (fetch.started, moreCame)
         }
         // Tombstones this device has not seen may be gone after the retention: start again.
         if token != nil, let lastSync = try? deviceDocument().lastSync,
@@ -140,13 +142,17 @@ extension FolderBackend {
         // While a device's record files are read part way, the journals wait, so the positions the
         // others' settlements wait for are not known: they settle once no device is part way.
         if reads.values.contains(where: { $0.position.restart != nil }) { reads = reads.mapValues(\.unsettled) }
+        // This device's lines whose versions the caller recorded are passed over, but never by a
+        // full fetch under way: what it does not return is taken for deleted.
+        let accepted = inFullFetch ? nil : try acceptedLinesToPassOver(zone: zone.zoneID)
         // Record files count as read only if reading on reaches as far as their drops waited for.
         // Another device's journal may need these files read first (its own drops), so that is
         // checked after reading everything this copy holds; a device whose files still wait is left
         // out, and the rest read again.
         while reads.values.contains(where: { $0.settled != nil }) {
             let positions = try readPage(
-                from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: .max, collecting: false
+                from: start, restarting: reads, waiting: waiting, passingOver: accepted, devices: devices, zone: zone.zoneID, limit: .max,
+                collecting: false
             ).positions
             guard let (device, files) = reads.filter({ !$0.value.isSatisfied(by: positions) }).min(by: { $0.key < $1.key }) else { break }
             let requires = files.settled?.requires ?? [:]
@@ -157,23 +163,24 @@ extension FolderBackend {
             reads[device] = nil
         }
         let (page, positions) = try readPage(
-            from: start, restarting: reads, waiting: waiting, devices: devices, zone: zone.zoneID, limit: limit, collecting: true)
-        // What this fetch read of the lines held in memory is not returned from there again.
-        if let own = positions[deviceID] { forgetEchoes(through: own.seq) }
+            from: start, restarting: reads, waiting: waiting, passingOver: accepted, devices: devices, zone: zone.zoneID, limit: limit,
+            collecting: true)
+        if let own = positions[deviceID] { forgetAcceptedLines(through: own.seq) }
         if let fullFetchStarted {
             fullFetch.withLock { fullFetch in
-                if fullFetch?.started == fullFetchStarted { fullFetch?.tokens.insert(page.token) }
+                if fullFetch?.started == fullFetchStarted { fullFetch?.tokens[page.token] = inFullFetch && page.moreComing }
             }
         }
         return page
     }
 
     /// One page read from `start`: the devices in `restarting` from their record files, the others'
-    /// journals from their positions; devices in `waiting` are not read. Without `collecting`, only
-    /// the positions reached count (the page has no changes).
+    /// journals from their positions, this device's passing over the lines in `accepted`; devices
+    /// in `waiting` are not read. Without `collecting`, only the positions reached count (the page
+    /// has no changes).
     private func readPage(
         from start: FolderToken, restarting: [String: RecordFilesRead], waiting restartWaits: [String: ReplicationWait],
-        devices: [String], zone: String, limit: Int, collecting: Bool
+        passingOver accepted: AcceptedLines?, devices: [String], zone: String, limit: Int, collecting: Bool
     ) throws -> (page: ReplicatedChangesPage, positions: [String: FolderToken.Position]) {
         var position = start
         var budget = max(1, limit)
@@ -207,25 +214,9 @@ extension FolderBackend {
                 }
                 if restartWaits[device] != nil { continue }
                 let from = position.positions[device] ?? FolderToken.Position(seq: 0, resume: nil)
-                // This device's lines this backend committed, as it wrote them: not read back.
-                if device == deviceID,
-                    let echoed = try echoedOwnLines(after: from.seq, zone: zone, maxChanges: budget, devices: devices)
-                {
-                    for line in echoed.lines {
-                        for version in line.versions {
-                            if read[version.record.id] == nil { order.append(version.record.id) }
-                            read[version.record.id, default: []].append(version)
-                        }
-                        budget -= line.changes
-                        position.positions[device] = FolderToken.Position(seq: line.lastSeq, resume: line.resume)
-                    }
-                    progressed = progressed || !echoed.lines.isEmpty
-                    moreComing = moreComing || echoed.moreComing
-                    waiting[device] = nil
-                    quarantined[device] = nil
-                    continue
-                }
-                let result = try journal(of: device).read(after: from.seq, hint: from.resume, maxChanges: budget) { batch in
+                let (result, end) = try readJournal(
+                    of: device, from: from, maxChanges: budget, passingOver: device == deviceID ? accepted : nil
+                ) { batch in
                     // Another zone's lines wait: the device has not moved its data to this zone yet.
                     if batch.zone != zone { return "written in zone \(batch.zone), not \(zone)" }
                     for change in batch.changes {
@@ -238,7 +229,7 @@ extension FolderBackend {
                     }
                     return nil
                 }
-                for (batch, resume) in result.batches {
+                for (batch, _) in result.batches {
                     for change in batch.changes {
                         guard let document = change.version else { continue }
                         let version: RecordVersion
@@ -255,9 +246,9 @@ extension FolderBackend {
                         read[change.id, default: []].append(version)
                     }
                     budget -= batch.changes.count
-                    position.positions[device] = FolderToken.Position(seq: batch.lastSeq, resume: resume)
                 }
-                progressed = progressed || !result.batches.isEmpty
+                if end.seq != from.seq { position.positions[device] = end }
+                progressed = progressed || end.seq != from.seq
                 moreComing = moreComing || result.moreComing
                 waiting[device] = nil
                 quarantined[device] = nil
@@ -293,6 +284,33 @@ extension FolderBackend {
             quarantined: quarantined.sorted { $0.key < $1.key }.map(\.value) + unreadable.sorted { $0.key < $1.key }.map(\.value)
                 + (collecting ? try strayRecordTypeFolders() + strayAssetFolders(of: devices) : []))
         return (page, position.positions)
+    }
+
+    /// `device`'s journal read from `start` as `DeviceJournal.read` reads it, passing over the lines
+    /// in `accepted` (this device's, see `AcceptedLines`) without reading them; and the position
+    /// the reading reached, after the last line read or passed over.
+    private func readJournal(
+        of device: String, from start: FolderToken.Position, maxChanges: Int, passingOver accepted: AcceptedLines?,
+        accept: (DeviceBatch) throws -> String?
+    ) throws -> (read: DeviceJournal.Read, end: FolderToken.Position) {
+        var end = start
+        var read = DeviceJournal.Read()
+        var taken = 0
+        while true {
+            while let run = accepted?.run(after: end.seq) { end = FolderToken.Position(seq: run.through, resume: run.resume) }
+            let next = accepted?.nextRun(after: end.seq)
+            let part = try journal(of: device).read(
+                after: end.seq, through: next ?? .max, hint: end.resume, maxChanges: maxChanges - taken, accept: accept)
+            for (batch, resume) in part.batches {
+                taken += batch.changes.count
+                end = FolderToken.Position(seq: batch.lastSeq, resume: resume)
+            }
+            read.batches += part.batches
+            read.moreComing = part.moreComing
+            read.waiting = part.waiting
+            // Stopped where a run of accepted lines starts: it is passed over, and the reading goes on.
+            guard let next, end.seq == next, !part.moreComing, part.waiting == nil else { return (read, end) }
+        }
     }
 
     /// Entries of `records/` that are not folders (a symbolic link a peer planted, a file): their

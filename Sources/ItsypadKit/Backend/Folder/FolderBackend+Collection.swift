@@ -196,7 +196,7 @@ extension FolderBackend {
             let changes = chunk.enumerated().map { offset, drop in
                 DeviceChange(seq: firstSeq + Int64(offset), op: .drop, id: drop.0, drop: drop.1)
             }
-            last = try commit(changes, after: last, zone: zone, document: &document)
+            last = try commit(changes, after: last, zone: zone, document: &document).batch
             start = chunk.endIndex
         }
     }

@@ -32,16 +32,19 @@ public final class FolderBackend: ReplicatedBackend {
     private let ownJournalEnd = Mutex<DeviceJournal.End?>(nil)
     /// The lines this backend committed last, one after another (see `ownCommitsEndingJournal`).
     private let ownCommits = Mutex<OwnCommits?>(nil)
-    /// The versions of the lines this backend committed that no fetch has read yet (see `echoedOwnLines`).
-    private let ownEchoes = Mutex<OwnEchoes?>(nil)
+    /// Where the lines end that this backend committed and its caller accepted (see `acceptedLinesToPassOver`).
+    private let acceptedLines = Mutex<AcceptedLines?>(nil)
     /// The records this device may hold record files of, while this backend knows (see `knownOwnFiles`).
     private let ownFiles = Mutex<OwnFileFilter?>(nil)
     /// This device's `device.json` as last read or written, and what commits put off writing to it.
     private let ownDocument = Mutex(OwnDeviceDocument())
     /// The latest full fetch (a fetch from no token) this backend served: when it began, and the
-    /// tokens of its pages. A device whose token expired pages through one: its tokens count from
-    /// when it began, not from the device's last sync, or its second page would expire too.
-    let fullFetch = Mutex<(started: Int64, tokens: Set<ChangeToken>)?>(nil)
+    /// tokens of its pages and of the fetches after it, each with whether it is still part of it
+    /// (more came after that page of it). A device whose token expired pages through one: its
+    /// tokens count from when it began, not from the device's last sync, or its second page would
+    /// expire too. A fetch that is part of the full fetch passes over none of this device's lines
+    /// (see `fetchChanges`).
+    let fullFetch = Mutex<(started: Int64, tokens: [ChangeToken: Bool])?>(nil)
     /// Appends start a new journal segment once the last one reaches this size.
     let segmentSizeLimit: Int
     /// `finishSync` compacts this device's journal once it is larger than this.
@@ -124,44 +127,32 @@ public final class FolderBackend: ReplicatedBackend {
     /// Forgets the lines this backend committed: its journal was started again.
     func forgetOwnCommits() {
         ownCommits.withLock { $0 = nil }
-        ownEchoes.withLock { $0 = nil }
+        acceptedLines.withLock { $0 = nil }
     }
 
-    /// This device's lines after `seq` as a fetch reads them, taken from memory: a sync does not
-    /// read back what it wrote. Nil where the journal must be read: lines not held, a journal
-    /// that no longer ends with the last line held (another process of this data directory, or a
-    /// copy of it, wrote to it since), or a version whose asset is missing.
-    func echoedOwnLines(
-        after seq: Int64, zone: String, maxChanges: Int, devices: [String]
-    ) throws -> (
-        lines: ArraySlice<OwnEchoes.Line>, moreComing: Bool
-    )? {
-        guard let held = ownEchoes.withLock({ $0 }), held.zone == zone, let echoed = held.lines(after: seq, maxChanges: maxChanges),
-            try ownLastBatch()?.lastSeq == held.through
+    /// The caller recorded what the line `receipt` names wrote: a fetch from a token passes over it.
+    public func accepted(_ receipt: CommitReceipt) {
+        acceptedLines.withLock { lines in
+            if lines?.zone != receipt.zone { lines = AcceptedLines(zone: receipt.zone) }
+            lines?.add(receipt)
+        }
+    }
+
+    /// The accepted lines of `zone` a fetch may pass over: those after the last line of this
+    /// device's journal that this backend did not commit, while the journal still ends with the
+    /// last line it did (another process of this data directory, or a copy of it, may have
+    /// written since, or compacted it). Nil when there are none.
+    func acceptedLinesToPassOver(zone: String) throws -> AcceptedLines? {
+        guard let lines = acceptedLines.withLock({ $0 }), lines.zone == zone, !lines.runs.isEmpty,
+            let run = ownCommits.withLock({ $0 }), try ownLastBatch()?.lastSeq == run.through
         else { return nil }
-        for line in echoed.lines {
-            for version in line.versions where try missingAsset(in: version.record, devices: devices) != nil { return nil }
-        }
-        return echoed
+        let passed = lines.since(run.after)
+        return passed.runs.isEmpty ? nil : passed
     }
 
-    /// A push of more changes than `OwnEchoes` holds keeps none of its lines: its own working set
-    /// is large already (a queue of 1,000,000 changes), and the fetch after it reads the journal.
-    public func willPush(_ count: Int) {
-        guard count > OwnEchoes.maxChanges else { return }
-        ownEchoes.withLock { echoes in
-            var held = echoes ?? OwnEchoes(after: 0, zone: "")
-            held.letGo()
-            echoes = held
-        }
-    }
-
-    /// Lets go of the held lines up to `seq`, which a fetch has read; once they were let go
-    /// (`OwnEchoes.isFull`), the lines committed next are held again.
-    func forgetEchoes(through seq: Int64) {
-        ownEchoes.withLock { echoes in
-            if echoes?.isFull == true { echoes = nil } else { echoes?.forget(through: seq) }
-        }
+    /// Lets go of the accepted lines up to `seq`, which a fetch has read past.
+    func forgetAcceptedLines(through seq: Int64) {
+        acceptedLines.withLock { $0?.forget(through: seq) }
     }
 
     // MARK: Zone
@@ -665,14 +656,16 @@ public final class FolderBackend: ReplicatedBackend {
     /// Once the line is appended the batch is committed: if the files cannot be written now, the
     /// next write rolls them forward. `own` holds this device's versions of the changed records
     /// when the caller has read their files (from `directories`); else they are read here.
-    /// `encoded`: each change's version document, when the caller encoded them; `written`: each
-    /// change's version, which the fetch after it then returns from memory (see `OwnEchoes`).
+    /// `encoded`: each change's version document, when the caller encoded them. Returns the
+    /// line, and its receipt (see `accepted`) once its record files are written: until then a
+    /// fetch must read the line, as reading another device's change of one of its records finds
+    /// this device's version in its record file.
     @discardableResult
     func commit(
         _ changes: [DeviceChange], after last: DeviceBatch?, zone: String, document: inout DeviceDocument,
-        own: [RecordID: RecordVersion]? = nil, encoded: [[UInt8]?]? = nil, written: [RecordVersion]? = nil,
-        directories: FileTree.OpenDirectories? = nil, puttingOffDocument: Bool = false
-    ) throws -> DeviceBatch {
+        own: [RecordID: RecordVersion]? = nil, encoded: [[UInt8]?]? = nil, directories: FileTree.OpenDirectories? = nil,
+        puttingOffDocument: Bool = false
+    ) throws -> (batch: DeviceBatch, receipt: CommitReceipt?) {
         var digest = last.flatMap { FilesDigest(hex: $0.files) } ?? FilesDigest()
         var changed: [RecordID: DeviceChange] = [:]
         for change in changes where change.op != .checkpoint { changed[change.id] = change }
@@ -687,25 +680,20 @@ public final class FolderBackend: ReplicatedBackend {
         // The next batch reads its own journal on from here: nothing after the line it wrote.
         ownJournalEnd.withLock { $0 = end }
         ownCommits.withLock { $0 = ($0 ?? OwnCommits(after: batch.seq - 1)).adding(batch) }
-        ownEchoes.withLock { echoes in
-            var held = echoes ?? OwnEchoes(after: batch.seq - 1, zone: zone)
-            echoes = nil
-            held.add(batch, ending: end.position, written: written, bytes: versions.reduce(0) { $0 + ($1?.count ?? 0) })
-            echoes = held
-        }
         // Its records may have files from here on (even if writing them fails below: the next write rolls them forward).
         ownFiles.withLock { filter in
             if filter?.through == batch.seq - 1 { filter?.add(batch) } else { filter = nil }
         }
-        if (try? writeRecordFiles(batch, versions: versions, in: directories ?? files.directories(creating: true))) != nil {
-            document.appliedSeq = batch.lastSeq
-            if puttingOffDocument {
-                ownDocument.withLock { $0.putOff(document, end: end) }
-            } else {
-                try? writeDeviceDocument(document)
-            }
+        guard (try? writeRecordFiles(batch, versions: versions, in: directories ?? files.directories(creating: true))) != nil else {
+            return (batch, nil)
         }
-        return batch
+        document.appliedSeq = batch.lastSeq
+        if puttingOffDocument {
+            ownDocument.withLock { $0.putOff(document, end: end) }
+        } else {
+            try? writeDeviceDocument(document)
+        }
+        return (batch, CommitReceipt(zone: zone, after: batch.seq - 1, through: batch.lastSeq, resume: end.position))
     }
 
     /// After a crash between a commit and its record files: writes the record files of every own

@@ -20,6 +20,7 @@ public protocol ReplicatedBackend: Sendable {
     ///
     /// Journals are read only as far as they have replicated completely; what is waited for is in
     /// `waiting`, and the token keeps that device's position. Keep calling while `moreComing`.
+    /// A fetch from a token passes over the changes of `accepted` commits, as `SyncBackend.fetchChanges` says.
     func fetchChanges(since token: ChangeToken?, limit: Int) throws -> ReplicatedChangesPage
 
     /// Writes new versions, committed as one batch in this device's journal. A save or delete whose
@@ -49,8 +50,8 @@ public protocol ReplicatedBackend: Sendable {
     /// device wrote; abandoned temporary files go too.
     func compactJournal() throws -> CompactionReport
 
-    /// A push of `count` changes starts (see `SyncBackend.willPush`).
-    func willPush(_ count: Int)
+    /// The caller recorded what the `modify` that gave `receipt` wrote (see `SyncBackend.accepted`).
+    func accepted(_ receipt: CommitReceipt)
 
     /// Ends a run of `modify` calls (see `SyncBackend.finishWrites`).
     func finishWrites() throws
@@ -160,10 +161,13 @@ public struct ReplicatedModifyResult: Sendable {
     public let written: [RecordVersion]
     /// Per-record failures; non-empty means nothing was written.
     public let failures: [ReplicatedFailure]
+    /// Names the line written, for `accepted` (see `ModifyResult.receipt`).
+    public let receipt: CommitReceipt?
 
-    public init(written: [RecordVersion], failures: [ReplicatedFailure]) {
+    public init(written: [RecordVersion], failures: [ReplicatedFailure], receipt: CommitReceipt? = nil) {
         self.written = written
         self.failures = failures
+        self.receipt = receipt
     }
 }
 

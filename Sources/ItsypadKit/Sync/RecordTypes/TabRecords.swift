@@ -36,7 +36,7 @@ final class TabRecords: SyncedRecordType {
     private var accepted: FileStage?
 
     func problem(with record: BackendRecord) -> String? {
-        isOwnAccepted(record) ? nil : RecordMapping.tabProblem(with: record)
+        RecordMapping.tabProblem(with: record)
     }
 
     func item(from record: BackendRecord, backend: SyncBackend) throws -> Tab? { try RecordMapping.tab(from: record, backend: backend) }
@@ -44,15 +44,6 @@ final class TabRecords: SyncedRecordType {
     /// The files of the tabs `apply` is about to look up, read together; each is used once, for
     /// the lookup it was read for (a tab written meanwhile is read again).
     private var prefetched: [String: TabStore.Entry?] = [:]
-
-    /// The tag each tab's file took when this run's push was accepted, until a fetched version
-    /// changes it. The pull after a push fetches those versions back: a tab holding its version's
-    /// tag with nothing queued would be left as it is, so neither its file is read nor the record decoded.
-    private var acceptedTags: [String: String] = [:]
-
-    private func isOwnAccepted(_ record: BackendRecord) -> Bool {
-        record.recordChangeTag != nil && acceptedTags[record.recordName] == record.recordChangeTag
-    }
 
     /// A tab as this run sees it: staged for writing, else on disk.
     private func localEntry(_ id: String, engine: SyncEngine) throws -> TabStore.Entry? {
@@ -128,8 +119,6 @@ final class TabRecords: SyncedRecordType {
         for change in fetched {
             switch change {
             case .saved(let record):
-                if isOwnAccepted(record), try engine.pendingChange(key(record.recordName)) == nil { continue }
-                acceptedTags[record.recordName] = nil
                 do {
                     guard let remote = try RecordMapping.tab(from: record, backend: engine.backend) else { continue }
                     changes.append(((remote, RecordMapping.deviceName(of: record)), nil))
@@ -160,7 +149,6 @@ final class TabRecords: SyncedRecordType {
 
     /// A version from the backend, fetched or returned by a conflict; false when it cannot be read.
     private func applyRecord(_ record: BackendRecord, engine: SyncEngine) throws -> Bool {
-        acceptedTags[record.recordName] = nil
         guard let remote = try RecordMapping.tab(from: record, backend: engine.backend) else { return false }
         try applyVersion(remote, remoteDevice: RecordMapping.deviceName(of: record), engine: engine)
         return true
@@ -312,7 +300,6 @@ final class TabRecords: SyncedRecordType {
     /// The tab was removed on the backend. It goes, unless it holds edits the
     /// deleter had not seen (`history` says what it had seen; nil: unknown), which win.
     private func applyDeletion(_ id: String, history: EditHistory?, engine: SyncEngine) throws {
-        acceptedTags[id] = nil
         try writeStaged(engine: engine)
         let store = engine.store
         let key = RecordKey(.tab, id)
@@ -356,7 +343,6 @@ final class TabRecords: SyncedRecordType {
     /// A version on the backend that cannot be read would block every change to the tab: this
     /// device's version (or deletion) is sent again over it, carrying its tag.
     func replaceUnreadable(_ id: String, tag: String, engine: SyncEngine) throws -> Bool {
-        acceptedTags[id] = nil
         switch try engine.store.tabs.entry(id: id) {
         case .live(var tab)?:
             tab.sync = TabSyncMetadata(tag: tag, ancestor: tab.sync?.ancestor ?? "", clock: tab.sync?.clock)
@@ -455,7 +441,6 @@ final class TabRecords: SyncedRecordType {
                 guard let sent = sent[id]?.tab, let record = item.saves.first.flatMap({ saved[$0.id] }),
                     let tag = record.recordChangeTag
                 else { continue }
-                acceptedTags[tab.id] = tag
                 if let stamp = found?.stamp {
                     let ancestor = tab.content == sent.content ? nil : sent.content
                     acceptedEntries.append(
@@ -539,7 +524,6 @@ final class TabRecords: SyncedRecordType {
 
     /// Each such tab goes again as new.
     func forgetSynced(except accounted: Set<RecordKey>?, engine: SyncEngine) throws {
-        acceptedTags = [:]
         acceptedEntries = []
         let pending = try engine.store.pending()
         for var tab in try engine.store.tabs.all() where !tab.isFileBacked {

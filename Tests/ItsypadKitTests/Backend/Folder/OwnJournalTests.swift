@@ -5,7 +5,7 @@ import Testing
 
 /// What a folder backend knows of its own journal without reading it again (where it ends, read
 /// on from where it last ended; the lines it committed, `OwnCommits`; whether it holds record
-/// files, from its last line; the versions of its lines no fetch has read, `OwnEchoes`) is what a
+/// files, from its last line; where the lines end whose writer recorded them, `AcceptedLines`) is what a
 /// reading of the whole journal, or a listing of its record files, finds: the general paths beside
 /// those fast paths (see FAST-PATHS.md).
 @Suite struct OwnJournalTests {
@@ -74,104 +74,109 @@ import Testing
         #expect(holdsAtTheEnd)
     }
 
-    /// A page as compared: its changes, token and whether more come.
-    static func page(_ page: ReplicatedChangesPage) -> String {
-        "\(page.changes) \(page.token.rawValue) \(page.moreComing) \(page.waiting.count) \(page.quarantined.count)"
+    /// Writes records `prefix0` … in lines of one save each, then deletes the first few, a line
+    /// each, over segments of a few lines, telling the backend each line's writer recorded it
+    /// (`accepted`) where `accepting` says so (by the line's index). Returns the records of the lines not accepted.
+    @discardableResult
+    static func writesAccepting(
+        _ backend: FolderBackend, named prefix: String = "n", _ accepting: (Int) -> Bool
+    ) throws -> Set<String> {
+        var notAccepted = Set<String>()
+        var index = 0
+        func note(_ result: ReplicatedModifyResult, _ name: String) throws {
+            #expect(result.failures.isEmpty)
+            let receipt = try #require(result.receipt, "a line written with its record files has a receipt")
+            if accepting(index) { backend.accepted(receipt) } else { notAccepted.insert(name) }
+            index += 1
+        }
+        var written: [RecordVersion] = []
+        for number in 0..<24 {
+            let name = "\(prefix)\(number)"
+            let result = try backend.modify(
+                saves: [ReplicatedSave(record: ReplicatedDevices.note(name, "text \(number)"), basedOn: VersionVector())], deletes: [])
+            written += result.written
+            try note(result, name)
+        }
+        for version in written.prefix(8) {
+            let result = try backend.modify(saves: [], deletes: [ReplicatedDelete(id: version.record.id, basedOn: version.version)])
+            try note(result, version.record.id.recordName)
+        }
+        return notAccepted
     }
 
+    /// A fetch from a token passes over the lines whose writer recorded them and returns what a
+    /// reading of the whole journal (another process's backend, which holds nothing in memory)
+    /// returns of the other records, as far as the same token: pages of 3 over segments of 2 KiB,
+    /// the accepted lines in runs of two between lines that were not.
     @Test(arguments: [false, true])
-    func theFetchAfterAWriteReturnsFromMemoryWhatAReadOfTheJournalReturns(encrypted: Bool) throws {
+    func aFetchPassesOverTheAcceptedLinesAndReadsTheRest(encrypted: Bool) throws {
         let directory = TemporaryDirectory()
         let path = directory.path + "/backend"
         let cipher = encrypted ? try RecordCipher(masterKey: try SecretBytes.random(count: 32)) : nil
         let backend = ReplicatedDevices.backend(path, 0, segmentSizeLimit: 2048, cipher: cipher)
         _ = try backend.createZoneIfNeeded()
-        let zone = try backend.readZone().zoneID
-        var token = try backend.fetchChanges(since: nil, limit: 100).token
-        try Self.writes(backend) { step in
-            // Another backend of the same device and folder (a later process) holds nothing in memory: it reads the journal.
-            let reader = ReplicatedDevices.backend(path, 0, segmentSizeLimit: 2048, cipher: cipher)
-            let from = try FolderToken(decoding: token, zoneID: zone).positions[ReplicatedDevices.deviceID(0)]?.seq ?? 0
-            let held = try backend.echoedOwnLines(after: from, zone: zone, maxChanges: .max, devices: [ReplicatedDevices.deviceID(0)])
-            #expect(held?.lines.isEmpty == false, "after write \(step): the line is held")
-            let fromMemory = try backend.fetchChanges(since: token, limit: 100)
-            let read = try reader.fetchChanges(since: token, limit: 100)
-            #expect(Self.page(fromMemory) == Self.page(read), "after write \(step)")
-            #expect(fromMemory.changes.count == 1)
-            token = fromMemory.token
-        }
-        // Several lines, a page at a time, from where the writes began.
-        let start = token
-        try Self.writes(backend, named: "m") { _ in }
+        let start = try backend.fetchAll(since: nil).token
+        let notAccepted = try Self.writesAccepting(backend) { $0 % 3 != 0 }
+        #expect(try backend.journal(of: backend.deviceID).segments().count > 1, "the writes fill more than one segment")
         let reader = ReplicatedDevices.backend(path, 0, segmentSizeLimit: 2048, cipher: cipher)
-        var (memory, journal) = (start, start)
-        while true {
-            let (fromMemory, read) = (try backend.fetchChanges(since: memory, limit: 5), try reader.fetchChanges(since: journal, limit: 5))
-            #expect(Self.page(fromMemory) == Self.page(read))
-            (memory, journal) = (fromMemory.token, read.token)
-            if !read.moreComing || !fromMemory.moreComing { break }
-        }
-        // Read once, the lines are let go: a fetch from before them reads the journal, and finds the same.
-        #expect(
-            Self.page(try backend.fetchChanges(since: start, limit: 100)) == Self.page(try reader.fetchChanges(since: start, limit: 100)))
+        let (passing, read) = (try backend.fetchAll(since: start), try reader.fetchAll(since: start))
+        #expect(passing.token == read.token)
+        #expect(Set(passing.changes.keys.map(\.recordName)) == notAccepted)
+        #expect(passing.changes == read.changes.filter { notAccepted.contains($0.key.recordName) })
+        // Passed over once, they are let go: a fetch from before them reads the journal, and finds all.
+        #expect(try backend.fetchAll(since: start).changes == read.changes)
     }
 
+    /// A full fetch (no token), and every page of it, returns every record, the accepted lines'
+    /// too: what it does not return, the engine takes for deleted. A fetch from its last token
+    /// then passes over lines accepted since.
+    @Test func aFullFetchPassesOverNothing() throws {
+        let directory = TemporaryDirectory()
+        let backend = ReplicatedDevices.backend(directory.path + "/backend", 0, segmentSizeLimit: 2048)
+        _ = try backend.createZoneIfNeeded()
+        try Self.writesAccepting(backend) { _ in true }
+        let full = try backend.fetchAll(since: nil)
+        #expect(full.changes.count == 24)
+        #expect(full.changes.values.filter(\.isDeleted).count == 8)
+        let notAccepted = try Self.writesAccepting(backend, named: "m") { $0 != 5 }
+        #expect(notAccepted == ["m5"])
+        #expect(Set(try backend.fetchAll(since: full.token).changes.keys.map(\.recordName)) == notAccepted)
+    }
+
+    /// A line that another process of the same data directory appends after the accepted ones
+    /// makes the fetch read them all: the journal no longer ends with what this backend wrote.
     @Test func aLineAnotherProcessAppendedIsRead() throws {
         let directory = TemporaryDirectory()
         let path = directory.path + "/backend"
         let backend = ReplicatedDevices.backend(path, 0)
         _ = try backend.createZoneIfNeeded()
         let token = try backend.fetchChanges(since: nil, limit: 100).token
-        try backend.write(ReplicatedSave(record: ReplicatedDevices.note("mine", "held"), basedOn: VersionVector()))
+        let mine = try backend.modify(
+            saves: [ReplicatedSave(record: ReplicatedDevices.note("mine", "accepted"), basedOn: VersionVector())], deletes: [])
+        backend.accepted(try #require(mine.receipt))
         // Another process of the same data directory appends a line (a copy of the data directory is refused: `deviceIDInUse`).
         let other = ReplicatedDevices.backend(path, 0)
         try other.write(ReplicatedSave(record: ReplicatedDevices.note("other", "appended"), basedOn: VersionVector()))
         let page = try backend.fetchChanges(since: token, limit: 100)
         #expect(page.changes.map(\.id.recordName).sorted() == ["mine", "other"])
-        #expect(page.changes.compactMap { $0.siblings.first.flatMap(ReplicatedDevices.text) }.sorted() == ["appended", "held"])
+        #expect(page.changes.compactMap { $0.siblings.first.flatMap(ReplicatedDevices.text) }.sorted() == ["accepted", "appended"])
     }
 
-    /// A push told it sends more than the bound holds none of its lines (its working set is large
-    /// already); once a fetch ends, the lines of a push of a few are held again.
-    @Test func aPushOfMoreThanTheBoundHoldsNone() throws {
-        let directory = TemporaryDirectory()
-        let backend = ReplicatedDevices.backend(directory.path + "/backend", 0)
-        let zone = try backend.createZoneIfNeeded().zoneID
-        let token = try backend.fetchChanges(since: nil, limit: 100).token
-        /// Writes a record in a line of its own; the held lines after `seq`, nil for none held.
-        func heldAfterWriting(_ name: String, after seq: Int64) throws -> Int? {
-            try backend.write(ReplicatedSave(record: ReplicatedDevices.note(name, "text"), basedOn: VersionVector()))
-            return try backend.echoedOwnLines(after: seq, zone: zone, maxChanges: .max, devices: [backend.deviceID])?.lines.count
+    /// Lines accepted one after another are held as one run of where they end, however many: a
+    /// push of 1,000,000 holds a few bytes.
+    @Test func linesOneAfterAnotherAreOneRun() {
+        var lines = AcceptedLines(zone: "z")
+        for line in 0..<1000 {
+            let after = Int64(line) * 5
+            lines.add(CommitReceipt(zone: "z", after: after, through: after + 5, resume: JournalPosition(segment: 1, offset: line)))
         }
-        backend.willPush(OwnEchoes.maxChanges + 1)
-        #expect(try heldAfterWriting("large", after: 0) == nil)
-        #expect(try backend.fetchChanges(since: token, limit: 100).changes.map(\.id.recordName) == ["large"])
-        backend.willPush(1)
-        #expect(try heldAfterWriting("few", after: 1) == 1)
-    }
-
-    @Test func pastTheBoundNothingIsHeldUntilAFetchEnds() {
-        let version = RecordVersion(record: ReplicatedDevices.note("n", "text"), version: VersionVector(), writer: "devA")
-        func add(_ count: Int, to echoes: inout OwnEchoes) {
-            let seq = echoes.through + 1
-            let changes = (0..<count).map { index in
-                DeviceChange(
-                    seq: seq + Int64(index), op: .save, id: RecordID(recordType: "ScratchTab", recordName: "n\(seq + Int64(index))"))
-            }
-            let batch = DeviceBatch(seq: seq, device: "devA", instance: "i", zone: "z", time: 0, changes: changes, files: FilesDigest().hex)
-            echoes.add(
-                batch, ending: JournalPosition(segment: 1, offset: Int(seq)), written: Array(repeating: version, count: count), bytes: count
-            )
-        }
-        var echoes = OwnEchoes(after: 0, zone: "z")
-        let half = OwnEchoes.maxChanges / 2 + 1
-        add(half, to: &echoes)
-        #expect(echoes.lines(after: 0, maxChanges: .max)?.lines.count == 1)
-        add(half, to: &echoes)
-        #expect(echoes.isFull)
-        #expect(echoes.lines.isEmpty)
-        #expect(echoes.lines(after: 0, maxChanges: .max) == nil)
-        add(1, to: &echoes)
-        #expect(echoes.lines.isEmpty, "nothing is held again before a fetch ends")
+        #expect(lines.runs == [AcceptedLines.Run(after: 0, through: 5000, resume: JournalPosition(segment: 1, offset: 999))])
+        lines.add(CommitReceipt(zone: "other", after: 5000, through: 5001, resume: JournalPosition(segment: 1, offset: 1000)))
+        lines.add(CommitReceipt(zone: "z", after: 5002, through: 5003, resume: JournalPosition(segment: 1, offset: 1001)))
+        #expect(lines.runs.count == 2)
+        #expect(lines.run(after: 5002)?.through == 5003)
+        #expect(lines.nextRun(after: 0) == 5002)
+        lines.forget(through: 5000)
+        #expect(lines.runs.map(\.after) == [5002])
     }
 }

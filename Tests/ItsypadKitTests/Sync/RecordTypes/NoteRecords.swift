@@ -1,6 +1,7 @@
 @testable import ItsypadBackend
 @testable import ItsypadModel
 @testable import ItsypadStore
+@testable import ItsypadSupport
 @testable import ItsypadSync
 
 /// A note: text, and a counter that orders its versions.
@@ -14,6 +15,8 @@ final class NoteShelf {
     var notes: [String: Note] = [:]
     /// The change tag of the version each note was last synced at.
     var tags: [String: String] = [:]
+    /// Acceptances of sent notes still to fail (as a full disk fails one), before they record anything.
+    var failingAcceptances = 0
 
     /// Writes a note here and queues it for sending, as a store's mutation does.
     func write(_ id: String, _ text: String, clock: Int64, store: DataStore) throws {
@@ -107,6 +110,10 @@ struct NoteRecords: SyncedRecordType {
     }
 
     func accept(_ items: [SyncEngine.Outgoing], saved: [RecordID: BackendRecord], engine _: SyncEngine) throws {
+        if shelf.failingAcceptances > 0 {
+            shelf.failingAcceptances -= 1
+            throw ItsypadError.failure("the acceptance of \(items.count) notes failed")
+        }
         for item in items {
             let id = item.change.key.name
             switch item.change.operation {
