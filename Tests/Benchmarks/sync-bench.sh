@@ -172,7 +172,8 @@ sending() {
     fi
     "$ITSYPAD" --data-dir "$base/a" --quiet import "$history"
     for ((round = 1; round <= rounds; round++)); do
-        round_fs "$base"
+        # The backend's record files and their copy: an inode each.
+        round_fs "$base" $((2 * n + 10000))
         cp -a "$base/a" "$fs/run"
         sync
         t_sync=$(seconds /usr/bin/time -f %M -o "$base/peak" "$ITSYPAD" --data-dir "$fs/run" --quiet sync enable "$fs/backend")
